@@ -1,0 +1,215 @@
+// The typed syntax tree of a predicate. Predicates and expressions are structs wrapping an
+// `indirect enum Kind` plus the source range they were parsed from. Equality and hashing look at
+// the kind only: two predicates are equal when they have the same structure, wherever they were
+// written, so `parse(print(p)) == p` can be checked directly. Canonicalisation happens at parse
+// time so that every predicate has exactly one tree: `SOME` is `ANY`, `NONE p` is `NOT (ANY p)`,
+// `AND`/`OR` chains are flattened, constant aggregates become constant arrays, and function calls
+// spelled as operator selectors (`add:to:`) become the operator.
+
+import Foundation
+
+/// A parsed predicate.
+///
+/// ```swift
+/// let p = try PredicateSyntax.parse("age >= 18 AND name BEGINSWITH[cd] %@", arguments: ["jo"])
+/// print(p)  // age >= 18 AND name BEGINSWITH[cd] "jo"
+/// ```
+public struct PredicateSyntax: Hashable, Sendable, Codable, CustomStringConvertible {
+    public indirect enum Kind: Hashable, Sendable, Codable {
+        /// `TRUEPREDICATE` or `FALSEPREDICATE`.
+        case constant(value: Bool)
+        /// An n-ary conjunction; never nested directly inside another `and`.
+        case and(operands: [PredicateSyntax])
+        /// An n-ary disjunction; never nested directly inside another `or`.
+        case or(operands: [PredicateSyntax])
+        /// Logical negation.
+        case not(operand: PredicateSyntax)
+        /// A comparison, with an optional `ANY`/`ALL` quantifier on its left-hand side.
+        case comparison(quantifier: Quantifier?, lhs: ExpressionSyntax, operator: ComparisonOperator,
+                        options: ComparisonOptions, rhs: ExpressionSyntax)
+    }
+
+    public var kind: Kind
+    public var range: SourceRange
+
+    public init(_ kind: Kind, range: SourceRange = SourceRange(0, 0)) {
+        self.kind = kind
+        self.range = range
+    }
+
+    public static func == (lhs: PredicateSyntax, rhs: PredicateSyntax) -> Bool { lhs.kind == rhs.kind }
+    public func hash(into hasher: inout Hasher) { hasher.combine(kind) }
+}
+
+/// A parsed expression: the operands of comparisons.
+public struct ExpressionSyntax: Hashable, Sendable, Codable, CustomStringConvertible {
+    public indirect enum Kind: Hashable, Sendable, Codable {
+        /// A literal or substituted value (`42`, `"x"`, `nil`, `{1, 2}`, `%@`).
+        case constant(value: LiteralValue)
+        /// `SELF`, the evaluated object.
+        case evaluatedObject
+        /// A key path. With no base it starts at the evaluated object (`a.b.@count`); otherwise it
+        /// applies to the base's value (`$x.name`, `SUBQUERY(...).@count`). Components may be
+        /// collection operators beginning with `@`.
+        case keyPath(base: ExpressionSyntax?, components: [String])
+        /// `base.$key` or `base.(expression)`: a key computed at evaluation time.
+        case dynamicKey(base: ExpressionSyntax, key: ExpressionSyntax)
+        /// `$name`.
+        case variable(name: String)
+        /// `{e1, e2, …}` with at least one non-constant element.
+        case aggregate(elements: [ExpressionSyntax])
+        /// `base[index]`, `base[FIRST]`, `base[LAST]`, `base[SIZE]`.
+        case index(base: ExpressionSyntax, index: IndexSyntax)
+        /// Arithmetic and bitwise operators.
+        case binary(operator: BinaryOperator, lhs: ExpressionSyntax, rhs: ExpressionSyntax)
+        /// Unary minus and bitwise complement.
+        case unary(operator: UnaryOperator, operand: ExpressionSyntax)
+        /// A built-in function, named by its selector (`sum:`, `modulus:by:`, `now`).
+        case function(name: String, arguments: [ExpressionSyntax])
+        /// `FUNCTION(target, "selector", args…)`: a function the application registers.
+        case customFunction(target: ExpressionSyntax, selector: String, arguments: [ExpressionSyntax])
+        /// `SUBQUERY(collection, $variable, predicate)`.
+        case subquery(collection: ExpressionSyntax, variable: String, predicate: PredicateSyntax)
+        /// `TERNARY(condition, then, else)`.
+        case ternary(condition: PredicateSyntax, then: ExpressionSyntax, else: ExpressionSyntax)
+        /// `CAST(value, "Type")`.
+        case cast(value: ExpressionSyntax, type: ExpressionSyntax)
+        /// `$name := value`.
+        case assignment(variable: String, value: ExpressionSyntax)
+    }
+
+    public var kind: Kind
+    public var range: SourceRange
+
+    public init(_ kind: Kind, range: SourceRange = SourceRange(0, 0)) {
+        self.kind = kind
+        self.range = range
+    }
+
+    public static func == (lhs: ExpressionSyntax, rhs: ExpressionSyntax) -> Bool { lhs.kind == rhs.kind }
+    public func hash(into hasher: inout Hasher) { hasher.combine(kind) }
+}
+
+/// The subscript of an index expression.
+public indirect enum IndexSyntax: Hashable, Sendable, Codable {
+    case first
+    case last
+    case size
+    case expression(ExpressionSyntax)
+}
+
+/// A constant value in a predicate: a literal, or a value substituted for `%@` or `$variable`.
+public indirect enum LiteralValue: Hashable, Sendable, Codable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    case double(Double)
+    case decimal(Decimal)
+    case string(String)
+    case date(Date)
+    case data(Data)
+    case array([LiteralValue])
+    case dictionary([String: LiteralValue])
+}
+
+/// `ANY` (also spelled `SOME`) or `ALL`. `NONE` is parsed as `NOT (ANY …)`.
+public enum Quantifier: String, Hashable, Sendable, Codable, CaseIterable {
+    case any = "ANY"
+    case all = "ALL"
+}
+
+/// The operator of a comparison predicate.
+public enum ComparisonOperator: String, Hashable, Sendable, Codable, CaseIterable {
+    case lessThan = "<"
+    case lessThanOrEqual = "<="
+    case greaterThan = ">"
+    case greaterThanOrEqual = ">="
+    case equal = "=="
+    case notEqual = "!="
+    case matches = "MATCHES"
+    case like = "LIKE"
+    case beginsWith = "BEGINSWITH"
+    case endsWith = "ENDSWITH"
+    case `in` = "IN"
+    case contains = "CONTAINS"
+    case between = "BETWEEN"
+    case utiConformsTo = "UTI-CONFORMS-TO"
+    case utiEquals = "UTI-EQUALS"
+
+    /// The canonical spelling.
+    public var symbol: String { rawValue }
+}
+
+/// The `[c]`, `[d]`, `[n]`, `[l]` options of a comparison.
+public struct ComparisonOptions: OptionSet, Hashable, Sendable, Codable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// `c`: Unicode case folding (implies width-insensitivity).
+    public static let caseInsensitive = ComparisonOptions(rawValue: 1 << 0)
+    /// `d`: diacritics removed (implies width-insensitivity).
+    public static let diacriticInsensitive = ComparisonOptions(rawValue: 1 << 1)
+    /// `n`: strings are pre-normalised; compare literally, overriding `c` and `d`.
+    public static let normalized = ComparisonOptions(rawValue: 1 << 2)
+    /// `l`: locale-sensitive (Sift compares with the root locale).
+    public static let localeSensitive = ComparisonOptions(rawValue: 1 << 3)
+
+    /// Letters in canonical print order: c, d, l, n.
+    static let letters: [(Character, ComparisonOptions)] = [
+        ("c", .caseInsensitive), ("d", .diacriticInsensitive), ("l", .localeSensitive), ("n", .normalized),
+    ]
+
+    /// The option letters in canonical order, e.g. `"cd"`.
+    public var letters: String { String(Self.letters.filter { contains($0.1) }.map(\.0)) }
+}
+
+/// Arithmetic and bitwise operators. Precedence is defined here once; the parser and printer use it.
+public enum BinaryOperator: String, Hashable, Sendable, Codable, CaseIterable {
+    case bitwiseOr = "|"
+    case bitwiseXor = "^"
+    case bitwiseAnd = "&"
+    case leftShift = "<<"
+    case rightShift = ">>"
+    case add = "+"
+    case subtract = "-"
+    case multiply = "*"
+    case divide = "/"
+    case power = "**"
+
+    /// Higher binds tighter. All levels are left-associative.
+    public var precedence: Int {
+        switch self {
+        case .bitwiseOr: 1
+        case .bitwiseXor: 2
+        case .bitwiseAnd: 3
+        case .leftShift, .rightShift: 4
+        case .add, .subtract: 5
+        case .multiply, .divide: 6
+        case .power: 7
+        }
+    }
+
+    /// The Foundation selector that implements this operator (`add:to:`).
+    public var selector: String {
+        switch self {
+        case .bitwiseOr: "bitwiseOr:with:"
+        case .bitwiseXor: "bitwiseXor:with:"
+        case .bitwiseAnd: "bitwiseAnd:with:"
+        case .leftShift: "leftshift:by:"
+        case .rightShift: "rightshift:by:"
+        case .add: "add:to:"
+        case .subtract: "from:subtract:"
+        case .multiply: "multiply:by:"
+        case .divide: "divide:by:"
+        case .power: "raise:toPower:"
+        }
+    }
+
+    static let bySelector: [String: BinaryOperator] = Dictionary(uniqueKeysWithValues: allCases.map { ($0.selector, $0) })
+}
+
+/// Prefix operators on expressions.
+public enum UnaryOperator: String, Hashable, Sendable, Codable, CaseIterable {
+    case negate = "-"
+    case bitwiseNot = "~"
+}

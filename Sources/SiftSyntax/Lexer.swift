@@ -1,0 +1,323 @@
+// Turns predicate text into tokens in one linear pass over its UTF-8 bytes. Quoted strings are
+// lexed here, which is what keeps `%@` and `$var` inside quotes literal: they never become tokens.
+
+struct Lexer {
+    let bytes: [UInt8]
+    let source: String
+    private var i = 0
+
+    init(_ source: String) {
+        self.source = source
+        self.bytes = Array(source.utf8)
+    }
+
+    private func error(_ kind: SyntaxErrorKind, _ lo: Int, _ hi: Int) -> SyntaxError {
+        SyntaxError(kind, range: SourceRange(lo, hi), source: source)
+    }
+
+    /// All tokens, ending with `.end`.
+    mutating func tokenize() throws(SyntaxError) -> [Token] {
+        var tokens: [Token] = []
+        tokens.reserveCapacity(bytes.count / 3 + 1)
+        while true {
+            let t = try next()
+            tokens.append(t)
+            if case .end = t.kind { return tokens }
+        }
+    }
+
+    private func peek(_ offset: Int = 0) -> UInt8 {
+        let j = i + offset
+        return j < bytes.count ? bytes[j] : 0
+    }
+
+    private static func isIdentStart(_ b: UInt8) -> Bool {
+        (b >= 0x61 && b <= 0x7A) || (b >= 0x41 && b <= 0x5A) || b == 0x5F
+    }
+    private static func isIdentContinue(_ b: UInt8) -> Bool { isIdentStart(b) || isDigit(b) }
+    private static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
+
+    /// Decodes the scalar starting at `j` (the input is valid UTF-8, coming from a String).
+    private func scalar(at j: Int) -> (Unicode.Scalar, Int) {
+        var it = bytes[j...].makeIterator()
+        var decoder = UTF8()
+        if case .scalarValue(let s) = decoder.decode(&it) {
+            return (s, s.utf8.count)
+        }
+        return ("\u{FFFD}", 1)
+    }
+
+    private mutating func skipWhitespace() {
+        while i < bytes.count {
+            let b = bytes[i]
+            if b == 0x20 || (b >= 0x09 && b <= 0x0D) {
+                i += 1
+            } else if b >= 0x80 {
+                let (s, n) = scalar(at: i)
+                if s.properties.isWhitespace || s == "\u{FEFF}" { i += n } else { return }
+            } else {
+                return
+            }
+        }
+    }
+
+    private mutating func word() -> String {
+        let start = i
+        while i < bytes.count && Self.isIdentContinue(bytes[i]) { i += 1 }
+        return String(decoding: bytes[start..<i], as: UTF8.self)
+    }
+
+    /// Case-insensitive match of ASCII `text` at the current position, not followed by an identifier character.
+    private func matchesWord(_ text: String, at j: Int) -> Bool {
+        let t = Array(text.utf8)
+        guard j + t.count <= bytes.count else { return false }
+        for k in 0..<t.count where bytes[j + k] & 0xDF != t[k] & 0xDF || (t[k] == 0x2D) != (bytes[j + k] == 0x2D) {
+            return false
+        }
+        return !(j + t.count < bytes.count && Self.isIdentContinue(bytes[j + t.count]))
+    }
+
+    mutating func next() throws(SyntaxError) -> Token {
+        skipWhitespace()
+        let start = i
+        guard i < bytes.count else { return Token(kind: .end, range: SourceRange(i, i)) }
+        let b = bytes[i]
+
+        if Self.isIdentStart(b) {
+            let w = word()
+            if w.utf8.count <= 15 {
+                let upper = w.uppercased()
+                if upper == "UTI" {
+                    if matchesWord("-CONFORMS-TO", at: i) { i += 12; return Token(kind: .keyword(.utiConformsTo), range: SourceRange(start, i)) }
+                    if matchesWord("-EQUALS", at: i) { i += 7; return Token(kind: .keyword(.utiEquals), range: SourceRange(start, i)) }
+                }
+                if let k = Keyword.byUppercasedName[upper] {
+                    return Token(kind: .keyword(k), range: SourceRange(start, i))
+                }
+            }
+            return Token(kind: .identifier(w), range: SourceRange(start, i))
+        }
+        if Self.isDigit(b) { return try number() }
+
+        switch b {
+        case 0x22, 0x27: return try string(quote: b)
+        case 0x23, 0x40, 0x24: // # @ $
+            i += 1
+            guard i < bytes.count, Self.isIdentStart(bytes[i]) else {
+                throw error(.unexpectedCharacter(String(UnicodeScalar(b))), start, start + 1)
+            }
+            let w = word()
+            let kind: TokenKind = b == 0x23 ? .escapedIdentifier(w) : b == 0x40 ? .atIdentifier(w) : .variable(w)
+            return Token(kind: kind, range: SourceRange(start, i))
+        case 0x25: return try formatSpecifier()
+        default: break
+        }
+
+        // Operators and punctuation, longest match first.
+        let two = i + 1 < bytes.count ? String(decoding: bytes[i...i + 1], as: UTF8.self) : ""
+        if let p = Punctuation(rawValue: two), two.count == 2 {
+            i += 2
+            return Token(kind: .punctuation(p), range: SourceRange(start, i))
+        }
+        if b < 0x80, let p = Punctuation(rawValue: String(UnicodeScalar(b))) {
+            i += 1
+            return Token(kind: .punctuation(p), range: SourceRange(start, i))
+        }
+        let (s, n) = b < 0x80 ? (Unicode.Scalar(b), 1) : scalar(at: i)
+        // Report the whole character (a base letter with its combining marks) as the culprit.
+        var end = i + n
+        while end < bytes.count, bytes[end] >= 0x80 {
+            let (m, k) = scalar(at: end)
+            guard m.properties.isGraphemeExtend else { break }
+            end += k
+        }
+        throw error(.unexpectedCharacter(String(decoding: bytes[i..<end], as: UTF8.self).isEmpty ? String(s) : String(decoding: bytes[i..<end], as: UTF8.self)), start, end)
+    }
+
+    private mutating func number() throws(SyntaxError) -> Token {
+        let start = i
+        if bytes[i] == 0x30, i + 1 < bytes.count {
+            let radix: UInt64
+            switch bytes[i + 1] | 0x20 {
+            case 0x78: radix = 16
+            case 0x6F: radix = 8
+            case 0x62: radix = 2
+            default: radix = 0
+            }
+            if radix != 0 {
+                i += 2
+                var value: UInt64 = 0
+                var digits = 0
+                var overflow = false
+                while i < bytes.count {
+                    let c = bytes[i]
+                    let d: UInt64
+                    if Self.isDigit(c) { d = UInt64(c - 0x30) }
+                    else if (c | 0x20) >= 0x61 && (c | 0x20) <= 0x66 { d = UInt64((c | 0x20) - 0x61 + 10) }
+                    else if Self.isIdentContinue(c) { d = 99 }
+                    else { break }
+                    if d >= radix {
+                        while i < bytes.count && Self.isIdentContinue(bytes[i]) { i += 1 }
+                        throw error(.invalidNumber(text(start, i)), start, i)
+                    }
+                    let (m, o1) = value.multipliedReportingOverflow(by: radix)
+                    let (s, o2) = m.addingReportingOverflow(d)
+                    overflow = overflow || o1 || o2
+                    value = s
+                    digits += 1
+                    i += 1
+                }
+                if digits == 0 { throw error(.invalidNumber(text(start, i)), start, i) }
+                if overflow { throw error(.numberOutOfRange(text(start, i)), start, i) }
+                return Token(kind: .integer(value, decimal: false), range: SourceRange(start, i))
+            }
+        }
+        while i < bytes.count && Self.isDigit(bytes[i]) { i += 1 }
+        var isDouble = false
+        if i + 1 < bytes.count, bytes[i] == 0x2E, Self.isDigit(bytes[i + 1]) {
+            isDouble = true
+            i += 1
+            while i < bytes.count && Self.isDigit(bytes[i]) { i += 1 }
+        }
+        if i < bytes.count, bytes[i] | 0x20 == 0x65 {
+            var j = i + 1
+            if j < bytes.count, bytes[j] == 0x2B || bytes[j] == 0x2D { j += 1 }
+            if j < bytes.count, Self.isDigit(bytes[j]) {
+                isDouble = true
+                i = j
+                while i < bytes.count && Self.isDigit(bytes[i]) { i += 1 }
+            } else {
+                i = j
+                throw error(.invalidNumber(text(start, i)), start, i)
+            }
+        }
+        if i < bytes.count, Self.isIdentStart(bytes[i]) {
+            while i < bytes.count && Self.isIdentContinue(bytes[i]) { i += 1 }
+            throw error(.invalidNumber(text(start, i)), start, i)
+        }
+        let t = text(start, i)
+        if !isDouble, let v = UInt64(t) {
+            return Token(kind: .integer(v, decimal: true), range: SourceRange(start, i))
+        }
+        guard let d = Double(t), d.isFinite else { throw error(.numberOutOfRange(t), start, i) }
+        return Token(kind: .double(d), range: SourceRange(start, i))
+    }
+
+    private func text(_ lo: Int, _ hi: Int) -> String {
+        String(decoding: bytes[lo..<Swift.min(hi, bytes.count)], as: UTF8.self)
+    }
+
+    private static func hexValue(_ b: UInt8) -> UInt32? {
+        switch b {
+        case 0x30...0x39: UInt32(b - 0x30)
+        case 0x41...0x46: UInt32(b - 0x41 + 10)
+        case 0x61...0x66: UInt32(b - 0x61 + 10)
+        default: nil
+        }
+    }
+
+    private mutating func string(quote: UInt8) throws(SyntaxError) -> Token {
+        let start = i
+        i += 1
+        var out: [UInt8] = []
+        var runStart = i
+        while true {
+            guard i < bytes.count else { throw error(.unterminatedString, start, start + 1) }
+            let c = bytes[i]
+            if c == quote {
+                out.append(contentsOf: bytes[runStart..<i])
+                i += 1
+                return Token(kind: .string(String(decoding: out, as: UTF8.self)), range: SourceRange(start, i))
+            }
+            if c != 0x5C { i += 1; continue }
+            out.append(contentsOf: bytes[runStart..<i])
+            let escStart = i
+            i += 1
+            guard i < bytes.count else { throw error(.unterminatedString, start, start + 1) }
+            let e = bytes[i]
+            i += 1
+            var scalarValue: UInt32? = nil
+            switch e {
+            case 0x61: out.append(0x07)         // \a
+            case 0x62: out.append(0x08)         // \b
+            case 0x66: out.append(0x0C)         // \f
+            case 0x6E: out.append(0x0A)         // \n
+            case 0x72: out.append(0x0D)         // \r
+            case 0x74: out.append(0x09)         // \t
+            case 0x76: out.append(0x0B)         // \v
+            case 0x30...0x37:                   // \o, \oo, \ooo
+                var v = UInt32(e - 0x30)
+                var n = 1
+                while n < 3, i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x37 {
+                    v = v * 8 + UInt32(bytes[i] - 0x30); i += 1; n += 1
+                }
+                scalarValue = v
+            case 0x78, 0x58, 0x75, 0x55:        // \xHH, \uHHHH
+                let count = (e | 0x20) == 0x78 ? 2 : 4
+                var v: UInt32 = 0
+                for _ in 0..<count {
+                    guard i < bytes.count, let h = Self.hexValue(bytes[i]) else {
+                        throw error(.invalidEscape(text(escStart, Swift.min(i + 1, bytes.count))), escStart, Swift.min(i + 1, bytes.count))
+                    }
+                    v = v * 16 + h
+                    i += 1
+                }
+                scalarValue = v
+            default:
+                // Any other escaped character stands for itself (this covers \\ \' \").
+                if e >= 0x80 {
+                    i -= 1
+                    let (_, n) = scalar(at: i)
+                    out.append(contentsOf: bytes[i..<i + n])
+                    i += n
+                } else {
+                    out.append(e)
+                }
+            }
+            if let v = scalarValue {
+                guard let s = Unicode.Scalar(v) else {
+                    throw error(.invalidEscape(text(escStart, i)), escStart, i)
+                }
+                out.append(contentsOf: Array(String(Character(s)).utf8))
+            }
+            runStart = i
+        }
+    }
+
+    private mutating func formatSpecifier() throws(SyntaxError) -> Token {
+        let start = i
+        i += 1
+        guard i < bytes.count else { throw error(.unknownFormatSpecifier("%"), start, i) }
+        if bytes[i] == 0x25 { // %% is a literal percent sign, which is not a token of the language
+            i += 1
+            throw error(.unexpectedCharacter("%"), start, i)
+        }
+        if Self.isDigit(bytes[i]) {
+            var j = i
+            while j < bytes.count && Self.isDigit(bytes[j]) { j += 1 }
+            if j < bytes.count, bytes[j] == 0x24 {
+                var k = j + 1
+                if k < bytes.count { k += 1 }
+                i = k
+                throw error(.positionalSpecifier(text(start, k)), start, k)
+            }
+        }
+        var modifier = ""
+        while i < bytes.count, [0x68, 0x6C, 0x71].contains(bytes[i]), modifier.count < 2 {
+            modifier.append(Character(UnicodeScalar(bytes[i])))
+            i += 1
+        }
+        guard i < bytes.count else { throw error(.unknownFormatSpecifier(text(start, i)), start, i) }
+        let c = bytes[i]
+        i += 1
+        let spec = text(start, i)
+        let allowed: [String: Set<UInt8>] = [
+            "": Set("@Kdiuxofegcs".utf8), "h": Set("diuxo".utf8), "hh": Set("diuxo".utf8),
+            "l": Set("diuxofeg".utf8), "ll": Set("diuxo".utf8), "q": Set("diuxo".utf8),
+        ]
+        guard let set = allowed[modifier], set.contains(c) else {
+            throw error(.unknownFormatSpecifier(spec), start, i)
+        }
+        return Token(kind: .format(FormatSpecifier(text: spec, conversion: c, modifier: modifier)), range: SourceRange(start, i))
+    }
+}

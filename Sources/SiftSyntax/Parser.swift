@@ -1,0 +1,771 @@
+// Recursive-descent parser for the predicate format language. There is one `parseX()` per
+// production of `Grammar/predicate.ebnf`, in the same order and with the same names; expression
+// precedence comes from `BinaryOperator.precedence`, defined once. Every loop consumes a token per
+// iteration, and recursion is bounded by `PredicateSyntax.maximumDepth`, so any input ends in a
+// tree or a diagnostic. Format arguments are consumed left to right as their specifiers are met.
+
+import Foundation
+
+extension PredicateSyntax {
+    /// How deeply predicates and expressions may nest (parentheses, NOT, operators, calls).
+    /// Deeper input is rejected with `nested-too-deeply` instead of overflowing the stack.
+    public static let maximumDepth = 256
+
+    /// Parses a predicate format string, substituting `arguments` for `%@`, `%K`, `%d`, … in order.
+    ///
+    /// ```swift
+    /// let p = try PredicateSyntax.parse("name == %@ AND age > %d", arguments: ["Ann", 30])
+    /// ```
+    public static func parse(_ format: String, arguments: [Any?] = []) throws(SyntaxError) -> PredicateSyntax {
+        var parser = try Parser(format, arguments: arguments)
+        return try parser.parseStart()
+    }
+
+    /// Parses `format` and substitutes typed constants, avoiding `Any`.
+    public static func parse(_ format: String, literals: [LiteralValue]) throws(SyntaxError) -> PredicateSyntax {
+        try parse(format, arguments: literals.map { $0 as Any? })
+    }
+}
+
+extension ExpressionSyntax {
+    /// Parses a standalone expression (`NSExpression(format:)`).
+    public static func parse(_ format: String, arguments: [Any?] = []) throws(SyntaxError) -> ExpressionSyntax {
+        var parser = try Parser(format, arguments: arguments)
+        return try parser.parseExpressionStart()
+    }
+}
+
+struct Parser {
+    private let tokens: [Token]
+    private let bytes: [UInt8]
+    private let source: String
+    private let arguments: [Any?]
+    private var position = 0
+    private var argumentIndex = 0
+    private var depth = 0
+    /// The error that reached furthest into the input, reported when every alternative fails.
+    private var furthestError: SyntaxError?
+
+    init(_ source: String, arguments: [Any?]) throws(SyntaxError) {
+        var lexer = Lexer(source)
+        self.tokens = try lexer.tokenize()
+        self.bytes = lexer.bytes
+        self.source = source
+        self.arguments = arguments
+    }
+
+    // MARK: - Helpers
+
+    private var current: Token { tokens[position] }
+    private func peek(_ n: Int = 1) -> Token { tokens[Swift.min(position + n, tokens.count - 1)] }
+    private mutating func advance() -> Token {
+        let t = tokens[position]
+        if position < tokens.count - 1 { position += 1 }
+        return t
+    }
+    private var previousText: String { position > 0 ? tokens[position - 1].text(in: bytes) : "start" }
+    private var previousEnd: Int { position > 0 ? tokens[position - 1].range.upperBound : 0 }
+
+    private func error(_ kind: SyntaxErrorKind, _ range: SourceRange) -> SyntaxError {
+        SyntaxError(kind, range: range, source: source)
+    }
+    private func error(_ kind: SyntaxErrorKind) -> SyntaxError { error(kind, current.range) }
+
+    private func isPunct(_ p: Punctuation) -> Bool {
+        if case .punctuation(p) = current.kind { return true }
+        return false
+    }
+    private func isKeyword(_ k: Keyword) -> Bool {
+        if case .keyword(k) = current.kind { return true }
+        return false
+    }
+    private mutating func expect(_ p: Punctuation) throws(SyntaxError) -> Token {
+        guard isPunct(p) else { throw error(.expected(p.rawValue, found: current.text(in: bytes))) }
+        return advance()
+    }
+
+    private mutating func descend() throws(SyntaxError) {
+        depth += 1
+        if depth > PredicateSyntax.maximumDepth { throw error(.nestedTooDeeply(limit: PredicateSyntax.maximumDepth)) }
+    }
+
+    private mutating func record(_ e: SyntaxError) {
+        if furthestError == nil || e.range.lowerBound > furthestError!.range.lowerBound { furthestError = e }
+    }
+
+    // MARK: - Predicates
+
+    /// Start = Predicate EOF
+    mutating func parseStart() throws(SyntaxError) -> PredicateSyntax {
+        let p = try parsePredicate()
+        guard case .end = current.kind else {
+            if comparisonOperator(current) != nil { throw error(.chainedComparison(current.text(in: bytes))) }
+            throw error(.unexpectedToken(current.text(in: bytes)))
+        }
+        try checkArgumentsUsed()
+        return p
+    }
+
+    mutating func parseExpressionStart() throws(SyntaxError) -> ExpressionSyntax {
+        let e = try parseExpression()
+        guard case .end = current.kind else { throw error(.unexpectedToken(current.text(in: bytes))) }
+        try checkArgumentsUsed()
+        return e
+    }
+
+    private func checkArgumentsUsed() throws(SyntaxError) {
+        if argumentIndex < arguments.count {
+            throw error(.extraArguments(expected: argumentIndex, given: arguments.count), SourceRange(bytes.count, bytes.count))
+        }
+    }
+
+    /// Predicate = OrPredicate
+    mutating func parsePredicate() throws(SyntaxError) -> PredicateSyntax {
+        try descend()
+        defer { depth -= 1 }
+        return try parseOrPredicate()
+    }
+
+    /// OrPredicate = AndPredicate { ("OR" | "||") AndPredicate }
+    mutating func parseOrPredicate() throws(SyntaxError) -> PredicateSyntax {
+        let first = try parseAndPredicate()
+        var operands = [first]
+        while isKeyword(.or) || isPunct(.pipePipe) {
+            let op = advance()
+            guard startsPredicate(current) else { throw error(.expectedPredicate(after: op.text(in: bytes))) }
+            operands.append(try parseAndPredicate())
+        }
+        if operands.count == 1 { return first }
+        return PredicateSyntax(.or(operands: operands), range: first.range.union(operands.last!.range))
+    }
+
+    /// AndPredicate = NotPredicate { ("AND" | "&&") NotPredicate }
+    mutating func parseAndPredicate() throws(SyntaxError) -> PredicateSyntax {
+        let first = try parseNotPredicate()
+        var operands = [first]
+        while isKeyword(.and) || isPunct(.ampAmp) {
+            let op = advance()
+            guard startsPredicate(current) else { throw error(.expectedPredicate(after: op.text(in: bytes))) }
+            operands.append(try parseNotPredicate())
+        }
+        if operands.count == 1 { return first }
+        return PredicateSyntax(.and(operands: operands), range: first.range.union(operands.last!.range))
+    }
+
+    private func startsPredicate(_ t: Token) -> Bool {
+        switch t.kind {
+        case .end: return false
+        case .punctuation(let p):
+            return [.leftParen, .leftBrace, .bang, .minus, .tilde].contains(p)
+        case .keyword(let k):
+            return ![.and, .or, .in, .like, .matches, .contains, .beginsWith, .endsWith, .between,
+                     .utiConformsTo, .utiEquals].contains(k)
+        default: return true
+        }
+    }
+
+    /// NotPredicate = ("NOT" | "!") NotPredicate | "(" Predicate ")" | "TRUEPREDICATE" | "FALSEPREDICATE" | Comparison
+    mutating func parseNotPredicate() throws(SyntaxError) -> PredicateSyntax {
+        let start = current
+        if isKeyword(.not) || isPunct(.bang) {
+            _ = advance()
+            guard startsPredicate(current) else { throw error(.expectedPredicate(after: start.text(in: bytes))) }
+            try descend()
+            defer { depth -= 1 }
+            let operand = try parseNotPredicate()
+            return PredicateSyntax(.not(operand: operand), range: start.range.union(operand.range))
+        }
+        if isKeyword(.truePredicate) || isKeyword(.falsePredicate) {
+            _ = advance()
+            return PredicateSyntax(.constant(value: isKeywordToken(start, .truePredicate)), range: start.range)
+        }
+        if isPunct(.leftParen) {
+            // "(" may open a predicate or an expression such as "(a + b) * 2 > 3": try the predicate
+            // reading first, and fall back to a comparison when it fails or when an operator follows.
+            let saved = (position, argumentIndex, depth)
+            do {
+                _ = advance()
+                let inner = try parsePredicate()
+                let close = try expect(.rightParen)
+                if !continuesExpression(current) {
+                    var p = inner
+                    p.range = start.range.union(close.range)
+                    return p
+                }
+            } catch {
+                record(error)
+            }
+            (position, argumentIndex, depth) = saved
+            do {
+                return try parseComparison()
+            } catch {
+                record(error)
+                throw furthestError!
+            }
+        }
+        return try parseComparison()
+    }
+
+    private func isKeywordToken(_ t: Token, _ k: Keyword) -> Bool {
+        if case .keyword(k) = t.kind { return true }
+        return false
+    }
+
+    /// Whether `t` can continue an expression, so a parenthesised group before it was an expression.
+    private func continuesExpression(_ t: Token) -> Bool {
+        if comparisonOperator(t) != nil { return true }
+        if case .punctuation(let p) = t.kind {
+            return [.dot, .leftBracket, .plus, .minus, .star, .slash, .starStar, .amp, .pipe, .caret,
+                    .shiftLeft, .shiftRight].contains(p)
+        }
+        return false
+    }
+
+    private func comparisonOperator(_ t: Token) -> ComparisonOperator? {
+        switch t.kind {
+        case .punctuation(let p):
+            switch p {
+            case .equal, .equalEqual: return .equal
+            case .notEqual, .lessGreater: return .notEqual
+            case .less: return .lessThan
+            case .lessEqual, .equalLess: return .lessThanOrEqual
+            case .greater: return .greaterThan
+            case .greaterEqual, .equalGreater: return .greaterThanOrEqual
+            default: return nil
+            }
+        case .keyword(let k):
+            switch k {
+            case .matches: return .matches
+            case .like: return .like
+            case .beginsWith: return .beginsWith
+            case .endsWith: return .endsWith
+            case .in: return .in
+            case .contains: return .contains
+            case .between: return .between
+            case .utiConformsTo: return .utiConformsTo
+            case .utiEquals: return .utiEquals
+            default: return nil
+            }
+        default: return nil
+        }
+    }
+
+    /// Comparison = [Quantifier] Expression ComparisonOperator [Options] Expression
+    /// Quantifier = "ANY" | "SOME" | "ALL" | "NONE"
+    mutating func parseComparison() throws(SyntaxError) -> PredicateSyntax {
+        let start = current
+        var quantifier: Quantifier? = nil
+        var negate = false
+        if case .keyword(let k) = current.kind {
+            switch k {
+            case .any, .some: quantifier = .any
+            case .all: quantifier = .all
+            case .none: quantifier = .any; negate = true
+            default: break
+            }
+            if quantifier != nil { _ = advance() }
+        }
+        if quantifier != nil, !startsPredicate(current) {
+            throw error(.expectedExpression(after: start.text(in: bytes)))
+        }
+        let lhs = try parseExpression()
+        guard let op = comparisonOperator(current) else {
+            throw error(.expectedOperator(found: current.text(in: bytes)))
+        }
+        let opToken = advance()
+        let options = try parseOptions(after: opToken, operator: op)
+        guard case let t = current, !isEnd(t), startsExpression(t) else {
+            throw error(.expectedExpression(after: tokens[position - 1].text(in: bytes)))
+        }
+        let rhs = try parseExpression()
+        if comparisonOperator(current) != nil {
+            throw error(.chainedComparison(current.text(in: bytes)))
+        }
+        let range = start.range.union(rhs.range)
+        let comparison = PredicateSyntax(.comparison(quantifier: quantifier, lhs: lhs, operator: op, options: options, rhs: rhs), range: range)
+        return negate ? PredicateSyntax(.not(operand: comparison), range: range) : comparison
+    }
+
+    private func isEnd(_ t: Token) -> Bool {
+        if case .end = t.kind { return true }
+        return false
+    }
+
+    private func startsExpression(_ t: Token) -> Bool {
+        switch t.kind {
+        case .end: return false
+        case .punctuation(let p): return [.leftParen, .leftBrace, .minus, .tilde].contains(p)
+        case .keyword(let k):
+            return [.null, .nil_, .self, .true, .yes, .false, .no, .subquery, .cast, .first, .last, .size,
+                    .anyKey, .fetch, .caseInsensitive, .ci].contains(k)
+        default: return true
+        }
+    }
+
+    /// Options = "[" OptionLetters "]"
+    mutating func parseOptions(after opToken: Token, operator op: ComparisonOperator) throws(SyntaxError) -> ComparisonOptions {
+        guard isPunct(.leftBracket) else { return [] }
+        let open = advance()
+        var letters = ""
+        var lettersRange = open.range
+        if case .identifier(let w) = current.kind {
+            letters = w
+            lettersRange = advance().range
+        } else if case .keyword = current.kind {
+            letters = current.text(in: bytes)
+            lettersRange = advance().range
+        }
+        guard isPunct(.rightBracket) else {
+            if letters.isEmpty, case .integer = current.kind { throw error(.unknownOption(letter: current.text(in: bytes), options: current.text(in: bytes)), open.range.union(current.range)) }
+            throw error(.expected("]", found: current.text(in: bytes)))
+        }
+        let close = advance()
+        if letters.isEmpty { throw error(.emptyOptions, open.range.union(close.range)) }
+        var options: ComparisonOptions = []
+        for ch in letters {
+            switch ch {
+            case "c", "C": options.insert(.caseInsensitive)
+            case "d", "D": options.insert(.diacriticInsensitive)
+            case "n", "N": options.insert(.normalized)
+            case "l", "L": options.insert(.localeSensitive)
+            default: throw error(.unknownOption(letter: String(ch), options: letters), open.range.union(close.range))
+            }
+        }
+        _ = lettersRange
+        if op == .between { throw error(.optionsNotAllowed(operator: opToken.text(in: bytes)), open.range.union(close.range)) }
+        return options
+    }
+
+    // MARK: - Expressions
+
+    /// Expression = AssignmentExpression
+    mutating func parseExpression() throws(SyntaxError) -> ExpressionSyntax {
+        try descend()
+        defer { depth -= 1 }
+        return try parseAssignmentExpression()
+    }
+
+    /// AssignmentExpression = Variable ":=" Expression | BinaryExpression
+    mutating func parseAssignmentExpression() throws(SyntaxError) -> ExpressionSyntax {
+        if case .variable(let name) = current.kind, case .punctuation(.assign) = peek().kind {
+            let start = advance()
+            let op = advance()
+            guard startsExpression(current) else { throw error(.expectedExpression(after: op.text(in: bytes))) }
+            let value = try parseExpression()
+            return ExpressionSyntax(.assignment(variable: name, value: value), range: start.range.union(value.range))
+        }
+        return try parseBinaryExpression(minimumPrecedence: 1)
+    }
+
+    private func binaryOperator(_ t: Token) -> BinaryOperator? {
+        guard case .punctuation(let p) = t.kind else { return nil }
+        switch p {
+        case .pipe: return .bitwiseOr
+        case .caret: return .bitwiseXor
+        case .amp: return .bitwiseAnd
+        case .shiftLeft: return .leftShift
+        case .shiftRight: return .rightShift
+        case .plus: return .add
+        case .minus: return .subtract
+        case .star: return .multiply
+        case .slash: return .divide
+        case .starStar: return .power
+        default: return nil
+        }
+    }
+
+    /// BinaryExpression = UnaryExpression { BinaryOperator UnaryExpression }, by precedence climbing.
+    mutating func parseBinaryExpression(minimumPrecedence: Int) throws(SyntaxError) -> ExpressionSyntax {
+        var lhs = try parseUnaryExpression()
+        let savedDepth = depth
+        defer { depth = savedDepth }
+        while let op = binaryOperator(current), op.precedence >= minimumPrecedence {
+            let opToken = advance()
+            // A left-deep chain nests one level per operator; count it so printing stays bounded.
+            try descend()
+            guard startsExpression(current) else { throw error(.expectedExpression(after: opToken.text(in: bytes))) }
+            let rhs = try parseBinaryExpression(minimumPrecedence: op.precedence + 1)
+            lhs = ExpressionSyntax(.binary(operator: op, lhs: lhs, rhs: rhs), range: lhs.range.union(rhs.range))
+        }
+        return lhs
+    }
+
+    /// UnaryExpression = ("-" | "~") UnaryExpression | PostfixExpression
+    mutating func parseUnaryExpression() throws(SyntaxError) -> ExpressionSyntax {
+        let start = current
+        if isPunct(.minus) || isPunct(.tilde) {
+            let negate = isPunct(.minus)
+            _ = advance()
+            guard startsExpression(current) else { throw error(.expectedExpression(after: start.text(in: bytes))) }
+            // A minus directly before a number literal is part of the literal (so -9223372036854775808 fits).
+            if negate, case .integer(let magnitude, let decimal) = current.kind, !continuesPostfix(peek()) {
+                let t = advance()
+                let range = start.range.union(t.range)
+                if magnitude <= UInt64(Int64.max) { return ExpressionSyntax(.constant(value: .integer(-Int64(magnitude))), range: range) }
+                if magnitude == UInt64(Int64.max) + 1 { return ExpressionSyntax(.constant(value: .integer(Int64.min)), range: range) }
+                if decimal { return ExpressionSyntax(.constant(value: .double(-Double(magnitude))), range: range) }
+                throw error(.numberOutOfRange("-" + t.text(in: bytes)), range)
+            }
+            try descend()
+            defer { depth -= 1 }
+            let operand = try parseUnaryExpression()
+            let range = start.range.union(operand.range)
+            if negate, case .constant(let v) = operand.kind {
+                switch v {
+                case .integer(let i) where i != Int64.min: return ExpressionSyntax(.constant(value: .integer(-i)), range: range)
+                case .double(let d): return ExpressionSyntax(.constant(value: .double(-d)), range: range)
+                default: break
+                }
+            }
+            return ExpressionSyntax(.unary(operator: negate ? .negate : .bitwiseNot, operand: operand), range: range)
+        }
+        return try parsePostfixExpression()
+    }
+
+    private func continuesPostfix(_ t: Token) -> Bool {
+        if case .punctuation(let p) = t.kind { return p == .dot || p == .leftBracket }
+        return false
+    }
+
+    /// PostfixExpression = PrimaryExpression { "[" Index "]" | "." KeyPathTail }
+    mutating func parsePostfixExpression() throws(SyntaxError) -> ExpressionSyntax {
+        var base = try parsePrimaryExpression()
+        let savedDepth = depth
+        defer { depth = savedDepth }
+        while true {
+            if isPunct(.leftBracket) {
+                _ = advance()
+                try descend()
+                let index = try parseIndex()
+                let close = try expect(.rightBracket)
+                base = ExpressionSyntax(.index(base: base, index: index), range: base.range.union(close.range))
+            } else if isPunct(.dot) {
+                let dot = advance()
+                base = try parseKeyPathTail(base: base, dot: dot)
+            } else {
+                return base
+            }
+        }
+    }
+
+    /// Index = "FIRST" | "LAST" | "SIZE" | Expression
+    mutating func parseIndex() throws(SyntaxError) -> IndexSyntax {
+        if case .keyword(let k) = current.kind, [.first, .last, .size].contains(k), case .punctuation(.rightBracket) = peek().kind {
+            _ = advance()
+            return k == .first ? .first : k == .last ? .last : .size
+        }
+        guard startsExpression(current) else { throw error(.expectedExpression(after: "[")) }
+        return .expression(try parseExpression())
+    }
+
+    /// KeyPathTail = KeyName | Variable | "(" Expression ")" | "%K" | "%@"
+    mutating func parseKeyPathTail(base: ExpressionSyntax, dot: Token) throws(SyntaxError) -> ExpressionSyntax {
+        var components: [String]
+        let t = current
+        switch t.kind {
+        case .identifier(let w), .escapedIdentifier(let w): components = [w]
+        case .atIdentifier(let w): components = ["@" + w]
+        case .keyword(let k):
+            if k == .self { throw error(.reservedWord(t.text(in: bytes))) }
+            throw error(.reservedWord(t.text(in: bytes)))
+        case .variable(let name):
+            _ = advance()
+            try descend()
+            let key = ExpressionSyntax(.variable(name: name), range: t.range)
+            return ExpressionSyntax(.dynamicKey(base: base, key: key), range: base.range.union(t.range))
+        case .punctuation(.leftParen):
+            _ = advance()
+            try descend()
+            let key = try parseExpression()
+            let close = try expect(.rightParen)
+            return ExpressionSyntax(.dynamicKey(base: base, key: key), range: base.range.union(close.range))
+        case .format(let spec) where spec.conversion == UInt8(ascii: "K"):
+            components = try keyPathArgument(spec, t)
+        case .format(let spec) where spec.conversion == UInt8(ascii: "@"):
+            _ = advance()
+            try descend()
+            let key = ExpressionSyntax(.constant(value: try objectArgument(spec, t)), range: t.range)
+            return ExpressionSyntax(.dynamicKey(base: base, key: key), range: base.range.union(t.range))
+        default:
+            throw error(.expectedKeyPath(after: dot.text(in: bytes)))
+        }
+        _ = advance()
+        let range = base.range.union(t.range)
+        switch base.kind {
+        case .keyPath(let b, let existing):
+            return ExpressionSyntax(.keyPath(base: b, components: existing + components), range: range)
+        case .evaluatedObject:
+            return ExpressionSyntax(.keyPath(base: nil, components: components), range: range)
+        default:
+            try descend()
+            return ExpressionSyntax(.keyPath(base: base, components: components), range: range)
+        }
+    }
+
+    // MARK: Primary expressions
+
+    /// PrimaryExpression = Literal | Variable | FormatArgument | Aggregate | "SELF" | KeyPath
+    ///                   | FunctionCall | SubqueryExpression | TernaryExpression | CastExpression
+    ///                   | CustomFunctionExpression | "(" Expression ")"
+    mutating func parsePrimaryExpression() throws(SyntaxError) -> ExpressionSyntax {
+        let t = current
+        switch t.kind {
+        case .string(let s):
+            _ = advance()
+            return ExpressionSyntax(.constant(value: .string(s)), range: t.range)
+        case .integer(let v, let decimal):
+            _ = advance()
+            if let i = Int64(exactly: v) { return ExpressionSyntax(.constant(value: .integer(i)), range: t.range) }
+            if decimal { return ExpressionSyntax(.constant(value: .double(Double(v))), range: t.range) }
+            throw error(.numberOutOfRange(t.text(in: bytes)), t.range)
+        case .double(let d):
+            _ = advance()
+            return ExpressionSyntax(.constant(value: .double(d)), range: t.range)
+        case .variable(let name):
+            _ = advance()
+            return ExpressionSyntax(.variable(name: name), range: t.range)
+        case .format(let spec):
+            _ = advance()
+            switch spec.conversion {
+            case UInt8(ascii: "@"):
+                return ExpressionSyntax(.constant(value: try objectArgument(spec, t)), range: t.range)
+            case UInt8(ascii: "K"):
+                position -= 1
+                let components = try keyPathArgument(spec, t)
+                _ = advance()
+                return ExpressionSyntax(.keyPath(base: nil, components: components), range: t.range)
+            default:
+                let value = try nextArgument(spec, t)
+                do { return ExpressionSyntax(.constant(value: try FormatArgument.convert(spec, value)), range: t.range) }
+                catch { throw self.error(error, t.range) }
+            }
+        case .punctuation(.leftBrace):
+            return try parseAggregate()
+        case .punctuation(.leftParen):
+            _ = advance()
+            guard startsExpression(current) else { throw error(.expectedExpression(after: "(")) }
+            var e = try parseExpression()
+            let close = try expect(.rightParen)
+            e.range = t.range.union(close.range)
+            return e
+        case .identifier(let name):
+            if case .punctuation(let p) = peek().kind, p == .leftParen || p == .colon {
+                switch name.uppercased() {
+                case "TERNARY" where p == .leftParen: return try parseTernaryExpression()
+                case "FUNCTION" where p == .leftParen: return try parseCustomFunctionExpression()
+                default: return try parseFunctionCall()
+                }
+            }
+            _ = advance()
+            return ExpressionSyntax(.keyPath(base: nil, components: [name]), range: t.range)
+        case .escapedIdentifier(let name):
+            _ = advance()
+            return ExpressionSyntax(.keyPath(base: nil, components: [name]), range: t.range)
+        case .atIdentifier(let name):
+            _ = advance()
+            return ExpressionSyntax(.keyPath(base: nil, components: ["@" + name]), range: t.range)
+        case .keyword(let k):
+            switch k {
+            case .null, .nil_:
+                _ = advance()
+                return ExpressionSyntax(.constant(value: .null), range: t.range)
+            case .true, .yes, .false, .no:
+                _ = advance()
+                return ExpressionSyntax(.constant(value: .bool(k == .true || k == .yes)), range: t.range)
+            case .self:
+                _ = advance()
+                return ExpressionSyntax(.evaluatedObject, range: t.range)
+            case .subquery:
+                return try parseSubqueryExpression()
+            case .cast:
+                return try parseCastExpression()
+            case .anyKey, .fetch:
+                throw error(.unsupportedKeyword(t.text(in: bytes)))
+            default:
+                throw error(.reservedWord(t.text(in: bytes)))
+            }
+        case .end:
+            throw error(.expectedExpression(after: previousText))
+        default:
+            throw error(.expectedExpression(after: previousText))
+        }
+    }
+
+    private mutating func nextArgument(_ spec: FormatSpecifier, _ t: Token) throws(SyntaxError) -> Any? {
+        guard argumentIndex < arguments.count else { throw error(.missingArgument(specifier: spec.text), t.range) }
+        defer { argumentIndex += 1 }
+        return arguments[argumentIndex]
+    }
+
+    private mutating func objectArgument(_ spec: FormatSpecifier, _ t: Token) throws(SyntaxError) -> LiteralValue {
+        let value = try nextArgument(spec, t)
+        do { return try LiteralValue(any: value) } catch { throw self.error(error, t.range) }
+    }
+
+    private mutating func keyPathArgument(_ spec: FormatSpecifier, _ t: Token) throws(SyntaxError) -> [String] {
+        let value = try nextArgument(spec, t)
+        do { return try FormatArgument.keyPath(value) } catch { throw self.error(error, t.range) }
+    }
+
+    /// Aggregate = "{" [ Expression { "," Expression } ] "}"
+    mutating func parseAggregate() throws(SyntaxError) -> ExpressionSyntax {
+        let open = advance()
+        try descend()
+        defer { depth -= 1 }
+        var elements: [ExpressionSyntax] = []
+        if !isPunct(.rightBrace) {
+            while true {
+                guard startsExpression(current) else {
+                    throw error(.expectedExpression(after: tokens[position - 1].text(in: bytes)))
+                }
+                elements.append(try parseExpression())
+                if isPunct(.comma) { _ = advance(); continue }
+                break
+            }
+        }
+        guard isPunct(.rightBrace) else { throw error(.expected("}", found: current.text(in: bytes))) }
+        let close = advance()
+        return Self.aggregate(elements, range: open.range.union(close.range))
+    }
+
+    /// An aggregate of constants is a constant array; anything else stays an aggregate.
+    static func aggregate(_ elements: [ExpressionSyntax], range: SourceRange) -> ExpressionSyntax {
+        var values: [LiteralValue] = []
+        values.reserveCapacity(elements.count)
+        for e in elements {
+            guard case .constant(let v) = e.kind else {
+                return ExpressionSyntax(.aggregate(elements: elements), range: range)
+            }
+            values.append(v)
+        }
+        return ExpressionSyntax(.constant(value: .array(values)), range: range)
+    }
+
+    /// Arguments = "(" [ Expression { "," Expression } ] ")"
+    mutating func parseArguments() throws(SyntaxError) -> ([ExpressionSyntax], SourceRange) {
+        let open = try expect(.leftParen)
+        try descend()
+        defer { depth -= 1 }
+        var args: [ExpressionSyntax] = []
+        if !isPunct(.rightParen) {
+            while true {
+                guard startsExpression(current) else {
+                    throw error(.expectedExpression(after: tokens[position - 1].text(in: bytes)))
+                }
+                args.append(try parseExpression())
+                if isPunct(.comma) { _ = advance(); continue }
+                break
+            }
+        }
+        guard isPunct(.rightParen) else { throw error(.expected(")", found: current.text(in: bytes))) }
+        return (args, open.range.union(advance().range))
+    }
+
+    /// FunctionCall = FunctionName Arguments ;  FunctionName = Identifier { ":" [ Identifier ] }
+    mutating func parseFunctionCall() throws(SyntaxError) -> ExpressionSyntax {
+        let start = current
+        var name = ""
+        while true {
+            switch current.kind {
+            case .identifier(let w) where name.isEmpty || name.hasSuffix(":"): name += w; _ = advance()
+            case .punctuation(.colon): name += ":"; _ = advance()
+            default:
+                guard isPunct(.leftParen) else { throw error(.expected("(", found: current.text(in: bytes))) }
+                let nameRange = start.range.union(tokens[position - 1].range)
+                guard let f = BuiltinFunction.named(name) else { throw error(.unknownFunction(name), nameRange) }
+                let (args, argsRange) = try parseArguments()
+                guard args.count == f.arity else {
+                    throw error(.wrongArgumentCount(function: f.selector, expected: f.arity, found: args.count), nameRange)
+                }
+                let range = start.range.union(argsRange)
+                if let op = BinaryOperator.bySelector[f.selector] {
+                    return ExpressionSyntax(.binary(operator: op, lhs: args[0], rhs: args[1]), range: range)
+                }
+                if f.selector == "onesComplement:" {
+                    return ExpressionSyntax(.unary(operator: .bitwiseNot, operand: args[0]), range: range)
+                }
+                return ExpressionSyntax(.function(name: f.selector, arguments: args), range: range)
+            }
+        }
+    }
+
+    /// SubqueryExpression = "SUBQUERY" "(" Expression "," Variable "," Predicate ")"
+    mutating func parseSubqueryExpression() throws(SyntaxError) -> ExpressionSyntax {
+        let start = advance()
+        _ = try expect(.leftParen)
+        try descend()
+        defer { depth -= 1 }
+        let collection = try parseExpression()
+        let comma = try expect(.comma)
+        guard case .variable(let name) = current.kind else { throw error(.expectedVariable(after: comma.text(in: bytes))) }
+        _ = advance()
+        let comma2 = try expect(.comma)
+        guard startsPredicate(current) else { throw error(.expectedPredicate(after: comma2.text(in: bytes))) }
+        let predicate = try parsePredicate()
+        let close = try expect(.rightParen)
+        return ExpressionSyntax(.subquery(collection: collection, variable: name, predicate: predicate), range: start.range.union(close.range))
+    }
+
+    /// TernaryExpression = "TERNARY" "(" Predicate "," Expression "," Expression ")"
+    mutating func parseTernaryExpression() throws(SyntaxError) -> ExpressionSyntax {
+        let start = advance()
+        let open = try expect(.leftParen)
+        try descend()
+        defer { depth -= 1 }
+        guard startsPredicate(current) else { throw error(.expectedPredicate(after: open.text(in: bytes))) }
+        let condition = try parsePredicate()
+        _ = try expect(.comma)
+        let then = try parseExpression()
+        _ = try expect(.comma)
+        let otherwise = try parseExpression()
+        let close = try expect(.rightParen)
+        return ExpressionSyntax(.ternary(condition: condition, then: then, else: otherwise), range: start.range.union(close.range))
+    }
+
+    /// CastExpression = "CAST" "(" Expression "," Expression ")"
+    mutating func parseCastExpression() throws(SyntaxError) -> ExpressionSyntax {
+        let start = advance()
+        let (args, argsRange) = try parseArguments()
+        guard args.count == 2 else {
+            throw error(.wrongArgumentCount(function: "CAST", expected: 2, found: args.count), start.range)
+        }
+        let range = start.range.union(argsRange)
+        if let folded = Self.typedLiteral(args[0], args[1]) {
+            return ExpressionSyntax(.constant(value: folded), range: range)
+        }
+        return ExpressionSyntax(.cast(value: args[0], type: args[1]), range: range)
+    }
+
+    /// `CAST(<literal>, "NSDate" | "NSData" | "NSDecimalNumber" | "NSNumber")` is how the printer
+    /// writes constants that have no literal syntax of their own; reading one gives the constant back.
+    static func typedLiteral(_ value: ExpressionSyntax, _ type: ExpressionSyntax) -> LiteralValue? {
+        guard case .constant(let v) = value.kind, case .constant(.string(let t)) = type.kind else { return nil }
+        switch (t, v) {
+        case ("NSDate", .integer(let i)): return .date(Date(timeIntervalSinceReferenceDate: Double(i)))
+        case ("NSDate", .double(let d)): return .date(Date(timeIntervalSinceReferenceDate: d))
+        case ("NSData", .string(let s)): return Data(base64Encoded: s).map(LiteralValue.data)
+        case ("NSDecimalNumber", .string(let s)):
+            guard let d = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")), !d.isNaN,
+                  PredicatePrinter.decimalText(d) == s else { return nil }
+            return .decimal(d)
+        case ("NSNumber", .string("inf")): return .double(.infinity)
+        case ("NSNumber", .string("-inf")): return .double(-.infinity)
+        case ("NSNumber", .string("nan")): return .double(.nan)
+        default: return nil
+        }
+    }
+
+    /// CustomFunctionExpression = "FUNCTION" "(" Expression "," String { "," Expression } ")"
+    mutating func parseCustomFunctionExpression() throws(SyntaxError) -> ExpressionSyntax {
+        let start = advance()
+        let (args, argsRange) = try parseArguments()
+        guard args.count >= 2 else {
+            throw error(.wrongArgumentCount(function: "FUNCTION", expected: 2, found: args.count), start.range)
+        }
+        guard case .constant(.string(let selector)) = args[1].kind, !selector.isEmpty else {
+            throw error(.expectedSelectorString, args[1].range)
+        }
+        return ExpressionSyntax(.customFunction(target: args[0], selector: selector, arguments: Array(args.dropFirst(2))),
+                                range: start.range.union(argsRange))
+    }
+}

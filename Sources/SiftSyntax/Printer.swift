@@ -1,0 +1,257 @@
+// Prints predicates in canonical form: `==` for `=`, `!=` for `<>`, `ANY` for `SOME`, `NOT ANY`
+// for `NONE`, options in the order c d l n, strings in double quotes with `\\` and `\"` escaped,
+// nested compounds and binary operands parenthesised, built-in functions by selector. Reading the
+// output back gives the same tree. Values without literal syntax print as folded CASTs
+// (`CAST(722000000.0, "NSDate")`), which the parser turns back into the same constants.
+
+import Foundation
+
+enum PredicatePrinter {
+    static func predicate(_ p: PredicateSyntax, into out: inout String) {
+        switch p.kind {
+        case .constant(let v):
+            out += v ? "TRUEPREDICATE" : "FALSEPREDICATE"
+        case .and(let ops), .or(let ops):
+            let isAnd: Bool = { if case .and = p.kind { return true } else { return false } }()
+            if ops.isEmpty { out += isAnd ? "TRUEPREDICATE" : "FALSEPREDICATE"; return }
+            for (i, op) in ops.enumerated() {
+                if i > 0 { out += isAnd ? " AND " : " OR " }
+                operand(op, into: &out)
+            }
+        case .not(let operand):
+            out += "NOT "
+            self.operand(operand, into: &out)
+        case .comparison(let quantifier, let lhs, let op, let options, let rhs):
+            if let quantifier { out += quantifier.rawValue; out += " " }
+            expression(lhs, into: &out)
+            out += " "
+            out += op.symbol
+            if !options.isEmpty { out += "["; out += options.letters; out += "]" }
+            out += " "
+            expression(rhs, into: &out)
+        }
+    }
+
+    /// A sub-predicate of a compound: compounds are parenthesised.
+    private static func operand(_ p: PredicateSyntax, into out: inout String) {
+        switch p.kind {
+        case .and(let ops) where ops.count == 1: operand(ops[0], into: &out)
+        case .or(let ops) where ops.count == 1: operand(ops[0], into: &out)
+        case .and(let ops) where ops.isEmpty: predicate(p, into: &out)
+        case .or(let ops) where ops.isEmpty: predicate(p, into: &out)
+        case .and, .or, .not:
+            out += "("
+            predicate(p, into: &out)
+            out += ")"
+        default:
+            predicate(p, into: &out)
+        }
+    }
+
+    static func expression(_ e: ExpressionSyntax, into out: inout String) {
+        switch e.kind {
+        case .constant(let v):
+            literal(v, into: &out)
+        case .evaluatedObject:
+            out += "SELF"
+        case .keyPath(let base, let components):
+            if let base {
+                postfixBase(base, into: &out)
+                out += "."
+            }
+            for (i, c) in components.enumerated() {
+                if i > 0 { out += "." }
+                if !c.hasPrefix("@") && (Keyword.isReserved(c) || isCallForm(c, first: base == nil && i == 0)) { out += "#" }
+                out += c
+            }
+        case .dynamicKey(let base, let key):
+            postfixBase(base, into: &out)
+            if case .variable(let name) = key.kind {
+                out += ".$"; out += name
+            } else {
+                out += ".("; expression(key, into: &out); out += ")"
+            }
+        case .variable(let name):
+            out += "$"; out += name
+        case .aggregate(let elements):
+            out += "{"
+            list(elements, into: &out)
+            out += "}"
+        case .index(let base, let index):
+            postfixBase(base, into: &out)
+            out += "["
+            switch index {
+            case .first: out += "FIRST"
+            case .last: out += "LAST"
+            case .size: out += "SIZE"
+            case .expression(let x): expression(x, into: &out)
+            }
+            out += "]"
+        case .binary(let op, let lhs, let rhs):
+            binaryOperand(lhs, into: &out)
+            out += " "; out += op.rawValue; out += " "
+            binaryOperand(rhs, into: &out)
+        case .unary(let op, let operand):
+            out += op.rawValue
+            let parenthesise: Bool
+            switch operand.kind {
+            case .binary, .assignment: parenthesise = true
+            case .constant(.integer(let i)): parenthesise = i < 0
+            case .constant(.double(let d)): parenthesise = d.sign == .minus
+            default: parenthesise = false
+            }
+            if parenthesise { out += "(" }
+            expression(operand, into: &out)
+            if parenthesise { out += ")" }
+        case .function(let name, let arguments):
+            out += name
+            out += "("
+            list(arguments, into: &out)
+            out += ")"
+        case .customFunction(let target, let selector, let arguments):
+            out += "FUNCTION("
+            expression(target, into: &out)
+            out += ", "
+            string(selector, into: &out)
+            // Apple's printer writes `"selector" , arg1, arg2`: the argument list keeps its leading ", ".
+            if !arguments.isEmpty { out += " " }
+            for a in arguments { out += ", "; expression(a, into: &out) }
+            out += ")"
+        case .subquery(let collection, let variable, let predicate):
+            out += "SUBQUERY("
+            expression(collection, into: &out)
+            out += ", $"; out += variable; out += ", "
+            self.predicate(predicate, into: &out)
+            out += ")"
+        case .ternary(let condition, let then, let otherwise):
+            out += "TERNARY("
+            predicate(condition, into: &out)
+            out += ", "
+            expression(then, into: &out)
+            out += ", "
+            expression(otherwise, into: &out)
+            out += ")"
+        case .cast(let value, let type):
+            out += "CAST("
+            expression(value, into: &out)
+            out += ", "
+            expression(type, into: &out)
+            out += ")"
+        case .assignment(let variable, let value):
+            out += "$"; out += variable; out += " := "
+            expression(value, into: &out)
+        }
+    }
+
+    /// `ternary` and `function` are call forms only before "(": a key with that name needs no escape,
+    /// but escaping it costs nothing and keeps the output unambiguous.
+    private static func isCallForm(_ c: String, first: Bool) -> Bool {
+        let u = c.uppercased()
+        return u == "TERNARY" || u == "FUNCTION"
+    }
+
+    private static func list(_ items: [ExpressionSyntax], into out: inout String) {
+        for (i, x) in items.enumerated() {
+            if i > 0 { out += ", " }
+            expression(x, into: &out)
+        }
+    }
+
+    private static func binaryOperand(_ e: ExpressionSyntax, into out: inout String) {
+        switch e.kind {
+        case .binary, .assignment:
+            out += "("; expression(e, into: &out); out += ")"
+        default:
+            expression(e, into: &out)
+        }
+    }
+
+    /// The base of `.key` or `[index]` must be a primary expression.
+    private static func postfixBase(_ e: ExpressionSyntax, into out: inout String) {
+        let needsParens: Bool
+        switch e.kind {
+        case .binary, .unary, .assignment: needsParens = true
+        case .constant(.integer(let i)): needsParens = i < 0
+        case .constant(.double(let d)): needsParens = d.sign == .minus || !d.isFinite
+        default: needsParens = false
+        }
+        if needsParens { out += "(" }
+        expression(e, into: &out)
+        if needsParens { out += ")" }
+    }
+
+    static func literal(_ v: LiteralValue) -> String {
+        var s = ""
+        literal(v, into: &s)
+        return s
+    }
+
+    static func literal(_ v: LiteralValue, into out: inout String) {
+        switch v {
+        case .null: out += "nil"
+        case .bool(let b): out += b ? "YES" : "NO"
+        case .integer(let i): out += String(i)
+        case .double(let d):
+            if d.isFinite { out += d.description }
+            else { out += "CAST(\""; out += d.isNaN ? "nan" : d < 0 ? "-inf" : "inf"; out += "\", \"NSNumber\")" }
+        case .decimal(let d):
+            out += "CAST("; string(decimalText(d), into: &out); out += ", \"NSDecimalNumber\")"
+        case .string(let s): string(s, into: &out)
+        case .date(let d):
+            out += "CAST("; out += d.timeIntervalSinceReferenceDate.description; out += ", \"NSDate\")"
+        case .data(let d):
+            out += "CAST("; string(d.base64EncodedString(), into: &out); out += ", \"NSData\")"
+        case .array(let items):
+            out += "{"
+            for (i, x) in items.enumerated() {
+                if i > 0 { out += ", " }
+                literal(x, into: &out)
+            }
+            out += "}"
+        case .dictionary(let d):
+            // Apple's `{key = value}` form. There is no dictionary literal in the grammar, so this
+            // is the one constant whose printed form does not parse back.
+            out += "{"
+            for (i, k) in d.keys.sorted().enumerated() {
+                if i > 0 { out += ", " }
+                string(k, into: &out); out += " = "; literal(d[k]!, into: &out)
+            }
+            out += "}"
+        }
+    }
+
+    static func decimalText(_ d: Decimal) -> String {
+        var copy = d
+        return NSDecimalString(&copy, Locale(identifier: "en_US_POSIX"))
+    }
+
+    static func string(_ s: String, into out: inout String) {
+        out += "\""
+        if !s.utf8.contains(where: { $0 == 0x22 || $0 == 0x5C }) {
+            out += s
+        } else {
+            for ch in s.unicodeScalars {
+                if ch == "\"" { out += "\\\"" } else if ch == "\\" { out += "\\\\" } else { out.unicodeScalars.append(ch) }
+            }
+        }
+        out += "\""
+    }
+}
+
+extension PredicateSyntax {
+    /// The canonical format string; parsing it gives an equal predicate.
+    public var description: String {
+        var s = ""
+        PredicatePrinter.predicate(self, into: &s)
+        return s
+    }
+}
+
+extension ExpressionSyntax {
+    /// The canonical format of this expression.
+    public var description: String {
+        var s = ""
+        PredicatePrinter.expression(self, into: &s)
+        return s
+    }
+}

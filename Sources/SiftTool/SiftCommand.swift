@@ -1,0 +1,108 @@
+// The `sift` command-line tool: one subcommand per pipeline stage. Exit status: 0 success,
+// 1 invalid predicate or data, 2 usage error.
+
+import ArgumentParser
+import Foundation
+import SiftSyntax
+
+public struct SiftCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "sift",
+        abstract: "The NSPredicate format language on every platform.",
+        subcommands: [ParseCommand.self]
+    )
+    public init() {}
+
+    /// Runs the tool with `arguments` (the process arguments when nil) and returns the exit status.
+    public static func run(_ arguments: [String]? = nil) -> Int32 {
+        do {
+            var command = try parseAsRoot(arguments)
+            try command.run()
+            return 0
+        } catch let code as ExitCode {
+            return code.rawValue
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                print(fullMessage(for: error))
+                return 0
+            }
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            return code == .failure ? 1 : 2
+        }
+    }
+}
+
+/// Reads `--arg` values: each is one JSON document.
+func parseArguments(_ texts: [String]) throws -> [Any?] {
+    try texts.enumerated().map { (n, text) in
+        do { return try JSONReader.parse(text).literal as Any? }
+        catch { throw ValidationError("--arg #\(n + 1): \(error)") }
+    }
+}
+
+func writeError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+struct ParseCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "parse",
+        abstract: "Parse predicates and print their canonical form.",
+        discussion: """
+        With PREDICATE, prints its canonical form. Without it, reads one predicate per line from
+        standard input and prints one line for each: the canonical form, or the diagnostic.
+        --arg values are JSON: null, true/false, integers, other numbers as Double, strings,
+        arrays, objects as dictionaries, {"$date": seconds since 1970} as a date.
+        """
+    )
+
+    @Argument(help: "The predicate format string (read lines from standard input when omitted).")
+    var predicate: String?
+
+    @Option(name: .customLong("arg"), help: "A JSON value for the next %@, %K, %d… specifier.")
+    var args: [String] = []
+
+    @Flag(help: "Print the syntax tree.")
+    var tree = false
+
+    @Flag(help: "Print the syntax tree as JSON.")
+    var json = false
+
+    func validate() throws {
+        if tree && json { throw ValidationError("--tree and --json cannot be used together") }
+    }
+
+    func render(_ p: PredicateSyntax) throws -> String {
+        if tree { return SyntaxTreePrinter.render(p) }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            return String(decoding: try encoder.encode(p), as: UTF8.self)
+        }
+        return p.description
+    }
+
+    func run() throws {
+        let values = try parseArguments(args)
+        if let predicate {
+            do {
+                print(try render(try PredicateSyntax.parse(predicate, arguments: values)))
+            } catch let e as SyntaxError {
+                writeError(e.annotated)
+                throw ExitCode.failure
+            }
+            return
+        }
+        var failed = false
+        while let line = readLine(strippingNewline: true) {
+            do {
+                print(try render(try PredicateSyntax.parse(line, arguments: values)))
+            } catch let e as SyntaxError {
+                print(e.description)
+                failed = true
+            }
+        }
+        if failed { throw ExitCode.failure }
+    }
+}

@@ -1,0 +1,3 @@
+import Foundation
+import SiftTool
+exit(SiftCommand.run())
