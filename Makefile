@@ -1,0 +1,30 @@
+# Sift's entry points. Every target first makes sure the C libraries are installed
+# (scripts/install-deps.sh: apt-get as root, sudo otherwise, Homebrew on macOS).
+
+SWIFT ?= swift
+
+.PHONY: deps build test sample bench fuzz clean
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build
+
+# The README's test command; CI runs exactly this.
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+# The quick start's main job: parse the bundled sample predicates and print their canonical forms.
+sample: build
+	$(SWIFT) run --skip-build sift parse < Samples/predicates.txt
+
+bench: deps
+	bash scripts/bench.sh
+
+fuzz: deps
+	bash scripts/fuzz.sh
+
+clean:
+	rm -rf .build Benchmarks/.build Fuzz/build
