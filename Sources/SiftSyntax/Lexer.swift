@@ -85,8 +85,8 @@ struct Lexer {
 
         if Self.isIdentStart(b) {
             let w = word()
-            if w.utf8.count <= 15 {
-                let upper = w.uppercased()
+            if i - start <= 15 {
+                let upper = String(decoding: bytes[start..<i].lazy.map { $0 >= 0x61 && $0 <= 0x7A ? $0 - 0x20 : $0 }, as: UTF8.self)
                 if upper == "UTI" {
                     if matchesWord("-CONFORMS-TO", at: i) { i += 12; return Token(kind: .keyword(.utiConformsTo), range: SourceRange(start, i)) }
                     if matchesWord("-EQUALS", at: i) { i += 7; return Token(kind: .keyword(.utiEquals), range: SourceRange(start, i)) }
@@ -114,13 +114,8 @@ struct Lexer {
         }
 
         // Operators and punctuation, longest match first.
-        let two = i + 1 < bytes.count ? String(decoding: bytes[i...i + 1], as: UTF8.self) : ""
-        if let p = Punctuation(rawValue: two), two.count == 2 {
-            i += 2
-            return Token(kind: .punctuation(p), range: SourceRange(start, i))
-        }
-        if b < 0x80, let p = Punctuation(rawValue: String(UnicodeScalar(b))) {
-            i += 1
+        if let (p, length) = Self.punctuation(b, peek(1)) {
+            i += length
             return Token(kind: .punctuation(p), range: SourceRange(start, i))
         }
         let (s, n) = b < 0x80 ? (Unicode.Scalar(b), 1) : scalar(at: i)
@@ -132,6 +127,47 @@ struct Lexer {
             end += k
         }
         throw error(.unexpectedCharacter(String(decoding: bytes[i..<end], as: UTF8.self).isEmpty ? String(s) : String(decoding: bytes[i..<end], as: UTF8.self)), start, end)
+    }
+
+    /// The operator or punctuation starting with bytes `a`, `b`, and its length.
+    private static func punctuation(_ a: UInt8, _ b: UInt8) -> (Punctuation, Int)? {
+        switch (a, b) {
+        case (0x3D, 0x3D): return (.equalEqual, 2)      // ==
+        case (0x3D, 0x3C): return (.equalLess, 2)       // =<
+        case (0x3D, 0x3E): return (.equalGreater, 2)    // =>
+        case (0x21, 0x3D): return (.notEqual, 2)        // !=
+        case (0x3C, 0x3E): return (.lessGreater, 2)     // <>
+        case (0x3C, 0x3D): return (.lessEqual, 2)       // <=
+        case (0x3C, 0x3C): return (.shiftLeft, 2)       // <<
+        case (0x3E, 0x3D): return (.greaterEqual, 2)    // >=
+        case (0x3E, 0x3E): return (.shiftRight, 2)      // >>
+        case (0x26, 0x26): return (.ampAmp, 2)          // &&
+        case (0x7C, 0x7C): return (.pipePipe, 2)        // ||
+        case (0x2A, 0x2A): return (.starStar, 2)        // **
+        case (0x3A, 0x3D): return (.assign, 2)          // :=
+        case (0x3D, _): return (.equal, 1)
+        case (0x21, _): return (.bang, 1)
+        case (0x3C, _): return (.less, 1)
+        case (0x3E, _): return (.greater, 1)
+        case (0x26, _): return (.amp, 1)
+        case (0x7C, _): return (.pipe, 1)
+        case (0x2A, _): return (.star, 1)
+        case (0x3A, _): return (.colon, 1)
+        case (0x28, _): return (.leftParen, 1)
+        case (0x29, _): return (.rightParen, 1)
+        case (0x7B, _): return (.leftBrace, 1)
+        case (0x7D, _): return (.rightBrace, 1)
+        case (0x5B, _): return (.leftBracket, 1)
+        case (0x5D, _): return (.rightBracket, 1)
+        case (0x2C, _): return (.comma, 1)
+        case (0x2E, _): return (.dot, 1)
+        case (0x2B, _): return (.plus, 1)
+        case (0x2D, _): return (.minus, 1)
+        case (0x2F, _): return (.slash, 1)
+        case (0x5E, _): return (.caret, 1)
+        case (0x7E, _): return (.tilde, 1)
+        default: return nil
+        }
     }
 
     private mutating func number() throws(SyntaxError) -> Token {

@@ -156,10 +156,16 @@ struct Parser {
         switch t.kind {
         case .end: return false
         case .punctuation(let p):
-            return [.leftParen, .leftBrace, .bang, .minus, .tilde].contains(p)
+            switch p {
+            case .leftParen, .leftBrace, .bang, .minus, .tilde: return true
+            default: return false
+            }
         case .keyword(let k):
-            return ![.and, .or, .in, .like, .matches, .contains, .beginsWith, .endsWith, .between,
-                     .utiConformsTo, .utiEquals].contains(k)
+            switch k {
+            case .and, .or, .in, .like, .matches, .contains, .beginsWith, .endsWith, .between, .utiConformsTo, .utiEquals:
+                return false
+            default: return true
+            }
         default: return true
         }
     }
@@ -215,8 +221,11 @@ struct Parser {
     private func continuesExpression(_ t: Token) -> Bool {
         if comparisonOperator(t) != nil { return true }
         if case .punctuation(let p) = t.kind {
-            return [.dot, .leftBracket, .plus, .minus, .star, .slash, .starStar, .amp, .pipe, .caret,
-                    .shiftLeft, .shiftRight].contains(p)
+            switch p {
+            case .dot, .leftBracket, .plus, .minus, .star, .slash, .starStar, .amp, .pipe, .caret, .shiftLeft, .shiftRight:
+                return true
+            default: return false
+            }
         }
         return false
     }
@@ -265,7 +274,7 @@ struct Parser {
             }
             if quantifier != nil { _ = advance() }
         }
-        if quantifier != nil, !startsPredicate(current) {
+        if quantifier != nil, !startsExpression(current) {
             throw error(.expectedExpression(after: start.text(in: bytes)))
         }
         let lhs = try parseExpression()
@@ -294,10 +303,18 @@ struct Parser {
     private func startsExpression(_ t: Token) -> Bool {
         switch t.kind {
         case .end: return false
-        case .punctuation(let p): return [.leftParen, .leftBrace, .minus, .tilde].contains(p)
+        case .punctuation(let p):
+            switch p {
+            case .leftParen, .leftBrace, .minus, .tilde: return true
+            default: return false
+            }
         case .keyword(let k):
-            return [.null, .nil_, .self, .true, .yes, .false, .no, .subquery, .cast, .first, .last, .size,
-                    .anyKey, .fetch, .caseInsensitive, .ci].contains(k)
+            switch k {
+            case .null, .nil_, .self, .true, .yes, .false, .no, .subquery, .cast, .first, .last, .size,
+                 .anyKey, .fetch, .caseInsensitive, .ci:
+                return true
+            default: return false
+            }
         default: return true
         }
     }
