@@ -1,0 +1,143 @@
+// SiftBench: measures SiftSyntax parse throughput (predicates/s, MB/s) for short, typical and large inputs.
+import Foundation
+import SiftSyntax
+
+// MARK: - Timing helpers
+
+@inline(never)
+func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+/// Sink that keeps results observable so the optimizer cannot drop the parse work.
+nonisolated(unsafe) var blackhole: Int = 0
+
+@inline(never)
+func consume(_ value: Int) { blackhole &+= value }
+
+struct Result {
+    let name: String
+    let inputs: Int          // distinct inputs in the rotation
+    let bytesPerOp: Double   // average UTF-8 bytes per operation
+    let ops: Int
+    let seconds: Double
+    var opsPerSecond: Double { Double(ops) / seconds }
+    var mbPerSecond: Double { Double(ops) * bytesPerOp / seconds / 1_000_000 }
+}
+
+/// Runs `body` over the inputs round-robin: a warm-up, then batches until `duration` seconds elapse.
+func measure(_ name: String, _ inputs: [String], warmup: Double = 0.3, duration: Double = 1.5,
+             _ body: (String) -> Int) -> Result {
+    let totalBytes = inputs.reduce(0) { $0 + $1.utf8.count }
+    func run(for seconds: Double) -> (ops: Int, elapsed: Double) {
+        var ops = 0
+        var acc = 0
+        let start = now()
+        let limit = UInt64(seconds * 1e9)
+        var elapsed: UInt64 = 0
+        repeat {
+            for input in inputs { acc &+= body(input) }
+            ops += inputs.count
+            elapsed = now() - start
+        } while elapsed < limit
+        consume(acc)
+        return (ops, Double(elapsed) / 1e9)
+    }
+    _ = run(for: warmup)
+    let (ops, elapsed) = run(for: duration)
+    return Result(name: name, inputs: inputs.count, bytesPerOp: Double(totalBytes) / Double(inputs.count),
+                  ops: ops, seconds: elapsed)
+}
+
+/// Parse only; the blackhole takes the root's source range (cheap, but depends on the parse result).
+@inline(never)
+func parseOnly(_ text: String) -> Int {
+    do {
+        let tree = try PredicateSyntax.parse(text)
+        return tree.range.upperBound &+ tree.range.lowerBound
+    } catch {
+        fatalError("benchmark input failed to parse: \(error)\n\(text.prefix(200))")
+    }
+}
+
+/// Parse and hash the whole tree (the hash walks every node, so this costs more than parsing alone).
+@inline(never)
+func parseHash(_ text: String) -> Int {
+    do {
+        return try PredicateSyntax.parse(text).hashValue
+    } catch {
+        fatalError("benchmark input failed to parse: \(error)\n\(text.prefix(200))")
+    }
+}
+
+@inline(never)
+func roundTripHash(_ text: String) -> Int {
+    do {
+        let printed = try PredicateSyntax.parse(text).description
+        return printed.utf8.count &+ printed.hashValue
+    } catch {
+        fatalError("benchmark input failed to parse: \(error)\n\(text.prefix(200))")
+    }
+}
+
+// MARK: - Inputs
+
+let short = [
+    "age > 30",
+    "name == \"Ann\"",
+    "score <= 4.5",
+    "enabled == YES",
+]
+
+let typical = [
+    "age >= 18 AND name BEGINSWITH[cd] \"jo\" AND (city == \"Oslo\" OR tags CONTAINS \"x\")",
+    "status IN {\"open\", \"pending\"} AND priority > 2 AND NOT (owner == nil)",
+    "ANY employees.salary > 50000 AND department.name ==[c] \"sales\" OR manager.age < 40",
+    "title LIKE[c] \"*swift*\" AND rating BETWEEN {3, 5} AND created > $since",
+    "name MATCHES \"[A-Z].*\" AND (price < 10.5 OR discount >= 0.25) AND stock != 0",
+    "items.@count > 3 AND email ENDSWITH \"@example.com\" AND NOT archived == YES",
+]
+
+let intList = "value IN {" + (0..<10_000).map { String($0 &* 7919 % 1_000_003) }.joined(separator: ", ") + "}"
+let stringList = "name IN {" + (0..<10_000).map { "\"item\($0)\"" }.joined(separator: ", ") + "}"
+
+// Validate every input once (also checks that canonical forms reparse to equal trees).
+for text in short + typical + [intList, stringList] {
+    do {
+        let tree = try PredicateSyntax.parse(text)
+        let again = try PredicateSyntax.parse(tree.description)
+        precondition(again == tree, "round trip mismatch for \(text.prefix(120))")
+    } catch {
+        fatalError("benchmark input invalid: \(error)\n\(text.prefix(200))")
+    }
+}
+
+// MARK: - Run
+
+let target = 1_000_000.0
+var results: [Result] = []
+results.append(measure("short (1 clause)", short, parseOnly))
+results.append(measure("typical (3-4 clauses)", typical, parseOnly))
+results.append(measure("large: 10k-int IN list", [intList], duration: 2.0, parseOnly))
+results.append(measure("large: 10k-string IN list", [stringList], duration: 2.0, parseOnly))
+results.append(measure("typical parse+hash tree", typical, parseHash))
+results.append(measure("typical parse+print round trip", typical, roundTripHash))
+
+func pad(_ s: String, _ width: Int, left: Bool = false) -> String {
+    let fill = String(repeating: " ", count: max(0, width - s.count))
+    return left ? s + fill : fill + s
+}
+func fmt(_ x: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", x) }
+
+print("SiftSyntax parse benchmark (release build)")
+print(pad("case", 32, left: true) + pad("inputs", 7) + pad("bytes/op", 10) + pad("ops", 11)
+      + pad("seconds", 9) + pad("ops/s", 14) + pad("MB/s", 9))
+print(String(repeating: "-", count: 92))
+for r in results {
+    print(pad(r.name, 32, left: true) + pad("\(r.inputs)", 7) + pad(fmt(r.bytesPerOp, 1), 10)
+          + pad("\(r.ops)", 11) + pad(fmt(r.seconds, 2), 9) + pad(fmt(r.opsPerSecond), 14)
+          + pad(fmt(r.mbPerSecond, 1), 9))
+}
+print(String(repeating: "-", count: 92))
+let typicalRate = results[1].opsPerSecond
+print("Target: >= \(fmt(target)) typical predicates/s — measured \(fmt(typicalRate)) /s: "
+      + (typicalRate >= target ? "MET" : "NOT MET (\(fmt(typicalRate / target * 100, 1))% of target)"))
+print("(blackhole \(blackhole & 0xff))")
