@@ -45,6 +45,8 @@ struct Parser {
     private var depth = 0
     /// The error that reached furthest into the input, reported when every alternative fails.
     private var furthestError: SyntaxError?
+    /// Memo of "( Predicate )" attempts by token position: the predicate and where it ended, or nil.
+    private var parenthesisedPredicates: [Int: (PredicateSyntax, Int, Int)?] = [:]
 
     init(_ source: String, arguments: [Any?]) throws(SyntaxError) {
         var lexer = Lexer(source)
@@ -188,18 +190,30 @@ struct Parser {
         if isPunct(.leftParen) {
             // "(" may open a predicate or an expression such as "(a + b) * 2 > 3": try the predicate
             // reading first, and fall back to a comparison when it fails or when an operator follows.
+            // The outcome is remembered per position: the fallback re-reads the same text, and
+            // without the memo nested groups (inside TERNARY or SUBQUERY) would cost 2^depth.
             let saved = (position, argumentIndex, depth)
-            do {
-                _ = advance()
-                let inner = try parsePredicate()
-                let close = try expect(.rightParen)
-                if !continuesExpression(current) {
-                    var p = inner
-                    p.range = start.range.union(close.range)
+            if let memo = parenthesisedPredicates[position] {
+                if let (p, end, arguments) = memo {
+                    position = end
+                    argumentIndex = arguments
                     return p
                 }
-            } catch {
-                record(error)
+            } else {
+                do {
+                    _ = advance()
+                    let inner = try parsePredicate()
+                    let close = try expect(.rightParen)
+                    if !continuesExpression(current) {
+                        var p = inner
+                        p.range = start.range.union(close.range)
+                        parenthesisedPredicates[saved.0] = (p, position, argumentIndex)
+                        return p
+                    }
+                } catch {
+                    record(error)
+                }
+                parenthesisedPredicates[saved.0] = .some(nil)
             }
             (position, argumentIndex, depth) = saved
             do {
