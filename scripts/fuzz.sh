@@ -11,14 +11,14 @@ mkdir -p "$BUILD" "$CORPUS"
 # Prefer fuzzer+address; fall back to fuzzer alone if ASan is unavailable on this toolchain.
 build() {
     swiftc -sanitize="$1" -parse-as-library -O \
-        Sources/SiftSyntax/*.swift Fuzz/ParseFuzzer.swift -o "$BIN" 2> "$BUILD/build.log"
+        Sources/SiftSyntax/*.swift Fuzz/ParseFuzzer.swift -o "$BIN" 2> "$BUILD/build-${1/,/-}.log"
 }
 if build fuzzer,address; then
     echo "built $BIN with -sanitize=fuzzer,address"
 elif build fuzzer; then
-    echo "built $BIN with -sanitize=fuzzer (address sanitizer unavailable)"
+    echo "built $BIN with -sanitize=fuzzer (fuzzer,address build failed; see $BUILD/build-fuzzer-address.log)"
 else
-    cat "$BUILD/build.log" >&2
+    cat "$BUILD/build-fuzzer.log" >&2
     exit 1
 fi
 
