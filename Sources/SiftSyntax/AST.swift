@@ -3,7 +3,7 @@
 // the kind only: two predicates are equal when they have the same structure, wherever they were
 // written, so `parse(print(p)) == p` can be checked directly. Canonicalisation happens at parse
 // time so that every predicate has exactly one tree: `SOME` is `ANY`, `NONE p` is `NOT (ANY p)`,
-// `AND`/`OR` chains are flattened, constant aggregates become constant arrays, and function calls
+// `AND`/`OR` chains (not parenthesised groups) are flattened, constant aggregates become constant arrays, and function calls
 // spelled as operator selectors (`add:to:`) become the operator.
 
 import Foundation
@@ -18,9 +18,10 @@ public struct PredicateSyntax: Hashable, Sendable, Codable, CustomStringConverti
     public indirect enum Kind: Hashable, Sendable, Codable {
         /// `TRUEPREDICATE` or `FALSEPREDICATE`.
         case constant(value: Bool)
-        /// An n-ary conjunction; never nested directly inside another `and`.
+        /// An n-ary conjunction. A chain `a AND b AND c` is one node; a parenthesised group
+        /// `(a AND b) AND c` stays nested, as written.
         case and(operands: [PredicateSyntax])
-        /// An n-ary disjunction; never nested directly inside another `or`.
+        /// An n-ary disjunction, flattened like `and`.
         case or(operands: [PredicateSyntax])
         /// Logical negation.
         case not(operand: PredicateSyntax)

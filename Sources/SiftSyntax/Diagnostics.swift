@@ -10,6 +10,8 @@ public enum SyntaxErrorKind: Error, Hashable, Sendable, Codable {
     case invalidNumber(String)
     case numberOutOfRange(String)
     case expectedExpression(after: String)
+    case expectedExpressionFound(String)
+    case emptyPredicate
     case expectedPredicate(after: String)
     case expectedOperator(found: String)
     case expected(String, found: String)
@@ -42,7 +44,8 @@ public enum SyntaxErrorKind: Error, Hashable, Sendable, Codable {
         case .invalidEscape: "invalid-escape"
         case .invalidNumber: "invalid-number"
         case .numberOutOfRange: "number-out-of-range"
-        case .expectedExpression: "expected-expression"
+        case .expectedExpression, .expectedExpressionFound: "expected-expression"
+        case .emptyPredicate: "empty-predicate"
         case .expectedPredicate: "expected-predicate"
         case .expectedOperator: "expected-operator"
         case .expected: "expected-token"
@@ -78,6 +81,8 @@ public enum SyntaxErrorKind: Error, Hashable, Sendable, Codable {
         case .invalidNumber(let n): "invalid number '\(n)'"
         case .numberOutOfRange(let n): "number '\(n)' does not fit in 64 bits"
         case .expectedExpression(let after): "expected expression after '\(after)'"
+        case .expectedExpressionFound(let found): "expected expression, found '\(found)'"
+        case .emptyPredicate: "empty predicate"
         case .expectedPredicate(let after): "expected predicate after '\(after)'"
         case .expectedOperator(let found): "expected comparison operator, found '\(found)'"
         case .expected(let what, let found): "expected '\(what)', found '\(found)'"

@@ -89,6 +89,20 @@ extension LiteralValue {
 enum FormatArgument {
     static func typeName(_ value: Any?) -> String {
         guard let v = LiteralValue.unwrap(value) else { return "nil" }
+        if let literal = v as? LiteralValue {
+            switch literal {
+            case .null: return "nil"
+            case .bool: return "a boolean"
+            case .integer(let i): return "the integer \(i)"
+            case .double(let d): return "the number \(d)"
+            case .decimal: return "a decimal number"
+            case .string(let s): return "the string \"\(s)\""
+            case .date: return "a date"
+            case .data: return "data"
+            case .array: return "an array"
+            case .dictionary: return "a dictionary"
+            }
+        }
         return String(describing: type(of: v))
     }
 
@@ -126,12 +140,14 @@ enum FormatArgument {
             switch LiteralValue.unwrap(value) {
             case let v as String: return .string(v)
             case let v as Substring: return .string(String(v))
+            case .string(let v) as LiteralValue: return .string(v)
             default: throw .wrongArgumentType(specifier: spec.text, expected: "a string", found: found)
             }
         case UInt8(ascii: "c"):
             switch LiteralValue.unwrap(value) {
             case let v as Character: return .string(String(v))
             case let v as String where v.count == 1: return .string(v)
+            case .string(let v) as LiteralValue where v.count == 1: return .string(v)
             default:
                 if let i = integer(value), let s = UInt32(exactly: i).flatMap(Unicode.Scalar.init) {
                     return .string(String(Character(s)))

@@ -9,7 +9,7 @@ import Foundation
 extension PredicateSyntax {
     /// How deeply predicates and expressions may nest (parentheses, NOT, operators, calls).
     /// Deeper input is rejected with `nested-too-deeply` instead of overflowing the stack.
-    public static let maximumDepth = 256
+    public static let maximumDepth = 128
 
     /// Parses a predicate format string, substituting `arguments` for `%@`, `%K`, `%d`, … in order.
     ///
@@ -65,7 +65,13 @@ struct Parser {
         if position < tokens.count - 1 { position += 1 }
         return t
     }
-    private var previousText: String { position > 0 ? tokens[position - 1].text(in: bytes) : "start" }
+    /// The previous token's text, for "expected … after 'x'" messages.
+    private var previousText: String? { position > 0 ? tokens[position - 1].text(in: bytes) : nil }
+
+    private func expectedExpression() -> SyntaxError {
+        if let previous = previousText { return error(.expectedExpression(after: previous)) }
+        return error(.expectedExpressionFound(current.text(in: bytes)))
+    }
     private var previousEnd: Int { position > 0 ? tokens[position - 1].range.upperBound : 0 }
 
     private func error(_ kind: SyntaxErrorKind, _ range: SourceRange) -> SyntaxError {
@@ -99,9 +105,10 @@ struct Parser {
 
     /// Start = Predicate EOF
     mutating func parseStart() throws(SyntaxError) -> PredicateSyntax {
+        if case .end = current.kind { throw error(.emptyPredicate) }
         let p = try parsePredicate()
         guard case .end = current.kind else {
-            if comparisonOperator(current) != nil { throw error(.chainedComparison(current.text(in: bytes))) }
+            if case .comparison = p.kind, comparisonOperator(current) != nil { throw error(.chainedComparison(current.text(in: bytes))) }
             throw error(.unexpectedToken(current.text(in: bytes)))
         }
         try checkArgumentsUsed()
@@ -210,6 +217,8 @@ struct Parser {
                         parenthesisedPredicates[saved.0] = (p, position, argumentIndex)
                         return p
                     }
+                    // If the expression reading fails too, the operator after ")" is the culprit.
+                    record(error(.unexpectedToken(current.text(in: bytes))))
                 } catch {
                     record(error)
                 }
@@ -615,10 +624,8 @@ struct Parser {
             default:
                 throw error(.reservedWord(t.text(in: bytes)))
             }
-        case .end:
-            throw error(.expectedExpression(after: previousText))
         default:
-            throw error(.expectedExpression(after: previousText))
+            throw expectedExpression()
         }
     }
 
@@ -641,8 +648,6 @@ struct Parser {
     /// Aggregate = "{" [ Expression { "," Expression } ] "}"
     mutating func parseAggregate() throws(SyntaxError) -> ExpressionSyntax {
         let open = advance()
-        try descend()
-        defer { depth -= 1 }
         var elements: [ExpressionSyntax] = []
         if !isPunct(.rightBrace) {
             while true {
@@ -675,8 +680,6 @@ struct Parser {
     /// Arguments = "(" [ Expression { "," Expression } ] ")"
     mutating func parseArguments() throws(SyntaxError) -> ([ExpressionSyntax], SourceRange) {
         let open = try expect(.leftParen)
-        try descend()
-        defer { depth -= 1 }
         var args: [ExpressionSyntax] = []
         if !isPunct(.rightParen) {
             while true {
@@ -712,6 +715,9 @@ struct Parser {
                 if let op = BinaryOperator.bySelector[f.selector] {
                     return ExpressionSyntax(.binary(operator: op, lhs: args[0], rhs: args[1]), range: range)
                 }
+                if f.selector == "objectFrom:withIndex:" {
+                    return ExpressionSyntax(.index(base: args[0], index: .expression(args[1])), range: range)
+                }
                 if f.selector == "onesComplement:" {
                     return ExpressionSyntax(.unary(operator: .bitwiseNot, operand: args[0]), range: range)
                 }
@@ -724,8 +730,6 @@ struct Parser {
     mutating func parseSubqueryExpression() throws(SyntaxError) -> ExpressionSyntax {
         let start = advance()
         _ = try expect(.leftParen)
-        try descend()
-        defer { depth -= 1 }
         let collection = try parseExpression()
         let comma = try expect(.comma)
         guard case .variable(let name) = current.kind else { throw error(.expectedVariable(after: comma.text(in: bytes))) }
@@ -741,8 +745,6 @@ struct Parser {
     mutating func parseTernaryExpression() throws(SyntaxError) -> ExpressionSyntax {
         let start = advance()
         let open = try expect(.leftParen)
-        try descend()
-        defer { depth -= 1 }
         guard startsPredicate(current) else { throw error(.expectedPredicate(after: open.text(in: bytes))) }
         let condition = try parsePredicate()
         _ = try expect(.comma)

@@ -60,7 +60,7 @@ struct ParseCommand: ParsableCommand {
     @Argument(help: "The predicate format string (read lines from standard input when omitted).")
     var predicate: String?
 
-    @Option(name: .customLong("arg"), help: "A JSON value for the next %@, %K, %d… specifier.")
+    @Option(name: .customLong("arg"), parsing: .unconditionalSingleValue, help: "A JSON value for the next %@, %K, %d… specifier.")
     var args: [String] = []
 
     @Flag(help: "Print the syntax tree.")

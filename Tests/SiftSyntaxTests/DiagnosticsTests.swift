@@ -128,8 +128,10 @@ private struct SplitMix64: RandomNumberGenerator {
 
     @Test func emptyInput() throws {
         let e = try #require(parseError(""))
-        #expect(e.id == "expected-expression")
-        #expect(e.location == SourceLocation(line: 1, column: 1))
+        #expect(e.id == "empty-predicate")
+        #expect(e.description == "1:1: error: empty predicate")
+        let op = try #require(parseError("== 1"))
+        #expect(op.description == "1:1: error: expected expression, found '=='")
         let w = try #require(parseError("   \n  "))
         #expect(w.location == SourceLocation(line: 2, column: 3))
     }

