@@ -84,18 +84,15 @@ struct Lexer {
         let b = bytes[i]
 
         if Self.isIdentStart(b) {
-            let w = word()
-            if i - start <= 15 {
-                let upper = String(decoding: bytes[start..<i].lazy.map { $0 >= 0x61 && $0 <= 0x7A ? $0 - 0x20 : $0 }, as: UTF8.self)
-                if upper == "UTI" {
-                    if matchesWord("-CONFORMS-TO", at: i) { i += 12; return Token(kind: .keyword(.utiConformsTo), range: SourceRange(start, i)) }
-                    if matchesWord("-EQUALS", at: i) { i += 7; return Token(kind: .keyword(.utiEquals), range: SourceRange(start, i)) }
-                }
-                if let k = Keyword.byUppercasedName[upper] {
-                    return Token(kind: .keyword(k), range: SourceRange(start, i))
-                }
+            while i < bytes.count && Self.isIdentContinue(bytes[i]) { i += 1 }
+            if let k = Keyword.lookup(bytes[start..<i]) {
+                return Token(kind: .keyword(k), range: SourceRange(start, i))
             }
-            return Token(kind: .identifier(w), range: SourceRange(start, i))
+            if i - start == 3, bytes[start] & 0xDF == 0x55, bytes[start + 1] & 0xDF == 0x54, bytes[start + 2] & 0xDF == 0x49 {
+                if matchesWord("-CONFORMS-TO", at: i) { i += 12; return Token(kind: .keyword(.utiConformsTo), range: SourceRange(start, i)) }
+                if matchesWord("-EQUALS", at: i) { i += 7; return Token(kind: .keyword(.utiEquals), range: SourceRange(start, i)) }
+            }
+            return Token(kind: .identifier(text(start, i)), range: SourceRange(start, i))
         }
         if Self.isDigit(b) { return try number() }
 

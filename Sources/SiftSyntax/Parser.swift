@@ -344,7 +344,7 @@ struct Parser {
 
     /// Options = "[" OptionLetters "]"
     mutating func parseOptions(after opToken: Token, operator op: ComparisonOperator) throws(SyntaxError) -> ComparisonOptions {
-        guard isPunct(.leftBracket) else { return [] }
+        guard isPunct(.leftBracket) else { return ComparisonOptions(rawValue: 0) }
         let open = advance()
         var letters = ""
         var lettersRange = open.range
@@ -361,7 +361,7 @@ struct Parser {
         }
         let close = advance()
         if letters.isEmpty { throw error(.emptyOptions, open.range.union(close.range)) }
-        var options: ComparisonOptions = []
+        var options = ComparisonOptions(rawValue: 0)
         for ch in letters {
             switch ch {
             case "c", "C": options.insert(.caseInsensitive)

@@ -14,6 +14,26 @@ enum Keyword: String, CaseIterable, Sendable {
 
     static let byUppercasedName: [String: Keyword] = Dictionary(uniqueKeysWithValues: allCases.map { ($0.rawValue, $0) })
 
+    /// Keywords spelled as identifiers (not the UTI operators), grouped by length, in upper case.
+    private static let byLength: [[([UInt8], Keyword)]] = {
+        var table = [[([UInt8], Keyword)]](repeating: [], count: 16)
+        for k in allCases where !k.rawValue.contains("-") {
+            table[k.rawValue.utf8.count].append((Array(k.rawValue.utf8), k))
+        }
+        return table
+    }()
+
+    /// The keyword spelled by ASCII identifier bytes `word`, in any case; no string is built.
+    static func lookup(_ word: ArraySlice<UInt8>) -> Keyword? {
+        guard word.count < byLength.count else { return nil }
+        let start = word.startIndex
+        candidates: for (spelling, keyword) in byLength[word.count] {
+            for k in 0..<spelling.count where word[start + k] & 0xDF != spelling[k] { continue candidates }
+            return keyword
+        }
+        return nil
+    }
+
     /// Whether `word` (any case) is reserved and must be written `#word` to be a key.
     static func isReserved(_ word: String) -> Bool {
         byUppercasedName[word.uppercased()] != nil
