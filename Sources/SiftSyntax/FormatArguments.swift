@@ -163,9 +163,9 @@ enum FormatArgument {
                 throw .wrongArgumentType(specifier: spec.text, expected: "a non-negative integer", found: "\(i)")
             }
             let fits: Bool
-            switch spec.modifier {
-            case "h": fits = unsigned ? UInt16(exactly: i) != nil : Int16(exactly: i) != nil
-            case "hh": fits = unsigned ? UInt8(exactly: i) != nil : Int8(exactly: i) != nil
+            switch spec.bits {
+            case 16: fits = unsigned ? UInt16(exactly: i) != nil : Int16(exactly: i) != nil
+            case 8: fits = unsigned ? UInt8(exactly: i) != nil : Int8(exactly: i) != nil
             default: fits = true
             }
             guard fits else {

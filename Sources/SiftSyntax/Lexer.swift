@@ -5,6 +5,8 @@ struct Lexer {
     let bytes: [UInt8]
     let source: String
     private var i = 0
+    /// Decoded string literals, indexed by `TokenKind.string(index:)`.
+    private(set) var strings: [String] = []
 
     init(_ source: String) {
         self.source = source
@@ -61,12 +63,6 @@ struct Lexer {
         }
     }
 
-    private mutating func word() -> String {
-        let start = i
-        while i < bytes.count && Self.isIdentContinue(bytes[i]) { i += 1 }
-        return String(decoding: bytes[start..<i], as: UTF8.self)
-    }
-
     /// Case-insensitive match of ASCII `text` at the current position, not followed by an identifier character.
     private func matchesWord(_ text: String, at j: Int) -> Bool {
         let t = Array(text.utf8)
@@ -92,7 +88,7 @@ struct Lexer {
                 if matchesWord("-CONFORMS-TO", at: i) { i += 12; return Token(kind: .keyword(.utiConformsTo), range: SourceRange(start, i)) }
                 if matchesWord("-EQUALS", at: i) { i += 7; return Token(kind: .keyword(.utiEquals), range: SourceRange(start, i)) }
             }
-            return Token(kind: .identifier(text(start, i)), range: SourceRange(start, i))
+            return Token(kind: .identifier, range: SourceRange(start, i))
         }
         if Self.isDigit(b) { return try number() }
 
@@ -103,8 +99,8 @@ struct Lexer {
             guard i < bytes.count, Self.isIdentStart(bytes[i]) else {
                 throw error(.unexpectedCharacter(String(UnicodeScalar(b))), start, start + 1)
             }
-            let w = word()
-            let kind: TokenKind = b == 0x23 ? .escapedIdentifier(w) : b == 0x40 ? .atIdentifier(w) : .variable(w)
+            while i < bytes.count && Self.isIdentContinue(bytes[i]) { i += 1 }
+            let kind: TokenKind = b == 0x23 ? .escapedIdentifier : b == 0x40 ? .atIdentifier : .variable
             return Token(kind: kind, range: SourceRange(start, i))
         case 0x25: return try formatSpecifier()
         default: break
@@ -260,7 +256,8 @@ struct Lexer {
             if c == quote {
                 out.append(contentsOf: bytes[runStart..<i])
                 i += 1
-                return Token(kind: .string(String(decoding: out, as: UTF8.self)), range: SourceRange(start, i))
+                strings.append(String(decoding: out, as: UTF8.self))
+                return Token(kind: .string(index: strings.count - 1), range: SourceRange(start, i))
             }
             if c != 0x5C { i += 1; continue }
             out.append(contentsOf: bytes[runStart..<i])
@@ -351,6 +348,7 @@ struct Lexer {
         guard let set = allowed[modifier], set.contains(c) else {
             throw error(.unknownFormatSpecifier(spec), start, i)
         }
-        return Token(kind: .format(FormatSpecifier(text: spec, conversion: c, modifier: modifier)), range: SourceRange(start, i))
+        let bits: UInt8 = modifier == "hh" ? 8 : modifier == "h" ? 16 : 64
+        return Token(kind: .format(conversion: c, bits: bits), range: SourceRange(start, i))
     }
 }

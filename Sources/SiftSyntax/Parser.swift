@@ -37,6 +37,7 @@ extension ExpressionSyntax {
 
 struct Parser {
     private let tokens: [Token]
+    private let strings: [String]
     private let bytes: [UInt8]
     private let source: String
     private let arguments: [Any?]
@@ -51,12 +52,29 @@ struct Parser {
     init(_ source: String, arguments: [Any?]) throws(SyntaxError) {
         var lexer = Lexer(source)
         self.tokens = try lexer.tokenize()
+        self.strings = lexer.strings
         self.bytes = lexer.bytes
         self.source = source
         self.arguments = arguments
     }
 
     // MARK: - Helpers
+
+    /// The name a word token spells, without its `#`, `@` or `$` sigil.
+    private func name(_ t: Token) -> String {
+        let skip: Int
+        switch t.kind {
+        case .escapedIdentifier, .atIdentifier, .variable: skip = 1
+        default: skip = 0
+        }
+        return String(decoding: bytes[(t.range.lowerBound + skip)..<t.range.upperBound], as: UTF8.self)
+    }
+
+    /// The format specifier a `.format` token stands for, with its text for messages.
+    private func specifier(_ t: Token) -> FormatSpecifier {
+        guard case .format(let conversion, let bits) = t.kind else { preconditionFailure("not a format token") }
+        return FormatSpecifier(text: t.text(in: bytes), conversion: conversion, bits: bits)
+    }
 
     private var current: Token { tokens[position] }
     private func peek(_ n: Int = 1) -> Token { tokens[Swift.min(position + n, tokens.count - 1)] }
@@ -348,8 +366,8 @@ struct Parser {
         let open = advance()
         var letters = ""
         var lettersRange = open.range
-        if case .identifier(let w) = current.kind {
-            letters = w
+        if case .identifier = current.kind {
+            letters = name(current)
             lettersRange = advance().range
         } else if case .keyword = current.kind {
             letters = current.text(in: bytes)
@@ -387,7 +405,8 @@ struct Parser {
 
     /// AssignmentExpression = Variable ":=" Expression | BinaryExpression
     mutating func parseAssignmentExpression() throws(SyntaxError) -> ExpressionSyntax {
-        if case .variable(let name) = current.kind, case .punctuation(.assign) = peek().kind {
+        if case .variable = current.kind, case .punctuation(.assign) = peek().kind {
+            let name = self.name(current)
             let start = advance()
             let op = advance()
             guard startsExpression(current) else { throw error(.expectedExpression(after: op.text(in: bytes))) }
@@ -503,15 +522,15 @@ struct Parser {
         var components: [String]
         let t = current
         switch t.kind {
-        case .identifier(let w), .escapedIdentifier(let w): components = [w]
-        case .atIdentifier(let w): components = ["@" + w]
+        case .identifier, .escapedIdentifier: components = [name(t)]
+        case .atIdentifier: components = ["@" + name(t)]
         case .keyword(let k):
             if k == .self { throw error(.reservedWord(t.text(in: bytes))) }
             throw error(.reservedWord(t.text(in: bytes)))
-        case .variable(let name):
+        case .variable:
             _ = advance()
             try descend()
-            let key = ExpressionSyntax(.variable(name: name), range: t.range)
+            let key = ExpressionSyntax(.variable(name: name(t)), range: t.range)
             return ExpressionSyntax(.dynamicKey(base: base, key: key), range: base.range.union(t.range))
         case .punctuation(.leftParen):
             _ = advance()
@@ -519,9 +538,10 @@ struct Parser {
             let key = try parseExpression()
             let close = try expect(.rightParen)
             return ExpressionSyntax(.dynamicKey(base: base, key: key), range: base.range.union(close.range))
-        case .format(let spec) where spec.conversion == UInt8(ascii: "K"):
-            components = try keyPathArgument(spec, t)
-        case .format(let spec) where spec.conversion == UInt8(ascii: "@"):
+        case .format(let conversion, _) where conversion == UInt8(ascii: "K"):
+            components = try keyPathArgument(specifier(t), t)
+        case .format(let conversion, _) where conversion == UInt8(ascii: "@"):
+            let spec = specifier(t)
             _ = advance()
             try descend()
             let key = ExpressionSyntax(.constant(value: try objectArgument(spec, t)), range: t.range)
@@ -550,9 +570,9 @@ struct Parser {
     mutating func parsePrimaryExpression() throws(SyntaxError) -> ExpressionSyntax {
         let t = current
         switch t.kind {
-        case .string(let s):
+        case .string(let index):
             _ = advance()
-            return ExpressionSyntax(.constant(value: .string(s)), range: t.range)
+            return ExpressionSyntax(.constant(value: .string(strings[index])), range: t.range)
         case .integer(let v, let decimal):
             _ = advance()
             if let i = Int64(exactly: v) { return ExpressionSyntax(.constant(value: .integer(i)), range: t.range) }
@@ -561,10 +581,11 @@ struct Parser {
         case .double(let d):
             _ = advance()
             return ExpressionSyntax(.constant(value: .double(d)), range: t.range)
-        case .variable(let name):
+        case .variable:
             _ = advance()
-            return ExpressionSyntax(.variable(name: name), range: t.range)
-        case .format(let spec):
+            return ExpressionSyntax(.variable(name: name(t)), range: t.range)
+        case .format:
+            let spec = specifier(t)
             _ = advance()
             switch spec.conversion {
             case UInt8(ascii: "@"):
@@ -588,7 +609,8 @@ struct Parser {
             let close = try expect(.rightParen)
             e.range = t.range.union(close.range)
             return e
-        case .identifier(let name):
+        case .identifier:
+            let name = self.name(t)
             if case .punctuation(let p) = peek().kind, p == .leftParen || p == .colon {
                 switch name.uppercased() {
                 case "TERNARY" where p == .leftParen: return try parseTernaryExpression()
@@ -598,12 +620,12 @@ struct Parser {
             }
             _ = advance()
             return ExpressionSyntax(.keyPath(base: nil, components: [name]), range: t.range)
-        case .escapedIdentifier(let name):
+        case .escapedIdentifier:
             _ = advance()
-            return ExpressionSyntax(.keyPath(base: nil, components: [name]), range: t.range)
-        case .atIdentifier(let name):
+            return ExpressionSyntax(.keyPath(base: nil, components: [name(t)]), range: t.range)
+        case .atIdentifier:
             _ = advance()
-            return ExpressionSyntax(.keyPath(base: nil, components: ["@" + name]), range: t.range)
+            return ExpressionSyntax(.keyPath(base: nil, components: ["@" + name(t)]), range: t.range)
         case .keyword(let k):
             switch k {
             case .null, .nil_:
@@ -701,7 +723,7 @@ struct Parser {
         var name = ""
         while true {
             switch current.kind {
-            case .identifier(let w) where name.isEmpty || name.hasSuffix(":"): name += w; _ = advance()
+            case .identifier where name.isEmpty || name.hasSuffix(":"): name += self.name(current); _ = advance()
             case .punctuation(.colon): name += ":"; _ = advance()
             default:
                 guard isPunct(.leftParen) else { throw error(.expected("(", found: current.text(in: bytes))) }
@@ -732,8 +754,8 @@ struct Parser {
         _ = try expect(.leftParen)
         let collection = try parseExpression()
         let comma = try expect(.comma)
-        guard case .variable(let name) = current.kind else { throw error(.expectedVariable(after: comma.text(in: bytes))) }
-        _ = advance()
+        guard case .variable = current.kind else { throw error(.expectedVariable(after: comma.text(in: bytes))) }
+        let name = self.name(advance())
         let comma2 = try expect(.comma)
         guard startsPredicate(current) else { throw error(.expectedPredicate(after: comma2.text(in: bytes))) }
         let predicate = try parsePredicate()

@@ -41,28 +41,32 @@ enum Keyword: String, CaseIterable, Sendable {
 }
 
 /// A printf-style or object format specifier outside quotes: `%@`, `%K`, `%d`, `%lld`, `%f`…
+/// Plain data, so tokens copy without reference counting; the text comes from the token's range.
 struct FormatSpecifier: Hashable, Sendable {
     /// The specifier as written, e.g. `%lld`.
-    var text: String
+    var text: String = ""
     /// The conversion character: `@`, `K`, `d`, `i`, `u`, `x`, `o`, `f`, `e`, `g`, `c`, `s`.
     var conversion: UInt8
-    /// The length modifier: "", "h", "hh", "l", "ll", "q".
-    var modifier: String
+    /// The size limit its length modifier sets: 8 for `hh`, 16 for `h`, 64 otherwise.
+    var bits: UInt8
 }
 
+/// Token kinds carry no strings (names come from the source range, decoded string literals
+/// from the lexer's side table), so tokens are plain data and cheap to copy.
 enum TokenKind: Hashable, Sendable {
-    case identifier(String)
+    case identifier
     case keyword(Keyword)
     /// `#word`: always an ordinary key, even when `word` is reserved.
-    case escapedIdentifier(String)
+    case escapedIdentifier
     /// `@count`, `@sum`, …
-    case atIdentifier(String)
-    case variable(String)
-    case string(String)
+    case atIdentifier
+    case variable
+    /// A string literal: its decoded value is `strings[index]`.
+    case string(index: Int)
     /// A non-negative integer literal; `decimal` is false for `0x`, `0o` and `0b` forms.
     case integer(UInt64, decimal: Bool)
     case double(Double)
-    case format(FormatSpecifier)
+    case format(conversion: UInt8, bits: UInt8)
     case punctuation(Punctuation)
     case end
 }
