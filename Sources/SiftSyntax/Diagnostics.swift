@@ -72,6 +72,11 @@ public enum SyntaxErrorKind: Error, Hashable, Sendable, Codable {
         }
     }
 
+    /// Source tokens are quoted; the end of the input is not a token and is not.
+    private static func quote(_ token: String) -> String {
+        token == "end of input" ? token : "'\(token)'"
+    }
+
     /// The human-readable message (lower case, source tokens in single quotes).
     public var message: String {
         switch self {
@@ -81,11 +86,11 @@ public enum SyntaxErrorKind: Error, Hashable, Sendable, Codable {
         case .invalidNumber(let n): "invalid number '\(n)'"
         case .numberOutOfRange(let n): "number '\(n)' does not fit in 64 bits"
         case .expectedExpression(let after): "expected expression after '\(after)'"
-        case .expectedExpressionFound(let found): "expected expression, found '\(found)'"
+        case .expectedExpressionFound(let found): "expected expression, found \(Self.quote(found))"
         case .emptyPredicate: "empty predicate"
         case .expectedPredicate(let after): "expected predicate after '\(after)'"
-        case .expectedOperator(let found): "expected comparison operator, found '\(found)'"
-        case .expected(let what, let found): "expected '\(what)', found '\(found)'"
+        case .expectedOperator(let found): "expected comparison operator, found \(Self.quote(found))"
+        case .expected(let what, let found): "expected '\(what)', found \(Self.quote(found))"
         case .unexpectedToken(let t): "unexpected '\(t)' after the end of the predicate"
         case .chainedComparison(let op): "comparison operators cannot be chained; parenthesise or use 'AND' before '\(op)'"
         case .unknownOption(let letter, let options): "unknown option '\(letter)' in '[\(options)]'"
