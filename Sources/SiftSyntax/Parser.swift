@@ -670,20 +670,25 @@ struct Parser {
     /// Aggregate = "{" [ Expression { "," Expression } ] "}"
     mutating func parseAggregate() throws(SyntaxError) -> ExpressionSyntax {
         let open = advance()
-        var elements: [ExpressionSyntax] = []
-        if !isPunct(.rightBrace) {
+        let (elements, close) = try expressionList(closedBy: .rightBrace)
+        return Self.aggregate(elements, range: open.range.union(close.range))
+    }
+
+    /// `[ Expression { "," Expression } ] closing`, after the opening token has been consumed.
+    private mutating func expressionList(closedBy closing: Punctuation) throws(SyntaxError) -> ([ExpressionSyntax], Token) {
+        var items: [ExpressionSyntax] = []
+        if !isPunct(closing) {
             while true {
                 guard startsExpression(current) else {
                     throw error(.expectedExpression(after: tokens[position - 1].text(in: bytes)))
                 }
-                elements.append(try parseExpression())
+                items.append(try parseExpression())
                 if isPunct(.comma) { _ = advance(); continue }
                 break
             }
         }
-        guard isPunct(.rightBrace) else { throw error(.expected("}", found: current.text(in: bytes))) }
-        let close = advance()
-        return Self.aggregate(elements, range: open.range.union(close.range))
+        guard isPunct(closing) else { throw error(.expected(closing.rawValue, found: current.text(in: bytes))) }
+        return (items, advance())
     }
 
     /// An aggregate of constants is a constant array; anything else stays an aggregate.
@@ -702,19 +707,8 @@ struct Parser {
     /// Arguments = "(" [ Expression { "," Expression } ] ")"
     mutating func parseArguments() throws(SyntaxError) -> ([ExpressionSyntax], SourceRange) {
         let open = try expect(.leftParen)
-        var args: [ExpressionSyntax] = []
-        if !isPunct(.rightParen) {
-            while true {
-                guard startsExpression(current) else {
-                    throw error(.expectedExpression(after: tokens[position - 1].text(in: bytes)))
-                }
-                args.append(try parseExpression())
-                if isPunct(.comma) { _ = advance(); continue }
-                break
-            }
-        }
-        guard isPunct(.rightParen) else { throw error(.expected(")", found: current.text(in: bytes))) }
-        return (args, open.range.union(advance().range))
+        let (args, close) = try expressionList(closedBy: .rightParen)
+        return (args, open.range.union(close.range))
     }
 
     /// FunctionCall = FunctionName Arguments ;  FunctionName = Identifier { ":" [ Identifier ] }

@@ -154,22 +154,10 @@ private struct EBNFGrammar {
 
 // MARK: - Random sentences
 
-/// GrammarSplitMix64: small, fast and fully determined by its seed.
-private struct GrammarSplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 private struct SentenceGenerator {
     let grammar: EBNFGrammar
     let heights: [String: Int]
-    var rng: GrammarSplitMix64
+    var rng: SplitMix64
     var usage: [String: Int] = [:]
     var specialUsage: [String: Int] = [:]
     var budget = 20
@@ -179,7 +167,7 @@ private struct SentenceGenerator {
     init(grammar: EBNFGrammar, seed: UInt64) {
         self.grammar = grammar
         self.heights = grammar.heights()
-        self.rng = GrammarSplitMix64(state: seed)
+        self.rng = SplitMix64(seed: seed)
     }
 
     mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &rng) < p }
