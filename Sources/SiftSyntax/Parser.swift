@@ -43,7 +43,12 @@ struct Parser {
     private let arguments: [Any?]
     private var position = 0
     private var argumentIndex = 0
+    /// Nesting of tree nodes (NOT, operators, calls, aggregates…), limited to `maximumDepth`.
     private var depth = 0
+    /// Nesting of parenthesised predicates, which add no node, limited separately to `maximumDepth`,
+    /// so that the printer's parentheses around nested compounds never push a printed predicate
+    /// over the limit its source was within.
+    private var groupDepth = 0
     /// The error that reached furthest into the input, reported when every alternative fails.
     private var furthestError: SyntaxError?
     /// Memo of "( Predicate )" attempts by token position: the predicate and where it ended, or nil.
@@ -148,9 +153,7 @@ struct Parser {
 
     /// Predicate = OrPredicate
     mutating func parsePredicate() throws(SyntaxError) -> PredicateSyntax {
-        try descend()
-        defer { depth -= 1 }
-        return try parseOrPredicate()
+        try parseOrPredicate()
     }
 
     /// OrPredicate = AndPredicate { ("OR" | "||") AndPredicate }
@@ -218,6 +221,9 @@ struct Parser {
             // The outcome is remembered per position: the fallback re-reads the same text, and
             // without the memo nested groups (inside TERNARY or SUBQUERY) would cost 2^depth.
             let saved = (position, argumentIndex, depth)
+            groupDepth += 1
+            defer { groupDepth -= 1 }
+            if groupDepth > PredicateSyntax.maximumDepth { throw error(.nestedTooDeeply(limit: PredicateSyntax.maximumDepth)) }
             if let memo = parenthesisedPredicates[position] {
                 if let (p, end, arguments) = memo {
                     position = end
@@ -238,6 +244,8 @@ struct Parser {
                     // If the expression reading fails too, the operator after ")" is the culprit.
                     record(error(.unexpectedToken(current.text(in: bytes))))
                 } catch {
+                    // Too deep is too deep whichever way the group is read.
+                    if case .nestedTooDeeply = error.kind { throw error }
                     record(error)
                 }
                 parenthesisedPredicates[saved.0] = .some(nil)
