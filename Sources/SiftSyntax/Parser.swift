@@ -373,13 +373,10 @@ struct Parser {
         guard isPunct(.leftBracket) else { return ComparisonOptions(rawValue: 0) }
         let open = advance()
         var letters = ""
-        var lettersRange = open.range
         if case .identifier = current.kind {
-            letters = name(current)
-            lettersRange = advance().range
+            letters = name(advance())
         } else if case .keyword = current.kind {
-            letters = current.text(in: bytes)
-            lettersRange = advance().range
+            letters = advance().text(in: bytes)
         }
         guard isPunct(.rightBracket) else {
             if letters.isEmpty, case .integer = current.kind { throw error(.unknownOption(letter: current.text(in: bytes), options: current.text(in: bytes)), open.range.union(current.range)) }
@@ -397,7 +394,6 @@ struct Parser {
             default: throw error(.unknownOption(letter: String(ch), options: letters), open.range.union(close.range))
             }
         }
-        _ = lettersRange
         if op == .between { throw error(.optionsNotAllowed(operator: opToken.text(in: bytes)), open.range.union(close.range)) }
         return options
     }
@@ -532,8 +528,7 @@ struct Parser {
         switch t.kind {
         case .identifier, .escapedIdentifier: components = [name(t)]
         case .atIdentifier: components = ["@" + name(t)]
-        case .keyword(let k):
-            if k == .self { throw error(.reservedWord(t.text(in: bytes))) }
+        case .keyword:
             throw error(.reservedWord(t.text(in: bytes)))
         case .variable:
             _ = advance()

@@ -61,7 +61,7 @@ enum PredicatePrinter {
             }
             for (i, c) in components.enumerated() {
                 if i > 0 { out += "." }
-                if !c.hasPrefix("@") && (Keyword.isReserved(c) || isCallForm(c, first: base == nil && i == 0)) { out += "#" }
+                if !c.hasPrefix("@") && (Keyword.isReserved(c) || isCallForm(c)) { out += "#" }
                 out += c
             }
         case .dynamicKey(let base, let key):
@@ -145,7 +145,7 @@ enum PredicatePrinter {
 
     /// `ternary` and `function` are call forms only before "(": a key with that name needs no escape,
     /// but escaping it costs nothing and keeps the output unambiguous.
-    private static func isCallForm(_ c: String, first: Bool) -> Bool {
+    private static func isCallForm(_ c: String) -> Bool {
         let u = c.uppercased()
         return u == "TERNARY" || u == "FUNCTION"
     }
