@@ -8,13 +8,26 @@
 
 import Foundation
 
+/// A node of the syntax tree: a kind plus the source range it came from. Equality and hashing
+/// are defined once, here, on the kind alone, so a tree compares equal to its reprinted parse.
+public protocol SyntaxNode: Hashable, Sendable {
+    associatedtype Kind: Hashable
+    var kind: Kind { get }
+    var range: SourceRange { get }
+}
+
+extension SyntaxNode {
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.kind == rhs.kind }
+    public func hash(into hasher: inout Hasher) { hasher.combine(kind) }
+}
+
 /// A parsed predicate.
 ///
 /// ```swift
 /// let p = try PredicateSyntax.parse("age >= 18 AND name BEGINSWITH[cd] %@", arguments: ["jo"])
 /// print(p)  // age >= 18 AND name BEGINSWITH[cd] "jo"
 /// ```
-public struct PredicateSyntax: Hashable, Sendable, Codable, CustomStringConvertible {
+public struct PredicateSyntax: SyntaxNode, Codable, CustomStringConvertible {
     public indirect enum Kind: Hashable, Sendable, Codable {
         /// `TRUEPREDICATE` or `FALSEPREDICATE`.
         case constant(value: Bool)
@@ -38,12 +51,10 @@ public struct PredicateSyntax: Hashable, Sendable, Codable, CustomStringConverti
         self.range = range
     }
 
-    public static func == (lhs: PredicateSyntax, rhs: PredicateSyntax) -> Bool { lhs.kind == rhs.kind }
-    public func hash(into hasher: inout Hasher) { hasher.combine(kind) }
 }
 
 /// A parsed expression: the operands of comparisons.
-public struct ExpressionSyntax: Hashable, Sendable, Codable, CustomStringConvertible {
+public struct ExpressionSyntax: SyntaxNode, Codable, CustomStringConvertible {
     public indirect enum Kind: Hashable, Sendable, Codable {
         /// A literal or substituted value (`42`, `"x"`, `nil`, `{1, 2}`, `%@`).
         case constant(value: LiteralValue)
@@ -87,8 +98,6 @@ public struct ExpressionSyntax: Hashable, Sendable, Codable, CustomStringConvert
         self.range = range
     }
 
-    public static func == (lhs: ExpressionSyntax, rhs: ExpressionSyntax) -> Bool { lhs.kind == rhs.kind }
-    public func hash(into hasher: inout Hasher) { hasher.combine(kind) }
 }
 
 /// The subscript of an index expression.
