@@ -1,12 +1,16 @@
 // swift-tools-version:6.0
 // Sift: the NSPredicate format-string language for every platform Swift runs on.
-// One target per pipeline stage; dependencies point one way: SiftSyntax ← SiftTool ← sift.
+// One target per pipeline stage; dependencies point one way:
+//   SiftSyntax ← SiftEvaluation ← SiftTool ← sift
+//   SiftText (Unicode folding, LIKE, MATCHES through PCRE2) ← SiftEvaluation
 import PackageDescription
 
 let package = Package(
     name: "Sift",
     products: [
         .library(name: "SiftSyntax", targets: ["SiftSyntax"]),
+        .library(name: "SiftText", targets: ["SiftText"]),
+        .library(name: "SiftEvaluation", targets: ["SiftEvaluation"]),
         .executable(name: "sift", targets: ["sift"]),
     ],
     dependencies: [
@@ -14,16 +18,26 @@ let package = Package(
     ],
     targets: [
         .target(name: "SiftSyntax"),
+        .systemLibrary(
+            name: "CPCRE2",
+            pkgConfig: "libpcre2-8",
+            providers: [.apt(["libpcre2-dev"]), .brew(["pcre2"])]
+        ),
+        .target(name: "SiftText", dependencies: ["CPCRE2"]),
+        .target(name: "SiftEvaluation", dependencies: ["SiftSyntax", "SiftText"]),
         .target(
             name: "SiftTool",
             dependencies: [
                 "SiftSyntax",
+                "SiftEvaluation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(name: "sift", dependencies: ["SiftTool"]),
         .testTarget(name: "SiftSyntaxTests", dependencies: ["SiftSyntax"]),
-        .testTarget(name: "SiftToolTests", dependencies: ["SiftTool", "SiftSyntax"]),
+        .testTarget(name: "SiftTextTests", dependencies: ["SiftText"]),
+        .testTarget(name: "SiftEvaluationTests", dependencies: ["SiftEvaluation", "SiftSyntax"]),
+        .testTarget(name: "SiftToolTests", dependencies: ["SiftTool", "SiftSyntax", "SiftEvaluation"]),
     ],
     swiftLanguageModes: [.v6]
 )
