@@ -1,0 +1,103 @@
+// Case, diacritic and width folding: the "comparable form" every text operation works on, so that
+// equality, ordering, substring search and LIKE agree with each other and, through the shared
+// SQLite functions, across back-ends. Pure-ASCII input takes a fast path that needs no Foundation
+// call (and no allocation when nothing changes); anything else goes through Foundation's
+// `folding(options:locale:)` and is then made canonical (NFC), because Foundation keeps the input's
+// normalisation form: "é" precomposed and "e\u{301}" decomposed would otherwise fold differently.
+
+import Foundation
+
+/// Which transformation an option set asks for; `[n]` wins over `c` and `d`, `[l]` is ignored.
+enum FoldMode: Sendable, Equatable {
+    /// `[n]`: the strings are compared scalar for scalar, untouched.
+    case literal
+    /// No `c`/`d`: canonical equivalence only (the NFC form).
+    case canonical
+    /// `c` and/or `d`, always with width folding.
+    case folded(caseInsensitive: Bool, diacriticInsensitive: Bool)
+
+    init(_ options: TextOptions) {
+        if options.contains(.normalized) {
+            self = .literal
+        } else {
+            let c = options.contains(.caseInsensitive), d = options.contains(.diacriticInsensitive)
+            self = c || d ? .folded(caseInsensitive: c, diacriticInsensitive: d) : .canonical
+        }
+    }
+
+    /// Whether ASCII bytes are lower-cased; the only change folding makes to ASCII text.
+    var lowersASCII: Bool {
+        if case .folded(true, _) = self { return true }
+        return false
+    }
+}
+
+/// The comparable form of a string under comparison options.
+public enum TextFolding {
+    /// The form two strings are compared in: `[n]` leaves `s` untouched; otherwise `c` folds case
+    /// (full folding: "ß" → "ss", "ς" → "σ", "ﬁ" → "fi"), `d` removes diacritics, either one folds
+    /// width ("ＡＢＣ" → "ABC"), and the result is NFC.
+    ///
+    /// Turkish dotted "İ" folds under `[c]` to "i\u{307}" (root-locale full case folding keeps the
+    /// dot as a combining mark), so it equals "i" only under `[cd]`.
+    ///
+    /// ```swift
+    /// TextFolding.fold("Straße", .caseInsensitive)  // "strasse"
+    /// TextFolding.fold("José", [.caseInsensitive, .diacriticInsensitive])  // "jose"
+    /// ```
+    public static func fold(_ s: String, _ options: TextOptions) -> String {
+        fold(s, FoldMode(options))
+    }
+
+    static func fold(_ s: String, _ mode: FoldMode) -> String {
+        switch mode {
+        case .literal:
+            return s
+        case .canonical:
+            return isASCII(s) ? s : nfc(s)
+        case let .folded(c, d):
+            if isASCII(s) { return c ? asciiLowercased(s) : s }
+            var foundationOptions: String.CompareOptions = [.widthInsensitive]
+            if c { foundationOptions.insert(.caseInsensitive) }
+            if d { foundationOptions.insert(.diacriticInsensitive) }
+            return nfc(s.folding(options: foundationOptions, locale: nil))
+        }
+    }
+
+    /// NFC, skipping Foundation when the string is certainly already NFC: every scalar below
+    /// U+0300 has NFC_Quick_Check = Yes and none of them composes with a preceding scalar.
+    static func nfc(_ s: String) -> String {
+        if s.unicodeScalars.allSatisfy({ $0.value < 0x300 }) { return s }
+        return s.precomposedStringWithCanonicalMapping
+    }
+
+    static func isASCII(_ s: String) -> Bool {
+        if let r = s.utf8.withContiguousStorageIfAvailable({ isASCII($0) }) { return r }
+        return s.utf8.allSatisfy { $0 < 0x80 }
+    }
+
+    static func isASCII(_ buffer: UnsafeBufferPointer<UInt8>) -> Bool {
+        var any: UInt8 = 0
+        for b in buffer { any |= b }
+        return any < 0x80
+    }
+
+    private static func asciiLowercased(_ s: String) -> String {
+        guard s.utf8.contains(where: { $0 &- 0x41 < 26 }) else { return s }
+        return String(decoding: s.utf8.map { lowerASCII($0) }, as: UTF8.self)
+    }
+}
+
+/// ASCII lower-casing of one byte; bytes outside A–Z (including UTF-8 bytes) pass unchanged.
+@inline(__always)
+func lowerASCII(_ b: UInt8) -> UInt8 {
+    b &- 0x41 < 26 ? b | 0x20 : b
+}
+
+/// Runs `body` on the UTF-8 bytes of `s` without copying when the string is contiguous.
+@inline(__always)
+func withUTF8Bytes<R>(_ s: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    if let r = s.utf8.withContiguousStorageIfAvailable(body) { return r }
+    var copy = s
+    return copy.withUTF8(body)
+}
