@@ -1,0 +1,353 @@
+// Compiles a syntax tree once into a tree of closures, so evaluating a predicate against many
+// objects does no tree walking, no key-path splitting and no pattern compilation per object.
+// Constants are converted once; comparisons against constants get specialised closures (numbers
+// compared without boxing, strings pre-folded for [c]/[d], LIKE and MATCHES patterns compiled once,
+// constant IN lists hashed). The specialised paths must agree with `PrimitiveComparison`, which the
+// general path uses; tests compare the two.
+
+import Foundation
+import SiftSyntax
+import SiftText
+
+/// The mutable state of one evaluation: the variable bindings (SUBQUERY and `:=` change them).
+struct Scope {
+    var variables: [String: Value]
+}
+
+typealias ExpressionFn = @Sendable (Value, inout Scope) throws(EvaluationError) -> Value
+typealias PredicateFn = @Sendable (Value, inout Scope) throws(EvaluationError) -> Bool
+
+/// Options fixed when a predicate is compiled.
+public struct EvaluationOptions: Sendable {
+    /// When true, a comparison that would raise a data error (values that cannot be ordered, a
+    /// string operator on a non-string, ANY over a non-collection, arithmetic on nil…) is false
+    /// instead, for filtering messy data. Errors in the predicate itself (an unbound variable, an
+    /// invalid LIKE or regular-expression pattern, an unknown FUNCTION) still throw.
+    public var lenient: Bool
+    /// Functions callable through `FUNCTION(target, "selector", …)`.
+    public var functions: FunctionRegistry
+    /// The type table for UTI-CONFORMS-TO.
+    public var utis: UTITable
+
+    public init(lenient: Bool = false, functions: FunctionRegistry = FunctionRegistry(), utis: UTITable = .standard) {
+        self.lenient = lenient
+        self.functions = functions
+        self.utis = utis
+    }
+}
+
+struct Compiler {
+    let options: EvaluationOptions
+    let source: String?
+
+    func fail(_ kind: EvaluationErrorKind, _ range: SourceRange) -> EvaluationError {
+        EvaluationError(kind, range: range, source: source)
+    }
+
+    // MARK: Predicates
+
+    func predicate(_ p: PredicateSyntax) -> PredicateFn {
+        switch p.kind {
+        case .constant(let b):
+            return { _, _ in b }
+        case .and(let operands):
+            let parts = operands.map(predicate)
+            if parts.count == 2 {
+                let (a, b) = (parts[0], parts[1])
+                return { root, scope throws(EvaluationError) in
+                    if !(try a(root, &scope)) { return false }
+                    return try b(root, &scope)
+                }
+            }
+            return { root, scope throws(EvaluationError) in
+                for part in parts where !(try part(root, &scope)) { return false }
+                return true
+            }
+        case .or(let operands):
+            let parts = operands.map(predicate)
+            if parts.count == 2 {
+                let (a, b) = (parts[0], parts[1])
+                return { root, scope throws(EvaluationError) in
+                    if try a(root, &scope) { return true }
+                    return try b(root, &scope)
+                }
+            }
+            return { root, scope throws(EvaluationError) in
+                for part in parts where try part(root, &scope) { return true }
+                return false
+            }
+        case .not(let operand):
+            let inner = predicate(operand)
+            return { root, scope throws(EvaluationError) in !(try inner(root, &scope)) }
+        case .comparison(let quantifier, let lhs, let op, let opts, let rhs):
+            let compiled = comparison(quantifier, lhs, op, TextOptions(opts), rhs, p.range)
+            guard options.lenient else { return compiled }
+            return { root, scope throws(EvaluationError) in
+                do throws(EvaluationError) { return try compiled(root, &scope) } catch where error.kind.isDataError { return false }
+            }
+        }
+    }
+
+    private func comparison(_ quantifier: Quantifier?, _ lhs: ExpressionSyntax, _ op: ComparisonOperator,
+                            _ opts: TextOptions, _ rhs: ExpressionSyntax, _ range: SourceRange) -> PredicateFn {
+        let l = expression(lhs)
+        let primitive = PrimitiveComparison(op: op, options: opts, utis: options.utis)
+        // A constant right-hand side gets a specialised test, decided once.
+        let test: ValueTest
+        let r: ExpressionFn
+        if case .constant(let literal) = rhs.kind {
+            let constant = Value(literal)
+            r = { _, _ in constant }
+            test = ConstantComparison.make(primitive, constant)
+        } else {
+            r = expression(rhs)
+            // A computed LIKE or MATCHES pattern is compiled per evaluation (MATCHES through the
+            // pattern cache).
+            test = { a, b throws(EvaluationErrorKind) in try primitive.evaluate(a, b) }
+        }
+        let source = self.source
+        guard let quantifier else {
+            return { root, scope throws(EvaluationError) in
+                let a = try l(root, &scope)
+                let b = try r(root, &scope)
+                do throws(EvaluationErrorKind) { return try test(a, b) } catch { throw EvaluationError(error, range: range, source: source) }
+            }
+        }
+        let isAny = quantifier == .any
+        let lhsRange = lhs.range
+        return { root, scope throws(EvaluationError) in
+            let a = try l(root, &scope)
+            let b = try r(root, &scope)
+            let elements: [Value]
+            switch a {
+            case .null: return !isAny
+            case .array(let e), .set(let e): elements = e
+            default:
+                throw EvaluationError(.notACollection(operation: isAny ? "ANY" : "ALL", value: a.description), range: lhsRange, source: source)
+            }
+            do throws(EvaluationErrorKind) {
+                for e in elements where try test(e, b) == isAny { return isAny }
+                return !isAny
+            } catch {
+                throw EvaluationError(error, range: range, source: source)
+            }
+        }
+    }
+
+    // MARK: Expressions
+
+    func expression(_ e: ExpressionSyntax) -> ExpressionFn {
+        let range = e.range
+        let source = self.source
+        switch e.kind {
+        case .constant(let literal):
+            let v = Value(literal)
+            return { _, _ in v }
+        case .evaluatedObject:
+            return { root, _ in root }
+        case .keyPath(let base, let components):
+            let b = base.map(expression)
+            return keyPath(components[...], range, from: b)
+        case .dynamicKey(let base, let key):
+            let b = expression(base), k = expression(key)
+            return { root, scope throws(EvaluationError) in
+                let target = try b(root, &scope)
+                let name = try k(root, &scope)
+                guard case .string(let s) = name else {
+                    if name.isNull { return .null }
+                    throw EvaluationError(.notAString(operation: "key", value: name.description), range: range, source: source)
+                }
+                return try KeyPaths.step(target, s, range, source)
+            }
+        case .variable(let name):
+            return { _, scope throws(EvaluationError) in
+                guard let v = scope.variables[name] else {
+                    throw EvaluationError(.unboundVariable(name), range: range, source: source)
+                }
+                return v
+            }
+        case .aggregate(let elements):
+            let parts = elements.map(expression)
+            return { root, scope throws(EvaluationError) in
+                var out: [Value] = []
+                out.reserveCapacity(parts.count)
+                for p in parts { out.append(try p(root, &scope)) }
+                return .array(out)
+            }
+        case .index(let base, let index):
+            return self.index(expression(base), index, range)
+        case .binary(let op, let lhs, let rhs):
+            let l = expression(lhs), r = expression(rhs)
+            let folded = fold(e, l)
+            if let folded { return folded }
+            return { root, scope throws(EvaluationError) in
+                let a = try l(root, &scope)
+                let b = try r(root, &scope)
+                do throws(EvaluationErrorKind) { return try Arithmetic.binary(op, a, b) } catch { throw EvaluationError(error, range: range, source: source) }
+            }
+        case .unary(let op, let operand):
+            let inner = expression(operand)
+            if let folded = fold(e, inner) { return folded }
+            return { root, scope throws(EvaluationError) in
+                let v = try inner(root, &scope)
+                do throws(EvaluationErrorKind) { return try Arithmetic.unary(op, v) } catch { throw EvaluationError(error, range: range, source: source) }
+            }
+        case .function(let name, let arguments):
+            let args = arguments.map(expression)
+            let call: ExpressionFn = { root, scope throws(EvaluationError) in
+                var values: [Value] = []
+                values.reserveCapacity(args.count)
+                for a in args { values.append(try a(root, &scope)) }
+                do throws(EvaluationErrorKind) { return try BuiltinFunctions.call(name, values) } catch { throw EvaluationError(error, range: range, source: source) }
+            }
+            if name == "now" || name == "random" || name == "randomn:" { return call }
+            return fold(e, call) ?? call
+        case .customFunction(let target, let selector, let arguments):
+            let t = expression(target)
+            let args = arguments.map(expression)
+            let function = options.functions.function(for: selector)
+            return { root, scope throws(EvaluationError) in
+                let tv = try t(root, &scope)
+                var values: [Value] = []
+                for a in args { values.append(try a(root, &scope)) }
+                guard let function else { throw EvaluationError(.unknownFunction(selector), range: range, source: source) }
+                do { return try function(tv, values) } catch let error as FunctionError {
+                    throw EvaluationError(.invalidArgument(function: selector, message: error.description), range: range, source: source)
+                } catch let error as EvaluationError {
+                    throw error
+                } catch {
+                    throw EvaluationError(.invalidArgument(function: selector, message: "\(error)"), range: range, source: source)
+                }
+            }
+        case .subquery(let collection, let variable, let body):
+            let c = expression(collection)
+            let test = predicate(body)
+            return { root, scope throws(EvaluationError) in
+                let cv = try c(root, &scope)
+                let elements: [Value]
+                switch cv {
+                case .null: return .null
+                case .array(let a), .set(let a): elements = a
+                default:
+                    throw EvaluationError(.notACollection(operation: "SUBQUERY", value: cv.description), range: collection.range, source: source)
+                }
+                let saved = scope.variables[variable]
+                defer { scope.variables[variable] = saved }
+                var out: [Value] = []
+                for element in elements {
+                    scope.variables[variable] = element
+                    if try test(root, &scope) { out.append(element) }
+                }
+                return .array(out)
+            }
+        case .ternary(let condition, let then, let otherwise):
+            let c = predicate(condition), a = expression(then), b = expression(otherwise)
+            return { root, scope throws(EvaluationError) in try c(root, &scope) ? a(root, &scope) : b(root, &scope) }
+        case .cast(let value, let type):
+            let v = expression(value), t = expression(type)
+            let call: ExpressionFn = { root, scope throws(EvaluationError) in
+                let x = try v(root, &scope)
+                let name = try t(root, &scope)
+                do throws(EvaluationErrorKind) { return try Cast.cast(x, to: name) } catch { throw EvaluationError(error, range: range, source: source) }
+            }
+            return fold(e, call) ?? call
+        case .assignment(let variable, let value):
+            let v = expression(value)
+            return { root, scope throws(EvaluationError) in
+                let x = try v(root, &scope)
+                scope.variables[variable] = x
+                return x
+            }
+        }
+    }
+
+    /// Evaluates a subtree that reads neither the object nor variables once, at compile time,
+    /// when that succeeds; a subtree that would raise keeps its closure so the error surfaces at
+    /// evaluation, where Apple raises it.
+    private func fold(_ e: ExpressionSyntax, _ fn: @escaping ExpressionFn) -> ExpressionFn? {
+        guard e.isConstantFoldable else { return nil }
+        var scope = Scope(variables: [:])
+        guard let v = try? fn(.null, &scope) else { return nil }
+        return { _, _ in v }
+    }
+
+    // MARK: Key paths
+
+    private func keyPath(_ components: ArraySlice<String>, _ range: SourceRange, from base: ExpressionFn?) -> ExpressionFn {
+        let source = self.source
+        let start: ExpressionFn = base ?? { root, _ in root }
+        // Plain keys up to the first collection operator are read one after another.
+        let plainCount = components.prefix { !$0.hasPrefix("@") }.count
+        let plain = Array(components.prefix(plainCount))
+        let readPlain: ExpressionFn
+        switch plain.count {
+        case 0:
+            readPlain = start
+        case 1 where base == nil:
+            let key = plain[0]
+            readPlain = { root, _ throws(EvaluationError) in try KeyPaths.step(root, key, range, source) }
+        default:
+            readPlain = { root, scope throws(EvaluationError) in
+                var v = try start(root, &scope)
+                for key in plain { v = try KeyPaths.step(v, key, range, source) }
+                return v
+            }
+        }
+        let rest = components.dropFirst(plainCount)
+        guard let op = rest.first else { return readPlain }
+        // A collection operator applies the rest of the path to each element, then combines.
+        let tail = rest.dropFirst()
+        let element: ExpressionFn? = op == "@count" || tail.isEmpty ? nil : keyPath(tail, range, from: { v, _ in v })
+        let afterCount: ExpressionFn? = op == "@count" && !tail.isEmpty ? keyPath(tail, range, from: { v, _ in v }) : nil
+        return { root, scope throws(EvaluationError) in
+            let collection = try readPlain(root, &scope)
+            let result = try KeyPaths.collectionOperator(op, collection, element, &scope, range, source)
+            if let afterCount { return try afterCount(result, &scope) }
+            return result
+        }
+    }
+
+    // MARK: Index
+
+    private func index(_ base: @escaping ExpressionFn, _ index: IndexSyntax, _ range: SourceRange) -> ExpressionFn {
+        let source = self.source
+        let subscriptFn: ExpressionFn?
+        if case .expression(let e) = index { subscriptFn = expression(e) } else { subscriptFn = nil }
+        return { root, scope throws(EvaluationError) in
+            let b = try base(root, &scope)
+            let i = try subscriptFn?(root, &scope)
+            do throws(EvaluationErrorKind) { return try KeyPaths.index(b, index, i) } catch { throw EvaluationError(error, range: range, source: source) }
+        }
+    }
+}
+
+extension EvaluationErrorKind {
+    /// Errors caused by the data rather than by the predicate; lenient mode turns them into false.
+    var isDataError: Bool {
+        switch self {
+        case .incomparableValues, .notAString, .notACollection, .invalidBetweenBounds, .notANumber,
+             .indexOutOfRange, .unknownKey, .emptyCollection, .invalidCast, .regexLimit:
+            true
+        case .unboundVariable, .invalidLikePattern, .invalidRegex, .unknownFunction, .invalidArgument:
+            false
+        }
+    }
+}
+
+extension ExpressionSyntax {
+    /// Whether the expression reads nothing but constants (no key path, SELF, variable,
+    /// subquery, assignment or application function), so it can be computed once.
+    var isConstantFoldable: Bool {
+        switch kind {
+        case .constant: true
+        case .evaluatedObject, .keyPath, .dynamicKey, .variable, .customFunction, .subquery, .assignment, .ternary: false
+        case .aggregate(let elements): elements.allSatisfy(\.isConstantFoldable)
+        case .index(let base, let index):
+            if case .expression(let i) = index { base.isConstantFoldable && i.isConstantFoldable } else { base.isConstantFoldable }
+        case .binary(_, let l, let r): l.isConstantFoldable && r.isConstantFoldable
+        case .unary(_, let o): o.isConstantFoldable
+        case .function(let name, let args): name != "now" && name != "random" && name != "randomn:" && args.allSatisfy(\.isConstantFoldable)
+        case .cast(let v, let t): v.isConstantFoldable && t.isConstantFoldable
+        }
+    }
+}

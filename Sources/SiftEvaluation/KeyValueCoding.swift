@@ -1,0 +1,238 @@
+// How predicates read keys from user values: the `KeyValueCoding` protocol, the conversion of any
+// Swift or Foundation value into a `Value`, and the key lookup rules KVC gives Apple's predicates
+// (a key on a dictionary is a lookup that answers nil when missing, a key on an array maps over its
+// elements, a key on nil is nil). Conformances ship for `[String: Any]`-style dictionaries,
+// Foundation JSON, `Encodable` values (through `ValueEncoder`) and, as a last resort, `Mirror`.
+
+import Foundation
+
+/// A type that answers keys for predicates, like Key-Value Coding on Apple platforms.
+///
+/// Conform your own types for the fastest evaluation; `Encodable` types and plain structs work
+/// without any code, through encoding or reflection.
+///
+/// ```swift
+/// struct Person: KeyValueCoding {
+///     var name: String, age: Int
+///     func value(forKey key: String) throws -> Value {
+///         switch key {
+///         case "name": .string(name)
+///         case "age": .integer(Int64(age))
+///         default: throw KeyValueCodingError.unknownKey(key, in: "Person")
+///         }
+///     }
+/// }
+/// try SiftPredicate("age > 30").evaluate(with: Person(name: "Ann", age: 41))   // true
+/// ```
+public protocol KeyValueCoding {
+    /// The value for `key`: `.null` when the value is nil, or throw
+    /// ``KeyValueCodingError/unknownKey(_:in:)`` when the type has no such key.
+    func value(forKey key: String) throws -> Value
+
+    /// The whole content as a dictionary, when the type can list it (used for `==` between
+    /// objects and for `@count`). The default is nil.
+    var dictionaryValue: [String: Value]? { get }
+}
+
+extension KeyValueCoding {
+    public var dictionaryValue: [String: Value]? { nil }
+}
+
+/// Why a key could not be read.
+public enum KeyValueCodingError: Error, Sendable, Equatable {
+    /// The type has no property or key of that name.
+    case unknownKey(_ key: String, in: String)
+}
+
+// MARK: - Dictionaries
+
+extension Dictionary: KeyValueCoding where Key == String {
+    /// A missing key is nil, as `valueForKey:` on an NSDictionary answers.
+    public func value(forKey key: String) throws -> SiftEvaluation.Value {
+        guard let v = self[key] else { return .null }
+        return SiftEvaluation.Value(any: v)
+    }
+
+    public var dictionaryValue: [String: SiftEvaluation.Value]? { mapValues { SiftEvaluation.Value(any: $0) } }
+}
+
+// MARK: - Conversion from Swift and Foundation values
+
+/// Lets `Value(any:)` unwrap an `Any` that holds an optional (`Int?` stored in `[String: Any]`).
+private protocol OptionalProtocol { var wrappedAny: Any? { get } }
+extension Optional: OptionalProtocol {
+    fileprivate var wrappedAny: Any? { self.map { $0 as Any } }
+}
+
+private let nsBooleanType = ObjectIdentifier(type(of: NSNumber(value: true)))
+
+extension Value {
+    /// Reads any Swift or Foundation value: nil, `NSNull`, Bool, every integer and floating-point
+    /// type, `NSNumber`, `Decimal`, `String`, `Substring`, `Date`, `Data`, `URL` (as its string),
+    /// `UUID` (as its string), arrays, sets, dictionaries with string keys, ``KeyValueCoding``
+    /// types, `Encodable` types (encoded to a dictionary), and any other struct or class by
+    /// reflection of its stored properties.
+    public init(any value: Any?) {
+        guard let value else { self = .null; return }
+        // The common types first, by exact dynamic type: a cast that matches exactly is cheap,
+        // while trying NSNumber first would route every native Int through bridging.
+        let t = type(of: value)
+        if t == String.self { self = .string(value as! String); return }
+        if t == Int.self { self = .integer(Int64(value as! Int)); return }
+        if t == Double.self { self = .double(value as! Double); return }
+        if t == Bool.self { self = .bool(value as! Bool); return }
+        if t == Value.self { self = value as! Value; return }
+        if let o = value as? any OptionalProtocol { self = Value(any: o.wrappedAny); return }
+        switch value {
+        case is NSNull:
+            self = .null
+        case let n as NSNumber where !(t is any BinaryInteger.Type) && !(t is any BinaryFloatingPoint.Type):
+            self = Value(number: n)
+        case let i as any BinaryInteger:
+            if let x = Int64(exactly: i) { self = .integer(x) } else { self = .double(Double(i)) }
+        case let d as any BinaryFloatingPoint:
+            self = .double(Double(d))
+        case let d as Decimal:
+            self = .decimal(d)
+        case let s as Substring:
+            self = .string(String(s))
+        case let s as NSString:
+            self = .string(s as String)
+        case let d as Date:
+            self = .date(d)
+        case let d as Data:
+            self = .data(d)
+        case let u as URL:
+            self = .string(u.absoluteString)
+        case let u as UUID:
+            self = .string(u.uuidString)
+        case let kvc as any KeyValueCoding:
+            self = .object(kvc)
+        case let a as [Any?]:
+            self = .array(a.map { Value(any: $0) })
+        case let a as [Any]:
+            self = .array(a.map { Value(any: $0) })
+        case let s as any SetAlgebra & Sequence:
+            self = .set(Value.distinct(s.map { Value(any: $0 as Any) }))
+        case let d as NSDictionary:
+            var out: [String: Value] = [:]
+            for (k, v) in d { if let k = k as? String { out[k] = Value(any: v) } }
+            self = .dictionary(out)
+        case let s as NSSet:
+            self = .set(Value.distinct(s.map { Value(any: $0) }))
+        case let a as NSArray:
+            self = .array(a.map { Value(any: $0) })
+        case let e as any Encodable:
+            self = (try? ValueEncoder.encode(e)) ?? .object(MirrorObject(value))
+        default:
+            self = .object(MirrorObject(value))
+        }
+    }
+
+    /// An NSNumber by its stored type: booleans, integers (unsigned ones beyond Int64 as
+    /// doubles) and doubles.
+    init(number n: NSNumber) {
+        if ObjectIdentifier(type(of: n)) == nsBooleanType { self = .bool(n.boolValue); return }
+        switch UInt8(bitPattern: n.objCType.pointee) {
+        case UInt8(ascii: "f"), UInt8(ascii: "d"): self = .double(n.doubleValue)
+        case UInt8(ascii: "Q"), UInt8(ascii: "L"):
+            let u = n.uint64Value
+            self = u <= UInt64(Int64.max) ? .integer(Int64(u)) : .double(Double(u))
+        default: self = .integer(n.int64Value)
+        }
+    }
+
+    /// The values with duplicates (by ``isEqual(to:)``) removed, first occurrences kept.
+    static func distinct(_ values: [Value]) -> [Value] {
+        var out: [Value] = []
+        out.reserveCapacity(values.count)
+        var seen = Set<HashKey>()
+        for v in values {
+            if let k = HashKey(v) {
+                if seen.insert(k).inserted { out.append(v) }
+            } else if !out.contains(where: { $0.isEqual(to: v) }) {
+                out.append(v)
+            }
+        }
+        return out
+    }
+}
+
+/// A hashable stand-in for the scalar values, consistent with ``Value/isEqual(to:)``: numbers
+/// hash by numeric value (so `1`, `1.0` and `true` collide as they compare equal).
+enum HashKey: Hashable {
+    case null
+    case integer(Int64)
+    case double(Double)
+    case string(String)
+    case date(Date)
+
+    init?(_ v: Value) {
+        switch v {
+        case .null: self = .null
+        case .string(let s): self = .string(s)
+        case .date(let d): self = .date(d)
+        default:
+            guard let n = v.number else { return nil }
+            switch n {
+            case .integer(let i): self = .integer(i)
+            case .double(let d):
+                if let i = Int64(exactly: d) { self = .integer(i) } else { self = .double(d) }
+            }
+        }
+    }
+}
+
+// MARK: - Reflection fallback
+
+/// Reads the stored properties of a plain struct or class by name, through `Mirror`.
+struct MirrorObject: KeyValueCoding {
+    let subject: Any
+    init(_ subject: Any) { self.subject = subject }
+
+    func value(forKey key: String) throws -> Value {
+        var mirror: Mirror? = Mirror(reflecting: subject)
+        while let m = mirror {
+            for child in m.children where child.label == key { return Value(any: child.value) }
+            mirror = m.superclassMirror
+        }
+        throw KeyValueCodingError.unknownKey(key, in: String(describing: type(of: subject)))
+    }
+
+    var dictionaryValue: [String: Value]? {
+        var out: [String: Value] = [:]
+        var mirror: Mirror? = Mirror(reflecting: subject)
+        while let m = mirror {
+            for child in m.children { if let l = child.label, out[l] == nil { out[l] = Value(any: child.value) } }
+            mirror = m.superclassMirror
+        }
+        return out
+    }
+}
+
+// MARK: - Key lookup on values
+
+extension Value {
+    /// The value for `key`, with KVC's rules: a dictionary looks the key up (nil when missing),
+    /// an array or set maps the key over its elements, nil gives nil. Collection operators
+    /// (`@count`…) are handled by the evaluator, not here.
+    public func value(forKey key: String) throws -> Value {
+        switch self {
+        case .null: return .null
+        case .dictionary(let d): return d[key] ?? .null
+        case .object(let o): return try o.value(forKey: key)
+        case .array(let a): return .array(try a.map { try $0.value(forKey: key) })
+        case .set(let a): return .set(Value.distinct(try a.map { try $0.value(forKey: key) }))
+        default: throw KeyValueCodingError.unknownKey(key, in: kindName)
+        }
+    }
+
+    /// The content of a dictionary or a listable object.
+    var dictionaryContent: [String: Value]? {
+        switch self {
+        case .dictionary(let d): d
+        case .object(let o): o.dictionaryValue
+        default: nil
+        }
+    }
+}
