@@ -1,0 +1,36 @@
+// JSON documents as the values predicates evaluate against, with the tool's conventions: integers
+// stay integers, other numbers are Double, `{"$date": seconds since 1970}` is a Date, and null is
+// nil. Every command that reads data (filter, batch, the corpus runner) converts through here.
+
+import Foundation
+import SiftEvaluation
+
+extension JSONValue {
+    /// The evaluation value of this JSON document.
+    public var value: Value {
+        switch self {
+        case .null: return .null
+        case .bool(let b): return .bool(b)
+        case .integer(let i): return .integer(i)
+        case .double(let d): return .double(d)
+        case .string(let s): return .string(s)
+        case .array(let a): return .array(a.map(\.value))
+        case .object(let o):
+            if o.count == 1, o[0].0 == "$date", let seconds = o[0].1.number {
+                return .date(Date(timeIntervalSince1970: seconds))
+            }
+            var d: [String: Value] = [:]
+            d.reserveCapacity(o.count)
+            for (k, v) in o { d[k] = v.value }
+            return .dictionary(d)
+        }
+    }
+
+    private var number: Double? {
+        switch self {
+        case .integer(let i): Double(i)
+        case .double(let d): d
+        default: nil
+        }
+    }
+}
