@@ -16,13 +16,17 @@ struct Scope {
 
 typealias ExpressionFn = @Sendable (Value, inout Scope) throws(EvaluationError) -> Value
 typealias PredicateFn = @Sendable (Value, inout Scope) throws(EvaluationError) -> Bool
+/// A lenient-mode predicate: nil is SQL's UNKNOWN.
+typealias LenientFn = @Sendable (Value, inout Scope) throws(EvaluationError) -> Bool?
 
 /// Options fixed when a predicate is compiled.
 public struct EvaluationOptions: Sendable {
     /// When true, a comparison that would raise a data error (values that cannot be ordered, a
-    /// string operator on a non-string, ANY over a non-collection, arithmetic on nil…) is false
-    /// instead, for filtering messy data. Errors in the predicate itself (an unbound variable, an
-    /// invalid LIKE or regular-expression pattern, an unknown FUNCTION) still throw.
+    /// string operator on a non-string, ANY over a non-collection, arithmetic on nil…) is
+    /// *unknown* instead, for filtering messy data: NOT keeps it unknown, AND and OR follow SQL's
+    /// three-valued logic, and an unknown result does not match. Errors in the predicate itself
+    /// (an unbound variable, an invalid LIKE or regular-expression pattern, an unknown FUNCTION)
+    /// still throw.
     public var lenient: Bool
     /// Functions callable through `FUNCTION(target, "selector", …)`.
     public var functions: FunctionRegistry
@@ -47,11 +51,17 @@ struct Compiler {
     // MARK: Predicates
 
     func predicate(_ p: PredicateSyntax) -> PredicateFn {
+        guard options.lenient else { return strictPredicate(p) }
+        let t = lenientPredicate(p)
+        return { root, scope throws(EvaluationError) in try t(root, &scope) == true }
+    }
+
+    private func strictPredicate(_ p: PredicateSyntax) -> PredicateFn {
         switch p.kind {
         case .constant(let b):
             return { _, _ in b }
         case .and(let operands):
-            let parts = operands.map(predicate)
+            let parts = operands.map(strictPredicate)
             if parts.count == 2 {
                 let (a, b) = (parts[0], parts[1])
                 return { root, scope throws(EvaluationError) in
@@ -64,7 +74,7 @@ struct Compiler {
                 return true
             }
         case .or(let operands):
-            let parts = operands.map(predicate)
+            let parts = operands.map(strictPredicate)
             if parts.count == 2 {
                 let (a, b) = (parts[0], parts[1])
                 return { root, scope throws(EvaluationError) in
@@ -77,13 +87,54 @@ struct Compiler {
                 return false
             }
         case .not(let operand):
-            let inner = predicate(operand)
+            let inner = strictPredicate(operand)
             return { root, scope throws(EvaluationError) in !(try inner(root, &scope)) }
         case .comparison(let quantifier, let lhs, let op, let opts, let rhs):
-            let compiled = comparison(quantifier, lhs, op, TextOptions(opts), rhs, p.range)
-            guard options.lenient else { return compiled }
+            return comparison(quantifier, lhs, op, TextOptions(opts), rhs, p.range)
+        }
+    }
+
+    /// Lenient mode uses three-valued logic, as SQL does with NULL: a comparison that raises a
+    /// data error is unknown (nil), NOT of unknown is unknown, AND is false if any part is false,
+    /// OR is true if any part is true, and only a definite true matches. So `NOT name < 5` does
+    /// not match a record whose name is a string, while `name < 5 OR age > 3` still can.
+    private func lenientPredicate(_ p: PredicateSyntax) -> LenientFn {
+        switch p.kind {
+        case .constant(let b):
+            return { _, _ in b }
+        case .and(let operands):
+            let parts = operands.map(lenientPredicate)
             return { root, scope throws(EvaluationError) in
-                do throws(EvaluationError) { return try compiled(root, &scope) } catch where error.kind.isDataError { return false }
+                var unknown = false
+                for part in parts {
+                    switch try part(root, &scope) {
+                    case false?: return false
+                    case nil: unknown = true
+                    case true?: break
+                    }
+                }
+                return unknown ? nil : true
+            }
+        case .or(let operands):
+            let parts = operands.map(lenientPredicate)
+            return { root, scope throws(EvaluationError) in
+                var unknown = false
+                for part in parts {
+                    switch try part(root, &scope) {
+                    case true?: return true
+                    case nil: unknown = true
+                    case false?: break
+                    }
+                }
+                return unknown ? nil : false
+            }
+        case .not(let operand):
+            let inner = lenientPredicate(operand)
+            return { root, scope throws(EvaluationError) in try inner(root, &scope).map { !$0 } }
+        case .comparison(let quantifier, let lhs, let op, let opts, let rhs):
+            let compiled = comparison(quantifier, lhs, op, TextOptions(opts), rhs, p.range)
+            return { root, scope throws(EvaluationError) in
+                do throws(EvaluationError) { return try compiled(root, &scope) } catch where error.kind.isDataError { return nil }
             }
         }
     }
@@ -178,20 +229,19 @@ struct Compiler {
             return self.index(expression(base), index, range)
         case .binary(let op, let lhs, let rhs):
             let l = expression(lhs), r = expression(rhs)
-            let folded = fold(e, l)
-            if let folded { return folded }
-            return { root, scope throws(EvaluationError) in
+            let call: ExpressionFn = { root, scope throws(EvaluationError) in
                 let a = try l(root, &scope)
                 let b = try r(root, &scope)
                 do throws(EvaluationErrorKind) { return try Arithmetic.binary(op, a, b) } catch { throw EvaluationError(error, range: range, source: source) }
             }
+            return fold(e, call) ?? call
         case .unary(let op, let operand):
             let inner = expression(operand)
-            if let folded = fold(e, inner) { return folded }
-            return { root, scope throws(EvaluationError) in
+            let call: ExpressionFn = { root, scope throws(EvaluationError) in
                 let v = try inner(root, &scope)
                 do throws(EvaluationErrorKind) { return try Arithmetic.unary(op, v) } catch { throw EvaluationError(error, range: range, source: source) }
             }
+            return fold(e, call) ?? call
         case .function(let name, let arguments):
             let args = arguments.map(expression)
             let call: ExpressionFn = { root, scope throws(EvaluationError) in
