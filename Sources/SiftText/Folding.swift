@@ -57,11 +57,17 @@ public enum TextFolding {
             return isASCII(s) ? s : nfc(s)
         case let .folded(c, d):
             if isASCII(s) { return c ? asciiLowercased(s) : s }
-            var foundationOptions: String.CompareOptions = [.widthInsensitive]
-            if c { foundationOptions.insert(.caseInsensitive) }
-            if d { foundationOptions.insert(.diacriticInsensitive) }
-            return nfc(s.folding(options: foundationOptions, locale: nil))
+            if let folded = LatinTable.fold(s, caseInsensitive: c, diacriticInsensitive: d) { return folded }
+            return foundationFold(s, caseInsensitive: c, diacriticInsensitive: d)
         }
+    }
+
+    /// The reference fold: Foundation's, made canonical.
+    static func foundationFold(_ s: String, caseInsensitive c: Bool, diacriticInsensitive d: Bool) -> String {
+        var foundationOptions: String.CompareOptions = [.widthInsensitive]
+        if c { foundationOptions.insert(.caseInsensitive) }
+        if d { foundationOptions.insert(.diacriticInsensitive) }
+        return nfc(s.folding(options: foundationOptions, locale: nil))
     }
 
     /// NFC, skipping Foundation when the string is certainly already NFC: every scalar below
@@ -85,6 +91,43 @@ public enum TextFolding {
     private static func asciiLowercased(_ s: String) -> String {
         guard s.utf8.contains(where: { $0 &- 0x41 < 26 }) else { return s }
         return String(decoding: s.utf8.map { lowerASCII($0) }, as: UTF8.self)
+    }
+}
+
+/// Folds of U+0080…U+02FF (Latin-1, Latin Extended-A/B, IPA), taken once from Foundation, so the
+/// common accented-Latin subject folds by table lookup instead of a Foundation call per string.
+/// Valid because these scalars are never combining marks: each is its own character, Foundation
+/// folds it independently of its neighbours, and the concatenation is then made NFC like any fold
+/// (only a few entries, such as "İ" → "i\u{307}", contain a mark). The test suite checks the table
+/// against Foundation on random strings.
+enum LatinTable {
+    static let limit: UInt32 = 0x300
+
+    /// UTF-8 of each scalar's fold, indexed by `scalar - 0x80`, for c, d and cd.
+    private static let tables: [[[UInt8]]] = [(true, false), (false, true), (true, true)].map { c, d in
+        // No surrogates below U+0300, so every value is a scalar.
+        (0x80..<limit).map { value in
+            Array(TextFolding.foundationFold(String(Unicode.Scalar(value)!), caseInsensitive: c, diacriticInsensitive: d).utf8)
+        }
+    }
+
+    /// The fold of `s` when every scalar is below U+0300, nil otherwise.
+    static func fold(_ s: String, caseInsensitive c: Bool, diacriticInsensitive d: Bool) -> String? {
+        let table = tables[c ? (d ? 2 : 0) : 1]
+        var out: [UInt8] = []
+        out.reserveCapacity(s.utf8.count + 4)
+        for scalar in s.unicodeScalars {
+            let v = scalar.value
+            if v < 0x80 {
+                let b = UInt8(v)
+                out.append(c ? lowerASCII(b) : b)
+            } else if v < limit {
+                out.append(contentsOf: table[Int(v - 0x80)])
+            } else {
+                return nil
+            }
+        }
+        return TextFolding.nfc(String(decoding: out, as: UTF8.self))
     }
 }
 

@@ -65,8 +65,13 @@ public final class RegexPattern: @unchecked Sendable {
         }
         var errorCode: Int32 = 0
         var errorOffset = 0
-        let compiled = withUTF8Bytes(source) { bytes in
-            pcre2_compile_8(bytes.baseAddress, bytes.count, flags, &errorCode, &errorOffset, nil)
+        let compiled = withUTF8Bytes(source) { bytes -> OpaquePointer? in
+            // Should folding ever leave nothing, PCRE2 still wants a non-null pointer.
+            var empty: UInt8 = 0
+            guard let base = bytes.baseAddress, bytes.count > 0 else {
+                return pcre2_compile_8(&empty, 0, flags, &errorCode, &errorOffset, nil)
+            }
+            return pcre2_compile_8(base, bytes.count, flags, &errorCode, &errorOffset, nil)
         }
         guard let compiled else {
             throw TextError(

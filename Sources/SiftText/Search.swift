@@ -11,8 +11,8 @@
 // "e\u{301}" BEGINSWITH "e" is false (NFC makes it the single scalar "é"), and so is
 // "q\u{301}" BEGINSWITH "q" ("q́" has no precomposed form; the rule catches it), as with Apple's
 // non-literal search. Under `[n]` both are plain scalar prefixes and "q\u{301}" BEGINSWITH "q" is true.
-// An empty needle (or one that folds to nothing, such as a lone combining mark under `[d]`) never
-// matches.
+// An empty needle never matches; so does a needle that folds to nothing, should folding ever
+// remove a whole string.
 
 /// Whether two strings are equal under comparison options.
 ///

@@ -119,3 +119,23 @@ private func scalars(_ s: String) -> [UInt32] { s.unicodeScalars.map(\.value) }
         }
     }
 }
+
+@Test func latinTableAgreesWithFoundationOnWholeStrings() {
+    // The table folds scalar by scalar; Foundation folds the whole string. They must agree, which
+    // checks that no scalar below U+0300 folds differently next to its neighbours.
+    var rng = SplitMix64(seed: 0x1A71)
+    let special: [UInt32] = [0xDF, 0x130, 0x131, 0x149, 0x17F, 0x1C4, 0x1C5, 0x1F0, 0x2BC, 0x69, 0x49, 0x6E]
+    for _ in 0..<400 {
+        let length = Int(rng.next() % 8)
+        let s = String(String.UnicodeScalarView((0..<length).map { _ -> Unicode.Scalar in
+            let v: UInt32 = rng.next() % 3 == 0
+                ? special[Int(rng.next() % UInt64(special.count))]
+                : 0x20 + UInt32(rng.next() % (0x300 - 0x20))
+            return Unicode.Scalar(v)!
+        }))
+        for (options, cFlag, dFlag) in [(c, true, false), (d, false, true), (cd, true, true)] {
+            let reference = TextFolding.foundationFold(s, caseInsensitive: cFlag, diacriticInsensitive: dFlag)
+            #expect(scalars(TextFolding.fold(s, options)) == scalars(reference), "\(scalars(s)) \(options)")
+        }
+    }
+}

@@ -34,6 +34,10 @@ private func matches(_ s: String, _ pattern: String, _ options: TextOptions = []
     #expect(try !matches("", ""))
     #expect(try !matches("a", ""))
     #expect(try matches("", "a*"))
+    // Foundation keeps a lone leading mark under [d] (there is no base to strip it from).
+    #expect(try !matches("", "\u{301}", .diacriticInsensitive))
+    #expect(try matches("\u{301}", "\u{301}", .diacriticInsensitive))
+    #expect(try !matches("a", "\u{301}", .diacriticInsensitive))
 }
 
 @Test func regexOptions() throws {
