@@ -17,9 +17,12 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --disable-xctest
 
-# The quick start's main job: parse the bundled sample predicates and print their canonical forms.
+# The quick start's main job: parse the bundled sample predicates and print their canonical forms,
+# then filter the bundled people (adults with a child under 10 living in a city starting with
+# "sao", accents and case ignored: São Paulo, Sao Paulo, São José dos Campos).
 sample: build
 	$(SWIFT) run --skip-build sift parse < Samples/predicates.txt
+	$(SWIFT) run --skip-build sift filter 'age >= 18 AND ANY kids.age < 10 AND address.city BEGINSWITH[cd] "sao"' Samples/people.json
 
 bench: deps
 	bash scripts/bench.sh

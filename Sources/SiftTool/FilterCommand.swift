@@ -1,0 +1,162 @@
+// `sift filter`: evaluate one predicate against every record of a JSON file and print the
+// matching records (or their count, or their positions), optionally sorted.
+
+import ArgumentParser
+import Foundation
+import SiftEvaluation
+import SiftSyntax
+
+struct FilterCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "filter",
+        abstract: "Print the JSON records a predicate matches.",
+        discussion: """
+        Reads FILE (standard input when omitted or '-'): either one JSON array whose elements are \
+        the records, or a sequence of JSON values (NDJSON, or values concatenated with any \
+        whitespace). The first non-blank character decides: '[' means an array. Records need not \
+        be objects: 'SELF > 2' filters [1, 2, 3].
+
+        Prints the matching records as NDJSON (one compact JSON value per line, object keys in \
+        input order), in input order unless --sort is given. Every record is evaluated before \
+        anything is printed, so an error never leaves partial output.
+
+        --arg and --var values are JSON: null, true/false, integers, other numbers as Double, \
+        strings, arrays, objects as dictionaries, {"$date": seconds since 1970} as a date. \
+        --var NAME=JSON binds $NAME. --sort takes a key path, optionally string options and a \
+        direction: 'age', 'age:desc', 'name[cd]', 'address.city[c]:desc'; nil sorts first when \
+        ascending, last when descending; the sort is stable.
+
+        Exit status: 0 success (also when nothing matches); 1 invalid predicate, invalid or \
+        unreadable JSON input (FILE:line:column), or an evaluation error (reported as \
+        'record N: ' with N the 0-based record index); 2 usage error.
+        """
+    )
+
+    @Argument(help: "The predicate format string.")
+    var predicate: String
+
+    @Argument(help: "The JSON data: an array of records, or NDJSON ('-' or omitted: standard input).")
+    var file: String?
+
+    @Option(name: .customLong("arg"), parsing: .unconditionalSingleValue, help: "A JSON value for the next %@, %K, %d… specifier.")
+    var args: [String] = []
+
+    @Option(name: .customLong("var"), parsing: .unconditionalSingleValue, help: ArgumentHelp("Bind $NAME to a JSON value.", valueName: "NAME=JSON"))
+    var vars: [String] = []
+
+    @Option(name: .customLong("sort"), help: ArgumentHelp("Sort the output by a key path (repeatable; first is primary).", valueName: "KEY[opts][:desc]"))
+    var sortKeys: [String] = []
+
+    @Flag(help: "Print only the number of matching records.")
+    var count = false
+
+    @Flag(help: "Print the 0-based positions of the matching records, one per line.")
+    var indices = false
+
+    @Flag(help: "Type mismatches (ordering a string and a number, ANY over a non-collection…) are false instead of errors.")
+    var lenient = false
+
+    @Flag(help: "Print record counts and timings to standard error.")
+    var stats = false
+
+    func validate() throws {
+        if count && indices { throw ValidationError("--count and --indices cannot be used together") }
+        _ = try parseVariables(vars)
+        _ = try sortDescriptors()
+    }
+
+    /// Parses the --sort options.
+    func sortDescriptors() throws -> [SiftSortDescriptor] {
+        try sortKeys.map { spec in
+            var key = Substring(spec)
+            var ascending = true
+            if key.hasSuffix(":desc") { ascending = false; key = key.dropLast(5) }
+            else if key.hasSuffix(":asc") { key = key.dropLast(4) }
+            var options: ComparisonOptions = []
+            if key.hasSuffix("]"), let open = key.lastIndex(of: "[") {
+                let letters = key[key.index(after: open)..<key.index(before: key.endIndex)]
+                let table: [Character: ComparisonOptions] = ["c": .caseInsensitive, "d": .diacriticInsensitive, "n": .normalized, "l": .localeSensitive]
+                if !letters.isEmpty, letters.allSatisfy({ table[$0] != nil }) {
+                    for l in letters { options.insert(table[l]!) }
+                    key = key[..<open]
+                }
+            }
+            guard !key.isEmpty else { throw ValidationError("--sort \(spec): missing key path") }
+            do throws(SyntaxError) { return try SiftSortDescriptor(String(key), ascending: ascending, options: options) }
+            catch { throw ValidationError("--sort \(spec): \(error.description)") }
+        }
+    }
+
+    func run() throws {
+        let clock = ContinuousClock()
+        func ms(_ d: Duration) -> String {
+            let c = d.components
+            return String(format: "%.3f", Double(c.seconds) * 1000 + Double(c.attoseconds) / 1e15)
+        }
+        let variables = try parseVariables(vars)
+        let descriptors = try sortDescriptors()
+        let arguments = try parseArguments(args)
+
+        var start = clock.now
+        let compiled: SiftPredicate
+        do {
+            compiled = try SiftPredicate(format: predicate, arguments: arguments, options: EvaluationOptions(lenient: lenient))
+        } catch {
+            writeError(error.annotated)
+            throw ExitCode.failure
+        }
+        let compileTime = clock.now - start
+
+        start = clock.now
+        let records: [JSONValue]
+        let values: [Value]
+        do {
+            records = try Records.load(file)
+            values = records.map(\.value)
+        } catch {
+            writeError(error.description)
+            throw ExitCode.failure
+        }
+        let readTime = clock.now - start
+
+        start = clock.now
+        var matches: [Int] = []
+        for (n, v) in values.enumerated() {
+            do {
+                if try compiled.evaluate(with: v, variables: variables) { matches.append(n) }
+            } catch {
+                writeError("record \(n): \(error.annotated)")
+                throw ExitCode.failure
+            }
+        }
+        let evaluateTime = clock.now - start
+
+        start = clock.now
+        if !descriptors.isEmpty && !count {
+            do {
+                matches = try matches.map { values[$0] }.sortedIndices(by: descriptors).map { matches[$0] }
+            } catch {
+                writeError("sort: \(error.annotated)")
+                throw ExitCode.failure
+            }
+        }
+        let sortTime = clock.now - start
+
+        var out = ""
+        if count {
+            out = "\(matches.count)\n"
+        } else if indices {
+            for n in matches { out += String(n); out += "\n" }
+        } else {
+            for n in matches { records[n].write(into: &out); out += "\n" }
+        }
+        FileHandle.standardOutput.write(Data(out.utf8))
+
+        if stats {
+            var line = "\(records.count) records read, \(matches.count) matched; "
+            line += "read \(ms(readTime)) ms, compile \(ms(compileTime)) ms, evaluate \(ms(evaluateTime)) ms"
+            if !descriptors.isEmpty && !count { line += ", sort \(ms(sortTime)) ms" }
+            writeError(line)
+        }
+    }
+}
