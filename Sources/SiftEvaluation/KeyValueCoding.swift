@@ -82,6 +82,14 @@ extension Value {
         if t == Double.self { self = .double(value as! Double); return }
         if t == Bool.self { self = .bool(value as! Bool); return }
         if t == Value.self { self = value as! Value; return }
+        // Collections as JSON and dictionaries hold them, again by exact type: the generic casts
+        // below would bridge each one element by element.
+        if t == [String: Any].self { self = .object(value as! [String: Any]); return }
+        if t == [String].self { self = .array((value as! [String]).map { .string($0) }); return }
+        if t == [Any].self { self = .array((value as! [Any]).map { Value(any: $0) }); return }
+        if t == [Int].self { self = .array((value as! [Int]).map { .integer(Int64($0)) }); return }
+        if t == [Double].self { self = .array((value as! [Double]).map { .double($0) }); return }
+        if t == [[String: Any]].self { self = .array((value as! [[String: Any]]).map { .object($0) }); return }
         if let o = value as? any OptionalProtocol { self = Value(any: o.wrappedAny); return }
         switch value {
         case is NSNull:
