@@ -34,9 +34,11 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "sift", dependencies: ["SiftTool"]),
-        .testTarget(name: "SiftSyntaxTests", dependencies: ["SiftSyntax"]),
-        .testTarget(name: "SiftTextTests", dependencies: ["SiftText"]),
-        .testTarget(name: "SiftEvaluationTests", dependencies: ["SiftEvaluation", "SiftSyntax"]),
+        // Helpers shared by the test targets (a seeded random generator).
+        .target(name: "SiftTestSupport", path: "Tests/SiftTestSupport"),
+        .testTarget(name: "SiftSyntaxTests", dependencies: ["SiftSyntax", "SiftTestSupport"]),
+        .testTarget(name: "SiftTextTests", dependencies: ["SiftText", "SiftTestSupport"]),
+        .testTarget(name: "SiftEvaluationTests", dependencies: ["SiftEvaluation", "SiftSyntax", "SiftTestSupport"]),
         .testTarget(name: "SiftToolTests", dependencies: ["SiftTool", "SiftSyntax", "SiftEvaluation"]),
     ],
     swiftLanguageModes: [.v6]

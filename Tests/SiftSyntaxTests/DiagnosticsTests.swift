@@ -4,6 +4,7 @@
 
 import Foundation
 import Testing
+import SiftTestSupport
 @testable import SiftSyntax
 
 private func parseError(_ text: String, _ args: [Any?] = []) -> SyntaxError? {

@@ -5,6 +5,7 @@
 
 import Foundation
 import Testing
+import SiftTestSupport
 @testable import SiftSyntax
 
 // MARK: - EBNF reader

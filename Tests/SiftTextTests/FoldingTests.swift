@@ -3,6 +3,7 @@
 
 import Foundation
 import Testing
+import SiftTestSupport
 @testable import SiftText
 
 private let c: TextOptions = .caseInsensitive

@@ -2,6 +2,7 @@
 // checked against the plain functions over a seeded random set of strings.
 
 import Testing
+import SiftTestSupport
 @testable import SiftText
 
 private let c: TextOptions = .caseInsensitive

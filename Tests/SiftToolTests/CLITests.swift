@@ -108,46 +108,6 @@ import SiftSyntax
 
 // MARK: - Subprocess
 
-/// The `sift` executable built beside this test bundle, found by walking up from the test binary.
-private func siftExecutable() -> URL? {
-    let fm = FileManager.default
-    var starts = [URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath(), Bundle.main.bundleURL]
-    if let exe = Bundle.main.executableURL { starts.append(exe) }
-    for start in starts {
-        var dir = start.deletingLastPathComponent()
-        for _ in 0..<6 {
-            let candidate = dir.appendingPathComponent("sift")
-            var isDir: ObjCBool = false
-            if fm.fileExists(atPath: candidate.path, isDirectory: &isDir), !isDir.boolValue, fm.isExecutableFile(atPath: candidate.path) {
-                return candidate
-            }
-            dir = dir.deletingLastPathComponent()
-        }
-    }
-    return nil
-}
-
-private struct RunResult { var status: Int32; var stdout: String; var stderr: String }
-
-private func runSift(_ args: [String], stdin: String? = nil) throws -> RunResult {
-    let exe = try #require(siftExecutable(), "no sift executable next to the test bundle")
-    let process = Process()
-    process.executableURL = exe
-    process.arguments = args
-    let out = Pipe(), err = Pipe(), input = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = input
-    try process.run()
-    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-    try input.fileHandleForWriting.close()
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return RunResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                     stderr: String(decoding: errData, as: UTF8.self))
-}
-
 @Suite(.serialized) struct ParseSubprocessTests {
     @Test func canonicalOutput() throws {
         let r = try runSift(["parse", "a = 1 and SOME b.c like[CD] 'x' OR NONE d <> nil"])

@@ -5,53 +5,6 @@ import Foundation
 import Testing
 @testable import SiftTool
 
-/// The `sift` executable built beside this test bundle, found by walking up from the test binary.
-private func siftBinary() -> URL? {
-    let fm = FileManager.default
-    var starts = [URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath(), Bundle.main.bundleURL]
-    if let exe = Bundle.main.executableURL { starts.append(exe) }
-    for start in starts {
-        var dir = start.deletingLastPathComponent()
-        for _ in 0..<6 {
-            let candidate = dir.appendingPathComponent("sift")
-            var isDir: ObjCBool = false
-            if fm.fileExists(atPath: candidate.path, isDirectory: &isDir), !isDir.boolValue, fm.isExecutableFile(atPath: candidate.path) {
-                return candidate
-            }
-            dir = dir.deletingLastPathComponent()
-        }
-    }
-    return nil
-}
-
-private struct Output { var status: Int32; var stdout: String; var stderr: String }
-
-/// Runs `sift args…` with `stdin` on standard input (drained concurrently so large outputs cannot block).
-private func sift(_ args: [String], stdin: String = "") throws -> Output {
-    let exe = try #require(siftBinary(), "no sift executable next to the test bundle")
-    let process = Process()
-    process.executableURL = exe
-    process.arguments = args
-    let out = Pipe(), err = Pipe(), input = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = input
-    try process.run()
-    let errBox = DataBox()
-    let group = DispatchGroup()
-    group.enter()
-    DispatchQueue.global().async { errBox.data = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-    input.fileHandleForWriting.write(Data(stdin.utf8))
-    try input.fileHandleForWriting.close()
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    group.wait()
-    process.waitUntilExit()
-    return Output(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                  stderr: String(decoding: errBox.data, as: UTF8.self))
-}
-
-private final class DataBox: @unchecked Sendable { var data = Data() }
-
 /// Writes `text` to a fresh temporary file and returns its path.
 private func tempFile(_ text: String, _ name: String = "data.json") throws -> String {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sift-tests-\(UUID().uuidString)")
@@ -80,7 +33,7 @@ private let peopleNDJSON = """
 
 @Suite(.serialized) struct FilterTests {
     @Test func arrayOnStdin() throws {
-        let r = try sift(["filter", "age >= 18"], stdin: people)
+        let r = try runSift(["filter", "age >= 18"], stdin: people)
         #expect(r.status == 0)
         #expect(r.stdout == """
         {"name":"Ann","age":41,"city":"Oslo"}
@@ -92,7 +45,7 @@ private let peopleNDJSON = """
 
     @Test func ndjsonFromFile() throws {
         let path = try tempFile(peopleNDJSON, "people.ndjson")
-        let r = try sift(["filter", "city ==[c] 'OSLO'", path])
+        let r = try runSift(["filter", "city ==[c] 'OSLO'", path])
         #expect(r.status == 0)
         #expect(r.stdout == """
         {"name":"Ann","age":41,"city":"Oslo"}
@@ -100,49 +53,49 @@ private let peopleNDJSON = """
 
         """)
         // "-" is standard input; concatenated values need no newlines.
-        let dash = try sift(["filter", "age < 10", "-"], stdin: #"{"age":41}{"age":7,"s":"a\"b\n"} {"age":3}"#)
+        let dash = try runSift(["filter", "age < 10", "-"], stdin: #"{"age":41}{"age":7,"s":"a\"b\n"} {"age":3}"#)
         #expect(dash.status == 0)
         #expect(dash.stdout == "{\"age\":7,\"s\":\"a\\\"b\\n\"}\n{\"age\":3}\n")
     }
 
     @Test func scalarRecords() throws {
-        let r = try sift(["filter", "SELF > 2"], stdin: "[1, 2, 3, 2.5, \"x\"]")
+        let r = try runSift(["filter", "SELF > 2"], stdin: "[1, 2, 3, 2.5, \"x\"]")
         // "x" > 2 is an error in strict mode; --lenient makes it false.
         #expect(r.status == 1)
         #expect(r.stdout.isEmpty)
-        let lenient = try sift(["filter", "--lenient", "SELF > 2"], stdin: "[1, 2, 3, 2.5, \"x\"]")
+        let lenient = try runSift(["filter", "--lenient", "SELF > 2"], stdin: "[1, 2, 3, 2.5, \"x\"]")
         #expect(lenient.status == 0)
         #expect(lenient.stdout == "3\n2.5\n")
     }
 
     @Test func noMatchesExitsZero() throws {
-        let r = try sift(["filter", "age > 100"], stdin: people)
+        let r = try runSift(["filter", "age > 100"], stdin: people)
         #expect(r.status == 0)
         #expect(r.stdout.isEmpty)
-        let empty = try sift(["filter", "age > 100"], stdin: "")
+        let empty = try runSift(["filter", "age > 100"], stdin: "")
         #expect(empty.status == 0)
         #expect(empty.stdout.isEmpty)
     }
 
     @Test func count() throws {
-        let r = try sift(["filter", "--count", "age != nil"], stdin: people)
+        let r = try runSift(["filter", "--count", "age != nil"], stdin: people)
         #expect(r.status == 0)
         #expect(r.stdout == "3\n")
-        let none = try sift(["filter", "--count", "age > 100"], stdin: peopleNDJSON)
+        let none = try runSift(["filter", "--count", "age > 100"], stdin: peopleNDJSON)
         #expect(none.stdout == "0\n")
     }
 
     @Test func indices() throws {
-        let r = try sift(["filter", "--indices", "city != nil"], stdin: people)
+        let r = try runSift(["filter", "--indices", "city != nil"], stdin: people)
         #expect(r.status == 0)
         #expect(r.stdout == "0\n2\n3\n")
     }
 
     @Test func sortAscendingPutsNilFirst() throws {
-        let r = try sift(["filter", "TRUEPREDICATE", "--sort", "age", "--indices"], stdin: people)
+        let r = try runSift(["filter", "TRUEPREDICATE", "--sort", "age", "--indices"], stdin: people)
         #expect(r.status == 0)
         #expect(r.stdout == "2\n1\n3\n0\n")
-        let records = try sift(["filter", "name != 'Bo'", "--sort", "age"], stdin: people)
+        let records = try runSift(["filter", "name != 'Bo'", "--sort", "age"], stdin: people)
         #expect(records.stdout == """
         {"name":"Cé","age":null,"city":"Paris"}
         {"name":"Dan","age":30,"city":"oslo","score":1.5}
@@ -152,52 +105,52 @@ private let peopleNDJSON = """
     }
 
     @Test func sortDescendingPutsNilLast() throws {
-        let r = try sift(["filter", "TRUEPREDICATE", "--sort", "age:desc", "--indices"], stdin: people)
+        let r = try runSift(["filter", "TRUEPREDICATE", "--sort", "age:desc", "--indices"], stdin: people)
         #expect(r.status == 0)
         #expect(r.stdout == "0\n3\n1\n2\n")
     }
 
     @Test func sortIsStableAndMultiKey() throws {
         // Case-insensitive city: Oslo == oslo, so the tie keeps input order, then age breaks it when asked.
-        let stable = try sift(["filter", "city != nil", "--sort", "city[c]", "--indices"], stdin: people)
+        let stable = try runSift(["filter", "city != nil", "--sort", "city[c]", "--indices"], stdin: people)
         #expect(stable.stdout == "0\n3\n2\n")
-        let twoKeys = try sift(["filter", "city != nil", "--sort", "city[c]", "--sort", "age", "--indices"], stdin: people)
+        let twoKeys = try runSift(["filter", "city != nil", "--sort", "city[c]", "--sort", "age", "--indices"], stdin: people)
         #expect(twoKeys.stdout == "3\n0\n2\n")
         // Without [c], "Oslo" < "Paris" < "oslo" in scalar order.
-        let exact = try sift(["filter", "city != nil", "--sort", "city:desc", "--indices"], stdin: people)
+        let exact = try runSift(["filter", "city != nil", "--sort", "city:desc", "--indices"], stdin: people)
         #expect(exact.stdout == "3\n2\n0\n")
     }
 
     @Test func variables() throws {
-        let r = try sift(["filter", "age > $min AND city IN $cities", "--var", "min=18", "--var", #"cities=["Oslo", "Paris"]"#], stdin: people)
+        let r = try runSift(["filter", "age > $min AND city IN $cities", "--var", "min=18", "--var", #"cities=["Oslo", "Paris"]"#], stdin: people)
         #expect(r.status == 0)
         #expect(r.stdout == "{\"name\":\"Ann\",\"age\":41,\"city\":\"Oslo\"}\n")
-        let unbound = try sift(["filter", "age > $min"], stdin: people)
+        let unbound = try runSift(["filter", "age > $min"], stdin: people)
         #expect(unbound.status == 1)
         #expect(unbound.stdout.isEmpty)
         #expect(unbound.stderr.hasPrefix("record 0: 1:7: error: variable '$min' is not bound\n"))
     }
 
     @Test func arguments() throws {
-        let r = try sift(["filter", "%K == %@", "--arg", "\"name\"", "--arg", "\"Bo\"", "--indices"], stdin: people)
+        let r = try runSift(["filter", "%K == %@", "--arg", "\"name\"", "--arg", "\"Bo\"", "--indices"], stdin: people)
         #expect(r.status == 0)
         #expect(r.stdout == "1\n")
     }
 
     @Test func strictErrorLeavesNoOutput() throws {
         let records = #"[{"v": 1}, {"v": 5}, {"v": "x"}, {"v": 9}]"#
-        let strict = try sift(["filter", "v > 2"], stdin: records)
+        let strict = try runSift(["filter", "v > 2"], stdin: records)
         #expect(strict.status == 1)
         #expect(strict.stdout.isEmpty)
         #expect(strict.stderr == "record 2: 1:1: error: cannot order \"x\" and 2\nv > 2\n^~~~~\n")
-        let lenient = try sift(["filter", "--lenient", "v > 2"], stdin: records)
+        let lenient = try runSift(["filter", "--lenient", "v > 2"], stdin: records)
         #expect(lenient.status == 0)
         #expect(lenient.stdout == "{\"v\":5}\n{\"v\":9}\n")
         #expect(lenient.stderr.isEmpty)
     }
 
     @Test func invalidPredicate() throws {
-        let r = try sift(["filter", "age >= AND"], stdin: people)
+        let r = try runSift(["filter", "age >= AND"], stdin: people)
         #expect(r.status == 1)
         #expect(r.stdout.isEmpty)
         let lines = r.stderr.split(separator: "\n").map(String.init)
@@ -208,19 +161,19 @@ private let peopleNDJSON = """
     }
 
     @Test func invalidJSONReportsLineAndColumn() throws {
-        let r = try sift(["filter", "a == 1"], stdin: "{\"a\": 1}\n{\"a\": 2,}\n")
+        let r = try runSift(["filter", "a == 1"], stdin: "{\"a\": 1}\n{\"a\": 2,}\n")
         #expect(r.status == 1)
         #expect(r.stdout.isEmpty)
         #expect(r.stderr == "<stdin>:2:9: error: expected a string key, found '}'\n")
         let path = try tempFile("[\n  {\"a\": 1},\n  {\"a\" 2}\n]", "bad.json")
-        let file = try sift(["filter", "a == 1", path])
+        let file = try runSift(["filter", "a == 1", path])
         #expect(file.status == 1)
         #expect(file.stdout.isEmpty)
         #expect(file.stderr == "\(path):3:8: error: expected ':', found '2'\n")
     }
 
     @Test func unreadableFile() throws {
-        let r = try sift(["filter", "a == 1", "/nonexistent/sift/data.json"])
+        let r = try runSift(["filter", "a == 1", "/nonexistent/sift/data.json"])
         #expect(r.status == 1)
         #expect(r.stdout.isEmpty)
         #expect(r.stderr == "/nonexistent/sift/data.json: error: no such file\n")
@@ -237,17 +190,17 @@ private let peopleNDJSON = """
             ["filter", "a == 1", "--sort", "a ==:desc"],
             ["filter", "a == 1", "--bogus"],
         ] {
-            let r = try sift(args, stdin: people)
+            let r = try runSift(args, stdin: people)
             #expect(r.status == 2, "\(args)")
             #expect(r.stdout.isEmpty, "\(args)")
             #expect(!r.stderr.isEmpty, "\(args)")
         }
-        let bad = try sift(["filter", "a == 1", "--var", "min={"], stdin: people)
+        let bad = try runSift(["filter", "a == 1", "--var", "min={"], stdin: people)
         #expect(bad.stderr.hasPrefix("Error: --var min: 1:2: error: "))
     }
 
     @Test func stats() throws {
-        let r = try sift(["filter", "--stats", "--sort", "age", "age > 10"], stdin: people)
+        let r = try runSift(["filter", "--stats", "--sort", "age", "age > 10"], stdin: people)
         #expect(r.status == 0)
         #expect(r.stdout.split(separator: "\n").count == 2)
         #expect(r.stderr.hasPrefix("4 records read, 2 matched; read "))
@@ -260,10 +213,10 @@ private let peopleNDJSON = """
     @Test func bundledSample() throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Samples/people.json").path
-        let r = try sift(["filter", "--indices", #"age >= 18 AND ANY kids.age < 10 AND address.city BEGINSWITH[cd] "sao""#, path])
+        let r = try runSift(["filter", "--indices", #"age >= 18 AND ANY kids.age < 10 AND address.city BEGINSWITH[cd] "sao""#, path])
         #expect(r.status == 0)
         #expect(r.stdout == "0\n6\n15\n")
-        let total = try sift(["filter", "--count", "TRUEPREDICATE", path])
+        let total = try runSift(["filter", "--count", "TRUEPREDICATE", path])
         #expect(total.stdout == "30\n")
     }
 }
@@ -275,7 +228,7 @@ private let peopleNDJSON = """
         {"id": "vars", "format": "name BEGINSWITH[cd] $p", "vars": {"p": "e"}, "objects": [{"name": "Émile"}, {"name": "Zoë"}]}
         {"id": {"k": [1]}, "format": "SELF > 1", "objects": [1, 2, "s"], "lenient": true}
         """
-        let r = try sift(["batch"], stdin: input)
+        let r = try runSift(["batch"], stdin: input)
         #expect(r.status == 0)
         #expect(r.stderr.isEmpty)
         #expect(r.stdout == """
@@ -293,7 +246,7 @@ private let peopleNDJSON = """
         {"id": "p", "format": "a = 1 and b < 2", "mode": "parse", "objects": [{"a": 1}]}
         {"id": "argc", "format": "a == %@"}
         """
-        let r = try sift(["batch"], stdin: input)
+        let r = try runSift(["batch"], stdin: input)
         #expect(r.status == 0)
         #expect(r.stdout == """
         {"id":"bad","ok":false,"stage":"parse","error":"1:5: error: expected expression after '=='"}
@@ -305,7 +258,7 @@ private let peopleNDJSON = """
 
     /// The parser's own message for a `%@` without an argument (so this test does not restate it).
     private func missingArgumentMessage() throws -> String {
-        let r = try sift(["parse", "a == %@"])
+        let r = try runSift(["parse", "a == %@"])
         let first = try #require(r.stderr.split(separator: "\n").first)
         return String(first.dropFirst("1:6: error: ".count))
     }
@@ -323,7 +276,7 @@ private let peopleNDJSON = """
         {"id": 13, "format": "a = 1", "lenient": "yes"}
         {"format": "a = 1", "objects": [{"a": 1}], "expected": [true]}
         """
-        let r = try sift(["batch"], stdin: input)
+        let r = try runSift(["batch"], stdin: input)
         #expect(r.status == 0)
         let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(lines == [
@@ -349,7 +302,7 @@ private let peopleNDJSON = """
         {"id": 2, "format": "age >= 18", "objects": [{"age": 1}]}
         {"id": 3, "format": "city ==[c] 'oslo'", "objects": []}
         """
-        let r = try sift(["batch", "--data", path], stdin: input)
+        let r = try runSift(["batch", "--data", path], stdin: input)
         #expect(r.status == 0)
         #expect(r.stdout == """
         {"id":1,"ok":true,"canonical":"age >= 18","results":[true,false,false,true]}
@@ -359,26 +312,26 @@ private let peopleNDJSON = """
         """)
         // An array file works too; without --data a case has no objects.
         let arrayPath = try tempFile(people)
-        let fromArray = try sift(["batch", "--data", arrayPath], stdin: #"{"id": 1, "format": "city != nil"}"#)
+        let fromArray = try runSift(["batch", "--data", arrayPath], stdin: #"{"id": 1, "format": "city != nil"}"#)
         #expect(fromArray.stdout == "{\"id\":1,\"ok\":true,\"canonical\":\"city != nil\",\"results\":[true,false,true,true]}\n")
-        let noData = try sift(["batch"], stdin: #"{"id": 1, "format": "city != nil"}"#)
+        let noData = try runSift(["batch"], stdin: #"{"id": 1, "format": "city != nil"}"#)
         #expect(noData.stdout == "{\"id\":1,\"ok\":true,\"canonical\":\"city != nil\",\"results\":[]}\n")
     }
 
     @Test func badDataExitsOne() throws {
-        let missing = try sift(["batch", "--data", "/nonexistent/sift/data.json"], stdin: #"{"format": "a = 1"}"#)
+        let missing = try runSift(["batch", "--data", "/nonexistent/sift/data.json"], stdin: #"{"format": "a = 1"}"#)
         #expect(missing.status == 1)
         #expect(missing.stdout.isEmpty)
         #expect(missing.stderr == "/nonexistent/sift/data.json: error: no such file\n")
         let path = try tempFile("[1, 2", "bad.json")
-        let malformed = try sift(["batch", "--data", path], stdin: #"{"format": "a = 1"}"#)
+        let malformed = try runSift(["batch", "--data", path], stdin: #"{"format": "a = 1"}"#)
         #expect(malformed.status == 1)
         #expect(malformed.stdout.isEmpty)
         #expect(malformed.stderr == "\(path):1:6: error: expected ',' or ']', found end of input\n")
     }
 
     @Test func emptyInput() throws {
-        let r = try sift(["batch"], stdin: "\n  \n")
+        let r = try runSift(["batch"], stdin: "\n  \n")
         #expect(r.status == 0)
         #expect(r.stdout.isEmpty)
     }
