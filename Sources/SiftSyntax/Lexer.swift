@@ -2,15 +2,17 @@
 // lexed here, which is what keeps `%@` and `$var` inside quotes literal: they never become tokens.
 
 struct Lexer {
-    let bytes: [UInt8]
+    /// The source's UTF-8, borrowed (not copied) for the duration of the parse; see `Parser.withParser`.
+    let bytes: UnsafeBufferPointer<UInt8>
     let source: String
     private var i = 0
-    /// Decoded string literals, indexed by `TokenKind.string(index:)`.
+    /// Decoded string literals that contained escapes, indexed by `TokenKind.string(index:)`;
+    /// literals without escapes are read straight from the source and need no entry.
     private(set) var strings: [String] = []
 
-    init(_ source: String) {
+    init(_ source: String, bytes: UnsafeBufferPointer<UInt8>) {
         self.source = source
-        self.bytes = Array(source.utf8)
+        self.bytes = bytes
     }
 
     private func error(_ kind: SyntaxErrorKind, _ lo: Int, _ hi: Int) -> SyntaxError {
@@ -41,7 +43,7 @@ struct Lexer {
 
     /// Decodes the scalar starting at `j` (the input is valid UTF-8, coming from a String).
     private func scalar(at j: Int) -> (Unicode.Scalar, Int) {
-        var it = bytes[j...].makeIterator()
+        var it = UnsafeBufferPointer(rebasing: bytes[j...]).makeIterator()
         var decoder = UTF8()
         if case .scalarValue(let s) = decoder.decode(&it) {
             return (s, s.utf8.count)
@@ -81,7 +83,7 @@ struct Lexer {
 
         if Self.isIdentStart(b) {
             while i < bytes.count && Self.isIdentContinue(bytes[i]) { i += 1 }
-            if let k = Keyword.lookup(bytes[start..<i]) {
+            if let k = Keyword.lookup(bytes, from: start, to: i) {
                 return Token(kind: .keyword(k), range: SourceRange(start, i))
             }
             if i - start == 3, bytes[start] & 0xDF == 0x55, bytes[start + 1] & 0xDF == 0x54, bytes[start + 2] & 0xDF == 0x49 {
@@ -119,7 +121,8 @@ struct Lexer {
             guard m.properties.isGraphemeExtend else { break }
             end += k
         }
-        throw error(.unexpectedCharacter(String(decoding: bytes[i..<end], as: UTF8.self).isEmpty ? String(s) : String(decoding: bytes[i..<end], as: UTF8.self)), start, end)
+        let culprit = String(decoding: UnsafeBufferPointer(rebasing: bytes[i..<end]), as: UTF8.self)
+        throw error(.unexpectedCharacter(culprit.isEmpty ? String(s) : culprit), start, end)
     }
 
     /// The operator or punctuation starting with bytes `a`, `b`, and its length.
@@ -201,7 +204,16 @@ struct Lexer {
                 return Token(kind: .integer(value, decimal: false), range: SourceRange(start, i))
             }
         }
-        while i < bytes.count && Self.isDigit(bytes[i]) { i += 1 }
+        // Decimal digits, accumulated as they are scanned so that integers need no text.
+        var value: UInt64 = 0
+        var overflow = false
+        while i < bytes.count && Self.isDigit(bytes[i]) {
+            let (m, o1) = value.multipliedReportingOverflow(by: 10)
+            let (s, o2) = m.addingReportingOverflow(UInt64(bytes[i] &- 0x30))
+            overflow = overflow || o1 || o2
+            value = s
+            i += 1
+        }
         var isDouble = false
         if i + 1 < bytes.count, bytes[i] == 0x2E, Self.isDigit(bytes[i + 1]) {
             isDouble = true
@@ -224,6 +236,9 @@ struct Lexer {
             while i < bytes.count && Self.isIdentContinue(bytes[i]) { i += 1 }
             throw error(.invalidNumber(text(start, i)), start, i)
         }
+        if !isDouble && !overflow {
+            return Token(kind: .integer(value, decimal: true), range: SourceRange(start, i))
+        }
         let t = text(start, i)
         if !isDouble, let v = UInt64(t) {
             return Token(kind: .integer(v, decimal: true), range: SourceRange(start, i))
@@ -233,7 +248,7 @@ struct Lexer {
     }
 
     private func text(_ lo: Int, _ hi: Int) -> String {
-        String(decoding: bytes[lo..<Swift.min(hi, bytes.count)], as: UTF8.self)
+        String(decoding: UnsafeBufferPointer(rebasing: bytes[lo..<Swift.min(hi, bytes.count)]), as: UTF8.self)
     }
 
     private static func hexValue(_ b: UInt8) -> UInt32? {
@@ -248,6 +263,18 @@ struct Lexer {
     private mutating func string(quote: UInt8) throws(SyntaxError) -> Token {
         let start = i
         i += 1
+        // Common case: no escapes. The value is the bytes between the quotes, which the parser
+        // reads from the source when it builds the constant, so nothing is copied here.
+        while i < bytes.count {
+            let c = bytes[i]
+            if c == quote {
+                i += 1
+                return Token(kind: .string(index: -1), range: SourceRange(start, i))
+            }
+            if c == 0x5C { break }
+            i += 1
+        }
+        i = start + 1
         var out: [UInt8] = []
         var runStart = i
         while true {

@@ -1,0 +1,30 @@
+// The lexer's keyword table is hand-packed constants; check it against `Keyword.allCases`.
+import Testing
+@testable import SiftSyntax
+
+@Suite struct KeywordTests {
+    private func lookup(_ word: String) -> Keyword? {
+        let bytes = Array(word.utf8)
+        return bytes.withUnsafeBufferPointer { Keyword.lookup($0, from: 0, to: $0.count) }
+    }
+
+    @Test func everyKeywordIsFoundInAnyCase() {
+        for k in Keyword.allCases where !k.rawValue.contains("-") {
+            #expect(lookup(k.rawValue) == k)
+            #expect(lookup(k.rawValue.lowercased()) == k)
+            #expect(lookup(String(k.rawValue.enumerated().map { $0.offset % 2 == 0 ? Character($0.element.lowercased()) : $0.element })) == k)
+        }
+    }
+
+    @Test func otherWordsAreNotKeywords() {
+        for word in ["a", "ab", "ANDY", "AN", "NOTE", "SELFIE", "self_", "_self", "n0ne", "none1", "TRUEPREDICATES",
+                     "CASEINSENSITIVEX", "CASEINSENSITIV", "FALSEPREDICATe_", "UTI", "uti_equals", "BETWEEN2", "subquer"] {
+            #expect(lookup(word) == nil, "\(word)")
+        }
+    }
+
+    @Test func keywordsParseInContext() throws {
+        let p = try PredicateSyntax.parse("NONE tags == nil AND SOME x == YES")
+        #expect(p.description == "(NOT ANY tags == nil) AND ANY x == YES")
+    }
+}
