@@ -23,15 +23,30 @@ enum Keyword: String, CaseIterable, Sendable {
         let count = end - start
         guard count >= 2 && count <= 15 else { return nil }
         var lo: UInt64 = 0, hi: UInt64 = 0
-        var k = 0
-        while k < count && k < 8 {
-            lo |= UInt64(word[start + k] & 0xDF) << (UInt64(k) &* 8)
-            k += 1
+        if start + 16 <= word.count, let base = word.baseAddress {
+            // Two unaligned loads, then the bytes past the word are cleared.
+            let p = UnsafeRawPointer(base + start)
+            lo = UInt64(littleEndian: p.loadUnaligned(as: UInt64.self))
+            hi = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            if count < 8 {
+                lo &= (1 << (UInt64(count) &* 8)) &- 1
+                hi = 0
+            } else {
+                hi &= (1 << (UInt64(count - 8) &* 8)) &- 1
+            }
+        } else {
+            var k = 0
+            while k < count && k < 8 {
+                lo |= UInt64(word[start + k]) << (UInt64(k) &* 8)
+                k += 1
+            }
+            while k < count {
+                hi |= UInt64(word[start + k]) << (UInt64(k - 8) &* 8)
+                k += 1
+            }
         }
-        while k < count {
-            hi |= UInt64(word[start + k] & 0xDF) << (UInt64(k - 8) &* 8)
-            k += 1
-        }
+        lo &= 0xDFDF_DFDF_DFDF_DFDF
+        hi &= 0xDFDF_DFDF_DFDF_DFDF
         switch count {
         case 2:
             switch lo {

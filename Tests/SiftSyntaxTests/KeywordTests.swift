@@ -16,6 +16,23 @@ import Testing
         }
     }
 
+    /// Inside a longer buffer the lookup loads whole words and must ignore the bytes around the word.
+    @Test func keywordsAreFoundInsideLongerText() {
+        for k in Keyword.allCases where !k.rawValue.contains("-") {
+            for (prefix, suffix) in [("", "xxxxxxxxxxxxxxxxxx"), ("ab ", " == 1 AND something_long"), ("(", "s")] {
+                let bytes = Array((prefix + k.rawValue.lowercased() + suffix).utf8)
+                let found = bytes.withUnsafeBufferPointer {
+                    Keyword.lookup($0, from: prefix.utf8.count, to: prefix.utf8.count + k.rawValue.utf8.count)
+                }
+                #expect(found == k)
+                let longer = bytes.withUnsafeBufferPointer {
+                    Keyword.lookup($0, from: prefix.utf8.count, to: prefix.utf8.count + k.rawValue.utf8.count + 1)
+                }
+                #expect(longer == nil)
+            }
+        }
+    }
+
     @Test func otherWordsAreNotKeywords() {
         for word in ["a", "ab", "ANDY", "AN", "NOTE", "SELFIE", "self_", "_self", "n0ne", "none1", "TRUEPREDICATES",
                      "CASEINSENSITIVEX", "CASEINSENSITIV", "FALSEPREDICATe_", "UTI", "uti_equals", "BETWEEN2", "subquer"] {
