@@ -59,39 +59,36 @@ struct Parser {
     /// nested groups never allocates it.
     private var parenthesisedPredicates: [Int: (PredicateSyntax, Int, Int)?] = [:]
 
-    private init(_ source: String, bytes: UnsafeBufferPointer<UInt8>, arguments: [Any?]) throws(SyntaxError) {
-        var lexer = Lexer(source, bytes: bytes)
-        self.tokens = try lexer.tokenize()
-        self.strings = lexer.strings
+    private init(tokens: [Token], strings: [String], bytes: UnsafeBufferPointer<UInt8>, source: String, arguments: [Any?]) {
+        self.tokens = tokens
+        self.strings = strings
         self.bytes = bytes
         self.source = source
         self.arguments = arguments
     }
 
-    /// Runs `body` with a parser over `source`, lexing straight from the string's own UTF-8
-    /// storage (made contiguous first if it is bridged or otherwise foreign) instead of a copy.
-    /// The parser must not escape `body`: it points into that storage.
+    /// Lexes `source` and runs `body` with a parser over it, lexing straight from the string's own
+    /// UTF-8 storage (made contiguous first if it is bridged or otherwise foreign) instead of a
+    /// copy. The parser must not escape `body`: it points into that storage.
     @inline(__always)
     static func withParser<R>(_ source: String, arguments: [Any?],
                               _ body: (inout Parser) throws(SyntaxError) -> R) throws(SyntaxError) -> R {
         var source = source
         source.makeContiguousUTF8()
-        let result: Result<R, SyntaxError>? = source.utf8.withContiguousStorageIfAvailable { bytes in
+        // The outcome is returned, not stored into captured variables (which would cost dynamic
+        // exclusivity checks on every parse).
+        func run(_ bytes: UnsafeBufferPointer<UInt8>) -> Result<R, SyntaxError> {
             do throws(SyntaxError) {
-                var parser = try Parser(source, bytes: bytes, arguments: arguments)
+                var lexer = Lexer(source, bytes: bytes)
+                let tokens = try lexer.tokenize()
+                var parser = Parser(tokens: tokens, strings: lexer.strings, bytes: bytes, source: source, arguments: arguments)
                 return .success(try body(&parser))
             } catch {
                 return .failure(error)
             }
         }
-        guard let result else {
-            // Not reached: a contiguous string always offers its storage. Parse a copy regardless.
-            let copy = Array(source.utf8)
-            return try copy.withUnsafeBufferPointer { bytes throws(SyntaxError) -> R in
-                var parser = try Parser(source, bytes: bytes, arguments: arguments)
-                return try body(&parser)
-            }
-        }
+        // A contiguous string always offers its storage; the copy is only a formal fallback.
+        let result = source.utf8.withContiguousStorageIfAvailable(run) ?? Array(source.utf8).withUnsafeBufferPointer(run)
         return try result.get()
     }
 
