@@ -101,19 +101,34 @@ struct Parser {
         case .escapedIdentifier, .atIdentifier, .variable: skip = 1
         default: skip = 0
         }
-        return String(decoding: UnsafeBufferPointer(rebasing: bytes[(t.range.lowerBound + skip)..<t.range.upperBound]), as: UTF8.self)
+        return Self.string(bytes, t.range.lowerBound + skip, t.range.upperBound)
+    }
+
+    /// The text of `bytes[lo..<hi]`, a slice of the source that starts and ends on scalar
+    /// boundaries. Up to 15 bytes (keys, most literals) it is built as a small string in place,
+    /// which for ASCII needs no separate validation pass; longer text is decoded as usual.
+    @inline(__always)
+    static func string(_ bytes: UnsafeBufferPointer<UInt8>, _ lo: Int, _ hi: Int) -> String {
+        let count = hi - lo
+        guard count > 0, count <= 15, let base = bytes.baseAddress else {
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[lo..<hi]), as: UTF8.self)
+        }
+        return String(unsafeUninitializedCapacity: count) { buffer in
+            buffer.baseAddress!.update(from: base + lo, count: count)
+            return count
+        }
     }
 
     /// The source text in `range`.
     private func text(_ range: SourceRange) -> String {
-        String(decoding: UnsafeBufferPointer(rebasing: bytes[range.lowerBound..<range.upperBound]), as: UTF8.self)
+        Self.string(bytes, range.lowerBound, range.upperBound)
     }
 
     /// The decoded value of a string literal token: from the lexer's side table when it had
     /// escapes, otherwise the bytes between its quotes.
     private func stringValue(_ t: Token, _ index: Int) -> String {
         if index >= 0 { return strings[index] }
-        return String(decoding: UnsafeBufferPointer(rebasing: bytes[(t.range.lowerBound + 1)..<(t.range.upperBound - 1)]), as: UTF8.self)
+        return Self.string(bytes, t.range.lowerBound + 1, t.range.upperBound - 1)
     }
 
     /// The format specifier a `.format` token stands for, with its text for messages.
