@@ -19,15 +19,14 @@ struct Lexer {
         SyntaxError(kind, range: SourceRange(lo, hi), source: source)
     }
 
-    /// All tokens, ending with `.end`.
+    /// Lexes all tokens, ending with `.end`, into `sink`. On error the sink is left for the
+    /// caller to deallocate.
     ///
     /// The common tokens (ASCII whitespace, identifiers and keywords, operators and punctuation)
     /// are lexed by this loop with the cursor in a local; everything else (numbers, strings, `#@$%`
     /// forms, non-ASCII input, the UTI operators, errors) goes through `next()`, which lexes
     /// exactly the same tokens one at a time.
-    mutating func tokenize() throws(SyntaxError) -> [Token] {
-        var tokens: [Token] = []
-        tokens.reserveCapacity(bytes.count / 3 + 2)
+    mutating func tokenize(into sink: inout TokenBuffer) throws(SyntaxError) {
         let n = bytes.count
         var j = i
         while true {
@@ -39,25 +38,25 @@ struct Lexer {
                     j += 1
                     while j < n && Self.isIdentContinue(bytes[j]) { j += 1 }
                     if let k = Keyword.lookup(bytes, from: start, to: j) {
-                        tokens.append(Token(kind: .keyword(k), range: SourceRange(start, j)))
+                        sink.append(Token(kind: .keyword(k), range: SourceRange(start, j)))
                         continue
                     }
                     // "UTI" may begin UTI-CONFORMS-TO or UTI-EQUALS: next() decides.
                     if j - start != 3 || b & 0xDF != 0x55 {
-                        tokens.append(Token(kind: .identifier, range: SourceRange(start, j)))
+                        sink.append(Token(kind: .identifier, range: SourceRange(start, j)))
                         continue
                     }
                 } else if let (p, length) = Self.punctuation(b, j + 1 < n ? bytes[j + 1] : 0) {
                     j += length
-                    tokens.append(Token(kind: .punctuation(p), range: SourceRange(start, j)))
+                    sink.append(Token(kind: .punctuation(p), range: SourceRange(start, j)))
                     continue
                 }
             }
             i = start
             let t = try next()
             j = i
-            tokens.append(t)
-            if case .end = t.kind { return tokens }
+            sink.append(t)
+            if case .end = t.kind { return }
         }
     }
 
@@ -443,5 +442,51 @@ struct Lexer {
         }
         let bits: UInt8 = modifier == "hh" ? 8 : modifier == "h" ? 16 : 64
         return Token(kind: .format(conversion: c, bits: bits), range: SourceRange(start, i))
+    }
+}
+
+/// Where `tokenize` puts tokens: the caller's small buffer first, then, when that is full, a heap
+/// buffer that grows by doubling (tokens are plain data, so they are moved with a memcpy and
+/// need no deinitialization). A struct rather than a local function, so that appending needs
+/// no captured, dynamically checked variables, and no uniqueness checks as an Array would.
+struct TokenBuffer {
+    private(set) var base: UnsafeMutablePointer<Token>
+    private(set) var capacity: Int
+    private(set) var count = 0
+    /// Whether `base` was allocated here and must be freed with `deallocate()`.
+    private(set) var isAllocated = false
+    private let sourceCount: Int
+
+    init(small: UnsafeMutableBufferPointer<Token>, sourceCount: Int) {
+        base = small.baseAddress!
+        capacity = small.count
+        self.sourceCount = sourceCount
+    }
+
+    var tokens: UnsafeBufferPointer<Token> { UnsafeBufferPointer(start: base, count: count) }
+
+    @inline(__always)
+    mutating func append(_ t: Token) {
+        if count == capacity { grow() }
+        (base + count).initialize(to: t)
+        count += 1
+    }
+
+    @inline(never)
+    private mutating func grow() {
+        let newCapacity = Swift.max(2 * capacity, sourceCount / 3 + 2)
+        let new = UnsafeMutablePointer<Token>.allocate(capacity: newCapacity)
+        new.moveInitialize(from: base, count: count)
+        if isAllocated { base.deallocate() }
+        base = new
+        capacity = newCapacity
+        isAllocated = true
+    }
+
+    /// Frees the heap buffer, if any; the tokens must no longer be used.
+    mutating func deallocate() {
+        if isAllocated { base.deallocate() }
+        isAllocated = false
+        count = 0
     }
 }

@@ -38,7 +38,8 @@ extension ExpressionSyntax {
 }
 
 struct Parser {
-    private let tokens: [Token]
+    /// The tokens, in a small stack buffer or a heap buffer (`TokenBuffer`), alive for `withParser`'s body.
+    private let tokens: UnsafeBufferPointer<Token>
     private let strings: [String]
     /// The source's UTF-8, borrowed for the duration of `withParser`'s body.
     private let bytes: UnsafeBufferPointer<UInt8>
@@ -59,7 +60,7 @@ struct Parser {
     /// nested groups never allocates it.
     private var parenthesisedPredicates: [Int: (PredicateSyntax, Int, Int)?] = [:]
 
-    private init(tokens: [Token], strings: [String], bytes: UnsafeBufferPointer<UInt8>, source: String, arguments: [Any?]) {
+    private init(tokens: UnsafeBufferPointer<Token>, strings: [String], bytes: UnsafeBufferPointer<UInt8>, source: String, arguments: [Any?]) {
         self.tokens = tokens
         self.strings = strings
         self.bytes = bytes
@@ -78,19 +79,30 @@ struct Parser {
         // The outcome is returned, not stored into captured variables (which would cost dynamic
         // exclusivity checks on every parse).
         func run(_ bytes: UnsafeBufferPointer<UInt8>) -> Result<R, SyntaxError> {
-            do throws(SyntaxError) {
-                var lexer = Lexer(source, bytes: bytes)
-                let tokens = try lexer.tokenize()
-                var parser = Parser(tokens: tokens, strings: lexer.strings, bytes: bytes, source: source, arguments: arguments)
-                return .success(try body(&parser))
-            } catch {
-                return .failure(error)
+            // Up to `smallTokenCount` tokens (typical predicates need about 20) live on the stack;
+            // longer input moves them to the heap. Tokens are plain data: nothing to deinitialize.
+            withUnsafeTemporaryAllocation(of: Token.self, capacity: smallTokenCount) { small in
+                var sink = TokenBuffer(small: small, sourceCount: bytes.count)
+                defer { sink.deallocate() }
+                do throws(SyntaxError) {
+                    var lexer = Lexer(source, bytes: bytes)
+                    try lexer.tokenize(into: &sink)
+                    var parser = Parser(tokens: sink.tokens, strings: lexer.strings, bytes: bytes, source: source, arguments: arguments)
+                    return .success(try body(&parser))
+                } catch {
+                    return .failure(error)
+                }
             }
         }
+
         // A contiguous string always offers its storage; the copy is only a formal fallback.
         let result = source.utf8.withContiguousStorageIfAvailable(run) ?? Array(source.utf8).withUnsafeBufferPointer(run)
         return try result.get()
     }
+
+    /// Tokens kept in a stack buffer before spilling to the heap: 32 tokens of 32 bytes stay within
+    /// the size that `withUnsafeTemporaryAllocation` always places on the stack.
+    private static var smallTokenCount: Int { 1024 / MemoryLayout<Token>.stride }
 
     // MARK: - Helpers
 

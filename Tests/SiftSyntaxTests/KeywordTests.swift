@@ -45,3 +45,29 @@ import Testing
         #expect(p.description == "(NOT ANY tags == nil) AND ANY x == YES")
     }
 }
+
+/// Tokens live in a 32-token stack buffer and move to a growing heap buffer after that.
+@Suite struct TokenBufferTests {
+    @Test func predicatesOfEveryLengthAroundTheBufferSizeParse() throws {
+        // One-byte tokens, more of them than a third of the input (the first heap capacity).
+        for n in 1...120 {
+            let sum = (0..<n).map { "k\($0 % 10)" }.joined(separator: "+")
+            let text = sum + ">1"
+            let p = try PredicateSyntax.parse(text)
+            #expect(p.range == SourceRange(0, text.utf8.count))
+            let again = try PredicateSyntax.parse(p.description)
+            #expect(again == p)
+            let compact = (0..<n).map { _ in "a" }.joined(separator: "+") + "<(b)"
+            let q = try PredicateSyntax.parse(compact)
+            #expect(q.description.hasSuffix("< b"), "\(q.description)")
+        }
+    }
+
+    @Test func errorsAfterManyTokensStillPointAtTheirToken() {
+        let text = String(repeating: "a == 1 AND ", count: 20) + "b == )"
+        #expect(throws: SyntaxError.self) { try PredicateSyntax.parse(text) }
+        do { _ = try PredicateSyntax.parse(text) } catch let e as SyntaxError {
+            #expect(e.range.lowerBound == text.utf8.count - 1, "\(e)")
+        } catch {}
+    }
+}
