@@ -2,29 +2,61 @@
 // lexed here, which is what keeps `%@` and `$var` inside quotes literal: they never become tokens.
 
 struct Lexer {
-    let bytes: [UInt8]
+    /// The source's UTF-8, borrowed (not copied) for the duration of the parse; see `Parser.withParser`.
+    let bytes: UnsafeBufferPointer<UInt8>
     let source: String
     private var i = 0
-    /// Decoded string literals, indexed by `TokenKind.string(index:)`.
+    /// Decoded string literals that contained escapes, indexed by `TokenKind.string(index:)`;
+    /// literals without escapes are read straight from the source and need no entry.
     private(set) var strings: [String] = []
 
-    init(_ source: String) {
+    init(_ source: String, bytes: UnsafeBufferPointer<UInt8>) {
         self.source = source
-        self.bytes = Array(source.utf8)
+        self.bytes = bytes
     }
 
     private func error(_ kind: SyntaxErrorKind, _ lo: Int, _ hi: Int) -> SyntaxError {
         SyntaxError(kind, range: SourceRange(lo, hi), source: source)
     }
 
-    /// All tokens, ending with `.end`.
-    mutating func tokenize() throws(SyntaxError) -> [Token] {
-        var tokens: [Token] = []
-        tokens.reserveCapacity(bytes.count / 3 + 1)
+    /// Lexes all tokens, ending with `.end`, into `sink`. On error the sink is left for the
+    /// caller to deallocate.
+    ///
+    /// The common tokens (ASCII whitespace, identifiers and keywords, operators and punctuation)
+    /// are lexed by this loop with the cursor in a local; everything else (numbers, strings, `#@$%`
+    /// forms, non-ASCII input, the UTI operators, errors) goes through `next()`, which lexes
+    /// exactly the same tokens one at a time.
+    mutating func tokenize(into sink: inout TokenBuffer) throws(SyntaxError) {
+        let n = bytes.count
+        var j = i
         while true {
+            while j < n, bytes[j] == 0x20 || (bytes[j] &- 0x09) < 5 { j += 1 }
+            let start = j
+            if j < n {
+                let b = bytes[j]
+                if Self.isIdentStart(b) {
+                    j += 1
+                    while j < n && Self.isIdentContinue(bytes[j]) { j += 1 }
+                    if let k = Keyword.lookup(bytes, from: start, to: j) {
+                        sink.append(Token(kind: .keyword(k), range: SourceRange(start, j)))
+                        continue
+                    }
+                    // "UTI" may begin UTI-CONFORMS-TO or UTI-EQUALS: next() decides.
+                    if j - start != 3 || b & 0xDF != 0x55 {
+                        sink.append(Token(kind: .identifier, range: SourceRange(start, j)))
+                        continue
+                    }
+                } else if let (p, length) = Self.punctuation(b, j + 1 < n ? bytes[j + 1] : 0) {
+                    j += length
+                    sink.append(Token(kind: .punctuation(p), range: SourceRange(start, j)))
+                    continue
+                }
+            }
+            i = start
             let t = try next()
-            tokens.append(t)
-            if case .end = t.kind { return tokens }
+            j = i
+            sink.append(t)
+            if case .end = t.kind { return }
         }
     }
 
@@ -33,15 +65,28 @@ struct Lexer {
         return j < bytes.count ? bytes[j] : 0
     }
 
+    /// ASCII letters and `_`: bits 0x41–0x5A, 0x5F, 0x61–0x7A of the upper half of the ASCII table.
+    private static let identStartBits: UInt64 = 0x07FF_FFFE_87FF_FFFE
+    /// Digits: bits 0x30–0x39 of the lower half.
+    private static let digitBits: UInt64 = 0x03FF_0000_0000_0000
+
+    @inline(__always)
     private static func isIdentStart(_ b: UInt8) -> Bool {
-        (b >= 0x61 && b <= 0x7A) || (b >= 0x41 && b <= 0x5A) || b == 0x5F
+        b & 0xC0 == 0x40 && (identStartBits >> UInt64(b & 0x3F)) & 1 != 0
     }
-    private static func isIdentContinue(_ b: UInt8) -> Bool { isIdentStart(b) || isDigit(b) }
+    @inline(__always)
+    private static func isIdentContinue(_ b: UInt8) -> Bool {
+        switch b & 0xC0 {
+        case 0x40: (identStartBits >> UInt64(b & 0x3F)) & 1 != 0
+        case 0x00: (digitBits >> UInt64(b)) & 1 != 0
+        default: false
+        }
+    }
     private static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
 
     /// Decodes the scalar starting at `j` (the input is valid UTF-8, coming from a String).
     private func scalar(at j: Int) -> (Unicode.Scalar, Int) {
-        var it = bytes[j...].makeIterator()
+        var it = UnsafeBufferPointer(rebasing: bytes[j...]).makeIterator()
         var decoder = UTF8()
         if case .scalarValue(let s) = decoder.decode(&it) {
             return (s, s.utf8.count)
@@ -81,7 +126,7 @@ struct Lexer {
 
         if Self.isIdentStart(b) {
             while i < bytes.count && Self.isIdentContinue(bytes[i]) { i += 1 }
-            if let k = Keyword.lookup(bytes[start..<i]) {
+            if let k = Keyword.lookup(bytes, from: start, to: i) {
                 return Token(kind: .keyword(k), range: SourceRange(start, i))
             }
             if i - start == 3, bytes[start] & 0xDF == 0x55, bytes[start + 1] & 0xDF == 0x54, bytes[start + 2] & 0xDF == 0x49 {
@@ -119,46 +164,51 @@ struct Lexer {
             guard m.properties.isGraphemeExtend else { break }
             end += k
         }
-        throw error(.unexpectedCharacter(String(decoding: bytes[i..<end], as: UTF8.self).isEmpty ? String(s) : String(decoding: bytes[i..<end], as: UTF8.self)), start, end)
+        let culprit = String(decoding: UnsafeBufferPointer(rebasing: bytes[i..<end]), as: UTF8.self)
+        throw error(.unexpectedCharacter(culprit.isEmpty ? String(s) : culprit), start, end)
     }
 
-    /// The operator or punctuation starting with bytes `a`, `b`, and its length.
+    /// The operator or punctuation starting with bytes `a`, `b`, and its length (longest match).
     private static func punctuation(_ a: UInt8, _ b: UInt8) -> (Punctuation, Int)? {
-        switch (a, b) {
-        case (0x3D, 0x3D): return (.equalEqual, 2)      // ==
-        case (0x3D, 0x3C): return (.equalLess, 2)       // =<
-        case (0x3D, 0x3E): return (.equalGreater, 2)    // =>
-        case (0x21, 0x3D): return (.notEqual, 2)        // !=
-        case (0x3C, 0x3E): return (.lessGreater, 2)     // <>
-        case (0x3C, 0x3D): return (.lessEqual, 2)       // <=
-        case (0x3C, 0x3C): return (.shiftLeft, 2)       // <<
-        case (0x3E, 0x3D): return (.greaterEqual, 2)    // >=
-        case (0x3E, 0x3E): return (.shiftRight, 2)      // >>
-        case (0x26, 0x26): return (.ampAmp, 2)          // &&
-        case (0x7C, 0x7C): return (.pipePipe, 2)        // ||
-        case (0x2A, 0x2A): return (.starStar, 2)        // **
-        case (0x3A, 0x3D): return (.assign, 2)          // :=
-        case (0x3D, _): return (.equal, 1)
-        case (0x21, _): return (.bang, 1)
-        case (0x3C, _): return (.less, 1)
-        case (0x3E, _): return (.greater, 1)
-        case (0x26, _): return (.amp, 1)
-        case (0x7C, _): return (.pipe, 1)
-        case (0x2A, _): return (.star, 1)
-        case (0x3A, _): return (.colon, 1)
-        case (0x28, _): return (.leftParen, 1)
-        case (0x29, _): return (.rightParen, 1)
-        case (0x7B, _): return (.leftBrace, 1)
-        case (0x7D, _): return (.rightBrace, 1)
-        case (0x5B, _): return (.leftBracket, 1)
-        case (0x5D, _): return (.rightBracket, 1)
-        case (0x2C, _): return (.comma, 1)
-        case (0x2E, _): return (.dot, 1)
-        case (0x2B, _): return (.plus, 1)
-        case (0x2D, _): return (.minus, 1)
-        case (0x2F, _): return (.slash, 1)
-        case (0x5E, _): return (.caret, 1)
-        case (0x7E, _): return (.tilde, 1)
+        switch a {
+        case 0x3D: // =
+            switch b {
+            case 0x3D: return (.equalEqual, 2)      // ==
+            case 0x3C: return (.equalLess, 2)       // =<
+            case 0x3E: return (.equalGreater, 2)    // =>
+            default: return (.equal, 1)
+            }
+        case 0x21: return b == 0x3D ? (.notEqual, 2) : (.bang, 1)          // != !
+        case 0x3C: // <
+            switch b {
+            case 0x3E: return (.lessGreater, 2)     // <>
+            case 0x3D: return (.lessEqual, 2)       // <=
+            case 0x3C: return (.shiftLeft, 2)       // <<
+            default: return (.less, 1)
+            }
+        case 0x3E: // >
+            switch b {
+            case 0x3D: return (.greaterEqual, 2)    // >=
+            case 0x3E: return (.shiftRight, 2)      // >>
+            default: return (.greater, 1)
+            }
+        case 0x26: return b == 0x26 ? (.ampAmp, 2) : (.amp, 1)            // && &
+        case 0x7C: return b == 0x7C ? (.pipePipe, 2) : (.pipe, 1)         // || |
+        case 0x2A: return b == 0x2A ? (.starStar, 2) : (.star, 1)         // ** *
+        case 0x3A: return b == 0x3D ? (.assign, 2) : (.colon, 1)          // := :
+        case 0x28: return (.leftParen, 1)
+        case 0x29: return (.rightParen, 1)
+        case 0x7B: return (.leftBrace, 1)
+        case 0x7D: return (.rightBrace, 1)
+        case 0x5B: return (.leftBracket, 1)
+        case 0x5D: return (.rightBracket, 1)
+        case 0x2C: return (.comma, 1)
+        case 0x2E: return (.dot, 1)
+        case 0x2B: return (.plus, 1)
+        case 0x2D: return (.minus, 1)
+        case 0x2F: return (.slash, 1)
+        case 0x5E: return (.caret, 1)
+        case 0x7E: return (.tilde, 1)
         default: return nil
         }
     }
@@ -201,14 +251,34 @@ struct Lexer {
                 return Token(kind: .integer(value, decimal: false), range: SourceRange(start, i))
             }
         }
-        while i < bytes.count && Self.isDigit(bytes[i]) { i += 1 }
+        // Decimal digits, accumulated as they are scanned so that integers need no text.
+        var value: UInt64 = 0
+        var overflow = false
+        while i < bytes.count && Self.isDigit(bytes[i]) {
+            let (m, o1) = value.multipliedReportingOverflow(by: 10)
+            let (s, o2) = m.addingReportingOverflow(UInt64(bytes[i] &- 0x30))
+            overflow = overflow || o1 || o2
+            value = s
+            i += 1
+        }
         var isDouble = false
+        var fractionDigits = 0
+        var hasExponent = false
         if i + 1 < bytes.count, bytes[i] == 0x2E, Self.isDigit(bytes[i + 1]) {
             isDouble = true
             i += 1
-            while i < bytes.count && Self.isDigit(bytes[i]) { i += 1 }
+            while i < bytes.count && Self.isDigit(bytes[i]) {
+                // The fraction's digits continue the integer part's, for the exact path below.
+                let (m, o1) = value.multipliedReportingOverflow(by: 10)
+                let (s, o2) = m.addingReportingOverflow(UInt64(bytes[i] &- 0x30))
+                overflow = overflow || o1 || o2
+                value = s
+                fractionDigits += 1
+                i += 1
+            }
         }
         if i < bytes.count, bytes[i] | 0x20 == 0x65 {
+            hasExponent = true
             var j = i + 1
             if j < bytes.count, bytes[j] == 0x2B || bytes[j] == 0x2D { j += 1 }
             if j < bytes.count, Self.isDigit(bytes[j]) {
@@ -224,6 +294,16 @@ struct Lexer {
             while i < bytes.count && Self.isIdentContinue(bytes[i]) { i += 1 }
             throw error(.invalidNumber(text(start, i)), start, i)
         }
+        if !isDouble && !overflow {
+            return Token(kind: .integer(value, decimal: true), range: SourceRange(start, i))
+        }
+        if isDouble && !hasExponent && !overflow && value <= 1 << 53 && fractionDigits <= 22 {
+            // Clinger's fast path: the digits and 10^k (k <= 22) are exact doubles, so one
+            // correctly rounded division gives the correctly rounded value, as Double(String) does.
+            var scale = 1.0
+            for _ in 0..<fractionDigits { scale *= 10 }
+            return Token(kind: .double(Double(value) / scale), range: SourceRange(start, i))
+        }
         let t = text(start, i)
         if !isDouble, let v = UInt64(t) {
             return Token(kind: .integer(v, decimal: true), range: SourceRange(start, i))
@@ -233,7 +313,7 @@ struct Lexer {
     }
 
     private func text(_ lo: Int, _ hi: Int) -> String {
-        String(decoding: bytes[lo..<Swift.min(hi, bytes.count)], as: UTF8.self)
+        String(decoding: UnsafeBufferPointer(rebasing: bytes[lo..<Swift.min(hi, bytes.count)]), as: UTF8.self)
     }
 
     private static func hexValue(_ b: UInt8) -> UInt32? {
@@ -248,6 +328,18 @@ struct Lexer {
     private mutating func string(quote: UInt8) throws(SyntaxError) -> Token {
         let start = i
         i += 1
+        // Common case: no escapes. The value is the bytes between the quotes, which the parser
+        // reads from the source when it builds the constant, so nothing is copied here.
+        while i < bytes.count {
+            let c = bytes[i]
+            if c == quote {
+                i += 1
+                return Token(kind: .string(index: -1), range: SourceRange(start, i))
+            }
+            if c == 0x5C { break }
+            i += 1
+        }
+        i = start + 1
         var out: [UInt8] = []
         var runStart = i
         while true {
@@ -350,5 +442,51 @@ struct Lexer {
         }
         let bits: UInt8 = modifier == "hh" ? 8 : modifier == "h" ? 16 : 64
         return Token(kind: .format(conversion: c, bits: bits), range: SourceRange(start, i))
+    }
+}
+
+/// Where `tokenize` puts tokens: the caller's small buffer first, then, when that is full, a heap
+/// buffer that grows by doubling (tokens are plain data, so they are moved with a memcpy and
+/// need no deinitialization). A struct rather than a local function, so that appending needs
+/// no captured, dynamically checked variables, and no uniqueness checks as an Array would.
+struct TokenBuffer {
+    private(set) var base: UnsafeMutablePointer<Token>
+    private(set) var capacity: Int
+    private(set) var count = 0
+    /// Whether `base` was allocated here and must be freed with `deallocate()`.
+    private(set) var isAllocated = false
+    private let sourceCount: Int
+
+    init(small: UnsafeMutableBufferPointer<Token>, sourceCount: Int) {
+        base = small.baseAddress!
+        capacity = small.count
+        self.sourceCount = sourceCount
+    }
+
+    var tokens: UnsafeBufferPointer<Token> { UnsafeBufferPointer(start: base, count: count) }
+
+    @inline(__always)
+    mutating func append(_ t: Token) {
+        if count == capacity { grow() }
+        (base + count).initialize(to: t)
+        count += 1
+    }
+
+    @inline(never)
+    private mutating func grow() {
+        let newCapacity = Swift.max(2 * capacity, sourceCount / 3 + 2)
+        let new = UnsafeMutablePointer<Token>.allocate(capacity: newCapacity)
+        new.moveInitialize(from: base, count: count)
+        if isAllocated { base.deallocate() }
+        base = new
+        capacity = newCapacity
+        isAllocated = true
+    }
+
+    /// Frees the heap buffer, if any; the tokens must no longer be used.
+    mutating func deallocate() {
+        if isAllocated { base.deallocate() }
+        isAllocated = false
+        count = 0
     }
 }

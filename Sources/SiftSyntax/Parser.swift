@@ -17,8 +17,9 @@ extension PredicateSyntax {
     /// let p = try PredicateSyntax.parse("name == %@ AND age > %d", arguments: ["Ann", 30])
     /// ```
     public static func parse(_ format: String, arguments: [Any?] = []) throws(SyntaxError) -> PredicateSyntax {
-        var parser = try Parser(format, arguments: arguments)
-        return try parser.parseStart()
+        try Parser.withParser(format, arguments: arguments) { (parser: inout Parser) throws(SyntaxError) in
+            try parser.parseStart()
+        }
     }
 
     /// Parses `format` and substitutes typed constants, avoiding `Any`.
@@ -30,15 +31,18 @@ extension PredicateSyntax {
 extension ExpressionSyntax {
     /// Parses a standalone expression (`NSExpression(format:)`).
     public static func parse(_ format: String, arguments: [Any?] = []) throws(SyntaxError) -> ExpressionSyntax {
-        var parser = try Parser(format, arguments: arguments)
-        return try parser.parseExpressionStart()
+        try Parser.withParser(format, arguments: arguments) { (parser: inout Parser) throws(SyntaxError) in
+            try parser.parseExpressionStart()
+        }
     }
 }
 
 struct Parser {
-    private let tokens: [Token]
+    /// The tokens, in a small stack buffer or a heap buffer (`TokenBuffer`), alive for `withParser`'s body.
+    private let tokens: UnsafeBufferPointer<Token>
     private let strings: [String]
-    private let bytes: [UInt8]
+    /// The source's UTF-8, borrowed for the duration of `withParser`'s body.
+    private let bytes: UnsafeBufferPointer<UInt8>
     private let source: String
     private let arguments: [Any?]
     private var position = 0
@@ -52,16 +56,53 @@ struct Parser {
     /// The error that reached furthest into the input, reported when every alternative fails.
     private var furthestError: SyntaxError?
     /// Memo of "( Predicate )" attempts by token position: the predicate and where it ended, or nil.
+    /// Only attempts that can be read again are stored (see `parseNotPredicate`), so input without
+    /// nested groups never allocates it.
     private var parenthesisedPredicates: [Int: (PredicateSyntax, Int, Int)?] = [:]
 
-    init(_ source: String, arguments: [Any?]) throws(SyntaxError) {
-        var lexer = Lexer(source)
-        self.tokens = try lexer.tokenize()
-        self.strings = lexer.strings
-        self.bytes = lexer.bytes
+    private init(tokens: UnsafeBufferPointer<Token>, strings: [String], bytes: UnsafeBufferPointer<UInt8>, source: String, arguments: [Any?]) {
+        self.tokens = tokens
+        self.strings = strings
+        self.bytes = bytes
         self.source = source
         self.arguments = arguments
     }
+
+    /// Lexes `source` and runs `body` with a parser over it, lexing straight from the string's own
+    /// UTF-8 storage (made contiguous first if it is bridged or otherwise foreign) instead of a
+    /// copy. The parser must not escape `body`: it points into that storage.
+    @inline(__always)
+    static func withParser<R>(_ source: String, arguments: [Any?],
+                              _ body: (inout Parser) throws(SyntaxError) -> R) throws(SyntaxError) -> R {
+        var source = source
+        source.makeContiguousUTF8()
+        // The outcome is returned, not stored into captured variables (which would cost dynamic
+        // exclusivity checks on every parse).
+        func run(_ bytes: UnsafeBufferPointer<UInt8>) -> Result<R, SyntaxError> {
+            // Up to `smallTokenCount` tokens (typical predicates need about 20) live on the stack;
+            // longer input moves them to the heap. Tokens are plain data: nothing to deinitialize.
+            withUnsafeTemporaryAllocation(of: Token.self, capacity: smallTokenCount) { small in
+                var sink = TokenBuffer(small: small, sourceCount: bytes.count)
+                defer { sink.deallocate() }
+                do throws(SyntaxError) {
+                    var lexer = Lexer(source, bytes: bytes)
+                    try lexer.tokenize(into: &sink)
+                    var parser = Parser(tokens: sink.tokens, strings: lexer.strings, bytes: bytes, source: source, arguments: arguments)
+                    return .success(try body(&parser))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
+
+        // A contiguous string always offers its storage; the copy is only a formal fallback.
+        let result = source.utf8.withContiguousStorageIfAvailable(run) ?? Array(source.utf8).withUnsafeBufferPointer(run)
+        return try result.get()
+    }
+
+    /// Tokens kept in a stack buffer before spilling to the heap: 32 tokens of 32 bytes stay within
+    /// the size that `withUnsafeTemporaryAllocation` always places on the stack.
+    private static var smallTokenCount: Int { 1024 / MemoryLayout<Token>.stride }
 
     // MARK: - Helpers
 
@@ -72,7 +113,34 @@ struct Parser {
         case .escapedIdentifier, .atIdentifier, .variable: skip = 1
         default: skip = 0
         }
-        return String(decoding: bytes[(t.range.lowerBound + skip)..<t.range.upperBound], as: UTF8.self)
+        return Self.string(bytes, t.range.lowerBound + skip, t.range.upperBound)
+    }
+
+    /// The text of `bytes[lo..<hi]`, a slice of the source that starts and ends on scalar
+    /// boundaries. Up to 15 bytes (keys, most literals) it is built as a small string in place,
+    /// which for ASCII needs no separate validation pass; longer text is decoded as usual.
+    @inline(__always)
+    static func string(_ bytes: UnsafeBufferPointer<UInt8>, _ lo: Int, _ hi: Int) -> String {
+        let count = hi - lo
+        guard count > 0, count <= 15, let base = bytes.baseAddress else {
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[lo..<hi]), as: UTF8.self)
+        }
+        return String(unsafeUninitializedCapacity: count) { buffer in
+            buffer.baseAddress!.update(from: base + lo, count: count)
+            return count
+        }
+    }
+
+    /// The source text in `range`.
+    private func text(_ range: SourceRange) -> String {
+        Self.string(bytes, range.lowerBound, range.upperBound)
+    }
+
+    /// The decoded value of a string literal token: from the lexer's side table when it had
+    /// escapes, otherwise the bytes between its quotes.
+    private func stringValue(_ t: Token, _ index: Int) -> String {
+        if index >= 0 { return strings[index] }
+        return Self.string(bytes, t.range.lowerBound + 1, t.range.upperBound - 1)
     }
 
     /// The format specifier a `.format` token stands for, with its text for messages.
@@ -159,26 +227,30 @@ struct Parser {
     /// OrPredicate = AndPredicate { ("OR" | "||") AndPredicate }
     mutating func parseOrPredicate() throws(SyntaxError) -> PredicateSyntax {
         let first = try parseAndPredicate()
-        var operands = [first]
+        guard isKeyword(.or) || isPunct(.pipePipe) else { return first }
+        var operands: [PredicateSyntax] = []
+        operands.reserveCapacity(4)
+        operands.append(first)
         while isKeyword(.or) || isPunct(.pipePipe) {
             let op = advance()
             guard startsPredicate(current) else { throw error(.expectedPredicate(after: op.text(in: bytes))) }
             operands.append(try parseAndPredicate())
         }
-        if operands.count == 1 { return first }
         return PredicateSyntax(.or(operands: operands), range: first.range.union(operands.last!.range))
     }
 
     /// AndPredicate = NotPredicate { ("AND" | "&&") NotPredicate }
     mutating func parseAndPredicate() throws(SyntaxError) -> PredicateSyntax {
         let first = try parseNotPredicate()
-        var operands = [first]
+        guard isKeyword(.and) || isPunct(.ampAmp) else { return first }
+        var operands: [PredicateSyntax] = []
+        operands.reserveCapacity(4)
+        operands.append(first)
         while isKeyword(.and) || isPunct(.ampAmp) {
             let op = advance()
             guard startsPredicate(current) else { throw error(.expectedPredicate(after: op.text(in: bytes))) }
             operands.append(try parseNotPredicate())
         }
-        if operands.count == 1 { return first }
         return PredicateSyntax(.and(operands: operands), range: first.range.union(operands.last!.range))
     }
 
@@ -224,7 +296,10 @@ struct Parser {
             groupDepth += 1
             defer { groupDepth -= 1 }
             if groupDepth > PredicateSyntax.maximumDepth { throw error(.nestedTooDeeply(limit: PredicateSyntax.maximumDepth)) }
-            if let memo = parenthesisedPredicates[position] {
+            // A position is read again only when an enclosing group attempt falls back, so an
+            // attempt made outside any other group (groupDepth 1) is never looked up again and its
+            // success is not stored; failures (rare) are stored always.
+            if !parenthesisedPredicates.isEmpty, let memo = parenthesisedPredicates[position] {
                 if let (p, end, arguments) = memo {
                     position = end
                     argumentIndex = arguments
@@ -238,7 +313,7 @@ struct Parser {
                     if !continuesExpression(current) {
                         var p = inner
                         p.range = start.range.union(close.range)
-                        parenthesisedPredicates[saved.0] = (p, position, argumentIndex)
+                        if groupDepth > 1 { parenthesisedPredicates[saved.0] = (p, position, argumentIndex) }
                         return p
                     }
                     // If the expression reading fails too, the operator after ")" is the culprit.
@@ -372,26 +447,31 @@ struct Parser {
     mutating func parseOptions(after opToken: Token, operator op: ComparisonOperator) throws(SyntaxError) -> ComparisonOptions {
         guard isPunct(.leftBracket) else { return ComparisonOptions(rawValue: 0) }
         let open = advance()
-        var letters = ""
+        // The letters are an identifier or keyword token: ASCII, one Character per byte, so they
+        // are checked byte by byte in place; strings are built only for a message.
+        var letters = SourceRange(0, 0)
         if case .identifier = current.kind {
-            letters = name(advance())
+            letters = advance().range
         } else if case .keyword = current.kind {
-            letters = advance().text(in: bytes)
+            letters = advance().range
         }
+        let noLetters = letters.upperBound == letters.lowerBound
         guard isPunct(.rightBracket) else {
-            if letters.isEmpty, case .integer = current.kind { throw error(.unknownOption(letter: current.text(in: bytes), options: current.text(in: bytes)), open.range.union(current.range)) }
+            if noLetters, case .integer = current.kind { throw error(.unknownOption(letter: current.text(in: bytes), options: current.text(in: bytes)), open.range.union(current.range)) }
             throw error(.expected("]", found: current.text(in: bytes)))
         }
         let close = advance()
-        if letters.isEmpty { throw error(.emptyOptions, open.range.union(close.range)) }
+        if noLetters { throw error(.emptyOptions, open.range.union(close.range)) }
         var options = ComparisonOptions(rawValue: 0)
-        for ch in letters {
-            switch ch {
-            case "c", "C": options.insert(.caseInsensitive)
-            case "d", "D": options.insert(.diacriticInsensitive)
-            case "n", "N": options.insert(.normalized)
-            case "l", "L": options.insert(.localeSensitive)
-            default: throw error(.unknownOption(letter: String(ch), options: letters), open.range.union(close.range))
+        for j in letters.lowerBound..<letters.upperBound {
+            switch bytes[j] {
+            case UInt8(ascii: "c"), UInt8(ascii: "C"): options.insert(.caseInsensitive)
+            case UInt8(ascii: "d"), UInt8(ascii: "D"): options.insert(.diacriticInsensitive)
+            case UInt8(ascii: "n"), UInt8(ascii: "N"): options.insert(.normalized)
+            case UInt8(ascii: "l"), UInt8(ascii: "L"): options.insert(.localeSensitive)
+            default:
+                throw error(.unknownOption(letter: text(SourceRange(j, j + 1)), options: text(letters)),
+                            open.range.union(close.range))
             }
         }
         if op == .between { throw error(.optionsNotAllowed(operator: opToken.text(in: bytes)), open.range.union(close.range)) }
@@ -404,7 +484,22 @@ struct Parser {
     mutating func parseExpression() throws(SyntaxError) -> ExpressionSyntax {
         try descend()
         defer { depth -= 1 }
+        // Unless the expression starts with a prefix operator or is an assignment, the chain
+        // Assignment -> Binary -> Unary -> Postfix comes down to these three steps, in this order
+        // and with the same depth bookkeeping; taking them directly saves three calls per operand.
+        if !isPunct(.minus) && !isPunct(.tilde) && !startsAssignment() {
+            var e = try parsePrimaryExpression()
+            if continuesPostfix(current) { e = try postfixExpressionTail(base: e) }
+            if binaryOperator(current) != nil { e = try binaryExpressionTail(minimumPrecedence: 1, lhs: e) }
+            return e
+        }
         return try parseAssignmentExpression()
+    }
+
+    /// `$name :=`
+    private func startsAssignment() -> Bool {
+        if case .variable = current.kind, case .punctuation(.assign) = peek().kind { return true }
+        return false
     }
 
     /// AssignmentExpression = Variable ":=" Expression | BinaryExpression
@@ -439,7 +534,12 @@ struct Parser {
 
     /// BinaryExpression = UnaryExpression { BinaryOperator UnaryExpression }, by precedence climbing.
     mutating func parseBinaryExpression(minimumPrecedence: Int) throws(SyntaxError) -> ExpressionSyntax {
-        var lhs = try parseUnaryExpression()
+        try binaryExpressionTail(minimumPrecedence: minimumPrecedence, lhs: try parseUnaryExpression())
+    }
+
+    /// The operator loop of `parseBinaryExpression`, after its first operand.
+    private mutating func binaryExpressionTail(minimumPrecedence: Int, lhs first: consuming ExpressionSyntax) throws(SyntaxError) -> ExpressionSyntax {
+        var lhs = first
         let savedDepth = depth
         defer { depth = savedDepth }
         while let op = binaryOperator(current), op.precedence >= minimumPrecedence {
@@ -492,7 +592,12 @@ struct Parser {
 
     /// PostfixExpression = PrimaryExpression { "[" Index "]" | "." KeyPathTail }
     mutating func parsePostfixExpression() throws(SyntaxError) -> ExpressionSyntax {
-        var base = try parsePrimaryExpression()
+        try postfixExpressionTail(base: try parsePrimaryExpression())
+    }
+
+    /// The suffix loop of `parsePostfixExpression`, after its primary expression.
+    private mutating func postfixExpressionTail(base first: consuming ExpressionSyntax) throws(SyntaxError) -> ExpressionSyntax {
+        var base = first
         let savedDepth = depth
         defer { depth = savedDepth }
         while true {
@@ -526,8 +631,7 @@ struct Parser {
         var components: [String]
         let t = current
         switch t.kind {
-        case .identifier, .escapedIdentifier: components = [name(t)]
-        case .atIdentifier: components = ["@" + name(t)]
+        case .identifier, .escapedIdentifier, .atIdentifier: components = [keyName(t)]
         case .keyword:
             throw error(.reservedWord(t.text(in: bytes)))
         case .variable:
@@ -575,7 +679,7 @@ struct Parser {
         switch t.kind {
         case .string(let index):
             _ = advance()
-            return ExpressionSyntax(.constant(value: .string(strings[index])), range: t.range)
+            return ExpressionSyntax(.constant(value: .string(stringValue(t, index))), range: t.range)
         case .integer(let v, let decimal):
             _ = advance()
             if let i = Int64(exactly: v) { return ExpressionSyntax(.constant(value: .integer(i)), range: t.range) }
@@ -622,13 +726,13 @@ struct Parser {
                 }
             }
             _ = advance()
-            return ExpressionSyntax(.keyPath(base: nil, components: [name]), range: t.range)
+            return keyPath(startingWith: name, t)
         case .escapedIdentifier:
             _ = advance()
-            return ExpressionSyntax(.keyPath(base: nil, components: [name(t)]), range: t.range)
+            return keyPath(startingWith: name(t), t)
         case .atIdentifier:
             _ = advance()
-            return ExpressionSyntax(.keyPath(base: nil, components: ["@" + name(t)]), range: t.range)
+            return keyPath(startingWith: keyName(t), t)
         case .keyword(let k):
             switch k {
             case .null, .nil_:
@@ -654,6 +758,40 @@ struct Parser {
         }
     }
 
+    /// A key path that starts at the evaluated object: the key `first` (token `t`, consumed) and
+    /// any `.key` components after it, read at once into one array. `parseKeyPathTail` builds the
+    /// same node when the postfix loop meets them one at a time; anything else after a dot is
+    /// left to it.
+    private mutating func keyPath(startingWith first: String, _ t: Token) -> ExpressionSyntax {
+        guard isPunct(.dot), isPlainKey(peek()) else {
+            return ExpressionSyntax(.keyPath(base: nil, components: [first]), range: t.range)
+        }
+        var components: [String] = []
+        components.reserveCapacity(4)
+        components.append(first)
+        var last = t
+        while isPunct(.dot), isPlainKey(peek()) {
+            _ = advance()
+            last = advance()
+            components.append(keyName(last))
+        }
+        return ExpressionSyntax(.keyPath(base: nil, components: components), range: t.range.union(last.range))
+    }
+
+    /// Whether `t` is a key component by itself: an identifier, `#word` or `@operator`.
+    private func isPlainKey(_ t: Token) -> Bool {
+        switch t.kind {
+        case .identifier, .escapedIdentifier, .atIdentifier: return true
+        default: return false
+        }
+    }
+
+    /// The key component a plain key token names: `@count` keeps its `@`, `#word` drops its `#`.
+    private func keyName(_ t: Token) -> String {
+        if case .atIdentifier = t.kind { return text(t.range) }
+        return name(t)
+    }
+
     private mutating func nextArgument(_ spec: FormatSpecifier, _ t: Token) throws(SyntaxError) -> Any? {
         guard argumentIndex < arguments.count else { throw error(.missingArgument(specifier: spec.text), t.range) }
         defer { argumentIndex += 1 }
@@ -673,8 +811,46 @@ struct Parser {
     /// Aggregate = "{" [ Expression { "," Expression } ] "}"
     mutating func parseAggregate() throws(SyntaxError) -> ExpressionSyntax {
         let open = advance()
+        // Fast path for the common list of plain literals (`IN {…}`, `BETWEEN {…}`): each element
+        // is one literal token followed by "," or "}", which the general path would read as that
+        // constant (consuming no argument and changing no state), so the constant array is built
+        // directly. Anything else, including a depth-limit error, re-reads the list the general way.
+        let first = position
+        if depth < PredicateSyntax.maximumDepth {
+            var values: [LiteralValue] = []
+            while let value = plainLiteral(current) {
+                let next = peek()
+                guard case .punctuation(let p) = next.kind, p == .comma || p == .rightBrace else { break }
+                values.append(value)
+                _ = advance()
+                let separator = advance()
+                if p == .rightBrace {
+                    return ExpressionSyntax(.constant(value: .array(values)), range: open.range.union(separator.range))
+                }
+            }
+            position = first
+        }
         let (elements, close) = try expressionList(closedBy: .rightBrace)
         return Self.aggregate(elements, range: open.range.union(close.range))
+    }
+
+    /// The constant a single literal token stands for as a whole expression, as
+    /// `parsePrimaryExpression` reads it; nil for any other token or for a literal that is an error.
+    private func plainLiteral(_ t: Token) -> LiteralValue? {
+        switch t.kind {
+        case .string(let index): return .string(stringValue(t, index))
+        case .integer(let v, let decimal):
+            if let i = Int64(exactly: v) { return .integer(i) }
+            return decimal ? .double(Double(v)) : nil
+        case .double(let d): return .double(d)
+        case .keyword(let k):
+            switch k {
+            case .null, .nil_: return .null
+            case .true, .yes, .false, .no: return .bool(k == .true || k == .yes)
+            default: return nil
+            }
+        default: return nil
+        }
     }
 
     /// `[ Expression { "," Expression } ] closing`, after the opening token has been consumed.

@@ -14,24 +14,118 @@ enum Keyword: String, CaseIterable, Sendable {
 
     static let byUppercasedName: [String: Keyword] = Dictionary(uniqueKeysWithValues: allCases.map { ($0.rawValue, $0) })
 
-    /// Keywords spelled as identifiers (not the UTI operators), grouped by length, in upper case.
-    private static let byLength: [[([UInt8], Keyword)]] = {
-        var table = [[([UInt8], Keyword)]](repeating: [], count: 16)
-        for k in allCases where !k.rawValue.contains("-") {
-            table[k.rawValue.utf8.count].append((Array(k.rawValue.utf8), k))
+    /// The keyword spelled by the ASCII identifier bytes `word[start..<end]`, in any case; no string
+    /// is built. The bytes are packed little-endian into two words and upper-cased with `& 0xDF`
+    /// (exact for identifier characters: letters, digits and `_` stay distinct), then compared with
+    /// the spellings below, generated from the raw values (the UTI operators, spelled with `-`, are
+    /// lexed separately). `KeywordTests` checks the table against `allCases`.
+    static func lookup(_ word: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Keyword? {
+        let count = end - start
+        guard count >= 2 && count <= 15 else { return nil }
+        var lo: UInt64 = 0, hi: UInt64 = 0
+        if start + 16 <= word.count, let base = word.baseAddress {
+            // Two unaligned loads, then the bytes past the word are cleared.
+            let p = UnsafeRawPointer(base + start)
+            lo = UInt64(littleEndian: p.loadUnaligned(as: UInt64.self))
+            hi = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            if count < 8 {
+                lo &= (1 << (UInt64(count) &* 8)) &- 1
+                hi = 0
+            } else {
+                hi &= (1 << (UInt64(count - 8) &* 8)) &- 1
+            }
+        } else {
+            var k = 0
+            while k < count && k < 8 {
+                lo |= UInt64(word[start + k]) << (UInt64(k) &* 8)
+                k += 1
+            }
+            while k < count {
+                hi |= UInt64(word[start + k]) << (UInt64(k - 8) &* 8)
+                k += 1
+            }
         }
-        return table
-    }()
-
-    /// The keyword spelled by ASCII identifier bytes `word`, in any case; no string is built.
-    static func lookup(_ word: ArraySlice<UInt8>) -> Keyword? {
-        guard word.count < byLength.count else { return nil }
-        let start = word.startIndex
-        candidates: for (spelling, keyword) in byLength[word.count] {
-            for k in 0..<spelling.count where word[start + k] & 0xDF != spelling[k] { continue candidates }
-            return keyword
+        lo &= 0xDFDF_DFDF_DFDF_DFDF
+        hi &= 0xDFDF_DFDF_DFDF_DFDF
+        switch count {
+        case 2:
+            switch lo {
+            case 0x524F: return Keyword.or  // OR
+            case 0x4E49: return Keyword.`in`  // IN
+            case 0x4943: return Keyword.ci  // CI
+            case 0x4F4E: return Keyword.no  // NO
+            default: return nil
+            }
+        case 3:
+            switch lo {
+            case 0x444E41: return Keyword.and  // AND
+            case 0x544F4E: return Keyword.not  // NOT
+            case 0x4C4C41: return Keyword.all  // ALL
+            case 0x594E41: return Keyword.any  // ANY
+            case 0x4C494E: return Keyword.nil_  // NIL
+            case 0x534559: return Keyword.yes  // YES
+            default: return nil
+            }
+        case 4:
+            switch lo {
+            case 0x454D4F53: return Keyword.some  // SOME
+            case 0x454E4F4E: return Keyword.none  // NONE
+            case 0x454B494C: return Keyword.like  // LIKE
+            case 0x4C4C554E: return Keyword.null  // NULL
+            case 0x464C4553: return Keyword.`self`  // SELF
+            case 0x45555254: return Keyword.`true`  // TRUE
+            case 0x5453414C: return Keyword.last  // LAST
+            case 0x455A4953: return Keyword.size  // SIZE
+            case 0x54534143: return Keyword.cast  // CAST
+            default: return nil
+            }
+        case 5:
+            switch lo {
+            case 0x45534C4146: return Keyword.`false`  // FALSE
+            case 0x5453524946: return Keyword.first  // FIRST
+            case 0x4843544546: return Keyword.fetch  // FETCH
+            default: return nil
+            }
+        case 6:
+            switch lo {
+            case 0x59454B594E41: return Keyword.anyKey  // ANYKEY
+            default: return nil
+            }
+        case 7:
+            switch lo {
+            case 0x5345484354414D: return Keyword.matches  // MATCHES
+            case 0x4E454557544542: return Keyword.between  // BETWEEN
+            default: return nil
+            }
+        case 8:
+            switch lo {
+            case 0x534E4941544E4F43: return Keyword.contains  // CONTAINS
+            case 0x4854495753444E45: return Keyword.endsWith  // ENDSWITH
+            case 0x5952455551425553: return Keyword.subquery  // SUBQUERY
+            default: return nil
+            }
+        case 10:
+            switch (lo, hi) {
+            case (0x4957534E49474542, 0x4854): return Keyword.beginsWith  // BEGINSWITH
+            default: return nil
+            }
+        case 13:
+            switch (lo, hi) {
+            case (0x4445525045555254, 0x4554414349): return Keyword.truePredicate  // TRUEPREDICATE
+            default: return nil
+            }
+        case 14:
+            switch (lo, hi) {
+            case (0x45525045534C4146, 0x455441434944): return Keyword.falsePredicate  // FALSEPREDICATE
+            default: return nil
+            }
+        case 15:
+            switch (lo, hi) {
+            case (0x45534E4945534143, 0x4556495449534E): return Keyword.caseInsensitive  // CASEINSENSITIVE
+            default: return nil
+            }
+        default: return nil
         }
-        return nil
     }
 
     /// Whether `word` (any case) is reserved and must be written `#word` to be a key.
@@ -61,7 +155,8 @@ enum TokenKind: Hashable, Sendable {
     /// `@count`, `@sum`, …
     case atIdentifier
     case variable
-    /// A string literal: its decoded value is `strings[index]`.
+    /// A string literal: its decoded value is `strings[index]`, or, when `index` is negative (no
+    /// escapes, the common case), the bytes between the quotes.
     case string(index: Int)
     /// A non-negative integer literal; `decimal` is false for `0x`, `0o` and `0b` forms.
     case integer(UInt64, decimal: Bool)
@@ -86,9 +181,9 @@ struct Token: Sendable {
     var range: SourceRange
 
     /// The token as the user wrote it, for messages.
-    func text(in source: [UInt8]) -> String {
+    func text(in source: UnsafeBufferPointer<UInt8>) -> String {
         if case .end = kind { return "end of input" }
         let lo = Swift.min(range.lowerBound, source.count), hi = Swift.min(range.upperBound, source.count)
-        return String(decoding: source[lo..<hi], as: UTF8.self)
+        return String(decoding: UnsafeBufferPointer(rebasing: source[lo..<hi]), as: UTF8.self)
     }
 }
