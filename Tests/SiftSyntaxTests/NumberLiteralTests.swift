@@ -1,6 +1,7 @@
 // Decimal literals with a fraction take an exact fast path in the lexer; it must agree with
 // Double(String) (correct rounding) bit for bit.
 import Testing
+import SiftTestSupport
 @testable import SiftSyntax
 
 @Suite struct NumberLiteralTests {
