@@ -169,6 +169,7 @@ struct Lexer {
     }
 
     /// The operator or punctuation starting with bytes `a`, `b`, and its length (longest match).
+    @inline(__always)
     private static func punctuation(_ a: UInt8, _ b: UInt8) -> (Punctuation, Int)? {
         switch a {
         case 0x3D: // =

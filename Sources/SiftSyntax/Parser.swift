@@ -183,9 +183,15 @@ struct Parser {
         return advance()
     }
 
+    @inline(__always)
     private mutating func descend() throws(SyntaxError) {
         depth += 1
-        if depth > PredicateSyntax.maximumDepth { throw error(.nestedTooDeeply(limit: PredicateSyntax.maximumDepth)) }
+        if depth > PredicateSyntax.maximumDepth { throw tooDeep() }
+    }
+
+    @inline(never)
+    private func tooDeep() -> SyntaxError {
+        error(.nestedTooDeeply(limit: PredicateSyntax.maximumDepth))
     }
 
     private mutating func record(_ e: SyntaxError) {
