@@ -412,7 +412,8 @@ struct Parser {
             throw error(.expectedOperator(found: current.text(in: bytes)))
         }
         let opToken = advance()
-        let options = try parseOptions(after: opToken, operator: op)
+        // Most comparisons have no options: skip the call (parseOptions returns [] for them too).
+        let options = isPunct(.leftBracket) ? try parseOptions(after: opToken, operator: op) : ComparisonOptions(rawValue: 0)
         guard case let t = current, !isEnd(t), startsExpression(t) else {
             throw error(.expectedExpression(after: tokens[position - 1].text(in: bytes)))
         }
