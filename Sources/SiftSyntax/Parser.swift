@@ -247,7 +247,7 @@ struct Parser {
 
     /// AndPredicate = NotPredicate { ("AND" | "&&") NotPredicate }
     mutating func parseAndPredicate() throws(SyntaxError) -> PredicateSyntax {
-        let first = try parseNotPredicate()
+        let first = try notPredicateOperand()
         guard isKeyword(.and) || isPunct(.ampAmp) else { return first }
         var operands: [PredicateSyntax] = []
         operands.reserveCapacity(4)
@@ -255,7 +255,7 @@ struct Parser {
         while isKeyword(.and) || isPunct(.ampAmp) {
             let op = advance()
             guard startsPredicate(current) else { throw error(.expectedPredicate(after: op.text(in: bytes))) }
-            operands.append(try parseNotPredicate())
+            operands.append(try notPredicateOperand())
         }
         return PredicateSyntax(.and(operands: operands), range: first.range.union(operands.last!.range))
     }
@@ -275,6 +275,18 @@ struct Parser {
             default: return true
             }
         default: return true
+        }
+    }
+
+    /// An operand of AND: `parseNotPredicate`, whose first checks (NOT, !, TRUEPREDICATE,
+    /// FALSEPREDICATE, "(") are made here so that a plain comparison is parsed without the extra call.
+    @inline(__always)
+    private mutating func notPredicateOperand() throws(SyntaxError) -> PredicateSyntax {
+        switch current.kind {
+        case .keyword(.not), .punctuation(.bang), .keyword(.truePredicate), .keyword(.falsePredicate), .punctuation(.leftParen):
+            return try parseNotPredicate()
+        default:
+            return try parseComparison()
         }
     }
 
@@ -360,6 +372,7 @@ struct Parser {
         return false
     }
 
+    @inline(__always)
     private func comparisonOperator(_ t: Token) -> ComparisonOperator? {
         switch t.kind {
         case .punctuation(let p):
