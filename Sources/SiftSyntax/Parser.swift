@@ -76,28 +76,30 @@ struct Parser {
                               _ body: (inout Parser) throws(SyntaxError) -> R) throws(SyntaxError) -> R {
         var source = source
         source.makeContiguousUTF8()
-        // The outcome is returned, not stored into captured variables (which would cost dynamic
-        // exclusivity checks on every parse).
-        func run(_ bytes: UnsafeBufferPointer<UInt8>) -> Result<R, SyntaxError> {
+        func run(_ bytes: UnsafeBufferPointer<UInt8>) throws(SyntaxError) -> R {
             // Up to `smallTokenCount` tokens (typical predicates need about 20) live on the stack;
             // longer input moves them to the heap. Tokens are plain data: nothing to deinitialize.
-            withUnsafeTemporaryAllocation(of: Token.self, capacity: smallTokenCount) { small in
+            try withUnsafeTemporaryAllocation(of: Token.self, capacity: smallTokenCount) { small throws(SyntaxError) -> R in
                 var sink = TokenBuffer(small: small, sourceCount: bytes.count)
                 defer { sink.deallocate() }
-                do throws(SyntaxError) {
-                    var lexer = Lexer(source, bytes: bytes)
-                    try lexer.tokenize(into: &sink)
-                    var parser = Parser(tokens: sink.tokens, strings: lexer.strings, bytes: bytes, source: source, arguments: arguments)
-                    return .success(try body(&parser))
-                } catch {
-                    return .failure(error)
-                }
+                var lexer = Lexer(source, bytes: bytes)
+                try lexer.tokenize(into: &sink)
+                var parser = Parser(tokens: sink.tokens, strings: lexer.strings, bytes: bytes, source: source, arguments: arguments)
+                return try body(&parser)
             }
         }
-
-        // A contiguous string always offers its storage; the copy is only a formal fallback.
-        let result = source.utf8.withContiguousStorageIfAvailable(run) ?? Array(source.utf8).withUnsafeBufferPointer(run)
-        return try result.get()
+        // withContiguousStorageIfAvailable rethrows untyped errors: only SyntaxError can arrive.
+        do {
+            if let result = try source.utf8.withContiguousStorageIfAvailable({ bytes in try run(bytes) }) {
+                return result
+            }
+            // A contiguous string always offers its storage; the copy is only a formal fallback.
+            return try Array(source.utf8).withUnsafeBufferPointer { bytes throws(SyntaxError) -> R in try run(bytes) }
+        } catch let error as SyntaxError {
+            throw error
+        } catch {
+            preconditionFailure("unexpected error \(error)")
+        }
     }
 
     /// Tokens kept in a stack buffer before spilling to the heap: 32 tokens of 32 bytes stay within
