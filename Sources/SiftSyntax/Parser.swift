@@ -74,8 +74,10 @@ struct Parser {
     @inline(__always)
     static func withParser<R>(_ source: String, arguments: [Any?],
                               _ body: (inout Parser) throws(SyntaxError) -> R) throws(SyntaxError) -> R {
-        var source = source
-        source.makeContiguousUTF8()
+        var contiguous = source
+        contiguous.makeContiguousUTF8()
+        // Captured below as a constant: a captured variable would cost dynamic exclusivity checks.
+        let source = contiguous
         func run(_ bytes: UnsafeBufferPointer<UInt8>) throws(SyntaxError) -> R {
             // Up to `smallTokenCount` tokens (typical predicates need about 20) live on the stack;
             // longer input moves them to the heap. Tokens are plain data: nothing to deinitialize.
