@@ -264,6 +264,7 @@ struct Parser {
         return PredicateSyntax(.and(operands: operands), range: first.range.union(operands.last!.range))
     }
 
+    @inline(__always)
     private func startsPredicate(_ t: Token) -> Bool {
         switch t.kind {
         case .end: return false
@@ -448,6 +449,7 @@ struct Parser {
         return false
     }
 
+    @inline(__always)
     private func startsExpression(_ t: Token) -> Bool {
         switch t.kind {
         case .end: return false
@@ -539,6 +541,7 @@ struct Parser {
         return try parseBinaryExpression(minimumPrecedence: 1)
     }
 
+    @inline(__always)
     private func binaryOperator(_ t: Token) -> BinaryOperator? {
         guard case .punctuation(let p) = t.kind else { return nil }
         switch p {
@@ -609,6 +612,7 @@ struct Parser {
         return try parsePostfixExpression()
     }
 
+    @inline(__always)
     private func continuesPostfix(_ t: Token) -> Bool {
         if case .punctuation(let p) = t.kind { return p == .dot || p == .leftBracket }
         return false
