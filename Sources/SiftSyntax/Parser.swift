@@ -238,30 +238,50 @@ struct Parser {
     mutating func parseOrPredicate() throws(SyntaxError) -> PredicateSyntax {
         let first = try parseAndPredicate()
         guard isKeyword(.or) || isPunct(.pipePipe) else { return first }
-        var operands: [PredicateSyntax] = []
-        operands.reserveCapacity(4)
-        operands.append(first)
+        // As for AND: two or three operands get an array of exactly that size.
+        let second = try nextOrOperand()
+        guard isKeyword(.or) || isPunct(.pipePipe) else {
+            return PredicateSyntax(.or(operands: [first, second]), range: first.range.union(second.range))
+        }
+        let third = try nextOrOperand()
+        var operands = [first, second, third]
         while isKeyword(.or) || isPunct(.pipePipe) {
-            let op = advance()
-            guard startsPredicate(current) else { throw error(.expectedPredicate(after: op.text(in: bytes))) }
-            operands.append(try parseAndPredicate())
+            operands.append(try nextOrOperand())
         }
         return PredicateSyntax(.or(operands: operands), range: first.range.union(operands.last!.range))
+    }
+
+    /// After an OR operand, with "OR" or "||" current: the next operand.
+    @inline(__always)
+    private mutating func nextOrOperand() throws(SyntaxError) -> PredicateSyntax {
+        let op = advance()
+        guard startsPredicate(current) else { throw error(.expectedPredicate(after: op.text(in: bytes))) }
+        return try parseAndPredicate()
     }
 
     /// AndPredicate = NotPredicate { ("AND" | "&&") NotPredicate }
     mutating func parseAndPredicate() throws(SyntaxError) -> PredicateSyntax {
         let first = try notPredicateOperand()
         guard isKeyword(.and) || isPunct(.ampAmp) else { return first }
-        var operands: [PredicateSyntax] = []
-        operands.reserveCapacity(4)
-        operands.append(first)
+        // Chains of two or three operands (the common ones) get an array of exactly that size.
+        let second = try nextAndOperand()
+        guard isKeyword(.and) || isPunct(.ampAmp) else {
+            return PredicateSyntax(.and(operands: [first, second]), range: first.range.union(second.range))
+        }
+        let third = try nextAndOperand()
+        var operands = [first, second, third]
         while isKeyword(.and) || isPunct(.ampAmp) {
-            let op = advance()
-            guard startsPredicate(current) else { throw error(.expectedPredicate(after: op.text(in: bytes))) }
-            operands.append(try notPredicateOperand())
+            operands.append(try nextAndOperand())
         }
         return PredicateSyntax(.and(operands: operands), range: first.range.union(operands.last!.range))
+    }
+
+    /// After an AND operand, with "AND" or "&&" current: the next operand.
+    @inline(__always)
+    private mutating func nextAndOperand() throws(SyntaxError) -> PredicateSyntax {
+        let op = advance()
+        guard startsPredicate(current) else { throw error(.expectedPredicate(after: op.text(in: bytes))) }
+        return try notPredicateOperand()
     }
 
     @inline(__always)
