@@ -866,6 +866,10 @@ struct Parser {
         let first = position
         if depth < PredicateSyntax.maximumDepth {
             var values: [LiteralValue] = []
+            switch current.kind {
+            case .string, .integer, .double, .keyword: values.reserveCapacity(4)  // short lists: one allocation
+            default: break
+            }
             while let value = plainLiteral(current) {
                 let next = peek()
                 guard case .punctuation(let p) = next.kind, p == .comma || p == .rightBrace else { break }
