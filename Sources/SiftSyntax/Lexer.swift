@@ -23,9 +23,9 @@ struct Lexer {
     /// caller to deallocate.
     ///
     /// The common tokens (ASCII whitespace, identifiers and keywords, operators and punctuation)
-    /// are lexed by this loop with the cursor in a local; everything else (numbers, strings, `#@$%`
-    /// forms, non-ASCII input, the UTI operators, errors) goes through `next()`, which lexes
-    /// exactly the same tokens one at a time.
+    /// and the plainest numbers and strings are lexed by this loop with the cursor in a local;
+    /// everything else (other numbers and strings, `#@$%` forms, non-ASCII input, the UTI
+    /// operators, errors) goes through `next()`, which lexes exactly the same tokens one at a time.
     mutating func tokenize(into sink: inout TokenBuffer) throws(SyntaxError) {
         let n = bytes.count
         var j = i
@@ -50,7 +50,33 @@ struct Lexer {
                     j += length
                     sink.append(Token(kind: .punctuation(p), range: SourceRange(start, j)))
                     continue
+                } else if Self.isDigit(b) {
+                    // A plain decimal integer: digits not followed by '.', an exponent, a letter or
+                    // '_' (which covers 0x/0o/0b and invalid numbers), at most 19 digits so it cannot
+                    // overflow. Anything else is number()'s.
+                    var value = UInt64(b &- 0x30)
+                    j += 1
+                    while j < n && Self.isDigit(bytes[j]) {
+                        value = value &* 10 &+ UInt64(bytes[j] &- 0x30)
+                        j += 1
+                    }
+                    if j - start <= 19 && (j == n || (bytes[j] != 0x2E && !Self.isIdentStart(bytes[j]))) {
+                        sink.append(Token(kind: .integer(value, decimal: true), range: SourceRange(start, j)))
+                        continue
+                    }
+                } else if b == 0x22 || b == 0x27 {
+                    // A string literal without escapes; with one (or unterminated) it is string()'s.
+                    j += 1
+                    while j < n && bytes[j] != b && bytes[j] != 0x5C { j += 1 }
+                    if j < n && bytes[j] == b {
+                        j += 1
+                        sink.append(Token(kind: .string(index: -1), range: SourceRange(start, j)))
+                        continue
+                    }
                 }
+            } else {
+                sink.append(Token(kind: .end, range: SourceRange(n, n)))
+                return
             }
             i = start
             let t = try next()
@@ -169,6 +195,7 @@ struct Lexer {
     }
 
     /// The operator or punctuation starting with bytes `a`, `b`, and its length (longest match).
+    @inline(__always)
     private static func punctuation(_ a: UInt8, _ b: UInt8) -> (Punctuation, Int)? {
         switch a {
         case 0x3D: // =

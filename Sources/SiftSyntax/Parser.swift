@@ -74,30 +74,34 @@ struct Parser {
     @inline(__always)
     static func withParser<R>(_ source: String, arguments: [Any?],
                               _ body: (inout Parser) throws(SyntaxError) -> R) throws(SyntaxError) -> R {
-        var source = source
-        source.makeContiguousUTF8()
-        // The outcome is returned, not stored into captured variables (which would cost dynamic
-        // exclusivity checks on every parse).
-        func run(_ bytes: UnsafeBufferPointer<UInt8>) -> Result<R, SyntaxError> {
+        var contiguous = source
+        contiguous.makeContiguousUTF8()
+        // Captured below as a constant: a captured variable would cost dynamic exclusivity checks.
+        let source = contiguous
+        func run(_ bytes: UnsafeBufferPointer<UInt8>) throws(SyntaxError) -> R {
             // Up to `smallTokenCount` tokens (typical predicates need about 20) live on the stack;
             // longer input moves them to the heap. Tokens are plain data: nothing to deinitialize.
-            withUnsafeTemporaryAllocation(of: Token.self, capacity: smallTokenCount) { small in
+            try withUnsafeTemporaryAllocation(of: Token.self, capacity: smallTokenCount) { small throws(SyntaxError) -> R in
                 var sink = TokenBuffer(small: small, sourceCount: bytes.count)
                 defer { sink.deallocate() }
-                do throws(SyntaxError) {
-                    var lexer = Lexer(source, bytes: bytes)
-                    try lexer.tokenize(into: &sink)
-                    var parser = Parser(tokens: sink.tokens, strings: lexer.strings, bytes: bytes, source: source, arguments: arguments)
-                    return .success(try body(&parser))
-                } catch {
-                    return .failure(error)
-                }
+                var lexer = Lexer(source, bytes: bytes)
+                try lexer.tokenize(into: &sink)
+                var parser = Parser(tokens: sink.tokens, strings: lexer.strings, bytes: bytes, source: source, arguments: arguments)
+                return try body(&parser)
             }
         }
-
-        // A contiguous string always offers its storage; the copy is only a formal fallback.
-        let result = source.utf8.withContiguousStorageIfAvailable(run) ?? Array(source.utf8).withUnsafeBufferPointer(run)
-        return try result.get()
+        // withContiguousStorageIfAvailable rethrows untyped errors: only SyntaxError can arrive.
+        do {
+            if let result = try source.utf8.withContiguousStorageIfAvailable({ bytes in try run(bytes) }) {
+                return result
+            }
+            // A contiguous string always offers its storage; the copy is only a formal fallback.
+            return try Array(source.utf8).withUnsafeBufferPointer { bytes throws(SyntaxError) -> R in try run(bytes) }
+        } catch let error as SyntaxError {
+            throw error
+        } catch {
+            preconditionFailure("unexpected error \(error)")
+        }
     }
 
     /// Tokens kept in a stack buffer before spilling to the heap: 32 tokens of 32 bytes stay within
@@ -183,9 +187,15 @@ struct Parser {
         return advance()
     }
 
+    @inline(__always)
     private mutating func descend() throws(SyntaxError) {
         depth += 1
-        if depth > PredicateSyntax.maximumDepth { throw error(.nestedTooDeeply(limit: PredicateSyntax.maximumDepth)) }
+        if depth > PredicateSyntax.maximumDepth { throw tooDeep() }
+    }
+
+    @inline(never)
+    private func tooDeep() -> SyntaxError {
+        error(.nestedTooDeeply(limit: PredicateSyntax.maximumDepth))
     }
 
     private mutating func record(_ e: SyntaxError) {
@@ -228,32 +238,53 @@ struct Parser {
     mutating func parseOrPredicate() throws(SyntaxError) -> PredicateSyntax {
         let first = try parseAndPredicate()
         guard isKeyword(.or) || isPunct(.pipePipe) else { return first }
-        var operands: [PredicateSyntax] = []
-        operands.reserveCapacity(4)
-        operands.append(first)
+        // As for AND: two or three operands get an array of exactly that size.
+        let second = try nextOrOperand()
+        guard isKeyword(.or) || isPunct(.pipePipe) else {
+            return PredicateSyntax(.or(operands: [first, second]), range: first.range.union(second.range))
+        }
+        let third = try nextOrOperand()
+        var operands = [first, second, third]
         while isKeyword(.or) || isPunct(.pipePipe) {
-            let op = advance()
-            guard startsPredicate(current) else { throw error(.expectedPredicate(after: op.text(in: bytes))) }
-            operands.append(try parseAndPredicate())
+            operands.append(try nextOrOperand())
         }
         return PredicateSyntax(.or(operands: operands), range: first.range.union(operands.last!.range))
     }
 
+    /// After an OR operand, with "OR" or "||" current: the next operand.
+    @inline(__always)
+    private mutating func nextOrOperand() throws(SyntaxError) -> PredicateSyntax {
+        let op = advance()
+        guard startsPredicate(current) else { throw error(.expectedPredicate(after: op.text(in: bytes))) }
+        return try parseAndPredicate()
+    }
+
     /// AndPredicate = NotPredicate { ("AND" | "&&") NotPredicate }
     mutating func parseAndPredicate() throws(SyntaxError) -> PredicateSyntax {
-        let first = try parseNotPredicate()
+        let first = try notPredicateOperand()
         guard isKeyword(.and) || isPunct(.ampAmp) else { return first }
-        var operands: [PredicateSyntax] = []
-        operands.reserveCapacity(4)
-        operands.append(first)
+        // Chains of two or three operands (the common ones) get an array of exactly that size.
+        let second = try nextAndOperand()
+        guard isKeyword(.and) || isPunct(.ampAmp) else {
+            return PredicateSyntax(.and(operands: [first, second]), range: first.range.union(second.range))
+        }
+        let third = try nextAndOperand()
+        var operands = [first, second, third]
         while isKeyword(.and) || isPunct(.ampAmp) {
-            let op = advance()
-            guard startsPredicate(current) else { throw error(.expectedPredicate(after: op.text(in: bytes))) }
-            operands.append(try parseNotPredicate())
+            operands.append(try nextAndOperand())
         }
         return PredicateSyntax(.and(operands: operands), range: first.range.union(operands.last!.range))
     }
 
+    /// After an AND operand, with "AND" or "&&" current: the next operand.
+    @inline(__always)
+    private mutating func nextAndOperand() throws(SyntaxError) -> PredicateSyntax {
+        let op = advance()
+        guard startsPredicate(current) else { throw error(.expectedPredicate(after: op.text(in: bytes))) }
+        return try notPredicateOperand()
+    }
+
+    @inline(__always)
     private func startsPredicate(_ t: Token) -> Bool {
         switch t.kind {
         case .end: return false
@@ -269,6 +300,18 @@ struct Parser {
             default: return true
             }
         default: return true
+        }
+    }
+
+    /// An operand of AND: `parseNotPredicate`, whose first checks (NOT, !, TRUEPREDICATE,
+    /// FALSEPREDICATE, "(") are made here so that a plain comparison is parsed without the extra call.
+    @inline(__always)
+    private mutating func notPredicateOperand() throws(SyntaxError) -> PredicateSyntax {
+        switch current.kind {
+        case .keyword(.not), .punctuation(.bang), .keyword(.truePredicate), .keyword(.falsePredicate), .punctuation(.leftParen):
+            return try parseNotPredicate()
+        default:
+            return try parseComparison()
         }
     }
 
@@ -354,6 +397,7 @@ struct Parser {
         return false
     }
 
+    @inline(__always)
     private func comparisonOperator(_ t: Token) -> ComparisonOperator? {
         switch t.kind {
         case .punctuation(let p):
@@ -406,7 +450,8 @@ struct Parser {
             throw error(.expectedOperator(found: current.text(in: bytes)))
         }
         let opToken = advance()
-        let options = try parseOptions(after: opToken, operator: op)
+        // Most comparisons have no options: skip the call (parseOptions returns [] for them too).
+        let options = isPunct(.leftBracket) ? try parseOptions(after: opToken, operator: op) : ComparisonOptions(rawValue: 0)
         guard case let t = current, !isEnd(t), startsExpression(t) else {
             throw error(.expectedExpression(after: tokens[position - 1].text(in: bytes)))
         }
@@ -424,6 +469,7 @@ struct Parser {
         return false
     }
 
+    @inline(__always)
     private func startsExpression(_ t: Token) -> Bool {
         switch t.kind {
         case .end: return false
@@ -515,6 +561,7 @@ struct Parser {
         return try parseBinaryExpression(minimumPrecedence: 1)
     }
 
+    @inline(__always)
     private func binaryOperator(_ t: Token) -> BinaryOperator? {
         guard case .punctuation(let p) = t.kind else { return nil }
         switch p {
@@ -585,6 +632,7 @@ struct Parser {
         return try parsePostfixExpression()
     }
 
+    @inline(__always)
     private func continuesPostfix(_ t: Token) -> Bool {
         if case .punctuation(let p) = t.kind { return p == .dot || p == .leftBracket }
         return false
@@ -818,6 +866,10 @@ struct Parser {
         let first = position
         if depth < PredicateSyntax.maximumDepth {
             var values: [LiteralValue] = []
+            switch current.kind {
+            case .string, .integer, .double, .keyword: values.reserveCapacity(4)  // short lists: one allocation
+            default: break
+            }
             while let value = plainLiteral(current) {
                 let next = peek()
                 guard case .punctuation(let p) = next.kind, p == .comma || p == .rightBrace else { break }

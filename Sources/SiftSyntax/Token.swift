@@ -19,6 +19,7 @@ enum Keyword: String, CaseIterable, Sendable {
     /// (exact for identifier characters: letters, digits and `_` stay distinct), then compared with
     /// the spellings below, generated from the raw values (the UTI operators, spelled with `-`, are
     /// lexed separately). `KeywordTests` checks the table against `allCases`.
+    @inline(__always)
     static func lookup(_ word: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Keyword? {
         let count = end - start
         guard count >= 2 && count <= 15 else { return nil }

@@ -30,4 +30,31 @@ import SiftTestSupport
             #expect(d?.bitPattern == Double(s)!.bitPattern, "\(s)")
         }
     }
+
+    /// Plain decimal integers take the lexer's fast path; the edges must read as before.
+    @Test func integerEdgesReadAsBefore() throws {
+        let cases: [(String, LiteralValue)] = [
+            ("0", .integer(0)), ("18", .integer(18)), ("007", .integer(7)),
+            ("9223372036854775807", .integer(.max)),
+            ("9223372036854775808", .double(9223372036854775808)),
+            ("9999999999999999999", .double(9999999999999999999)),
+            ("18446744073709551615", .double(18446744073709551615)),
+            ("18446744073709551616", .double(18446744073709551616)),
+            ("123456789012345678901234", .double(123456789012345678901234)),
+            ("0x1F", .integer(31)), ("0b101", .integer(5)), ("0o17", .integer(15)),
+            ("1e3", .double(1000)), ("2.5", .double(2.5)),
+        ]
+        for (text, expected) in cases {
+            let e = try ExpressionSyntax.parse(text)
+            #expect(e.kind == .constant(value: expected), "\(text)")
+            let inList = try ExpressionSyntax.parse("{\(text), \(text)}")
+            #expect(inList.kind == .constant(value: .array([expected, expected])), "\(text)")
+        }
+        for bad in ["12abc", "1_000", "1e", "0x", "99999999999999999999x"] {
+            #expect(throws: SyntaxError.self, "\(bad)") { try ExpressionSyntax.parse(bad) }
+        }
+        // Strings: the fast path takes only literals without escapes.
+        #expect(throws: SyntaxError.self) { try ExpressionSyntax.parse("\"unterminated") }
+        #expect(try ExpressionSyntax.parse("\"a\\\"b\"").kind == .constant(value: .string("a\"b")))
+    }
 }
