@@ -72,20 +72,7 @@ enum SortOrder {
 extension Sequence {
     /// The elements sorted by `descriptors` (the first is the primary key), stably.
     public func sorted(by descriptors: [SiftSortDescriptor]) throws(EvaluationError) -> [Element] {
-        var keyed: [(keys: [Value], index: Int, element: Element)] = []
-        for (i, e) in enumerated() {
-            let v = Value(any: e)
-            var keys: [Value] = []
-            for d in descriptors { keys.append(try d.key(v)) }
-            keyed.append((keys, i, e))
-        }
-        keyed.sort { x, y in
-            for (n, d) in descriptors.enumerated() {
-                let o = d.compare(x.keys[n], y.keys[n])
-                if o != 0 { return o < 0 }
-            }
-            return x.index < y.index
-        }
-        return keyed.map(\.element)
+        let elements = Array(self)
+        return try elements.sortedIndices(by: descriptors).map { elements[$0] }
     }
 }
