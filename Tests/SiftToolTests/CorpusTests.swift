@@ -34,6 +34,21 @@ enum Corpus {
         return s
     }
 
+    /// The `key: value` lines of a corpus file with their line numbers; blank lines and `#`
+    /// comments are skipped, and one space after the colon is dropped.
+    static func entries(_ text: String, _ file: String) throws -> [(key: String, value: String, line: Int)] {
+        var out: [(key: String, value: String, line: Int)] = []
+        for (n, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = String(raw)
+            if line.trimmingCharacters(in: .whitespaces).isEmpty || line.hasPrefix("#") { continue }
+            guard let colon = line.firstIndex(of: ":") else { throw CorpusError.malformed(file, n + 1, "expected 'key: value'") }
+            var value = String(line[line.index(after: colon)...])
+            if value.hasPrefix(" ") { value.removeFirst() }
+            out.append((String(line[..<colon]), value, n + 1))
+        }
+        return out
+    }
+
     /// Reads every `*.sift` file below `subdirectory`.
     static func cases(in subdirectory: String) throws -> [CorpusCase] {
         let dir = directory.appendingPathComponent(subdirectory)
@@ -50,13 +65,7 @@ enum Corpus {
                 all.append(c)
                 current = nil
             }
-            for (n, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-                let line = String(raw), number = n + 1
-                if line.trimmingCharacters(in: .whitespaces).isEmpty || line.hasPrefix("#") { continue }
-                guard let colon = line.firstIndex(of: ":") else { throw CorpusError.malformed(name, number, "expected 'key: value'") }
-                let key = String(line[..<colon])
-                var value = String(line[line.index(after: colon)...])
-                if value.hasPrefix(" ") { value.removeFirst() }
+            for (key, value, number) in try entries(text, name) {
                 switch key {
                 case "in", "in-json":
                     try finish()

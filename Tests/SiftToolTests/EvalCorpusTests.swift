@@ -84,13 +84,7 @@ enum EvalCorpus {
                 all.append(c)
                 current = nil
             }
-            for (n, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-                let line = String(raw), number = n + 1
-                if line.trimmingCharacters(in: .whitespaces).isEmpty || line.hasPrefix("#") { continue }
-                guard let colon = line.firstIndex(of: ":") else { throw CorpusError.malformed(name, number, "expected 'key: value'") }
-                let key = String(line[..<colon])
-                var value = String(line[line.index(after: colon)...])
-                if value.hasPrefix(" ") { value.removeFirst() }
+            for (key, value, number) in try Corpus.entries(text, name) {
                 if key == "data" {
                     try finish()
                     dataset = value.split(separator: "#").first.map { $0.trimmingCharacters(in: .whitespaces) }
