@@ -3,6 +3,8 @@
 // One target per pipeline stage; dependencies point one way:
 //   SiftSyntax ← SiftEvaluation ← SiftTool ← sift
 //   SiftText (Unicode folding, LIKE, MATCHES through PCRE2) ← SiftEvaluation
+//   SiftSyntax ← SiftSQL (lowering to SQL text + bound values; no database) ← SiftSQLite ← SiftTool
+//   SiftText ← SiftSQLite (the C API, and Sift's functions and collations registered on a connection)
 import PackageDescription
 
 let package = Package(
@@ -11,6 +13,8 @@ let package = Package(
         .library(name: "SiftSyntax", targets: ["SiftSyntax"]),
         .library(name: "SiftText", targets: ["SiftText"]),
         .library(name: "SiftEvaluation", targets: ["SiftEvaluation"]),
+        .library(name: "SiftSQL", targets: ["SiftSQL"]),
+        .library(name: "SiftSQLite", targets: ["SiftSQLite"]),
         .executable(name: "sift", targets: ["sift"]),
     ],
     dependencies: [
@@ -25,11 +29,20 @@ let package = Package(
         ),
         .target(name: "SiftText", dependencies: ["CPCRE2"]),
         .target(name: "SiftEvaluation", dependencies: ["SiftSyntax", "SiftText"]),
+        .target(name: "SiftSQL", dependencies: ["SiftSyntax"]),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        .target(name: "SiftSQLite", dependencies: ["CSQLite", "SiftSQL", "SiftText"]),
         .target(
             name: "SiftTool",
             dependencies: [
                 "SiftSyntax",
                 "SiftEvaluation",
+                "SiftSQL",
+                "SiftSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -39,7 +52,12 @@ let package = Package(
         .testTarget(name: "SiftSyntaxTests", dependencies: ["SiftSyntax", "SiftTestSupport"]),
         .testTarget(name: "SiftTextTests", dependencies: ["SiftText", "SiftTestSupport"]),
         .testTarget(name: "SiftEvaluationTests", dependencies: ["SiftEvaluation", "SiftSyntax", "SiftTestSupport"]),
-        .testTarget(name: "SiftToolTests", dependencies: ["SiftTool", "SiftSyntax", "SiftEvaluation"]),
+        .testTarget(name: "SiftSQLTests", dependencies: ["SiftSQL", "SiftSyntax", "SiftTestSupport"]),
+        .testTarget(name: "SiftSQLiteTests", dependencies: ["SiftSQLite", "SiftSQL", "SiftSyntax", "SiftText", "SiftTestSupport"]),
+        .testTarget(
+            name: "SiftToolTests",
+            dependencies: ["SiftTool", "SiftSyntax", "SiftEvaluation", "SiftSQL", "SiftSQLite", "SiftTestSupport"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

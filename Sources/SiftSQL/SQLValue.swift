@@ -1,0 +1,31 @@
+// The values that cross into SQL: the five storage classes SQLite (and, for the shapes Sift uses,
+// PostgreSQL) knows. The lowering turns every constant of a predicate into one of these, encoded
+// the way the schema stores the attribute it is compared with, and never splices one into text.
+
+/// A value bound to a statement parameter, or read back from a result column.
+///
+/// ```swift
+/// let q = try SQLLowering(schema: schema, entity: "Person").select(predicate)
+/// q.bindings  // [.integer(30), .text("jo")]
+/// ```
+public enum SQLValue: Hashable, Sendable, CustomStringConvertible {
+    case null
+    case integer(Int64)
+    case double(Double)
+    case text(String)
+    case blob([UInt8])
+
+    public var description: String {
+        switch self {
+        case .null: "NULL"
+        case .integer(let i): String(i)
+        case .double(let d): String(d)
+        case .text(let s): "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
+        case .blob(let b): "X'" + b.map { String($0, radix: 16).leftPadded(to: 2) }.joined() + "'"
+        }
+    }
+}
+
+private extension String {
+    func leftPadded(to n: Int) -> String { count >= n ? self : String(repeating: "0", count: n - count) + self }
+}

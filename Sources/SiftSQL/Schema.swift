@@ -1,0 +1,326 @@
+// The schema mapping: how the key paths of a predicate reach tables and columns. It names, per
+// entity, the table and its primary key, each attribute's column with its value type and storage
+// encoding, and each relationship's shape (to-one through a foreign key in the source table, to-many
+// through a foreign key in the destination or a join table, or a to-many of plain values kept in a
+// child table). The lowering reads nothing else: every identifier it emits comes from here.
+// The same structure is the JSON file the CLI loads (`sift sql --schema FILE`).
+
+import Foundation
+
+/// A database schema as the SQL lowering sees it.
+///
+/// ```swift
+/// let schema = try Schema(json: """
+/// {"entities": [
+///   {"name": "Person", "table": "person",
+///    "attributes": [{"name": "name", "type": "string"}, {"name": "age", "type": "integer"}],
+///    "relationships": [{"name": "address", "toOne": "Address", "foreignKey": "address_id"}]},
+///   {"name": "Address", "table": "address",
+///    "attributes": [{"name": "city", "type": "string"}]}
+/// ]}
+/// """)
+/// schema.entity(named: "Person")?.table  // "person"
+/// ```
+public struct Schema: Codable, Hashable, Sendable {
+    public var entities: [Entity]
+
+    public init(entities: [Entity]) throws(SchemaError) {
+        self.entities = entities
+        try validate()
+    }
+
+    /// Decodes and validates a schema from its JSON form.
+    public init(json: String) throws(SchemaError) {
+        try self.init(jsonData: Data(json.utf8))
+    }
+
+    /// Decodes and validates a schema from JSON bytes (the contents of a `--schema` file).
+    public init(jsonData: Data) throws(SchemaError) {
+        let decoded: Schema
+        do {
+            decoded = try JSONDecoder().decode(Schema.self, from: jsonData)
+        } catch let error as DecodingError {
+            throw SchemaError(message: SchemaError.describe(error))
+        } catch {
+            throw SchemaError(message: "invalid schema JSON: \(error)")
+        }
+        try self.init(entities: decoded.entities)
+    }
+
+    /// The entity called `name`, if any.
+    public func entity(named name: String) -> Entity? {
+        entities.first { $0.name == name }
+    }
+
+    /// The schema as pretty-printed JSON, keys sorted.
+    public var jsonString: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        // Encoding plain structs of strings and enums cannot fail.
+        let data = try! encoder.encode(self)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Checks what decoding cannot: unique names, relationships that point at existing entities,
+    /// exactly one shape per relationship, and encodings that fit their attribute types.
+    public func validate() throws(SchemaError) {
+        var seen = Set<String>()
+        for e in entities {
+            guard seen.insert(e.name).inserted else { throw SchemaError(message: "duplicate entity '\(e.name)'") }
+            var keys = Set<String>()
+            for a in e.attributes {
+                guard keys.insert(a.name).inserted else {
+                    throw SchemaError(message: "entity '\(e.name)' has two properties named '\(a.name)'")
+                }
+                if let enc = a.encoding, !enc.fits(a.type) {
+                    throw SchemaError(message: "attribute '\(e.name).\(a.name)': encoding '\(enc.rawValue)' does not fit type '\(a.type.rawValue)'")
+                }
+            }
+            for r in e.relationships {
+                guard keys.insert(r.name).inserted else {
+                    throw SchemaError(message: "entity '\(e.name)' has two properties named '\(r.name)'")
+                }
+                let shape: Relationship.Shape
+                do { shape = try r.shape() } catch { throw SchemaError(message: "relationship '\(e.name).\(r.name)': \(error.message)") }
+                switch shape {
+                case .toOne(let d, _), .toMany(let d, _), .manyToMany(let d, _):
+                    guard entity(named: d) != nil else {
+                        throw SchemaError(message: "relationship '\(e.name).\(r.name)' points at unknown entity '\(d)'")
+                    }
+                case .values: break
+                }
+            }
+        }
+    }
+}
+
+/// One entity: a table whose rows are the objects a predicate is evaluated against.
+public struct Entity: Codable, Hashable, Sendable {
+    /// The name used by `--entity` and by relationship destinations.
+    public var name: String
+    public var table: String
+    /// The primary-key column, an integer that identifies the row (default `id`).
+    public var primaryKey: String
+    public var attributes: [Attribute]
+    public var relationships: [Relationship]
+
+    public init(name: String, table: String? = nil, primaryKey: String = "id",
+                attributes: [Attribute] = [], relationships: [Relationship] = []) {
+        self.name = name
+        self.table = table ?? name
+        self.primaryKey = primaryKey
+        self.attributes = attributes
+        self.relationships = relationships
+    }
+
+    public func attribute(named key: String) -> Attribute? { attributes.first { $0.name == key } }
+    public func relationship(named key: String) -> Relationship? { relationships.first { $0.name == key } }
+
+    private enum CodingKeys: String, CodingKey { case name, table, primaryKey, attributes, relationships }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        table = try c.decodeIfPresent(String.self, forKey: .table) ?? name
+        primaryKey = try c.decodeIfPresent(String.self, forKey: .primaryKey) ?? "id"
+        attributes = try c.decodeIfPresent([Attribute].self, forKey: .attributes) ?? []
+        relationships = try c.decodeIfPresent([Relationship].self, forKey: .relationships) ?? []
+    }
+}
+
+/// The value type of an attribute, which decides which comparisons are meaningful and how
+/// constants are encoded.
+public enum AttributeType: String, Codable, Hashable, Sendable, CaseIterable {
+    case string, integer, double, decimal, boolean, date, data
+    /// A dynamically typed column: each value keeps its own SQLite storage class (the shape the
+    /// CLI infers from JSON). Constants are bound as they are; no type check is possible.
+    case any
+}
+
+/// How an attribute's values are stored in their column.
+public enum StorageEncoding: String, Codable, Hashable, Sendable, CaseIterable {
+    /// Dates as REAL seconds since 2001-01-01 00:00:00 UTC (Core Data's choice; the default for dates).
+    case secondsSince2001 = "seconds-since-2001"
+    /// Dates as REAL seconds since 1970-01-01 00:00:00 UTC.
+    case secondsSince1970 = "seconds-since-1970"
+    /// Dates as ISO-8601 TEXT in UTC with fractional seconds, `2024-05-01T12:00:00.000Z`, which
+    /// sorts chronologically as text.
+    case iso8601
+    /// Booleans as INTEGER 0 and 1 (the default for booleans).
+    case integer01 = "0/1"
+    /// Decimals as REAL (the default; exact only to Double precision).
+    case real
+    /// Decimals as TEXT in canonical decimal notation (exact, but compared as text; equality only).
+    case text
+
+    func fits(_ type: AttributeType) -> Bool {
+        switch self {
+        case .secondsSince2001, .secondsSince1970, .iso8601: type == .date
+        case .integer01: type == .boolean
+        case .real: type == .decimal
+        case .text: type == .decimal
+        }
+    }
+}
+
+/// An attribute: a key that reads one column of the entity's table.
+public struct Attribute: Codable, Hashable, Sendable {
+    public var name: String
+    /// The column (default: the attribute's name).
+    public var column: String
+    public var type: AttributeType
+    /// nil means the type's default (seconds since 2001 for dates, 0/1 for booleans, REAL for decimals).
+    public var encoding: StorageEncoding?
+
+    public init(name: String, column: String? = nil, type: AttributeType, encoding: StorageEncoding? = nil) {
+        self.name = name
+        self.column = column ?? name
+        self.type = type
+        self.encoding = encoding
+    }
+
+    /// The encoding in effect, defaults applied.
+    public var effectiveEncoding: StorageEncoding? {
+        if let encoding { return encoding }
+        switch type {
+        case .date: return .secondsSince2001
+        case .boolean: return .integer01
+        case .decimal: return .real
+        default: return nil
+        }
+    }
+
+    private enum CodingKeys: String, CodingKey { case name, column, type, encoding }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        column = try c.decodeIfPresent(String.self, forKey: .column) ?? name
+        type = try c.decode(AttributeType.self, forKey: .type)
+        encoding = try c.decodeIfPresent(StorageEncoding.self, forKey: .encoding)
+    }
+}
+
+/// A relationship. Exactly one of `toOne`, `toMany` or `values` is set (JSON keys of the same names):
+///
+/// - `{"name": "address", "toOne": "Address", "foreignKey": "address_id"}`: the source table's
+///   `address_id` column holds the destination's primary key, or NULL for nil.
+/// - `{"name": "kids", "toMany": "Kid", "foreignKey": "parent_id"}`: the destination table's
+///   `parent_id` column holds the source's primary key.
+/// - `{"name": "friends", "toMany": "Person", "joinTable": {"table": "friendship", "source":
+///   "person_id", "destination": "friend_id"}}`: many-to-many through a join table.
+/// - `{"name": "tags", "values": {"table": "person_tag", "owner": "person_id", "column": "value",
+///   "type": "string"}}`: a collection of plain values, one row per element.
+///
+/// A to-many (or `values`) relationship may name a `countColumn` in the source table that holds the
+/// number of elements, and NULL when the collection itself is nil. Without one, the collection is
+/// never nil (Core Data's to-many relationships are empty sets, never nil), so `@count` counts rows.
+public struct Relationship: Codable, Hashable, Sendable {
+    public var name: String
+    public var toOne: String?
+    public var toMany: String?
+    public var foreignKey: String?
+    public var joinTable: JoinTable?
+    public var values: ValueTable?
+    public var countColumn: String?
+
+    public init(name: String, toOne: String? = nil, toMany: String? = nil, foreignKey: String? = nil,
+                joinTable: JoinTable? = nil, values: ValueTable? = nil, countColumn: String? = nil) {
+        self.name = name
+        self.toOne = toOne
+        self.toMany = toMany
+        self.foreignKey = foreignKey
+        self.joinTable = joinTable
+        self.values = values
+        self.countColumn = countColumn
+    }
+
+    /// A join table for a many-to-many relationship.
+    public struct JoinTable: Codable, Hashable, Sendable {
+        public var table: String
+        /// The column holding the source row's primary key.
+        public var source: String
+        /// The column holding the destination row's primary key.
+        public var destination: String
+        public init(table: String, source: String, destination: String) {
+            self.table = table; self.source = source; self.destination = destination
+        }
+    }
+
+    /// A child table holding a to-many collection of plain values.
+    public struct ValueTable: Codable, Hashable, Sendable {
+        public var table: String
+        /// The column holding the owner's primary key.
+        public var owner: String
+        /// The column holding the element.
+        public var column: String
+        public var type: AttributeType
+        public var encoding: StorageEncoding?
+        public init(table: String, owner: String, column: String = "value", type: AttributeType, encoding: StorageEncoding? = nil) {
+            self.table = table; self.owner = owner; self.column = column; self.type = type; self.encoding = encoding
+        }
+
+        /// The element as an attribute (named after the relationship), for type checks and encodings.
+        public func elementAttribute(named name: String) -> Attribute {
+            Attribute(name: name, column: column, type: type, encoding: encoding)
+        }
+    }
+
+    /// The relationship's shape, with the fields it needs.
+    public enum Shape: Hashable, Sendable {
+        /// Destination entity, foreign-key column in the source table.
+        case toOne(destination: String, foreignKey: String)
+        /// Destination entity, foreign-key column in the destination table.
+        case toMany(destination: String, foreignKey: String)
+        case manyToMany(destination: String, joinTable: JoinTable)
+        case values(ValueTable)
+
+        public var isToMany: Bool { if case .toOne = self { false } else { true } }
+    }
+
+    /// The shape, or a schema error when the fields do not describe exactly one.
+    public func shape() throws(SchemaError) -> Shape {
+        let set = [toOne != nil, toMany != nil, values != nil].filter { $0 }.count
+        guard set == 1 else { throw SchemaError(message: "needs exactly one of 'toOne', 'toMany' or 'values'") }
+        if let d = toOne {
+            guard let fk = foreignKey, joinTable == nil else {
+                throw SchemaError(message: "a to-one relationship needs 'foreignKey' (a column of the source table) and no 'joinTable'")
+            }
+            guard countColumn == nil else { throw SchemaError(message: "'countColumn' applies to to-many relationships only") }
+            return .toOne(destination: d, foreignKey: fk)
+        }
+        if let d = toMany {
+            switch (foreignKey, joinTable) {
+            case (let fk?, nil): return .toMany(destination: d, foreignKey: fk)
+            case (nil, let j?): return .manyToMany(destination: d, joinTable: j)
+            default: throw SchemaError(message: "a to-many relationship needs either 'foreignKey' (a column of the destination table) or 'joinTable'")
+            }
+        }
+        guard foreignKey == nil, joinTable == nil, let v = values else {
+            throw SchemaError(message: "a 'values' relationship takes neither 'foreignKey' nor 'joinTable'")
+        }
+        if let enc = v.encoding, !enc.fits(v.type) {
+            throw SchemaError(message: "encoding '\(enc.rawValue)' does not fit type '\(v.type.rawValue)'")
+        }
+        return .values(v)
+    }
+}
+
+/// A schema that cannot be decoded or does not hold together.
+public struct SchemaError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(message: String) { self.message = message }
+    public var description: String { "schema error: \(message)" }
+
+    static func describe(_ error: DecodingError) -> String {
+        func path(_ keys: [any CodingKey]) -> String {
+            keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        }
+        switch error {
+        case .keyNotFound(let key, let ctx): return "missing key '\(key.stringValue)' at \(path(ctx.codingPath).isEmpty ? "top level" : path(ctx.codingPath))"
+        case .typeMismatch(_, let ctx), .valueNotFound(_, let ctx), .dataCorrupted(let ctx):
+            return "\(ctx.debugDescription) at \(path(ctx.codingPath).isEmpty ? "top level" : path(ctx.codingPath))"
+        @unknown default: return "\(error)"
+        }
+    }
+}

@@ -1,0 +1,13 @@
+// Checks that the linked SQLite is recent enough for the SQL Sift emits (IS / IS NOT between any
+// values, NULLS FIRST/LAST, deterministic functions).
+
+import Testing
+import SiftSQLite
+
+@Suite struct LibraryTests {
+    @Test func linkedSQLiteIsAtLeast3_30() throws {
+        let parts = SiftSQLite.libraryVersion.split(separator: ".").compactMap { Int($0) }
+        #expect(parts.count >= 2)
+        #expect(parts[0] > 3 || (parts[0] == 3 && parts[1] >= 30), "SQLite \(SiftSQLite.libraryVersion)")
+    }
+}
