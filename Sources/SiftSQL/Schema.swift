@@ -260,6 +260,17 @@ public struct Relationship: Codable, Hashable, Sendable {
             self.table = table; self.owner = owner; self.column = column; self.type = type; self.encoding = encoding
         }
 
+        private enum CodingKeys: String, CodingKey { case table, owner, column, type, encoding }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            table = try c.decode(String.self, forKey: .table)
+            owner = try c.decode(String.self, forKey: .owner)
+            column = try c.decodeIfPresent(String.self, forKey: .column) ?? "value"
+            type = try c.decode(AttributeType.self, forKey: .type)
+            encoding = try c.decodeIfPresent(StorageEncoding.self, forKey: .encoding)
+        }
+
         /// The element as an attribute (named after the relationship), for type checks and encodings.
         public func elementAttribute(named name: String) -> Attribute {
             Attribute(name: name, column: column, type: type, encoding: encoding)
