@@ -1,0 +1,58 @@
+// The two sides of the differential test behind one small protocol: the in-memory evaluator (the
+// oracle, which says per record whether it matches or raises) and a back-end under test that loads
+// a dataset once and answers, per predicate, the set of matching record indices. Swapping the
+// back-end under test is a change to `DiffBackends.underTest` only.
+
+import Foundation
+import SiftEvaluation
+import SiftSyntax
+import SiftTool
+
+/// What the back-end under test answered for one predicate.
+enum BackendAnswer: Equatable {
+    case matches(Set<Int>, sql: String)
+    /// The back-end refused the predicate (e.g. a lowering error), with its error id and message.
+    case rejected(kind: String, message: String)
+    /// The predicate was accepted but running it failed (e.g. an SQL function raised).
+    case runtimeError(String, sql: String)
+}
+
+/// A dataset loaded into a back-end, ready for many predicates.
+protocol LoadedDataset {
+    func answer(_ syntax: PredicateSyntax, source: String) -> BackendAnswer
+}
+
+/// A back-end that can load datasets.
+protocol DiffBackend {
+    var name: String { get }
+    func load(_ records: [JSONValue]) throws -> any LoadedDataset
+}
+
+/// The oracle's verdict on one record.
+enum OracleResult: Equatable {
+    case match, noMatch, error(String)
+}
+
+enum Oracle {
+    /// Evaluates `syntax` on every record in memory.
+    static func evaluate(_ syntax: PredicateSyntax, source: String, on values: [Value]) -> [OracleResult] {
+        let predicate = SiftPredicate(syntax, source: source)
+        return values.map { v in
+            do throws(EvaluationError) { return try predicate.evaluate(with: v) ? .match : .noMatch } catch { return .error(error.id) }
+        }
+    }
+}
+
+/// The in-memory evaluator as a back-end: used to check the harness itself.
+struct MemoryBackend: DiffBackend {
+    var name: String { "memory" }
+    struct Loaded: LoadedDataset {
+        var values: [Value]
+        func answer(_ syntax: PredicateSyntax, source: String) -> BackendAnswer {
+            var set = Set<Int>()
+            for (i, r) in Oracle.evaluate(syntax, source: source, on: values).enumerated() where r == .match { set.insert(i) }
+            return .matches(set, sql: "")
+        }
+    }
+    func load(_ records: [JSONValue]) throws -> any LoadedDataset { Loaded(values: records.map(\.value)) }
+}

@@ -1,0 +1,389 @@
+// Random inputs for the differential test: datasets of JSON records full of nils, missing keys,
+// empty strings, empty and nil collections, accents, case variants and mixed numbers, and random
+// predicates drawn from the part of the grammar both back-ends support. Predicates are kept as a
+// small tree of their own (not the parser's AST) so the shrinker can take them apart and render
+// them back to text, which is then parsed by SiftSyntax like any user predicate.
+
+import Foundation
+import SiftTool
+import SiftTestSupport
+
+/// A generated expression: renders to format-string text plus the `%@` arguments it consumes.
+indirect enum GenExpr: Hashable {
+    case key(String)
+    case literal(String)
+    /// A `%@` argument, a JSON value converted with the CLI's conventions.
+    case argument(JSONValue)
+    case arithmetic(GenExpr, String, GenExpr)
+    /// `SUBQUERY(kids, $k, P).@count` or `…[SIZE]`.
+    case subquery(GenPred, size: Bool)
+
+    func render(_ args: inout [JSONValue]) -> String {
+        switch self {
+        case .key(let k): return k
+        case .literal(let l): return l
+        case .argument(let v): args.append(v); return "%@"
+        case .arithmetic(let a, let op, let b): return "(\(a.render(&args)) \(op) \(b.render(&args)))"
+        case .subquery(let p, let size):
+            return "SUBQUERY(kids, $k, \(p.render(&args)))" + (size ? "[SIZE]" : ".@count")
+        }
+    }
+
+    /// Smaller expressions that may still show a failure.
+    var shrinks: [GenExpr] {
+        switch self {
+        case .key: return []
+        case .literal(let l):
+            var out: [GenExpr] = []
+            if l.hasPrefix("\"") && l != "\"\"" { out.append(.literal("\"\"")) }
+            if l != "0", Double(l) != nil { out.append(.literal("0")) }
+            if l.hasPrefix("{") && l != "{}" { out.append(.literal("{}")) }
+            return out
+        case .argument(let v):
+            if case .array(let items) = v, !items.isEmpty {
+                return items.indices.map { i in var a = items; a.remove(at: i); return .argument(.array(a)) }
+            }
+            return []
+        case .arithmetic(let a, let op, let b):
+            return [a, b] + a.shrinks.map { .arithmetic($0, op, b) } + b.shrinks.map { .arithmetic(a, op, $0) }
+        case .subquery(let p, let size):
+            return p.shrinks.map { .subquery($0, size: size) } + (size ? [.subquery(p, size: false)] : [])
+        }
+    }
+}
+
+/// A generated predicate.
+indirect enum GenPred: Hashable {
+    case constant(Bool)
+    case not(GenPred)
+    case and([GenPred])
+    case or([GenPred])
+    /// `[quantifier] lhs OP[options] rhs`; `quantifier` is "", "ANY", "ALL", "NONE" or "SOME".
+    case comparison(quantifier: String, GenExpr, op: String, options: String, GenExpr)
+
+    func render(_ args: inout [JSONValue]) -> String {
+        switch self {
+        case .constant(let b): return b ? "TRUEPREDICATE" : "FALSEPREDICATE"
+        case .not(let p): return "NOT (\(p.render(&args)))"
+        case .and(let ps): return "(" + ps.map { $0.render(&args) }.joined(separator: " AND ") + ")"
+        case .or(let ps): return "(" + ps.map { $0.render(&args) }.joined(separator: " OR ") + ")"
+        case .comparison(let q, let l, let op, let opts, let r):
+            let lhs = l.render(&args)
+            let rhs = r.render(&args)
+            return (q.isEmpty ? "" : q + " ") + lhs + " " + op + (opts.isEmpty ? "" : "[\(opts)]") + " " + rhs
+        }
+    }
+
+    /// The predicate text and its arguments.
+    var text: (String, [JSONValue]) {
+        var args: [JSONValue] = []
+        let s = render(&args)
+        return (s, args)
+    }
+
+    /// Smaller predicates that may still show a failure, most aggressive first.
+    var shrinks: [GenPred] {
+        switch self {
+        case .constant: return []
+        case .not(let p): return [p] + p.shrinks.map { .not($0) }
+        case .and(let ps), .or(let ps):
+            let rebuild: ([GenPred]) -> GenPred = {
+                if $0.count == 1 { return $0[0] }
+                if case .and = self { return .and($0) } else { return .or($0) }
+            }
+            var out: [GenPred] = ps
+            if ps.count > 1 { for i in ps.indices { var a = ps; a.remove(at: i); out.append(rebuild(a)) } }
+            for i in ps.indices { for s in ps[i].shrinks { var a = ps; a[i] = s; out.append(rebuild(a)) } }
+            return out
+        case .comparison(let q, let l, let op, let opts, let r):
+            var out: [GenPred] = []
+            if !opts.isEmpty { out.append(.comparison(quantifier: q, l, op: op, options: "", r)) }
+            if q == "NONE" || q == "SOME" || q == "ALL" { out.append(.comparison(quantifier: "ANY", l, op: op, options: opts, r)) }
+            out += l.shrinks.map { .comparison(quantifier: q, $0, op: op, options: opts, r) }
+            out += r.shrinks.map { .comparison(quantifier: q, l, op: op, options: opts, $0) }
+            if case .subquery(let p, _) = l { out.append(p.replacingSubqueryVariable()) }
+            return out
+        }
+    }
+
+    /// The same predicate with `$k.` paths turned into `ANY kids.` leaves (a shrink step that
+    /// gets rid of a SUBQUERY while keeping its inner comparison around).
+    func replacingSubqueryVariable() -> GenPred {
+        switch self {
+        case .constant: return self
+        case .not(let p): return .not(p.replacingSubqueryVariable())
+        case .and(let ps): return .and(ps.map { $0.replacingSubqueryVariable() })
+        case .or(let ps): return .or(ps.map { $0.replacingSubqueryVariable() })
+        case .comparison(_, let l, let op, let opts, let r):
+            func fix(_ e: GenExpr) -> GenExpr {
+                if case .key(let k) = e, k.hasPrefix("$k.") { return .key("kids." + k.dropFirst(3)) }
+                return e
+            }
+            return .comparison(quantifier: "ANY", fix(l), op: op, options: opts, fix(r))
+        }
+    }
+}
+
+/// Generates datasets and predicates from one seeded generator.
+struct DiffGenerator {
+    var rng: SplitMix64
+
+    init(seed: UInt64) { rng = SplitMix64(seed: seed) }
+
+    mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &rng) < p }
+    mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &rng) }
+    mutating func pick<T>(_ items: [T]) -> T { items[int(0...(items.count - 1))] }
+
+    // MARK: data
+
+    /// Strings stored in records: NFC (the store convention), with case, accent, width and
+    /// special-character variants of a few words, and the empty string.
+    static let words = [
+        "Ann", "ann", "ANN", "Anna", "Émile", "émile", "Emile", "emile", "EMILE", "Straße", "STRASSE", "strasse",
+        "İstanbul", "istanbul", "ISTANBUL", "ıi", "Ａｎｎ", "", "São Paulo", "sao paulo", "Sao Paulo",
+        "a%b", "a_b", "x*y", "Zoë", "zoe", "Ångström", "b", "Bob", "bob", "café", "CAFÉ", "cafe", "naïve",
+    ]
+
+    mutating func string() -> JSONValue { .string(pick(Self.words)) }
+
+    /// A number of mixed kinds: integers, doubles (some integral), now and then a boolean.
+    mutating func number() -> JSONValue {
+        switch int(0...9) {
+        case 0...5: return .integer(Int64(int(-2...12)))
+        case 6, 7: return .double(pick([0.5, 2.5, 3.0, 7.0, -1.25, 10.0, 4.75]))
+        default: return .bool(chance(0.5))
+        }
+    }
+
+    /// A value for `key` that may be missing (nil result), null, or of the given shape.
+    mutating func maybe(_ make: (inout DiffGenerator) -> JSONValue, missing: Double = 0.15, null: Double = 0.15) -> JSONValue? {
+        if chance(missing) { return nil }
+        if chance(null) { return .null }
+        return make(&self)
+    }
+
+    mutating func address(depth: Int, full: Bool) -> JSONValue {
+        var o: [(String, JSONValue)] = []
+        if full || chance(0.8), let v = full ? string() : maybe({ $0.string() }) { o.append(("city", v)) }
+        if full || chance(0.7), let v = full ? number() : maybe({ $0.number() }) { o.append(("zip", v)) }
+        if full || chance(0.6) {
+            let geo: JSONValue? = full ? .object([("lat", number())]) : maybe({ g in
+                var inner: [(String, JSONValue)] = []
+                if let lat = g.maybe({ $0.number() }) { inner.append(("lat", lat)) }
+                return .object(inner)
+            })
+            if let geo { o.append(("geo", geo)) }
+        }
+        return .object(o)
+    }
+
+    mutating func kid(full: Bool) -> JSONValue {
+        var o: [(String, JSONValue)] = []
+        if let v = full ? string() : maybe({ $0.string() }, missing: 0.1, null: 0.1) { o.append(("name", v)) }
+        if let v = full ? number() : maybe({ $0.number() }, missing: 0.1, null: 0.1) { o.append(("age", v)) }
+        if let v = full ? address(depth: 1, full: true) : maybe({ $0.address(depth: 1, full: false) }, missing: 0.4, null: 0.2) {
+            o.append(("address", v))
+        }
+        return .object(o)
+    }
+
+    /// One record; `full` fills every key so the inferred schema knows every path.
+    mutating func record(full: Bool) -> JSONValue {
+        var o: [(String, JSONValue)] = []
+        func add(_ k: String, _ v: JSONValue?) { if let v { o.append((k, v)) } }
+        add("name", full ? string() : maybe({ $0.string() }))
+        add("city", full ? string() : maybe({ $0.string() }))
+        add("age", full ? number() : maybe({ $0.number() }))
+        add("score", full ? number() : maybe({ $0.number() }))
+        add("address", full ? address(depth: 0, full: true) : maybe({ $0.address(depth: 0, full: false) }))
+        add("kids", full ? .array([kid(full: true), kid(full: false)]) : maybe({ g in
+            .array((0..<g.int(0...3)).map { _ in g.kid(full: false) })
+        }))
+        add("tags", full ? .array([string(), string()]) : maybe({ g in
+            .array((0..<g.int(0...3)).map { _ in g.string() })
+        }))
+        return .object(o)
+    }
+
+    /// A dataset of `count` records, the first of which has every key (in random order of
+    /// position, so that records with missing keys also come first now and then).
+    mutating func dataset(count: Int) -> [JSONValue] {
+        var records = (0..<count).map { _ in record(full: false) }
+        records[int(0...(count - 1))] = record(full: true)
+        return records
+    }
+
+    // MARK: predicates
+
+    /// Constants: the stored words, non-NFC spellings (Sift binds constants NFC-normalized except
+    /// under [n], and both back-ends then agree because the data itself is NFC), and prefixes.
+    static let constants = words + [
+        "E\u{301}mile", "e\u{301}", "É", "é", "e", "E", "An", "an", "Str", "STR", "s", "ß", "ss", "SS", "İ", "i", "I",
+        "Ａ", "ａ", "Sã", "sa", "ile", "ILE", "aße", "%", "_", "*", "ë", "caf", "É\u{300}",
+    ]
+
+    static let likePatterns = ["A*", "*e", "?nn", "*a*", "É*", "*", "?", "a%b", "a_b", "*ß*", "s*o", "x\\*y", "*ILE", "Ａ*", ""]
+    static let regexes = ["A.*", ".*[eé]", "[A-Za-z]+", "S.*", ".*", "", "(?:ann|bob)", "\\\\w+", ".{3}", "É.*"]
+
+    mutating func quoted(_ s: String) -> String {
+        var out = "\""
+        for ch in s.unicodeScalars {
+            switch ch {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            default: out.unicodeScalars.append(ch)
+            }
+        }
+        return out + "\""
+    }
+
+    mutating func stringConstant() -> GenExpr {
+        if chance(0.15) { return .argument(.string(pick(Self.constants))) }
+        return .literal(quoted(pick(Self.constants)))
+    }
+
+    mutating func numberConstant() -> GenExpr {
+        switch number() {
+        case .integer(let i): return .literal(String(i))
+        case .double(let d): return .literal(String(d))
+        case .bool(let b): return .literal(b ? "TRUE" : "FALSE")
+        default: return .literal("0")
+        }
+    }
+
+    static let stringKeys = ["name", "city", "address.city"]
+    static let numberKeys = ["age", "score", "address.zip", "address.geo.lat"]
+
+    mutating func options() -> String { pick(["", "", "", "c", "d", "cd", "n", "c", "cd"]) }
+
+    /// A list constant for IN: a literal `{…}` or a `%@` array, with nil and empty lists.
+    mutating func list(strings: Bool) -> GenExpr {
+        let n = int(0...3)
+        var items: [JSONValue] = (0..<n).map { _ in
+            if chance(0.15) { return .null }
+            if strings { return .string(pick(Self.constants)) }
+            return number()
+        }
+        if chance(0.1) { items.append(strings ? number() : .string(pick(Self.words))) }
+        if chance(0.4) { return .argument(.array(items)) }
+        func lit(_ v: JSONValue) -> String {
+            switch v {
+            case .null: return "nil"
+            case .bool(let b): return b ? "TRUE" : "FALSE"
+            case .integer(let i): return String(i)
+            case .double(let d): return String(d)
+            case .string(let s): return quoted(s)
+            default: return "nil"
+            }
+        }
+        return .literal("{" + items.map(lit).joined(separator: ", ") + "}")
+    }
+
+    /// A numeric operand: a key path, a constant, a collection operator, a subquery count, or arithmetic.
+    mutating func numeric(depth: Int, prefix: String = "") -> GenExpr {
+        if !prefix.isEmpty {
+            return chance(0.8) ? .key(prefix + pick(["age", "address.zip"])) : numberConstant()
+        }
+        switch int(0...11) {
+        case 0...4: return .key(pick(Self.numberKeys))
+        case 5: return numberConstant()
+        case 6: return .key(pick(["kids.@count", "tags.@count"]))
+        case 7: return .key(pick(["kids.@sum.age", "kids.@avg.age", "kids.@min.age", "kids.@max.age"]))
+        case 8 where depth > 0: return .subquery(predicate(depth: depth - 1, prefix: "$k."), size: chance(0.3))
+        case 9...10 where depth > 0:
+            return .arithmetic(numeric(depth: depth - 1), pick(["+", "-", "*"]), chance(0.5) ? numberConstant() : numeric(depth: depth - 1))
+        default: return .key(pick(Self.numberKeys))
+        }
+    }
+
+    mutating func stringOperand(prefix: String) -> GenExpr {
+        if !prefix.isEmpty { return chance(0.7) ? .key(prefix + pick(["name", "address.city"])) : stringConstant() }
+        return .key(pick(Self.stringKeys))
+    }
+
+    /// One leaf comparison; `prefix` is "$k." inside a SUBQUERY.
+    mutating func leaf(depth: Int, prefix: String) -> GenPred {
+        switch int(0...19) {
+        case 0:
+            return .constant(chance(0.5))
+        case 1, 2:
+            // nil comparisons, either side
+            let key: GenExpr = chance(0.5) ? stringOperand(prefix: prefix) : numeric(depth: 0, prefix: prefix)
+            let op = pick(["==", "!=", "<", ">=", "==", "!="])
+            if prefix.isEmpty && chance(0.2) {
+                return .comparison(quantifier: "", .key(pick(["address", "address.geo"])), op: pick(["==", "!="]), options: "", .literal("nil"))
+            }
+            return chance(0.8) ? .comparison(quantifier: "", key, op: op, options: "", .literal("nil"))
+                : .comparison(quantifier: "", .literal("nil"), op: op, options: "", key)
+        case 3...6:
+            // string operators against constants
+            let op = pick(["==", "!=", "<", "<=", ">", ">=", "BEGINSWITH", "ENDSWITH", "CONTAINS", "BEGINSWITH", "CONTAINS"])
+            return .comparison(quantifier: "", stringOperand(prefix: prefix), op: op, options: options(), stringConstant())
+        case 7:
+            if chance(0.5) {
+                return .comparison(quantifier: "", stringOperand(prefix: prefix), op: "LIKE", options: options(), .literal(quoted(pick(Self.likePatterns))))
+            }
+            return .comparison(quantifier: "", stringOperand(prefix: prefix), op: "MATCHES", options: pick(["", "c", "", "d"]), .literal(quoted(pick(Self.regexes))))
+        case 8...10:
+            let op = pick(["==", "!=", "<", "<=", ">", ">="])
+            let lhs = numeric(depth: depth, prefix: prefix)
+            let rhs = chance(0.6) ? numberConstant() : numeric(depth: depth, prefix: prefix)
+            return chance(0.85) ? .comparison(quantifier: "", lhs, op: op, options: "", rhs)
+                : .comparison(quantifier: "", rhs, op: op, options: "", lhs)
+        case 11:
+            // column vs column, strings
+            let op = pick(["==", "!=", "<", ">=", "BEGINSWITH", "CONTAINS", "ENDSWITH"])
+            return .comparison(quantifier: "", stringOperand(prefix: prefix), op: op, options: options(),
+                               prefix.isEmpty ? .key(pick(Self.stringKeys)) : .key("name"))
+        case 12:
+            // IN a list
+            if chance(0.5) { return .comparison(quantifier: "", stringOperand(prefix: prefix), op: "IN", options: options(), list(strings: true)) }
+            return .comparison(quantifier: "", numeric(depth: 0, prefix: prefix), op: "IN", options: "", list(strings: false))
+        case 13:
+            // BETWEEN
+            let lo = numberConstant()
+            let hi = chance(0.2) ? .literal("nil") : numberConstant()
+            var args: [JSONValue] = []
+            let bounds = "{\(lo.render(&args)), \(hi.render(&args))}"
+            return .comparison(quantifier: "", numeric(depth: depth, prefix: prefix), op: "BETWEEN", options: "", .literal(bounds))
+        case 14 where prefix.isEmpty:
+            // IN / CONTAINS against tags, with quantifiers over the strings
+            switch int(0...3) {
+            case 0: return .comparison(quantifier: "", stringConstant(), op: "IN", options: options(), .key("tags"))
+            case 1: return .comparison(quantifier: "", .key("tags"), op: "CONTAINS", options: options(), stringConstant())
+            case 2: return .comparison(quantifier: "", .key(pick(Self.stringKeys)), op: "IN", options: options(), .key("tags"))
+            default:
+                let op = pick(["==", "!=", "BEGINSWITH", "CONTAINS", "<", "LIKE"])
+                let rhs: GenExpr = op == "LIKE" ? .literal(quoted(pick(Self.likePatterns))) : stringConstant()
+                return .comparison(quantifier: pick(["ANY", "ALL", "NONE", "SOME"]), .key("tags"), op: op, options: options(), rhs)
+            }
+        case 15...16 where prefix.isEmpty:
+            // quantifiers over kids
+            let q = pick(["ANY", "ALL", "NONE", "SOME", "ANY"])
+            if chance(0.5) {
+                let op = pick(["==", "!=", "<", ">=", "BEGINSWITH", "CONTAINS", "IN"])
+                let rhs: GenExpr = op == "IN" ? list(strings: true) : (chance(0.15) ? .literal("nil") : stringConstant())
+                return .comparison(quantifier: q, .key(pick(["kids.name", "kids.address.city"])), op: op, options: options(), rhs)
+            }
+            let op = pick(["==", "!=", "<", "<=", ">", ">="])
+            let rhs: GenExpr = chance(0.15) ? .literal("nil") : (chance(0.8) ? numberConstant() : .key(pick(["age", "score"])))
+            return .comparison(quantifier: q, .key(pick(["kids.age", "kids.address.zip"])), op: op, options: "", rhs)
+        case 17 where !prefix.isEmpty:
+            // bare key paths inside SUBQUERY are avoided: only `$k.` paths and constants
+            return .comparison(quantifier: "", .key("$k.name"), op: pick(["==", "BEGINSWITH"]), options: options(), .key("$k.address.city"))
+        default:
+            let op = pick(["==", "!=", "<", ">"])
+            return .comparison(quantifier: "", numeric(depth: depth, prefix: prefix), op: op, options: "", numberConstant())
+        }
+    }
+
+    /// A predicate of nesting at most `depth`.
+    mutating func predicate(depth: Int, prefix: String = "") -> GenPred {
+        guard depth > 0, chance(0.45) else { return leaf(depth: min(depth, 1), prefix: prefix) }
+        switch int(0...4) {
+        case 0: return .not(predicate(depth: depth - 1, prefix: prefix))
+        case 1, 2: return .and((0..<int(2...3)).map { _ in predicate(depth: depth - 1, prefix: prefix) })
+        default: return .or((0..<int(2...3)).map { _ in predicate(depth: depth - 1, prefix: prefix) })
+        }
+    }
+}

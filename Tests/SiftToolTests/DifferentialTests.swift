@@ -1,0 +1,279 @@
+// The randomized differential test: random predicates over random datasets, evaluated in memory
+// (the oracle) and by the SQL back-end; a record that evaluates without error in memory must be
+// selected by SQL exactly when memory says true. Seeded and reproducible: SIFT_DIFF_SEED sets the
+// seed (printed on every run) and SIFT_DIFF_CASES the number of predicates (default 20,000). On a
+// disagreement the case is shrunk (records, keys, subpredicates, constants) and printed: the
+// canonical predicate, the dataset as JSON, both results and the SQL.
+
+import Foundation
+import Testing
+import SiftEvaluation
+import SiftSyntax
+import SiftTool
+import SiftTestSupport
+
+/// One generated case that failed, and why.
+struct DiffFailure {
+    /// A stable category: shrinking keeps it (a disagreement must stay a disagreement).
+    var category: String
+    var detail: String
+}
+
+enum Differential {
+    /// Parses a generated predicate; a failure here is a generator bug.
+    static func parse(_ p: GenPred) -> Result<(PredicateSyntax, String), SyntaxError> {
+        let (text, args) = p.text
+        do throws(SyntaxError) {
+            return .success((try PredicateSyntax.parse(text, literals: args.map(\.literal)), text))
+        } catch { return .failure(error) }
+    }
+
+    /// Checks one predicate against one loaded dataset; nil when both back-ends agree.
+    static func check(_ p: GenPred, values: [Value], loaded: any LoadedDataset) -> DiffFailure? {
+        let syntax: PredicateSyntax, text: String
+        switch parse(p) {
+        case .success(let s): (syntax, text) = s
+        case .failure(let e): return DiffFailure(category: "generator: does not parse", detail: e.annotated)
+        }
+        let oracle = Oracle.evaluate(syntax, source: text, on: values)
+        switch loaded.answer(syntax, source: text) {
+        case .rejected(let kind, let message):
+            return DiffFailure(category: "rejected: \(kind)", detail: "the SQL back-end rejected a generated predicate (generator or lowering bug):\n\(message)")
+        case .runtimeError(let message, let sql):
+            if oracle.contains(where: { if case .error = $0 { true } else { false } }) { return nil }
+            return DiffFailure(category: "runtime error", detail: "SQL failed though memory raised on no record: \(message)\nSQL: \(sql)")
+        case .matches(let set, let sql):
+            var wrong: [String] = []
+            for (i, r) in oracle.enumerated() {
+                switch r {
+                case .error: continue
+                case .match where !set.contains(i): wrong.append("record \(i): memory true, SQL false")
+                case .noMatch where set.contains(i): wrong.append("record \(i): memory false, SQL true")
+                default: continue
+                }
+            }
+            if wrong.isEmpty { return nil }
+            let mem = oracle.enumerated().map { "\($0.offset): \($0.element)" }.joined(separator: ", ")
+            return DiffFailure(category: "disagreement",
+                               detail: wrong.joined(separator: "\n") + "\nmemory: \(mem)\nSQL matches: \(set.sorted())\nSQL: \(sql)")
+        }
+    }
+
+    /// Shrinks a failing case while its failure category stays the same; returns the smallest
+    /// predicate, dataset and failure found.
+    static func shrink(_ p: GenPred, _ records: [JSONValue], _ failure: DiffFailure, backend: any DiffBackend,
+                       budget: Int = 1500) -> (GenPred, [JSONValue], DiffFailure) {
+        var pred = p, recs = records, current = failure, attempts = 0
+        func fails(_ q: GenPred, _ r: [JSONValue]) -> DiffFailure? {
+            attempts += 1
+            guard !r.isEmpty, let loaded = try? backend.load(r) else { return nil }
+            guard let f = check(q, values: r.map(\.value), loaded: loaded), f.category == current.category else { return nil }
+            return f
+        }
+        var progress = true
+        while progress && attempts < budget {
+            progress = false
+            // Records: halves first, then one at a time.
+            var chunk = max(recs.count / 2, 1)
+            while chunk >= 1 && attempts < budget {
+                var i = 0
+                while i < recs.count && attempts < budget {
+                    var r = recs
+                    r.removeSubrange(i..<min(i + chunk, r.count))
+                    if let f = fails(pred, r) { recs = r; current = f; progress = true } else { i += chunk }
+                }
+                chunk /= 2
+            }
+            // The predicate.
+            var shrunk = true
+            while shrunk && attempts < budget {
+                shrunk = false
+                for q in pred.shrinks where attempts < budget {
+                    if let f = fails(q, recs) { pred = q; current = f; shrunk = true; progress = true; break }
+                }
+            }
+            // Keys of records, and of the objects nested one and two levels down.
+            for i in recs.indices where attempts < budget {
+                for candidate in dropKeyVariants(recs[i]) where attempts < budget {
+                    var r = recs
+                    r[i] = candidate
+                    if let f = fails(pred, r) { recs = r; current = f; progress = true; break }
+                }
+            }
+        }
+        return (pred, recs, current)
+    }
+
+    /// `value` with one key removed (anywhere in nested objects and arrays), or one array element removed.
+    static func dropKeyVariants(_ value: JSONValue) -> [JSONValue] {
+        switch value {
+        case .object(let members):
+            var out: [JSONValue] = members.indices.map { i in var m = members; m.remove(at: i); return .object(m) }
+            for (i, (k, v)) in members.enumerated() {
+                for inner in dropKeyVariants(v) { var m = members; m[i] = (k, inner); out.append(.object(m)) }
+            }
+            return out
+        case .array(let items):
+            var out: [JSONValue] = items.indices.map { i in var a = items; a.remove(at: i); return .array(a) }
+            for (i, v) in items.enumerated() {
+                for inner in dropKeyVariants(v) { var a = items; a[i] = inner; out.append(.array(a)) }
+            }
+            return out
+        default:
+            return []
+        }
+    }
+
+    static func json(_ records: [JSONValue]) -> String {
+        var out = "["
+        for (i, r) in records.enumerated() {
+            if i > 0 { out += ",\n " }
+            r.write(into: &out)
+        }
+        return out + "]"
+    }
+
+    /// A printable report of a (shrunk) failure.
+    static func report(seed: UInt64, caseNumber: Int, _ p: GenPred, _ records: [JSONValue], _ f: DiffFailure) -> String {
+        let (text, args) = p.text
+        let canonical = (try? PredicateSyntax.parse(text, literals: args.map(\.literal)))?.description ?? text
+        var argText = ""
+        JSONValue.array(args).write(into: &argText)
+        return """
+        differential failure (\(f.category)), seed \(seed), case \(caseNumber)
+        predicate: \(canonical)
+        as generated: \(text)  args: \(argText)
+        dataset: \(json(records))
+        \(f.detail)
+        """
+    }
+
+    struct RunSummary {
+        var cases = 0
+        var failures: [String] = []
+        /// Record verdicts in memory over all cases: true, false, raised.
+        var matched = 0, unmatched = 0, raised = 0
+    }
+
+    /// Runs `cases` random predicates against `backend`, a fresh dataset every `perDataset` predicates.
+    static func run(seed: UInt64, cases: Int, backend: any DiffBackend, perDataset: Int = 250,
+                    maxFailures: Int = 3) throws -> RunSummary {
+        var gen = DiffGenerator(seed: seed)
+        var summary = RunSummary()
+        var records: [JSONValue] = []
+        var values: [Value] = []
+        var loaded: (any LoadedDataset)?
+        for n in 0..<cases {
+            if n % perDataset == 0 {
+                records = gen.dataset(count: gen.int(8...24))
+                values = records.map(\.value)
+                loaded = try backend.load(records)
+            }
+            let p = gen.predicate(depth: 3)
+            summary.cases += 1
+            if case .success(let (syntax, text)) = parse(p) {
+                for r in Oracle.evaluate(syntax, source: text, on: values) {
+                    switch r { case .match: summary.matched += 1; case .noMatch: summary.unmatched += 1; case .error: summary.raised += 1 }
+                }
+            }
+            if let f = check(p, values: values, loaded: loaded!) {
+                let (sp, sr, sf) = shrink(p, records, f, backend: backend)
+                summary.failures.append(report(seed: seed, caseNumber: n, sp, sr, sf))
+                if summary.failures.count >= maxFailures { break }
+            }
+        }
+        return summary
+    }
+
+    static var seed: UInt64 {
+        if let s = ProcessInfo.processInfo.environment["SIFT_DIFF_SEED"], let v = UInt64(s) { return v }
+        return 0x51F7_D1FF
+    }
+
+    static var caseCount: Int {
+        if let s = ProcessInfo.processInfo.environment["SIFT_DIFF_CASES"], let v = Int(s) { return v }
+        return 20_000
+    }
+}
+
+@Suite struct DifferentialTests {
+    /// The generator only produces predicates the parser accepts, and of every kind it should.
+    @Test func generatorProducesParseablePredicates() throws {
+        var gen = DiffGenerator(seed: 7)
+        var texts = Set<String>()
+        var failures: [String] = []
+        for _ in 0..<3000 {
+            let p = gen.predicate(depth: 3)
+            switch Differential.parse(p) {
+            case .success(let (syntax, text)):
+                texts.insert(syntax.description)
+                _ = text
+            case .failure(let e): failures.append("\(p.text.0): \(e)")
+            }
+        }
+        #expect(failures.isEmpty, "\(failures.prefix(5).joined(separator: "\n"))")
+        let all = texts.joined(separator: "\n")
+        for needle in ["ANY ", "ALL ", "NOT ", "SUBQUERY(", "[SIZE]", "@count", "@sum", "@avg", "@min", "@max", " IN ",
+                       "BETWEEN", "LIKE", "MATCHES", "BEGINSWITH[cd]", "==[c]", "[n]", "[d]", "TRUEPREDICATE", "FALSEPREDICATE",
+                       " + ", " * ", " - ", "address.geo.lat", "kids.address.city", "== nil", " AND ", " OR "] {
+            #expect(all.contains(needle), "no generated predicate contains '\(needle)'")
+        }
+        #expect(texts.count > 2500, "only \(texts.count) distinct predicates")
+    }
+
+    /// The memory back-end agrees with the oracle (the harness itself reports no false failures).
+    @Test func harnessAgreesWithItself() throws {
+        let summary = try Differential.run(seed: 11, cases: 500, backend: MemoryBackend())
+        #expect(summary.cases == 500)
+        #expect(summary.failures.isEmpty, "\(summary.failures.joined(separator: "\n\n"))")
+    }
+
+    /// A deliberately wrong back-end (never selects a record whose name is "Ann") is caught, and
+    /// the case shrinks to one record and a one-leaf predicate.
+    @Test func shrinkerFindsMinimalCase() throws {
+        struct Broken: DiffBackend {
+            var name: String { "broken" }
+            struct Loaded: LoadedDataset {
+                var inner: any LoadedDataset
+                var records: [JSONValue]
+                func answer(_ syntax: PredicateSyntax, source: String) -> BackendAnswer {
+                    guard case .matches(var set, let sql) = inner.answer(syntax, source: source) else { return inner.answer(syntax, source: source) }
+                    for (i, r) in records.enumerated() {
+                        if case .object(let m) = r, m.contains(where: { $0.0 == "name" && $0.1 == .string("Ann") }) { set.remove(i) }
+                    }
+                    return .matches(set, sql: sql)
+                }
+            }
+            func load(_ records: [JSONValue]) throws -> any LoadedDataset {
+                Loaded(inner: try MemoryBackend().load(records), records: records)
+            }
+        }
+        let summary = try Differential.run(seed: 5, cases: 2000, backend: Broken(), maxFailures: 1)
+        #expect(summary.failures.count == 1)
+        let report = summary.failures.first ?? ""
+        #expect(report.contains("disagreement"))
+        // The minimal dataset is a single record holding only the name.
+        #expect(report.contains("dataset: [{\"name\":\"Ann\"}]"), "\(report)")
+    }
+
+    /// The real thing: memory against the back-end under test.
+    @Test func memoryAgreesWithSQL() throws {
+        let seed = Differential.seed, cases = Differential.caseCount
+        print("differential: seed \(seed) (SIFT_DIFF_SEED), \(cases) cases (SIFT_DIFF_CASES), back-end \(DiffBackends.underTest.name)")
+        let start = ContinuousClock.now
+        let summary = try Differential.run(seed: seed, cases: cases, backend: DiffBackends.underTest)
+        print("differential: ran \(summary.cases) cases, \(summary.failures.count) failures, \(ContinuousClock.now - start); "
+              + "record verdicts in memory: \(summary.matched) true, \(summary.unmatched) false, \(summary.raised) raised")
+        if ProcessInfo.processInfo.environment["SIFT_DIFF_SHOW"] != nil {
+            var gen = DiffGenerator(seed: seed)
+            for _ in 0..<40 { print(gen.predicate(depth: 3).text.0) }
+        }
+        #expect(summary.failures.isEmpty, "\(summary.failures.joined(separator: "\n\n"))")
+        #expect(summary.cases == cases || !summary.failures.isEmpty)
+    }
+}
+
+/// The back-end the differential test drives.
+enum DiffBackends {
+    static var underTest: any DiffBackend { MemoryBackend() }
+}
