@@ -3,7 +3,7 @@
 
 SWIFT ?= swift
 
-.PHONY: deps build test sample bench fuzz clean
+.PHONY: deps build test sample bench fuzz fuzz-diff clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -29,6 +29,11 @@ bench: deps
 
 fuzz: deps
 	bash scripts/fuzz.sh
+
+# The differential test (memory vs SQLite) at length: SIFT_DIFF_CASES (default 500000) cases from a
+# time-based seed, or SIFT_DIFF_SEED to replay one.
+fuzz-diff: deps
+	bash scripts/fuzz-diff.sh
 
 clean:
 	rm -rf .build Benchmarks/.build Fuzz/build
