@@ -34,6 +34,7 @@ public struct JSONStoreError: Error, Sendable, CustomStringConvertible {
 /// - arrays of scalars (or of dates) → a `values` relationship with a count column;
 /// - arrays that are empty in every record → a `values` relationship of type `any` (no element is
 ///   ever seen, so the shape cannot matter to a predicate).
+/// A key that is null (or missing) everywhere → an `any` column of NULLs.
 /// Duplicate keys in one object: the last wins, as in memory. A record that is not an object is a
 /// row of NULLs and is listed in `nonObjectRecords`.
 ///
@@ -122,6 +123,8 @@ private func quote(_ name: String) -> String {
 
 /// The shape of one key, merged over every value seen.
 private enum Shape {
+    /// Only nulls seen so far: a scalar column of NULLs unless a later value says otherwise.
+    case onlyNull
     case scalar
     case date
     case object(ShapeNode)
@@ -137,6 +140,7 @@ private enum Shape {
 
     var name: String {
         switch self {
+        case .onlyNull: "null"
         case .scalar: "a scalar"
         case .date: "a date"
         case .object: "an object"
@@ -163,10 +167,17 @@ private final class ShapeNode {
 
     func merge(fields: [(String, JSONValue)], record: Int) {
         for (key, value) in Self.lastWins(fields) {
-            if case .null = value { continue }
             let current = shapes[key]
             if current == nil { keys.append(key) }
-            shapes[key] = Self.merge(current, value, record: record)
+            if case .null = value {
+                if current == nil { shapes[key] = .onlyNull }
+                continue
+            }
+            if case .onlyNull? = current {
+                shapes[key] = Self.merge(nil, value, record: record)
+            } else {
+                shapes[key] = Self.merge(current, value, record: record)
+            }
         }
     }
 
@@ -301,7 +312,7 @@ private final class TablePlan {
             switch node.shapes[key]! {
             case .conflict(let why):
                 unsupported[keyPath] = why
-            case .scalar:
+            case .scalar, .onlyNull:
                 columns.append(.scalar(key: key, column: column))
             case .date:
                 columns.append(.date(key: key, column: column))

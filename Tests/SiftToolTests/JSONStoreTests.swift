@@ -202,6 +202,14 @@ private func rootColumn(_ store: JSONStore, _ column: String) throws -> [SQLValu
         #expect(valuePlan.contains { $0.contains("INDEX") }, "\(valuePlan)")
     }
 
+    @Test func keysThatAreAlwaysNullAreNullColumns() throws {
+        let store = try JSONStore(records: try records(#"{"a": null, "b": null} {"b": 2}"#))
+        let root = try #require(store.schema.entity(named: "Record"))
+        #expect(root.attributes.map(\.name) == ["a", "b"])
+        #expect(try rootColumn(store, "a") == [.null, .null])
+        #expect(try rootColumn(store, "b") == [.null, .integer(2)])
+    }
+
     @Test func duplicateKeysLastWins() throws {
         let store = try JSONStore(records: try records(#"{"a": 1, "a": "two"}"#))
         #expect(try rootColumn(store, "a") == [.text("two")])
