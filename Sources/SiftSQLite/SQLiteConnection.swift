@@ -190,7 +190,19 @@ public final class SQLiteStatement {
             case .null: rc = sqlite3_bind_null(pointer, index)
             case .integer(let v): rc = sqlite3_bind_int64(pointer, index, v)
             case .double(let v): rc = sqlite3_bind_double(pointer, index, v)
-            case .text(let s): rc = sqlite3_bind_text(pointer, index, s, -1, sqliteTransient)
+            case .text(let s):
+                // Bound with its byte length, so an embedded NUL does not cut the text short.
+                var text = s
+                if text.isEmpty {
+                    // A nil pointer would bind NULL; the empty string needs a real one.
+                    rc = sqlite3_bind_text(pointer, index, "", 0, sqliteTransient)
+                } else {
+                    rc = text.withUTF8 { bytes in
+                        bytes.withMemoryRebound(to: CChar.self) { chars in
+                            sqlite3_bind_text(pointer, index, chars.baseAddress, Int32(chars.count), sqliteTransient)
+                        }
+                    }
+                }
             case .blob(let b):
                 rc = b.withUnsafeBytes { raw in
                     // A zero-length blob needs a non-null pointer to be a blob rather than NULL.

@@ -227,14 +227,14 @@ private let optionSets: [UInt8] = Array(0...7) + [8, 9, 11]
         let db = try SQLiteConnection()
         try db.execute("CREATE TABLE t(x); CREATE INDEX tx ON t(x)")
         try db.transaction { () throws(SQLiteError) in
-            for v: SQLValue in [.integer(1), .double(2.5), .text("é"), .blob([0, 1]), .blob([]), .null] {
+            for v: SQLValue in [.integer(1), .double(2.5), .text("é"), .blob([0, 1]), .blob([]), .null, .text(""), .text("a\u{0}b")] {
                 let s = try db.prepare("INSERT INTO t VALUES (?)")
                 try s.bind([v])
                 _ = try s.step()
             }
         }
         let values = try db.query("SELECT x FROM t ORDER BY rowid").map { $0[0] }
-        #expect(values == [.integer(1), .double(2.5), .text("é"), .blob([0, 1]), .blob([]), .null])
+        #expect(values == [.integer(1), .double(2.5), .text("é"), .blob([0, 1]), .blob([]), .null, .text(""), .text("a\u{0}b")])
         let plan = try db.queryPlan("SELECT x FROM t WHERE x = ?", [.integer(1)])
         #expect(plan.contains { $0.contains("USING") && $0.contains("INDEX tx") }, "\(plan)")
         // A failing transaction rolls back.
