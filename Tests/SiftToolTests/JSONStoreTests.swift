@@ -210,6 +210,32 @@ private func rootColumn(_ store: JSONStore, _ column: String) throws -> [SQLValu
         #expect(try rootColumn(store, "b") == [.null, .integer(2)])
     }
 
+    @Test func deepNestingReachesEveryLevel() throws {
+        let store = try JSONStore(records: try records(#"""
+            {"a": {"b": [{"c": [1, 2], "d": {"e": "x"}}, {"c": null}]}}
+            {"a": {"b": [{"c": [3]}]}}
+            """#))
+        let a = try #require(store.schema.entity(named: "Record")?.relationship(named: "a")?.toOne)
+        let aEntity = try #require(store.schema.entity(named: a))
+        let b = try #require(aEntity.relationship(named: "b"))
+        let bName = try #require(b.toMany)
+        let bEntity = try #require(store.schema.entity(named: bName))
+        let c = try #require(bEntity.relationship(named: "c"))
+        let cCount = try #require(c.countColumn)
+        let counts = try store.connection.query(
+            "SELECT \(q(cCount)) FROM \(q(bEntity.table)) ORDER BY \(q(bEntity.primaryKey))")
+        #expect(counts == [[.integer(2)], [.null], [.integer(1)]])
+        let valueTable = try #require(c.values)
+        let values = try store.connection.query(
+            "SELECT \(q(valueTable.owner)), \(q(valueTable.column)) FROM \(q(valueTable.table)) ORDER BY rowid")
+        #expect(values == [[.integer(0), .integer(1)], [.integer(0), .integer(2)], [.integer(2), .integer(3)]])
+        let dName = try #require(bEntity.relationship(named: "d")?.toOne)
+        let dEntity = try #require(store.schema.entity(named: dName))
+        #expect(try store.connection.query("SELECT \(q("e")) FROM \(q(dEntity.table))") == [[.text("x")]])
+        // The inferred schema survives its own JSON form.
+        #expect(try Schema(json: store.schema.jsonString) == store.schema)
+    }
+
     @Test func duplicateKeysLastWins() throws {
         let store = try JSONStore(records: try records(#"{"a": 1, "a": "two"}"#))
         #expect(try rootColumn(store, "a") == [.text("two")])
