@@ -4,7 +4,9 @@
 // non-text operands, pattern errors and the regex limit.
 
 import CSQLite
+import Dispatch
 import Foundation
+import Synchronization
 import SiftSQL
 import SiftSQLite
 import SiftTestSupport
@@ -221,6 +223,21 @@ private let optionSets: [UInt8] = Array(0...7) + [8, 9, 11]
         #expect(sqlite3_step(statement) == SQLITE_ROW)
         #expect(sqlite3_column_int(statement, 0) == 1)
         #expect(sqlite3_column_int(statement, 1) == 0)
+    }
+
+    @Test func oneConnectionServesSeveralThreads() throws {
+        // FULLMUTEX: concurrent `query` calls on one connection each get their own statement.
+        let db = try SQLiteConnection()
+        try db.execute("CREATE TABLE t(s TEXT); INSERT INTO t VALUES ('Jörg'), ('joanna'), ('Bob'), ('JOSÉ')")
+        let failures = Mutex(0)
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            for _ in 0..<100 {
+                let rows = try? db.query("SELECT count(*) FROM t WHERE sift_text(1, s, ?, 3)", [.text(worker % 2 == 0 ? "jo" : "bo")])
+                let expected: Int64 = worker % 2 == 0 ? 3 : 1
+                if rows != [[.integer(expected)]] { failures.withLock { $0 += 1 } }
+            }
+        }
+        #expect(failures.withLock { $0 } == 0)
     }
 
     @Test func connectionBasics() throws {
