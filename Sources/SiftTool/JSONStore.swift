@@ -106,7 +106,7 @@ public final class JSONStore {
         var out: [Int] = []
         while try statement.step() {
             guard case .integer(let pk) = statement.column(0) else {
-                throw SQLiteError(code: 20, message: "the first result column is not a record index: \(statement.column(0))", sql: sql)
+                throw SQLiteError(code: 20 /* SQLITE_MISMATCH */, message: "the first result column is not a record index: \(statement.column(0))", sql: sql)
             }
             out.append(Int(pk))
         }
