@@ -1,0 +1,61 @@
+// Every form the lowering refuses: the error kind and where it points (line:column), so a caller
+// can show the same diagnostic as for syntax and evaluation errors.
+
+import Foundation
+import SiftSQL
+import SiftSyntax
+import Testing
+
+@Suite struct RejectionTests {
+    static let cases: [(String, SQLLoweringError.Kind, String)] = [
+        ("nme == 1", .unknownKey, "1:1"),
+        ("age == 1 AND address.town == 'x'", .unknownKey, "1:14"),
+        ("name.length == 1", .unknownKey, "1:1"),
+        ("name == 5", .typeMismatch, "1:1"),
+        ("age == 'x'", .typeMismatch, "1:1"),
+        ("born < 'x'", .typeMismatch, "1:1"),
+        ("age BEGINSWITH 'x'", .typeMismatch, "1:1"),
+        ("name BEGINSWITH 5", .typeMismatch, "1:1"),
+        ("age == name", .typeMismatch, "1:1"),
+        ("address == 'x'", .typeMismatch, "1:1"),
+        ("kids.age == 5", .toManyKeyPath, "1:1"),
+        ("kids == 5", .toManyKeyPath, "1:1"),
+        ("ANY friends.kids.age == 5", .toManyKeyPath, "1:5"),
+        ("ANY name == 'x'", .notACollection, "1:5"),
+        ("5 IN age", .notACollection, "1:1"),
+        ("age == $y", .unboundVariable, "1:8"),
+        ("SELF == 5", .unsupported, "1:1"),
+        ("age + 1 == 5", .unsupported, "1:1"),
+        ("abs(age) == 5", .unsupported, "1:1"),
+        ("CAST(age, 'NSString') == '5'", .unsupported, "1:1"),
+        ("TERNARY(age > 1, 1, 2) == 1", .unsupported, "1:1"),
+        ("tags[0] == 'x'", .unsupported, "1:1"),
+        ("FUNCTION(age, 'foo') == 1", .unsupported, "1:1"),
+        ("kids.@distinctUnionOfObjects.age == 1", .unsupported, "1:1"),
+        ("SUBQUERY(kids, $k, $k.age > 3).@count > 0", .unsupported, "1:1"),
+        ("name UTI-CONFORMS-TO 'public.text'", .unsupported, "1:1"),
+        ("misc == %@", .unsupported, "1:1"),
+        ("price < 3", .unsupported, "1:1"),
+        ("kids.@sum.name > 3", .typeMismatch, "1:1"),
+    ]
+
+    @Test(arguments: cases.indices)
+    func rejected(_ i: Int) throws {
+        let (format, kind, location) = Self.cases[i]
+        let args: [Any?] = format.contains("%@") ? [Date(timeIntervalSinceReferenceDate: 0)] : []
+        let e = try #require(Fixture.error(format, args), "\(format) was lowered")
+        #expect(e.kind == kind, "\(format): \(e)")
+        #expect(e.location?.description == location, "\(format): \(e)")
+        #expect(e.description.hasPrefix("\(location): error: "))
+    }
+
+    @Test func annotatedShowsCaret() throws {
+        let e = try #require(Fixture.error("age == 1 AND nme == 2"))
+        #expect(e.annotated == "1:14: error: Person has no key 'nme'\nage == 1 AND nme == 2\n             ^~~")
+        #expect(e.id == "unknown-key")
+    }
+
+    @Test func unknownEntity() {
+        #expect(throws: SQLLoweringError.self) { try SQLLowering(schema: Fixture.schema, entity: "Nope") }
+    }
+}
