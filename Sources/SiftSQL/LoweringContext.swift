@@ -48,6 +48,8 @@ final class LoweringContext {
     let dialect: any SQLDialect
     let variables: [String: LiteralValue]
     private var aliasCount = 0
+    /// SUBQUERY variables in scope: the element row (entity collections) or element column (values).
+    var elementVariables: [String: (scope: Scope?, value: Scalar?)] = [:]
 
     init(schema: Schema, dialect: any SQLDialect, variables: [String: LiteralValue]) {
         self.schema = schema; self.dialect = dialect; self.variables = variables
@@ -96,13 +98,30 @@ final class LoweringContext {
         switch e.kind {
         case .constant(let v): return .constant(v)
         case .variable(let name):
+            if let bound = elementVariables[name] {
+                guard let value = bound.value else { throw unsupported("the object '$\(name)' itself (name a key of it)", e.range) }
+                return .scalar(value)
+            }
             guard let v = variables[name] else {
                 throw SQLLoweringError(.unboundVariable, "variable '$\(name)' is not bound", range: e.range)
             }
             return .constant(v)
         case .keyPath(nil, let components): return try keyPath(components, scope, e.range)
+        case .keyPath(let base?, let components):
+            if case .variable(let name) = base.kind, let bound = elementVariables[name] {
+                guard let es = bound.scope else {
+                    throw SQLLoweringError(.unknownKey, "the values bound to '$\(name)' have no key '\(components[0])'", range: e.range)
+                }
+                return try keyPath(components, es, e.range)
+            }
+            if case .subquery(let c, let v, let p) = base.kind, components == ["@count"] {
+                return try subqueryCount(c, v, p, scope, e.range)
+            }
+            throw unsupported("a key path on a computed value", e.range)
+        case .index(let base, .size):
+            if case .subquery(let c, let v, let p) = base.kind { return try subqueryCount(c, v, p, scope, e.range) }
+            throw unsupported("[SIZE] of anything but SUBQUERY", e.range)
         case .evaluatedObject: throw unsupported("SELF", e.range)
-        case .keyPath: throw unsupported("a key path on a computed value", e.range)
         case .dynamicKey: throw unsupported("a computed key", e.range)
         case .aggregate: throw unsupported("an aggregate with non-constant elements", e.range)
         case .index: throw unsupported("an index", e.range)
@@ -204,6 +223,33 @@ final class LoweringContext {
         case .constant(true): return .sql(Fragment(sql + ")"))
         case .sql(let f): return .sql(Fragment(sql + " AND ") + f.parenthesized + Fragment(")"))
         }
+    }
+
+    /// `SUBQUERY(rel, $x, P).@count` (or `[SIZE]`): `(SELECT COUNT(*) … WHERE <correlation> AND P)`,
+    /// with `$x` bound to the element row while P is lowered; nil when the collection is nil.
+    func subqueryCount(_ collection: ExpressionSyntax, _ variable: String, _ body: PredicateSyntax,
+                       _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
+        guard case .collection(let c) = try operand(collection, scope), c.rest.isEmpty else {
+            throw SQLLoweringError(.notACollection, "SUBQUERY needs a to-many relationship, got '\(collection)'", range: collection.range)
+        }
+        let (from, corr, es, value) = try elements(c)
+        let saved = elementVariables[variable]
+        elementVariables[variable] = (es, value)
+        defer { elementVariables[variable] = saved }
+        let cond = try predicate(body, negated: false, scope)
+        var sql = Fragment("(SELECT COUNT(*) FROM \(from)")
+        for j in es?.joins ?? [] { sql = sql + Fragment(" " + j) }
+        sql = sql + Fragment(" WHERE \(corr)")
+        switch cond {
+        case .constant(true): break
+        case .constant(false): sql = sql + Fragment(" AND 0")
+        case .sql(let f): sql = sql + Fragment(" AND ") + f.parenthesized
+        }
+        sql = sql + Fragment(")")
+        if let cc = c.relationship.countColumn {
+            sql = Fragment("CASE WHEN \(column(c.owner.alias, cc)) IS NULL THEN NULL ELSE ") + sql + Fragment(" END")
+        }
+        return .scalar(Scalar(fragment: sql, attribute: Attribute(name: "SUBQUERY", type: .integer)))
     }
 
     /// A scalar subquery over a collection: `(SELECT <agg> FROM … WHERE <correlation>)`.

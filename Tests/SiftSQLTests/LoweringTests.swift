@@ -168,6 +168,23 @@ private func b(_ f: String, _ args: [Any?] = []) throws -> [SQLValue] { try Fixt
     }
 }
 
+@Suite struct SubqueryLoweringTests {
+    @Test func countAndSize() throws {
+        let expected = #"(SELECT COUNT(*) FROM "kid" AS t1 LEFT JOIN "address" AS t2 ON t2."id" = t1."address_id" WHERE t1."parent_id" = t0."id" AND ((t1."age" > ?) AND (t2."city" IS t0."name"))) > ?"#
+        let got = try w("SUBQUERY(kids, $k, $k.age > 3 AND $k.address.city == name).@count > 0")
+        #expect(got == expected)
+        #expect(try w("SUBQUERY(kids, $k, $k.age > 3 AND $k.address.city == name)[SIZE] > 0") == expected)
+        #expect(try b("SUBQUERY(kids, $k, $k.age > 3).@count > 0") == [.integer(3), .integer(0)])
+        #expect(try w("NOT SUBQUERY(kids, $k, $k.age > 3).@count > 0") == #"((SELECT COUNT(*) FROM "kid" AS t1 WHERE t1."parent_id" = t0."id" AND (t1."age" > ?)) <= ? OR (SELECT COUNT(*) FROM "kid" AS t1 WHERE t1."parent_id" = t0."id" AND (t1."age" > ?)) IS NULL)"#)
+    }
+
+    @Test func valuesAndNilCollections() throws {
+        #expect(try w("SUBQUERY(scores, $s, $s > 3).@count == 1") == #"CASE WHEN t0."score_count" IS NULL THEN NULL ELSE (SELECT COUNT(*) FROM "person_score" AS t1 WHERE t1."person_id" = t0."id" AND (t1."value" > ?)) END = ?"#)
+        #expect(try w("SUBQUERY(tags, $t, FALSEPREDICATE).@count == 0") == #"(SELECT COUNT(*) FROM "person_tag" AS t1 WHERE t1."person_id" = t0."id" AND 0) = ?"#)
+        #expect(try w("SUBQUERY(friends, $f, TRUEPREDICATE).@count == 0") == #"(SELECT COUNT(*) FROM "friendship" AS t2 JOIN "person" AS t1 ON t1."id" = t2."friend_id" WHERE t2."person_id" = t0."id") = ?"#)
+    }
+}
+
 @Suite struct FoldingTests {
     @Test func constants() throws {
         #expect(try w("TRUEPREDICATE") == "")
