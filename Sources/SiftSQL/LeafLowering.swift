@@ -157,6 +157,10 @@ extension LoweringContext {
                 try checkText(s.attribute, op, range)
                 guard case .string = c else { throw SQLLoweringError(.typeMismatch, "\(op.symbol) needs a string, got \(c)", range: range) }
                 let v = try encode(c, for: Attribute(name: "", type: .string), options, range)
+                if op == .beginsWith, !altering, case .text(let prefix) = v {
+                    if prefix.isEmpty { return const(false) } // an empty needle never matches
+                    if let range = prefixRange(col, prefix, f) { return pick(range) }
+                }
                 return pick(textCall(op, col, .param(v), f))
             case .between:
                 return try between(s, c, options, negated: negated, range: range)
@@ -209,6 +213,25 @@ extension LoweringContext {
         default:
             throw unsupported(op.symbol, range)
         }
+    }
+
+    /// Case-sensitive BEGINSWITH as an index-friendly range on the NFC store:
+    /// `(col >= p AND col < p⁺ AND <guard>)`, where p⁺ is p with its last scalar incremented (UTF-8
+    /// byte order is scalar order) and the guard enforces the evaluator's rule that a match may not
+    /// end just before a combining mark (all are ≥ U+0300; length/substr count code points), asking
+    /// `sift_text` only then. nil when p ends in U+10FFFF (no successor): use `sift_text` alone.
+    func prefixRange(_ col: Fragment, _ prefix: String, _ flags: SQLValue) -> Fragment? {
+        var scalars = Array(prefix.unicodeScalars)
+        let last = scalars.removeLast().value
+        let next: UInt32 = last == 0xD7FF ? 0xE000 : last + 1
+        guard last < 0x10FFFF, let succ = Unicode.Scalar(next) else { return nil }
+        var upper = String.UnicodeScalarView(scalars)
+        upper.append(succ)
+        let n = Int64(prefix.unicodeScalars.count)
+        return Fragment("(") + col + Fragment(" >= ") + .param(.text(prefix)) + Fragment(" AND ") + col + Fragment(" < ")
+            + .param(.text(String(upper))) + Fragment(" AND (length(") + col + Fragment(") = ") + .param(.integer(n))
+            + Fragment(" OR unicode(substr(") + col + Fragment(", ") + .param(.integer(n + 1)) + Fragment(", 1)) < 768 OR ")
+            + textCall(.beginsWith, col, .param(.text(prefix)), flags) + Fragment("))")
     }
 
     func textCall(_ op: ComparisonOperator, _ s: Fragment, _ needle: Fragment, _ flags: SQLValue) -> Fragment {

@@ -53,14 +53,29 @@ private func b(_ f: String, _ args: [Any?] = []) throws -> [SQLValue] { try Fixt
 
     @Test func textOperators() throws {
         let ops: [(String, Int)] = [("BEGINSWITH", 1), ("ENDSWITH", 2), ("LIKE", 4), ("MATCHES", 5)]
+        #expect(try w("NOT name ENDSWITH[d] 'a'") == #"(sift_text(2, t0."name", ?, ?) = 1) IS NOT 1"#)
         for (op, code) in ops {
             #expect(try w("name \(op)[c] 'a'") == "sift_text(\(code), t0.\"name\", ?, ?) = 1")
-            #expect(try w("NOT name \(op) 'a'") == "(sift_text(\(code), t0.\"name\", ?, ?) = 1) IS NOT 1")
+            if code != 1 { #expect(try w("NOT name \(op) 'a'") == "(sift_text(\(code), t0.\"name\", ?, ?) = 1) IS NOT 1") }
         }
         #expect(try w("'abc' BEGINSWITH name") == #"sift_text(1, ?, t0."name", ?) = 1"#)
         #expect(try w("name CONTAINS[cd] 'x'") == #"sift_text(3, t0."name", ?, ?) = 1"#)
         #expect(try b("name CONTAINS[cd] 'x'") == [.text("x"), .integer(3)])
         #expect(try w("name IN 'hello'") == #"sift_text(3, ?, t0."name", ?) = 1"#)
+    }
+
+    @Test func beginsWithAsRange() throws {
+        let range = #"(t0."name" >= ? AND t0."name" < ? AND (length(t0."name") = ? OR unicode(substr(t0."name", ?, 1)) < 768 OR sift_text(1, t0."name", ?, ?) = 1))"#
+        #expect(try w("name BEGINSWITH 'ab'") == range)
+        #expect(try b("name BEGINSWITH 'ab'") == [.text("ab"), .text("ac"), .integer(2), .integer(3), .text("ab"), .integer(0)])
+        #expect(try w("NOT name BEGINSWITH 'ab'") == "(\(range)) IS NOT 1")
+        #expect(try b("name BEGINSWITH %@", ["x\u{D7FF}"])[1] == .text("x\u{E000}"))
+        #expect(try b("name BEGINSWITH %@", ["e\u{301}"])[0...3] == [.text("\u{E9}"), .text("\u{EA}"), .integer(1), .integer(2)])
+        #expect(try w("name BEGINSWITH %@", ["x\u{10FFFF}"]) == #"sift_text(1, t0."name", ?, ?) = 1"#)
+        #expect(try w("name BEGINSWITH ''") == "0")
+        #expect(try w("NOT name BEGINSWITH ''") == "")
+        #expect(try w("name BEGINSWITH[c] 'ab'") == #"sift_text(1, t0."name", ?, ?) = 1"#)
+        #expect(try w("name BEGINSWITH[n] 'ab'") == #"sift_text(1, t0."name", ?, ?) = 1"#)
     }
 
     @Test func stringsBoundNFCExceptUnderN() throws {
