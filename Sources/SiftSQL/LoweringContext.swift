@@ -125,7 +125,9 @@ final class LoweringContext {
         case .dynamicKey: throw unsupported("a computed key", e.range)
         case .aggregate: throw unsupported("an aggregate with non-constant elements", e.range)
         case .index: throw unsupported("an index", e.range)
-        case .binary(let op, _, _): throw unsupported("the operator '\(op.rawValue)'", e.range)
+        case .binary(let op, let l, let r): return try arithmetic(op, l, r, scope, e.range)
+        case .unary(.negate, let o):
+            return try arithmetic(.subtract, ExpressionSyntax(.constant(value: .integer(0)), range: e.range), o, scope, e.range)
         case .unary(let op, _): throw unsupported("the operator '\(op.rawValue)'", e.range)
         case .function(let name, _): throw unsupported("the function '\(name)'", e.range)
         case .customFunction(_, let s, _): throw unsupported("FUNCTION '\(s)'", e.range)

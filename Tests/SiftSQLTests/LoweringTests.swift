@@ -200,6 +200,25 @@ private func b(_ f: String, _ args: [Any?] = []) throws -> [SQLValue] { try Fixt
     }
 }
 
+@Suite struct ArithmeticLoweringTests {
+    @Test func columns() throws {
+        #expect(try w("age + 1 == 5") == #"((t0."age") + (?)) = ?"#)
+        #expect(try b("age + 1 == 5") == [.integer(1), .integer(5)])
+        #expect(try w("age * score > 5") == #"((t0."age") * (t0."score")) > ?"#)
+        #expect(try w("age / 2 == 1") == #"(CASE WHEN (?) = 0 THEN 0 ELSE (t0."age") / (?) END) = ?"#)
+        #expect(try w("age / age == 1") == #"(CASE WHEN (t0."age") = 0 THEN 0 ELSE (t0."age") / (t0."age") END) = ?"#)
+        #expect(try w("-age < 0") == #"((?) - (t0."age")) < ?"#)
+        #expect(try w("NOT age - 1 < kids.@count") == #"(((t0."age") - (?)) < (SELECT COUNT(*) FROM "kid" AS t1 WHERE t1."parent_id" = t0."id")) IS NOT 1"#)
+    }
+
+    @Test func constantsFold() throws {
+        #expect(try b("age == 7 / 2") == [.integer(3)])
+        #expect(try b("age == 7 / 0") == [.integer(0)])
+        #expect(try b("score == 1 + 0.5") == [.double(1.5)])
+        #expect(try w("1 + 1 == 2") == "")
+    }
+}
+
 @Suite struct FoldingTests {
     @Test func constants() throws {
         #expect(try w("TRUEPREDICATE") == "")
