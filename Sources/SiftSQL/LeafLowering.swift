@@ -45,15 +45,16 @@ extension LoweringContext {
         let key = Array(c.rest.dropFirst())
         let countColumn = c.relationship.countColumn.map { column(c.owner.alias, $0) }
         func nilWhenCollectionNil(_ f: Fragment) -> Fragment {
-            guard let countColumn else { return f }
-            return Fragment("CASE WHEN \(countColumn) IS NULL THEN NULL ELSE ") + f + Fragment(" END")
+            guard let isNil = collectionIsNil(c) else { return f }
+            return Fragment("CASE WHEN \(isNil) THEN NULL ELSE ") + f + Fragment(" END")
         }
         switch first {
         case "@count":
             guard key.isEmpty else { throw unsupported("a key path after @count", c.range) }
+            // The count column is NULL when the collection is nil, and NULL with a missing owner.
             if let countColumn { return .scalar(Scalar(fragment: Fragment(countColumn), attribute: Attribute(name: "@count", type: .integer))) }
             let (f, a) = try aggregate(c, "COUNT", [])
-            return .scalar(Scalar(fragment: f, attribute: a))
+            return .scalar(Scalar(fragment: nilWhenCollectionNil(f), attribute: a))
         case "@sum", "@avg", "@min", "@max":
             let fn = ["@sum": "SUM", "@avg": "AVG", "@min": "MIN", "@max": "MAX"][first]!
             let (f, a) = try aggregate(c, fn, key)
@@ -101,9 +102,8 @@ extension LoweringContext {
                 guard case .constant(.null) = other, op == .equal || op == .notEqual else {
                     throw SQLLoweringError(.toManyKeyPath, "the to-many key path '\(c.relationship.name)' needs ANY, ALL, NONE, IN or a collection operator", range: range)
                 }
-                guard let cc = c.relationship.countColumn else { return const(op == .notEqual) }
-                let col = column(c.owner.alias, cc)
-                let isNull = Fragment(col + " IS NULL"), notNull = Fragment(col + " IS NOT NULL")
+                guard let isNilSQL = collectionIsNil(c) else { return const(op == .notEqual) }
+                let isNull = Fragment(isNilSQL), notNull = Fragment("NOT " + isNilSQL)
                 return op == .equal ? pick(isNull, notNull) : pick(notNull, isNull)
             default: continue
             }

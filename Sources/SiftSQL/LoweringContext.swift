@@ -32,6 +32,8 @@ struct Collection {
     var owner: Scope
     var rest: [String]
     var range: SourceRange
+    /// The owner row was reached through a to-one relationship, so it (and the collection) may be nil.
+    var ownerNullable = false
 }
 
 /// What an expression lowers to.
@@ -184,7 +186,8 @@ final class LoweringContext {
                     owner = Scope(entity: entity, alias: alias)
                 }
                 return .collection(Collection(relationship: r, shape: shape, owner: owner,
-                                              rest: Array(components[(i + 1)...]), range: range))
+                                              rest: Array(components[(i + 1)...]), range: range,
+                                              ownerNullable: owner !== scope))
             }
         }
         throw SQLLoweringError(.unknownKey, "empty key path", range: range)
@@ -248,10 +251,20 @@ final class LoweringContext {
         case .sql(let f): sql = sql + Fragment(" AND ") + f.parenthesized
         }
         sql = sql + Fragment(")")
-        if let cc = c.relationship.countColumn {
-            sql = Fragment("CASE WHEN \(column(c.owner.alias, cc)) IS NULL THEN NULL ELSE ") + sql + Fragment(" END")
+        if let isNil = collectionIsNil(c) {
+            sql = Fragment("CASE WHEN \(isNil) THEN NULL ELSE ") + sql + Fragment(" END")
         }
         return .scalar(Scalar(fragment: sql, attribute: Attribute(name: "SUBQUERY", type: .integer)))
+    }
+
+    /// The SQL condition under which the collection itself is nil (its count column is NULL, or
+    /// its owner, reached through a to-one relationship, is missing); nil when it never is.
+    func collectionIsNil(_ c: Collection) -> String? {
+        var parts: [String] = []
+        if c.ownerNullable { parts.append("\(column(c.owner.alias, c.owner.entity.primaryKey)) IS NULL") }
+        if let cc = c.relationship.countColumn { parts.append("\(column(c.owner.alias, cc)) IS NULL") }
+        if parts.isEmpty { return nil }
+        return parts.count == 1 ? parts[0] : "(" + parts.joined(separator: " OR ") + ")"
     }
 
     /// A scalar subquery over a collection: `(SELECT <agg> FROM … WHERE <correlation>)`.

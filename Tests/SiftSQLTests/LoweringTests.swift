@@ -148,8 +148,17 @@ private func b(_ f: String, _ args: [Any?] = []) throws -> [SQLValue] { try Fixt
         #expect(try w("NOT address == nil") == #"t0."address_id" IS NOT NULL"#)
         #expect(try w("kids == nil") == "0")
         #expect(try w("kids != nil") == "")
-        #expect(try w("pets != nil") == #"t0."pet_count" IS NOT NULL"#)
-        #expect(try w("NOT pets == nil") == #"t0."pet_count" IS NOT NULL"#)
+        #expect(try w("pets != nil") == #"NOT t0."pet_count" IS NULL"#)
+        #expect(try w("NOT pets == nil") == #"NOT t0."pet_count" IS NULL"#)
+        #expect(try w("pets == nil") == #"t0."pet_count" IS NULL"#)
+    }
+
+    @Test func collectionsBehindToOne() throws {
+        let join = #"LEFT JOIN "address" AS t1 ON t1."id" = t0."address_id""#
+        #expect(try Fixture.lower("address.residents == nil").sql.contains(#"\#(join) WHERE t1."id" IS NULL"#))
+        #expect(try w("address.residents.@count == 0") == #"CASE WHEN t1."id" IS NULL THEN NULL ELSE (SELECT COUNT(*) FROM "person" AS t2 WHERE t2."address_id" = t1."id") END = ?"#)
+        #expect(try w("ALL address.residents.age > 1") == #"NOT EXISTS (SELECT 1 FROM "person" AS t2 WHERE t2."address_id" = t1."id" AND ((t2."age" <= ? OR t2."age" IS NULL)))"#)
+        #expect(try w("SUBQUERY(address.residents, $r, $r.age > 1).@count == 0") == #"CASE WHEN t1."id" IS NULL THEN NULL ELSE (SELECT COUNT(*) FROM "person" AS t2 WHERE t2."address_id" = t1."id" AND (t2."age" > ?)) END = ?"#)
     }
 
     @Test func quantifiers() throws {
