@@ -7,17 +7,24 @@
 // the dialect.
 //
 // Rejected forms (each throws `SQLLoweringError`, never emits SQL that could differ):
-// - unknown keys or entities (`unknown-key`, `unknown-entity`);
-// - a to-many key path without a quantifier, collection operator or IN/CONTAINS, except
-//   `rel == nil` / `rel != nil` (`to-many-key-path`); a to-many path inside a to-many path;
-// - ANY/ALL over something that is not a to-many relationship (`not-a-collection`);
-// - comparing a relationship object with anything but nil; incompatible attribute/constant types
-//   (`type-mismatch`), dates against `any` columns;
-// - `$VAR` not in `variables` (`unbound-variable`);
-// - (`unsupported`) SELF, SUBQUERY, arithmetic and every function, CAST, TERNARY, indexes,
-//   FUNCTION(), assignments, dynamic keys, non-constant aggregates, `@distinctUnionOf…`/`@unionOf…`
-//   and other unknown collection operators, UTI operators, BETWEEN with non-constant bounds,
-//   ordering comparisons on TEXT-encoded decimals, options on IN over lists (ignored, as in memory).
+// - unknown keys or entities (`unknown-key`, `unknown-entity`); `$VAR` not in `variables`
+//   (`unbound-variable`);
+// - a to-many key path without a quantifier, collection operator, SUBQUERY or IN/CONTAINS, except
+//   `rel == nil` / `rel != nil`; a to-many path inside a to-many path or SUBQUERY (`to-many-key-path`);
+// - ANY/ALL, SUBQUERY or IN/CONTAINS over something that is neither a to-many relationship nor
+//   (for IN/CONTAINS) a string (`not-a-collection`);
+// - comparing a relationship object with anything but nil, the objects of a to-many collection
+//   without a key, an attribute with a constant or attribute of another type family (strings,
+//   numbers incl. booleans, dates, data; `any` accepts all), text operators on non-strings,
+//   arithmetic on non-numbers (`type-mismatch`);
+// - (`unsupported`) SELF; `$x` alone when it is an entity object; functions (abs:, sum:, …), CAST,
+//   TERNARY, FUNCTION(), assignments, dynamic keys; indexes other than SUBQUERY `[SIZE]`;
+//   aggregates with non-constant elements; `@distinctUnionOf…`, `@unionOf…` and unknown collection
+//   operators; UTI operators; `**` and bitwise operators; `/` unless both sides are integers;
+//   arithmetic on dates or TEXT-encoded decimals; BETWEEN with non-constant bounds, unorderable
+//   bounds, or string options; ordering TEXT-encoded decimals; dates against `any` columns (their
+//   encoding is unknown); dates stored with two different encodings compared with each other;
+//   comparisons between constants that cannot be folded exactly (string options, mixed kinds).
 
 import Foundation
 import SiftSyntax

@@ -244,6 +244,10 @@ private func b(_ f: String, _ args: [Any?] = []) throws -> [SQLValue] { try Fixt
         #expect(try w("'a' == 1") == "0")
         #expect(try w("'a' < 'b'") == "")
         #expect(try w("NOT (1 == 1 AND 2 == 2)") == "0")
+        #expect(try w("NOT (age == 5 AND name == 'x')") == #"(t0."age" IS NOT ?) OR (t0."name" IS NOT ?)"#)
+        #expect(try w("NOT (age == 5 OR NOT name == 'x')") == #"(t0."age" IS NOT ?) AND (t0."name" = ?)"#)
+        #expect(try w("NOT NOT age == 5") == #"t0."age" = ?"#)
+        #expect(try w("NOT (age == 5 OR 1 == 1)") == "0")
         #expect(try w("2 IN {1, 2}") == "")
     }
 }
