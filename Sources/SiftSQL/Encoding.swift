@@ -111,6 +111,16 @@ extension LoweringContext {
             }
         }
         let textOptions = !options.intersection([.caseInsensitive, .diacriticInsensitive, .normalized]).isEmpty
+        if op == .between {
+            // Inclusive, bounds swapped when reversed, any nil → false.
+            guard case .array(let bounds) = b, bounds.count == 2 else { return nil }
+            if a == .null || bounds.contains(.null) { return false }
+            if textOptions, case .string = a { return nil }
+            guard let swapped = try foldConstant(bounds[0], .greaterThan, [], bounds[1], range),
+                  let aboveLow = try foldConstant(a, .greaterThanOrEqual, [], swapped ? bounds[1] : bounds[0], range),
+                  let belowHigh = try foldConstant(a, .lessThanOrEqual, [], swapped ? bounds[0] : bounds[1], range) else { return nil }
+            return aboveLow && belowHigh
+        }
         if textOptions, case .string = a, case .string = b { return nil }
         switch op {
         case .equal, .notEqual:

@@ -307,6 +307,8 @@ extension LoweringContext {
                 }
             }
             return negated ? not(inner) : inner
+        case (.constant(.string), .constant):
+            throw unsupported("a substring test between two constants", range)
         case (.scalar, _), (.constant, _):
             throw SQLLoweringError(.notACollection, "IN/CONTAINS needs a collection or a string", range: range)
         default:

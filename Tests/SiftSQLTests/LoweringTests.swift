@@ -249,6 +249,12 @@ private func b(_ f: String, _ args: [Any?] = []) throws -> [SQLValue] { try Fixt
         #expect(try w("NOT NOT age == 5") == #"t0."age" = ?"#)
         #expect(try w("NOT (age == 5 OR 1 == 1)") == "0")
         #expect(try w("2 IN {1, 2}") == "")
+        #expect(try w("2 IN {1, nil}") == "0")
+        #expect(try w("nil BETWEEN {1, 2}") == "0")
+        #expect(try w("2 BETWEEN {3, 1}") == "")
+        #expect(try w("NOT 2 BETWEEN {3, 1}") == "0")
+        #expect(try w("4 BETWEEN {3, 1}") == "0")
+        #expect(try w("2 BETWEEN {1, nil}") == "0")
     }
 }
 

@@ -43,6 +43,8 @@ import Testing
         ("SUBQUERY(kids, $k, $k == 'x').@count > 0", .unsupported, "1:20"),
         ("name UTI-CONFORMS-TO 'public.text'", .unsupported, "1:1"),
         ("misc == %@", .unsupported, "1:1"),
+        ("'a' IN 'abc'", .unsupported, "1:1"),
+        ("age BETWEEN {1, age}", .unsupported, "1:13"),
         ("price < 3", .unsupported, "1:1"),
         ("kids.@sum.name > 3", .typeMismatch, "1:1"),
     ]
