@@ -33,6 +33,22 @@ extension LoweringContext {
         return .scalar(Scalar(fragment: sql, attribute: Attribute(name: "(\(l) \(op.rawValue) \(r))", type: type)))
     }
 
+    /// `abs:(x)`: as memory, |Int64.min| stays Int64.min (SQLite's abs() would raise instead).
+    func absolute(_ arg: ExpressionSyntax, _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
+        let a = try numericOperand(try scalarize(try operand(arg, scope)), .subtract, arg.range)
+        switch a.op {
+        case .constant(.integer(let i)): return .constant(.integer(i == .min ? i : Swift.abs(i)))
+        case .constant(.bool(let b)): return .constant(.integer(b ? 1 : 0))
+        case .constant(.double(let d)): return .constant(.double(Swift.abs(d)))
+        default: break
+        }
+        if a.type == .decimal && a.encodedAsText { throw unsupported("abs: of a TEXT-encoded decimal", range) }
+        let x = a.fragment.parenthesized
+        let sql = Fragment("(CASE WHEN ") + x + Fragment(" < 0 AND ") + x + Fragment(" <> -9223372036854775808 THEN -") + x
+            + Fragment(" ELSE ") + x + Fragment(" END)")
+        return .scalar(Scalar(fragment: sql, attribute: Attribute(name: "abs:(\(arg))", type: a.type)))
+    }
+
     private struct NumericOperand {
         var op: Operand
         var fragment: Fragment

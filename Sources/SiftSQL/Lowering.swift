@@ -17,7 +17,7 @@
 //   without a key, an attribute with a constant or attribute of another type family (strings,
 //   numbers incl. booleans, dates, data; `any` accepts all), text operators on non-strings,
 //   arithmetic on non-numbers (`type-mismatch`);
-// - (`unsupported`) SELF; `$x` alone when it is an entity object; functions (abs:, sum:, …), CAST,
+// - (`unsupported`) SELF; `$x` alone when it is an entity object; functions other than abs: (sum:, …), CAST,
 //   TERNARY, FUNCTION(), assignments, dynamic keys; indexes other than SUBQUERY `[SIZE]`;
 //   aggregates with non-constant elements; `@distinctUnionOf…`, `@unionOf…` and unknown collection
 //   operators; UTI operators; `**` and bitwise operators; `/` unless both sides are integers;

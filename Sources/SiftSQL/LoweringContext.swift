@@ -131,6 +131,7 @@ final class LoweringContext {
         case .unary(.negate, let o):
             return try arithmetic(.subtract, ExpressionSyntax(.constant(value: .integer(0)), range: e.range), o, scope, e.range)
         case .unary(let op, _): throw unsupported("the operator '\(op.rawValue)'", e.range)
+        case .function("abs:", let args) where args.count == 1: return try absolute(args[0], scope, e.range)
         case .function(let name, _): throw unsupported("the function '\(name)'", e.range)
         case .customFunction(_, let s, _): throw unsupported("FUNCTION '\(s)'", e.range)
         case .subquery: throw unsupported("SUBQUERY", e.range)

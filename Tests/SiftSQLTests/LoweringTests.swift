@@ -220,6 +220,12 @@ private func b(_ f: String, _ args: [Any?] = []) throws -> [SQLValue] { try Fixt
         #expect(try w("NOT age - 1 < kids.@count") == #"(((t0."age") - (?)) < (SELECT COUNT(*) FROM "kid" AS t1 WHERE t1."parent_id" = t0."id")) IS NOT 1"#)
     }
 
+    @Test func absolute() throws {
+        #expect(try w("abs(age) == 5") == #"(CASE WHEN (t0."age") < 0 AND (t0."age") <> -9223372036854775808 THEN -(t0."age") ELSE (t0."age") END) = ?"#)
+        #expect(try b("age == abs(-3)") == [.integer(3)])
+        #expect(try b("score == abs(-1.5)") == [.double(1.5)])
+    }
+
     @Test func constantsFold() throws {
         #expect(try b("age == 7 / 2") == [.integer(3)])
         #expect(try b("age == 7 / 0") == [.integer(0)])
