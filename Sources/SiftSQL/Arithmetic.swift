@@ -64,7 +64,7 @@ extension LoweringContext {
             case .integer(let i): return NumericOperand(op: o, fragment: .param(.integer(i)), type: .integer, integral: true, encodedAsText: false)
             case .bool(let b): return NumericOperand(op: o, fragment: .param(.integer(b ? 1 : 0)), type: .integer, integral: true, encodedAsText: false)
             case .double(let d): return NumericOperand(op: o, fragment: .param(.double(d)), type: .double, integral: false, encodedAsText: false)
-            default: throw SQLLoweringError(.typeMismatch, "'\(op.rawValue)' needs numbers, got \(v)", range: range)
+            default: throw SQLLoweringError(.typeMismatch, "'\(op.rawValue)' needs numbers, got \(show(v))", range: range)
             }
         case .scalar(let s):
             guard Self.numeric.contains(s.attribute.type) else {

@@ -11,7 +11,7 @@ extension LoweringContext {
     /// The constant as bound for `attribute`, or `type-mismatch`.
     func encode(_ c: LiteralValue, for attribute: Attribute, _ options: ComparisonOptions, _ range: SourceRange) throws(SQLLoweringError) -> SQLValue {
         func mismatch() -> SQLLoweringError {
-            SQLLoweringError(.typeMismatch, "'\(attribute.name)' is \(attribute.type.rawValue) and cannot be compared with \(c)", range: range)
+            SQLLoweringError(.typeMismatch, "'\(attribute.name)' is \(attribute.type.rawValue) and cannot be compared with \(show(c))", range: range)
         }
         let t = attribute.type
         switch c {
@@ -170,4 +170,9 @@ extension LoweringContext {
         }
         return term + Fragment(key.ascending ? " ASC" : " DESC")
     }
+}
+
+/// A constant as the predicate language writes it (`5`, `"x"`, `{1, 2}`), for messages.
+func show(_ v: LiteralValue) -> String {
+    ExpressionSyntax(.constant(value: v)).description
 }

@@ -112,7 +112,7 @@ extension LoweringContext {
         switch (l, r) {
         case (.constant(let a), .constant(let b)):
             guard let v = try foldConstant(a, op, options, b, range) else {
-                throw unsupported("comparing the constants \(a) and \(b) with \(op.symbol)", range)
+                throw unsupported("comparing the constants \(show(a)) and \(show(b)) with \(op.symbol)", range)
             }
             return const(v)
 
@@ -155,7 +155,7 @@ extension LoweringContext {
             case .beginsWith, .endsWith, .like, .matches:
                 if c == .null { return const(false) }
                 try checkText(s.attribute, op, range)
-                guard case .string = c else { throw SQLLoweringError(.typeMismatch, "\(op.symbol) needs a string, got \(c)", range: range) }
+                guard case .string = c else { throw SQLLoweringError(.typeMismatch, "\(op.symbol) needs a string, got \(show(c))", range: range) }
                 let v = try encode(c, for: Attribute(name: "", type: .string), options, range)
                 if op == .beginsWith, !altering, case .text(let prefix) = v {
                     if prefix.isEmpty { return const(false) } // an empty needle never matches
@@ -173,7 +173,7 @@ extension LoweringContext {
             guard [.beginsWith, .endsWith, .like, .matches].contains(op) else { throw unsupported("\(op.symbol) with a constant on the left", range) }
             if c == .null { return const(false) }
             try checkText(s.attribute, op, range)
-            guard case .string = c else { throw SQLLoweringError(.typeMismatch, "\(op.symbol) needs a string, got \(c)", range: range) }
+            guard case .string = c else { throw SQLLoweringError(.typeMismatch, "\(op.symbol) needs a string, got \(show(c))", range: range) }
             let v = try encode(c, for: Attribute(name: "", type: .string), options, range)
             return pick(textCall(op, .param(v), s.fragment, f))
 
@@ -278,7 +278,7 @@ extension LoweringContext {
             guard [.string, .any].contains(s.attribute.type) else {
                 throw SQLLoweringError(.notACollection, "IN/CONTAINS needs a collection or a string, '\(s.attribute.name)' is \(s.attribute.type.rawValue)", range: range)
             }
-            guard case .string = c else { throw SQLLoweringError(.typeMismatch, "CONTAINS in a string needs a string, got \(c)", range: range) }
+            guard case .string = c else { throw SQLLoweringError(.typeMismatch, "CONTAINS in a string needs a string, got \(show(c))", range: range) }
             let v = try encode(c, for: Attribute(name: "", type: .string), options, range)
             return pick(textCall(.contains, s.fragment, .param(v), f))
         case (.scalar(let s), .scalar(let t)):
@@ -324,7 +324,7 @@ extension LoweringContext {
     /// `x BETWEEN {lo, hi}` with constant bounds (inclusive, swapped when reversed, nil bound → false).
     func between(_ s: Scalar, _ c: LiteralValue, _ options: ComparisonOptions, negated: Bool, range: SourceRange) throws(SQLLoweringError) -> Lowered {
         guard case .array(let bounds) = c, bounds.count == 2 else {
-            throw SQLLoweringError(.typeMismatch, "BETWEEN needs an array of two bounds, got \(c)", range: range)
+            throw SQLLoweringError(.typeMismatch, "BETWEEN needs an array of two bounds, got \(show(c))", range: range)
         }
         var (lo, hi) = (bounds[0], bounds[1])
         if lo == .null || hi == .null { return .constant(negated) }
@@ -334,7 +334,7 @@ extension LoweringContext {
             throw unsupported("BETWEEN with string options", range)
         }
         guard let greater = try foldConstant(lo, .greaterThan, [], hi, range) else {
-            throw unsupported("BETWEEN with bounds \(lo) and \(hi) that cannot be ordered", range)
+            throw unsupported("BETWEEN with bounds \(show(lo)) and \(show(hi)) that cannot be ordered", range)
         }
         if greater { swap(&lo, &hi) }
         let a = Fragment.param(try encode(lo, for: s.attribute, options, range))
