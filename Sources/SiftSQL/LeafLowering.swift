@@ -253,6 +253,12 @@ extension LoweringContext {
         }
         let f = SQLValue.integer(Int64(options.rawValue))
         if case .constant(.null) = value { return .constant(negated) }
+        if case .collection(let c) = value {
+            throw SQLLoweringError(.toManyKeyPath, "the to-many key path '\(c.relationship.name)' needs ANY, ALL or NONE on this side of IN/CONTAINS", range: range)
+        }
+        if case .object(_, let name) = value {
+            throw SQLLoweringError(.typeMismatch, "the relationship '\(name)' can only be compared with nil", range: range)
+        }
         switch (collection, value) {
         case (.constant(.null), _): return .constant(negated)
         case (.constant(.array(let list)), .scalar(let s)):

@@ -20,6 +20,8 @@ import Testing
         ("address == 'x'", .typeMismatch, "1:1"),
         ("kids.age == 5", .toManyKeyPath, "1:1"),
         ("kids == 5", .toManyKeyPath, "1:1"),
+        ("kids.age IN {1}", .toManyKeyPath, "1:1"),
+        ("address IN {1}", .typeMismatch, "1:1"),
         ("ANY friends.kids.age == 5", .toManyKeyPath, "1:5"),
         ("ANY name == 'x'", .notACollection, "1:5"),
         ("5 IN age", .notACollection, "1:1"),
