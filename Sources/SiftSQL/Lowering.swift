@@ -94,7 +94,7 @@ public struct SQLLowering: Sendable {
             for j in scope.joins { sql = sql + Fragment(" " + j) }
             switch whereClause {
             case .constant(true): break
-            case .constant(false): sql = sql + Fragment(" WHERE 0")
+            case .constant(false): sql = sql + Fragment(" WHERE " + dialect.booleanLiteral(false))
             case .sql(let f): sql = sql + Fragment(" WHERE ") + f
             }
             if ordered {

@@ -248,7 +248,7 @@ final class LoweringContext {
         sql = sql + Fragment(" WHERE \(corr)")
         switch cond {
         case .constant(true): break
-        case .constant(false): sql = sql + Fragment(" AND 0")
+        case .constant(false): sql = sql + Fragment(" AND " + dialect.booleanLiteral(false))
         case .sql(let f): sql = sql + Fragment(" AND ") + f.parenthesized
         }
         sql = sql + Fragment(")")
