@@ -155,7 +155,11 @@ extension LoweringContext {
     }
 
     /// One ORDER BY term: the key path, its collation under [c]/[d]/[cd], and the direction.
-    /// SQLite's NULL-first ascending order is the evaluator's nil-first order.
+    /// SQLite's NULL-first ascending (NULL-last descending) order is the evaluator's nil order, and
+    /// its storage-class order (numbers < text < blobs) is the evaluator's kind order. Remaining
+    /// differences: a dynamically typed (`any`) column cannot hold dates as such, so the evaluator's
+    /// "dates between numbers and strings" rank has no counterpart; ties end with the primary key
+    /// ascending, which equals the evaluator's stable order only when its input is in key order.
     func orderTerm(_ key: SQLSortKey, _ scope: Scope) throws(SQLLoweringError) -> Fragment {
         let e: ExpressionSyntax
         do { e = try ExpressionSyntax.parse(key.keyPath) } catch {
