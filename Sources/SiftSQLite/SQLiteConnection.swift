@@ -123,6 +123,21 @@ public final class SQLiteConnection: @unchecked Sendable {
         return rows
     }
 
+    /// Runs a lowered query and returns its rows.
+    ///
+    /// ```swift
+    /// let q = try SQLLowering(schema: schema, entity: "Person").select(PredicateSyntax.parse("age > 30"))
+    /// let ids = try connection.query(q).map { $0[0] }
+    /// ```
+    public func query(_ query: SQLQuery) throws(SQLiteError) -> [[SQLValue]] {
+        try self.query(query.sql, query.bindings)
+    }
+
+    /// The EXPLAIN QUERY PLAN lines of a lowered query.
+    public func queryPlan(_ query: SQLQuery) throws(SQLiteError) -> [String] {
+        try queryPlan(query.sql, query.bindings)
+    }
+
     /// The detail lines of `EXPLAIN QUERY PLAN sql`, e.g. `SEARCH t USING INDEX tx (x=?)`.
     ///
     /// ```swift

@@ -40,20 +40,17 @@ public enum SiftSQLite {
         }
     }
 
-    // The contract names and op codes (mirrors `SQLFunctions` in SiftSQL once it lands there).
-    static let textFunctionName = "sift_text"
-    static let compareFunctionName = "sift_compare"
+    // The names and op codes come from SiftSQL's `SQLFunctions`, the one place the lowering reads too.
+    static let textFunctionName = SQLFunctions.text
+    static let compareFunctionName = SQLFunctions.compare
     static let collations: [(String, TextOptions)] = [
-        ("sift_c", .caseInsensitive),
-        ("sift_d", .diacriticInsensitive),
-        ("sift_cd", [.caseInsensitive, .diacriticInsensitive]),
+        (SQLFunctions.collationC, .caseInsensitive),
+        (SQLFunctions.collationD, .diacriticInsensitive),
+        (SQLFunctions.collationCD, [.caseInsensitive, .diacriticInsensitive]),
     ]
 }
 
-/// `sift_text` op codes.
-enum TextOp: Int64 {
-    case equal = 0, beginsWith, endsWith, contains, like, matches
-}
+typealias TextOp = SQLFunctions.TextOp
 
 // MARK: - Reading SQLite values
 

@@ -114,9 +114,9 @@ public final class JSONStore {
     }
 }
 
-/// Quotes an identifier for SQLite (to be replaced by SiftSQL's dialect quoting when it lands).
+/// Quotes an identifier through the SQLite dialect, the one place Sift quotes identifiers.
 private func quote(_ name: String) -> String {
-    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    SQLiteDialect().quote(name)
 }
 
 // MARK: - Shape inference
