@@ -1,0 +1,104 @@
+// Arithmetic on columns, mirroring the evaluator's number rules where SQL can be made exact:
+// `+ - *` and unary minus on numbers (two integers stay integer, anything with a double is double,
+// as in SQLite), and `/` only between integers, where memory truncates like SQLite and gives 0
+// for a zero divisor (SQL gives NULL, hence the CASE). Double division (infinities), dates,
+// `**`, bitwise operators and dynamically typed columns under `/` are rejected. A nil operand
+// makes memory raise, so SQL's NULL there is free. Integer overflow differs (memory wraps, SQLite
+// switches to REAL) beyond ±2^63 only.
+
+import SiftSyntax
+
+extension LoweringContext {
+    private static let integral: Set<AttributeType> = [.integer, .boolean]
+    private static let numeric: Set<AttributeType> = [.integer, .boolean, .double, .decimal, .any]
+
+    func arithmetic(_ op: BinaryOperator, _ l: ExpressionSyntax, _ r: ExpressionSyntax, _ scope: Scope,
+                    _ range: SourceRange) throws(SQLLoweringError) -> Operand {
+        guard [.add, .subtract, .multiply, .divide].contains(op) else { throw unsupported("the operator '\(op.rawValue)'", range) }
+        let a = try numericOperand(try scalarize(try operand(l, scope)), op, l.range)
+        let b = try numericOperand(try scalarize(try operand(r, scope)), op, r.range)
+        if case .constant(let x) = a.op, case .constant(let y) = b.op, let folded = fold(op, x, y) { return .constant(folded) }
+        let bothIntegers = a.integral && b.integral
+        if op == .divide && !bothIntegers {
+            throw unsupported("'/' on values that may not be integers (double division differs in SQL)", range)
+        }
+        if a.type == .decimal && a.encodedAsText || b.type == .decimal && b.encodedAsText {
+            throw unsupported("arithmetic on TEXT-encoded decimals", range)
+        }
+        let x = a.fragment.parenthesized, y = b.fragment.parenthesized
+        let sql: Fragment = op == .divide
+            ? Fragment("(CASE WHEN ") + y + Fragment(" = 0 THEN 0 ELSE ") + x + Fragment(" / ") + y + Fragment(" END)")
+            : Fragment("(") + x + Fragment(" \(op.rawValue) ") + y + Fragment(")")
+        let type: AttributeType = bothIntegers ? .integer : (a.type == .any || b.type == .any ? .any : .double)
+        return .scalar(Scalar(fragment: sql, attribute: Attribute(name: "(\(l) \(op.rawValue) \(r))", type: type)))
+    }
+
+    /// `abs:(x)`: as memory, |Int64.min| stays Int64.min (SQLite's abs() would raise instead).
+    func absolute(_ arg: ExpressionSyntax, _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
+        let a = try numericOperand(try scalarize(try operand(arg, scope)), .subtract, arg.range)
+        switch a.op {
+        case .constant(.integer(let i)): return .constant(.integer(i == .min ? i : Swift.abs(i)))
+        case .constant(.bool(let b)): return .constant(.integer(b ? 1 : 0))
+        case .constant(.double(let d)): return .constant(.double(Swift.abs(d)))
+        default: break
+        }
+        if a.type == .decimal && a.encodedAsText { throw unsupported("abs: of a TEXT-encoded decimal", range) }
+        let x = a.fragment.parenthesized
+        let sql = Fragment("(CASE WHEN ") + x + Fragment(" < 0 AND ") + x + Fragment(" <> -9223372036854775808 THEN -") + x
+            + Fragment(" ELSE ") + x + Fragment(" END)")
+        return .scalar(Scalar(fragment: sql, attribute: Attribute(name: "abs:(\(arg))", type: a.type)))
+    }
+
+    private struct NumericOperand {
+        var op: Operand
+        var fragment: Fragment
+        var type: AttributeType
+        var integral: Bool
+        var encodedAsText: Bool
+    }
+
+    private func numericOperand(_ o: Operand, _ op: BinaryOperator, _ range: SourceRange) throws(SQLLoweringError) -> NumericOperand {
+        switch o {
+        case .constant(let v):
+            switch v {
+            case .integer(let i): return NumericOperand(op: o, fragment: .param(.integer(i)), type: .integer, integral: true, encodedAsText: false)
+            case .bool(let b): return NumericOperand(op: o, fragment: .param(.integer(b ? 1 : 0)), type: .integer, integral: true, encodedAsText: false)
+            case .double(let d): return NumericOperand(op: o, fragment: .param(.double(d)), type: .double, integral: false, encodedAsText: false)
+            default: throw SQLLoweringError(.typeMismatch, "'\(op.rawValue)' needs numbers, got \(show(v))", range: range)
+            }
+        case .scalar(let s):
+            guard Self.numeric.contains(s.attribute.type) else {
+                throw SQLLoweringError(.typeMismatch, "'\(op.rawValue)' needs numbers, '\(s.attribute.name)' is \(s.attribute.type.rawValue)", range: range)
+            }
+            return NumericOperand(op: o, fragment: s.fragment, type: s.attribute.type, integral: Self.integral.contains(s.attribute.type),
+                                  encodedAsText: s.attribute.effectiveEncoding == .text)
+        default:
+            throw SQLLoweringError(.typeMismatch, "'\(op.rawValue)' needs numbers", range: range)
+        }
+    }
+
+    /// Constant arithmetic with the evaluator's rules (wrapping integers, truncating division, /0 → 0).
+    private func fold(_ op: BinaryOperator, _ a: LiteralValue, _ b: LiteralValue) -> LiteralValue? {
+        func int(_ v: LiteralValue) -> Int64? {
+            switch v { case .integer(let i): i; case .bool(let b): b ? 1 : 0; default: nil }
+        }
+        func dbl(_ v: LiteralValue) -> Double? {
+            switch v { case .integer(let i): Double(i); case .bool(let b): b ? 1 : 0; case .double(let d): d; default: nil }
+        }
+        if let x = int(a), let y = int(b) {
+            switch op {
+            case .add: return .integer(x &+ y)
+            case .subtract: return .integer(x &- y)
+            case .multiply: return .integer(x &* y)
+            default: return .integer(y == 0 ? 0 : x.dividedReportingOverflow(by: y).partialValue)
+            }
+        }
+        guard let x = dbl(a), let y = dbl(b) else { return nil }
+        switch op {
+        case .add: return .double(x + y)
+        case .subtract: return .double(x - y)
+        case .multiply: return .double(x * y)
+        default: return .double(x / y)
+        }
+    }
+}

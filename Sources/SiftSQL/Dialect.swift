@@ -1,0 +1,53 @@
+// What differs between SQL databases, as far as the lowering cares: how identifiers are quoted,
+// how parameters are written, the names of Sift's functions, NULLS FIRST/LAST, boolean literals
+// and null-safe equality. The lowering writes every identifier through `quote(_:)` and nowhere
+// else, so a schema name can never be read as SQL. Only SQLite is implemented; the protocol keeps
+// PostgreSQL's `$1` placeholders and `IS NOT DISTINCT FROM` in mind.
+
+import SiftSyntax
+
+/// A SQL dialect.
+///
+/// ```swift
+/// let d = SQLiteDialect()
+/// d.quote("order")        // "\"order\""
+/// d.placeholder(1)        // "?"
+/// ```
+public protocol SQLDialect: Sendable {
+    /// The identifier as a quoted SQL identifier.
+    func quote(_ identifier: String) -> String
+    /// The text of the `index`-th (1-based) parameter.
+    func placeholder(_ index: Int) -> String
+    /// The name of the text-operator function (`sift_text`).
+    var textFunction: String { get }
+    /// The name of the three-way comparison function (`sift_compare`).
+    var compareFunction: String { get }
+    /// The collation name for ORDER BY under these options, nil for the default order.
+    func collation(for options: ComparisonOptions) -> String?
+    /// Whether `ORDER BY x NULLS FIRST` is understood.
+    var supportsNullsOrdering: Bool { get }
+    /// The literal for true / false.
+    func booleanLiteral(_ value: Bool) -> String
+    /// Null-safe equality of two SQL expressions (`a IS b` in SQLite).
+    func isNotDistinct(_ lhs: String, _ rhs: String) -> String
+    /// Null-safe inequality (`a IS NOT b` in SQLite).
+    func isDistinct(_ lhs: String, _ rhs: String) -> String
+}
+
+/// SQLite: double-quoted identifiers, `?` parameters, 1/0 booleans, `IS` / `IS NOT`.
+public struct SQLiteDialect: SQLDialect {
+    public init() {}
+    public func quote(_ identifier: String) -> String {
+        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+    public func placeholder(_ index: Int) -> String { "?" }
+    public var textFunction: String { SQLFunctions.text }
+    public var compareFunction: String { SQLFunctions.compare }
+    public func collation(for options: ComparisonOptions) -> String? { SQLFunctions.collation(for: options) }
+    /// SQLite understands NULLS FIRST/LAST since 3.30, but its default (NULL smallest) is already
+    /// Sift's order, so the lowering does not need it.
+    public var supportsNullsOrdering: Bool { true }
+    public func booleanLiteral(_ value: Bool) -> String { value ? "1" : "0" }
+    public func isNotDistinct(_ lhs: String, _ rhs: String) -> String { "\(lhs) IS \(rhs)" }
+    public func isDistinct(_ lhs: String, _ rhs: String) -> String { "\(lhs) IS NOT \(rhs)" }
+}

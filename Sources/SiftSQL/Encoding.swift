@@ -1,0 +1,182 @@
+// Type checks between attributes and constants, the encoding of a constant for the column it is
+// compared with (dates per the attribute's storage encoding, booleans as 0/1, strings NFC except
+// under [n]), folding of comparisons between constants, and ORDER BY terms.
+
+import Foundation
+import SiftSyntax
+
+extension LoweringContext {
+    private static let numeric: Set<AttributeType> = [.integer, .double, .decimal, .boolean]
+
+    /// The constant as bound for `attribute`, or `type-mismatch`.
+    func encode(_ c: LiteralValue, for attribute: Attribute, _ options: ComparisonOptions, _ range: SourceRange) throws(SQLLoweringError) -> SQLValue {
+        func mismatch() -> SQLLoweringError {
+            SQLLoweringError(.typeMismatch, "'\(attribute.name)' is \(attribute.type.rawValue) and cannot be compared with \(show(c))", range: range)
+        }
+        let t = attribute.type
+        switch c {
+        case .null: return .null
+        case .string(let s):
+            guard t == .string || t == .any else { throw mismatch() }
+            return .text(options.contains(.normalized) ? s : s.precomposedStringWithCanonicalMapping)
+        case .bool(let b):
+            guard t == .any || Self.numeric.contains(t) else { throw mismatch() }
+            return .integer(b ? 1 : 0)
+        case .integer(let i):
+            guard t == .any || Self.numeric.contains(t) else { throw mismatch() }
+            if t == .decimal && attribute.effectiveEncoding == .text { return .text(String(i)) }
+            return .integer(i)
+        case .double(let d):
+            guard t == .any || Self.numeric.contains(t) else { throw mismatch() }
+            if t == .decimal && attribute.effectiveEncoding == .text { throw unsupported("comparing a TEXT-encoded decimal with a double", range) }
+            return .double(d)
+        case .decimal(let d):
+            guard t == .any || Self.numeric.contains(t) else { throw mismatch() }
+            if t == .decimal && attribute.effectiveEncoding == .text { return .text(d.description) }
+            return .double(NSDecimalNumber(decimal: d).doubleValue)
+        case .date(let date):
+            guard t == .date else {
+                if t == .any { throw unsupported("comparing the dynamically typed '\(attribute.name)' with a date", range) }
+                throw mismatch()
+            }
+            switch attribute.effectiveEncoding {
+            case .secondsSince1970: return .double(date.timeIntervalSince1970)
+            case .iso8601:
+                let f = ISO8601DateFormatter()
+                f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+                f.timeZone = TimeZone(identifier: "UTC")
+                return .text(f.string(from: date))
+            default: return .double(date.timeIntervalSinceReferenceDate)
+            }
+        case .data(let d):
+            guard t == .data || t == .any else { throw mismatch() }
+            return .blob(Array(d))
+        case .array, .dictionary:
+            throw mismatch()
+        }
+    }
+
+    func checkOrderable(_ a: Attribute, _ range: SourceRange) throws(SQLLoweringError) {
+        if a.type == .decimal && a.effectiveEncoding == .text {
+            throw unsupported("ordering the TEXT-encoded decimal '\(a.name)'", range)
+        }
+    }
+
+    func checkText(_ a: Attribute, _ op: ComparisonOperator, _ range: SourceRange) throws(SQLLoweringError) {
+        guard a.type == .string || a.type == .any else {
+            throw SQLLoweringError(.typeMismatch, "\(op.symbol) needs strings, '\(a.name)' is \(a.type.rawValue)", range: range)
+        }
+    }
+
+    func checkCompatible(_ a: Attribute, _ b: Attribute, _ range: SourceRange) throws(SQLLoweringError) {
+        if a.type == .any || b.type == .any { return }
+        if Self.numeric.contains(a.type) && Self.numeric.contains(b.type) {
+            if a.effectiveEncoding == .text || b.effectiveEncoding == .text {
+                if a.effectiveEncoding != b.effectiveEncoding { throw unsupported("comparing a TEXT-encoded decimal with a number", range) }
+            }
+            return
+        }
+        guard a.type == b.type else {
+            throw SQLLoweringError(.typeMismatch, "'\(a.name)' is \(a.type.rawValue) and '\(b.name)' is \(b.type.rawValue)", range: range)
+        }
+        if a.type == .date && a.effectiveEncoding != b.effectiveEncoding {
+            throw unsupported("comparing dates stored with different encodings", range)
+        }
+    }
+
+    /// A comparison between two constants, as memory evaluates it, or nil when not folded.
+    func foldConstant(_ a: LiteralValue, _ op: ComparisonOperator, _ options: ComparisonOptions, _ b: LiteralValue,
+                      _ range: SourceRange) throws(SQLLoweringError) -> Bool? {
+        func number(_ v: LiteralValue) -> Double? {
+            switch v {
+            case .bool(let x): x ? 1 : 0
+            case .integer(let i): Double(i)
+            case .double(let d): d
+            case .decimal(let d): NSDecimalNumber(decimal: d).doubleValue
+            default: nil
+            }
+        }
+        // Integers beyond 2^53 do not survive Double; compare them exactly.
+        func order() -> Int? {
+            switch (a, b) {
+            case let (.integer(x), .integer(y)): return x == y ? 0 : (x < y ? -1 : 1)
+            case let (.string(x), .string(y)):
+                let (p, q) = (Array(x.precomposedStringWithCanonicalMapping.unicodeScalars.map(\.value)),
+                              Array(y.precomposedStringWithCanonicalMapping.unicodeScalars.map(\.value)))
+                return p == q ? 0 : (p.lexicographicallyPrecedes(q) ? -1 : 1)
+            case let (.date(x), .date(y)): return x == y ? 0 : (x < y ? -1 : 1)
+            default:
+                guard let x = number(a), let y = number(b) else { return nil }
+                return x == y ? 0 : (x < y ? -1 : 1)
+            }
+        }
+        let textOptions = !options.intersection([.caseInsensitive, .diacriticInsensitive, .normalized]).isEmpty
+        if op == .between {
+            // Inclusive, bounds swapped when reversed, any nil → false.
+            guard case .array(let bounds) = b, bounds.count == 2 else { return nil }
+            if a == .null || bounds.contains(.null) { return false }
+            if textOptions, case .string = a { return nil }
+            guard let swapped = try foldConstant(bounds[0], .greaterThan, [], bounds[1], range),
+                  let aboveLow = try foldConstant(a, .greaterThanOrEqual, [], swapped ? bounds[1] : bounds[0], range),
+                  let belowHigh = try foldConstant(a, .lessThanOrEqual, [], swapped ? bounds[0] : bounds[1], range) else { return nil }
+            return aboveLow && belowHigh
+        }
+        if textOptions, case .string = a, case .string = b { return nil }
+        switch op {
+        case .equal, .notEqual:
+            let eq: Bool
+            switch (a, b) {
+            case (.null, .null): eq = true
+            case (.null, _), (_, .null): eq = false
+            case let (.data(x), .data(y)): eq = x == y
+            default:
+                if let o = order() { eq = o == 0 }
+                else if number(a) == nil, number(b) == nil, case .string = a { eq = false }
+                else if (number(a) == nil) != (number(b) == nil) { eq = false }
+                else { return nil }
+            }
+            return op == .equal ? eq : !eq
+        case .lessThan, .greaterThan, .lessThanOrEqual, .greaterThanOrEqual:
+            switch (a, b) {
+            case (.null, .null): return op == .lessThanOrEqual || op == .greaterThanOrEqual
+            case (.null, _), (_, .null): return false
+            default: break
+            }
+            guard let o = order() else { return nil }
+            switch op {
+            case .lessThan: return o < 0
+            case .lessThanOrEqual: return o <= 0
+            case .greaterThan: return o > 0
+            default: return o >= 0
+            }
+        default:
+            return nil
+        }
+    }
+
+    /// One ORDER BY term: the key path, its collation under [c]/[d]/[cd], and the direction.
+    /// SQLite's NULL-first ascending (NULL-last descending) order is the evaluator's nil order, and
+    /// its storage-class order (numbers < text < blobs) is the evaluator's kind order. Remaining
+    /// differences: a dynamically typed (`any`) column cannot hold dates as such, so the evaluator's
+    /// "dates between numbers and strings" rank has no counterpart; ties end with the primary key
+    /// ascending, which equals the evaluator's stable order only when its input is in key order.
+    func orderTerm(_ key: SQLSortKey, _ scope: Scope) throws(SQLLoweringError) -> Fragment {
+        let e: ExpressionSyntax
+        do { e = try ExpressionSyntax.parse(key.keyPath) } catch {
+            throw SQLLoweringError(.unknownKey, "sort key '\(key.keyPath)' is not a key path")
+        }
+        guard case .scalar(let s) = try scalarize(try operand(e, scope)) else {
+            throw SQLLoweringError(.unsupported, "sort key '\(key.keyPath)' is not an attribute or a collection operator")
+        }
+        var term = s.fragment
+        if [.string, .any].contains(s.attribute.type), let coll = dialect.collation(for: key.options) {
+            term = term + Fragment(" COLLATE \(dialect.quote(coll))")
+        }
+        return term + Fragment(key.ascending ? " ASC" : " DESC")
+    }
+}
+
+/// A constant as the predicate language writes it (`5`, `"x"`, `{1, 2}`), for messages.
+func show(_ v: LiteralValue) -> String {
+    ExpressionSyntax(.constant(value: v)).description
+}

@@ -1,0 +1,43 @@
+// SQL text being assembled together with the values bound to its parameters, in order. Parameters
+// are written as a marker and numbered only when the statement is complete, so fragments can be
+// built in any order (a leaf's positive and negated forms) and still bind in text order, and a
+// dialect with numbered placeholders (`$1`) works the same way.
+
+/// A piece of SQL text and the values for its parameters.
+struct Fragment: Sendable {
+    static let marker: Character = "\u{1}"
+    var sql: String
+    var bindings: [SQLValue]
+
+    init(_ sql: String, _ bindings: [SQLValue] = []) { self.sql = sql; self.bindings = bindings }
+
+    /// One bound parameter.
+    static func param(_ v: SQLValue) -> Fragment { Fragment(String(marker), [v]) }
+
+    static func + (a: Fragment, b: Fragment) -> Fragment { Fragment(a.sql + b.sql, a.bindings + b.bindings) }
+
+    static func join(_ parts: [Fragment], _ sep: String) -> Fragment {
+        var out = Fragment("")
+        for (i, p) in parts.enumerated() { out = i == 0 ? p : out + Fragment(sep) + p }
+        return out
+    }
+
+    /// `(self)`.
+    var parenthesized: Fragment { Fragment("(") + self + Fragment(")") }
+
+    /// The finished statement with the dialect's placeholders.
+    func query(_ dialect: any SQLDialect) -> SQLQuery {
+        var out = ""
+        var n = 0
+        for ch in sql {
+            if ch == Fragment.marker { n += 1; out += dialect.placeholder(n) } else { out.append(ch) }
+        }
+        return SQLQuery(sql: out, bindings: bindings)
+    }
+}
+
+/// A lowered predicate: folded to a constant, or SQL that is TRUE exactly when memory says true.
+enum Lowered: Sendable {
+    case constant(Bool)
+    case sql(Fragment)
+}

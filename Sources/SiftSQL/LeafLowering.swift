@@ -1,0 +1,353 @@
+// Comparison leaves: the positive and negated SQL of one comparison (reference sql-lowering §1.2),
+// quantifiers over to-many collections as EXISTS / NOT EXISTS, collection operators as scalar
+// subqueries, membership, BETWEEN, the nil rules, constant folding, type checks and the encoding
+// of constants for the column they meet.
+
+import Foundation
+import SiftSyntax
+
+extension LoweringContext {
+    func comparison(_ q: Quantifier?, _ l: ExpressionSyntax, _ op: ComparisonOperator, _ options: ComparisonOptions,
+                    _ r: ExpressionSyntax, negated: Bool, range: SourceRange, _ scope: Scope) throws(SQLLoweringError) -> Lowered {
+        if op == .utiConformsTo || op == .utiEquals { throw unsupported(op.symbol, range) }
+        let lo = try scalarize(try operand(l, scope))
+        let ro = try scalarize(try operand(r, scope))
+        guard let q else { return try leaf(lo, op, options, ro, negated: negated, range: range) }
+        guard case .collection(let c) = lo else {
+            throw SQLLoweringError(.notACollection, "\(q.rawValue) needs a to-many key path, got '\(l)'", range: l.range)
+        }
+        // ANY: EXISTS an element where pos; ALL: NOT EXISTS an element where neg (true when empty or nil).
+        let inner = try exists(c) { (es, value) throws(SQLLoweringError) in
+            let element: Operand
+            if c.rest.isEmpty {
+                guard let value else { throw SQLLoweringError(.typeMismatch, "\(q.rawValue) compares the objects of '\(c.relationship.name)'; name a key of them", range: l.range) }
+                element = .scalar(value)
+            } else if let es {
+                element = try scalarize(try keyPath(c.rest, es, l.range))
+            } else { throw SQLLoweringError(.unknownKey, "the values of '\(c.relationship.name)' have no key '\(c.rest[0])'", range: l.range) }
+            return try leaf(element, op, options, ro, negated: q == .all, range: range)
+        }
+        let existsTrue = (q == .any) != negated
+        return existsTrue ? inner : not(inner)
+    }
+
+    /// NOT of a two-valued lowering (EXISTS).
+    func not(_ l: Lowered) -> Lowered {
+        switch l {
+        case .constant(let v): .constant(!v)
+        case .sql(let f): .sql(Fragment("NOT ") + f)
+        }
+    }
+
+    /// Collection operators (`@count`, `@sum.x`, …) become scalar subqueries.
+    func scalarize(_ o: Operand) throws(SQLLoweringError) -> Operand {
+        guard case .collection(let c) = o, let first = c.rest.first, first.hasPrefix("@") else { return o }
+        let key = Array(c.rest.dropFirst())
+        let countColumn = c.relationship.countColumn.map { column(c.owner.alias, $0) }
+        func nilWhenCollectionNil(_ f: Fragment) -> Fragment {
+            guard let isNil = collectionIsNil(c) else { return f }
+            return Fragment("CASE WHEN \(isNil) THEN NULL ELSE ") + f + Fragment(" END")
+        }
+        switch first {
+        case "@count":
+            guard key.isEmpty else { throw unsupported("a key path after @count", c.range) }
+            // The count column is NULL when the collection is nil, and NULL with a missing owner.
+            if let countColumn { return .scalar(Scalar(fragment: Fragment(countColumn), attribute: Attribute(name: "@count", type: .integer))) }
+            let (f, a) = try aggregate(c, "COUNT", [])
+            return .scalar(Scalar(fragment: nilWhenCollectionNil(f), attribute: a))
+        case "@sum", "@avg", "@min", "@max":
+            let fn = ["@sum": "SUM", "@avg": "AVG", "@min": "MIN", "@max": "MAX"][first]!
+            let (f, a) = try aggregate(c, fn, key)
+            if fn == "SUM" || fn == "AVG" {
+                guard [.integer, .double, .decimal, .boolean, .any].contains(a.type) else {
+                    throw SQLLoweringError(.typeMismatch, "\(first) needs numbers, '\(a.name)' is \(a.type.rawValue)", range: c.range)
+                }
+            }
+            if a.type == .decimal && a.effectiveEncoding == .text { throw unsupported("\(first) of TEXT-encoded decimals", c.range) }
+            // SUM of nothing is 0 in memory, NULL in SQL.
+            let value = fn == "SUM" ? Fragment("COALESCE(") + f + Fragment(", 0)") : f
+            let type: AttributeType = (fn == "SUM" || fn == "AVG") ? .double : a.type
+            return .scalar(Scalar(fragment: nilWhenCollectionNil(value), attribute: Attribute(name: first, type: type, encoding: type == a.type ? a.encoding : nil)))
+        default:
+            throw unsupported("the collection operator '\(first)'", c.range)
+        }
+    }
+
+    /// One comparison without quantifier, in the requested polarity.
+    func leaf(_ l: Operand, _ op: ComparisonOperator, _ options: ComparisonOptions, _ r: Operand,
+              negated: Bool, range: SourceRange) throws(SQLLoweringError) -> Lowered {
+        func pick(_ pos: Fragment, _ neg: Fragment? = nil) -> Lowered {
+            .sql(negated ? (neg ?? (pos.parenthesized + Fragment(" IS NOT 1"))) : pos)
+        }
+        func const(_ v: Bool) -> Lowered { .constant(v != negated) }
+        let f = SQLValue.integer(Int64(options.rawValue))
+        let altering = !options.intersection([.caseInsensitive, .diacriticInsensitive, .normalized]).isEmpty
+
+        switch op {
+        case .in: return try membership(collection: r, value: l, options, negated: negated, range: range)
+        case .contains: return try membership(collection: l, value: r, options, negated: negated, range: range)
+        default: break
+        }
+
+        // Relationship objects and bare to-many paths: only nil comparisons.
+        for (side, other) in [(l, r), (r, l)] {
+            switch side {
+            case .object(let fk, let name):
+                guard case .constant(.null) = other, op == .equal || op == .notEqual else {
+                    throw SQLLoweringError(.typeMismatch, "the relationship '\(name)' can only be compared with nil", range: range)
+                }
+                let isNull = Fragment(fk.sql + " IS NULL"), notNull = Fragment(fk.sql + " IS NOT NULL")
+                return op == .equal ? pick(isNull, notNull) : pick(notNull, isNull)
+            case .collection(let c):
+                guard case .constant(.null) = other, op == .equal || op == .notEqual else {
+                    throw SQLLoweringError(.toManyKeyPath, "the to-many key path '\(c.relationship.name)' needs ANY, ALL, NONE, IN or a collection operator", range: range)
+                }
+                guard let isNilSQL = collectionIsNil(c) else { return const(op == .notEqual) }
+                let isNull = Fragment(isNilSQL), notNull = Fragment("NOT " + isNilSQL)
+                return op == .equal ? pick(isNull, notNull) : pick(notNull, isNull)
+            default: continue
+            }
+        }
+
+        switch (l, r) {
+        case (.constant(let a), .constant(let b)):
+            guard let v = try foldConstant(a, op, options, b, range) else {
+                throw unsupported("comparing the constants \(show(a)) and \(show(b)) with \(op.symbol)", range)
+            }
+            return const(v)
+
+        case (.constant(let c), .scalar(let s)) where [.equal, .notEqual, .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual].contains(op):
+            // Swap so the column is on the left.
+            let swapped: ComparisonOperator = [.lessThan: .greaterThan, .greaterThan: .lessThan,
+                                               .lessThanOrEqual: .greaterThanOrEqual, .greaterThanOrEqual: .lessThanOrEqual][op] ?? op
+            return try leaf(.scalar(s), swapped, options, .constant(c), negated: negated, range: range)
+
+        case (.scalar(let s), .constant(let c)):
+            let col = s.fragment
+            switch op {
+            case .equal, .notEqual:
+                let (pos, neg): (Fragment, Fragment?)
+                if c == .null {
+                    (pos, neg) = (col + Fragment(" IS NULL"), col + Fragment(" IS NOT NULL"))
+                } else if altering, case .string = c, [.string, .any].contains(s.attribute.type) {
+                    let v = try encode(c, for: s.attribute, options, range)
+                    (pos, neg) = (Fragment("\(dialect.textFunction)(0, ") + col + Fragment(", ") + .param(v) + Fragment(", ") + .param(f) + Fragment(") = 1"), nil)
+                } else {
+                    let v = try encode(c, for: s.attribute, options, range)
+                    (pos, neg) = (col + Fragment(" = ") + .param(v), col + Fragment(" IS NOT ") + .param(v))
+                }
+                if op == .equal { return pick(pos, neg) }
+                return .sql(negated ? pos : (neg ?? (pos.parenthesized + Fragment(" IS NOT 1"))))
+            case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
+                if c == .null {
+                    // Both nil is true for <= and >=; one nil is false.
+                    if op == .lessThan || op == .greaterThan { return const(false) }
+                    return pick(col + Fragment(" IS NULL"), col + Fragment(" IS NOT NULL"))
+                }
+                try checkOrderable(s.attribute, range)
+                let v = try encode(c, for: s.attribute, options, range)
+                if altering, case .string = c, [.string, .any].contains(s.attribute.type) {
+                    return pick(Fragment("\(dialect.compareFunction)(") + col + Fragment(", ") + .param(v) + Fragment(", ") + .param(f) + Fragment(") \(op.symbol) 0"))
+                }
+                let negOp = [ComparisonOperator.lessThan: ">=", .lessThanOrEqual: ">", .greaterThan: "<=", .greaterThanOrEqual: "<"][op]!
+                return pick(col + Fragment(" \(op.symbol) ") + .param(v),
+                            Fragment("(") + col + Fragment(" \(negOp) ") + .param(v) + Fragment(" OR ") + col + Fragment(" IS NULL)"))
+            case .beginsWith, .endsWith, .like, .matches:
+                if c == .null { return const(false) }
+                try checkText(s.attribute, op, range)
+                guard case .string = c else { throw SQLLoweringError(.typeMismatch, "\(op.symbol) needs a string, got \(show(c))", range: range) }
+                let v = try encode(c, for: Attribute(name: "", type: .string), options, range)
+                if op == .beginsWith, !altering, case .text(let prefix) = v {
+                    if prefix.isEmpty { return const(false) } // an empty needle never matches
+                    if let range = prefixRange(col, prefix, f) { return pick(range) }
+                }
+                return pick(textCall(op, col, .param(v), f))
+            case .between:
+                return try between(s, c, options, negated: negated, range: range)
+            default:
+                throw unsupported(op.symbol, range)
+            }
+
+        case (.constant(let c), .scalar(let s)):
+            // Text operators with the constant as the searched string.
+            guard [.beginsWith, .endsWith, .like, .matches].contains(op) else { throw unsupported("\(op.symbol) with a constant on the left", range) }
+            if c == .null { return const(false) }
+            try checkText(s.attribute, op, range)
+            guard case .string = c else { throw SQLLoweringError(.typeMismatch, "\(op.symbol) needs a string, got \(show(c))", range: range) }
+            let v = try encode(c, for: Attribute(name: "", type: .string), options, range)
+            return pick(textCall(op, .param(v), s.fragment, f))
+
+        case (.scalar(let a), .scalar(let b)):
+            try checkCompatible(a.attribute, b.attribute, range)
+            let (x, y) = (a.fragment, b.fragment)
+            let textual = [.string, .any].contains(a.attribute.type) || [.string, .any].contains(b.attribute.type)
+            switch op {
+            case .equal, .notEqual:
+                let pos: Fragment, neg: Fragment?
+                if altering && textual {
+                    pos = Fragment("((") + x + Fragment(" IS NULL AND ") + y + Fragment(" IS NULL) OR ") + textCall(.equal, x, y, f) + Fragment(")")
+                    neg = nil
+                } else {
+                    (pos, neg) = (Fragment(dialect.isNotDistinct(x.sql, y.sql), x.bindings + y.bindings),
+                                  Fragment(dialect.isDistinct(x.sql, y.sql), x.bindings + y.bindings))
+                }
+                if op == .equal { return pick(pos, neg) }
+                return .sql(negated ? pos : (neg ?? (pos.parenthesized + Fragment(" IS NOT 1"))))
+            case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
+                try checkOrderable(a.attribute, range)
+                var pos = altering && textual
+                    ? Fragment("\(dialect.compareFunction)(") + x + Fragment(", ") + y + Fragment(", ") + .param(f) + Fragment(") \(op.symbol) 0")
+                    : x + Fragment(" \(op.symbol) ") + y
+                if op == .lessThanOrEqual || op == .greaterThanOrEqual {
+                    pos = Fragment("(") + pos + Fragment(" OR (") + x + Fragment(" IS NULL AND ") + y + Fragment(" IS NULL))")
+                }
+                return pick(pos)
+            case .beginsWith, .endsWith, .like, .matches:
+                try checkText(a.attribute, op, range)
+                try checkText(b.attribute, op, range)
+                return pick(textCall(op, x, y, f))
+            default:
+                throw unsupported("\(op.symbol) between two key paths", range)
+            }
+
+        default:
+            throw unsupported(op.symbol, range)
+        }
+    }
+
+    /// Case-sensitive BEGINSWITH as an index-friendly range on the NFC store:
+    /// `(col >= p AND col < p⁺ AND <guard>)`, where p⁺ is p with its last scalar incremented (UTF-8
+    /// byte order is scalar order) and the guard enforces the evaluator's rule that a match may not
+    /// end just before a combining mark (all are ≥ U+0300; length/substr count code points), asking
+    /// `sift_text` only then. nil when p ends in U+10FFFF (no successor): use `sift_text` alone.
+    func prefixRange(_ col: Fragment, _ prefix: String, _ flags: SQLValue) -> Fragment? {
+        var scalars = Array(prefix.unicodeScalars)
+        let last = scalars.removeLast().value
+        let next: UInt32 = last == 0xD7FF ? 0xE000 : last + 1
+        guard last < 0x10FFFF, let succ = Unicode.Scalar(next) else { return nil }
+        var upper = String.UnicodeScalarView(scalars)
+        upper.append(succ)
+        let n = Int64(prefix.unicodeScalars.count)
+        return Fragment("(") + col + Fragment(" >= ") + .param(.text(prefix)) + Fragment(" AND ") + col + Fragment(" < ")
+            + .param(.text(String(upper))) + Fragment(" AND (length(") + col + Fragment(") = ") + .param(.integer(n))
+            + Fragment(" OR unicode(substr(") + col + Fragment(", ") + .param(.integer(n + 1)) + Fragment(", 1)) < 768 OR ")
+            + textCall(.beginsWith, col, .param(.text(prefix)), flags) + Fragment("))")
+    }
+
+    func textCall(_ op: ComparisonOperator, _ s: Fragment, _ needle: Fragment, _ flags: SQLValue) -> Fragment {
+        let code: SQLFunctions.TextOp = switch op {
+        case .beginsWith: .beginsWith
+        case .endsWith: .endsWith
+        case .like: .like
+        case .matches: .matches
+        case .contains, .in: .contains
+        default: .equal
+        }
+        return Fragment("\(dialect.textFunction)(\(code.rawValue), ") + s + Fragment(", ") + needle + Fragment(", ") + .param(flags) + Fragment(") = 1")
+    }
+
+    /// `value IN collection` / `collection CONTAINS value`.
+    func membership(collection: Operand, value: Operand, _ options: ComparisonOptions, negated: Bool, range: SourceRange) throws(SQLLoweringError) -> Lowered {
+        func pick(_ pos: Fragment, _ neg: Fragment? = nil) -> Lowered {
+            .sql(negated ? (neg ?? (pos.parenthesized + Fragment(" IS NOT 1"))) : pos)
+        }
+        let f = SQLValue.integer(Int64(options.rawValue))
+        if case .constant(.null) = value { return .constant(negated) }
+        if case .collection(let c) = value {
+            throw SQLLoweringError(.toManyKeyPath, "the to-many key path '\(c.relationship.name)' needs ANY, ALL or NONE on this side of IN/CONTAINS", range: range)
+        }
+        if case .object(_, let name) = value {
+            throw SQLLoweringError(.typeMismatch, "the relationship '\(name)' can only be compared with nil", range: range)
+        }
+        switch (collection, value) {
+        case (.constant(.null), _): return .constant(negated)
+        case (.constant(.array(let list)), .scalar(let s)):
+            let items = list.filter { $0 != .null }
+            if items.isEmpty { return .constant(negated) }
+            var params: [Fragment] = []
+            for item in items { params.append(.param(try encode(item, for: s.attribute, [], range))) }
+            let inList = Fragment.join(params, ", ")
+            return pick(s.fragment + Fragment(" IN (") + inList + Fragment(")"),
+                        Fragment("(") + s.fragment + Fragment(" NOT IN (") + inList + Fragment(") OR ") + s.fragment + Fragment(" IS NULL)"))
+        case (.constant(.array(let list)), .constant(let v)):
+            var found = false
+            for item in list where item != .null {
+                guard let eq = try foldConstant(item, .equal, [], v, range) else { throw unsupported("IN between constants", range) }
+                if eq { found = true }
+            }
+            return .constant(found != negated)
+        case (.constant(.string), .scalar(let s)):
+            try checkText(s.attribute, .in, range)
+            let v = try encode(collectionConstant(collection), for: Attribute(name: "", type: .string), options, range)
+            return pick(textCall(.contains, .param(v), s.fragment, f))
+        case (.scalar(let s), .constant(let c)):
+            guard [.string, .any].contains(s.attribute.type) else {
+                throw SQLLoweringError(.notACollection, "IN/CONTAINS needs a collection or a string, '\(s.attribute.name)' is \(s.attribute.type.rawValue)", range: range)
+            }
+            guard case .string = c else { throw SQLLoweringError(.typeMismatch, "CONTAINS in a string needs a string, got \(show(c))", range: range) }
+            let v = try encode(c, for: Attribute(name: "", type: .string), options, range)
+            return pick(textCall(.contains, s.fragment, .param(v), f))
+        case (.scalar(let s), .scalar(let t)):
+            guard [.string, .any].contains(s.attribute.type) else {
+                throw SQLLoweringError(.notACollection, "IN/CONTAINS needs a collection or a string, '\(s.attribute.name)' is \(s.attribute.type.rawValue)", range: range)
+            }
+            try checkText(t.attribute, .contains, range)
+            return pick(textCall(.contains, s.fragment, t.fragment, f))
+        case (.collection(let c), .constant), (.collection(let c), .scalar):
+            guard c.rest.first?.hasPrefix("@") != true else { throw unsupported("IN over a collection operator", range) }
+            let inner = try exists(c) { (es, elementColumn) throws(SQLLoweringError) in
+                let element: Scalar
+                if c.rest.isEmpty {
+                    guard let elementColumn else { throw SQLLoweringError(.typeMismatch, "IN compares the objects of '\(c.relationship.name)'; name a key of them", range: range) }
+                    element = elementColumn
+                } else if let es, case .scalar(let s) = try keyPath(c.rest, es, range) {
+                    element = s
+                } else { throw SQLLoweringError(.unknownKey, "'\(c.relationship.name)' has no attribute '\(c.rest.joined(separator: "."))'", range: range) }
+                switch value {
+                case .constant(let v):
+                    return .sql(element.fragment + Fragment(" = ") + .param(try encode(v, for: element.attribute, [], range)))
+                case .scalar(let s):
+                    try checkCompatible(element.attribute, s.attribute, range)
+                    return .sql(element.fragment + Fragment(" = ") + s.fragment)
+                default: throw unsupported("IN", range)
+                }
+            }
+            return negated ? not(inner) : inner
+        case (.constant(.string), .constant):
+            throw unsupported("a substring test between two constants", range)
+        case (.scalar, _), (.constant, _):
+            throw SQLLoweringError(.notACollection, "IN/CONTAINS needs a collection or a string", range: range)
+        default:
+            throw unsupported("this IN/CONTAINS", range)
+        }
+    }
+
+    private func collectionConstant(_ o: Operand) -> LiteralValue {
+        if case .constant(let v) = o { return v }
+        return .null
+    }
+
+    /// `x BETWEEN {lo, hi}` with constant bounds (inclusive, swapped when reversed, nil bound → false).
+    func between(_ s: Scalar, _ c: LiteralValue, _ options: ComparisonOptions, negated: Bool, range: SourceRange) throws(SQLLoweringError) -> Lowered {
+        guard case .array(let bounds) = c, bounds.count == 2 else {
+            throw SQLLoweringError(.typeMismatch, "BETWEEN needs an array of two bounds, got \(show(c))", range: range)
+        }
+        var (lo, hi) = (bounds[0], bounds[1])
+        if lo == .null || hi == .null { return .constant(negated) }
+        try checkOrderable(s.attribute, range)
+        let altering = !options.intersection([.caseInsensitive, .diacriticInsensitive, .normalized]).isEmpty
+        if altering, case .string = lo, [.string, .any].contains(s.attribute.type) {
+            throw unsupported("BETWEEN with string options", range)
+        }
+        guard let greater = try foldConstant(lo, .greaterThan, [], hi, range) else {
+            throw unsupported("BETWEEN with bounds \(show(lo)) and \(show(hi)) that cannot be ordered", range)
+        }
+        if greater { swap(&lo, &hi) }
+        let a = Fragment.param(try encode(lo, for: s.attribute, options, range))
+        let b = Fragment.param(try encode(hi, for: s.attribute, options, range))
+        let col = s.fragment
+        let pos = col + Fragment(" BETWEEN ") + a + Fragment(" AND ") + b
+        let neg = Fragment("(") + col + Fragment(" NOT BETWEEN ") + a + Fragment(" AND ") + b + Fragment(" OR ") + col + Fragment(" IS NULL)")
+        return .sql(negated ? neg : pos)
+    }
+}

@@ -1,0 +1,137 @@
+// The SQL lowering: a parsed predicate plus a schema becomes one SELECT whose WHERE clause is TRUE
+// for exactly the rows on which the in-memory evaluator returns true. NOT is pushed to the leaves
+// (negation-normal form); each leaf has a positive rendering and a negated one that explicitly
+// keeps the NULL cases (the fallback `(pos) IS NOT 1` is always correct). To-one paths become one
+// LEFT JOIN per distinct path; to-many collections become EXISTS / NOT EXISTS or scalar subqueries.
+// Every constant is bound, never spliced; every identifier comes from the schema and is quoted by
+// the dialect.
+//
+// Rejected forms (each throws `SQLLoweringError`, never emits SQL that could differ):
+// - unknown keys or entities (`unknown-key`, `unknown-entity`); `$VAR` not in `variables`
+//   (`unbound-variable`);
+// - a to-many key path without a quantifier, collection operator, SUBQUERY or IN/CONTAINS, except
+//   `rel == nil` / `rel != nil`; a to-many path inside a to-many path or SUBQUERY (`to-many-key-path`);
+// - ANY/ALL, SUBQUERY or IN/CONTAINS over something that is neither a to-many relationship nor
+//   (for IN/CONTAINS) a string (`not-a-collection`);
+// - comparing a relationship object with anything but nil, the objects of a to-many collection
+//   without a key, an attribute with a constant or attribute of another type family (strings,
+//   numbers incl. booleans, dates, data; `any` accepts all), text operators on non-strings,
+//   arithmetic on non-numbers (`type-mismatch`);
+// - (`unsupported`) SELF; `$x` alone when it is an entity object; functions other than abs: (sum:, …), CAST,
+//   TERNARY, FUNCTION(), assignments, dynamic keys; indexes other than SUBQUERY `[SIZE]`;
+//   aggregates with non-constant elements; `@distinctUnionOf…`, `@unionOf…` and unknown collection
+//   operators; UTI operators; `**` and bitwise operators; `/` unless both sides are integers;
+//   arithmetic on dates or TEXT-encoded decimals; BETWEEN with non-constant bounds, unorderable
+//   bounds, or string options; ordering TEXT-encoded decimals; dates against `any` columns (their
+//   encoding is unknown); dates stored with two different encodings compared with each other;
+//   comparisons between constants that cannot be folded exactly (string options, mixed kinds).
+
+import Foundation
+import SiftSyntax
+
+/// Lowers predicates over one entity of a schema to SQL.
+///
+/// ```swift
+/// let lowering = try SQLLowering(schema: schema, entity: "Person")
+/// let q = try lowering.select(try PredicateSyntax.parse("age >= 18 AND address.city == 'Oslo'"))
+/// q.sql       // SELECT t0."id" FROM "person" AS t0 LEFT JOIN "address" AS t1 ON … WHERE …
+/// q.bindings  // [.integer(18), .text("Oslo")]
+/// ```
+public struct SQLLowering: Sendable {
+    public let schema: Schema
+    public let entity: Entity
+    public let dialect: any SQLDialect
+
+    public init(schema: Schema, entity: String, dialect: any SQLDialect = SQLiteDialect()) throws(SQLLoweringError) {
+        guard let e = schema.entity(named: entity) else {
+            throw SQLLoweringError(.unknownEntity, "the schema has no entity '\(entity)'")
+        }
+        self.schema = schema
+        self.entity = e
+        self.dialect = dialect
+    }
+
+    /// `SELECT <columns> FROM <table> AS t0 LEFT JOIN … WHERE … ORDER BY …, t0.<pk>`.
+    /// `columns` are attribute key paths of the entity (default: its primary key).
+    public func select(_ predicate: PredicateSyntax, source: String? = nil,
+                       variables: [String: LiteralValue] = [:], sortedBy: [SQLSortKey] = [],
+                       columns: [String]? = nil) throws(SQLLoweringError) -> SQLQuery {
+        try build(predicate, source: source, variables: variables, sortedBy: sortedBy) { (ctx, scope) throws(SQLLoweringError) in
+            guard let columns else { return Fragment(ctx.column(scope.alias, entity.primaryKey)) }
+            var parts: [Fragment] = []
+            for c in columns {
+                let e: ExpressionSyntax
+                do { e = try ExpressionSyntax.parse(c) } catch {
+                    throw SQLLoweringError(.unknownKey, "column '\(c)' is not a key path")
+                }
+                let op = try ctx.operand(e, scope)
+                guard case .scalar(let s) = op else {
+                    throw SQLLoweringError(.unsupported, "column '\(c)' is not an attribute")
+                }
+                parts.append(s.fragment)
+            }
+            return Fragment.join(parts, ", ")
+        }
+    }
+
+    /// `SELECT COUNT(*) FROM … WHERE …`: the number of matching rows.
+    public func count(_ predicate: PredicateSyntax, source: String? = nil,
+                      variables: [String: LiteralValue] = [:]) throws(SQLLoweringError) -> SQLQuery {
+        try build(predicate, source: source, variables: variables, sortedBy: [], ordered: false) { _, _ in Fragment("COUNT(*)") }
+    }
+
+    private func build(_ predicate: PredicateSyntax, source: String?, variables: [String: LiteralValue],
+                       sortedBy: [SQLSortKey], ordered: Bool = true,
+                       columns: (LoweringContext, Scope) throws(SQLLoweringError) -> Fragment) throws(SQLLoweringError) -> SQLQuery {
+        let ctx = LoweringContext(schema: schema, dialect: dialect, variables: variables)
+        let scope = Scope(entity: entity, alias: ctx.newAlias())
+        do {
+            let whereClause = try ctx.predicate(predicate, negated: false, scope)
+            let cols = try columns(ctx, scope)
+            var orderParts: [Fragment] = []
+            for key in sortedBy { orderParts.append(try ctx.orderTerm(key, scope)) }
+            var sql = Fragment("SELECT ") + cols + Fragment(" FROM \(dialect.quote(entity.table)) AS \(scope.alias)")
+            for j in scope.joins { sql = sql + Fragment(" " + j) }
+            switch whereClause {
+            case .constant(true): break
+            case .constant(false): sql = sql + Fragment(" WHERE " + dialect.booleanLiteral(false))
+            case .sql(let f): sql = sql + Fragment(" WHERE ") + f
+            }
+            if ordered {
+                orderParts.append(Fragment(ctx.column(scope.alias, entity.primaryKey) + " ASC"))
+                sql = sql + Fragment(" ORDER BY ") + Fragment.join(orderParts, ", ")
+            }
+            return sql.query(dialect)
+        } catch {
+            var e = error
+            e.source = source
+            throw e
+        }
+    }
+}
+
+/// A lowered statement: SQL text with parameters, and the values to bind to them in order.
+///
+/// ```swift
+/// let q = SQLQuery(sql: "SELECT 1 WHERE ? = 1", bindings: [.integer(1)])
+/// ```
+public struct SQLQuery: Hashable, Sendable, CustomStringConvertible {
+    public var sql: String
+    public var bindings: [SQLValue]
+    public init(sql: String, bindings: [SQLValue]) { self.sql = sql; self.bindings = bindings }
+    public var description: String { bindings.isEmpty ? sql : sql + " -- " + bindings.map(\.description).joined(separator: ", ") }
+}
+
+/// One ORDER BY key, mirroring SiftEvaluation's sort descriptors.
+///
+/// ```swift
+/// let k = SQLSortKey(keyPath: "address.city", ascending: false, options: .caseInsensitive)
+/// ```
+public struct SQLSortKey: Hashable, Sendable {
+    public var keyPath: String
+    public var ascending: Bool
+    public var options: ComparisonOptions
+    public init(keyPath: String, ascending: Bool = true, options: ComparisonOptions = []) {
+        self.keyPath = keyPath; self.ascending = ascending; self.options = options
+    }
+}

@@ -1,0 +1,292 @@
+// The state and the recursive steps of one lowering: scopes (a table alias plus the LEFT JOINs its
+// to-one paths needed), key-path resolution against the schema, and predicates in negation-normal
+// form. Leaves live in LeafLowering.swift.
+
+import Foundation
+import SiftSyntax
+
+/// A row source: the entity whose columns key paths read, its alias, and the joins added for it.
+final class Scope {
+    let entity: Entity
+    let alias: String
+    /// True inside a to-many subquery (a second to-many path there is rejected).
+    let insideCollection: Bool
+    var joins: [String] = []
+    var joinAliases: [String: (alias: String, entity: Entity)] = [:]
+    init(entity: Entity, alias: String, insideCollection: Bool = false) {
+        self.entity = entity; self.alias = alias; self.insideCollection = insideCollection
+    }
+}
+
+/// A scalar SQL expression with what the type checks need.
+struct Scalar {
+    var fragment: Fragment
+    /// The attribute it reads (type, encoding); nil type means a computed number.
+    var attribute: Attribute
+}
+
+/// A to-many collection reached from a scope: the relationship and the path after it.
+struct Collection {
+    var relationship: Relationship
+    var shape: Relationship.Shape
+    var owner: Scope
+    var rest: [String]
+    var range: SourceRange
+    /// The owner row was reached through a to-one relationship, so it (and the collection) may be nil.
+    var ownerNullable = false
+}
+
+/// What an expression lowers to.
+enum Operand {
+    case constant(LiteralValue)
+    case scalar(Scalar)
+    /// A to-one relationship object: its foreign-key column.
+    case object(Fragment, String)
+    case collection(Collection)
+}
+
+final class LoweringContext {
+    let schema: Schema
+    let dialect: any SQLDialect
+    let variables: [String: LiteralValue]
+    private var aliasCount = 0
+    /// SUBQUERY variables in scope: the element row (entity collections) or element column (values).
+    var elementVariables: [String: (scope: Scope?, value: Scalar?)] = [:]
+
+    init(schema: Schema, dialect: any SQLDialect, variables: [String: LiteralValue]) {
+        self.schema = schema; self.dialect = dialect; self.variables = variables
+    }
+
+    func newAlias() -> String { defer { aliasCount += 1 }; return "t\(aliasCount)" }
+
+    func column(_ alias: String, _ name: String) -> String { "\(alias).\(dialect.quote(name))" }
+
+    func destination(_ name: String, _ range: SourceRange) throws(SQLLoweringError) -> Entity {
+        guard let e = schema.entity(named: name) else { throw SQLLoweringError(.unknownEntity, "the schema has no entity '\(name)'", range: range) }
+        return e
+    }
+
+    // MARK: Predicates
+
+    func predicate(_ p: PredicateSyntax, negated: Bool, _ scope: Scope) throws(SQLLoweringError) -> Lowered {
+        switch p.kind {
+        case .constant(let v): return .constant(v != negated)
+        case .not(let q): return try predicate(q, negated: !negated, scope)
+        case .and(let ops): return try junction(ops, isAnd: !negated, negated: negated, scope)
+        case .or(let ops): return try junction(ops, isAnd: negated, negated: negated, scope)
+        case .comparison(let q, let l, let op, let o, let r):
+            return try comparison(q, l, op, o, r, negated: negated, range: p.range, scope)
+        }
+    }
+
+    /// AND/OR with constant simplification (De Morgan already applied through `isAnd`).
+    private func junction(_ ops: [PredicateSyntax], isAnd: Bool, negated: Bool, _ scope: Scope) throws(SQLLoweringError) -> Lowered {
+        var parts: [Fragment] = []
+        for op in ops {
+            switch try predicate(op, negated: negated, scope) {
+            case .constant(let v):
+                if v != isAnd { return .constant(v) } // false in AND, true in OR decides
+            case .sql(let f): parts.append(f.parenthesized)
+            }
+        }
+        if parts.isEmpty { return .constant(isAnd) }
+        if parts.count == 1 { return .sql(parts[0]) }
+        return .sql(Fragment.join(parts, isAnd ? " AND " : " OR "))
+    }
+
+    // MARK: Operands
+
+    func operand(_ e: ExpressionSyntax, _ scope: Scope) throws(SQLLoweringError) -> Operand {
+        switch e.kind {
+        case .constant(let v): return .constant(v)
+        case .variable(let name):
+            if let bound = elementVariables[name] {
+                guard let value = bound.value else { throw unsupported("the object '$\(name)' itself (name a key of it)", e.range) }
+                return .scalar(value)
+            }
+            guard let v = variables[name] else {
+                throw SQLLoweringError(.unboundVariable, "variable '$\(name)' is not bound", range: e.range)
+            }
+            return .constant(v)
+        case .keyPath(nil, let components): return try keyPath(components, scope, e.range)
+        case .keyPath(let base?, let components):
+            if case .variable(let name) = base.kind, let bound = elementVariables[name] {
+                guard let es = bound.scope else {
+                    throw SQLLoweringError(.unknownKey, "the values bound to '$\(name)' have no key '\(components[0])'", range: e.range)
+                }
+                return try keyPath(components, es, e.range)
+            }
+            if case .subquery(let c, let v, let p) = base.kind, components == ["@count"] {
+                return try subqueryCount(c, v, p, scope, e.range)
+            }
+            throw unsupported("a key path on a computed value", e.range)
+        case .index(let base, .size):
+            if case .subquery(let c, let v, let p) = base.kind { return try subqueryCount(c, v, p, scope, e.range) }
+            throw unsupported("[SIZE] of anything but SUBQUERY", e.range)
+        case .evaluatedObject: throw unsupported("SELF", e.range)
+        case .dynamicKey: throw unsupported("a computed key", e.range)
+        case .aggregate: throw unsupported("an aggregate with non-constant elements", e.range)
+        case .index: throw unsupported("an index", e.range)
+        case .binary(let op, let l, let r): return try arithmetic(op, l, r, scope, e.range)
+        case .unary(.negate, let o):
+            return try arithmetic(.subtract, ExpressionSyntax(.constant(value: .integer(0)), range: e.range), o, scope, e.range)
+        case .unary(let op, _): throw unsupported("the operator '\(op.rawValue)'", e.range)
+        case .function("abs:", let args) where args.count == 1: return try absolute(args[0], scope, e.range)
+        case .function(let name, _): throw unsupported("the function '\(name)'", e.range)
+        case .customFunction(_, let s, _): throw unsupported("FUNCTION '\(s)'", e.range)
+        case .subquery: throw unsupported("SUBQUERY", e.range)
+        case .ternary: throw unsupported("TERNARY", e.range)
+        case .cast: throw unsupported("CAST", e.range)
+        case .assignment: throw unsupported("an assignment", e.range)
+        }
+    }
+
+    func unsupported(_ what: String, _ range: SourceRange?) -> SQLLoweringError {
+        SQLLoweringError(.unsupported, "\(what) cannot be lowered to SQL", range: range)
+    }
+
+    /// Resolves a key path from `scope`: attributes, to-one joins (one per distinct path), and a
+    /// to-many relationship with the rest of the path.
+    func keyPath(_ components: [String], _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
+        var entity = scope.entity
+        var alias = scope.alias
+        var path = ""
+        for (i, key) in components.enumerated() {
+            let isLast = i == components.count - 1
+            if let a = entity.attribute(named: key) {
+                guard isLast else {
+                    throw SQLLoweringError(.unknownKey, "'\(key)' of \(entity.name) is an attribute; it has no key '\(components[i + 1])'", range: range)
+                }
+                return .scalar(Scalar(fragment: Fragment(column(alias, a.column)), attribute: a))
+            }
+            guard let r = entity.relationship(named: key) else {
+                throw SQLLoweringError(.unknownKey, "\(entity.name) has no key '\(key)'", range: range)
+            }
+            let shape: Relationship.Shape
+            do { shape = try r.shape() } catch { throw SQLLoweringError(.unknownKey, error.message, range: range) }
+            switch shape {
+            case .toOne(let d, let fk):
+                if isLast { return .object(Fragment(column(alias, fk)), key) }
+                path += "." + key
+                let dest = try destination(d, range)
+                if let j = scope.joinAliases[path] {
+                    (alias, entity) = (j.alias, j.entity)
+                } else {
+                    let a2 = newAlias()
+                    scope.joins.append("LEFT JOIN \(dialect.quote(dest.table)) AS \(a2) ON \(column(a2, dest.primaryKey)) = \(column(alias, fk))")
+                    scope.joinAliases[path] = (a2, dest)
+                    (alias, entity) = (a2, dest)
+                }
+            case .toMany, .manyToMany, .values:
+                if scope.insideCollection {
+                    throw SQLLoweringError(.toManyKeyPath, "the to-many relationship '\(key)' is inside another to-many key path", range: range)
+                }
+                // The owner of the collection is the row reached so far.
+                let owner: Scope
+                if alias == scope.alias { owner = scope } else {
+                    owner = Scope(entity: entity, alias: alias)
+                }
+                return .collection(Collection(relationship: r, shape: shape, owner: owner,
+                                              rest: Array(components[(i + 1)...]), range: range,
+                                              ownerNullable: owner !== scope))
+            }
+        }
+        throw SQLLoweringError(.unknownKey, "empty key path", range: range)
+    }
+
+    /// `FROM … WHERE <correlation>` of a collection's elements, with a fresh alias (a new scope).
+    func elements(_ c: Collection) throws(SQLLoweringError) -> (from: String, correlation: String, element: Scope?, valueColumn: Scalar?) {
+        let a = newAlias()
+        let ownerPK = column(c.owner.alias, c.owner.entity.primaryKey)
+        switch c.shape {
+        case .toOne: throw SQLLoweringError(.notACollection, "'\(c.relationship.name)' is not a collection", range: c.range)
+        case .toMany(let d, let fk):
+            let dest = try destination(d, c.range)
+            return ("\(dialect.quote(dest.table)) AS \(a)", "\(column(a, fk)) = \(ownerPK)",
+                    Scope(entity: dest, alias: a, insideCollection: true), nil)
+        case .manyToMany(let d, let j):
+            let dest = try destination(d, c.range)
+            let ja = newAlias()
+            return ("\(dialect.quote(j.table)) AS \(ja) JOIN \(dialect.quote(dest.table)) AS \(a) ON \(column(a, dest.primaryKey)) = \(column(ja, j.destination))",
+                    "\(column(ja, j.source)) = \(ownerPK)", Scope(entity: dest, alias: a, insideCollection: true), nil)
+        case .values(let v):
+            let attr = v.elementAttribute(named: c.relationship.name)
+            return ("\(dialect.quote(v.table)) AS \(a)", "\(column(a, v.owner)) = \(ownerPK)", nil,
+                    Scalar(fragment: Fragment(column(a, v.column)), attribute: attr))
+        }
+    }
+
+    /// `EXISTS (SELECT 1 FROM <elements> <joins> WHERE <correlation> AND <condition>)`; the
+    /// condition is built in the element scope (its to-one joins land inside the subquery).
+    func exists(_ c: Collection, _ condition: (Scope?, Scalar?) throws(SQLLoweringError) -> Lowered) throws(SQLLoweringError) -> Lowered {
+        let (from, corr, scope, value) = try elements(c)
+        let cond = try condition(scope, value)
+        var sql = "EXISTS (SELECT 1 FROM \(from)"
+        for j in scope?.joins ?? [] { sql += " " + j }
+        sql += " WHERE \(corr)"
+        switch cond {
+        case .constant(false): return .constant(false)
+        case .constant(true): return .sql(Fragment(sql + ")"))
+        case .sql(let f): return .sql(Fragment(sql + " AND ") + f.parenthesized + Fragment(")"))
+        }
+    }
+
+    /// `SUBQUERY(rel, $x, P).@count` (or `[SIZE]`): `(SELECT COUNT(*) … WHERE <correlation> AND P)`,
+    /// with `$x` bound to the element row while P is lowered; nil when the collection is nil.
+    func subqueryCount(_ collection: ExpressionSyntax, _ variable: String, _ body: PredicateSyntax,
+                       _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
+        guard case .collection(let c) = try operand(collection, scope), c.rest.isEmpty else {
+            throw SQLLoweringError(.notACollection, "SUBQUERY needs a to-many relationship, got '\(collection)'", range: collection.range)
+        }
+        let (from, corr, es, value) = try elements(c)
+        let saved = elementVariables[variable]
+        elementVariables[variable] = (es, value)
+        defer { elementVariables[variable] = saved }
+        let cond = try predicate(body, negated: false, scope)
+        var sql = Fragment("(SELECT COUNT(*) FROM \(from)")
+        for j in es?.joins ?? [] { sql = sql + Fragment(" " + j) }
+        sql = sql + Fragment(" WHERE \(corr)")
+        switch cond {
+        case .constant(true): break
+        case .constant(false): sql = sql + Fragment(" AND " + dialect.booleanLiteral(false))
+        case .sql(let f): sql = sql + Fragment(" AND ") + f.parenthesized
+        }
+        sql = sql + Fragment(")")
+        if let isNil = collectionIsNil(c) {
+            sql = Fragment("CASE WHEN \(isNil) THEN NULL ELSE ") + sql + Fragment(" END")
+        }
+        return .scalar(Scalar(fragment: sql, attribute: Attribute(name: "SUBQUERY", type: .integer)))
+    }
+
+    /// The SQL condition under which the collection itself is nil (its count column is NULL, or
+    /// its owner, reached through a to-one relationship, is missing); nil when it never is.
+    func collectionIsNil(_ c: Collection) -> String? {
+        var parts: [String] = []
+        if c.ownerNullable { parts.append("\(column(c.owner.alias, c.owner.entity.primaryKey)) IS NULL") }
+        if let cc = c.relationship.countColumn { parts.append("\(column(c.owner.alias, cc)) IS NULL") }
+        if parts.isEmpty { return nil }
+        return parts.count == 1 ? parts[0] : "(" + parts.joined(separator: " OR ") + ")"
+    }
+
+    /// A scalar subquery over a collection: `(SELECT <agg> FROM … WHERE <correlation>)`.
+    func aggregate(_ c: Collection, _ fn: String, _ key: [String]) throws(SQLLoweringError) -> (Fragment, Attribute) {
+        let (from, corr, scope, value) = try elements(c)
+        let arg: Fragment
+        var attr = Attribute(name: "@count", type: .integer)
+        if fn == "COUNT" { arg = Fragment("*") } else {
+            let target: Scalar
+            if let value, key.isEmpty { target = value }
+            else if let scope, !key.isEmpty {
+                guard case .scalar(let s) = try keyPath(key, scope, c.range) else {
+                    throw SQLLoweringError(.unsupported, "the collection operator needs an attribute key path", range: c.range)
+                }
+                target = s
+            } else { throw SQLLoweringError(.unsupported, "the collection operator needs a key path of numbers", range: c.range) }
+            arg = target.fragment
+            attr = target.attribute
+        }
+        var sql = Fragment("(SELECT \(fn)(") + arg + Fragment(") FROM \(from)")
+        for j in scope?.joins ?? [] { sql = sql + Fragment(" " + j) }
+        return (sql + Fragment(" WHERE \(corr))"), attr)
+    }
+}

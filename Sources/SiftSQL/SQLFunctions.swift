@@ -1,0 +1,48 @@
+// The names and op codes of the SQL functions and collations the lowering emits and a back-end
+// (SiftSQLite) registers. They are the contract between the two sides, so they live in one place:
+// changing a value here changes both the SQL text and what the database must provide.
+
+import SiftSyntax
+
+/// The SQL functions and collations Sift's lowering relies on.
+///
+/// ```swift
+/// SQLFunctions.text                                    // "sift_text"
+/// SQLFunctions.TextOp.beginsWith.rawValue              // 1
+/// SQLFunctions.collation(for: [.caseInsensitive])      // "sift_c"
+/// ```
+public enum SQLFunctions {
+    /// `sift_text(op, s, needle, flags)` → 1 / 0, or NULL when an operand is NULL (or memory would raise).
+    public static let text = "sift_text"
+    /// `sift_compare(a, b, flags)` → -1 / 0 / 1, or NULL when either is NULL or they have no order.
+    public static let compare = "sift_compare"
+    /// Collation for ORDER BY under `[c]`.
+    public static let collationC = "sift_c"
+    /// Collation for ORDER BY under `[d]`.
+    public static let collationD = "sift_d"
+    /// Collation for ORDER BY under `[cd]`.
+    public static let collationCD = "sift_cd"
+
+    /// The first argument of `sift_text`.
+    public enum TextOp: Int64, Sendable, CaseIterable {
+        case equal = 0
+        case beginsWith = 1
+        case endsWith = 2
+        case contains = 3
+        case like = 4
+        case matches = 5
+    }
+
+    /// The collation that orders text the way `[c]`, `[d]` or `[cd]` compare it, or nil when plain
+    /// BINARY order is right (no options, or `[n]`, which overrides `c` and `d`; `[l]` is ignored,
+    /// Sift compares with the root locale).
+    public static func collation(for options: ComparisonOptions) -> String? {
+        if options.contains(.normalized) { return nil }
+        switch (options.contains(.caseInsensitive), options.contains(.diacriticInsensitive)) {
+        case (true, true): return collationCD
+        case (true, false): return collationC
+        case (false, true): return collationD
+        case (false, false): return nil
+        }
+    }
+}

@@ -1,0 +1,64 @@
+// The errors of the SQL lowering. A predicate the lowering cannot translate exactly is rejected
+// with one of these rather than turned into SQL that might select different rows. Each has a
+// stable id, a lower-case message naming the key, operator or types involved, and the range of
+// the offending part of the predicate, rendered `line:column: error: …` like evaluation errors.
+
+import SiftSyntax
+
+/// A predicate (or sort key) that cannot be lowered to SQL.
+///
+/// ```swift
+/// do { _ = try lowering.select(try PredicateSyntax.parse("nme == 1")) }
+/// catch { print(error.kind, error) }   // unknownKey  error: Person has no key 'nme'
+/// ```
+public struct SQLLoweringError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The stable kinds.
+    public enum Kind: String, Hashable, Sendable, CaseIterable {
+        case unknownKey = "unknown-key"
+        case unknownEntity = "unknown-entity"
+        case typeMismatch = "type-mismatch"
+        case toManyKeyPath = "to-many-key-path"
+        case notACollection = "not-a-collection"
+        case unsupported = "unsupported"
+        case unboundVariable = "unbound-variable"
+    }
+
+    public var kind: Kind
+    public var message: String
+    /// The UTF-8 range of the offending node, when there is one.
+    public var range: SourceRange?
+    /// The predicate's source text, for `line:column` and the caret line.
+    public var source: String?
+
+    public init(_ kind: Kind, _ message: String, range: SourceRange? = nil, source: String? = nil) {
+        self.kind = kind
+        self.message = message
+        self.range = range
+        self.source = source
+    }
+
+    /// The stable identifier, e.g. `unknown-key`.
+    public var id: String { kind.rawValue }
+
+    /// `line:column` of the offending node, when both range and source are known.
+    public var location: SourceLocation? {
+        guard let source, let range else { return nil }
+        return SourceText(source).location(of: range.lowerBound)
+    }
+
+    /// `1:5: error: Person has no key 'nme'`.
+    public var description: String {
+        if let location { return "\(location): error: \(message)" }
+        return "error: \(message)"
+    }
+
+    /// The description followed by the source line and a caret under the offending node.
+    public var annotated: String {
+        guard let source, let range, let location else { return description }
+        let text = SourceText(source)
+        let end = text.location(of: max(range.lowerBound, range.upperBound))
+        let width = end.line == location.line ? max(1, end.column - location.column) : 1
+        let caret = String(repeating: " ", count: location.column - 1) + "^" + String(repeating: "~", count: width - 1)
+        return "\(description)\n\(text.line(location.line))\n\(caret)"
+    }
+}

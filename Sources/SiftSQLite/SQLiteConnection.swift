@@ -1,0 +1,273 @@
+// A thin Swift wrapper over one SQLite connection: open (with Sift's functions and collations
+// registered), run scripts, prepare statements, query with bound `SQLValue`s, read query plans and
+// run transactions. It adds no caching or ORM behaviour; errors carry SQLite's code, message and the
+// SQL that failed so a failing lowering can be diagnosed from the error alone.
+
+import CSQLite
+import SiftSQL
+
+/// An SQLite failure: the result code, SQLite's message and the SQL being run.
+///
+/// ```swift
+/// do { try db.execute("SELEC 1") } catch { print(error.code, error.message) }  // 1 near "SELEC": syntax error
+/// ```
+public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+    /// The (extended) SQLite result code, e.g. 1 for SQLITE_ERROR.
+    public var code: Int32
+    /// SQLite's message; for errors raised by Sift's functions it starts with the evaluator's error
+    /// id, e.g. `invalid-regex: …`.
+    public var message: String
+    /// The SQL being prepared or run, when there is one.
+    public var sql: String?
+
+    public init(code: Int32, message: String, sql: String? = nil) {
+        self.code = code
+        self.message = message
+        self.sql = sql
+    }
+
+    /// The leading `id:` of a message raised by a Sift function (`invalid-like-pattern`,
+    /// `invalid-regex`, `regex-limit`), or nil for other errors.
+    public var siftErrorID: String? {
+        guard let colon = message.firstIndex(of: ":") else { return nil }
+        let id = message[..<colon]
+        return ["invalid-like-pattern", "invalid-regex", "regex-limit"].contains(String(id)) ? String(id) : nil
+    }
+
+    public var description: String {
+        "sqlite error \(code): \(message)" + (sql.map { " (in: \($0))" } ?? "")
+    }
+}
+
+/// The C API's "copy this value now" destructor, which Swift cannot import as a macro.
+let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// One open SQLite database connection with Sift's functions and collations registered.
+///
+/// Threading: the connection is opened with `SQLITE_OPEN_FULLMUTEX` (serialized mode), so SQLite
+/// itself serializes every call on the handle; that is why the class is `@unchecked Sendable`.
+/// `query`, `queryPlan` and `execute` each use their own statement and may be called from several
+/// threads. A `SQLiteStatement` and a `transaction` body, however, must stay on one thread at a time:
+/// SQLite's mutex protects single calls, not sequences of steps or the BEGIN…COMMIT span.
+///
+/// ```swift
+/// let db = try SQLiteConnection()
+/// try db.execute("CREATE TABLE t(name TEXT); INSERT INTO t VALUES ('Jörg')")
+/// let rows = try db.query("SELECT name FROM t WHERE sift_text(1, name, ?, 3)", [.text("jo")])
+/// ```
+public final class SQLiteConnection: @unchecked Sendable {
+    /// The raw `sqlite3*`, for calls this wrapper does not cover.
+    public let handle: OpaquePointer
+
+    /// Opens (creating if needed) the database at `path`, ":memory:" by default, and registers
+    /// Sift's SQL functions and collations.
+    public init(path: String = ":memory:") throws(SQLiteError) {
+        var db: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_URI
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(db)
+            throw SQLiteError(code: rc, message: "cannot open '\(path)': \(message)")
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        do { try SiftSQLite.register(on: db) } catch {
+            sqlite3_close_v2(db)
+            throw error
+        }
+    }
+
+    deinit { sqlite3_close_v2(handle) }
+
+    /// The current error of the connection as a `SQLiteError`.
+    func error(_ code: Int32, sql: String?) -> SQLiteError {
+        SQLiteError(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+
+    /// Runs a script of one or more statements without bindings or results.
+    ///
+    /// ```swift
+    /// try db.execute("CREATE TABLE a(x); CREATE INDEX ax ON a(x)")
+    /// ```
+    public func execute(_ sql: String) throws(SQLiteError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &message)
+        if rc != SQLITE_OK {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+            sqlite3_free(message)
+            throw SQLiteError(code: rc, message: text, sql: sql)
+        }
+    }
+
+    /// Prepares one statement.
+    ///
+    /// ```swift
+    /// let insert = try db.prepare("INSERT INTO t VALUES (?)")
+    /// try insert.bind([.text("a")]); _ = try insert.step(); try insert.reset()
+    /// ```
+    public func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        try SQLiteStatement(connection: self, sql: sql)
+    }
+
+    /// Runs one statement with `bindings` and returns every result row.
+    ///
+    /// ```swift
+    /// try db.query("SELECT ?1 + 1", [.integer(41)])  // [[.integer(42)]]
+    /// ```
+    public func query(_ sql: String, _ bindings: [SQLValue] = []) throws(SQLiteError) -> [[SQLValue]] {
+        let statement = try prepare(sql)
+        try statement.bind(bindings)
+        var rows: [[SQLValue]] = []
+        while try statement.step() { rows.append(statement.row()) }
+        return rows
+    }
+
+    /// Runs a lowered query and returns its rows.
+    ///
+    /// ```swift
+    /// let q = try SQLLowering(schema: schema, entity: "Person").select(PredicateSyntax.parse("age > 30"))
+    /// let ids = try connection.query(q).map { $0[0] }
+    /// ```
+    public func query(_ query: SQLQuery) throws(SQLiteError) -> [[SQLValue]] {
+        try self.query(query.sql, query.bindings)
+    }
+
+    /// The EXPLAIN QUERY PLAN lines of a lowered query.
+    public func queryPlan(_ query: SQLQuery) throws(SQLiteError) -> [String] {
+        try queryPlan(query.sql, query.bindings)
+    }
+
+    /// The detail lines of `EXPLAIN QUERY PLAN sql`, e.g. `SEARCH t USING INDEX tx (x=?)`.
+    ///
+    /// ```swift
+    /// try db.queryPlan("SELECT * FROM t WHERE x = ?", [.integer(1)])
+    /// ```
+    public func queryPlan(_ sql: String, _ bindings: [SQLValue] = []) throws(SQLiteError) -> [String] {
+        try query("EXPLAIN QUERY PLAN " + sql, bindings).compactMap { row in
+            if case .text(let detail)? = row.last { return detail }
+            return nil
+        }
+    }
+
+    /// Runs `body` inside BEGIN … COMMIT, rolling back when it throws.
+    ///
+    /// ```swift
+    /// try db.transaction { () throws(SQLiteError) in try db.execute("INSERT INTO t VALUES (1)") }
+    /// ```
+    public func transaction<R>(_ body: () throws(SQLiteError) -> R) throws(SQLiteError) -> R {
+        try execute("BEGIN")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+}
+
+/// A prepared statement; finalized when released. Use it from one thread at a time.
+///
+/// ```swift
+/// let s = try db.prepare("SELECT x FROM t WHERE x > ?")
+/// try s.bind([.integer(3)])
+/// while try s.step() { print(s.column(0)) }
+/// ```
+public final class SQLiteStatement {
+    public let connection: SQLiteConnection
+    public let sql: String
+    let pointer: OpaquePointer
+
+    init(connection: SQLiteConnection, sql: String) throws(SQLiteError) {
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v2(connection.handle, sql, -1, &statement, nil)
+        guard rc == SQLITE_OK, let statement else {
+            throw rc == SQLITE_OK
+                ? SQLiteError(code: SQLITE_MISUSE, message: "no statement in the sql text", sql: sql)
+                : connection.error(rc, sql: sql)
+        }
+        self.connection = connection
+        self.sql = sql
+        self.pointer = statement
+    }
+
+    deinit { sqlite3_finalize(pointer) }
+
+    /// Binds `values` to parameters 1…n (clearing earlier bindings first).
+    public func bind(_ values: [SQLValue]) throws(SQLiteError) {
+        sqlite3_clear_bindings(pointer)
+        for (i, value) in values.enumerated() {
+            let index = Int32(i + 1)
+            let rc: Int32
+            switch value {
+            case .null: rc = sqlite3_bind_null(pointer, index)
+            case .integer(let v): rc = sqlite3_bind_int64(pointer, index, v)
+            case .double(let v): rc = sqlite3_bind_double(pointer, index, v)
+            case .text(let s):
+                // Bound with its byte length, so an embedded NUL does not cut the text short.
+                var text = s
+                if text.isEmpty {
+                    // A nil pointer would bind NULL; the empty string needs a real one.
+                    rc = sqlite3_bind_text(pointer, index, "", 0, sqliteTransient)
+                } else {
+                    rc = text.withUTF8 { bytes in
+                        bytes.withMemoryRebound(to: CChar.self) { chars in
+                            sqlite3_bind_text(pointer, index, chars.baseAddress, Int32(chars.count), sqliteTransient)
+                        }
+                    }
+                }
+            case .blob(let b):
+                rc = b.withUnsafeBytes { raw in
+                    // A zero-length blob needs a non-null pointer to be a blob rather than NULL.
+                    sqlite3_bind_blob(pointer, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(b.count), sqliteTransient)
+                }
+            }
+            if rc != SQLITE_OK { throw connection.error(rc, sql: sql) }
+        }
+    }
+
+    /// Advances to the next row: true when a row is available, false when done.
+    public func step() throws(SQLiteError) -> Bool {
+        let rc = sqlite3_step(pointer)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let error = connection.error(rc, sql: sql)
+            sqlite3_reset(pointer)
+            throw error
+        }
+    }
+
+    /// Resets the statement so it can be stepped again (bindings are kept).
+    public func reset() throws(SQLiteError) {
+        let rc = sqlite3_reset(pointer)
+        if rc != SQLITE_OK { throw connection.error(rc, sql: sql) }
+    }
+
+    /// The number of result columns.
+    public var columnCount: Int { Int(sqlite3_column_count(pointer)) }
+
+    /// Column `i` (0-based) of the current row, with its own storage class.
+    public func column(_ i: Int) -> SQLValue {
+        let index = Int32(i)
+        switch sqlite3_column_type(pointer, index) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(pointer, index))
+        case SQLITE_FLOAT: return .double(sqlite3_column_double(pointer, index))
+        case SQLITE_TEXT:
+            let count = Int(sqlite3_column_bytes(pointer, index))
+            guard let bytes = sqlite3_column_text(pointer, index) else { return .text("") }
+            return .text(String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self))
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(pointer, index))
+            guard count > 0, let bytes = sqlite3_column_blob(pointer, index) else { return .blob([]) }
+            return .blob(Array(UnsafeRawBufferPointer(start: bytes, count: count)))
+        default: return .null
+        }
+    }
+
+    /// Every column of the current row.
+    public func row() -> [SQLValue] { (0..<columnCount).map(column) }
+}

@@ -1,0 +1,243 @@
+// The JSON store: the schema inferred for each JSON shape, conflicting shapes left out, odd key
+// names, values read back with their own storage classes, count columns, NFC, foreign keys.
+
+import SiftSQL
+import SiftSQLite
+import SiftTool
+import Testing
+
+private func records(_ text: String) throws -> [JSONValue] {
+    var reader = JSONReader(text)
+    return try reader.parseSequence()
+}
+
+private func q(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+
+/// One column of the root table, in record order.
+private func rootColumn(_ store: JSONStore, _ column: String) throws -> [SQLValue] {
+    let root = try #require(store.schema.entity(named: "Record"))
+    return try store.connection.query("SELECT \(q(column)) FROM \(q(root.table)) ORDER BY \(q(root.primaryKey))").map { $0[0] }
+}
+
+@Suite struct JSONStoreTests {
+    @Test func scalarsKeepTheirStorageClasses() throws {
+        let store = try JSONStore(records: try records(#"""
+            {"a": 1, "b": 2.5, "c": "x", "d": true}
+            {"a": "str", "b": null, "d": false}
+            {}
+            """#))
+        let root = try #require(store.schema.entity(named: "Record"))
+        #expect(root.attributes.map(\.name) == ["a", "b", "c", "d"])
+        #expect(root.attributes.allSatisfy { $0.type == .any })
+        #expect(root.relationships.isEmpty)
+        #expect(try rootColumn(store, "a") == [.integer(1), .text("str"), .null])
+        #expect(try rootColumn(store, "b") == [.double(2.5), .null, .null])
+        #expect(try rootColumn(store, "c") == [.text("x"), .null, .null])
+        #expect(try rootColumn(store, "d") == [.integer(1), .integer(0), .null])
+        #expect(try rootColumn(store, root.primaryKey) == [.integer(0), .integer(1), .integer(2)])
+        #expect(store.unsupportedKeys.isEmpty)
+    }
+
+    @Test func datesBecomeDateColumns() throws {
+        let store = try JSONStore(records: try records(#"""
+            {"t": {"$date": 5}, "u": {"$date": 1.5}}
+            {"t": null, "u": {"$date": "no"}}
+            {}
+            """#))
+        let root = try #require(store.schema.entity(named: "Record"))
+        let t = try #require(root.attribute(named: "t"))
+        #expect(t.type == .date)
+        #expect(t.encoding == .secondsSince1970)
+        #expect(try rootColumn(store, t.column) == [.double(5), .null, .null])
+        // A "$date" that is not a number is an ordinary object, so `u` mixes a date and an object.
+        #expect(root.attribute(named: "u") == nil)
+        #expect(store.unsupportedKeys["u"]?.contains("record 1") == true)
+    }
+
+    @Test func nestedObjectsAreToOneWithNullForeignKeys() throws {
+        let store = try JSONStore(records: try records(#"""
+            {"addr": {"city": "Oslo", "geo": {"lat": 1}}}
+            {"addr": null}
+            {}
+            {"addr": {"city": "Bergen"}}
+            """#))
+        let root = try #require(store.schema.entity(named: "Record"))
+        let addr = try #require(root.relationship(named: "addr"))
+        guard case .toOne(let destination, let fk) = try addr.shape() else { Issue.record("not to-one"); return }
+        let address = try #require(store.schema.entity(named: destination))
+        #expect(address.attribute(named: "city")?.type == .any)
+        #expect(address.relationship(named: "geo")?.toOne != nil)
+        let fks = try rootColumn(store, fk)
+        #expect(fks[1] == .null && fks[2] == .null)
+        let cities = try store.connection.query("""
+            SELECT a.\(q("city")) FROM \(q(root.table)) r LEFT JOIN \(q(address.table)) a
+            ON a.\(q(address.primaryKey)) = r.\(q(fk)) ORDER BY r.\(q(root.primaryKey))
+            """).map { $0[0] }
+        #expect(cities == [.text("Oslo"), .null, .null, .text("Bergen")])
+    }
+
+    @Test func arraysOfObjectsAreToManyWithCounts() throws {
+        let store = try JSONStore(records: try records(#"""
+            {"kids": [{"n": 1}, {"n": 2}]}
+            {"kids": []}
+            {"kids": null}
+            {}
+            {"kids": [null, {"n": "x", "m": true}]}
+            """#))
+        let root = try #require(store.schema.entity(named: "Record"))
+        let kids = try #require(root.relationship(named: "kids"))
+        guard case .toMany(let destination, let owner) = try kids.shape() else { Issue.record("not to-many"); return }
+        let count = try #require(kids.countColumn)
+        #expect(try rootColumn(store, count) == [.integer(2), .integer(0), .null, .null, .integer(2)])
+        let kid = try #require(store.schema.entity(named: destination))
+        #expect(kid.attributes.map(\.name) == ["n", "m"])
+        let rows = try store.connection.query(
+            "SELECT \(q(owner)), \(q("n")), \(q("m")) FROM \(q(kid.table)) ORDER BY \(q(kid.primaryKey))")
+        #expect(rows == [[.integer(0), .integer(1), .null], [.integer(0), .integer(2), .null],
+                         [.integer(4), .null, .null], [.integer(4), .text("x"), .integer(1)]])
+    }
+
+    @Test func arraysOfScalarsAreValueTablesWithCounts() throws {
+        let store = try JSONStore(records: try records(#"""
+            {"tags": ["a", 1, null], "when": [{"$date": 3}], "none": []}
+            {"tags": []}
+            {"none": null}
+            """#))
+        let root = try #require(store.schema.entity(named: "Record"))
+        let tags = try #require(root.relationship(named: "tags"))
+        guard case .values(let table) = try tags.shape() else { Issue.record("not values"); return }
+        #expect(table.type == .any)
+        #expect(try rootColumn(store, try #require(tags.countColumn)) == [.integer(3), .integer(0), .null])
+        let values = try store.connection.query(
+            "SELECT \(q(table.owner)), \(q(table.column)) FROM \(q(table.table)) ORDER BY rowid")
+        #expect(values == [[.integer(0), .text("a")], [.integer(0), .integer(1)], [.integer(0), .null]])
+        let when = try #require(root.relationship(named: "when")?.values)
+        #expect(when.type == .date && when.encoding == .secondsSince1970)
+        #expect(try store.connection.query("SELECT \(q(when.column)) FROM \(q(when.table))") == [[.double(3)]])
+        // Only empty arrays: a value table of type any.
+        let none = try #require(root.relationship(named: "none"))
+        #expect(none.values?.type == .any)
+        #expect(try rootColumn(store, try #require(none.countColumn)) == [.integer(0), .null, .null])
+    }
+
+    @Test func conflictingShapesAreLeftOut() throws {
+        let store = try JSONStore(records: try records(#"""
+            {"x": {"a": 1}, "y": [[1]], "z": [{"a": 1}], "o": {"p": 1}, "ok": 1}
+            {"x": 3, "z": [2], "o": {"p": [1]}}
+            """#))
+        let root = try #require(store.schema.entity(named: "Record"))
+        #expect(root.attribute(named: "ok") != nil)
+        #expect(root.relationship(named: "x") == nil && root.attribute(named: "x") == nil)
+        #expect(root.relationship(named: "y") == nil)
+        #expect(root.relationship(named: "z") == nil)
+        #expect(Set(store.unsupportedKeys.keys) == ["x", "y", "z", "o.p"])
+        #expect(store.unsupportedKeys["x"]?.contains("record 1") == true)
+        #expect(store.unsupportedKeys["y"]?.contains("record 0") == true)
+        #expect(store.unsupportedKeys["z"]?.contains("record 1") == true)
+        // The to-one `o` stays; only its conflicting key goes.
+        let o = try #require(root.relationship(named: "o")?.toOne)
+        #expect(store.schema.entity(named: o)?.attribute(named: "p") == nil)
+        #expect(try rootColumn(store, "ok") == [.integer(1), .null])
+    }
+
+    @Test func oddKeyNamesGetDistinctQuotedColumns() throws {
+        let keys = ["id", "_id", "a b", "quo\"te", "dot.ted", "ünï", "Name", "name", "x@count", "x", "Record.kid", "kid", ""]
+        let fields = keys.enumerated().map { i, k -> String in
+            let key = "\"" + k.replacingOccurrences(of: "\"", with: "\\\"") + "\""
+            switch k {
+            case "x": return key + ": [1, 2]"
+            case "kid": return key + #": {"v": 1}"#
+            case "Record.kid": return key + #": {"w": 2}"#
+            default: return key + ": \(i)"
+            }
+        }
+        let store = try JSONStore(records: try records("{" + fields.joined(separator: ", ") + "}"))
+        let root = try #require(store.schema.entity(named: "Record"))
+        let columns = root.attributes.map(\.column) + root.relationships.compactMap { $0.foreignKey ?? nil }
+            + root.relationships.compactMap(\.countColumn) + [root.primaryKey]
+        #expect(Set(columns.map { $0.lowercased() }).count == columns.count, "\(columns)")
+        #expect(!keys.contains(root.primaryKey))
+        for (i, k) in keys.enumerated() where !["x", "kid", "Record.kid"].contains(k) {
+            let a = try #require(root.attribute(named: k), "\(k)")
+            #expect(try rootColumn(store, a.column) == [.integer(Int64(i))], "\(k)")
+        }
+        #expect(try rootColumn(store, try #require(root.relationship(named: "x")?.countColumn)) == [.integer(2)])
+        let tables = store.schema.entities.map(\.table)
+        #expect(Set(tables.map { $0.lowercased() }).count == tables.count, "\(tables)")
+    }
+
+    @Test func textIsNFCNormalized() throws {
+        let store = try JSONStore(records: try records("{\"s\": \"Jo\u{0065}\u{0301}\", \"t\": [\"e\u{0301}\"]}"))
+        #expect(try rootColumn(store, "s") == [.text("Jo\u{e9}")])
+        let rows = try store.connection.query("SELECT hex(\(q("s"))) FROM \(q("Record"))")
+        #expect(rows == [[.text("4A6FC3A9")]])
+        let t = try #require(store.schema.entity(named: "Record")?.relationship(named: "t")?.values)
+        #expect(try store.connection.query("SELECT hex(value) FROM \(q(t.table))") == [[.text("C3A9")]])
+    }
+
+    @Test func recordIndicesRunsAQuery() throws {
+        let store = try JSONStore(records: try records(#"""
+            {"name": "Jörg"} {"name": "anna"} {"name": "JOANNA"} 5 {"name": null}
+            """#))
+        #expect(store.nonObjectRecords == [3])
+        let root = try #require(store.schema.entity(named: "Record"))
+        let sql = "SELECT \(q(root.primaryKey)) FROM \(q(root.table)) WHERE sift_text(1, \(q("name")), ?, 3) ORDER BY 1"
+        #expect(try store.recordIndices(sql: sql, bindings: [.text("jo")]) == [0, 2])
+        #expect(try store.recordIndices(sql: "SELECT \(q(root.primaryKey)) FROM \(q(root.table)) ORDER BY 1 DESC", bindings: []) == [4, 3, 2, 1, 0])
+        #expect(throws: SQLiteError.self) { try store.recordIndices(sql: "SELECT 'a'", bindings: []) }
+    }
+
+    @Test func scalarAndForeignKeyColumnsAreIndexed() throws {
+        let store = try JSONStore(records: try records(#"{"n": 1, "o": {"p": 2}, "k": [{"q": 1}], "v": [1]}"#))
+        let root = try #require(store.schema.entity(named: "Record"))
+        let plan = try store.connection.queryPlan("SELECT 1 FROM \(q(root.table)) WHERE \(q("n")) = ?", [.integer(1)])
+        #expect(plan.contains { $0.contains("USING") && $0.contains("INDEX") }, "\(plan)")
+        let kidName = try #require(root.relationship(named: "k")?.toMany)
+        let kid = try #require(store.schema.entity(named: kidName))
+        let owner = try #require(root.relationship(named: "k")?.foreignKey)
+        let kidPlan = try store.connection.queryPlan("SELECT 1 FROM \(q(kid.table)) WHERE \(q(owner)) = ?", [.integer(0)])
+        #expect(kidPlan.contains { $0.contains("INDEX") }, "\(kidPlan)")
+        let v = try #require(root.relationship(named: "v")?.values)
+        let valuePlan = try store.connection.queryPlan("SELECT 1 FROM \(q(v.table)) WHERE \(q(v.owner)) = ?", [.integer(0)])
+        #expect(valuePlan.contains { $0.contains("INDEX") }, "\(valuePlan)")
+    }
+
+    @Test func keysThatAreAlwaysNullAreNullColumns() throws {
+        let store = try JSONStore(records: try records(#"{"a": null, "b": null} {"b": 2}"#))
+        let root = try #require(store.schema.entity(named: "Record"))
+        #expect(root.attributes.map(\.name) == ["a", "b"])
+        #expect(try rootColumn(store, "a") == [.null, .null])
+        #expect(try rootColumn(store, "b") == [.null, .integer(2)])
+    }
+
+    @Test func deepNestingReachesEveryLevel() throws {
+        let store = try JSONStore(records: try records(#"""
+            {"a": {"b": [{"c": [1, 2], "d": {"e": "x"}}, {"c": null}]}}
+            {"a": {"b": [{"c": [3]}]}}
+            """#))
+        let a = try #require(store.schema.entity(named: "Record")?.relationship(named: "a")?.toOne)
+        let aEntity = try #require(store.schema.entity(named: a))
+        let b = try #require(aEntity.relationship(named: "b"))
+        let bName = try #require(b.toMany)
+        let bEntity = try #require(store.schema.entity(named: bName))
+        let c = try #require(bEntity.relationship(named: "c"))
+        let cCount = try #require(c.countColumn)
+        let counts = try store.connection.query(
+            "SELECT \(q(cCount)) FROM \(q(bEntity.table)) ORDER BY \(q(bEntity.primaryKey))")
+        #expect(counts == [[.integer(2)], [.null], [.integer(1)]])
+        let valueTable = try #require(c.values)
+        let values = try store.connection.query(
+            "SELECT \(q(valueTable.owner)), \(q(valueTable.column)) FROM \(q(valueTable.table)) ORDER BY rowid")
+        #expect(values == [[.integer(0), .integer(1)], [.integer(0), .integer(2)], [.integer(2), .integer(3)]])
+        let dName = try #require(bEntity.relationship(named: "d")?.toOne)
+        let dEntity = try #require(store.schema.entity(named: dName))
+        #expect(try store.connection.query("SELECT \(q("e")) FROM \(q(dEntity.table))") == [[.text("x")]])
+        // The inferred schema survives its own JSON form.
+        #expect(try Schema(json: store.schema.jsonString) == store.schema)
+    }
+
+    @Test func duplicateKeysLastWins() throws {
+        let store = try JSONStore(records: try records(#"{"a": 1, "a": "two"}"#))
+        #expect(try rootColumn(store, "a") == [.text("two")])
+    }
+}
