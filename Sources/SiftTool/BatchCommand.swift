@@ -25,6 +25,12 @@ struct BatchCommand: ParsableCommand {
         "results" has one entry per object (absent in parse mode); an evaluation error is an \
         entry, not a failed case. A malformed line reports the stage "input" with its id, or null.
 
+        With --backend sqlite, the objects of each case are loaded into an in-memory SQLite \
+        database (the --data records once for all cases that use them) and the predicate runs \
+        as lowered SQL; "results" are then true or false, and a predicate the SQL back-end cannot \
+        express, or a failing query, is a failed case with the stage "lower" or "sql". For every \
+        predicate that evaluates without error in memory the answer is the same as in memory.
+
         Exit status: 0 once every line has been answered, whatever the cases' outcomes; 1 when \
         --data cannot be read or parsed; 2 usage error.
         """
@@ -33,20 +39,24 @@ struct BatchCommand: ParsableCommand {
     @Option(help: "Default objects for cases without \"objects\": a JSON array of records, or NDJSON.")
     var data: String?
 
+    @Option(help: "Evaluate in memory, or load the objects into SQLite and run the lowered SQL.")
+    var backend: BackendKind = .memory
+
     func run() throws {
-        var defaultObjects: [Value] = []
+        var defaultObjects: [JSONValue] = []
         if let data {
             do {
-                defaultObjects = try Records.load(data).map(\.value)
+                defaultObjects = try Records.load(data)
             } catch {
                 writeError(error.description)
                 throw ExitCode.failure
             }
         }
+        let cache = BatchCase.StoreCache()
         while var line = readLine(strippingNewline: true) {
             if line.hasSuffix("\r") { line.removeLast() }
             if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
-            let answer = BatchCase.answer(line, defaultObjects: defaultObjects)
+            let answer = BatchCase.answer(line, defaultObjects: defaultObjects, backend: backend, cache: cache)
             FileHandle.standardOutput.write(Data((answer.text + "\n").utf8))
         }
     }
@@ -55,8 +65,14 @@ struct BatchCommand: ParsableCommand {
 enum BatchCase {
     struct InputError: Error { var message: String }
 
+    /// The SQLite store of the --data records, built on first use and shared by every case.
+    final class StoreCache {
+        var defaultStore: SQLBackend?
+    }
+
     /// The JSON line answering one case.
-    static func answer(_ line: String, defaultObjects: [Value]) -> JSONValue {
+    static func answer(_ line: String, defaultObjects: [JSONValue], backend: BackendKind = .memory,
+                       cache: StoreCache = StoreCache()) -> JSONValue {
         let document: JSONValue
         do {
             document = try JSONReader.parse(line)
@@ -79,9 +95,27 @@ enum BatchCase {
                 return failure("parse", error.description)
             }
             var out: [(String, JSONValue)] = [("id", id), ("ok", .bool(true)), ("canonical", .string(predicate.description))]
-            if c.evaluate {
+            if c.evaluate && backend == .sqlite {
+                let literals = c.variables.mapValues(\.literal)
+                do throws(SQLBackendError) {
+                    let store: SQLBackend
+                    if c.ownObjects {
+                        store = try SQLBackend(records: c.json)
+                    } else if let s = cache.defaultStore {
+                        store = s
+                    } else {
+                        store = try SQLBackend(records: c.json)
+                        cache.defaultStore = store
+                    }
+                    let matched = Set(try store.matches(predicate.syntax, source: c.format, variables: literals))
+                    out.append(("results", .array(c.json.indices.map { .bool(matched.contains($0)) })))
+                } catch {
+                    return failure(error.stage, error.description)
+                }
+            } else if c.evaluate {
+                let variables = c.variables.mapValues(\.value)
                 let results: [JSONValue] = c.objects.map { object in
-                    do throws(EvaluationError) { return .bool(try predicate.evaluate(with: object, variables: c.variables)) }
+                    do throws(EvaluationError) { return .bool(try predicate.evaluate(with: object, variables: variables)) }
                     catch { return .object([("error", .string("\(error.id): \(error.description)"))]) }
                 }
                 out.append(("results", .array(results)))
@@ -98,13 +132,18 @@ enum BatchCase {
     struct Parsed {
         var format = ""
         var arguments: [Any?] = []
-        var variables: [String: Value] = [:]
+        var variables: [String: JSONValue] = [:]
+        /// The objects as JSON (for the SQLite back-end) and as values (for memory).
+        var json: [JSONValue]
         var objects: [Value]
+        /// Whether the case brings its own "objects" instead of the --data records.
+        var ownObjects = false
         var evaluate = true
         var lenient = false
 
-        init(_ members: [(String, JSONValue)], defaultObjects: [Value]) throws {
-            objects = defaultObjects
+        init(_ members: [(String, JSONValue)], defaultObjects: [JSONValue]) throws {
+            json = defaultObjects
+            objects = defaultObjects.map(\.value)
             var sawFormat = false
             for (key, value) in members {
                 switch key {
@@ -117,10 +156,12 @@ enum BatchCase {
                     arguments = a.map { $0.literal as Any? }
                 case "vars":
                     guard case .object(let o) = value else { throw InputError(message: "\"vars\" must be an object") }
-                    for (k, v) in o { variables[k] = v.value }
+                    for (k, v) in o { variables[k] = v }
                 case "objects":
                     guard case .array(let a) = value else { throw InputError(message: "\"objects\" must be an array") }
+                    json = a
                     objects = a.map(\.value)
+                    ownObjects = true
                 case "mode":
                     switch value {
                     case .string("parse"): evaluate = false

@@ -59,6 +59,9 @@ struct FilterCommand: ParsableCommand {
     @Flag(help: "Print record counts and timings to standard error.")
     var stats = false
 
+    @Option(help: "Evaluate in memory, or load the records into SQLite and run the lowered SQL.")
+    var backend: BackendKind = .memory
+
     func validate() throws {
         if count && indices { throw ValidationError("--count and --indices cannot be used together") }
         _ = try parseVariables(vars)
@@ -66,26 +69,7 @@ struct FilterCommand: ParsableCommand {
     }
 
     /// Parses the --sort options.
-    func sortDescriptors() throws -> [SiftSortDescriptor] {
-        try sortKeys.map { spec in
-            var key = Substring(spec)
-            var ascending = true
-            if key.hasSuffix(":desc") { ascending = false; key = key.dropLast(5) }
-            else if key.hasSuffix(":asc") { key = key.dropLast(4) }
-            var options: ComparisonOptions = []
-            if key.hasSuffix("]"), let open = key.lastIndex(of: "[") {
-                let letters = key[key.index(after: open)..<key.index(before: key.endIndex)]
-                let table: [Character: ComparisonOptions] = ["c": .caseInsensitive, "d": .diacriticInsensitive, "n": .normalized, "l": .localeSensitive]
-                if !letters.isEmpty, letters.allSatisfy({ table[$0] != nil }) {
-                    for l in letters { options.insert(table[l]!) }
-                    key = key[..<open]
-                }
-            }
-            guard !key.isEmpty else { throw ValidationError("--sort \(spec): missing key path") }
-            do throws(SyntaxError) { return try SiftSortDescriptor(String(key), ascending: ascending, options: options) }
-            catch { throw ValidationError("--sort \(spec): \(error.description)") }
-        }
-    }
+    func sortDescriptors() throws -> [SiftSortDescriptor] { try parseSortDescriptors(sortKeys) }
 
     func run() throws {
         let clock = ContinuousClock()
@@ -121,18 +105,32 @@ struct FilterCommand: ParsableCommand {
 
         start = clock.now
         var matches: [Int] = []
-        for (n, v) in values.enumerated() {
-            do {
-                if try compiled.evaluate(with: v, variables: variables) { matches.append(n) }
+        var sorted = false
+        if backend == .sqlite {
+            let literals = try parseLiteralVariables(vars)
+            do throws(SQLBackendError) {
+                let sql = try SQLBackend(records: records)
+                matches = try sql.matches(compiled.syntax, source: predicate, variables: literals,
+                                          sortedBy: count ? [] : descriptors)
+                sorted = true
             } catch {
-                writeError("record \(n): \(error.annotated)")
+                writeError(error.description)
                 throw ExitCode.failure
+            }
+        } else {
+            for (n, v) in values.enumerated() {
+                do {
+                    if try compiled.evaluate(with: v, variables: variables) { matches.append(n) }
+                } catch {
+                    writeError("record \(n): \(error.annotated)")
+                    throw ExitCode.failure
+                }
             }
         }
         let evaluateTime = clock.now - start
 
         start = clock.now
-        if !descriptors.isEmpty && !count {
+        if !descriptors.isEmpty && !count && !sorted {
             do {
                 matches = try matches.map { values[$0] }.sortedIndices(by: descriptors).map { matches[$0] }
             } catch {
@@ -158,5 +156,27 @@ struct FilterCommand: ParsableCommand {
             if !descriptors.isEmpty && !count { line += ", sort \(ms(sortTime)) ms" }
             writeError(line)
         }
+    }
+}
+
+/// Parses `--sort KEY[opts][:desc]` options into sort descriptors.
+func parseSortDescriptors(_ specs: [String]) throws -> [SiftSortDescriptor] {
+    try specs.map { spec in
+        var key = Substring(spec)
+        var ascending = true
+        if key.hasSuffix(":desc") { ascending = false; key = key.dropLast(5) }
+        else if key.hasSuffix(":asc") { key = key.dropLast(4) }
+        var options: ComparisonOptions = []
+        if key.hasSuffix("]"), let open = key.lastIndex(of: "[") {
+            let letters = key[key.index(after: open)..<key.index(before: key.endIndex)]
+            let table: [Character: ComparisonOptions] = ["c": .caseInsensitive, "d": .diacriticInsensitive, "n": .normalized, "l": .localeSensitive]
+            if !letters.isEmpty, letters.allSatisfy({ table[$0] != nil }) {
+                for l in letters { options.insert(table[l]!) }
+                key = key[..<open]
+            }
+        }
+        guard !key.isEmpty else { throw ValidationError("--sort \(spec): missing key path") }
+        do throws(SyntaxError) { return try SiftSortDescriptor(String(key), ascending: ascending, options: options) }
+        catch { throw ValidationError("--sort \(spec): \(error.description)") }
     }
 }

@@ -58,7 +58,12 @@ enum Records {
 
 /// Parses `--var NAME=JSON` options into variable bindings.
 func parseVariables(_ texts: [String]) throws -> [String: Value] {
-    var out: [String: Value] = [:]
+    try parseVariableJSON(texts).mapValues(\.value)
+}
+
+/// Parses `--var NAME=JSON` options into their JSON documents, checking the names.
+func parseVariableJSON(_ texts: [String]) throws -> [String: JSONValue] {
+    var out: [String: JSONValue] = [:]
     for text in texts {
         guard let eq = text.firstIndex(of: "=") else {
             throw ValidationError("--var \(text): expected NAME=JSON")
@@ -70,7 +75,7 @@ func parseVariables(_ texts: [String]) throws -> [String: Value] {
               name.unicodeScalars.allSatisfy({ $0 == "_" || CharacterSet.alphanumerics.contains($0) }) else {
             throw ValidationError("--var \(text): '\(name)' is not a variable name")
         }
-        do { out[name] = try JSONReader.parse(String(text[text.index(after: eq)...])).value }
+        do { out[name] = try JSONReader.parse(String(text[text.index(after: eq)...])) }
         catch { throw ValidationError("--var \(name): \(error)") }
     }
     return out

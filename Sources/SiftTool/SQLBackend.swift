@@ -1,0 +1,79 @@
+// The SQLite back-end of `sift filter` and `sift batch` (`--backend sqlite`): the JSON records are
+// loaded into an in-memory SQLite database through the schema JSONStore infers from them, the
+// predicate is lowered to SQL against that schema's root entity, and the matching record indices
+// come back from the database. Memory stays the default and the reference: for every predicate
+// that evaluates without error in memory, both back-ends print the same thing.
+
+import ArgumentParser
+import Foundation
+import SiftEvaluation
+import SiftSQL
+import SiftSQLite
+import SiftSyntax
+
+/// Which evaluator `sift filter` and `sift batch` use.
+enum BackendKind: String, ExpressibleByArgument, CaseIterable {
+    case memory, sqlite
+}
+
+/// Why the SQLite back-end could not answer; `description` is what the tool prints.
+struct SQLBackendError: Error, CustomStringConvertible {
+    /// `lower` (the predicate cannot be expressed in SQL), `load` (the records cannot be stored)
+    /// or `sql` (the database refused or failed the query).
+    var stage: String
+    var description: String
+    /// The lowering error's id (`unknown-key`, `unsupported`, …) when the stage is `lower`.
+    var id: String? = nil
+}
+
+/// Records loaded into SQLite once, queried with any number of predicates.
+final class SQLBackend {
+    /// The root entity's name in the inferred schema.
+    static let entity = "Record"
+    let store: JSONStore
+    let lowering: SQLLowering
+
+    init(records: [JSONValue]) throws(SQLBackendError) {
+        do throws(JSONStoreError) { store = try JSONStore(records: records, entity: SQLBackend.entity) }
+        catch { throw SQLBackendError(stage: "load", description: "cannot load the records into SQLite: \(error)") }
+        do throws(SQLLoweringError) { lowering = try SQLLowering(schema: store.schema, entity: SQLBackend.entity) }
+        catch { throw SQLBackendError(stage: "load", description: error.description) }
+    }
+
+    /// The lowered query for `syntax`; a rejection carries line:column and a caret under `source`.
+    func query(_ syntax: PredicateSyntax, source: String, variables: [String: LiteralValue],
+               sortedBy keys: [SiftSortDescriptor] = []) throws(SQLBackendError) -> SQLQuery {
+        do throws(SQLLoweringError) {
+            return try lowering.select(syntax, source: source, variables: variables,
+                                       sortedBy: keys.map { SQLSortKey(keyPath: $0.keyPath, ascending: $0.ascending, options: $0.options) })
+        } catch {
+            throw SQLBackendError(stage: "lower", description: error.annotated, id: error.id)
+        }
+    }
+
+    /// The indices of the matching records, in the query's order.
+    func matches(_ syntax: PredicateSyntax, source: String, variables: [String: LiteralValue],
+                 sortedBy keys: [SiftSortDescriptor] = []) throws(SQLBackendError) -> [Int] {
+        let q = try query(syntax, source: source, variables: variables, sortedBy: keys)
+        do throws(SQLiteError) { return try store.recordIndices(sql: q.sql, bindings: q.bindings) }
+        catch { throw SQLBackendError(stage: "sql", description: "sql: \(error)") }
+    }
+}
+
+/// `--var NAME=JSON` bindings as literals, for the lowering.
+func parseLiteralVariables(_ texts: [String]) throws -> [String: LiteralValue] {
+    try parseVariableJSON(texts).mapValues(\.literal)
+}
+
+extension SQLValue {
+    /// The bound value as JSON: null, numbers, strings; a blob as `{"$blob": "hex"}`.
+    var json: JSONValue {
+        switch self {
+        case .null: return .null
+        case .integer(let i): return .integer(i)
+        case .double(let d): return .double(d)
+        case .text(let s): return .string(s)
+        case .blob(let bytes): return .object([("$blob", .string(bytes.map { String(format: "%02x", $0) }.joined()))])
+        }
+    }
+}

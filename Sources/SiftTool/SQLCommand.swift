@@ -1,0 +1,101 @@
+// `sift sql`: lower one predicate to SQL against a schema file and print the SQL text and the values
+// to bind, without touching a database, so the output can be fed to any SQLite driver.
+
+import ArgumentParser
+import Foundation
+import SiftEvaluation
+import SiftSQL
+import SiftSyntax
+
+struct SQLCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sql",
+        abstract: "Print the SQL a predicate lowers to, and its bound values.",
+        discussion: """
+        Lowers PREDICATE against the entity NAME of the schema in FILE (the JSON form of a Sift \
+        schema: entities with their table, primary key, attributes and relationships; see \
+        Samples/people.schema.json) and prints the SQL on one line, then one line per bound \
+        value: '?N = JSON'. With --json, prints {"sql": "…", "bindings": [...]} instead; a blob \
+        is {"$blob": "hex"}.
+
+        --arg and --var take JSON values as for 'sift filter'; $VARIABLES are bound at lowering \
+        time. --sort KEY[opts][:desc] adds ORDER BY terms that order like 'sift filter --sort'.
+
+        Exit status: 0 success; 1 invalid predicate, unreadable or invalid schema, unknown entity, \
+        or a predicate the SQL back-end cannot express faithfully (line:column and a caret); \
+        2 usage error.
+        """
+    )
+
+    @Argument(help: "The predicate format string.")
+    var predicate: String
+
+    @Option(help: ArgumentHelp("The schema mapping, a JSON file.", valueName: "FILE"))
+    var schema: String
+
+    @Option(help: ArgumentHelp("The entity the predicate is evaluated against.", valueName: "NAME"))
+    var entity: String
+
+    @Option(name: .customLong("arg"), parsing: .unconditionalSingleValue, help: "A JSON value for the next %@, %K, %d… specifier.")
+    var args: [String] = []
+
+    @Option(name: .customLong("var"), parsing: .unconditionalSingleValue, help: ArgumentHelp("Bind $NAME to a JSON value.", valueName: "NAME=JSON"))
+    var vars: [String] = []
+
+    @Option(name: .customLong("sort"), help: ArgumentHelp("Add an ORDER BY key path (repeatable; first is primary).", valueName: "KEY[opts][:desc]"))
+    var sortKeys: [String] = []
+
+    @Flag(help: "Print {\"sql\": …, \"bindings\": […]} as one line of JSON.")
+    var json = false
+
+    func validate() throws {
+        _ = try parseVariableJSON(vars)
+        _ = try parseSortDescriptors(sortKeys)
+    }
+
+    func run() throws {
+        let variables = try parseLiteralVariables(vars)
+        let descriptors = try parseSortDescriptors(sortKeys)
+        let arguments = try parseArguments(args)
+
+        let syntax: PredicateSyntax
+        do throws(SyntaxError) { syntax = try PredicateSyntax.parse(predicate, arguments: arguments) }
+        catch { writeError(error.annotated); throw ExitCode.failure }
+
+        let mapping: Schema
+        do {
+            let data = try Data(contentsOf: URL(fileURLWithPath: schema))
+            mapping = try Schema(jsonData: data)
+        } catch let error as SchemaError {
+            writeError("\(schema): error: \(error.message)")
+            throw ExitCode.failure
+        } catch {
+            writeError("\(schema): error: cannot read the schema (\(error.localizedDescription))")
+            throw ExitCode.failure
+        }
+
+        let query: SQLQuery
+        do throws(SQLLoweringError) {
+            let lowering = try SQLLowering(schema: mapping, entity: entity)
+            query = try lowering.select(syntax, source: predicate, variables: variables,
+                                        sortedBy: descriptors.map { SQLSortKey(keyPath: $0.keyPath, ascending: $0.ascending, options: $0.options) })
+        } catch {
+            writeError(error.annotated)
+            throw ExitCode.failure
+        }
+
+        var out = ""
+        if json {
+            JSONValue.object([("sql", .string(query.sql)), ("bindings", .array(query.bindings.map(\.json)))]).write(into: &out)
+            out += "\n"
+        } else {
+            out = query.sql + "\n"
+            for (n, value) in query.bindings.enumerated() {
+                out += "?\(n + 1) = "
+                value.json.write(into: &out)
+                out += "\n"
+            }
+        }
+        FileHandle.standardOutput.write(Data(out.utf8))
+    }
+}
