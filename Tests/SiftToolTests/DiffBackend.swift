@@ -6,7 +6,9 @@
 import Foundation
 import SiftEvaluation
 import SiftSyntax
-import SiftTool
+import SiftSQL
+import SiftSQLite
+@testable import SiftTool
 
 /// What the back-end under test answered for one predicate.
 enum BackendAnswer: Equatable {
@@ -35,10 +37,12 @@ enum OracleResult: Equatable {
 
 enum Oracle {
     /// Evaluates `syntax` on every record in memory.
-    static func evaluate(_ syntax: PredicateSyntax, source: String, on values: [Value]) -> [OracleResult] {
+    static func evaluate(_ syntax: PredicateSyntax, source: String, on values: [Value],
+                         variables: [String: Value] = [:]) -> [OracleResult] {
         let predicate = SiftPredicate(syntax, source: source)
         return values.map { v in
-            do throws(EvaluationError) { return try predicate.evaluate(with: v) ? .match : .noMatch } catch { return .error(error.id) }
+            do throws(EvaluationError) { return try predicate.evaluate(with: v, variables: variables) ? .match : .noMatch }
+            catch { return .error(error.id) }
         }
     }
 }
@@ -55,4 +59,32 @@ struct MemoryBackend: DiffBackend {
         }
     }
     func load(_ records: [JSONValue]) throws -> any LoadedDataset { Loaded(values: records.map(\.value)) }
+}
+
+/// The SQLite back-end of `sift filter --backend sqlite`: JSONStore's inferred schema, the lowering,
+/// and the query run on the store.
+struct SQLiteBackend: DiffBackend {
+    var name: String { "sqlite" }
+    struct Loaded: LoadedDataset {
+        var backend: SQLBackend
+        func answer(_ syntax: PredicateSyntax, source: String) -> BackendAnswer {
+            answer(syntax, source: source, variables: [:])
+        }
+        func answer(_ syntax: PredicateSyntax, source: String, variables: [String: LiteralValue]) -> BackendAnswer {
+            let q: SQLQuery
+            do { q = try backend.query(syntax, source: source, variables: variables) }
+            catch { return .rejected(kind: error.id ?? error.stage, message: error.description) }
+            do throws(SQLiteError) {
+                return .matches(Set(try backend.store.recordIndices(sql: q.sql, bindings: q.bindings)), sql: Self.render(q))
+            } catch {
+                return .runtimeError("\(error)", sql: Self.render(q))
+            }
+        }
+        static func render(_ q: SQLQuery) -> String {
+            var b = ""
+            JSONValue.array(q.bindings.map(\.json)).write(into: &b)
+            return q.sql + "\nbindings: " + b
+        }
+    }
+    func load(_ records: [JSONValue]) throws -> any LoadedDataset { Loaded(backend: try SQLBackend(records: records)) }
 }
