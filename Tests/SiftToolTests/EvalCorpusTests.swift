@@ -20,6 +20,12 @@ struct EvalCase {
     var match: [Int]?
     var error: (id: Int, kind: String)?
     var lenient: [Int]?
+    /// `sql:` — the SQL back-end must reject this case: `unsupported` (any lowering error) or
+    /// the lowering error's id.
+    var sqlRejection: String?
+    /// `vars:` and `objects:` as JSON, for the SQL back-end.
+    var varsJSON: [String: JSONValue] = [:]
+    var objectsJSON: [JSONValue]?
 
     var location: String { "\(file):\(line): \(input)" }
 }
@@ -42,8 +48,13 @@ enum EvalCorpus {
 
     /// Every dataset, by name, checked so that each record's `id` is its position.
     static func datasets() throws -> [String: [Value]] {
+        try datasetsJSON().mapValues { $0.map(\.value) }
+    }
+
+    /// Every dataset as JSON records, by name, checked so that each record's `id` is its position.
+    static func datasetsJSON() throws -> [String: [JSONValue]] {
         let dir = directory.appendingPathComponent("data")
-        var out: [String: [Value]] = [:]
+        var out: [String: [JSONValue]] = [:]
         for name in try FileManager.default.contentsOfDirectory(atPath: dir.path) where name.hasSuffix(".json") {
             let text = try String(contentsOf: dir.appendingPathComponent(name), encoding: .utf8)
             guard case .array(let records) = try JSONReader.parse(text) else {
@@ -55,7 +66,7 @@ enum EvalCorpus {
                     throw CorpusError.malformed(name, 1, "record \(i) needs \"id\": \(i)")
                 }
             }
-            out[String(name.dropLast(5))] = values
+            out[String(name.dropLast(5))] = records
         }
         return out
     }
@@ -103,12 +114,15 @@ enum EvalCorpus {
                     current!.args = items.map { $0.literal as Any? }
                 case "vars":
                     guard case .object(let members) = try JSONReader.parse(value) else { throw CorpusError.malformed(name, number, "'vars:' needs a JSON object") }
-                    for (k, v) in members { current!.vars[k] = v.value }
+                    for (k, v) in members { current!.vars[k] = v.value; current!.varsJSON[k] = v }
                 case "objects":
                     guard case .array(let items) = try JSONReader.parse(value) else { throw CorpusError.malformed(name, number, "'objects:' needs a JSON array") }
                     current!.objects = items.map(\.value)
+                    current!.objectsJSON = items
                 case "match":
                     current!.match = try ids(value, name, number)
+                case "sql":
+                    current!.sqlRejection = value.split(separator: "#").first.map { $0.trimmingCharacters(in: .whitespaces) }
                 case "lenient":
                     current!.lenient = try ids(value, name, number)
                 case "error":
