@@ -161,6 +161,12 @@ struct DiffGenerator {
         }
     }
 
+    /// A date (`{"$date": seconds since 1970}`), a few seconds or days apart, some fractional.
+    mutating func date() -> JSONValue {
+        let seconds: JSONValue = chance(0.2) ? .double(Double(int(0...4)) * 86_400 + 0.5) : .integer(Int64(int(-2...4) * 86_400))
+        return .object([("$date", seconds)])
+    }
+
     /// A value for `key` that may be missing (nil result), null, or of the given shape.
     mutating func maybe(_ make: (inout DiffGenerator) -> JSONValue, missing: Double = 0.15, null: Double = 0.15) -> JSONValue? {
         if chance(missing) { return nil }
@@ -201,6 +207,7 @@ struct DiffGenerator {
         add("city", full ? string() : maybe({ $0.string() }))
         add("age", full ? number() : maybe({ $0.number() }))
         add("score", full ? number() : maybe({ $0.number() }))
+        add("born", full ? date() : maybe({ $0.date() }))
         add("address", full ? address(depth: 0, full: true) : maybe({ $0.address(depth: 0, full: false) }))
         add("kids", full ? .array([kid(full: true), kid(full: false)]) : maybe({ g in
             .array((0..<g.int(0...3)).map { _ in g.kid(full: false) })
@@ -348,6 +355,13 @@ struct DiffGenerator {
             // IN a list
             if chance(0.5) { return .comparison(quantifier: "", stringOperand(prefix: prefix), op: "IN", options: options(), list(strings: true)) }
             return .comparison(quantifier: "", numeric(depth: 0, prefix: prefix), op: "IN", options: "", list(strings: false))
+        case 13 where prefix.isEmpty && chance(0.35):
+            // dates: ordered against %@ dates, BETWEEN two dates, nil
+            let op = pick(["==", "!=", "<", "<=", ">", ">=", "BETWEEN"])
+            if op == "BETWEEN" {
+                return .comparison(quantifier: "", .key("born"), op: op, options: "", .argument(.array([date(), date()])))
+            }
+            return .comparison(quantifier: "", .key("born"), op: op, options: "", chance(0.1) ? .literal("nil") : .argument(date()))
         case 13:
             // BETWEEN
             let lo = numberConstant()

@@ -217,7 +217,7 @@ enum Differential {
         #expect(failures.isEmpty, "\(failures.prefix(5).joined(separator: "\n"))")
         let all = texts.joined(separator: "\n")
         for needle in ["ANY ", "ALL ", "NOT ", "SUBQUERY(", "[SIZE]", "@count", "@sum", "@avg", "@min", "@max", " IN ",
-                       "BETWEEN", "LIKE", "MATCHES", "BEGINSWITH[cd]", "==[c]", "[n]", "[d]", "TRUEPREDICATE", "FALSEPREDICATE",
+                       "BETWEEN", "LIKE", "MATCHES", "BEGINSWITH[cd]", "==[c]", "[n]", "[d]", "TRUEPREDICATE", "FALSEPREDICATE", "born BETWEEN", "born <",
                        " + ", " * ", " - ", "address.geo.lat", "kids.address.city", "== nil", " AND ", " OR "] {
             #expect(all.contains(needle), "no generated predicate contains '\(needle)'")
         }
@@ -288,7 +288,7 @@ extension DifferentialTests {
     /// from SQL as from `sortedIndices(by:)`, over the records a random predicate selects.
     @Test func sortOrderAgrees() throws {
         var gen = DiffGenerator(seed: Differential.seed ^ 0x5077)
-        let keys = ["name", "city", "age", "score", "address.city", "address.zip", "address.geo.lat", "kids.@count", "tags.@count"]
+        let keys = ["name", "city", "age", "score", "born", "address.city", "address.zip", "address.geo.lat", "kids.@count", "tags.@count"]
         var failures: [String] = []
         var compared = 0
         for _ in 0..<40 {
