@@ -92,6 +92,18 @@ private let peopleSchema = root.appendingPathComponent("Samples/people.schema.js
         }
     }
 
+    @Test func variablesArgumentsAndStdin() throws {
+        let data = #"[{"a": 1, "s": "Émile"}, {"a": 5, "s": "emile"}, {"s": null}, {"a": 9.5}]"#
+        for args in [["filter", "a > $min OR s ==[cd] %@", "--var", "min=4", "--arg", "\"EMILE\""],
+                     ["filter", "a IN %@", "--arg", "[1, 9.5, null]", "--sort", "a:desc"]] {
+            let memory = try runSift(args, stdin: data)
+            let sqlite = try runSift(args + ["--backend", "sqlite"], stdin: data)
+            #expect(memory.status == 0 && sqlite.status == 0, "\(sqlite.stderr)")
+            #expect(!memory.stdout.isEmpty)
+            #expect(sqlite.stdout == memory.stdout, "\(args)")
+        }
+    }
+
     @Test func somethingMatches() throws {
         // The comparison above is not vacuous: the sample predicate selects records.
         let r = try runSift(["filter", Self.predicates[0], peopleFile, "--backend", "sqlite", "--count"])
