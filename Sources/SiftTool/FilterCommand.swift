@@ -26,6 +26,13 @@ struct FilterCommand: ParsableCommand {
         direction: 'age', 'age:desc', 'name[cd]', 'address.city[c]:desc'; nil sorts first when \
         ascending, last when descending; the sort is stable.
 
+        --backend sqlite loads the records into an in-memory SQLite database (schema inferred \
+        from the JSON) and runs the predicate as lowered SQL ('sift sql' shows such SQL). The \
+        output is the same as with the default --backend memory for every predicate that \
+        evaluates without error in memory; a predicate the SQL back-end cannot express is an \
+        error (exit 1). SQL raises no per-record data errors: a record on which memory would \
+        raise may come out either way, and --lenient only affects the memory back-end.
+
         Exit status: 0 success (also when nothing matches); 1 invalid predicate, invalid or \
         unreadable JSON input (FILE:line:column), or an evaluation error (reported as \
         'record N: ' with N the 0-based record index); 2 usage error.
