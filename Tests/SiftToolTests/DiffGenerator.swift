@@ -324,7 +324,20 @@ struct DiffGenerator {
 
     /// One leaf comparison; `prefix` is "$k." inside a SUBQUERY.
     mutating func leaf(depth: Int, prefix: String) -> GenPred {
-        switch int(0...19) {
+        switch int(0...21) {
+        case 20:
+            // different kinds: a number column against strings that look like numbers, a string
+            // column against numbers (== is false in memory, ordering raises), options on numbers
+            if chance(0.5) {
+                let rhs: GenExpr = .literal(quoted(pick(["5", "7.0", "", "x", "TRUE"])))
+                return .comparison(quantifier: "", .key(prefix.isEmpty ? pick(Self.numberKeys) : prefix + "age"),
+                                   op: pick(["==", "!=", "IN", "<"]), options: options(), rhs)
+            }
+            return .comparison(quantifier: "", stringOperand(prefix: prefix), op: pick(["==", "!=", ">="]), options: options(), numberConstant())
+        case 21:
+            // string IN string is a substring test
+            let lhs: GenExpr = chance(0.6) ? stringConstant() : stringOperand(prefix: prefix)
+            return .comparison(quantifier: "", lhs, op: "IN", options: options(), stringOperand(prefix: prefix))
         case 0:
             return .constant(chance(0.5))
         case 1, 2:
