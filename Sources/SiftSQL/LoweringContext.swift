@@ -125,7 +125,17 @@ final class LoweringContext {
             throw unsupported("[SIZE] of anything but SUBQUERY", e.range)
         case .evaluatedObject: throw unsupported("SELF", e.range)
         case .dynamicKey: throw unsupported("a computed key", e.range)
-        case .aggregate: throw unsupported("an aggregate with non-constant elements", e.range)
+        case .aggregate(let elements):
+            // `{$lo, $hi}` or `{-1, 2}`: elements that are constants once `$VAR`s are bound make a
+            // constant list, as in memory; anything else (a key path, CAST…) cannot be lowered.
+            var values: [LiteralValue] = []
+            for element in elements {
+                guard case .constant(let v) = try operand(element, scope) else {
+                    throw unsupported("an aggregate with non-constant elements", e.range)
+                }
+                values.append(v)
+            }
+            return .constant(.array(values))
         case .index: throw unsupported("an index", e.range)
         case .binary(let op, let l, let r): return try arithmetic(op, l, r, scope, e.range)
         case .unary(.negate, let o):

@@ -102,6 +102,17 @@ private func b(_ f: String, _ args: [Any?] = []) throws -> [SQLValue] { try Fixt
         #expect(try w("age BETWEEN {1, nil}") == "0")
     }
 
+    /// An aggregate whose elements are constants once `$VAR`s are bound is a constant list, as in
+    /// memory; one with a key path or another non-constant element stays rejected.
+    @Test func aggregatesOfBoundVariables() throws {
+        let vars: [String: LiteralValue] = ["lo": .integer(10), "hi": .integer(3)]
+        #expect(try w("age BETWEEN {$lo, $hi}", variables: vars) == #"t0."age" BETWEEN ? AND ?"#)
+        #expect(try Fixture.lower("age BETWEEN {$lo, $hi}", variables: vars).bindings == [.integer(3), .integer(10)])
+        #expect(try w("age IN {$lo, 4}", variables: vars) == #"t0."age" IN (?, ?)"#)
+        #expect(Fixture.error("age BETWEEN {$lo, $hi}")?.kind == .unboundVariable)
+        #expect(Fixture.error("age BETWEEN {score, 3}")?.kind == .unsupported)
+    }
+
     @Test func twoColumns() throws {
         #expect(try w("age == score") == #"t0."age" IS t0."score""#)
         #expect(try w("age != score") == #"t0."age" IS NOT t0."score""#)
