@@ -21,7 +21,8 @@ enum BackendAnswer: Equatable {
 
 /// A dataset loaded into a back-end, ready for many predicates.
 protocol LoadedDataset {
-    func answer(_ syntax: PredicateSyntax, source: String) -> BackendAnswer
+    /// The matching records for `syntax` with `$variables` bound to JSON values.
+    func answer(_ syntax: PredicateSyntax, source: String, variables: [String: JSONValue]) -> BackendAnswer
 }
 
 /// A back-end that can load datasets.
@@ -52,9 +53,11 @@ struct MemoryBackend: DiffBackend {
     var name: String { "memory" }
     struct Loaded: LoadedDataset {
         var values: [Value]
-        func answer(_ syntax: PredicateSyntax, source: String) -> BackendAnswer {
+        func answer(_ syntax: PredicateSyntax, source: String, variables: [String: JSONValue]) -> BackendAnswer {
             var set = Set<Int>()
-            for (i, r) in Oracle.evaluate(syntax, source: source, on: values).enumerated() where r == .match { set.insert(i) }
+            for (i, r) in Oracle.evaluate(syntax, source: source, on: values, variables: variables.mapValues(\.value)).enumerated() where r == .match {
+                set.insert(i)
+            }
             return .matches(set, sql: "")
         }
     }
@@ -67,8 +70,8 @@ struct SQLiteBackend: DiffBackend {
     var name: String { "sqlite" }
     struct Loaded: LoadedDataset {
         var backend: SQLBackend
-        func answer(_ syntax: PredicateSyntax, source: String) -> BackendAnswer {
-            answer(syntax, source: source, variables: [:])
+        func answer(_ syntax: PredicateSyntax, source: String, variables: [String: JSONValue]) -> BackendAnswer {
+            answer(syntax, source: source, variables: variables.mapValues(\.literal))
         }
         func answer(_ syntax: PredicateSyntax, source: String, variables: [String: LiteralValue]) -> BackendAnswer {
             let q: SQLQuery

@@ -17,12 +17,18 @@ indirect enum GenExpr: Hashable {
     case arithmetic(GenExpr, String, GenExpr)
     /// `SUBQUERY(kids, $k, P).@count` or `…[SIZE]`.
     case subquery(GenPred, size: Bool)
+    /// `$name`, bound to a JSON value at evaluation (memory) and lowering (SQL) time.
+    case variable(String, JSONValue)
+    /// `{lo, hi}`, BETWEEN's bounds.
+    case bounds(GenExpr, GenExpr)
 
     func render(_ args: inout [JSONValue]) -> String {
         switch self {
         case .key(let k): return k
         case .literal(let l): return l
         case .argument(let v): args.append(v); return "%@"
+        case .variable(let name, _): return "$" + name
+        case .bounds(let lo, let hi): return "{\(lo.render(&args)), \(hi.render(&args))}"
         case .arithmetic(let a, let op, let b): return "(\(a.render(&args)) \(op) \(b.render(&args)))"
         case .subquery(let p, let size):
             return "SUBQUERY(kids, $k, \(p.render(&args)))" + (size ? "[SIZE]" : ".@count")
@@ -33,6 +39,10 @@ indirect enum GenExpr: Hashable {
     var shrinks: [GenExpr] {
         switch self {
         case .key: return []
+        case .bounds(let lo, let hi): return lo.shrinks.map { .bounds($0, hi) } + hi.shrinks.map { .bounds(lo, $0) }
+        case .variable(_, let v):
+            if case .string = v { return [.literal("\"\"")] }
+            return [.literal("0")]
         case .literal(let l):
             var out: [GenExpr] = []
             if l.hasPrefix("\"") && l != "\"\"" { out.append(.literal("\"\"")) }
@@ -48,6 +58,17 @@ indirect enum GenExpr: Hashable {
             return [a, b] + a.shrinks.map { .arithmetic($0, op, b) } + b.shrinks.map { .arithmetic(a, op, $0) }
         case .subquery(let p, let size):
             return p.shrinks.map { .subquery($0, size: size) } + (size ? [.subquery(p, size: false)] : [])
+        }
+    }
+
+    /// The `$variables` used, with their values.
+    func collectVariables(into out: inout [String: JSONValue]) {
+        switch self {
+        case .variable(let n, let v): out[n] = v
+        case .arithmetic(let a, _, let b): a.collectVariables(into: &out); b.collectVariables(into: &out)
+        case .subquery(let p, _): p.collectVariables(into: &out)
+        case .bounds(let a, let b): a.collectVariables(into: &out); b.collectVariables(into: &out)
+        default: break
         }
     }
 }
@@ -71,6 +92,22 @@ indirect enum GenPred: Hashable {
             let lhs = l.render(&args)
             let rhs = r.render(&args)
             return (q.isEmpty ? "" : q + " ") + lhs + " " + op + (opts.isEmpty ? "" : "[\(opts)]") + " " + rhs
+        }
+    }
+
+    /// The `$variables` used, with their values.
+    var variables: [String: JSONValue] {
+        var out: [String: JSONValue] = [:]
+        collectVariables(into: &out)
+        return out
+    }
+
+    func collectVariables(into out: inout [String: JSONValue]) {
+        switch self {
+        case .constant: break
+        case .not(let p): p.collectVariables(into: &out)
+        case .and(let ps), .or(let ps): for p in ps { p.collectVariables(into: &out) }
+        case .comparison(_, let l, _, _, let r): l.collectVariables(into: &out); r.collectVariables(into: &out)
         }
     }
 
@@ -255,12 +292,26 @@ struct DiffGenerator {
         return out + "\""
     }
 
+    /// Names for `$variables`, unique within a run.
+    var variableCount = 0
+
+    mutating func variable(_ value: JSONValue) -> GenExpr {
+        variableCount += 1
+        return .variable("v\(variableCount)", value)
+    }
+
     mutating func stringConstant() -> GenExpr {
         if chance(0.15) { return .argument(.string(pick(Self.constants))) }
+        if chance(0.08) { return variable(.string(pick(Self.constants))) }
         return .literal(quoted(pick(Self.constants)))
     }
 
     mutating func numberConstant() -> GenExpr {
+        if chance(0.06) {
+            let v = number()
+            if case .string = v { return variable(.integer(3)) }
+            return variable(v)
+        }
         switch number() {
         case .integer(let i): return .literal(String(i))
         case .double(let d): return .literal(String(d))
@@ -384,9 +435,7 @@ struct DiffGenerator {
             // BETWEEN
             let lo = numberConstant()
             let hi = chance(0.2) ? .literal("nil") : numberConstant()
-            var args: [JSONValue] = []
-            let bounds = "{\(lo.render(&args)), \(hi.render(&args))}"
-            return .comparison(quantifier: "", numeric(depth: depth, prefix: prefix), op: "BETWEEN", options: "", .literal(bounds))
+            return .comparison(quantifier: "", numeric(depth: depth, prefix: prefix), op: "BETWEEN", options: "", .bounds(lo, hi))
         case 14 where prefix.isEmpty:
             // IN / CONTAINS against tags, with quantifiers over the strings
             switch int(0...3) {
