@@ -18,7 +18,7 @@ extension LoweringContext {
         case .null: return .null
         case .string(let s):
             guard t == .string || t == .any else { throw mismatch() }
-            return .text(options.contains(.normalized) ? s : s.precomposedStringWithCanonicalMapping)
+            return .text(options.contains(.normalized) ? s : nfc(s))
         case .bool(let b):
             guard t == .any || Self.numeric.contains(t) else { throw mismatch() }
             return .integer(b ? 1 : 0)
@@ -179,4 +179,10 @@ extension LoweringContext {
 /// A constant as the predicate language writes it (`5`, `"x"`, `{1, 2}`), for messages.
 func show(_ v: LiteralValue) -> String {
     ExpressionSyntax(.constant(value: v)).description
+}
+
+/// The NFC form the store holds; ASCII is already NFC, and skipping Foundation's normalization for
+/// it keeps lowering cheap.
+func nfc(_ s: String) -> String {
+    s.utf8.allSatisfy { $0 < 0x80 } ? s : s.precomposedStringWithCanonicalMapping
 }

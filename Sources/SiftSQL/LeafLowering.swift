@@ -215,11 +215,14 @@ extension LoweringContext {
         }
     }
 
-    /// Case-sensitive BEGINSWITH as an index-friendly range on the NFC store:
-    /// `(col >= p AND col < p⁺ AND <guard>)`, where p⁺ is p with its last scalar incremented (UTF-8
-    /// byte order is scalar order) and the guard enforces the evaluator's rule that a match may not
-    /// end just before a combining mark (all are ≥ U+0300; length/substr count code points), asking
-    /// `sift_text` only then. nil when p ends in U+10FFFF (no successor): use `sift_text` alone.
+    /// Case-sensitive BEGINSWITH as index-friendly ranges on the NFC store. With p⁺ = p with its
+    /// last scalar incremented (UTF-8 byte order is scalar order), every string starting with p lies
+    /// in [p, p⁺). The evaluator also requires that a match not end just before a combining mark, and
+    /// every combining mark is ≥ U+0300, so the strings in [p, p‖U+0300) all match outright and only
+    /// those in [p‖U+0300, p⁺) need `sift_text`:
+    /// `((col >= p AND col < p‖U+0300) OR (col >= p‖U+0300 AND col < p⁺ AND sift_text(…) = 1))`.
+    /// Both branches are index ranges, and the common case evaluates no function per row.
+    /// nil when p ends in U+10FFFF (no successor): use `sift_text` alone.
     func prefixRange(_ col: Fragment, _ prefix: String, _ flags: SQLValue) -> Fragment? {
         var scalars = Array(prefix.unicodeScalars)
         let last = scalars.removeLast().value
@@ -227,10 +230,12 @@ extension LoweringContext {
         guard last < 0x10FFFF, let succ = Unicode.Scalar(next) else { return nil }
         var upper = String.UnicodeScalarView(scalars)
         upper.append(succ)
-        let n = Int64(prefix.unicodeScalars.count)
-        return Fragment("(") + col + Fragment(" >= ") + .param(.text(prefix)) + Fragment(" AND ") + col + Fragment(" < ")
-            + .param(.text(String(upper))) + Fragment(" AND (length(") + col + Fragment(") = ") + .param(.integer(n))
-            + Fragment(" OR unicode(substr(") + col + Fragment(", ") + .param(.integer(n + 1)) + Fragment(", 1)) < 768 OR ")
+        var marked = prefix.unicodeScalars
+        marked.append("\u{300}")
+        let split = String(marked)
+        return Fragment("((") + col + Fragment(" >= ") + .param(.text(prefix)) + Fragment(" AND ") + col + Fragment(" < ")
+            + .param(.text(split)) + Fragment(") OR (") + col + Fragment(" >= ") + .param(.text(split)) + Fragment(" AND ")
+            + col + Fragment(" < ") + .param(.text(String(upper))) + Fragment(" AND ")
             + textCall(.beginsWith, col, .param(.text(prefix)), flags) + Fragment("))")
     }
 
