@@ -215,13 +215,14 @@ extension LoweringContext {
         }
     }
 
-    /// Case-sensitive BEGINSWITH as index-friendly ranges on the NFC store. With p⁺ = p with its
-    /// last scalar incremented (UTF-8 byte order is scalar order), every string starting with p lies
-    /// in [p, p⁺). The evaluator also requires that a match not end just before a combining mark, and
-    /// every combining mark is ≥ U+0300, so the strings in [p, p‖U+0300) all match outright and only
-    /// those in [p‖U+0300, p⁺) need `sift_text`:
-    /// `((col >= p AND col < p‖U+0300) OR (col >= p‖U+0300 AND col < p⁺ AND sift_text(…) = 1))`.
-    /// Both branches are index ranges, and the common case evaluates no function per row.
+    /// Case-sensitive BEGINSWITH as an index range on the NFC store. With p⁺ = p with its last
+    /// scalar incremented (UTF-8 byte order is scalar order), every string starting with p lies in
+    /// [p, p⁺). The evaluator also requires that a match not end just before a combining mark, and
+    /// every combining mark is ≥ U+0300, so the strings below p‖U+0300 match outright and only the
+    /// rest of the range needs `sift_text`:
+    /// `(col >= p AND col < p⁺ AND (col < p‖U+0300 OR sift_text(…) = 1))`.
+    /// One index range, and in the common case one more comparison per row and no function call.
+    /// (Two ranges joined by OR read the same rows but make SQLite build a row set: measured slower.)
     /// nil when p ends in U+10FFFF (no successor): use `sift_text` alone.
     func prefixRange(_ col: Fragment, _ prefix: String, _ flags: SQLValue) -> Fragment? {
         var scalars = Array(prefix.unicodeScalars)
@@ -233,10 +234,9 @@ extension LoweringContext {
         var marked = prefix.unicodeScalars
         marked.append("\u{300}")
         let split = String(marked)
-        return Fragment("((") + col + Fragment(" >= ") + .param(.text(prefix)) + Fragment(" AND ") + col + Fragment(" < ")
-            + .param(.text(split)) + Fragment(") OR (") + col + Fragment(" >= ") + .param(.text(split)) + Fragment(" AND ")
-            + col + Fragment(" < ") + .param(.text(String(upper))) + Fragment(" AND ")
-            + textCall(.beginsWith, col, .param(.text(prefix)), flags) + Fragment("))")
+        return Fragment("(") + col + Fragment(" >= ") + .param(.text(prefix)) + Fragment(" AND ") + col + Fragment(" < ")
+            + .param(.text(String(upper))) + Fragment(" AND (") + col + Fragment(" < ") + .param(.text(split))
+            + Fragment(" OR ") + textCall(.beginsWith, col, .param(.text(prefix)), flags) + Fragment("))")
     }
 
     func textCall(_ op: ComparisonOperator, _ s: Fragment, _ needle: Fragment, _ flags: SQLValue) -> Fragment {

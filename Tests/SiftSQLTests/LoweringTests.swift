@@ -65,12 +65,12 @@ private func b(_ f: String, _ args: [Any?] = []) throws -> [SQLValue] { try Fixt
     }
 
     @Test func beginsWithAsRange() throws {
-        let range = #"((t0."name" >= ? AND t0."name" < ?) OR (t0."name" >= ? AND t0."name" < ? AND sift_text(1, t0."name", ?, ?) = 1))"#
+        let range = #"(t0."name" >= ? AND t0."name" < ? AND (t0."name" < ? OR sift_text(1, t0."name", ?, ?) = 1))"#
         #expect(try w("name BEGINSWITH 'ab'") == range)
-        #expect(try b("name BEGINSWITH 'ab'") == [.text("ab"), .text("ab\u{300}"), .text("ab\u{300}"), .text("ac"), .text("ab"), .integer(0)])
+        #expect(try b("name BEGINSWITH 'ab'") == [.text("ab"), .text("ac"), .text("ab\u{300}"), .text("ab"), .integer(0)])
         #expect(try w("NOT name BEGINSWITH 'ab'") == "(\(range)) IS NOT 1")
-        #expect(try b("name BEGINSWITH %@", ["x\u{D7FF}"])[3] == .text("x\u{E000}"))
-        #expect(try b("name BEGINSWITH %@", ["e\u{301}"])[0...3] == [.text("\u{E9}"), .text("\u{E9}\u{300}"), .text("\u{E9}\u{300}"), .text("\u{EA}")])
+        #expect(try b("name BEGINSWITH %@", ["x\u{D7FF}"])[1] == .text("x\u{E000}"))
+        #expect(try b("name BEGINSWITH %@", ["e\u{301}"])[0...2] == [.text("\u{E9}"), .text("\u{EA}"), .text("\u{E9}\u{300}")])
         #expect(try w("name BEGINSWITH %@", ["x\u{10FFFF}"]) == #"sift_text(1, t0."name", ?, ?) = 1"#)
         #expect(try w("name BEGINSWITH ''") == "0")
         #expect(try w("NOT name BEGINSWITH ''") == "")
