@@ -42,10 +42,7 @@ extension LoweringContext {
             switch attribute.effectiveEncoding {
             case .secondsSince1970: return .double(date.timeIntervalSince1970)
             case .iso8601:
-                let f = ISO8601DateFormatter()
-                f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-                f.timeZone = TimeZone(identifier: "UTC")
-                return .text(f.string(from: date))
+                return .text(Self.isoText(date))
             default: return .double(date.timeIntervalSinceReferenceDate)
             }
         case .data(let d):
@@ -54,6 +51,51 @@ extension LoweringContext {
         case .array, .dictionary:
             throw mismatch()
         }
+    }
+
+    /// The ISO-8601 text of a date as an `iso8601` column stores it: UTC, whole milliseconds.
+    static func isoText(_ date: Date) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        f.timeZone = TimeZone(identifier: "UTC")
+        return f.string(from: date)
+    }
+
+    /// The date an `iso8601` column can hold that is nearest to `date` on one side: the smallest
+    /// such date ≥ `date` when `up`, the largest ≤ `date` otherwise; `date` itself when the column
+    /// can hold it. An ISO-8601 column holds whole milliseconds, so a constant between two of them
+    /// must not be bound rounded: `updated >= 12:00:00.0004` would then pick up a row holding
+    /// 12:00:00.000, which memory (comparing exact dates) does not. Snapping the constant to the
+    /// right side keeps every comparison exact for every value the column can hold.
+    static func isoGridDate(_ date: Date, up: Bool) -> Date {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        f.timeZone = TimeZone(identifier: "UTC")
+        func held(_ d: Date) -> Date { f.date(from: f.string(from: d)) ?? d }
+        if held(date) == date { return date }
+        var ms = (date.timeIntervalSince1970 * 1000).rounded(up ? .down : .up)
+        // Walk one millisecond at a time from just the wrong side (at most a few steps: the
+        // formatter rounds, and the double of a millisecond is not exact).
+        var best = held(Date(timeIntervalSince1970: ms / 1000))
+        for _ in 0..<4 {
+            let candidate = held(Date(timeIntervalSince1970: ms / 1000))
+            if up ? candidate >= date : candidate <= date { return candidate }
+            best = candidate
+            ms += up ? 1 : -1
+        }
+        return best
+    }
+
+    /// Whether `c` is a date that the `iso8601` attribute `a` cannot hold exactly.
+    func isOffISOGrid(_ c: LiteralValue, _ a: Attribute) -> Bool {
+        guard a.type == .date, a.effectiveEncoding == .iso8601, case .date(let d) = c else { return false }
+        return Self.isoGridDate(d, up: true) != d
+    }
+
+    /// `c` snapped to the `iso8601` grid of `a` (see `isoGridDate`); other constants unchanged.
+    func snappedToISOGrid(_ c: LiteralValue, _ a: Attribute, up: Bool) -> LiteralValue {
+        guard isOffISOGrid(c, a), case .date(let d) = c else { return c }
+        return .date(Self.isoGridDate(d, up: up))
     }
 
     func checkOrderable(_ a: Attribute, _ range: SourceRange) throws(SQLLoweringError) {

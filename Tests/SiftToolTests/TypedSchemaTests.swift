@@ -470,17 +470,7 @@ private let typedCases: [TypedCase] = [
 
 /// Cases where the SQL back-end is known to select different rows from memory (empty = none known).
 /// The test asserts each still diverges, so a fix shows up as a failure to remove it from here.
-private let knownDivergences: [TypedCase] = [
-    // A date constant between two milliseconds against an ISO-8601 column: the constant is bound
-    // rounded to the millisecond, so `>=`, `<=`, `==`, BETWEEN and IN pick up the stored value it
-    // was rounded to, which memory (comparing the exact dates) does not.
-    c("updated >= %@", .date(subMillisecond(0.0004))),
-    c("updated == %@", .date(subMillisecond(0.0004))),
-    c("updated <= %@", .date(subMillisecond(0.0006))),
-    c("updated BETWEEN %@", .array([.date(subMillisecond(0.0004)), .date(subMillisecond(0.0016))])),
-    c("updated IN %@", .array([.date(subMillisecond(0.0004)), .date(day("2024-01-01"))])),
-    c("NOT updated == %@", .date(subMillisecond(0.0004))),
-]
+private let knownDivergences: [TypedCase] = []
 
 // MARK: - Running both back-ends
 
