@@ -61,41 +61,59 @@ extension LoweringContext {
         return f.string(from: date)
     }
 
-    /// The date an `iso8601` column can hold that is nearest to `date` on one side: the smallest
-    /// such date ≥ `date` when `up`, the largest ≤ `date` otherwise; `date` itself when the column
-    /// can hold it. An ISO-8601 column holds whole milliseconds, so a constant between two of them
-    /// must not be bound rounded: `updated >= 12:00:00.0004` would then pick up a row holding
-    /// 12:00:00.000, which memory (comparing exact dates) does not. Snapping the constant to the
-    /// right side keeps every comparison exact for every value the column can hold.
-    static func isoGridDate(_ date: Date, up: Bool) -> Date {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        f.timeZone = TimeZone(identifier: "UTC")
-        func held(_ d: Date) -> Date { f.date(from: f.string(from: d)) ?? d }
-        if held(date) == date { return date }
-        var ms = (date.timeIntervalSince1970 * 1000).rounded(up ? .down : .up)
-        // Walk one millisecond at a time from just the wrong side (at most a few steps: the
-        // formatter rounds, and the double of a millisecond is not exact).
-        var best = held(Date(timeIntervalSince1970: ms / 1000))
-        for _ in 0..<4 {
-            let candidate = held(Date(timeIntervalSince1970: ms / 1000))
-            if up ? candidate >= date : candidate <= date { return candidate }
-            best = candidate
-            ms += up ? 1 : -1
+    /// The date a column with `encoding` can hold that is nearest to `date` on one side: the
+    /// smallest such date ≥ `date` when `up`, the largest ≤ `date` otherwise; `date` itself when the
+    /// column can hold it. An ISO-8601 column holds whole milliseconds, and seconds since 1970 are a
+    /// double whose grid is coarser than that of the `Date` (seconds since 2001), so a constant
+    /// between two storable dates must not be bound rounded: `updated >= 12:00:00.0004` would then
+    /// pick up a row holding 12:00:00.000, which memory (comparing exact dates) does not. Snapping
+    /// the constant to the right side keeps every comparison exact for every storable value.
+    static func storableDate(_ date: Date, _ encoding: StorageEncoding?, up: Bool) -> Date {
+        switch encoding {
+        case .iso8601:
+            let f = ISO8601DateFormatter()
+            f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            f.timeZone = TimeZone(identifier: "UTC")
+            func held(_ d: Date) -> Date { f.date(from: f.string(from: d)) ?? d }
+            if held(date) == date { return date }
+            // Walk one millisecond at a time from just the wrong side (a few steps at most: the
+            // formatter rounds, and the double of a millisecond is not exact).
+            var ms = (date.timeIntervalSince1970 * 1000).rounded(up ? .down : .up)
+            var candidate = held(Date(timeIntervalSince1970: ms / 1000))
+            for _ in 0..<4 {
+                candidate = held(Date(timeIntervalSince1970: ms / 1000))
+                if up ? candidate >= date : candidate <= date { return candidate }
+                ms += up ? 1 : -1
+            }
+            return candidate
+        case .secondsSince1970:
+            var x = date.timeIntervalSince1970
+            var candidate = Date(timeIntervalSince1970: x)
+            for _ in 0..<4 {
+                candidate = Date(timeIntervalSince1970: x)
+                if candidate == date || (up ? candidate > date : candidate < date) { return candidate }
+                x = up ? x.nextUp : x.nextDown
+            }
+            return candidate
+        default:
+            return date
         }
-        return best
     }
 
-    /// Whether `c` is a date that the `iso8601` attribute `a` cannot hold exactly.
-    func isOffISOGrid(_ c: LiteralValue, _ a: Attribute) -> Bool {
-        guard a.type == .date, a.effectiveEncoding == .iso8601, case .date(let d) = c else { return false }
-        return Self.isoGridDate(d, up: true) != d
+    /// Whether `c` is a date that the date attribute `a` cannot hold exactly (see `storableDate`).
+    func isUnstorable(_ c: LiteralValue, _ a: Attribute) -> Bool {
+        guard a.type == .date, case .date(let d) = c else { return false }
+        switch a.effectiveEncoding {
+        case .iso8601: return Self.storableDate(d, .iso8601, up: true) != d
+        case .secondsSince1970: return Date(timeIntervalSince1970: d.timeIntervalSince1970) != d
+        default: return false
+        }
     }
 
-    /// `c` snapped to the `iso8601` grid of `a` (see `isoGridDate`); other constants unchanged.
-    func snappedToISOGrid(_ c: LiteralValue, _ a: Attribute, up: Bool) -> LiteralValue {
-        guard isOffISOGrid(c, a), case .date(let d) = c else { return c }
-        return .date(Self.isoGridDate(d, up: up))
+    /// `c` moved to the storable date of `a` on one side (see `storableDate`); other constants unchanged.
+    func snappedToStorable(_ c: LiteralValue, _ a: Attribute, up: Bool) -> LiteralValue {
+        guard isUnstorable(c, a), case .date(let d) = c else { return c }
+        return .date(Self.storableDate(d, a.effectiveEncoding, up: up))
     }
 
     func checkOrderable(_ a: Attribute, _ range: SourceRange) throws(SQLLoweringError) {

@@ -122,17 +122,18 @@ extension LoweringContext {
                                                .lessThanOrEqual: .greaterThanOrEqual, .greaterThanOrEqual: .lessThanOrEqual][op] ?? op
             return try leaf(.scalar(s), swapped, options, .constant(c), negated: negated, range: range)
 
-        case (.scalar(let s), .constant(let c)) where isOffISOGrid(c, s.attribute):
-            // A date between two milliseconds against an ISO-8601 column: no stored value equals
-            // it, and an ordering holds exactly when it holds for the nearest storable date on the
-            // right side (see `isoGridDate`).
+        case (.scalar(let s), .constant(let c)) where isUnstorable(c, s.attribute):
+            // A date the column cannot hold (between two milliseconds of an ISO-8601 column, or
+            // finer than seconds since 1970 can say): no stored value equals it, and an ordering
+            // holds exactly when it holds for the nearest storable date on the right side
+            // (see `storableDate`).
             switch op {
             case .equal: return const(false)
             case .notEqual: return const(true)
             default:
-                let snapped = snappedToISOGrid(c, s.attribute, up: op == .lessThan || op == .greaterThanOrEqual)
-                guard !isOffISOGrid(snapped, s.attribute) else {
-                    throw unsupported("comparing the ISO-8601 date '\(s.attribute.name)' with \(show(c))", range)
+                let snapped = snappedToStorable(c, s.attribute, up: op == .lessThan || op == .greaterThanOrEqual)
+                guard !isUnstorable(snapped, s.attribute) else {
+                    throw unsupported("comparing the date '\(s.attribute.name)' with \(show(c)), which its encoding cannot hold", range)
                 }
                 return try leaf(l, op, options, .constant(snapped), negated: negated, range: range)
             }
@@ -282,8 +283,8 @@ extension LoweringContext {
         switch (collection, value) {
         case (.constant(.null), _): return .constant(negated)
         case (.constant(.array(let list)), .scalar(let s)):
-            // nil is never IN anything; a date an ISO-8601 column cannot hold equals no row.
-            let items = list.filter { $0 != .null && !isOffISOGrid($0, s.attribute) }
+            // nil is never IN anything; a date the column cannot hold equals no row.
+            let items = list.filter { $0 != .null && !isUnstorable($0, s.attribute) }
             if items.isEmpty { return .constant(negated) }
             var params: [Fragment] = []
             for item in items { params.append(.param(try encode(item, for: s.attribute, [], range))) }
@@ -326,7 +327,7 @@ extension LoweringContext {
                 } else { throw SQLLoweringError(.unknownKey, "'\(c.relationship.name)' has no attribute '\(c.rest.joined(separator: "."))'", range: range) }
                 switch value {
                 case .constant(let v):
-                    if isOffISOGrid(v, element.attribute) { return .constant(false) }
+                    if isUnstorable(v, element.attribute) { return .constant(false) }
                     return .sql(element.fragment + Fragment(" = ") + .param(try encode(v, for: element.attribute, [], range)))
                 case .scalar(let s):
                     try checkCompatible(element.attribute, s.attribute, range)
@@ -365,8 +366,8 @@ extension LoweringContext {
             throw unsupported("BETWEEN with bounds \(show(lo)) and \(show(hi)) that cannot be ordered", range)
         }
         if greater { swap(&lo, &hi) }
-        // Bounds between two milliseconds of an ISO-8601 column move inwards to storable dates.
-        (lo, hi) = (snappedToISOGrid(lo, s.attribute, up: true), snappedToISOGrid(hi, s.attribute, up: false))
+        // Bounds the column cannot hold move inwards to storable dates (see `storableDate`).
+        (lo, hi) = (snappedToStorable(lo, s.attribute, up: true), snappedToStorable(hi, s.attribute, up: false))
         let a = Fragment.param(try encode(lo, for: s.attribute, options, range))
         let b = Fragment.param(try encode(hi, for: s.attribute, options, range))
         let col = s.fragment
