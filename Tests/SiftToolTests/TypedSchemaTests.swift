@@ -158,6 +158,9 @@ private enum Data0 {
                   updated: nil, balance: nil, photo: nil, employer: nil, friends: [], nicknames: [], tags: nil),
         PersonRow(id: 37, name: "Many", age: Int64.max, score: 9.3e18, active: true, born: nil,
                   updated: nil, balance: nil, photo: nil, employer: nil, friends: [34, 35, 37], nicknames: [], tags: nil),
+        // Orders after "Zoe" by scalars of the NFC form, before the decomposed "Zoe\u{308}" by raw scalars.
+        PersonRow(id: 38, name: "Zof", age: 31, score: 31, active: true, born: day("1993-03-03"),
+                  updated: day("2024-05-01T12:00:00.002Z"), balance: 31, photo: [1, 3], employer: 7, friends: [38], nicknames: ["Zof", "zof"], tags: ["Zof"]),
     ]
 
     static let companies: [CompanyRow] = [
@@ -491,6 +494,25 @@ private let typedCases: [TypedCase] = [
     c("employer.founded == %@", .date(Date(timeIntervalSinceReferenceDate: 1_000_000_000 - 978_307_200 + 4e-9))),
     c("employer.founded >= %@", .date(Date(timeIntervalSinceReferenceDate: 1_000_000_000 - 978_307_200 - 4e-9))),
     c("employer.founded == %@", .date(Date(timeIntervalSince1970: 1_000_000_000))),
+    c("name < %@", .string("Zoe\u{308}")), c("name >= %@", .string("Zoe\u{308}")), c("name <[n] %@", .string("Zoe\u{308}")),
+    c("name >[n] %@", .string("Zoe\u{308}")), c("name BEGINSWITH[n] %@", .string("Zoe\u{308}")), c("name CONTAINS[n] %@", .string("e\u{301}")),
+    c("name BEGINSWITH %@", .string("Zoe\u{308}")), c("name BETWEEN {'A', 'M'}"), c("NOT name BETWEEN {'a', 'z'}"),
+    c("employer.founded BETWEEN %@", .array([.date(day("1970-01-01")), .date(day("2001-09-09"))])),
+    c("updated BETWEEN %@", .array([.date(day("2024-01-01")), .date(day("2024-05-01T12:00:00.001Z"))])),
+    c("balance > age"), c("balance == score"), c("NOT balance < score"),
+    c("employer.boss.pets.@count > 0"), c("employer.boss.pets.@count == nil"), c("employer.boss.pets.@count == 0"),
+    c("ANY employer.boss.pets.species == 'dog'"), c("ALL employer.boss.pets.species == 'dog'"),
+    c("NOT ALL employer.boss.pets.species == 'dog'"), c("NONE employer.boss.pets.species == 'cat'"),
+    c("employer.boss.nicknames.@count == 0"), c("employer.boss.tags == nil"), c("employer.boss.tags.@count == nil"),
+    c("ANY employer.boss.tags == 'x'"), c("'a' IN employer.boss.tags"), c("employer.boss.pets.@sum.age == 0"),
+    c("employer.boss.pets.@sum.age > 5"), c("employer.boss.pets.@max.age == nil"),
+    c("SUBQUERY(employer.boss.pets, $p, $p.age > 3).@count == 0"), c("SUBQUERY(employer.boss.pets, $p, $p.age > 3).@count == nil"),
+    c("name IN friends.name"), c("NOT name IN friends.name"), c("name IN[c] friends.name"), c("ANY nicknames BEGINSWITH[c] name"),
+    c("%@ IN friends.name", .string("Alice")), c("NOT %@ IN friends.age", .integer(34)),
+    c("SUBQUERY(pets, $p, $p.age > age).@count > 0"), c("SUBQUERY(pets, $p, $p.name == name).@count > 0"),
+    c("SUBQUERY(pets, $p, $p.species == 'dog').@count == pets.@count"),
+    c("NOT (ANY pets.species == 'dog' AND ALL friends.age > 20)"),
+    c("updated < $D", vars: ["D": .date(subMillisecond(0.0015))]), c("name IN $L", vars: ["L": .array([.string("Zof"), .null, .string("q")])]),
     c("photo == %@", .data(Data([1, 2, 3, 0]))), c("photo > %@", .data(Data([1, 2]))), c("photo != nil AND NOT photo == %@", .data(Data())),
 ]
 
@@ -606,6 +628,12 @@ private let sortCases: [[SQLSortKey]] = [
     [SQLSortKey(keyPath: "employer.name", options: .caseInsensitive), SQLSortKey(keyPath: "age", ascending: false)],
     [SQLSortKey(keyPath: "employer.boss.name", ascending: false)],
     [SQLSortKey(keyPath: "employer.founded")],
+    [SQLSortKey(keyPath: "photo"), SQLSortKey(keyPath: "name", ascending: false, options: .caseInsensitive)],
+    [SQLSortKey(keyPath: "pets.@count", ascending: false)],
+    [SQLSortKey(keyPath: "tags.@count"), SQLSortKey(keyPath: "born")],
+    [SQLSortKey(keyPath: "friends.@max.age")],
+    [SQLSortKey(keyPath: "employer.boss.pets.@count", ascending: false), SQLSortKey(keyPath: "employer.boss.name")],
+    [SQLSortKey(keyPath: "score", ascending: false), SQLSortKey(keyPath: "updated", ascending: false)],
 ]
 
 extension TypedSchemaTests {
@@ -669,6 +697,11 @@ private let rejections: [(format: String, kind: SQLLoweringError.Kind, location:
     ("ALL employer.name == 'x'", .notACollection, "1:5"),
     ("age > $MAX", .unboundVariable, "1:7"),
     ("SUBQUERY(pets, $p, $p.name == 5).@count > 0", .typeMismatch, "1:20"),
+    ("SUBQUERY(friends, $f, $f.tags.@count > 0).@count > 0", .toManyKeyPath, "1:23"),
+    ("employer.founded < updated", .unsupported, "1:1"),
+    ("balance BETWEEN {score, 3}", .unsupported, "1:17"),
+    ("friends == nil OR friends.@count == 1 OR friends == 3", .toManyKeyPath, "1:42"),
+    ("employer.boss == employer.boss", .typeMismatch, "1:1"),
     ("nicknames[0] == 'Al'", .unsupported, "1:1"),
     ("CAST(age, 'NSString') == '5'", .unsupported, "1:1"),
 ]
