@@ -161,6 +161,18 @@ private enum Data0 {
         // Orders after "Zoe" by scalars of the NFC form, before the decomposed "Zoe\u{308}" by raw scalars.
         PersonRow(id: 38, name: "Zof", age: 31, score: 31, active: true, born: day("1993-03-03"),
                   updated: day("2024-05-01T12:00:00.002Z"), balance: 31, photo: [1, 3], employer: 7, friends: [38], nicknames: ["Zof", "zof"], tags: ["Zof"]),
+        // Prefixes whose last scalar cannot simply be incremented (U+D7FF → U+E000, U+10FFFF), an
+        // embedded NUL, a name ending in a combining mark.
+        PersonRow(id: 39, name: "\u{D7FF}x", age: 1, score: nil, active: nil, born: nil, updated: nil, balance: nil,
+                  photo: nil, employer: nil, friends: [], nicknames: [], tags: nil),
+        PersonRow(id: 40, name: "\u{E000}y", age: 2, score: nil, active: nil, born: nil, updated: nil, balance: nil,
+                  photo: nil, employer: nil, friends: [], nicknames: [], tags: nil),
+        PersonRow(id: 41, name: "\u{10FFFF}z", age: 3, score: nil, active: nil, born: nil, updated: nil, balance: nil,
+                  photo: nil, employer: nil, friends: [], nicknames: ["\u{10FFFF}"], tags: nil),
+        PersonRow(id: 42, name: "nul\u{0}byte", age: 4, score: nil, active: nil, born: nil, updated: nil, balance: nil,
+                  photo: nil, employer: nil, friends: [], nicknames: ["nul\u{0}"], tags: nil),
+        PersonRow(id: 43, name: "aq\u{303}", age: 5, score: nil, active: nil, born: nil, updated: nil, balance: nil,
+                  photo: nil, employer: nil, friends: [], nicknames: [], tags: nil),
     ]
 
     static let companies: [CompanyRow] = [
@@ -513,6 +525,17 @@ private let typedCases: [TypedCase] = [
     c("SUBQUERY(pets, $p, $p.species == 'dog').@count == pets.@count"),
     c("NOT (ANY pets.species == 'dog' AND ALL friends.age > 20)"),
     c("updated < $D", vars: ["D": .date(subMillisecond(0.0015))]), c("name IN $L", vars: ["L": .array([.string("Zof"), .null, .string("q")])]),
+    c("name BEGINSWITH '\u{D7FF}'"), c("name BEGINSWITH '\u{10FFFF}'"), c("NOT name BEGINSWITH '\u{10FFFF}'"),
+    c("name >= '\u{D7FF}'"), c("name < '\u{E000}'"), c("name > '\u{10FFFF}'"),
+    c("name == %@", .string("nul\u{0}byte")), c("name == 'nul'"), c("name BEGINSWITH 'nul'"), c("name BEGINSWITH %@", .string("nul\u{0}")),
+    c("name CONTAINS %@", .string("\u{0}")), c("name ENDSWITH 'byte'"), c("name LIKE 'nul*'"), c("name ==[c] %@", .string("NUL\u{0}BYTE")),
+    c("name < %@", .string("nul\u{0}c")), c("ANY nicknames == %@", .string("nul\u{0}")), c("name MATCHES 'nul.byte'"),
+    c("name CONTAINS 'q'"), c("name ENDSWITH 'q'"), c("name ENDSWITH '\u{303}'"), c("name ENDSWITH 'q\u{303}'"),
+    c("name BEGINSWITH 'a'"), c("name BEGINSWITH 'aq'"), c("name LIKE '*q'"), c("name LIKE '*q?'"), c("name MATCHES '.*q'"),
+    c("name LIKE '*'"), c("name MATCHES '.*'"), c("name ==[c] 'Q\u{303}UIZ'"),
+    c("balance == %@", .decimal(Decimal(string: "0.1000000000000000001")!)),
+    c("balance < %@", .decimal(Decimal(string: "0.1000000000000000001")!)),
+    c("balance > %@", .decimal(Decimal(string: "0.0999999999999999999")!)),
     c("photo == %@", .data(Data([1, 2, 3, 0]))), c("photo > %@", .data(Data([1, 2]))), c("photo != nil AND NOT photo == %@", .data(Data())),
 ]
 
