@@ -536,6 +536,11 @@ private let typedCases: [TypedCase] = [
     c("balance == %@", .decimal(Decimal(string: "0.1000000000000000001")!)),
     c("balance < %@", .decimal(Decimal(string: "0.1000000000000000001")!)),
     c("balance > %@", .decimal(Decimal(string: "0.0999999999999999999")!)),
+    c("SUBQUERY(pets, $p, $p.age > $MIN).@count > 0", vars: ["MIN": .integer(4)]),
+    c("name == %@", .null), c("age > %@", .null), c("NOT age >= %@", .null), c("age != %@", .null),
+    c("age IN %@", .array([.integer(33), .double(34.0), .decimal(12)])), c("active IN {YES, NO}"), c("NOT active IN {NO}"),
+    c("NOT (employer.boss.name != 'Alice')"), c("ANY friends.employer.boss.employer.name == 'Acme'"),
+    c("born > $D AND updated < $D", vars: ["D": .date(day("2001-01-01"))]),
     c("photo == %@", .data(Data([1, 2, 3, 0]))), c("photo > %@", .data(Data([1, 2]))), c("photo != nil AND NOT photo == %@", .data(Data())),
 ]
 
@@ -613,6 +618,10 @@ private enum Harness {
             #expect(sql != memory, "\(k.testDescription) no longer diverges: remove it from knownDivergences")
         } else {
             let sql = try Harness.sqlRows(k)
+            // The COUNT(*) form counts the same rows.
+            let syntax = try PredicateSyntax.parse(k.format, literals: k.arguments)
+            let countQuery = try SQLLowering(schema: typedSchema, entity: "Person").count(syntax, source: k.format, variables: k.variables)
+            #expect(try Harness.store.get().query(countQuery) == [[.integer(Int64(memory.count))]], "\(k.testDescription): count")
             #expect(sql == memory, "\(k.testDescription): sql-only \(sql.subtracting(memory).sorted()), memory-only \(memory.subtracting(sql).sorted()), both \(sql.intersection(memory).sorted())")
         }
     }
@@ -651,6 +660,9 @@ private let sortCases: [[SQLSortKey]] = [
     [SQLSortKey(keyPath: "employer.name", options: .caseInsensitive), SQLSortKey(keyPath: "age", ascending: false)],
     [SQLSortKey(keyPath: "employer.boss.name", ascending: false)],
     [SQLSortKey(keyPath: "employer.founded")],
+    [SQLSortKey(keyPath: "name", options: .normalized)],
+    [SQLSortKey(keyPath: "friends.@avg.score", ascending: false), SQLSortKey(keyPath: "nicknames.@count")],
+    [SQLSortKey(keyPath: "employer.boss.name", options: [.caseInsensitive, .diacriticInsensitive]), SQLSortKey(keyPath: "name", ascending: false, options: .diacriticInsensitive)],
     [SQLSortKey(keyPath: "photo"), SQLSortKey(keyPath: "name", ascending: false, options: .caseInsensitive)],
     [SQLSortKey(keyPath: "pets.@count", ascending: false)],
     [SQLSortKey(keyPath: "tags.@count"), SQLSortKey(keyPath: "born")],
@@ -690,6 +702,34 @@ extension TypedSchemaTests {
         }
         #expect(sqlOrder.count > 5)
         #expect(sqlOrder == memoryOrder)
+    }
+}
+
+extension TypedSchemaTests {
+    /// `columns:` reads attributes through to-one paths, NULL where memory reads nil.
+    @Test func selectedColumnsAreTheMemoryValues() throws {
+        let q = try SQLLowering(schema: typedSchema, entity: "Person")
+            .select(try PredicateSyntax.parse("age > 20"), columns: ["name", "age", "employer.boss.name", "score"])
+        let sqlRows = try Harness.store.get().query(q)
+        let predicate = try SiftPredicate("age > 20")
+        var expected: [[SQLValue]] = []
+        for p in memoryPeople where try predicate.evaluate(with: p) {
+            guard case .dictionary(let d) = p else { continue }
+            var bossName = SQLValue.null
+            if case .dictionary(let company)? = d["employer"], case .dictionary(let boss)? = company["boss"],
+               case .string(let n)? = boss["name"] { bossName = .text(n) }
+            func sql(_ v: Value?) -> SQLValue {
+                switch v {
+                case .string(let s)?: .text(s)
+                case .integer(let i)?: .integer(i)
+                case .double(let x)?: .double(x)
+                default: .null
+                }
+            }
+            expected.append([sql(d["name"]), sql(d["age"]), bossName, sql(d["score"])])
+        }
+        #expect(expected.count > 10)
+        #expect(sqlRows == expected)
     }
 }
 
