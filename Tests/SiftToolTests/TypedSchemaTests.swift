@@ -733,6 +733,19 @@ extension TypedSchemaTests {
     }
 }
 
+extension TypedSchemaTests {
+    /// On the typed schema too, equality, ranges, IN and case-sensitive BEGINSWITH search the index
+    /// on `person.name`, and ANY over `pets` searches the index on the foreign key.
+    @Test(arguments: ["name == 'Alice'", "name >= 'M' AND name < 'N'", "name BETWEEN {'A', 'C'}", "name IN {'Eva', 'Zoë'}",
+                      "name BEGINSWITH 'Al'", "ANY pets.species == 'dog'"])
+    func usesIndexes(_ format: String) throws {
+        let q = try SQLLowering(schema: typedSchema, entity: "Person").select(try PredicateSyntax.parse(format), source: format)
+        let plan = try Harness.store.get().queryPlan(q).joined(separator: " | ")
+        let index = format.hasPrefix("ANY") ? "pet_owner" : "person_name"
+        #expect(plan.contains("SEARCH") && plan.contains(index), "\(format): \(plan)")
+    }
+}
+
 // MARK: - Rejections
 
 /// Predicates the lowering must refuse on this schema: the kind and where it points.
