@@ -47,6 +47,15 @@ private struct PersonRow {
     var nicknames: [String] = []
     /// nil: the collection itself is nil (the count column is NULL).
     var tags: [String]? = nil
+    /// A to-many of dates kept as ISO-8601 text in a value table.
+    var visits: [Date] {
+        switch id % 4 {
+        case 0: []
+        case 1: [day("2024-05-01T12:00:00.000Z"), day("2023-01-01")]
+        case 2: [day("2024-05-01T12:00:00.001Z")]
+        default: [day("1999-12-31T23:59:59.999Z"), day("2024-05-01T12:00:00.000Z"), day("2024-06-01")]
+        }
+    }
 }
 
 private struct CompanyRow {
@@ -230,6 +239,7 @@ private let typedSchema: Schema = {
             Relationship(name: "nicknames", values: .init(table: "nickname", owner: "person_id", type: .string)),
             Relationship(name: "tags", values: .init(table: "tag", owner: "person_id", column: "tag", type: .string),
                          countColumn: "tag_count"),
+            Relationship(name: "visits", values: .init(table: "visit", owner: "person_id", column: "at", type: .date, encoding: .iso8601)),
         ])
     let company = Entity(
         name: "Company", table: "company",
@@ -273,6 +283,7 @@ private func makeStore() throws -> SQLiteConnection {
         CREATE TABLE friendship (person_id INTEGER NOT NULL, friend_id INTEGER NOT NULL);
         CREATE TABLE nickname (person_id INTEGER NOT NULL, value TEXT);
         CREATE TABLE tag (person_id INTEGER NOT NULL, tag TEXT);
+        CREATE TABLE visit (person_id INTEGER NOT NULL, at TEXT);
         CREATE INDEX person_name ON person(name);
         CREATE INDEX pet_owner ON pet(owner_id);
         """)
@@ -294,6 +305,7 @@ private func makeStore() throws -> SQLiteConnection {
         for n in p.nicknames {
             _ = try db.query("INSERT INTO nickname VALUES (?, ?)", [.integer(p.id), .text(n.precomposedStringWithCanonicalMapping)])
         }
+        for at in p.visits { _ = try db.query("INSERT INTO visit VALUES (?, ?)", [.integer(p.id), .text(isoText(at))]) }
         for t in p.tags ?? [] {
             _ = try db.query("INSERT INTO tag VALUES (?, ?)", [.integer(p.id), .text(t.precomposedStringWithCanonicalMapping)])
         }
@@ -330,6 +342,7 @@ private func personValue(_ id: Int64, depth: Int) -> Value {
     d["friends"] = .array(p.friends.map { personValue($0, depth: depth - 1) })
     d["nicknames"] = .array(p.nicknames.map { .string($0.precomposedStringWithCanonicalMapping) })
     d["tags"] = v(p.tags) { .array($0.map { .string($0.precomposedStringWithCanonicalMapping) }) }
+    d["visits"] = .array(p.visits.map { .date($0) })
     return .dictionary(d)
 }
 
@@ -541,6 +554,16 @@ private let typedCases: [TypedCase] = [
     c("age IN %@", .array([.integer(33), .double(34.0), .decimal(12)])), c("active IN {YES, NO}"), c("NOT active IN {NO}"),
     c("NOT (employer.boss.name != 'Alice')"), c("ANY friends.employer.boss.employer.name == 'Acme'"),
     c("born > $D AND updated < $D", vars: ["D": .date(day("2001-01-01"))]),
+    c("ANY visits > %@", .date(subMillisecond(0.0004))), c("ANY visits >= %@", .date(subMillisecond(0.0004))),
+    c("ANY visits == %@", .date(subMillisecond(0))), c("ANY visits == %@", .date(subMillisecond(0.0004))),
+    c("%@ IN visits", .date(subMillisecond(0.0004))), c("NOT %@ IN visits", .date(subMillisecond(0.0004))),
+    c("%@ IN visits", .date(subMillisecond(0.001))), c("ALL visits < %@", .date(subMillisecond(0.0006))),
+    c("NONE visits <= %@", .date(subMillisecond(0.0006))), c("visits.@max > %@", .date(subMillisecond(0.0004))),
+    c("visits.@max >= %@", .date(subMillisecond(0.0004))), c("visits.@min <= %@", .date(subMillisecond(0.0002))),
+    c("visits.@min == nil"), c("visits.@count == 3"), c("visits.@max == %@", .date(subMillisecond(0.001))),
+    c("SUBQUERY(visits, $v, $v >= %@).@count == 2", .date(subMillisecond(-0.0001))),
+    c("ANY visits BETWEEN %@", .array([.date(subMillisecond(-0.0004)), .date(subMillisecond(0.0004))])),
+    c("visits.@max > updated"), c("ANY visits == updated"),
     c("photo == %@", .data(Data([1, 2, 3, 0]))), c("photo > %@", .data(Data([1, 2]))), c("photo != nil AND NOT photo == %@", .data(Data())),
 ]
 
@@ -660,6 +683,7 @@ private let sortCases: [[SQLSortKey]] = [
     [SQLSortKey(keyPath: "employer.name", options: .caseInsensitive), SQLSortKey(keyPath: "age", ascending: false)],
     [SQLSortKey(keyPath: "employer.boss.name", ascending: false)],
     [SQLSortKey(keyPath: "employer.founded")],
+    [SQLSortKey(keyPath: "visits.@max", ascending: false), SQLSortKey(keyPath: "visits.@min")],
     [SQLSortKey(keyPath: "name", options: .normalized)],
     [SQLSortKey(keyPath: "friends.@avg.score", ascending: false), SQLSortKey(keyPath: "nicknames.@count")],
     [SQLSortKey(keyPath: "employer.boss.name", options: [.caseInsensitive, .diacriticInsensitive]), SQLSortKey(keyPath: "name", ascending: false, options: .diacriticInsensitive)],
