@@ -564,6 +564,8 @@ private let typedCases: [TypedCase] = [
     c("SUBQUERY(visits, $v, $v >= %@).@count == 2", .date(subMillisecond(-0.0001))),
     c("ANY visits BETWEEN %@", .array([.date(subMillisecond(-0.0004)), .date(subMillisecond(0.0004))])),
     c("visits.@max > updated"), c("ANY visits == updated"),
+    c("updated BETWEEN %@", .array([.date(subMillisecond(0.0002)), .date(subMillisecond(0.0008))])),
+    c("NOT updated BETWEEN %@", .array([.date(subMillisecond(0.0002)), .date(subMillisecond(0.0008))])),
     c("photo == %@", .data(Data([1, 2, 3, 0]))), c("photo > %@", .data(Data([1, 2]))), c("photo != nil AND NOT photo == %@", .data(Data())),
 ]
 
