@@ -566,6 +566,12 @@ private let typedCases: [TypedCase] = [
     c("visits.@max > updated"), c("ANY visits == updated"),
     c("updated BETWEEN %@", .array([.date(subMillisecond(0.0002)), .date(subMillisecond(0.0008))])),
     c("NOT updated BETWEEN %@", .array([.date(subMillisecond(0.0002)), .date(subMillisecond(0.0008))])),
+    c("name LIKE employer.name"), c("name LIKE[c] employer.name"), c("employer.name MATCHES[c] name"),
+    c("'Alice' BEGINSWITH name"), c("NOT 'Alice' BEGINSWITH name"), c("'Alice and bob' CONTAINS name"),
+    c("'axxbyc' LIKE name"), c("'ALICE' LIKE[c] name"), c("'Zoë' ENDSWITH[d] name"), c("'strasse' ==[c] name"),
+    c("name ==[cd] employer.boss.name"), c("name !=[c] employer.boss.name"), c("NOT name ==[cd] employer.boss.name"),
+    c("name <[c] employer.name"), c("NOT name >=[cd] employer.name"), c("name BEGINSWITH[c] employer.boss.name"),
+    c("employer.boss.name ENDSWITH[cd] name"), c("ANY friends.name ==[c] employer.boss.name"),
     c("photo == %@", .data(Data([1, 2, 3, 0]))), c("photo > %@", .data(Data([1, 2]))), c("photo != nil AND NOT photo == %@", .data(Data())),
 ]
 
