@@ -512,6 +512,7 @@ private let typedCases: [TypedCase] = [
     c("ANY friends.employer.boss.name BEGINSWITH 'A'"), c("ALL friends.employer.founded < %@", .date(day("2000-01-01"))),
     c("age != nil AND age * 4 < 0"), c("age != nil AND age + 9000000000000000000 < 0"), c("age != nil AND -age > 0"),
     c("age != nil AND age - 1 > age"), c("friends.@sum.age < 0"), c("friends.@sum.age > 0"),
+    c("age != nil AND age / -1 > 0"), c("age != nil AND abs(age) < 0"), c("age != nil AND age / 0 == 0"),
     c("friends.@sum.age == 9007199254741027"), c("friends.@avg.age == 4503599627370513"), c("friends.@avg.age > 4503599627370513"),
     c("friends.@max.age == 9223372036854775807"), c("age == 9223372036854775807"), c("age > 9.2233720368547e18"),
     c("score > age"), c("age < score"),
@@ -583,7 +584,7 @@ private let knownDivergences: [TypedCase] = [
     c("score != nil AND age != nil AND age * 2 > score"), c("age != nil AND age - 10 < 10"),
     c("age != nil AND -age < -30"), c("NOT (age == nil OR age * 3 - 1 >= 50)"),
     c("age != nil AND age * 4 < 0"), c("age != nil AND age + 9000000000000000000 < 0"),
-    c("age != nil AND age - 1 > age"), c("age != nil AND -age > 0"),
+    c("age != nil AND age - 1 > age"), c("age != nil AND -age > 0"), c("age != nil AND age / -1 > 0"),
     // Int64 overflow in `@sum`: memory wraps, SQLite's SUM raises "integer overflow", so every
     // query with `friends.@sum.age` fails (row 37's friends sum past 2^63).
     c("friends.@sum.age > 100"), c("friends.@sum.age < 0"), c("friends.@sum.age > 0"),
