@@ -573,6 +573,7 @@ private let typedCases: [TypedCase] = [
     c("name ==[cd] employer.boss.name"), c("name !=[c] employer.boss.name"), c("NOT name ==[cd] employer.boss.name"),
     c("name <[c] employer.name"), c("NOT name >=[cd] employer.name"), c("name BEGINSWITH[c] employer.boss.name"),
     c("employer.boss.name ENDSWITH[cd] name"), c("ANY friends.name ==[c] employer.boss.name"),
+    c("balance == YES"), c("active == balance"), c("NOT active != score"), c("balance == -1"),
     c("photo == %@", .data(Data([1, 2, 3, 0]))), c("photo > %@", .data(Data([1, 2]))), c("photo != nil AND NOT photo == %@", .data(Data())),
 ]
 
@@ -811,11 +812,23 @@ private let rejections: [(format: String, kind: SQLLoweringError.Kind, location:
     ("balance BETWEEN {score, 3}", .unsupported, "1:17"),
     ("friends == nil OR friends.@count == 1 OR friends == 3", .toManyKeyPath, "1:42"),
     ("employer.boss == employer.boss", .typeMismatch, "1:1"),
+    ("active == 'YES'", .typeMismatch, "1:1"),
+    ("born > 0", .typeMismatch, "1:1"),
+    ("photo BEGINSWITH 'a'", .typeMismatch, "1:1"),
+    ("ANY visits == 'x'", .typeMismatch, "1:1"),
+    ("name == nil OR\n  tags == 'x'", .toManyKeyPath, "2:3"),
     ("nicknames[0] == 'Al'", .unsupported, "1:1"),
     ("CAST(age, 'NSString') == '5'", .unsupported, "1:1"),
 ]
 
 extension TypedSchemaTests {
+    @Test func unknownEntity() {
+        do { _ = try SQLLowering(schema: typedSchema, entity: "Pets"); Issue.record("lowered") } catch {
+            #expect(error.kind == .unknownEntity)
+            #expect(error.message.contains("Pets"))
+        }
+    }
+
     @Test(arguments: rejections.indices)
     func rejected(_ i: Int) throws {
         let (format, kind, location) = rejections[i]
