@@ -582,6 +582,10 @@ private let typedCases: [TypedCase] = [
     c("name <[c] employer.name"), c("NOT name >=[cd] employer.name"), c("name BEGINSWITH[c] employer.boss.name"),
     c("employer.boss.name ENDSWITH[cd] name"), c("ANY friends.name ==[c] employer.boss.name"),
     c("balance == YES"), c("active == balance"), c("NOT active != score"), c("balance == -1"),
+    c("age == $X", vars: ["X": .null]), c("NOT age == $X", vars: ["X": .null]), c("name IN $L", vars: ["L": .null]),
+    c("NOT name IN $L", vars: ["L": .null]), c("SELF.name == 'Alice'"), c("employer.boss.employer.boss.name == 'Alice'"),
+    c("employer.boss.employer.boss == nil"), c("NOT (SUBQUERY(pets, $p, $p.weight > 10).@count > 0)"),
+    c("ANY pets.name IN {'Rex', nil, 'Tom'}"), c("NONE pets.name IN {'Rex'}"), c("ALL pets.name IN {'Rex', 'Tom'}"),
     c("photo == %@", .data(Data([1, 2, 3, 0]))), c("photo > %@", .data(Data([1, 2]))), c("photo != nil AND NOT photo == %@", .data(Data())),
 ]
 
@@ -826,6 +830,19 @@ private let rejections: [(format: String, kind: SQLLoweringError.Kind, location:
 ]
 
 extension TypedSchemaTests {
+    @Test func badSortKeysAndColumns() throws {
+        let lowering = try SQLLowering(schema: typedSchema, entity: "Person")
+        let t = try PredicateSyntax.parse("TRUEPREDICATE")
+        for (key, kind) in [("nme", SQLLoweringError.Kind.unknownKey), ("pets.name", .unsupported), ("employer.nme", .unknownKey)] {
+            do { _ = try lowering.select(t, sortedBy: [SQLSortKey(keyPath: key)]); Issue.record("sorted by \(key)") } catch {
+                #expect(error.kind == kind, "\(key): \(error)")
+            }
+        }
+        do { _ = try lowering.select(t, columns: ["nme"]); Issue.record("selected nme") } catch {
+            #expect(error.kind == .unknownKey, "\(error)")
+        }
+    }
+
     @Test func unknownEntity() {
         do { _ = try SQLLowering(schema: typedSchema, entity: "Pets"); Issue.record("lowered") } catch {
             #expect(error.kind == .unknownEntity)
