@@ -768,6 +768,40 @@ extension TypedSchemaTests {
         #expect(sqlOrder == memoryOrder, "\(descriptors)")
     }
 
+    /// Seeded random sort-key lists (one to three keys, random directions and string options) from
+    /// every sortable shape of the schema, each filtered by a random predicate of the table.
+    @Test func randomSortsAgree() throws {
+        let paths = ["name", "age", "score", "active", "born", "updated", "balance", "photo", "employer.name",
+                     "employer.boss.name", "employer.founded", "employer.boss.age", "pets.@count", "tags.@count",
+                     "friends.@max.age", "friends.@avg.score", "visits.@max", "nicknames.@count", "pets.@sum.age"]
+        let optionSets: [ComparisonOptions] = [[], .caseInsensitive, .diacriticInsensitive, [.caseInsensitive, .diacriticInsensitive]]
+        let filters = typedCases.filter { $0.variables.isEmpty && !knownDivergences.contains($0) }
+        var rng = SplitMix64(seed: 0x50_27)
+        let lowering = try SQLLowering(schema: typedSchema, entity: "Person")
+        var failures: [String] = []
+        for _ in 0..<300 {
+            let keys = (0..<Int.random(in: 1...3, using: &rng)).map { _ in
+                SQLSortKey(keyPath: paths[Int.random(in: 0..<paths.count, using: &rng)], ascending: Bool.random(using: &rng),
+                           options: optionSets[Int.random(in: 0..<optionSets.count, using: &rng)])
+            }
+            let filter = filters[Int.random(in: 0..<filters.count, using: &rng)]
+            let syntax = try PredicateSyntax.parse(filter.format, literals: filter.arguments)
+            let q = try lowering.select(syntax, source: filter.format, sortedBy: keys)
+            let sqlOrder = try Harness.store.get().query(q).map { $0[0] }
+            let predicate = SiftPredicate(syntax, source: filter.format)
+            let kept = try memoryPeople.filter { p throws(EvaluationError) in try predicate.evaluate(with: p) }
+            let descriptors = try keys.map { k throws(SyntaxError) in try SiftSortDescriptor(k.keyPath, ascending: k.ascending, options: k.options) }
+            let memoryOrder = try kept.sorted(by: descriptors).map { p -> SQLValue in
+                if case .dictionary(let d) = p, case .integer(let id)? = d["id"] { return .integer(id) }
+                return .null
+            }
+            if sqlOrder != memoryOrder, failures.count < 5 {
+                failures.append("\(filter.testDescription) sorted by \(descriptors): sql \(sqlOrder) memory \(memoryOrder)")
+            }
+        }
+        #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
+    }
+
     @Test func orderByWithAPredicate() throws {
         // Filtering and ordering together: the filtered rows in the sorted order.
         let format = "employer != nil AND age != nil"
