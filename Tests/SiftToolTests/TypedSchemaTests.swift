@@ -587,6 +587,9 @@ private let typedCases: [TypedCase] = [
     c("NOT name IN $L", vars: ["L": .null]), c("SELF.name == 'Alice'"), c("employer.boss.employer.boss.name == 'Alice'"),
     c("employer.boss.employer.boss == nil"), c("NOT (SUBQUERY(pets, $p, $p.weight > 10).@count > 0)"),
     c("ANY pets.name IN {'Rex', nil, 'Tom'}"), c("NONE pets.name IN {'Rex'}"), c("ALL pets.name IN {'Rex', 'Tom'}"),
+    c("updated > %@", .date(.distantPast)), c("updated < %@", .date(.distantFuture)), c("born > %@", .date(.distantPast)),
+    c("employer.founded > %@", .date(.distantPast)), c("ANY visits < %@", .date(.distantFuture)),
+    c("updated > %@", .date(day("1500-06-01T00:00:00.000Z").addingTimeInterval(0.0004))),
     c("photo == %@", .data(Data([1, 2, 3, 0]))), c("photo > %@", .data(Data([1, 2]))), c("photo != nil AND NOT photo == %@", .data(Data())),
 ]
 
