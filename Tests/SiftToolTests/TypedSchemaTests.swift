@@ -48,6 +48,16 @@ private struct PersonRow {
     var nicknames: [String] = []
     /// nil: the collection itself is nil (the count column is NULL).
     var tags: [String]? = nil
+    /// A decimal kept as canonical TEXT (equality only): derived from the id so every row has one.
+    var price: Decimal? {
+        switch id % 5 {
+        case 0: nil
+        case 1: Decimal(string: "3.5")
+        case 2: Decimal(id) / 4
+        case 3: Decimal(string: "0.1000000000000000001")
+        default: Decimal(-id)
+        }
+    }
     /// A to-many of dates kept as ISO-8601 text in a value table.
     var visits: [Date] {
         switch id % 4 {
@@ -237,6 +247,7 @@ private let typedSchema: Schema = {
             Attribute(name: "updated", column: "updated_at", type: .date, encoding: .iso8601),
             Attribute(name: "balance", type: .decimal),
             Attribute(name: "photo", type: .data),
+            Attribute(name: "price", type: .decimal, encoding: .text),
         ],
         relationships: [
             Relationship(name: "employer", toOne: "Company", foreignKey: "employer_id"),
@@ -284,7 +295,7 @@ private func makeStore() throws -> SQLiteConnection {
         CREATE TABLE company (id INTEGER PRIMARY KEY, name TEXT, founded REAL, boss_id INTEGER);
         CREATE TABLE person (id INTEGER PRIMARY KEY, name TEXT, age INTEGER, score REAL, active INTEGER,
             born_at REAL, updated_at TEXT, balance REAL, photo BLOB, employer_id INTEGER REFERENCES company(id),
-            tag_count INTEGER);
+            tag_count INTEGER, price TEXT);
         CREATE TABLE pet (id INTEGER PRIMARY KEY, owner_id INTEGER REFERENCES person(id), name TEXT,
             species TEXT, age INTEGER, weight REAL);
         CREATE TABLE friendship (person_id INTEGER NOT NULL, friend_id INTEGER NOT NULL);
@@ -301,12 +312,13 @@ private func makeStore() throws -> SQLiteConnection {
         ])
     }
     for p in Data0.people {
-        _ = try db.query("INSERT INTO person VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+        _ = try db.query("INSERT INTO person VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
             .integer(p.id), opt(p.name) { .text($0.precomposedStringWithCanonicalMapping) },
             opt(p.age) { .integer($0) }, opt(p.score) { .double($0) }, opt(p.active) { .integer($0 ? 1 : 0) },
             opt(p.born) { .double($0.timeIntervalSinceReferenceDate) }, opt(p.updated) { .text(isoText($0)) },
             opt(p.balance) { .double(NSDecimalNumber(decimal: $0).doubleValue) }, opt(p.photo) { .blob($0) },
             opt(p.employer) { .integer($0) }, opt(p.tags) { .integer(Int64($0.count)) },
+            opt(p.price) { .text($0.description) },
         ])
         for f in p.friends { _ = try db.query("INSERT INTO friendship VALUES (?, ?)", [.integer(p.id), .integer(f)]) }
         for n in p.nicknames {
@@ -342,6 +354,7 @@ private func personValue(_ id: Int64, depth: Int) -> Value {
         "updated": v(p.updated) { .date($0) },
         "balance": v(p.balance) { .decimal($0) },
         "photo": v(p.photo) { .data(Data($0)) },
+        "price": v(p.price) { .decimal($0) },
     ]
     guard depth > 0 else { return .dictionary(d) }
     d["employer"] = v(p.employer) { companyValue($0, depth: depth - 1) }
@@ -590,6 +603,12 @@ private let typedCases: [TypedCase] = [
     c("updated > %@", .date(.distantPast)), c("updated < %@", .date(.distantFuture)), c("born > %@", .date(.distantPast)),
     c("employer.founded > %@", .date(.distantPast)), c("ANY visits < %@", .date(.distantFuture)),
     c("updated > %@", .date(day("1500-06-01T00:00:00.000Z").addingTimeInterval(0.0004))),
+    c("price == %@", .decimal(Decimal(string: "3.50")!)), c("price != %@", .decimal(Decimal(string: "3.5")!)),
+    c("price == 3"), c("price == -4"), c("NOT price == -4"), c("price == nil"), c("price != nil"),
+    c("price IN %@", .array([.decimal(Decimal(string: "0.5")!), .decimal(Decimal(string: "5.5")!), .integer(-9)])),
+    c("NOT price IN %@", .array([.decimal(Decimal(string: "0.5")!), .null])),
+    c("price == %@", .decimal(Decimal(string: "0.1000000000000000001")!)), c("price == %@", .decimal(Decimal(string: "0.1")!)),
+    c("NOT price == %@", .decimal(Decimal(string: "0.1")!)),
     c("photo == %@", .data(Data([1, 2, 3, 0]))), c("photo > %@", .data(Data([1, 2]))), c("photo != nil AND NOT photo == %@", .data(Data())),
 ]
 
@@ -602,6 +621,9 @@ private let knownDivergences: [TypedCase] = [
     c("age != nil AND -age < -30"), c("NOT (age == nil OR age * 3 - 1 >= 50)"),
     c("age != nil AND age * 4 < 0"), c("age != nil AND age + 9000000000000000000 < 0"),
     c("age != nil AND age - 1 > age"), c("age != nil AND -age > 0"), c("age != nil AND age / -1 > 0"),
+    // A TEXT-encoded decimal compares as text (exact), memory compares decimals as doubles:
+    // 0.1000000000000000001 (stored) equals 0.1 in memory, not in SQL.
+    c("price == %@", .decimal(Decimal(string: "0.1")!)), c("NOT price == %@", .decimal(Decimal(string: "0.1")!)),
 ]
 
 // MARK: - Running both back-ends
@@ -903,6 +925,9 @@ private let rejections: [(format: String, kind: SQLLoweringError.Kind, location:
     ("photo BEGINSWITH 'a'", .typeMismatch, "1:1"),
     ("ANY visits == 'x'", .typeMismatch, "1:1"),
     ("name == nil OR\n  tags == 'x'", .toManyKeyPath, "2:3"),
+    ("price < 3", .unsupported, "1:1"),
+    ("price == 3.5", .unsupported, "1:1"),
+    ("price == balance", .unsupported, "1:1"),
     ("nicknames[0] == 'Al'", .unsupported, "1:1"),
     ("CAST(age, 'NSString') == '5'", .unsupported, "1:1"),
 ]
