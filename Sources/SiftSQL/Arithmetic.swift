@@ -3,8 +3,9 @@
 // as in SQLite), and `/` only between integers, where memory truncates like SQLite and gives 0
 // for a zero divisor (SQL gives NULL, hence the CASE). Double division (infinities), dates,
 // `**`, bitwise operators and dynamically typed columns under `/` are rejected. A nil operand
-// makes memory raise, so SQL's NULL there is free. Integer overflow differs (memory wraps, SQLite
-// switches to REAL) beyond ±2^63 only.
+// makes memory raise, so SQL's NULL there is free. Memory's Int64 arithmetic wraps where SQLite
+// would switch to REAL: integer `+`, `-` (and unary minus) and `Int64.min / -1` are written to wrap
+// too; integer `*` still differs beyond ±2^63.
 
 import SiftSyntax
 
@@ -26,11 +27,36 @@ extension LoweringContext {
             throw unsupported("arithmetic on TEXT-encoded decimals", range)
         }
         let x = a.fragment.parenthesized, y = b.fragment.parenthesized
-        let sql: Fragment = op == .divide
-            ? Fragment("(CASE WHEN ") + y + Fragment(" = 0 THEN 0 ELSE ") + x + Fragment(" / ") + y + Fragment(" END)")
-            : Fragment("(") + x + Fragment(" \(op.rawValue) ") + y + Fragment(")")
+        let sql: Fragment
+        switch op {
+        case .divide:
+            if case .constant(.integer(let c)) = b.op, c != 0, c != -1 {
+                // A constant divisor other than 0 and -1: SQLite's truncating division is memory's.
+                sql = Fragment("(") + x + Fragment(" / ") + y + Fragment(")")
+                break
+            }
+            // Only Int64.min / -1 overflows; memory wraps it to Int64.min, which is ~x + 1 wrapped.
+            sql = Fragment("(CASE WHEN ") + y + Fragment(" = 0 THEN 0 WHEN ") + y + Fragment(" = -1 THEN ")
+                + Self.wrappingAdd(Fragment("(~") + x + Fragment(")"), Fragment("1")) + Fragment(" ELSE ") + x + Fragment(" / ") + y + Fragment(" END)")
+        case .add where bothIntegers:
+            sql = Self.wrappingAdd(x, y)
+        case .subtract where bothIntegers:
+            // x - y = x + ~y + 1 in two's complement (negating y could itself overflow).
+            sql = Self.wrappingAdd(x, Fragment("(~") + y + Fragment(")"), carry: true)
+        default:
+            sql = Fragment("(") + x + Fragment(" \(op.rawValue) ") + y + Fragment(")")
+        }
         let type: AttributeType = bothIntegers ? .integer : (a.type == .any || b.type == .any ? .any : .double)
         return .scalar(Scalar(fragment: sql, attribute: Attribute(name: "(\(l) \(op.rawValue) \(r))", type: type)))
+    }
+
+    /// `x + y (+ 1 with carry)` modulo 2^64, as memory's Int64 arithmetic wraps; SQLite would switch
+    /// to REAL on overflow. The 32-bit halves are added apart (no overflow possible), then
+    /// recombined with a shift (SQLite shifts as u64, dropping the bits past 64) and a bitwise OR.
+    static func wrappingAdd(_ x: Fragment, _ y: Fragment, carry: Bool = false) -> Fragment {
+        let low = Fragment("((") + x + Fragment(" & 4294967295) + (") + y + Fragment(" & 4294967295)" + (carry ? " + 1)" : ")"))
+        let high = Fragment("((") + x + Fragment(" >> 32) + (") + y + Fragment(" >> 32) + (") + low + Fragment(" >> 32))")
+        return Fragment("((") + high + Fragment(" << 32) | (") + low + Fragment(" & 4294967295))")
     }
 
     /// `abs:(x)`: as memory, |Int64.min| stays Int64.min (SQLite's abs() would raise instead).
