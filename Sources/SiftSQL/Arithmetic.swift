@@ -4,8 +4,9 @@
 // for a zero divisor (SQL gives NULL, hence the CASE). Double division (infinities), dates,
 // `**`, bitwise operators and dynamically typed columns under `/` are rejected. A nil operand
 // makes memory raise, so SQL's NULL there is free. Memory's Int64 arithmetic wraps where SQLite
-// would switch to REAL: integer `+`, `-` (and unary minus) and `Int64.min / -1` are written to wrap
-// too; integer `*` still differs beyond ±2^63.
+// would switch to REAL: integer `+`, `-`, unary minus, `*` and `Int64.min / -1` are written to
+// wrap too (integer arithmetic nested so deeply that the repeated operands would bloat the
+// statement past 200 KB is rejected).
 
 import SiftSyntax
 
@@ -43,8 +44,15 @@ extension LoweringContext {
         case .subtract where bothIntegers:
             // x - y = x + ~y + 1 in two's complement (negating y could itself overflow).
             sql = Self.wrappingAdd(x, Fragment("(~") + y + Fragment(")"), carry: true)
+        case .multiply where bothIntegers:
+            sql = Self.wrappingMultiply(x, y)
         default:
             sql = Fragment("(") + x + Fragment(" \(op.rawValue) ") + y + Fragment(")")
+        }
+        // Each wrapping operation repeats its operands; deeply nested integer arithmetic would
+        // grow past what a statement should hold.
+        if sql.sql.utf8.count > 200_000 || sql.bindings.count > 5_000 {
+            throw unsupported("integer arithmetic nested too deeply to lower with memory's wrapping", range)
         }
         let type: AttributeType = bothIntegers ? .integer : (a.type == .any || b.type == .any ? .any : .double)
         return .scalar(Scalar(fragment: sql, attribute: Attribute(name: "(\(l) \(op.rawValue) \(r))", type: type)))
@@ -57,6 +65,23 @@ extension LoweringContext {
         let low = Fragment("((") + x + Fragment(" & 4294967295) + (") + y + Fragment(" & 4294967295)" + (carry ? " + 1)" : ")"))
         let high = Fragment("((") + x + Fragment(" >> 32) + (") + y + Fragment(" >> 32) + (") + low + Fragment(" >> 32))")
         return Fragment("((") + high + Fragment(" << 32) | (") + low + Fragment(" & 4294967295))")
+    }
+
+    /// `x * y` modulo 2^64, as memory's Int64 multiplication wraps. With x = xh·2^32 + xl and
+    /// y = yh·2^32 + yl (xl, yl unsigned 32-bit), x·y ≡ xl·yl + 2^32·(xh·yl + xl·yh) (mod 2^64).
+    /// xl·yl may need 64 unsigned bits, so it is built from 16-bit pieces; each cross product fits
+    /// in Int64 (|xh| ≤ 2^31, yl < 2^32) and only its low 32 bits matter. No step overflows.
+    static func wrappingMultiply(_ x: Fragment, _ y: Fragment) -> Fragment {
+        func f(_ parts: Fragment...) -> Fragment { parts.reduce(Fragment("")) { $0 + $1 } }
+        let m = Fragment("4294967295")
+        let x1 = f(Fragment("((("), x, Fragment(") >> 16) & 65535)")), x0 = f(Fragment("(("), x, Fragment(") & 65535)"))
+        let y1 = f(Fragment("((("), y, Fragment(") >> 16) & 65535)")), y0 = f(Fragment("(("), y, Fragment(") & 65535)"))
+        let mid = f(Fragment("("), x1, Fragment(" * "), y0, Fragment(" + "), x0, Fragment(" * "), y1, Fragment(")"))
+        let low = f(Fragment("("), x0, Fragment(" * "), y0, Fragment(" + (("), mid, Fragment(" & 65535) << 16))"))
+        let high = f(Fragment("("), x1, Fragment(" * "), y1, Fragment(" + ("), mid, Fragment(" >> 16) + ("), low, Fragment(" >> 32))"))
+        let cross = f(Fragment("((((("), x, Fragment(") >> 32) * (("), y, Fragment(") & "), m, Fragment(")) & "), m,
+                      Fragment(") + (((("), x, Fragment(") & "), m, Fragment(") * (("), y, Fragment(") >> 32)) & "), m, Fragment("))"))
+        return f(Fragment("((("), high, Fragment(" + "), cross, Fragment(") << 32) | ("), low, Fragment(" & "), m, Fragment("))"))
     }
 
     /// `abs:(x)`: as memory, |Int64.min| stays Int64.min (SQLite's abs() would raise instead).

@@ -27,7 +27,8 @@
 //   comparisons between constants that cannot be folded exactly (string options, mixed kinds);
 //   ordering a date column against a constant its encoding cannot hold when no storable neighbour
 //   is found (not seen in practice: constants between two storable dates are moved to the right
-//   neighbour, see `storableDate`).
+//   neighbour, see `storableDate`); integer arithmetic nested so deeply that its wrapping form
+//   (which repeats operands) would pass 200 KB of SQL.
 
 import Foundation
 import SiftSyntax

@@ -1,6 +1,6 @@
 // Integer arithmetic and @sum lowered to SQL wrap modulo 2^64 exactly as the in-memory evaluator's
 // Int64 arithmetic does (C semantics, predicate-language.md), where SQLite alone would switch to
-// REAL (+, -, unary minus, Int64.min / -1) or raise "integer overflow" (SUM). Checked on boundary
+// REAL (+, -, *, unary minus, Int64.min / -1) or raise "integer overflow" (SUM). Checked on boundary
 // values and seeded random pairs against Swift's wrapping operators.
 
 import Foundation
@@ -39,12 +39,13 @@ import Testing
             _ = try db.query("INSERT INTO pair VALUES (?, ?, ?)", [.integer(Int64(i)), .integer(a), .integer(b)])
         }
         let q = try SQLLowering(schema: Self.schema, entity: "Pair")
-            .select(try PredicateSyntax.parse("TRUEPREDICATE"), columns: ["x + y", "x - y", "-x", "x / y", "x / -1", "y - 1"])
+            .select(try PredicateSyntax.parse("TRUEPREDICATE"), columns: ["x + y", "x - y", "-x", "x / y", "x / -1", "y - 1", "x * y", "x * 3 - y", "-x * -y"])
         let rows = try db.query(q)
         #expect(rows.count == Self.pairs.count)
         for (row, (a, b)) in zip(rows, Self.pairs) {
             let expected: [SQLValue] = [.integer(a &+ b), .integer(a &- b), .integer(0 &- a), .integer(Self.divide(a, b)),
-                                        .integer(Self.divide(a, -1)), .integer(b &- 1)]
+                                        .integer(Self.divide(a, -1)), .integer(b &- 1), .integer(a &* b),
+                                        .integer((a &* 3) &- b), .integer((0 &- a) &* (0 &- b))]
             #expect(row == expected, "x = \(a), y = \(b)")
         }
     }
