@@ -5,7 +5,7 @@
 // `**`, bitwise operators and dynamically typed columns under `/` are rejected. A nil operand
 // makes memory raise, so SQL's NULL there is free. Memory's Int64 arithmetic wraps where SQLite
 // would switch to REAL: integer `+`, `-`, unary minus, `*` and `Int64.min / -1` are written to
-// wrap too (integer arithmetic nested so deeply that the repeated operands would bloat the
+// wrap too (on `any` columns, on the rows where both operands are integers) (integer arithmetic nested so deeply that the repeated operands would bloat the
 // statement past 200 KB is rejected).
 
 import SiftSyntax
@@ -39,13 +39,28 @@ extension LoweringContext {
             // Only Int64.min / -1 overflows; memory wraps it to Int64.min, which is ~x + 1 wrapped.
             sql = Fragment("(CASE WHEN ") + y + Fragment(" = 0 THEN 0 WHEN ") + y + Fragment(" = -1 THEN ")
                 + Self.wrappingAdd(Fragment("(~") + x + Fragment(")"), Fragment("1")) + Fragment(" ELSE ") + x + Fragment(" / ") + y + Fragment(" END)")
-        case .add where bothIntegers:
-            sql = Self.wrappingAdd(x, y)
-        case .subtract where bothIntegers:
+        case .add, .subtract, .multiply:
+            let wrapped: Fragment
+            switch op {
+            case .add: wrapped = Self.wrappingAdd(x, y)
             // x - y = x + ~y + 1 in two's complement (negating y could itself overflow).
-            sql = Self.wrappingAdd(x, Fragment("(~") + y + Fragment(")"), carry: true)
-        case .multiply where bothIntegers:
-            sql = Self.wrappingMultiply(x, y)
+            case .subtract: wrapped = Self.wrappingAdd(x, Fragment("(~") + y + Fragment(")"), carry: true)
+            default: wrapped = Self.wrappingMultiply(x, y)
+            }
+            let plain = Fragment("(") + x + Fragment(" \(op.rawValue) ") + y + Fragment(")")
+            if bothIntegers {
+                sql = wrapped
+            } else if (a.integral || a.type == .any) && (b.integral || b.type == .any) {
+                // A dynamically typed column holds integers on some rows: wrap there, as memory
+                // does for two integers; anything with a double is plain IEEE arithmetic.
+                var checks: [Fragment] = []
+                if !a.integral { checks.append(Fragment("typeof(") + x + Fragment(") = 'integer'")) }
+                if !b.integral { checks.append(Fragment("typeof(") + y + Fragment(") = 'integer'")) }
+                sql = Fragment("(CASE WHEN ") + Fragment.join(checks, " AND ") + Fragment(" THEN ") + wrapped
+                    + Fragment(" ELSE ") + plain + Fragment(" END)")
+            } else {
+                sql = plain
+            }
         default:
             sql = Fragment("(") + x + Fragment(" \(op.rawValue) ") + y + Fragment(")")
         }

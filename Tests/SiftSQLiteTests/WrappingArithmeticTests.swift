@@ -50,6 +50,36 @@ import Testing
         }
     }
 
+    /// `any` columns wrap on the rows where both operands are integers and stay IEEE doubles elsewhere.
+    @Test func dynamicallyTypedColumnsWrapOnIntegerRows() throws {
+        let schema = try Schema(entities: [
+            Entity(name: "Row", table: "row", attributes: [Attribute(name: "p", type: .any), Attribute(name: "q", type: .any),
+                                                           Attribute(name: "n", type: .integer)]),
+        ])
+        let db = try SQLiteConnection()
+        try db.execute("CREATE TABLE row (id INTEGER PRIMARY KEY, p, q, n INTEGER)")
+        let values: [SQLValue] = [.integer(.max), .integer(.min), .integer(-1), .integer(3), .double(2.5), .double(9.3e18)]
+        var expected: [[SQLValue]] = []
+        var id: Int64 = 0
+        for p in values {
+            for q in values {
+                _ = try db.query("INSERT INTO row VALUES (?, ?, ?, 7)", [.integer(id), p, q])
+                id += 1
+                func num(_ v: SQLValue) -> Double { if case .integer(let i) = v { Double(i) } else if case .double(let d) = v { d } else { .nan } }
+                if case .integer(let x) = p, case .integer(let y) = q {
+                    expected.append([.integer(x &+ y), .integer(x &- y), .integer(x &* y), .integer(x &* 7), .integer(0 &- x)])
+                } else {
+                    let n7: SQLValue = if case .integer(let x) = p { .integer(x &* 7) } else { .double(num(p) * 7) }
+                    let neg: SQLValue = if case .integer(let x) = p { .integer(0 &- x) } else { .double(0 - num(p)) }
+                    expected.append([.double(num(p) + num(q)), .double(num(p) - num(q)), .double(num(p) * num(q)), n7, neg])
+                }
+            }
+        }
+        let q = try SQLLowering(schema: schema, entity: "Row")
+            .select(try PredicateSyntax.parse("TRUEPREDICATE"), columns: ["p + q", "p - q", "p * q", "p * n", "-p"])
+        #expect(try db.query(q) == expected)
+    }
+
     @Test func sumWraps() throws {
         let db = try SQLiteConnection()
         try db.execute("CREATE TABLE pair (id INTEGER PRIMARY KEY, x INTEGER, y INTEGER); CREATE TABLE item (pair_id INTEGER, value INTEGER)")
