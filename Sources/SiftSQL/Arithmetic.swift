@@ -5,8 +5,8 @@
 // `**`, bitwise operators and dynamically typed columns under `/` are rejected. A nil operand
 // makes memory raise, so SQL's NULL there is free. Memory's Int64 arithmetic wraps where SQLite
 // would switch to REAL: integer `+`, `-`, unary minus, `*` and `Int64.min / -1` are written to
-// wrap too (on `any` columns, on the rows where both operands are integers) (integer arithmetic nested so deeply that the repeated operands would bloat the
-// statement past 200 KB is rejected).
+// wrap too, on `any` columns on the rows where both operands are integers. Integer arithmetic
+// nested so deeply that the repeated operands would pass 200 KB of SQL is rejected.
 
 import SiftSyntax
 
