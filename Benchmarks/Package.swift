@@ -1,6 +1,7 @@
 // swift-tools-version:6.0
 // SiftBench: release-mode parse-throughput benchmark for SiftSyntax; EvalBench: evaluation throughput of
-// SiftEvaluation vs hand-written closures and Foundation's #Predicate (both run via scripts/bench.sh).
+// SiftEvaluation vs hand-written closures and Foundation's #Predicate; SQLBench: Sift's lowered SQL vs
+// hand-written SQL through the raw SQLite C API (all three run via scripts/bench.sh).
 import PackageDescription
 
 let package = Package(
@@ -16,6 +17,14 @@ let package = Package(
         .executableTarget(
             name: "EvalBench",
             dependencies: [.product(name: "SiftEvaluation", package: "Sift")]
+        ),
+        .executableTarget(
+            name: "SQLBench",
+            dependencies: [
+                .product(name: "SiftSyntax", package: "Sift"),
+                .product(name: "SiftSQL", package: "Sift"),
+                .product(name: "SiftSQLite", package: "Sift"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Builds both benchmarks in release mode (one separate scratch path, shared build), then runs the
-# SiftBench parse-throughput benchmark followed by the EvalBench evaluation benchmark.
-# Arguments go to SiftBench; EVALBENCH_ARGS (e.g. "--records 100000") go to EvalBench.
+# SiftBench parse-throughput benchmark, the EvalBench evaluation benchmark and the SQLBench SQL
+# back-end benchmark. Arguments go to SiftBench; EVALBENCH_ARGS (e.g. "--records 100000") go to
+# EvalBench and SQLBENCH_ARGS (e.g. "--rows 100000") to SQLBench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build -c release --package-path Benchmarks --scratch-path Benchmarks/.build
 swift run -c release --skip-build --package-path Benchmarks --scratch-path Benchmarks/.build SiftBench "$@"
 echo
 # shellcheck disable=SC2086  # EVALBENCH_ARGS is split into words on purpose
-exec swift run -c release --skip-build --package-path Benchmarks --scratch-path Benchmarks/.build EvalBench ${EVALBENCH_ARGS:-}
+swift run -c release --skip-build --package-path Benchmarks --scratch-path Benchmarks/.build EvalBench ${EVALBENCH_ARGS:-}
+echo
+# shellcheck disable=SC2086
+exec swift run -c release --skip-build --package-path Benchmarks --scratch-path Benchmarks/.build SQLBench ${SQLBENCH_ARGS:-}

@@ -3,8 +3,10 @@
 // as in SQLite), and `/` only between integers, where memory truncates like SQLite and gives 0
 // for a zero divisor (SQL gives NULL, hence the CASE). Double division (infinities), dates,
 // `**`, bitwise operators and dynamically typed columns under `/` are rejected. A nil operand
-// makes memory raise, so SQL's NULL there is free. Integer overflow differs (memory wraps, SQLite
-// switches to REAL) beyond ±2^63 only.
+// makes memory raise, so SQL's NULL there is free. Memory's Int64 arithmetic wraps where SQLite
+// would switch to REAL: integer `+`, `-`, unary minus, `*` and `Int64.min / -1` are written to
+// wrap too, on `any` columns on the rows where both operands are integers. Integer arithmetic
+// nested so deeply that the repeated operands would pass 200 KB of SQL is rejected.
 
 import SiftSyntax
 
@@ -26,11 +28,75 @@ extension LoweringContext {
             throw unsupported("arithmetic on TEXT-encoded decimals", range)
         }
         let x = a.fragment.parenthesized, y = b.fragment.parenthesized
-        let sql: Fragment = op == .divide
-            ? Fragment("(CASE WHEN ") + y + Fragment(" = 0 THEN 0 ELSE ") + x + Fragment(" / ") + y + Fragment(" END)")
-            : Fragment("(") + x + Fragment(" \(op.rawValue) ") + y + Fragment(")")
+        let sql: Fragment
+        switch op {
+        case .divide:
+            if case .constant(.integer(let c)) = b.op, c != 0, c != -1 {
+                // A constant divisor other than 0 and -1: SQLite's truncating division is memory's.
+                sql = Fragment("(") + x + Fragment(" / ") + y + Fragment(")")
+                break
+            }
+            // Only Int64.min / -1 overflows; memory wraps it to Int64.min, which is ~x + 1 wrapped.
+            sql = Fragment("(CASE WHEN ") + y + Fragment(" = 0 THEN 0 WHEN ") + y + Fragment(" = -1 THEN ")
+                + Self.wrappingAdd(Fragment("(~") + x + Fragment(")"), Fragment("1")) + Fragment(" ELSE ") + x + Fragment(" / ") + y + Fragment(" END)")
+        case .add, .subtract, .multiply:
+            let wrapped: Fragment
+            switch op {
+            case .add: wrapped = Self.wrappingAdd(x, y)
+            // x - y = x + ~y + 1 in two's complement (negating y could itself overflow).
+            case .subtract: wrapped = Self.wrappingAdd(x, Fragment("(~") + y + Fragment(")"), carry: true)
+            default: wrapped = Self.wrappingMultiply(x, y)
+            }
+            let plain = Fragment("(") + x + Fragment(" \(op.rawValue) ") + y + Fragment(")")
+            if bothIntegers {
+                sql = wrapped
+            } else if (a.integral || a.type == .any) && (b.integral || b.type == .any) {
+                // A dynamically typed column holds integers on some rows: wrap there, as memory
+                // does for two integers; anything with a double is plain IEEE arithmetic.
+                var checks: [Fragment] = []
+                if !a.integral { checks.append(Fragment("typeof(") + x + Fragment(") = 'integer'")) }
+                if !b.integral { checks.append(Fragment("typeof(") + y + Fragment(") = 'integer'")) }
+                sql = Fragment("(CASE WHEN ") + Fragment.join(checks, " AND ") + Fragment(" THEN ") + wrapped
+                    + Fragment(" ELSE ") + plain + Fragment(" END)")
+            } else {
+                sql = plain
+            }
+        default:
+            sql = Fragment("(") + x + Fragment(" \(op.rawValue) ") + y + Fragment(")")
+        }
+        // Each wrapping operation repeats its operands; deeply nested integer arithmetic would
+        // grow past what a statement should hold.
+        if sql.sql.utf8.count > 200_000 || sql.bindings.count > 5_000 {
+            throw unsupported("integer arithmetic nested too deeply to lower with memory's wrapping", range)
+        }
         let type: AttributeType = bothIntegers ? .integer : (a.type == .any || b.type == .any ? .any : .double)
         return .scalar(Scalar(fragment: sql, attribute: Attribute(name: "(\(l) \(op.rawValue) \(r))", type: type)))
+    }
+
+    /// `x + y (+ 1 with carry)` modulo 2^64, as memory's Int64 arithmetic wraps; SQLite would switch
+    /// to REAL on overflow. The 32-bit halves are added apart (no overflow possible), then
+    /// recombined with a shift (SQLite shifts as u64, dropping the bits past 64) and a bitwise OR.
+    static func wrappingAdd(_ x: Fragment, _ y: Fragment, carry: Bool = false) -> Fragment {
+        let low = Fragment("((") + x + Fragment(" & 4294967295) + (") + y + Fragment(" & 4294967295)" + (carry ? " + 1)" : ")"))
+        let high = Fragment("((") + x + Fragment(" >> 32) + (") + y + Fragment(" >> 32) + (") + low + Fragment(" >> 32))")
+        return Fragment("((") + high + Fragment(" << 32) | (") + low + Fragment(" & 4294967295))")
+    }
+
+    /// `x * y` modulo 2^64, as memory's Int64 multiplication wraps. With x = xh·2^32 + xl and
+    /// y = yh·2^32 + yl (xl, yl unsigned 32-bit), x·y ≡ xl·yl + 2^32·(xh·yl + xl·yh) (mod 2^64).
+    /// xl·yl may need 64 unsigned bits, so it is built from 16-bit pieces; each cross product fits
+    /// in Int64 (|xh| ≤ 2^31, yl < 2^32) and only its low 32 bits matter. No step overflows.
+    static func wrappingMultiply(_ x: Fragment, _ y: Fragment) -> Fragment {
+        func f(_ parts: Fragment...) -> Fragment { parts.reduce(Fragment("")) { $0 + $1 } }
+        let m = Fragment("4294967295")
+        let x1 = f(Fragment("((("), x, Fragment(") >> 16) & 65535)")), x0 = f(Fragment("(("), x, Fragment(") & 65535)"))
+        let y1 = f(Fragment("((("), y, Fragment(") >> 16) & 65535)")), y0 = f(Fragment("(("), y, Fragment(") & 65535)"))
+        let mid = f(Fragment("("), x1, Fragment(" * "), y0, Fragment(" + "), x0, Fragment(" * "), y1, Fragment(")"))
+        let low = f(Fragment("("), x0, Fragment(" * "), y0, Fragment(" + (("), mid, Fragment(" & 65535) << 16))"))
+        let high = f(Fragment("("), x1, Fragment(" * "), y1, Fragment(" + ("), mid, Fragment(" >> 16) + ("), low, Fragment(" >> 32))"))
+        let cross = f(Fragment("((((("), x, Fragment(") >> 32) * (("), y, Fragment(") & "), m, Fragment(")) & "), m,
+                      Fragment(") + (((("), x, Fragment(") & "), m, Fragment(") * (("), y, Fragment(") >> 32)) & "), m, Fragment("))"))
+        return f(Fragment("((("), high, Fragment(" + "), cross, Fragment(") << 32) | ("), low, Fragment(" & "), m, Fragment("))"))
     }
 
     /// `abs:(x)`: as memory, |Int64.min| stays Int64.min (SQLite's abs() would raise instead).

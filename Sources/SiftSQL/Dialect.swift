@@ -38,7 +38,9 @@ public protocol SQLDialect: Sendable {
 public struct SQLiteDialect: SQLDialect {
     public init() {}
     public func quote(_ identifier: String) -> String {
-        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        identifier.utf8.contains(0x22)
+            ? "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            : "\"" + identifier + "\""
     }
     public func placeholder(_ index: Int) -> String { "?" }
     public var textFunction: String { SQLFunctions.text }

@@ -18,7 +18,7 @@ extension LoweringContext {
         case .null: return .null
         case .string(let s):
             guard t == .string || t == .any else { throw mismatch() }
-            return .text(options.contains(.normalized) ? s : s.precomposedStringWithCanonicalMapping)
+            return .text(options.contains(.normalized) ? s : nfc(s))
         case .bool(let b):
             guard t == .any || Self.numeric.contains(t) else { throw mismatch() }
             return .integer(b ? 1 : 0)
@@ -42,10 +42,7 @@ extension LoweringContext {
             switch attribute.effectiveEncoding {
             case .secondsSince1970: return .double(date.timeIntervalSince1970)
             case .iso8601:
-                let f = ISO8601DateFormatter()
-                f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-                f.timeZone = TimeZone(identifier: "UTC")
-                return .text(f.string(from: date))
+                return .text(Self.isoText(date))
             default: return .double(date.timeIntervalSinceReferenceDate)
             }
         case .data(let d):
@@ -54,6 +51,69 @@ extension LoweringContext {
         case .array, .dictionary:
             throw mismatch()
         }
+    }
+
+    /// The ISO-8601 text of a date as an `iso8601` column stores it: UTC, whole milliseconds.
+    static func isoText(_ date: Date) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        f.timeZone = TimeZone(identifier: "UTC")
+        return f.string(from: date)
+    }
+
+    /// The date a column with `encoding` can hold that is nearest to `date` on one side: the
+    /// smallest such date ≥ `date` when `up`, the largest ≤ `date` otherwise; `date` itself when the
+    /// column can hold it. An ISO-8601 column holds whole milliseconds, and seconds since 1970 are a
+    /// double whose grid is coarser than that of the `Date` (seconds since 2001), so a constant
+    /// between two storable dates must not be bound rounded: `updated >= 12:00:00.0004` would then
+    /// pick up a row holding 12:00:00.000, which memory (comparing exact dates) does not. Snapping
+    /// the constant to the right side keeps every comparison exact for every storable value.
+    static func storableDate(_ date: Date, _ encoding: StorageEncoding?, up: Bool) -> Date {
+        switch encoding {
+        case .iso8601:
+            let f = ISO8601DateFormatter()
+            f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            f.timeZone = TimeZone(identifier: "UTC")
+            func held(_ d: Date) -> Date { f.date(from: f.string(from: d)) ?? d }
+            if held(date) == date { return date }
+            // Walk one millisecond at a time from just the wrong side (a few steps at most: the
+            // formatter rounds, and the double of a millisecond is not exact).
+            var ms = (date.timeIntervalSince1970 * 1000).rounded(up ? .down : .up)
+            var candidate = held(Date(timeIntervalSince1970: ms / 1000))
+            for _ in 0..<4 {
+                candidate = held(Date(timeIntervalSince1970: ms / 1000))
+                if up ? candidate >= date : candidate <= date { return candidate }
+                ms += up ? 1 : -1
+            }
+            return candidate
+        case .secondsSince1970:
+            var x = date.timeIntervalSince1970
+            var candidate = Date(timeIntervalSince1970: x)
+            for _ in 0..<4 {
+                candidate = Date(timeIntervalSince1970: x)
+                if candidate == date || (up ? candidate > date : candidate < date) { return candidate }
+                x = up ? x.nextUp : x.nextDown
+            }
+            return candidate
+        default:
+            return date
+        }
+    }
+
+    /// Whether `c` is a date that the date attribute `a` cannot hold exactly (see `storableDate`).
+    func isUnstorable(_ c: LiteralValue, _ a: Attribute) -> Bool {
+        guard a.type == .date, case .date(let d) = c else { return false }
+        switch a.effectiveEncoding {
+        case .iso8601: return Self.storableDate(d, .iso8601, up: true) != d
+        case .secondsSince1970: return Date(timeIntervalSince1970: d.timeIntervalSince1970) != d
+        default: return false
+        }
+    }
+
+    /// `c` moved to the storable date of `a` on one side (see `storableDate`); other constants unchanged.
+    func snappedToStorable(_ c: LiteralValue, _ a: Attribute, up: Bool) -> LiteralValue {
+        guard isUnstorable(c, a), case .date(let d) = c else { return c }
+        return .date(Self.storableDate(d, a.effectiveEncoding, up: up))
     }
 
     func checkOrderable(_ a: Attribute, _ range: SourceRange) throws(SQLLoweringError) {
@@ -179,4 +239,10 @@ extension LoweringContext {
 /// A constant as the predicate language writes it (`5`, `"x"`, `{1, 2}`), for messages.
 func show(_ v: LiteralValue) -> String {
     ExpressionSyntax(.constant(value: v)).description
+}
+
+/// The NFC form the store holds; ASCII is already NFC, and skipping Foundation's normalization for
+/// it keeps lowering cheap.
+func nfc(_ s: String) -> String {
+    s.utf8.allSatisfy { $0 < 0x80 } ? s : s.precomposedStringWithCanonicalMapping
 }

@@ -27,12 +27,15 @@ struct Fragment: Sendable {
 
     /// The finished statement with the dialect's placeholders.
     func query(_ dialect: any SQLDialect) -> SQLQuery {
-        var out = ""
+        // Byte-wise: the marker is one ASCII byte, and walking Characters would pay for grapheme
+        // breaking on every byte of the statement.
+        var out: [UInt8] = []
+        out.reserveCapacity(sql.utf8.count + bindings.count * 2)
         var n = 0
-        for ch in sql {
-            if ch == Fragment.marker { n += 1; out += dialect.placeholder(n) } else { out.append(ch) }
+        for byte in sql.utf8 {
+            if byte == 0x01 { n += 1; out.append(contentsOf: dialect.placeholder(n).utf8) } else { out.append(byte) }
         }
-        return SQLQuery(sql: out, bindings: bindings)
+        return SQLQuery(sql: String(decoding: out, as: UTF8.self), bindings: bindings)
     }
 }
 

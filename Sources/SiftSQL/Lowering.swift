@@ -24,7 +24,11 @@
 //   arithmetic on dates or TEXT-encoded decimals; BETWEEN with non-constant bounds, unorderable
 //   bounds, or string options; ordering TEXT-encoded decimals; dates against `any` columns (their
 //   encoding is unknown); dates stored with two different encodings compared with each other;
-//   comparisons between constants that cannot be folded exactly (string options, mixed kinds).
+//   comparisons between constants that cannot be folded exactly (string options, mixed kinds);
+//   ordering a date column against a constant its encoding cannot hold when no storable neighbour
+//   is found (not seen in practice: constants between two storable dates are moved to the right
+//   neighbour, see `storableDate`); integer arithmetic nested so deeply that its wrapping form
+//   (which repeats operands) would pass 200 KB of SQL.
 
 import Foundation
 import SiftSyntax

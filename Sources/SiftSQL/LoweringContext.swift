@@ -295,7 +295,19 @@ final class LoweringContext {
             arg = target.fragment
             attr = target.attribute
         }
-        var sql = Fragment("(SELECT \(fn)(") + arg + Fragment(") FROM \(from)")
+        var sql: Fragment
+        if fn == "SUM" && (attr.type == .integer || attr.type == .boolean) {
+            // Memory sums Int64s with wrapping (C arithmetic); SQLite's SUM raises "integer
+            // overflow" instead. Summing the high and low 32-bit halves separately cannot overflow
+            // (fewer than 2^31 rows), and recombining them with a shift (SQLite shifts as u64) and
+            // a bitwise OR gives the sum modulo 2^64: exactly memory's wrapped sum.
+            let x = arg.parenthesized
+            let low = Fragment("SUM(") + x + Fragment(" & 4294967295)")
+            sql = Fragment("(SELECT (((SUM(") + x + Fragment(" >> 32) + (") + low + Fragment(" >> 32)) << 32) | (")
+                + low + Fragment(" & 4294967295)) FROM \(from)")
+        } else {
+            sql = Fragment("(SELECT \(fn)(") + arg + Fragment(") FROM \(from)")
+        }
         for j in scope?.joins ?? [] { sql = sql + Fragment(" " + j) }
         return (sql + Fragment(" WHERE \(corr))"), attr)
     }
