@@ -7,7 +7,7 @@
 // the dialect.
 //
 // Rejected forms (each throws `SQLLoweringError`, never emits SQL that could differ):
-// - unknown keys or entities (`unknown-key`, `unknown-entity`); `$VAR` not in `variables`
+// - unknown keys (of entities that are not open: an open entity reads nil for them) or entities (`unknown-key`, `unknown-entity`); `$VAR` not in `variables`
 //   (`unbound-variable`);
 // - a to-many key path without a quantifier, collection operator, SUBQUERY or IN/CONTAINS, except
 //   `rel == nil` / `rel != nil`; a to-many path inside a to-many path or SUBQUERY (`to-many-key-path`);

@@ -170,6 +170,12 @@ final class LoweringContext {
                 return .scalar(Scalar(fragment: Fragment(column(alias, a.column)), attribute: a))
             }
             guard let r = entity.relationship(named: key) else {
+                // An open entity answers nil for a key it does not declare, and a key on nil is nil,
+                // so the rest of the path is nil too.
+                // Collection operators (`@count`, …) are not keys: memory applies them to the object.
+                if entity.open && !key.hasPrefix("@") {
+                    return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Attribute(name: key, type: .any)))
+                }
                 throw SQLLoweringError(.unknownKey, "\(entity.name) has no key '\(key)'", range: range)
             }
             let shape: Relationship.Shape

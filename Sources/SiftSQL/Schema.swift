@@ -103,20 +103,24 @@ public struct Entity: Codable, Hashable, Sendable {
     public var primaryKey: String
     public var attributes: [Attribute]
     public var relationships: [Relationship]
+    /// Whether a key the entity does not declare reads nil, as a missing dictionary key does in
+    /// memory (the entities inferred from JSON are open), instead of being an `unknown-key` error.
+    public var open: Bool
 
     public init(name: String, table: String? = nil, primaryKey: String = "id",
-                attributes: [Attribute] = [], relationships: [Relationship] = []) {
+                attributes: [Attribute] = [], relationships: [Relationship] = [], open: Bool = false) {
         self.name = name
         self.table = table ?? name
         self.primaryKey = primaryKey
         self.attributes = attributes
         self.relationships = relationships
+        self.open = open
     }
 
     public func attribute(named key: String) -> Attribute? { attributes.first { $0.name == key } }
     public func relationship(named key: String) -> Relationship? { relationships.first { $0.name == key } }
 
-    private enum CodingKeys: String, CodingKey { case name, table, primaryKey, attributes, relationships }
+    private enum CodingKeys: String, CodingKey { case name, table, primaryKey, attributes, relationships, open }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -125,6 +129,17 @@ public struct Entity: Codable, Hashable, Sendable {
         primaryKey = try c.decodeIfPresent(String.self, forKey: .primaryKey) ?? "id"
         attributes = try c.decodeIfPresent([Attribute].self, forKey: .attributes) ?? []
         relationships = try c.decodeIfPresent([Relationship].self, forKey: .relationships) ?? []
+        open = try c.decodeIfPresent(Bool.self, forKey: .open) ?? false
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(table, forKey: .table)
+        try c.encode(primaryKey, forKey: .primaryKey)
+        try c.encode(attributes, forKey: .attributes)
+        try c.encode(relationships, forKey: .relationships)
+        if open { try c.encode(true, forKey: .open) }
     }
 }
 

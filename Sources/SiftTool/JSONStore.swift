@@ -285,6 +285,9 @@ private final class TablePlan {
     let owner: String?
     var columns: [Column] = []
     var nextRowID: Int64 = 0
+    /// Some key of this object was left out for conflicting shapes. Then the entity cannot be open
+    /// (undeclared keys reading nil): that key is not nil in memory.
+    var hasUnsupportedKey = false
 
     init(node: ShapeNode, entity: String, table: String, owner: String?, path: [String],
          names: inout NameSpace, unsupported: inout [String: String]) {
@@ -312,6 +315,7 @@ private final class TablePlan {
             switch node.shapes[key]! {
             case .conflict(let why):
                 unsupported[keyPath] = why
+                hasUnsupportedKey = true
             case .scalar, .onlyNull:
                 columns.append(.scalar(key: key, column: column))
             case .date:
@@ -358,8 +362,9 @@ private final class TablePlan {
                 relationships.append(Relationship(name: key, values: values, countColumn: count))
             }
         }
+        // JSON objects answer nil for keys they lack, so the inferred entities are open.
         out.append(Entity(name: entity, table: table, primaryKey: primaryKey,
-                          attributes: attributes, relationships: relationships))
+                          attributes: attributes, relationships: relationships, open: !hasUnsupportedKey))
         for child in children { child.collectEntities(into: &out) }
     }
 
