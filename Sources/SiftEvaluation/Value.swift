@@ -5,6 +5,7 @@
 // and JSON null, NSNull, a missing key and nil are the same `.null`.
 
 import Foundation
+import SiftText
 import SiftSyntax
 
 /// A value as a predicate sees it.
@@ -152,8 +153,8 @@ func compareNumbers(_ a: Number, _ b: Number) -> Int {
     switch (a, b) {
     case let (.integer(x), .integer(y)): return x < y ? -1 : (x == y ? 0 : 1)
     case let (.double(x), .double(y)): return x < y ? -1 : (x == y ? 0 : (x > y ? 1 : compareNaN(x, y)))
-    case let (.integer(x), .double(y)): return -compareDoubleInteger(y, x)
-    case let (.double(x), .integer(y)): return compareDoubleInteger(x, y)
+    case let (.integer(x), .double(y)): return -compareExactly(y, x)
+    case let (.double(x), .integer(y)): return compareExactly(x, y)
     }
 }
 
@@ -166,17 +167,6 @@ private func compareNaN(_ x: Double, _ y: Double) -> Int {
     }
 }
 
-@inline(__always)
-func compareDoubleInteger(_ d: Double, _ i: Int64) -> Int {
-    if d.isNaN { return -1 }
-    // Doubles beyond the Int64 range order by sign; inside it, compare after exact conversion.
-    if d >= 9_223_372_036_854_775_808.0 { return 1 }
-    if d < -9_223_372_036_854_775_808.0 { return -1 }
-    let t = Int64(d.rounded(.towardZero))
-    if t != i { return t < i ? -1 : 1 }
-    let frac = d - d.rounded(.towardZero)
-    return frac == 0 ? 0 : (frac < 0 ? -1 : 1)
-}
 
 // MARK: - Equality and ordering
 

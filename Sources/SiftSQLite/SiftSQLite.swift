@@ -94,8 +94,8 @@ func orderOperands(_ a: Operand, _ b: Operand) -> Int? {
     switch (a, b) {
     case let (.integer(x), .integer(y)): return x < y ? -1 : (x == y ? 0 : 1)
     case let (.double(x), .double(y)): return x < y ? -1 : (x == y ? 0 : (x > y ? 1 : orderNaN(x, y)))
-    case let (.integer(x), .double(y)): return -orderDoubleInteger(y, x)
-    case let (.double(x), .integer(y)): return orderDoubleInteger(x, y)
+    case let (.integer(x), .double(y)): return -compareExactly(y, x)
+    case let (.double(x), .integer(y)): return compareExactly(x, y)
     case let (.blob(x), .blob(y)): return x.lexicographicallyPrecedes(y) ? -1 : (x == y ? 0 : 1)
     case let (.text(x), .text(y)): return textCompare(x, y, [])
     default: return nil
@@ -110,16 +110,6 @@ private func orderNaN(_ x: Double, _ y: Double) -> Int {
     }
 }
 
-/// Exact order of a double against an integer (no rounding of large integers).
-private func orderDoubleInteger(_ d: Double, _ i: Int64) -> Int {
-    if d.isNaN { return -1 }
-    if d >= 9_223_372_036_854_775_808.0 { return 1 }
-    if d < -9_223_372_036_854_775_808.0 { return -1 }
-    let t = Int64(d.rounded(.towardZero))
-    if t != i { return t < i ? -1 : 1 }
-    let frac = d - d.rounded(.towardZero)
-    return frac == 0 ? 0 : (frac < 0 ? -1 : 1)
-}
 
 // MARK: - Per-call-site cache
 
