@@ -19,10 +19,13 @@ test: deps
 
 # The quick start's main job: parse the bundled sample predicates and print their canonical forms,
 # then filter the bundled people (adults with a child under 10 living in a city starting with
-# "sao", accents and case ignored: São Paulo, Sao Paulo, São José dos Campos).
+# "sao", accents and case ignored: São Paulo, Sao Paulo, São José dos Campos), count the same
+# people again through the SQLite back-end, and print the SQL that back-end runs.
 sample: build
 	$(SWIFT) run --skip-build sift parse < Samples/predicates.txt
 	$(SWIFT) run --skip-build sift filter 'age >= 18 AND ANY kids.age < 10 AND address.city BEGINSWITH[cd] "sao"' Samples/people.json
+	$(SWIFT) run --skip-build sift filter 'age >= 18 AND ANY kids.age < 10 AND address.city BEGINSWITH[cd] "sao"' Samples/people.json --backend sqlite --count
+	$(SWIFT) run --skip-build sift sql 'age >= 18 AND ANY kids.age < 10 AND address.city BEGINSWITH[cd] "sao"' --schema Samples/people.schema.json --entity Person
 
 bench: deps
 	bash scripts/bench.sh
