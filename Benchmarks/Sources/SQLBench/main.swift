@@ -208,9 +208,15 @@ let cases: [Case] = [
     Case(label: "IN list", predicate: "city IN {'Lyon', 'Oslo', 'Porto'}",
          hand: "SELECT id FROM person WHERE city IN (?, ?, ?) ORDER BY id",
          handBindings: [.text("Lyon"), .text("Oslo"), .text("Porto")], indexable: true),
-    Case(label: "BEGINSWITH", predicate: "name BEGINSWITH 'name4242'",
+    Case(label: "BEGINSWITH (vs plain range)", predicate: "name BEGINSWITH 'name4242'",
          hand: "SELECT id FROM person WHERE name >= ? AND name < ? ORDER BY id",
          handBindings: [.text("name4242"), .text("name4243")], indexable: true),
+    // The same predicate against an exact hand-written form: the evaluator's rule that a prefix
+    // match may not end just before a combining mark ("q\u{301}" BEGINSWITH "q" is false) needs a
+    // check per candidate row; the plain range above ignores it, so it is faster but not equivalent.
+    Case(label: "BEGINSWITH (vs exact hand-written)", predicate: "name BEGINSWITH 'name4242'",
+         hand: "SELECT id FROM person WHERE name >= ? AND name < ? AND sift_text(1, name, ?, 0) = 1 ORDER BY id",
+         handBindings: [.text("name4242"), .text("name4243"), .text("name4242")], indexable: false),
     Case(label: "BEGINSWITH[cd]", predicate: "city BEGINSWITH[cd] 'sao'",
          hand: "SELECT id FROM person WHERE sift_text(1, city, ?, 3) ORDER BY id",
          handBindings: [.text("sao")], indexable: false),
