@@ -45,14 +45,7 @@ struct FilterCommand: ParsableCommand {
     @Argument(help: "The JSON data: an array of records, or NDJSON ('-' or omitted: standard input).")
     var file: String?
 
-    @Option(name: .customLong("arg"), parsing: .unconditionalSingleValue, help: "A JSON value for the next %@, %K, %d… specifier.")
-    var args: [String] = []
-
-    @Option(name: .customLong("var"), parsing: .unconditionalSingleValue, help: ArgumentHelp("Bind $NAME to a JSON value.", valueName: "NAME=JSON"))
-    var vars: [String] = []
-
-    @Option(name: .customLong("sort"), help: ArgumentHelp("Sort the output by a key path (repeatable; first is primary).", valueName: "KEY[opts][:desc]"))
-    var sortKeys: [String] = []
+    @OptionGroup var inputs: PredicateInputs
 
     @Flag(help: "Print only the number of matching records.")
     var count = false
@@ -71,12 +64,7 @@ struct FilterCommand: ParsableCommand {
 
     func validate() throws {
         if count && indices { throw ValidationError("--count and --indices cannot be used together") }
-        _ = try parseVariables(vars)
-        _ = try sortDescriptors()
     }
-
-    /// Parses the --sort options.
-    func sortDescriptors() throws -> [SiftSortDescriptor] { try parseSortDescriptors(sortKeys) }
 
     func run() throws {
         let clock = ContinuousClock()
@@ -84,9 +72,9 @@ struct FilterCommand: ParsableCommand {
             let c = d.components
             return String(format: "%.3f", Double(c.seconds) * 1000 + Double(c.attoseconds) / 1e15)
         }
-        let variables = try parseVariables(vars)
-        let descriptors = try sortDescriptors()
-        let arguments = try parseArguments(args)
+        let variableJSON = try inputs.variables()
+        let descriptors = try inputs.sortDescriptors()
+        let arguments = try inputs.arguments()
 
         var start = clock.now
         let compiled: SiftPredicate
@@ -100,10 +88,8 @@ struct FilterCommand: ParsableCommand {
 
         start = clock.now
         let records: [JSONValue]
-        let values: [Value]
         do {
             records = try Records.load(file)
-            values = records.map(\.value)
         } catch {
             writeError(error.description)
             throw ExitCode.failure
@@ -114,10 +100,9 @@ struct FilterCommand: ParsableCommand {
         var matches: [Int] = []
         var sorted = false
         if backend == .sqlite {
-            let literals = try parseLiteralVariables(vars)
             do throws(SQLBackendError) {
                 let sql = try SQLBackend(records: records)
-                matches = try sql.matches(compiled.syntax, source: predicate, variables: literals,
+                matches = try sql.matches(compiled.syntax, source: predicate, variables: variableJSON.mapValues(\.literal),
                                           sortedBy: count ? [] : descriptors)
                 sorted = true
             } catch {
@@ -125,7 +110,9 @@ struct FilterCommand: ParsableCommand {
                 throw ExitCode.failure
             }
         } else {
-            for (n, v) in values.enumerated() {
+            // Only the memory back-end needs the records as evaluation values.
+            let variables = variableJSON.mapValues(\.value)
+            for (n, v) in records.lazy.map(\.value).enumerated() {
                 do {
                     if try compiled.evaluate(with: v, variables: variables) { matches.append(n) }
                 } catch {
@@ -139,7 +126,7 @@ struct FilterCommand: ParsableCommand {
         start = clock.now
         if !descriptors.isEmpty && !count && !sorted {
             do {
-                matches = try matches.map { values[$0] }.sortedIndices(by: descriptors).map { matches[$0] }
+                matches = try matches.map { records[$0].value }.sortedIndices(by: descriptors).map { matches[$0] }
             } catch {
                 writeError("sort: \(error.annotated)")
                 throw ExitCode.failure

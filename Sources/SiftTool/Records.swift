@@ -56,11 +56,6 @@ enum Records {
     }
 }
 
-/// Parses `--var NAME=JSON` options into variable bindings.
-func parseVariables(_ texts: [String]) throws -> [String: Value] {
-    try parseVariableJSON(texts).mapValues(\.value)
-}
-
 /// Parses `--var NAME=JSON` options into their JSON documents, checking the names.
 func parseVariableJSON(_ texts: [String]) throws -> [String: JSONValue] {
     var out: [String: JSONValue] = [:]

@@ -60,11 +60,6 @@ final class SQLBackend {
     }
 }
 
-/// `--var NAME=JSON` bindings as literals, for the lowering.
-func parseLiteralVariables(_ texts: [String]) throws -> [String: LiteralValue] {
-    try parseVariableJSON(texts).mapValues(\.literal)
-}
-
 extension SQLValue {
     /// The bound value as JSON: null, numbers, strings; a blob as `{"$blob": "hex"}`.
     var json: JSONValue {

@@ -36,27 +36,15 @@ struct SQLCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The entity the predicate is evaluated against.", valueName: "NAME"))
     var entity: String
 
-    @Option(name: .customLong("arg"), parsing: .unconditionalSingleValue, help: "A JSON value for the next %@, %K, %d… specifier.")
-    var args: [String] = []
-
-    @Option(name: .customLong("var"), parsing: .unconditionalSingleValue, help: ArgumentHelp("Bind $NAME to a JSON value.", valueName: "NAME=JSON"))
-    var vars: [String] = []
-
-    @Option(name: .customLong("sort"), help: ArgumentHelp("Add an ORDER BY key path (repeatable; first is primary).", valueName: "KEY[opts][:desc]"))
-    var sortKeys: [String] = []
+    @OptionGroup var inputs: PredicateInputs
 
     @Flag(help: "Print {\"sql\": …, \"bindings\": […]} as one line of JSON.")
     var json = false
 
-    func validate() throws {
-        _ = try parseVariableJSON(vars)
-        _ = try parseSortDescriptors(sortKeys)
-    }
-
     func run() throws {
-        let variables = try parseLiteralVariables(vars)
-        let descriptors = try parseSortDescriptors(sortKeys)
-        let arguments = try parseArguments(args)
+        let variables = try inputs.variables().mapValues(\.literal)
+        let descriptors = try inputs.sortDescriptors()
+        let arguments = try inputs.arguments()
 
         let syntax: PredicateSyntax
         do throws(SyntaxError) { syntax = try PredicateSyntax.parse(predicate, arguments: arguments) }

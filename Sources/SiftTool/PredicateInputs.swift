@@ -1,0 +1,31 @@
+// The options every predicate-running command shares (`--arg`, `--var`, `--sort`), declared once so
+// `sift filter` and `sift sql` spell, document and validate them the same way.
+
+import ArgumentParser
+import SiftEvaluation
+
+/// `--arg JSON`, `--var NAME=JSON` and `--sort KEY[opts][:desc]`, parsed once each.
+struct PredicateInputs: ParsableArguments {
+    @Option(name: .customLong("arg"), parsing: .unconditionalSingleValue, help: "A JSON value for the next %@, %K, %d… specifier.")
+    var args: [String] = []
+
+    @Option(name: .customLong("var"), parsing: .unconditionalSingleValue, help: ArgumentHelp("Bind $NAME to a JSON value.", valueName: "NAME=JSON"))
+    var vars: [String] = []
+
+    @Option(name: .customLong("sort"), help: ArgumentHelp("Sort by a key path (repeatable; first is primary).", valueName: "KEY[opts][:desc]"))
+    var sortKeys: [String] = []
+
+    func validate() throws {
+        _ = try variables()
+        _ = try sortDescriptors()
+    }
+
+    /// The `--var` bindings as JSON documents (each back-end converts them to what it binds).
+    func variables() throws -> [String: JSONValue] { try parseVariableJSON(vars) }
+
+    /// The `--sort` keys.
+    func sortDescriptors() throws -> [SiftSortDescriptor] { try parseSortDescriptors(sortKeys) }
+
+    /// The `--arg` values for the format's specifiers.
+    func arguments() throws -> [Any?] { try parseArguments(args) }
+}
