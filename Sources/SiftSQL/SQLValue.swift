@@ -21,11 +21,16 @@ public enum SQLValue: Hashable, Sendable, CustomStringConvertible {
         case .integer(let i): String(i)
         case .double(let d): String(d)
         case .text(let s): "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
-        case .blob(let b): "X'" + b.map { String($0, radix: 16).leftPadded(to: 2) }.joined() + "'"
+        case .blob(let b): "X'" + Self.hex(b) + "'"
         }
     }
-}
 
-private extension String {
-    func leftPadded(to n: Int) -> String { count >= n ? self : String(repeating: "0", count: n - count) + self }
+    /// Bytes as lower-case hexadecimal, two digits each (`[0x0a, 0xff]` → `"0aff"`).
+    public static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) }
+        return String(decoding: out, as: UTF8.self)
+    }
 }

@@ -68,7 +68,7 @@ extension SQLValue {
         case .integer(let i): return .integer(i)
         case .double(let d): return .double(d)
         case .text(let s): return .string(s)
-        case .blob(let bytes): return .object([("$blob", .string(bytes.map { String(format: "%02x", $0) }.joined()))])
+        case .blob(let bytes): return .object([("$blob", .string(SQLValue.hex(bytes)))])
         }
     }
 }
