@@ -10,17 +10,20 @@ let package = Package(
         .package(name: "Sift", path: ".."),
     ],
     targets: [
+        // Clock, sink, median and seeded generator shared by the three benchmarks.
+        .target(name: "BenchSupport"),
         .executableTarget(
             name: "SiftBench",
-            dependencies: [.product(name: "SiftSyntax", package: "Sift")]
+            dependencies: ["BenchSupport", .product(name: "SiftSyntax", package: "Sift")]
         ),
         .executableTarget(
             name: "EvalBench",
-            dependencies: [.product(name: "SiftEvaluation", package: "Sift")]
+            dependencies: ["BenchSupport", .product(name: "SiftEvaluation", package: "Sift")]
         ),
         .executableTarget(
             name: "SQLBench",
             dependencies: [
+                "BenchSupport",
                 .product(name: "SiftSyntax", package: "Sift"),
                 .product(name: "SiftSQL", package: "Sift"),
                 .product(name: "SiftSQLite", package: "Sift"),

@@ -7,23 +7,8 @@
 // Usage: EvalBench [--records N] [--rounds R] [--only TEXT]
 //   defaults: 1_000_000 records, median of 3 rounds; --only keeps the cases whose label contains TEXT.
 import Foundation
+import BenchSupport
 import SiftEvaluation
-
-// MARK: - Timing helpers
-
-@inline(never)
-func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
-
-/// Sink that keeps results observable so the optimizer cannot drop the evaluation work.
-nonisolated(unsafe) var blackhole: Int = 0
-
-@inline(never)
-func consume(_ value: Int) { blackhole &+= value }
-
-func median(_ xs: [Double]) -> Double {
-    let s = xs.sorted()
-    return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
-}
 
 // MARK: - Command line
 
@@ -45,21 +30,6 @@ do {
 }
 
 // MARK: - Data
-
-/// SplitMix64: small, fast, deterministic across platforms.
-struct SplitMix64 {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    mutating func unit() -> Double { Double(next() >> 11) * 0x1p-53 }
-    mutating func pick<T>(_ xs: [T]) -> T { xs[below(xs.count)] }
-}
 
 struct Person: KeyValueCoding, Codable, Sendable {
     var name: String

@@ -8,6 +8,7 @@
 //
 // Usage: SQLBench [--rows N] [--rounds R] [--only TEXT]
 //   defaults: 1_000_000 rows, median of 5 rounds; --only keeps the cases whose label contains TEXT.
+import BenchSupport
 import CSQLite
 import Foundation
 import SiftSQL
@@ -36,25 +37,6 @@ do {
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("SQLBench: \(message)\n".utf8))
     exit(1)
-}
-
-func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
-
-func median(_ xs: [Double]) -> Double {
-    let s = xs.sorted()
-    return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
-}
-
-struct SplitMix64 {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
 }
 
 // MARK: - Raw C API helpers (the baseline and the executor for Sift's SQL alike)

@@ -1,17 +1,7 @@
 // SiftBench: measures SiftSyntax parse throughput (predicates/s, MB/s) for short, typical and large inputs.
+import BenchSupport
 import Foundation
 import SiftSyntax
-
-// MARK: - Timing helpers
-
-@inline(never)
-func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
-
-/// Sink that keeps results observable so the optimizer cannot drop the parse work.
-nonisolated(unsafe) var blackhole: Int = 0
-
-@inline(never)
-func consume(_ value: Int) { blackhole &+= value }
 
 struct Result {
     let name: String
