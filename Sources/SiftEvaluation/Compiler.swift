@@ -10,14 +10,51 @@ import SiftSyntax
 import SiftText
 
 /// The mutable state of one evaluation: the variable bindings (SUBQUERY and `:=` change them).
+@usableFromInline
 struct Scope {
+    @usableFromInline
     var variables: [String: Value]
+
+    @usableFromInline
+    init(variables: [String: Value]) { self.variables = variables }
 }
 
-typealias ExpressionFn = @Sendable (Value, inout Scope) throws(EvaluationError) -> Value
-typealias PredicateFn = @Sendable (Value, inout Scope) throws(EvaluationError) -> Bool
+/// A compiled expression over a root object of type `Root` (`SELF`). The root is passed `inout`
+/// although nothing writes to it: that is the one convention that passes its address without a
+/// copy, and a copy of a struct retains every reference it holds (most of the cost of a leaf).
+@usableFromInline
+typealias Expr<Root> = @Sendable (inout Root, inout Scope) throws(EvaluationError) -> Value
+/// A compiled predicate over a root object of type `Root`.
+@usableFromInline
+typealias Test<Root> = @Sendable (inout Root, inout Scope) throws(EvaluationError) -> Bool
 /// A lenient-mode predicate: nil is SQL's UNKNOWN.
-typealias LenientFn = @Sendable (Value, inout Scope) throws(EvaluationError) -> Bool?
+typealias LenientTest<Root> = @Sendable (inout Root, inout Scope) throws(EvaluationError) -> Bool?
+
+typealias ExpressionFn = Expr<Value>
+typealias PredicateFn = Test<Value>
+
+/// How compiled code reaches the root object: as a ``Value`` (`SELF`), and key by key. A root of a
+/// `KeyValueCoding` type is read through its typed readers and only boxed into a `Value` where an
+/// expression needs `SELF` itself.
+struct RootAccess<Root>: Sendable {
+    let box: @Sendable (Root) -> Value
+    /// The reader for a key, resolved at compile time; nil reads through `box` and `KeyPaths.step`.
+    let reader: @Sendable (String) -> KeyReader<Root>?
+    /// The root's type, for error messages.
+    let typeName: String
+}
+
+extension RootAccess where Root == Value {
+    static var value: RootAccess<Value> { RootAccess(box: { $0 }, reader: { _ in nil }, typeName: "Value") }
+}
+
+extension RootAccess where Root: KeyValueCoding {
+    static var object: RootAccess<Root> {
+        RootAccess(box: { .object($0) },
+                   reader: { key in Root.reader(forKey: key) ?? .value { try $0.value(forKey: key) } },
+                   typeName: String(describing: Root.self))
+    }
+}
 
 /// Options fixed when a predicate is compiled.
 public struct EvaluationOptions: Sendable {
@@ -40,9 +77,13 @@ public struct EvaluationOptions: Sendable {
     }
 }
 
-struct Compiler {
+struct Compiler<Root> {
     let options: EvaluationOptions
     let source: String?
+    let access: RootAccess<Root>
+
+    /// The compiler for code rooted at a value inside the object (collection elements).
+    var values: Compiler<Value> { Compiler<Value>(options: options, source: source, access: .value) }
 
     func fail(_ kind: EvaluationErrorKind, _ range: SourceRange) -> EvaluationError {
         EvaluationError(kind, range: range, source: source)
@@ -50,47 +91,61 @@ struct Compiler {
 
     // MARK: Predicates
 
-    func predicate(_ p: PredicateSyntax) -> PredicateFn {
+    func predicate(_ p: PredicateSyntax) -> Test<Root> {
         guard options.lenient else { return strictPredicate(p) }
         let t = lenientPredicate(p)
-        return { root, scope throws(EvaluationError) in try t(root, &scope) == true }
+        return { root, scope throws(EvaluationError) in try t(&root, &scope) == true }
     }
 
-    private func strictPredicate(_ p: PredicateSyntax) -> PredicateFn {
+    private func strictPredicate(_ p: PredicateSyntax) -> Test<Root> {
         switch p.kind {
         case .constant(let b):
             return { _, _ in b }
         case .and(let operands):
-            let parts = operands.map(strictPredicate)
-            if parts.count == 2 {
-                let (a, b) = (parts[0], parts[1])
-                return { root, scope throws(EvaluationError) in
-                    if !(try a(root, &scope)) { return false }
-                    return try b(root, &scope)
-                }
-            }
-            return { root, scope throws(EvaluationError) in
-                for part in parts where !(try part(root, &scope)) { return false }
-                return true
-            }
+            return chain(operands[...], stopOn: false)
         case .or(let operands):
-            let parts = operands.map(strictPredicate)
-            if parts.count == 2 {
-                let (a, b) = (parts[0], parts[1])
-                return { root, scope throws(EvaluationError) in
-                    if try a(root, &scope) { return true }
-                    return try b(root, &scope)
-                }
-            }
-            return { root, scope throws(EvaluationError) in
-                for part in parts where try part(root, &scope) { return true }
-                return false
-            }
+            return chain(operands[...], stopOn: true)
         case .not(let operand):
             let inner = strictPredicate(operand)
-            return { root, scope throws(EvaluationError) in !(try inner(root, &scope)) }
+            return { root, scope throws(EvaluationError) in !(try inner(&root, &scope)) }
         case .comparison(let quantifier, let lhs, let op, let opts, let rhs):
             return comparison(quantifier, lhs, op, TextOptions(opts), rhs, p.range)
+        }
+    }
+
+    /// AND (`stopOn` false) or OR (`stopOn` true) of `operands`, left to right, stopping at the
+    /// first that answers `stopOn`. The compiled operands are captured one by one, up to four per
+    /// closure, never stored in an array: in code generic over the root, closures kept in an array
+    /// are converted to and from the array's representation by a thunk on every call.
+    private func chain(_ operands: ArraySlice<PredicateSyntax>, stopOn: Bool) -> Test<Root> {
+        let i = operands.startIndex
+        switch operands.count {
+        case 0:
+            return { _, _ in !stopOn }
+        case 1:
+            return strictPredicate(operands[i])
+        case 2:
+            let a = strictPredicate(operands[i]), b = strictPredicate(operands[i + 1])
+            return { root, scope throws(EvaluationError) in
+                if try a(&root, &scope) == stopOn { return stopOn }
+                return try b(&root, &scope)
+            }
+        case 3:
+            let a = strictPredicate(operands[i]), b = strictPredicate(operands[i + 1]), c = strictPredicate(operands[i + 2])
+            return { root, scope throws(EvaluationError) in
+                if try a(&root, &scope) == stopOn { return stopOn }
+                if try b(&root, &scope) == stopOn { return stopOn }
+                return try c(&root, &scope)
+            }
+        default:
+            let a = strictPredicate(operands[i]), b = strictPredicate(operands[i + 1]), c = strictPredicate(operands[i + 2])
+            let d = chain(operands.dropFirst(3), stopOn: stopOn)
+            return { root, scope throws(EvaluationError) in
+                if try a(&root, &scope) == stopOn { return stopOn }
+                if try b(&root, &scope) == stopOn { return stopOn }
+                if try c(&root, &scope) == stopOn { return stopOn }
+                return try d(&root, &scope)
+            }
         }
     }
 
@@ -98,7 +153,7 @@ struct Compiler {
     /// data error is unknown (nil), NOT of unknown is unknown, AND is false if any part is false,
     /// OR is true if any part is true, and only a definite true matches. So `NOT name < 5` does
     /// not match a record whose name is a string, while `name < 5 OR age > 3` still can.
-    private func lenientPredicate(_ p: PredicateSyntax) -> LenientFn {
+    private func lenientPredicate(_ p: PredicateSyntax) -> LenientTest<Root> {
         switch p.kind {
         case .constant(let b):
             return { _, _ in b }
@@ -107,7 +162,7 @@ struct Compiler {
             return { root, scope throws(EvaluationError) in
                 var unknown = false
                 for part in parts {
-                    switch try part(root, &scope) {
+                    switch try part(&root, &scope) {
                     case false?: return false
                     case nil: unknown = true
                     case true?: break
@@ -120,7 +175,7 @@ struct Compiler {
             return { root, scope throws(EvaluationError) in
                 var unknown = false
                 for part in parts {
-                    switch try part(root, &scope) {
+                    switch try part(&root, &scope) {
                     case true?: return true
                     case nil: unknown = true
                     case false?: break
@@ -130,22 +185,52 @@ struct Compiler {
             }
         case .not(let operand):
             let inner = lenientPredicate(operand)
-            return { root, scope throws(EvaluationError) in try inner(root, &scope).map { !$0 } }
+            return { root, scope throws(EvaluationError) in try inner(&root, &scope).map { !$0 } }
         case .comparison(let quantifier, let lhs, let op, let opts, let rhs):
             let compiled = comparison(quantifier, lhs, op, TextOptions(opts), rhs, p.range)
             return { root, scope throws(EvaluationError) in
-                do throws(EvaluationError) { return try compiled(root, &scope) } catch where error.kind.isDataError { return nil }
+                do throws(EvaluationError) { return try compiled(&root, &scope) } catch where error.kind.isDataError { return nil }
             }
         }
     }
 
+    /// The whole predicate as a program: its top-level AND/OR operands become steps, and
+    /// comparisons of a root key against a constant become typed checks where the root type's
+    /// reader allows.
+    func program(_ p: PredicateSyntax) -> Program<Root> {
+        guard !options.lenient else { return .single(.closure(predicate(p))) }
+        switch p.kind {
+        case .and(let operands): return .all(operands.map(step))
+        case .or(let operands): return .any(operands.map(step))
+        default: return .single(step(p))
+        }
+    }
+
+    private func step(_ p: PredicateSyntax) -> Step<Root> {
+        if case .comparison(let quantifier, let lhs, let op, let opts, let rhs) = p.kind, case .constant(let literal) = rhs.kind {
+            let primitive = PrimitiveComparison(op: op, options: TextOptions(opts), utis: options.utis)
+            let test = ConstantComparison.make(primitive, Value(literal))
+            if let step = typedStep(quantifier, lhs, primitive, rhs, test, p.range) { return step }
+        }
+        return .closure(strictPredicate(p))
+    }
+
+    /// A root key read by a typed reader, against a constant, tested as the reader's type.
+    private func typedStep(_ quantifier: Quantifier?, _ lhs: ExpressionSyntax, _ primitive: PrimitiveComparison,
+                           _ rhs: ExpressionSyntax, _ test: @escaping ValueTest, _ range: SourceRange) -> Step<Root>? {
+        guard case .constant(let literal) = rhs.kind, case .keyPath(nil, let components) = lhs.kind, components.count == 1,
+              !components[0].hasPrefix("@"), let reader = access.reader(components[0]) else { return nil }
+        return TypedLeaf.make(reader, quantifier: quantifier, primitive, Value(literal), test,
+                              range: range, lhsRange: lhs.range, source: source)
+    }
+
     private func comparison(_ quantifier: Quantifier?, _ lhs: ExpressionSyntax, _ op: ComparisonOperator,
-                            _ opts: TextOptions, _ rhs: ExpressionSyntax, _ range: SourceRange) -> PredicateFn {
+                            _ opts: TextOptions, _ rhs: ExpressionSyntax, _ range: SourceRange) -> Test<Root> {
         let l = expression(lhs)
         let primitive = PrimitiveComparison(op: op, options: opts, utis: options.utis)
         // A constant right-hand side gets a specialised test, decided once.
         let test: ValueTest
-        let r: ExpressionFn
+        let r: Expr<Root>
         if case .constant(let literal) = rhs.kind {
             let constant = Value(literal)
             r = { _, _ in constant }
@@ -157,18 +242,19 @@ struct Compiler {
             test = { a, b throws(EvaluationErrorKind) in try primitive.evaluate(a, b) }
         }
         let source = self.source
+        if let step = typedStep(quantifier, lhs, primitive, rhs, test, range) { return step.test }
         guard let quantifier else {
             return { root, scope throws(EvaluationError) in
-                let a = try l(root, &scope)
-                let b = try r(root, &scope)
+                let a = try l(&root, &scope)
+                let b = try r(&root, &scope)
                 do throws(EvaluationErrorKind) { return try test(a, b) } catch { throw EvaluationError(error, range: range, source: source) }
             }
         }
         let isAny = quantifier == .any
         let lhsRange = lhs.range
         return { root, scope throws(EvaluationError) in
-            let a = try l(root, &scope)
-            let b = try r(root, &scope)
+            let a = try l(&root, &scope)
+            let b = try r(&root, &scope)
             let elements: [Value]
             switch a {
             case .null: return !isAny
@@ -187,7 +273,7 @@ struct Compiler {
 
     // MARK: Expressions
 
-    func expression(_ e: ExpressionSyntax) -> ExpressionFn {
+    func expression(_ e: ExpressionSyntax) -> Expr<Root> {
         let range = e.range
         let source = self.source
         switch e.kind {
@@ -195,15 +281,16 @@ struct Compiler {
             let v = Value(literal)
             return { _, _ in v }
         case .evaluatedObject:
-            return { root, _ in root }
+            let box = access.box
+            return { root, _ in box(root) }
         case .keyPath(let base, let components):
             let b = base.map(expression)
             return keyPath(components[...], range, from: b)
         case .dynamicKey(let base, let key):
             let b = expression(base), k = expression(key)
             return { root, scope throws(EvaluationError) in
-                let target = try b(root, &scope)
-                let name = try k(root, &scope)
+                let target = try b(&root, &scope)
+                let name = try k(&root, &scope)
                 guard case .string(let s) = name else {
                     if name.isNull { return .null }
                     throw EvaluationError(.notAString(operation: "key", value: name.description), range: range, source: source)
@@ -222,32 +309,32 @@ struct Compiler {
             return { root, scope throws(EvaluationError) in
                 var out: [Value] = []
                 out.reserveCapacity(parts.count)
-                for p in parts { out.append(try p(root, &scope)) }
+                for p in parts { out.append(try p(&root, &scope)) }
                 return .array(out)
             }
         case .index(let base, let index):
             return self.index(expression(base), index, range)
         case .binary(let op, let lhs, let rhs):
             let l = expression(lhs), r = expression(rhs)
-            let call: ExpressionFn = { root, scope throws(EvaluationError) in
-                let a = try l(root, &scope)
-                let b = try r(root, &scope)
+            let call: Expr<Root> = { root, scope throws(EvaluationError) in
+                let a = try l(&root, &scope)
+                let b = try r(&root, &scope)
                 do throws(EvaluationErrorKind) { return try Arithmetic.binary(op, a, b) } catch { throw EvaluationError(error, range: range, source: source) }
             }
             return fold(e, call) ?? call
         case .unary(let op, let operand):
             let inner = expression(operand)
-            let call: ExpressionFn = { root, scope throws(EvaluationError) in
-                let v = try inner(root, &scope)
+            let call: Expr<Root> = { root, scope throws(EvaluationError) in
+                let v = try inner(&root, &scope)
                 do throws(EvaluationErrorKind) { return try Arithmetic.unary(op, v) } catch { throw EvaluationError(error, range: range, source: source) }
             }
             return fold(e, call) ?? call
         case .function(let name, let arguments):
             let args = arguments.map(expression)
-            let call: ExpressionFn = { root, scope throws(EvaluationError) in
+            let call: Expr<Root> = { root, scope throws(EvaluationError) in
                 var values: [Value] = []
                 values.reserveCapacity(args.count)
-                for a in args { values.append(try a(root, &scope)) }
+                for a in args { values.append(try a(&root, &scope)) }
                 do throws(EvaluationErrorKind) { return try BuiltinFunctions.call(name, values) } catch { throw EvaluationError(error, range: range, source: source) }
             }
             if name == "now" || name == "random" || name == "randomn:" { return call }
@@ -257,9 +344,9 @@ struct Compiler {
             let args = arguments.map(expression)
             let function = options.functions.function(for: selector)
             return { root, scope throws(EvaluationError) in
-                let tv = try t(root, &scope)
+                let tv = try t(&root, &scope)
                 var values: [Value] = []
-                for a in args { values.append(try a(root, &scope)) }
+                for a in args { values.append(try a(&root, &scope)) }
                 guard let function else { throw EvaluationError(.unknownFunction(selector), range: range, source: source) }
                 do { return try function(tv, values) } catch let error as FunctionError {
                     throw EvaluationError(.invalidArgument(function: selector, message: error.description), range: range, source: source)
@@ -273,7 +360,7 @@ struct Compiler {
             let c = expression(collection)
             let test = predicate(body)
             return { root, scope throws(EvaluationError) in
-                let cv = try c(root, &scope)
+                let cv = try c(&root, &scope)
                 let elements: [Value]
                 switch cv {
                 case .null: return .null
@@ -286,25 +373,25 @@ struct Compiler {
                 var out: [Value] = []
                 for element in elements {
                     scope.variables[variable] = element
-                    if try test(root, &scope) { out.append(element) }
+                    if try test(&root, &scope) { out.append(element) }
                 }
                 return .array(out)
             }
         case .ternary(let condition, let then, let otherwise):
             let c = predicate(condition), a = expression(then), b = expression(otherwise)
-            return { root, scope throws(EvaluationError) in try c(root, &scope) ? a(root, &scope) : b(root, &scope) }
+            return { root, scope throws(EvaluationError) in try c(&root, &scope) ? a(&root, &scope) : b(&root, &scope) }
         case .cast(let value, let type):
             let v = expression(value), t = expression(type)
-            let call: ExpressionFn = { root, scope throws(EvaluationError) in
-                let x = try v(root, &scope)
-                let name = try t(root, &scope)
+            let call: Expr<Root> = { root, scope throws(EvaluationError) in
+                let x = try v(&root, &scope)
+                let name = try t(&root, &scope)
                 do throws(EvaluationErrorKind) { return try Cast.cast(x, to: name) } catch { throw EvaluationError(error, range: range, source: source) }
             }
             return fold(e, call) ?? call
         case .assignment(let variable, let value):
             let v = expression(value)
             return { root, scope throws(EvaluationError) in
-                let x = try v(root, &scope)
+                let x = try v(&root, &scope)
                 scope.variables[variable] = x
                 return x
             }
@@ -314,58 +401,105 @@ struct Compiler {
     /// Evaluates a subtree that reads neither the object nor variables once, at compile time,
     /// when that succeeds; a subtree that would raise keeps its closure so the error surfaces at
     /// evaluation, where Apple raises it.
-    private func fold(_ e: ExpressionSyntax, _ fn: @escaping ExpressionFn) -> ExpressionFn? {
+    private func fold(_ e: ExpressionSyntax, _ fn: @escaping Expr<Root>) -> Expr<Root>? {
         guard e.isConstantFoldable else { return nil }
+        // The subtree reads no object, so it is computed once with nil as SELF: by `fn` when the
+        // root is a Value, else by the Value-rooted compiler (which folds it the same way).
         var scope = Scope(variables: [:])
-        guard let v = try? fn(.null, &scope) else { return nil }
+        let v: Value?
+        if var null = Value.null as? Root {
+            v = try? fn(&null, &scope)
+        } else {
+            var null = Value.null
+            v = try? values.expression(e)(&null, &scope)
+        }
+        guard let v else { return nil }
         return { _, _ in v }
     }
 
     // MARK: Key paths
 
-    private func keyPath(_ components: ArraySlice<String>, _ range: SourceRange, from base: ExpressionFn?) -> ExpressionFn {
+    func keyPath(_ components: ArraySlice<String>, _ range: SourceRange, from base: Expr<Root>?) -> Expr<Root> {
         let source = self.source
-        let start: ExpressionFn = base ?? { root, _ in root }
+        let box = access.box
+        let start: Expr<Root> = base ?? { root, _ in box(root) }
         // Plain keys up to the first collection operator are read one after another.
         let plainCount = components.prefix { !$0.hasPrefix("@") }.count
         let plain = Array(components.prefix(plainCount))
-        let readPlain: ExpressionFn
-        switch plain.count {
-        case 0:
-            readPlain = start
-        case 1 where base == nil:
-            let key = plain[0]
-            readPlain = { root, _ throws(EvaluationError) in try KeyPaths.step(root, key, range, source) }
-        default:
-            readPlain = { root, scope throws(EvaluationError) in
-                var v = try start(root, &scope)
-                for key in plain { v = try KeyPaths.step(v, key, range, source) }
-                return v
+        let readPlain: Expr<Root>
+        if base == nil, let first = plain.first, let reader = access.reader(first) {
+            // The first key is read by the root type's own reader; the rest from the values.
+            let read = rootRead(reader, key: first, range)
+            let rest = plain.dropFirst()
+            if rest.isEmpty {
+                readPlain = read
+            } else {
+                readPlain = { root, scope throws(EvaluationError) in
+                    var v = try read(&root, &scope)
+                    for key in rest { v = try KeyPaths.step(v, key, range, source) }
+                    return v
+                }
+            }
+        } else {
+            switch plain.count {
+            case 0:
+                readPlain = start
+            case 1 where base == nil:
+                let key = plain[0]
+                readPlain = { root, _ throws(EvaluationError) in try KeyPaths.step(box(root), key, range, source) }
+            default:
+                readPlain = { root, scope throws(EvaluationError) in
+                    var v = try start(&root, &scope)
+                    for key in plain { v = try KeyPaths.step(v, key, range, source) }
+                    return v
+                }
             }
         }
         let rest = components.dropFirst(plainCount)
         guard let op = rest.first else { return readPlain }
         // A collection operator applies the rest of the path to each element, then combines.
         let tail = rest.dropFirst()
-        let element: ExpressionFn? = op == "@count" || tail.isEmpty ? nil : keyPath(tail, range, from: { v, _ in v })
-        let afterCount: ExpressionFn? = op == "@count" && !tail.isEmpty ? keyPath(tail, range, from: { v, _ in v }) : nil
+        let element: ExpressionFn? = op == "@count" || tail.isEmpty ? nil : values.keyPath(tail, range, from: { v, _ in v })
+        let afterCount: ExpressionFn? = op == "@count" && !tail.isEmpty ? values.keyPath(tail, range, from: { v, _ in v }) : nil
         return { root, scope throws(EvaluationError) in
-            let collection = try readPlain(root, &scope)
-            let result = try KeyPaths.collectionOperator(op, collection, element, &scope, range, source)
-            if let afterCount { return try afterCount(result, &scope) }
+            let collection = try readPlain(&root, &scope)
+            var result = try KeyPaths.collectionOperator(op, collection, element, &scope, range, source)
+            if let afterCount { return try afterCount(&result, &scope) }
             return result
+        }
+    }
+
+    /// Reads a key of the root through its reader, as a `Value`; a thrown error names the key.
+    func rootRead(_ reader: KeyReader<Root>, key: String, _ range: SourceRange) -> Expr<Root> {
+        let source = self.source, typeName = access.typeName
+        switch reader.storage {
+        case .value(let read):
+            return { root, _ throws(EvaluationError) in
+                do { return try read(root) } catch {
+                    throw KeyPaths.readError(error, key: key, typeName: typeName, range, source)
+                }
+            }
+        case .integer(let read, _):
+            return { root, _ in read(root).map { .integer($0) } ?? .null }
+        case .string(let read, _):
+            return { root, _ in read(root).map { .string($0) } ?? .null }
+        case .any(let read):
+            return { root, _ in Value(any: read(root)) }
+        default:
+            // The other typed readers cannot throw.
+            return { root, _ in (try? reader.value(of: root)) ?? .null }
         }
     }
 
     // MARK: Index
 
-    private func index(_ base: @escaping ExpressionFn, _ index: IndexSyntax, _ range: SourceRange) -> ExpressionFn {
+    private func index(_ base: @escaping Expr<Root>, _ index: IndexSyntax, _ range: SourceRange) -> Expr<Root> {
         let source = self.source
-        let subscriptFn: ExpressionFn?
+        let subscriptFn: Expr<Root>?
         if case .expression(let e) = index { subscriptFn = expression(e) } else { subscriptFn = nil }
         return { root, scope throws(EvaluationError) in
-            let b = try base(root, &scope)
-            let i = try subscriptFn?(root, &scope)
+            let b = try base(&root, &scope)
+            let i = try subscriptFn?(&root, &scope)
             do throws(EvaluationErrorKind) { return try KeyPaths.index(b, index, i) } catch { throw EvaluationError(error, range: range, source: source) }
         }
     }

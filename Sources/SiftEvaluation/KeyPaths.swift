@@ -20,6 +20,15 @@ enum KeyPaths {
         }
     }
 
+    /// The error for a key a root reader failed to read.
+    static func readError(_ error: any Error, key: String, typeName: String, _ range: SourceRange, _ source: String?) -> EvaluationError {
+        switch error {
+        case let e as EvaluationError: e
+        case KeyValueCodingError.unknownKey(let k, let t): EvaluationError(.unknownKey(key: k, type: t), range: range, source: source)
+        default: EvaluationError(.unknownKey(key: key, type: typeName), range: range, source: source)
+        }
+    }
+
     private static func kind(of error: any Error, key: String, value: Value) -> EvaluationErrorKind {
         switch error {
         case let e as EvaluationError: e.kind
@@ -50,7 +59,8 @@ enum KeyPaths {
         var values: [Value] = []
         values.reserveCapacity(elements.count)
         for e in elements {
-            let v = try element?(e, &scope) ?? e
+            var e = e
+            let v = try element?(&e, &scope) ?? e
             values.append(v)
         }
         let present = values.filter { !$0.isNull }

@@ -9,25 +9,34 @@ import Foundation
 /// A type that answers keys for predicates, like Key-Value Coding on Apple platforms.
 ///
 /// Conform your own types for the fastest evaluation; `Encodable` types and plain structs work
-/// without any code, through encoding or reflection.
+/// without any code, through encoding or reflection. Implement either method: ``reader(forKey:)``
+/// (typed, resolved once per key when a predicate is compiled for the type; the fast one) or
+/// ``value(forKey:)`` (asked per object); each has a default written in terms of the other.
 ///
 /// ```swift
 /// struct Person: KeyValueCoding {
 ///     var name: String, age: Int
-///     func value(forKey key: String) throws -> Value {
+///     static func reader(forKey key: String) -> KeyReader<Person>? {
 ///         switch key {
-///         case "name": .string(name)
-///         case "age": .integer(Int64(age))
-///         default: throw KeyValueCodingError.unknownKey(key, in: "Person")
+///         case "name": .string { $0.name }
+///         case "age": .integer { $0.age }
+///         default: nil
 ///         }
 ///     }
 /// }
 /// try SiftPredicate("age > 30").evaluate(with: Person(name: "Ann", age: 41))   // true
+/// let adults = try SiftPredicate("age >= 18").compiled(for: Person.self)      // for many objects
 /// ```
 public protocol KeyValueCoding {
     /// The value for `key`: `.null` when the value is nil, or throw
-    /// ``KeyValueCodingError/unknownKey(_:in:)`` when the type has no such key.
+    /// ``KeyValueCodingError/unknownKey(_:in:)`` when the type has no such key. The default asks
+    /// ``reader(forKey:)``.
     func value(forKey key: String) throws -> Value
+
+    /// A reader for `key`, asked once per key when a predicate is compiled for this type, or nil
+    /// to read the key through ``value(forKey:)`` instead (which reports an unknown key when the
+    /// predicate is evaluated, as Apple's predicates raise then). The default is nil.
+    static func reader(forKey key: String) -> KeyReader<Self>?
 
     /// The whole content as a dictionary, when the type can list it (used for `==` between
     /// objects and for `@count`). The default is nil.
@@ -36,6 +45,13 @@ public protocol KeyValueCoding {
 
 extension KeyValueCoding {
     public var dictionaryValue: [String: Value]? { nil }
+
+    public static func reader(forKey key: String) -> KeyReader<Self>? { nil }
+
+    public func value(forKey key: String) throws -> Value {
+        guard let reader = Self.reader(forKey: key) else { throw KeyValueCodingError.unknownKey(key, in: String(describing: Self.self)) }
+        return try reader.value(of: self)
+    }
 }
 
 /// Why a key could not be read.
@@ -54,6 +70,15 @@ extension Dictionary: KeyValueCoding where Key == String {
     }
 
     public var dictionaryValue: [String: SiftEvaluation.Value]? { mapValues { SiftEvaluation.Value(any: $0) } }
+
+    /// Reads through `Value(any:)`. (`[String: Any]` gets code specialised for it in
+    /// ``SiftPredicate/compiled(for:)``.)
+    public static func reader(forKey key: String) -> KeyReader<Self>? {
+        return .value { d in
+            guard let v = d[key] else { return .null }
+            return SiftEvaluation.Value(any: v)
+        }
+    }
 }
 
 // MARK: - Conversion from Swift and Foundation values

@@ -26,7 +26,7 @@ public struct SiftSortDescriptor: Sendable, CustomStringConvertible {
         self.keyPath = keyPath
         self.ascending = ascending
         self.options = options
-        self.read = Compiler(options: EvaluationOptions(), source: keyPath).expression(e)
+        self.read = Compiler(options: EvaluationOptions(), source: keyPath, access: .value).expression(e)
     }
 
     public var description: String {
@@ -36,7 +36,8 @@ public struct SiftSortDescriptor: Sendable, CustomStringConvertible {
     /// The key of one object.
     func key(_ object: Value) throws(EvaluationError) -> Value {
         var scope = Scope(variables: [:])
-        return try read(object, &scope)
+        var object = object
+        return try read(&object, &scope)
     }
 
     /// Compares two keys in this descriptor's direction.

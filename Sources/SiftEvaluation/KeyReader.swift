@@ -1,0 +1,196 @@
+// Typed key readers: how a `KeyValueCoding` type hands the compiler a reader for one key, resolved
+// once when a predicate is compiled for that type, instead of answering `value(forKey:)` by name for
+// every object. A reader that says what Swift type it returns (an integer, a string, an array of
+// strings…) lets the compiler test that value directly, without building a `Value` and without a
+// string switch per object; that is where most of the time of evaluating over structs went.
+
+import Foundation
+
+/// Reads one key of a `Root` value; returned by ``KeyValueCoding/reader(forKey:)``.
+///
+/// Pick the case that matches the property's type: the typed cases let compiled predicates test
+/// the value without converting it; ``value(_:)`` takes any ``Value``.
+///
+/// ```swift
+/// struct Person: KeyValueCoding {
+///     var name: String, age: Int?, tags: [String]
+///     static func reader(forKey key: String) -> KeyReader<Person>? {
+///         switch key {
+///         case "name": .string { $0.name }
+///         case "age": .integer { $0.age }          // nil reads as nil
+///         case "tags": .strings { $0.tags }
+///         default: nil                              // an unknown key: an error when evaluated
+///         }
+///     }
+/// }
+/// let adults = try SiftPredicate("age >= 18").compiled(for: Person.self)
+/// try adults.evaluate(with: Person(name: "Ann", age: 41, tags: []))   // true
+/// ```
+public struct KeyReader<Root>: Sendable {
+    /// A test of a condition on the read value, or nil when the value is nil. Each is made in
+    /// inlinable code, so it is compiled in the module that declares `Root`, where the reader
+    /// closure is known and inlined: the property is tested in place, without copying (and
+    /// retaining) it, in one call per object.
+    @usableFromInline typealias Check<Condition> = @Sendable (inout Root, Condition) -> Bool?
+
+    @usableFromInline
+    enum Storage: Sendable {
+        case value(@Sendable (Root) throws -> Value)
+        case bool(@Sendable (Root) -> Bool?, Check<BoolCondition>)
+        case integer(@Sendable (Root) -> Int64?, Check<IntegerCondition>)
+        case double(@Sendable (Root) -> Double?, Check<DoubleCondition>)
+        case string(@Sendable (Root) -> String?, Check<StringCondition>)
+        case date(@Sendable (Root) -> Date?)
+        /// The check takes the element condition and whether it is ALL (else ANY).
+        case strings(@Sendable (Root) -> [String]?, @Sendable (inout Root, StringCondition, _ all: Bool) -> Bool?)
+        /// A value of unknown type, as dictionaries hold them (`[String: Any]`).
+        case any(@Sendable (Root) -> Any?)
+    }
+
+    @usableFromInline
+    let storage: Storage
+
+    @usableFromInline
+    init(_ storage: Storage) { self.storage = storage }
+
+    /// A key whose value is any ``Value`` (nested objects, mixed arrays, decimals, data…).
+    /// Throwing ``KeyValueCodingError`` reports the key as unknown.
+    @inlinable
+    public static func value(_ read: @escaping @Sendable (Root) throws -> Value) -> KeyReader { KeyReader(.value(read)) }
+
+    /// A Boolean key (nil reads as nil). Booleans compare with numbers as 0 and 1, as NSNumber does.
+    @inlinable
+    public static func bool(_ read: @escaping @Sendable (Root) -> Bool?) -> KeyReader {
+        let test: @Sendable (inout Root, BoolCondition) -> Bool? = { root, c in read(root).map { $0 ? c.ifTrue : c.ifFalse } }
+        return KeyReader(.bool(read, test))
+    }
+
+    /// An integer key (nil reads as nil).
+    @inlinable
+    public static func integer(_ read: @escaping @Sendable (Root) -> Int64?) -> KeyReader {
+        let test: @Sendable (inout Root, IntegerCondition) -> Bool? = { root, c in
+            guard let x = read(root) else { return nil }
+            return c.test(x)
+        }
+        return KeyReader(.integer(read, test))
+    }
+
+    /// An `Int` key (nil reads as nil).
+    @inlinable
+    public static func integer(_ read: @escaping @Sendable (Root) -> Int?) -> KeyReader {
+        integer { (root: Root) -> Int64? in read(root).map { Int64($0) } }
+    }
+
+    /// A floating-point key (nil reads as nil).
+    @inlinable
+    public static func double(_ read: @escaping @Sendable (Root) -> Double?) -> KeyReader {
+        let test: @Sendable (inout Root, DoubleCondition) -> Bool? = { root, c in
+            guard let x = read(root) else { return nil }
+            return c.test(x)
+        }
+        return KeyReader(.double(read, test))
+    }
+
+    /// A string key (nil reads as nil).
+    @inlinable
+    public static func string(_ read: @escaping @Sendable (Root) -> String?) -> KeyReader {
+        let test: @Sendable (inout Root, StringCondition) -> Bool? = { root, c in
+            guard let s = read(root) else { return nil }
+            return c.test(s)
+        }
+        return KeyReader(.string(read, test))
+    }
+
+    /// A date key (nil reads as nil).
+    @inlinable
+    public static func date(_ read: @escaping @Sendable (Root) -> Date?) -> KeyReader { KeyReader(.date(read)) }
+
+    /// An array-of-strings key (nil reads as nil); `ANY tags == "x"` tests the strings directly.
+    @inlinable
+    public static func strings(_ read: @escaping @Sendable (Root) -> [String]?) -> KeyReader {
+        let test: @Sendable (inout Root, StringCondition, Bool) -> Bool? = { root, c, all in
+            guard let xs = read(root) else { return nil }
+            return all ? xs.allSatisfy { c.test($0) } : xs.contains { c.test($0) }
+        }
+        return KeyReader(.strings(read, test))
+    }
+
+    /// The value for `root`, as ``KeyValueCoding/value(forKey:)`` answers it.
+    public func value(of root: Root) throws -> Value {
+        switch storage {
+        case .value(let read): return try read(root)
+        case .bool(let read, _): return read(root).map { .bool($0) } ?? .null
+        case .integer(let read, _): return read(root).map { .integer($0) } ?? .null
+        case .double(let read, _): return read(root).map { .double($0) } ?? .null
+        case .string(let read, _): return read(root).map { .string($0) } ?? .null
+        case .date(let read): return read(root).map { .date($0) } ?? .null
+        case .strings(let read, _): return read(root).map { .array($0.map { .string($0) }) } ?? .null
+        case .any(let read): return Value(any: read(root))
+        }
+    }
+}
+
+// MARK: - Conditions a typed leaf tests
+
+/// `x op constant` on an integer, for integer constants.
+@usableFromInline
+enum IntegerCondition: Sendable {
+    case equal(Int64), notEqual(Int64), less(Int64), lessOrEqual(Int64), greater(Int64), greaterOrEqual(Int64)
+    case between(Int64, Int64)
+    case member(Set<Int64>)
+
+    @inlinable @inline(__always)
+    func test(_ x: Int64) -> Bool {
+        switch self {
+        case .equal(let k): x == k
+        case .notEqual(let k): x != k
+        case .less(let k): x < k
+        case .lessOrEqual(let k): x <= k
+        case .greater(let k): x > k
+        case .greaterOrEqual(let k): x >= k
+        case .between(let lo, let hi): lo <= x && x <= hi
+        case .member(let set): set.contains(x)
+        }
+    }
+}
+
+/// `x op constant` on a double, for constants that are exact, non-NaN doubles.
+@usableFromInline
+enum DoubleCondition: Sendable {
+    case less(Double), lessOrEqual(Double), greater(Double), greaterOrEqual(Double)
+    case between(Double, Double)
+
+    @inlinable @inline(__always)
+    func test(_ x: Double) -> Bool {
+        switch self {
+        case .less(let k): x < k || x.isNaN
+        case .lessOrEqual(let k): x <= k || x.isNaN
+        case .greater(let k): x > k
+        case .greaterOrEqual(let k): x >= k
+        case .between(let lo, let hi): lo <= x && x <= hi
+        }
+    }
+}
+
+/// `b == constant` / `b != constant` on a Boolean: the answers for true and for false.
+@usableFromInline
+struct BoolCondition: Sendable {
+    @usableFromInline let ifTrue: Bool
+    @usableFromInline let ifFalse: Bool
+}
+
+/// `s == k`, `s != k` or `s IN {…}` on a string, without options.
+@usableFromInline
+enum StringCondition: Sendable {
+    case equal(String), notEqual(String)
+    case member(Set<String>)
+
+    @inlinable @inline(__always)
+    func test(_ s: String) -> Bool {
+        switch self {
+        case .equal(let k): s == k
+        case .notEqual(let k): s != k
+        case .member(let set): set.contains(s)
+        }
+    }
+}

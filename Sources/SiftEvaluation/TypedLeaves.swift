@@ -1,0 +1,218 @@
+// Comparisons of a root key against a constant, when the root type reads that key with a typed
+// `KeyReader` (`age > 30` on a struct whose `age` reader returns `Int?`). The value is tested as
+// the Swift type the reader returns, without building a `Value`, so a leaf costs a call to the
+// reader and a machine comparison. Each fast form must answer exactly as the general path
+// (`ConstantComparison` / `PrimitiveComparison`) does; anything not special-cased here falls back
+// to it, and nil always takes the general path's answer, computed once at compile time.
+
+import Foundation
+import SiftSyntax
+import SiftText
+
+enum TypedLeaf {
+    /// A test for `key op constant` (or `ANY key op constant` / `ALL …`), or nil when the reader
+    /// is untyped and the general path should be used.
+    static func make<Root>(_ reader: KeyReader<Root>, quantifier: Quantifier?, _ p: PrimitiveComparison,
+                           _ constant: Value, _ general: @escaping ValueTest,
+                           range: SourceRange, lhsRange: SourceRange, source: String?) -> Step<Root>? {
+        // The general path's answer for a nil value, decided once; nil when it raises.
+        let nilAnswer: Bool?
+        let nilError: EvaluationError?
+        if let quantifier {
+            // ANY over nil is false, ALL over nil is true (nil is an empty collection).
+            nilAnswer = quantifier == .all
+            nilError = nil
+        } else {
+            do throws(EvaluationErrorKind) { nilAnswer = try general(.null, constant); nilError = nil } catch {
+                nilAnswer = nil
+                nilError = EvaluationError(error, range: range, source: source)
+            }
+        }
+        @Sendable func onNil() throws(EvaluationError) -> Bool {
+            if let nilAnswer { return nilAnswer }
+            throw nilError!
+        }
+        @Sendable func wrap(_ e: EvaluationErrorKind) -> EvaluationError { EvaluationError(e, range: range, source: source) }
+        let strings = stringCondition(p, constant)
+
+        if let quantifier {
+            let all = quantifier == .all
+            switch reader.storage {
+            case .strings(let get, let check):
+                if let strings, let nilAnswer { return .strings(check, strings, all: all, ifNil: nilAnswer) }
+                let t = elementTest(p, constant, general)
+                return .closure { root, _ throws(EvaluationError) in
+                    guard let xs = get(root) else { return try onNil() }
+                    do throws(EvaluationErrorKind) {
+                        for x in xs where try t(x) != all { return !all }
+                        return all
+                    } catch { throw wrap(error) }
+                }
+            case .any(let get):
+                // Arrays of strings are tested in place; anything else as the general path does.
+                let t = strings.map { c in { @Sendable (s: String) in c.test(s) } }
+                return .closure { root, _ throws(EvaluationError) in
+                    guard let v = get(root) else { return try onNil() }
+                    if let t, type(of: v) == [String].self {
+                        let xs = v as! [String]
+                        return all ? xs.allSatisfy(t) : xs.contains(where: t)
+                    }
+                    let value = Value(any: v)
+                    let elements: [Value]
+                    switch value {
+                    case .null: return try onNil()
+                    case .array(let e), .set(let e): elements = e
+                    default:
+                        throw EvaluationError(.notACollection(operation: all ? "ALL" : "ANY", value: value.description), range: lhsRange, source: source)
+                    }
+                    do throws(EvaluationErrorKind) {
+                        for e in elements where try general(e, constant) != all { return !all }
+                        return all
+                    } catch { throw wrap(error) }
+                }
+            default:
+                // A scalar under ANY/ALL is the general path's error (not a collection).
+                return nil
+            }
+        }
+
+        switch reader.storage {
+        case .value:
+            return nil
+        case .integer(let get, let check):
+            if let c = integerCondition(p, constant), let nilAnswer { return .integer(check, c, ifNil: nilAnswer) }
+            return .closure { root, _ throws(EvaluationError) in
+                guard let x = get(root) else { return try onNil() }
+                do throws(EvaluationErrorKind) { return try general(.integer(x), constant) } catch { throw wrap(error) }
+            }
+        case .double(let get, let check):
+            if let c = doubleCondition(p, constant), let nilAnswer { return .double(check, c, ifNil: nilAnswer) }
+            return .closure { root, _ throws(EvaluationError) in
+                guard let x = get(root) else { return try onNil() }
+                do throws(EvaluationErrorKind) { return try general(.double(x), constant) } catch { throw wrap(error) }
+            }
+        case .bool(let get, let check):
+            if let c = boolCondition(p, constant), let nilAnswer { return .bool(check, c, ifNil: nilAnswer) }
+            return .closure { root, _ throws(EvaluationError) in
+                guard let b = get(root) else { return try onNil() }
+                do throws(EvaluationErrorKind) { return try general(.bool(b), constant) } catch { throw wrap(error) }
+            }
+        case .string(let get, let check):
+            if let strings, let nilAnswer { return .string(check, strings, ifNil: nilAnswer) }
+            let t = elementTest(p, constant, general)
+            return .closure { root, _ throws(EvaluationError) in
+                guard let s = get(root) else { return try onNil() }
+                do throws(EvaluationErrorKind) { return try t(s) } catch { throw wrap(error) }
+            }
+        case .date(let get):
+            return .closure { root, _ throws(EvaluationError) in
+                guard let d = get(root) else { return try onNil() }
+                do throws(EvaluationErrorKind) { return try general(.date(d), constant) } catch { throw wrap(error) }
+            }
+        case .strings:
+            return nil
+        case .any(let get):
+            // Values of unknown type: the exact Swift types a condition tests are tested in place
+            // (a metadata comparison, then a cast that cannot fail); any other value, NSNumber
+            // included, is converted and tested as the general path does.
+            let integers = integerCondition(p, constant), doubles = doubleCondition(p, constant)
+            let bools = boolCondition(p, constant)
+            return .closure { root, _ throws(EvaluationError) in
+                guard let v = get(root) else { return try onNil() }
+                let t = type(of: v)
+                if t == Int.self, let integers { return integers.test(Int64(v as! Int)) }
+                if t == String.self, let strings { return strings.test(v as! String) }
+                if t == Double.self, let doubles { return doubles.test(v as! Double) }
+                if t == Bool.self, let bools { return (v as! Bool) ? bools.ifTrue : bools.ifFalse }
+                do throws(EvaluationErrorKind) { return try general(Value(any: v), constant) } catch { throw wrap(error) }
+            }
+        }
+    }
+
+    /// The test of one string against the constant, as the general path answers it.
+    private static func elementTest(_ p: PrimitiveComparison, _ constant: Value, _ general: @escaping ValueTest) -> @Sendable (String) throws(EvaluationErrorKind) -> Bool {
+        if let c = stringCondition(p, constant) { return { c.test($0) } }
+        return { s throws(EvaluationErrorKind) in try general(.string(s), constant) }
+    }
+
+    /// `x op k` for integer constants.
+    static func integerCondition(_ p: PrimitiveComparison, _ constant: Value) -> IntegerCondition? {
+        switch (p.op, constant) {
+        case (.equal, .integer(let k)): return .equal(k)
+        case (.notEqual, .integer(let k)): return .notEqual(k)
+        case (.lessThan, .integer(let k)): return .less(k)
+        case (.lessThanOrEqual, .integer(let k)): return .lessOrEqual(k)
+        case (.greaterThan, .integer(let k)): return .greater(k)
+        case (.greaterThanOrEqual, .integer(let k)): return .greaterOrEqual(k)
+        case (.between, .array(let bounds)) where bounds.count == 2:
+            guard case .integer(let a) = bounds[0], case .integer(let b) = bounds[1] else { return nil }
+            return .between(min(a, b), max(a, b))
+        case (.in, .array(let elements)), (.in, .set(let elements)):
+            // Numbers equal integers by numeric value (1.0 and true equal 1); nothing else does.
+            var set = Set<Int64>()
+            for e in elements {
+                switch HashKey(e) {
+                case .integer(let i)?: set.insert(i)
+                case .null?, .double?, .string?, .date?: break
+                case nil: return nil
+                }
+            }
+            return .member(set)
+        default:
+            return nil
+        }
+    }
+
+    /// `x op k` for doubles, when `k` is exactly a double and not NaN (integers up to 2⁵³).
+    static func doubleCondition(_ p: PrimitiveComparison, _ constant: Value) -> DoubleCondition? {
+        func exact(_ v: Value) -> Double? {
+            switch v {
+            case .double(let d) where !d.isNaN: d
+            case .integer(let i) where i.magnitude <= 1 << 53: Double(i)
+            default: nil
+            }
+        }
+        switch p.op {
+        case .lessThan: return exact(constant).map { .less($0) }
+        case .lessThanOrEqual: return exact(constant).map { .lessOrEqual($0) }
+        case .greaterThan: return exact(constant).map { .greater($0) }
+        case .greaterThanOrEqual: return exact(constant).map { .greaterOrEqual($0) }
+        case .between:
+            guard case .array(let bounds) = constant, bounds.count == 2,
+                  let a = exact(bounds[0]), let b = exact(bounds[1]) else { return nil }
+            return .between(min(a, b), max(a, b))
+        default: return nil
+        }
+    }
+
+    /// `b == k` / `b != k` for Booleans: a Boolean equals a number when it is 1 (true) or 0 (false).
+    static func boolCondition(_ p: PrimitiveComparison, _ constant: Value) -> BoolCondition? {
+        guard p.op == .equal || p.op == .notEqual, let k = constant.number else { return nil }
+        let expect = p.op == .equal
+        return BoolCondition(ifTrue: (compareNumbers(.integer(1), k) == 0) == expect,
+                             ifFalse: (compareNumbers(.integer(0), k) == 0) == expect)
+    }
+
+    /// `s == k`, `s != k` without options, and `s IN {…}` (membership ignores options).
+    static func stringCondition(_ p: PrimitiveComparison, _ constant: Value) -> StringCondition? {
+        switch (p.op, constant) {
+        case (.equal, .string(let k)) where !p.options.altersComparison:
+            return .equal(k)
+        case (.notEqual, .string(let k)) where !p.options.altersComparison:
+            return .notEqual(k)
+        case (.in, .array(let elements)), (.in, .set(let elements)):
+            // A string equals only strings.
+            var set = Set<String>()
+            for e in elements {
+                switch HashKey(e) {
+                case .string(let s)?: set.insert(s)
+                case .null?, .integer?, .double?, .date?: break
+                case nil: return nil
+                }
+            }
+            return .member(set)
+        default:
+            return nil
+        }
+    }
+}

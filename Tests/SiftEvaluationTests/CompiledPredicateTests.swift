@@ -1,0 +1,246 @@
+// Predicates compiled for a root type (`SiftPredicate.compiled(for:)`) must answer exactly as the
+// general path does: the typed checks of `KeyReader`, the `[String: Any]` specialisation and the
+// top-level programs are all shortcuts, and a shortcut that disagrees on one value (nil, NaN, a
+// Boolean against a number, a string against a number, ALL over an empty array…) is a bug. These
+// tests run thousands of generated predicates over rows holding such values through three roots
+// (a struct with typed readers, a `[String: Any]`, and the general `Value` path) and compare
+// every answer, errors included.
+
+import Foundation
+import Testing
+import SiftTestSupport
+import SiftSyntax
+@testable import SiftEvaluation
+
+/// A row whose keys are read by every kind of typed reader.
+struct TypedRow: KeyValueCoding {
+    var b: Bool?, i: Int?, j: Int64?, d: Double?, s: String?, t: Date?, tags: [String]?
+    var v: SiftEvaluation.Value
+
+    init(b: Bool?, i: Int?, j: Int64?, d: Double?, s: String?, t: Date?, tags: [String]?, v: SiftEvaluation.Value) {
+        (self.b, self.i, self.j, self.d, self.s, self.t, self.tags, self.v) = (b, i, j, d, s, t, tags, v)
+    }
+
+    static func reader(forKey key: String) -> KeyReader<TypedRow>? {
+        switch key {
+        case "b": .bool { $0.b }
+        case "i": .integer { $0.i }
+        case "j": .integer { $0.j }
+        case "d": .double { $0.d }
+        case "s": .string { $0.s }
+        case "t": .date { $0.t }
+        case "tags": .strings { $0.tags }
+        case "v": .value { $0.v }
+        default: nil
+        }
+    }
+
+    /// The same content as a dictionary; nil is a missing key.
+    var dictionary: [String: Any] {
+        var out: [String: Any] = [:]
+        if let b { out["b"] = b }
+        if let i { out["i"] = i }
+        if let j { out["j"] = j }
+        if let d { out["d"] = d }
+        if let s { out["s"] = s }
+        if let t { out["t"] = t }
+        if let tags { out["tags"] = tags }
+        switch v {
+        case .null: break
+        case .integer(let x): out["v"] = Int(x)
+        case .string(let x): out["v"] = x
+        case .array(let xs): out["v"] = xs.map { v -> String in if case .string(let s) = v { s } else { "?" } }
+        default: out["v"] = v
+        }
+        return out
+    }
+}
+
+/// An answer: true, false, or the id of the error raised.
+private enum Outcome: Equatable, CustomStringConvertible {
+    case answer(Bool)
+    case error(String)
+
+    init(_ body: () throws(EvaluationError) -> Bool) {
+        do { self = .answer(try body()) } catch { self = .error(error.id) }
+    }
+
+    var description: String {
+        switch self {
+        case .answer(let b): "\(b)"
+        case .error(let id): "error \(id)"
+        }
+    }
+}
+
+@Suite struct CompiledPredicateTests {
+    static let rows: [TypedRow] = {
+        var rng = SplitMix64(seed: 0xC0FFEE)
+        func pick<T>(_ xs: [T]) -> T { xs[Int(rng.next() % UInt64(xs.count))] }
+        let bools: [Bool?] = [nil, true, false]
+        let ints: [Int?] = [nil, 0, 1, 5, 42, -3, 3, 7, Int.max, Int.min]
+        let doubles: [Double?] = [nil, 0.0, -0.0, 2.5, .nan, .infinity, -.infinity, 9_007_199_254_740_992, 1e300, 42.0, 3.0]
+        let strings: [String?] = [nil, "", "a", "5", "José", "jose", "JOSE", "x", "m", "Straße", "STRASSE", "y"]
+        let dates: [Date?] = [nil, Date(timeIntervalSinceReferenceDate: 0), Date(timeIntervalSinceReferenceDate: 1e6)]
+        let arrays: [[String]?] = [nil, [], ["x"], ["x", "y"], ["a", "5", "José"], ["x", "x"]]
+        let values: [Value] = [.null, .integer(3), .string("a"), .array([.string("x")])]
+        var rows: [TypedRow] = []
+        for _ in 0..<60 {
+            rows.append(TypedRow(b: pick(bools), i: pick(ints), j: pick(ints).map { Int64($0) }, d: pick(doubles),
+                                 s: pick(strings), t: pick(dates), tags: pick(arrays), v: pick(values)))
+        }
+        return rows
+    }()
+
+    static let keys = ["b", "i", "j", "d", "s", "t", "tags", "v"]
+    static let operators = ["==", "!=", "<", "<=", ">", ">=", "BETWEEN", "IN", "BEGINSWITH", "CONTAINS", "LIKE",
+                            "==[c]", "==[cd]", "!=[cd]", "IN[c]", "<[c]", "ENDSWITH[cd]"]
+    static let constants = ["0", "1", "-3", "42", "2.5", "-0.0", "9007199254740993", "1e300", "YES", "NO", "nil",
+                            #""a""#, #""5""#, #""José""#, #""jose""#, #""""#, #""x""#, #""strasse""#,
+                            #"{1, 2.0, "a", nil}"#, #"{"x", "y"}"#, "{3, 7}", "{7, 3}", "{2.5, 1e10}", #"{"a", "m"}"#,
+                            "{YES}", #"{-3, "x", 42}"#]
+
+    /// One comparison, maybe quantified.
+    static func comparison(_ rng: inout SplitMix64) -> String {
+        func pick(_ xs: [String]) -> String { xs[Int(rng.next() % UInt64(xs.count))] }
+        let key = pick(keys), op = pick(operators), constant = pick(constants)
+        let quantifier = rng.next() % 4 == 0 ? pick(["ANY ", "ALL ", "NONE ", "SOME "]) : ""
+        return "\(quantifier)\(key) \(op) \(constant)"
+    }
+
+    static func predicate(_ rng: inout SplitMix64) -> String {
+        switch rng.next() % 6 {
+        case 0: return comparison(&rng) + " AND " + comparison(&rng)
+        case 1: return comparison(&rng) + " OR " + comparison(&rng)
+        case 2: return "NOT (" + comparison(&rng) + ")"
+        case 3: return (0..<4).map { _ in comparison(&rng) }.joined(separator: " AND ")
+        case 4: return "(" + comparison(&rng) + " OR " + comparison(&rng) + ") AND " + comparison(&rng)
+        default: return comparison(&rng)
+        }
+    }
+
+    /// Every generated predicate answers the same for the typed struct, the dictionary compiled
+    /// for `[String: Any]`, and the general path, row by row; `count(in:)` and `filter` agree.
+    @Test(arguments: [false, true])
+    func typedAndDictionaryRootsAgreeWithTheGeneralPath(lenient: Bool) throws {
+        var rng = SplitMix64(seed: lenient ? 77 : 1_234_567)
+        let rows = Self.rows
+        let dictionaries = rows.map(\.dictionary)
+        var compared = 0, typedLeaves = 0
+        for _ in 0..<1_500 {
+            let format = Self.predicate(&rng)
+            let p = try SiftPredicate(format, options: EvaluationOptions(lenient: lenient))
+            let typed = p.compiled(for: TypedRow.self)
+            let dict = p.compiled(for: [String: Any].self)
+            if case .single(let step) = typed.program, case .closure = step {} else { typedLeaves += 1 }
+            var expectedMatches: [Int]? = []
+            for (n, row) in rows.enumerated() {
+                let expected = Outcome { () throws(EvaluationError) in try p.evaluate(with: dictionaries[n] as Any) }
+                let viaStruct = Outcome { () throws(EvaluationError) in try typed.evaluate(with: row) }
+                let viaDictionary = Outcome { () throws(EvaluationError) in try dict.evaluate(with: dictionaries[n]) }
+                #expect(viaStruct == expected, "\(format) on row \(n) \(row): struct \(viaStruct), general \(expected)")
+                #expect(viaDictionary == expected, "\(format) on row \(n): dictionary \(viaDictionary), general \(expected)")
+                switch expected {
+                case .answer(true): expectedMatches?.append(n)
+                case .answer(false): break
+                case .error: expectedMatches = nil
+                }
+                compared += 1
+            }
+            if let expectedMatches {
+                #expect(try typed.count(in: rows) == expectedMatches.count, "\(format)")
+                #expect(try dict.filter(dictionaries).count == expectedMatches.count, "\(format)")
+                #expect(try rows.filter(p).map(\.s) == expectedMatches.map { rows[$0].s }, "\(format)")
+            } else {
+                #expect(throws: EvaluationError.self, "\(format)") { try typed.count(in: rows) }
+            }
+        }
+        #expect(compared == 1_500 * rows.count)
+        // The shortcuts were exercised, not skipped (a top-level typed check or program; lenient
+        // mode keeps its three-valued closures at the top and uses typed checks inside them).
+        if !lenient { #expect(typedLeaves > 500, "only \(typedLeaves) predicates compiled to typed programs") }
+    }
+
+    /// Hand-picked cases where a shortcut could plausibly differ.
+    @Test func edgeCases() throws {
+        let nan = TypedRow(b: nil, i: nil, j: nil, d: .nan, s: nil, t: nil, tags: [], v: .null)
+        let cases: [(String, TypedRow, Bool)] = [
+            ("d < 1", nan, true),                 // NaN orders below every number
+            ("d <= -1e308", nan, true),
+            ("d > -1e308", nan, false),
+            ("d BETWEEN {-1e308, 1e308}", nan, false),
+            ("ALL tags == 'x'", nan, true),       // ALL over an empty array
+            ("ANY tags == 'x'", nan, false),
+            ("NONE tags == 'x'", nan, true),
+            ("i == nil", nan, true),
+            ("i != 3", nan, true),
+            ("s != 'a'", nan, true),
+            ("s IN {'a', nil}", nan, false),
+            ("b == NO", TypedRow(b: false, i: nil, j: nil, d: nil, s: nil, t: nil, tags: nil, v: .null), true),
+            ("b == 0", TypedRow(b: false, i: nil, j: nil, d: nil, s: nil, t: nil, tags: nil, v: .null), true),
+            ("b == 1.0", TypedRow(b: true, i: nil, j: nil, d: nil, s: nil, t: nil, tags: nil, v: .null), true),
+            ("i IN {1.0, 'x'}", TypedRow(b: nil, i: 1, j: nil, d: nil, s: nil, t: nil, tags: nil, v: .null), true),
+            ("j == 9007199254740993", TypedRow(b: nil, i: nil, j: 9_007_199_254_740_993, d: nil, s: nil, t: nil, tags: nil, v: .null), true),
+            ("d == 9007199254740993", TypedRow(b: nil, i: nil, j: nil, d: 9_007_199_254_740_992, s: nil, t: nil, tags: nil, v: .null), false),
+            ("d < 9007199254740993", TypedRow(b: nil, i: nil, j: nil, d: 9_007_199_254_740_992, s: nil, t: nil, tags: nil, v: .null), true),
+            ("ALL tags IN {'x', 'y'}", TypedRow(b: nil, i: nil, j: nil, d: nil, s: nil, t: nil, tags: ["x", "y", "x"], v: .null), true),
+        ]
+        for (format, row, expected) in cases {
+            let p = try SiftPredicate(format)
+            #expect(try p.compiled(for: TypedRow.self).evaluate(with: row) == expected, "\(format)")
+            #expect(try p.compiled(for: [String: Any].self).evaluate(with: row.dictionary) == expected, "\(format)")
+            #expect(try p.evaluate(with: row.dictionary as Any) == expected, "\(format)")
+        }
+    }
+
+    /// A key the type has no reader for is an error when evaluated, with its position; typed
+    /// errors from the checks carry the comparison's position.
+    @Test func unknownKeysAndTypeErrorsPointAtTheSource() throws {
+        let row = Self.rows[0]
+        let p = try SiftPredicate("i == 1 OR\n  nope == 2").compiled(for: TypedRow.self)
+        var noMatch = row
+        noMatch.i = 0
+        do {
+            _ = try p.evaluate(with: noMatch)
+            Issue.record("expected an unknown-key error")
+        } catch {
+            #expect(error.id == "unknown-key")
+            #expect(error.location == SiftSyntax.SourceLocation(line: 2, column: 3))
+            #expect(error.message.contains("nope"))
+        }
+        // An unknown key never read raises nothing, as in Apple's predicates.
+        var match = row
+        match.i = 1
+        #expect(try p.evaluate(with: match))
+        // A type mismatch in a typed leaf is the general path's error.
+        let q = try SiftPredicate("s < 5").compiled(for: TypedRow.self)
+        var withString = row
+        withString.s = "a"
+        #expect(throws: EvaluationError.self) { try q.evaluate(with: withString) }
+        let lenient = try SiftPredicate("s < 5", options: EvaluationOptions(lenient: true)).compiled(for: TypedRow.self)
+        #expect(try lenient.evaluate(with: withString) == false)
+    }
+
+    /// A type that implements only `reader(forKey:)` answers `value(forKey:)` through it, so the
+    /// per-object API and `SELF` comparisons see the same values.
+    @Test func valueForKeyDefaultsToTheReaders() throws {
+        let row = TypedRow(b: true, i: 4, j: nil, d: 1.5, s: "José", t: nil, tags: ["x"], v: .integer(3))
+        #expect(try row.value(forKey: "i") == .integer(4))
+        #expect(try row.value(forKey: "j") == .null)
+        #expect(try row.value(forKey: "tags") == .array([.string("x")]))
+        #expect(throws: KeyValueCodingError.self) { try row.value(forKey: "nope") }
+        #expect(try SiftPredicate("i == 4 AND s ==[cd] 'jose' AND ANY tags == 'x'").evaluate(with: row))
+        #expect(try SiftPredicate("tags.@count == 1 AND v + 1 == i").compiled(for: TypedRow.self).evaluate(with: row))
+    }
+
+    /// Variables bind per evaluation in compiled predicates too, and sequences that are not
+    /// contiguous arrays are filtered element by element.
+    @Test func variablesAndNonContiguousSequences() throws {
+        let p = try SiftPredicate("i > $min").compiled(for: TypedRow.self)
+        let rows = Self.rows
+        let expected = rows.filter { ($0.i ?? .min) > 3 }.count
+        #expect(try p.count(in: rows, variables: ["min": .integer(3)]) == expected)
+        #expect(try p.count(in: rows.lazy.map { $0 }, variables: ["min": .integer(3)]) == expected)
+        #expect(throws: EvaluationError.self) { try p.count(in: rows) }   // $min unbound
+    }
+}
