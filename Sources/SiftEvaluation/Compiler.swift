@@ -109,7 +109,7 @@ struct Compiler<Root> {
             let inner = strictPredicate(operand)
             return { root, scope throws(EvaluationError) in !(try inner(&root, &scope)) }
         case .comparison(let quantifier, let lhs, let op, let opts, let rhs):
-            return comparison(quantifier, lhs, op, TextOptions(opts), rhs, p.range)
+            return comparison(quantifier, lhs, op, TextOptions(opts), rhs, p.range).test
         }
     }
 
@@ -187,7 +187,7 @@ struct Compiler<Root> {
             let inner = lenientPredicate(operand)
             return { root, scope throws(EvaluationError) in try inner(&root, &scope).map { !$0 } }
         case .comparison(let quantifier, let lhs, let op, let opts, let rhs):
-            let compiled = comparison(quantifier, lhs, op, TextOptions(opts), rhs, p.range)
+            let compiled = comparison(quantifier, lhs, op, TextOptions(opts), rhs, p.range).test
             return { root, scope throws(EvaluationError) in
                 do throws(EvaluationError) { return try compiled(&root, &scope) } catch where error.kind.isDataError { return nil }
             }
@@ -207,26 +207,16 @@ struct Compiler<Root> {
     }
 
     private func step(_ p: PredicateSyntax) -> Step<Root> {
-        if case .comparison(let quantifier, let lhs, let op, let opts, let rhs) = p.kind, case .constant(let literal) = rhs.kind {
-            let primitive = PrimitiveComparison(op: op, options: TextOptions(opts), utis: options.utis)
-            let test = ConstantComparison.make(primitive, Value(literal))
-            if let step = typedStep(quantifier, lhs, primitive, rhs, test, p.range) { return step }
+        if case .comparison(let quantifier, let lhs, let op, let opts, let rhs) = p.kind {
+            return comparison(quantifier, lhs, op, TextOptions(opts), rhs, p.range)
         }
         return .closure(strictPredicate(p))
     }
 
-    /// A root key read by a typed reader, against a constant, tested as the reader's type.
-    private func typedStep(_ quantifier: Quantifier?, _ lhs: ExpressionSyntax, _ primitive: PrimitiveComparison,
-                           _ rhs: ExpressionSyntax, _ test: @escaping ValueTest, _ range: SourceRange) -> Step<Root>? {
-        guard case .constant(let literal) = rhs.kind, case .keyPath(nil, let components) = lhs.kind, components.count == 1,
-              !components[0].hasPrefix("@"), let reader = access.reader(components[0]) else { return nil }
-        return TypedLeaf.make(reader, quantifier: quantifier, primitive, Value(literal), test,
-                              range: range, lhsRange: lhs.range, source: source)
-    }
-
+    /// A comparison: a typed check when a root key read by a typed reader meets a constant,
+    /// else a closure over the two compiled sides.
     private func comparison(_ quantifier: Quantifier?, _ lhs: ExpressionSyntax, _ op: ComparisonOperator,
-                            _ opts: TextOptions, _ rhs: ExpressionSyntax, _ range: SourceRange) -> Test<Root> {
-        let l = expression(lhs)
+                            _ opts: TextOptions, _ rhs: ExpressionSyntax, _ range: SourceRange) -> Step<Root> {
         let primitive = PrimitiveComparison(op: op, options: opts, utis: options.utis)
         // A constant right-hand side gets a specialised test, decided once.
         let test: ValueTest
@@ -242,29 +232,34 @@ struct Compiler<Root> {
             test = { a, b throws(EvaluationErrorKind) in try primitive.evaluate(a, b) }
         }
         let source = self.source
-        if let step = typedStep(quantifier, lhs, primitive, rhs, test, range) { return step.test }
+        if case .constant(let literal) = rhs.kind, case .keyPath(nil, let components) = lhs.kind, components.count == 1,
+           !components[0].hasPrefix("@"), let reader = access.reader(components[0]),
+           let step = TypedLeaf.make(reader, quantifier: quantifier, primitive, Value(literal), test,
+                                     range: range, lhsRange: lhs.range, source: source) {
+            return step
+        }
+        let l = expression(lhs)
         guard let quantifier else {
-            return { root, scope throws(EvaluationError) in
+            return .closure { root, scope throws(EvaluationError) in
                 let a = try l(&root, &scope)
                 let b = try r(&root, &scope)
                 do throws(EvaluationErrorKind) { return try test(a, b) } catch { throw EvaluationError(error, range: range, source: source) }
             }
         }
-        let isAny = quantifier == .any
+        let all = quantifier == .all
         let lhsRange = lhs.range
-        return { root, scope throws(EvaluationError) in
+        return .closure { root, scope throws(EvaluationError) in
             let a = try l(&root, &scope)
             let b = try r(&root, &scope)
             let elements: [Value]
             switch a {
-            case .null: return !isAny
+            case .null: return all
             case .array(let e), .set(let e): elements = e
             default:
-                throw EvaluationError(.notACollection(operation: isAny ? "ANY" : "ALL", value: a.description), range: lhsRange, source: source)
+                throw EvaluationError(.notACollection(operation: all ? "ALL" : "ANY", value: a.description), range: lhsRange, source: source)
             }
             do throws(EvaluationErrorKind) {
-                for e in elements where try test(e, b) == isAny { return isAny }
-                return !isAny
+                return try quantify(elements, all: all) { e throws(EvaluationErrorKind) in try test(e, b) }
             } catch {
                 throw EvaluationError(error, range: range, source: source)
             }
@@ -472,22 +467,11 @@ struct Compiler<Root> {
     /// Reads a key of the root through its reader, as a `Value`; a thrown error names the key.
     func rootRead(_ reader: KeyReader<Root>, key: String, _ range: SourceRange) -> Expr<Root> {
         let source = self.source, typeName = access.typeName
-        switch reader.storage {
-        case .value(let read):
-            return { root, _ throws(EvaluationError) in
-                do { return try read(root) } catch {
-                    throw KeyPaths.readError(error, key: key, typeName: typeName, range, source)
-                }
+        let read = reader.valueReader
+        return { root, _ throws(EvaluationError) in
+            do { return try read(root) } catch {
+                throw KeyPaths.readError(error, key: key, typeName: typeName, range, source)
             }
-        case .integer(let read, _):
-            return { root, _ in read(root).map { .integer($0) } ?? .null }
-        case .string(let read, _):
-            return { root, _ in read(root).map { .string($0) } ?? .null }
-        case .any(let read):
-            return { root, _ in Value(any: read(root)) }
-        default:
-            // The other typed readers cannot throw.
-            return { root, _ in (try? reader.value(of: root)) ?? .null }
         }
     }
 
@@ -503,6 +487,14 @@ struct Compiler<Root> {
             do throws(EvaluationErrorKind) { return try KeyPaths.index(b, index, i) } catch { throw EvaluationError(error, range: range, source: source) }
         }
     }
+}
+
+/// ANY (`all` false) or ALL of `test` over `elements`: ANY is true at the first element that
+/// passes, ALL false at the first that fails; over no elements ANY is false and ALL true.
+func quantify<S: Sequence>(_ elements: S, all: Bool,
+                           _ test: (S.Element) throws(EvaluationErrorKind) -> Bool) throws(EvaluationErrorKind) -> Bool {
+    for e in elements where try test(e) != all { return !all }
+    return all
 }
 
 extension EvaluationErrorKind {

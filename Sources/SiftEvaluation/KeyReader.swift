@@ -116,16 +116,19 @@ public struct KeyReader<Root>: Sendable {
     }
 
     /// The value for `root`, as ``KeyValueCoding/value(forKey:)`` answers it.
-    public func value(of root: Root) throws -> Value {
+    public func value(of root: Root) throws -> Value { try valueReader(root) }
+
+    /// Reads the key as a ``Value``, decided once per reader rather than per object.
+    var valueReader: @Sendable (Root) throws -> Value {
         switch storage {
-        case .value(let read): return try read(root)
-        case .bool(let read, _): return read(root).map { .bool($0) } ?? .null
-        case .integer(let read, _): return read(root).map { .integer($0) } ?? .null
-        case .double(let read, _): return read(root).map { .double($0) } ?? .null
-        case .string(let read, _): return read(root).map { .string($0) } ?? .null
-        case .date(let read): return read(root).map { .date($0) } ?? .null
-        case .strings(let read, _): return read(root).map { .array($0.map { .string($0) }) } ?? .null
-        case .any(let read): return Value(any: read(root))
+        case .value(let read): read
+        case .bool(let read, _): { read($0).map { .bool($0) } ?? .null }
+        case .integer(let read, _): { read($0).map { .integer($0) } ?? .null }
+        case .double(let read, _): { read($0).map { .double($0) } ?? .null }
+        case .string(let read, _): { read($0).map { .string($0) } ?? .null }
+        case .date(let read): { read($0).map { .date($0) } ?? .null }
+        case .strings(let read, _): { read($0).map { .array($0.map { .string($0) }) } ?? .null }
+        case .any(let read): { Value(any: read($0)) }
         }
     }
 }

@@ -89,7 +89,7 @@ extension SiftPredicate {
         let access = RootAccess<[String: Any]>(
             box: { .object($0) },
             reader: { key in KeyReader(.any { d in d[key] }) },
-            typeName: "Dictionary<String, Any>")
+            typeName: String(describing: [String: Any].self))
         return CompiledPredicate(self, Compiler(options: options, source: source, access: access).program(syntax))
     }
 }
@@ -125,7 +125,7 @@ public struct CompiledPredicate<Root: KeyValueCoding>: Sendable, CustomStringCon
     @inlinable
     public func count<C: Sequence>(in objects: C, variables: [String: Value] = [:]) throws(EvaluationError) -> Int where C.Element == Root {
         var n = 0
-        try forEachMatch(in: objects, variables: variables, passing: false) { _ in n += 1 }
+        try forEachMatch(in: objects, variables: variables) { _ in n += 1 }
         return n
     }
 
@@ -133,17 +133,18 @@ public struct CompiledPredicate<Root: KeyValueCoding>: Sendable, CustomStringCon
     @inlinable
     public func filter<C: Sequence>(_ objects: C, variables: [String: Value] = [:]) throws(EvaluationError) -> [Root] where C.Element == Root {
         var out: [Root] = []
-        try forEachMatch(in: objects, variables: variables, passing: true) { out.append($0!) }
+        try forEachMatch(in: objects, variables: variables) { out.append($0) }
         return out
     }
 
-    /// Calls `body` for each matching element, in order, with the element when `passing` (a copy,
-    /// which retains what it holds, so counting does without); contiguous storage is read in place.
+    /// Calls `body` with each matching element, in order; contiguous storage is read in place. The
+    /// element is passed `inout` (and never written) so that a body that ignores it, like
+    /// counting, costs no copy, which would retain what the element holds.
     /// Inlinable so that it is specialised for the element type where it is called: generic code
     /// would copy every element (retaining its references) to pass it on.
     @inlinable
-    func forEachMatch<C: Sequence>(in objects: C, variables: [String: Value], passing: Bool,
-                                   _ body: (Root?) -> Void) throws(EvaluationError) where C.Element == Root {
+    func forEachMatch<C: Sequence>(in objects: C, variables: [String: Value],
+                                   _ body: (inout Root) -> Void) throws(EvaluationError) where C.Element == Root {
         var scope = Scope(variables: variables)
         let program = self.program
         let done: Result<Void, EvaluationError>? = objects.withContiguousStorageIfAvailable { buffer in
@@ -152,7 +153,7 @@ public struct CompiledPredicate<Root: KeyValueCoding>: Sendable, CustomStringCon
             // never write to it, so the shared storage is never modified.
             let objects = UnsafeMutablePointer(mutating: base)
             do throws(EvaluationError) {
-                for i in 0..<buffer.count where try program.run(&objects[i], &scope) { body(passing ? objects[i] : nil) }
+                for i in 0..<buffer.count where try program.run(&objects[i], &scope) { body(&objects[i]) }
                 return .success(())
             } catch { return .failure(error) }
         }
@@ -160,7 +161,7 @@ public struct CompiledPredicate<Root: KeyValueCoding>: Sendable, CustomStringCon
         case .success?: return
         case .failure(let error)?: throw error
         case nil:
-            for var object in objects where try program.run(&object, &scope) { body(passing ? object : nil) }
+            for var object in objects where try program.run(&object, &scope) { body(&object) }
         }
     }
 }

@@ -43,10 +43,7 @@ enum TypedLeaf {
                 let t = elementTest(p, constant, general)
                 return .closure { root, _ throws(EvaluationError) in
                     guard let xs = get(root) else { return try onNil() }
-                    do throws(EvaluationErrorKind) {
-                        for x in xs where try t(x) != all { return !all }
-                        return all
-                    } catch { throw wrap(error) }
+                    do throws(EvaluationErrorKind) { return try quantify(xs, all: all, t) } catch { throw wrap(error) }
                 }
             case .any(let get):
                 // Arrays of strings are tested in place; anything else as the general path does.
@@ -66,8 +63,7 @@ enum TypedLeaf {
                         throw EvaluationError(.notACollection(operation: all ? "ALL" : "ANY", value: value.description), range: lhsRange, source: source)
                     }
                     do throws(EvaluationErrorKind) {
-                        for e in elements where try general(e, constant) != all { return !all }
-                        return all
+                        return try quantify(elements, all: all) { e throws(EvaluationErrorKind) in try general(e, constant) }
                     } catch { throw wrap(error) }
                 }
             default:
@@ -135,6 +131,17 @@ enum TypedLeaf {
         return { s throws(EvaluationErrorKind) in try general(.string(s), constant) }
     }
 
+    /// The hash keys of a constant IN list, or nil when an element has none (a nested
+    /// collection), in which case membership takes the general path.
+    private static func hashKeys(_ elements: [Value]) -> [HashKey]? {
+        var keys: [HashKey] = []
+        for e in elements {
+            guard let k = HashKey(e) else { return nil }
+            keys.append(k)
+        }
+        return keys
+    }
+
     /// `x op k` for integer constants.
     static func integerCondition(_ p: PrimitiveComparison, _ constant: Value) -> IntegerCondition? {
         switch (p.op, constant) {
@@ -148,16 +155,8 @@ enum TypedLeaf {
             guard case .integer(let a) = bounds[0], case .integer(let b) = bounds[1] else { return nil }
             return .between(min(a, b), max(a, b))
         case (.in, .array(let elements)), (.in, .set(let elements)):
-            // Numbers equal integers by numeric value (1.0 and true equal 1); nothing else does.
-            var set = Set<Int64>()
-            for e in elements {
-                switch HashKey(e) {
-                case .integer(let i)?: set.insert(i)
-                case .null?, .double?, .string?, .date?: break
-                case nil: return nil
-                }
-            }
-            return .member(set)
+            // Numbers equal integers by numeric value (1.0 and true hash as 1); nothing else does.
+            return hashKeys(elements).map { keys in .member(Set(keys.compactMap { if case .integer(let i) = $0 { i } else { nil } })) }
         default:
             return nil
         }
@@ -202,15 +201,7 @@ enum TypedLeaf {
             return .notEqual(k)
         case (.in, .array(let elements)), (.in, .set(let elements)):
             // A string equals only strings.
-            var set = Set<String>()
-            for e in elements {
-                switch HashKey(e) {
-                case .string(let s)?: set.insert(s)
-                case .null?, .integer?, .double?, .date?: break
-                case nil: return nil
-                }
-            }
-            return .member(set)
+            return hashKeys(elements).map { keys in .member(Set(keys.compactMap { if case .string(let s) = $0 { s } else { nil } })) }
         default:
             return nil
         }

@@ -51,13 +51,7 @@ public indirect enum JSONValue: Hashable, Sendable {
         case .string(let s): return .string(s)
         case .array(let a): return .array(a.map(\.literal))
         case .object(let o):
-            if o.count == 1, o[0].0 == "$date" {
-                switch o[0].1 {
-                case .integer(let i): return .date(Date(timeIntervalSince1970: Double(i)))
-                case .double(let d): return .date(Date(timeIntervalSince1970: d))
-                default: break
-                }
-            }
+            if let date { return .date(date) }
             var d: [String: LiteralValue] = [:]
             for (k, v) in o { d[k] = v.literal }
             return .dictionary(d)

@@ -181,13 +181,7 @@ private final class ShapeNode {
         }
     }
 
-    static func isDate(_ fields: [(String, JSONValue)]) -> Bool {
-        guard fields.count == 1, fields[0].0 == "$date" else { return false }
-        switch fields[0].1 {
-        case .integer, .double: return true
-        default: return false
-        }
-    }
+    static func isDate(_ fields: [(String, JSONValue)]) -> Bool { JSONValue.object(fields).date != nil }
 
     static func merge(_ current: Shape?, _ value: JSONValue, record: Int) -> Shape {
         if case .conflict? = current { return current! }

@@ -16,9 +16,7 @@ extension JSONValue {
         case .string(let s): return .string(s)
         case .array(let a): return .array(a.map(\.value))
         case .object(let o):
-            if o.count == 1, o[0].0 == "$date", let seconds = o[0].1.number {
-                return .date(Date(timeIntervalSince1970: seconds))
-            }
+            if let date { return .date(date) }
             var d: [String: Value] = [:]
             d.reserveCapacity(o.count)
             for (k, v) in o { d[k] = v.value }
@@ -26,11 +24,13 @@ extension JSONValue {
         }
     }
 
-    private var number: Double? {
-        switch self {
-        case .integer(let i): Double(i)
-        case .double(let d): d
-        default: nil
+    /// The date of `{"$date": seconds since 1970}`, the tool's one date convention.
+    var date: Date? {
+        guard case .object(let o) = self, o.count == 1, o[0].0 == "$date" else { return nil }
+        switch o[0].1 {
+        case .integer(let i): return Date(timeIntervalSince1970: Double(i))
+        case .double(let d): return Date(timeIntervalSince1970: d)
+        default: return nil
         }
     }
 }
