@@ -27,22 +27,54 @@ import Foundation
 /// try adults.evaluate(with: Person(name: "Ann", age: 41, tags: []))   // true
 /// ```
 public struct KeyReader<Root>: Sendable {
-    /// A test of a condition on the read value, or nil when the value is nil. Each is made in
-    /// inlinable code, so it is compiled in the module that declares `Root`, where the reader
-    /// closure is known and inlined: the property is tested in place, without copying (and
-    /// retaining) it, in one call per object.
+    /// A test of a condition on the read value, or nil when the value is nil.
     @usableFromInline typealias Check<Condition> = @Sendable (inout Root, Condition) -> Bool?
+    /// The same test over the selected elements of a run of objects: keeps in `selection` those
+    /// whose answer (`ifNil` for a nil value) equals `keep`.
+    @usableFromInline typealias Refine<Condition> = @Sendable (
+        UnsafeMutablePointer<Root>, inout Selection, Condition, _ ifNil: Bool, _ keep: Bool) -> Void
+
+    /// How a typed reader tests a condition: on one object, and over a run of objects. Both are made
+    /// in inlinable code, so they are compiled in the module that declares `Root`, where the reader
+    /// closure is known and inlined: the property is tested in place, without copying (and
+    /// retaining) it. `refine` also switches on the condition once per run rather than per object,
+    /// so each of its loops is a field load and a machine comparison.
+    @usableFromInline
+    struct Checks<Condition>: Sendable {
+        @usableFromInline let check: Check<Condition>
+        @usableFromInline let refine: Refine<Condition>
+
+        @inlinable
+        init(check: @escaping Check<Condition>, refine: @escaping Refine<Condition>) {
+            self.check = check
+            self.refine = refine
+        }
+    }
+
+    /// Quantified tests of an array of strings: the element condition and whether it is ALL (else ANY).
+    @usableFromInline
+    struct QuantifiedChecks: Sendable {
+        @usableFromInline let check: @Sendable (inout Root, StringCondition, _ all: Bool) -> Bool?
+        @usableFromInline let refine: @Sendable (UnsafeMutablePointer<Root>, inout Selection, StringCondition,
+                                                 _ all: Bool, _ ifNil: Bool, _ keep: Bool) -> Void
+
+        @inlinable
+        init(check: @escaping @Sendable (inout Root, StringCondition, _ all: Bool) -> Bool?,
+             refine: @escaping @Sendable (UnsafeMutablePointer<Root>, inout Selection, StringCondition, _ all: Bool, _ ifNil: Bool, _ keep: Bool) -> Void) {
+            self.check = check
+            self.refine = refine
+        }
+    }
 
     @usableFromInline
     enum Storage: Sendable {
         case value(@Sendable (Root) throws -> Value)
-        case bool(@Sendable (Root) -> Bool?, Check<BoolCondition>)
-        case integer(@Sendable (Root) -> Int64?, Check<IntegerCondition>)
-        case double(@Sendable (Root) -> Double?, Check<DoubleCondition>)
-        case string(@Sendable (Root) -> String?, Check<StringCondition>)
+        case bool(@Sendable (Root) -> Bool?, Checks<BoolCondition>)
+        case integer(@Sendable (Root) -> Int64?, Checks<IntegerCondition>)
+        case double(@Sendable (Root) -> Double?, Checks<DoubleCondition>)
+        case string(@Sendable (Root) -> String?, Checks<StringCondition>)
         case date(@Sendable (Root) -> Date?)
-        /// The check takes the element condition and whether it is ALL (else ANY).
-        case strings(@Sendable (Root) -> [String]?, @Sendable (inout Root, StringCondition, _ all: Bool) -> Bool?)
+        case strings(@Sendable (Root) -> [String]?, QuantifiedChecks)
         /// A value of unknown type, as dictionaries hold them (`[String: Any]`).
         case any(@Sendable (Root) -> Any?)
     }
@@ -61,18 +93,37 @@ public struct KeyReader<Root>: Sendable {
     /// A Boolean key (nil reads as nil). Booleans compare with numbers as 0 and 1, as NSNumber does.
     @inlinable
     public static func bool(_ read: @escaping @Sendable (Root) -> Bool?) -> KeyReader {
-        let test: @Sendable (inout Root, BoolCondition) -> Bool? = { root, c in read(root).map { $0 ? c.ifTrue : c.ifFalse } }
-        return KeyReader(.bool(read, test))
+        KeyReader(.bool(read, Checks(
+            check: { root, c in read(root).map { $0 ? c.ifTrue : c.ifFalse } },
+            refine: { base, selection, c, ifNil, keep in
+                let (t, f) = (c.ifTrue, c.ifFalse)
+                selection.refine(base, keep: keep) { let b = read($0); return b == nil ? ifNil : (b == true ? t : f) }
+            })))
     }
 
     /// An integer key (nil reads as nil).
     @inlinable
     public static func integer(_ read: @escaping @Sendable (Root) -> Int64?) -> KeyReader {
-        let test: @Sendable (inout Root, IntegerCondition) -> Bool? = { root, c in
-            guard let x = read(root) else { return nil }
-            return c.test(x)
-        }
-        return KeyReader(.integer(read, test))
+        KeyReader(.integer(read, Checks(
+            check: { root, c in read(root).map { c.test($0) } },
+            refine: { base, selection, c, ifNil, keep in
+                // One loop per kind of condition, each with its constants known inside the loop.
+                @inline(__always) func run(_ c: IntegerCondition) {
+                    // The condition is also tested on a stand-in for nil, so that choosing the
+                    // answer is a select rather than a branch that mispredicts on data.
+                    selection.refine(base, keep: keep) { let x = read($0); return x == nil ? ifNil : c.test(x ?? 0) }
+                }
+                switch c {
+                case .equal(let k): run(.equal(k))
+                case .notEqual(let k): run(.notEqual(k))
+                case .less(let k): run(.less(k))
+                case .lessOrEqual(let k): run(.lessOrEqual(k))
+                case .greater(let k): run(.greater(k))
+                case .greaterOrEqual(let k): run(.greaterOrEqual(k))
+                case .between(let lo, let hi): run(.between(lo, hi))
+                case .member: run(c)
+                }
+            })))
     }
 
     /// An `Int` key (nil reads as nil).
@@ -84,21 +135,37 @@ public struct KeyReader<Root>: Sendable {
     /// A floating-point key (nil reads as nil).
     @inlinable
     public static func double(_ read: @escaping @Sendable (Root) -> Double?) -> KeyReader {
-        let test: @Sendable (inout Root, DoubleCondition) -> Bool? = { root, c in
-            guard let x = read(root) else { return nil }
-            return c.test(x)
-        }
-        return KeyReader(.double(read, test))
+        KeyReader(.double(read, Checks(
+            check: { root, c in read(root).map { c.test($0) } },
+            refine: { base, selection, c, ifNil, keep in
+                @inline(__always) func run(_ c: DoubleCondition) {
+                    selection.refine(base, keep: keep) { let x = read($0); return x == nil ? ifNil : c.test(x ?? 0) }
+                }
+                switch c {
+                case .less(let k): run(.less(k))
+                case .lessOrEqual(let k): run(.lessOrEqual(k))
+                case .greater(let k): run(.greater(k))
+                case .greaterOrEqual(let k): run(.greaterOrEqual(k))
+                case .between(let lo, let hi): run(.between(lo, hi))
+                }
+            })))
     }
 
     /// A string key (nil reads as nil).
     @inlinable
     public static func string(_ read: @escaping @Sendable (Root) -> String?) -> KeyReader {
-        let test: @Sendable (inout Root, StringCondition) -> Bool? = { root, c in
-            guard let s = read(root) else { return nil }
-            return c.test(s)
-        }
-        return KeyReader(.string(read, test))
+        KeyReader(.string(read, Checks(
+            check: { root, c in read(root).map { c.test($0) } },
+            refine: { base, selection, c, ifNil, keep in
+                @inline(__always) func run(_ c: StringCondition) {
+                    selection.refine(base, keep: keep) { read($0).map { c.test($0) } ?? ifNil }
+                }
+                switch c {
+                case .equal(let k): run(.equal(k))
+                case .notEqual(let k): run(.notEqual(k))
+                case .member: run(c)
+                }
+            })))
     }
 
     /// A date key (nil reads as nil).
@@ -108,11 +175,20 @@ public struct KeyReader<Root>: Sendable {
     /// An array-of-strings key (nil reads as nil); `ANY tags == "x"` tests the strings directly.
     @inlinable
     public static func strings(_ read: @escaping @Sendable (Root) -> [String]?) -> KeyReader {
-        let test: @Sendable (inout Root, StringCondition, Bool) -> Bool? = { root, c, all in
-            guard let xs = read(root) else { return nil }
-            return all ? xs.allSatisfy { c.test($0) } : xs.contains { c.test($0) }
-        }
-        return KeyReader(.strings(read, test))
+        KeyReader(.strings(read, QuantifiedChecks(
+            check: { root, c, all in read(root).map { c.test($0, all: all) } },
+            refine: { base, selection, c, all, ifNil, keep in
+                @inline(__always) func run(_ c: StringCondition, all: Bool) {
+                    selection.refine(base, keep: keep) { read($0).map { c.test($0, all: all) } ?? ifNil }
+                }
+                switch (c, all) {
+                case (.equal(let k), false): run(.equal(k), all: false)
+                case (.equal(let k), true): run(.equal(k), all: true)
+                case (.notEqual(let k), false): run(.notEqual(k), all: false)
+                case (.notEqual(let k), true): run(.notEqual(k), all: true)
+                case (.member, _): run(c, all: all)
+                }
+            })))
     }
 
     /// The value for `root`, as ``KeyValueCoding/value(forKey:)`` answers it.
@@ -151,7 +227,9 @@ enum IntegerCondition: Sendable {
         case .lessOrEqual(let k): x <= k
         case .greater(let k): x > k
         case .greaterOrEqual(let k): x >= k
-        case .between(let lo, let hi): lo <= x && x <= hi
+        // One unsigned comparison, no branch: `lo <= hi` always (bounds are sorted when built),
+        // and `x - lo` wraps to a large unsigned value exactly when `x < lo`.
+        case .between(let lo, let hi): UInt64(bitPattern: x &- lo) <= UInt64(bitPattern: hi &- lo)
         case .member(let set): set.contains(x)
         }
     }
@@ -195,5 +273,11 @@ enum StringCondition: Sendable {
         case .notEqual(let k): s != k
         case .member(let set): set.contains(s)
         }
+    }
+
+    /// ANY (or ALL, when `all`) of `strings` passes; ALL of none is true, ANY of none false.
+    @inlinable @inline(__always)
+    func test(_ strings: [String], all: Bool) -> Bool {
+        all ? strings.allSatisfy { test($0) } : strings.contains { test($0) }
     }
 }

@@ -145,15 +145,14 @@ public struct CompiledPredicate<Root: KeyValueCoding>: Sendable, CustomStringCon
     @inlinable
     func forEachMatch<C: Sequence>(in objects: C, variables: [String: Value],
                                    _ body: (inout Root) -> Void) throws(EvaluationError) where C.Element == Root {
-        var scope = Scope(variables: variables)
         let program = self.program
         let done: Result<Void, EvaluationError>? = objects.withContiguousStorageIfAvailable { buffer in
             guard let base = buffer.baseAddress else { return .success(()) }
-            // The compiled closures take the object `inout` only to receive its address; they
-            // never write to it, so the shared storage is never modified.
+            // The compiled code takes objects `inout` or by pointer only to receive their address;
+            // it never writes to them, so the shared storage is never modified.
             let objects = UnsafeMutablePointer(mutating: base)
             do throws(EvaluationError) {
-                for i in 0..<buffer.count where try program.run(&objects[i], &scope) { body(&objects[i]) }
+                try Self.forEachMatch(program, in: objects, count: buffer.count, variables: variables, body)
                 return .success(())
             } catch { return .failure(error) }
         }
@@ -161,7 +160,39 @@ public struct CompiledPredicate<Root: KeyValueCoding>: Sendable, CustomStringCon
         case .success?: return
         case .failure(let error)?: throw error
         case nil:
+            var scope = Scope(variables: variables)
             for var object in objects where try program.run(&object, &scope) { body(&object) }
+        }
+    }
+
+    /// Objects per run when a program is selected over contiguous storage: enough that the calls
+    /// per run cost nothing per object, few enough that a run's objects stay in cache between steps.
+    @usableFromInline static var runLength: Int { 1024 }
+
+    /// `forEachMatch` over `count` objects at `base`, a run of objects at a time (`Program.select`).
+    @inlinable
+    static func forEachMatch(_ program: Program<Root>, in base: UnsafeMutablePointer<Root>, count: Int,
+                             variables: [String: Value], _ body: (inout Root) -> Void) throws(EvaluationError) {
+        let indices = UnsafeMutablePointer<Int32>.allocate(capacity: 2 * runLength)
+        defer { indices.deallocate() }
+        var scope = Scope(variables: variables)
+        var start = 0
+        while start < count {
+            let n = min(runLength, count - start)
+            let run = base + start
+            var selection = Selection(all: n, in: indices)
+            do {
+                try program.select(run, &selection, &scope)
+            } catch {
+                // Steps test the run one after the other, so the error raised may not be the one
+                // of the first failing object; testing object by object raises that one.
+                var scope = Scope(variables: variables)
+                for i in 0..<n { _ = try program.run(&run[i], &scope) }
+                throw error
+            }
+            selection.materialize()
+            for k in 0..<selection.count { body(&run[Int(indices[k])]) }
+            start += n
         }
     }
 }

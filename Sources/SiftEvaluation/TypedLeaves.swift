@@ -38,8 +38,8 @@ enum TypedLeaf {
         if let quantifier {
             let all = quantifier == .all
             switch reader.storage {
-            case .strings(let get, let check):
-                if let strings, let nilAnswer { return .strings(check, strings, all: all, ifNil: nilAnswer) }
+            case .strings(let get, let checks):
+                if let strings, let nilAnswer { return .strings(checks, strings, all: all, ifNil: nilAnswer) }
                 let t = elementTest(p, constant, general)
                 return .closure { root, _ throws(EvaluationError) in
                     guard let xs = get(root) else { return try onNil() }
@@ -47,13 +47,9 @@ enum TypedLeaf {
                 }
             case .any(let get):
                 // Arrays of strings are tested in place; anything else as the general path does.
-                let t = strings.map { c in { @Sendable (s: String) in c.test(s) } }
                 return .closure { root, _ throws(EvaluationError) in
                     guard let v = get(root) else { return try onNil() }
-                    if let t, type(of: v) == [String].self {
-                        let xs = v as! [String]
-                        return all ? xs.allSatisfy(t) : xs.contains(where: t)
-                    }
+                    if let strings, type(of: v) == [String].self { return strings.test(v as! [String], all: all) }
                     let value = Value(any: v)
                     let elements: [Value]
                     switch value {
@@ -75,26 +71,26 @@ enum TypedLeaf {
         switch reader.storage {
         case .value:
             return nil
-        case .integer(let get, let check):
-            if let c = integerCondition(p, constant), let nilAnswer { return .integer(check, c, ifNil: nilAnswer) }
+        case .integer(let get, let checks):
+            if let c = integerCondition(p, constant), let nilAnswer { return .integer(checks, c, ifNil: nilAnswer) }
             return .closure { root, _ throws(EvaluationError) in
                 guard let x = get(root) else { return try onNil() }
                 do throws(EvaluationErrorKind) { return try general(.integer(x), constant) } catch { throw wrap(error) }
             }
-        case .double(let get, let check):
-            if let c = doubleCondition(p, constant), let nilAnswer { return .double(check, c, ifNil: nilAnswer) }
+        case .double(let get, let checks):
+            if let c = doubleCondition(p, constant), let nilAnswer { return .double(checks, c, ifNil: nilAnswer) }
             return .closure { root, _ throws(EvaluationError) in
                 guard let x = get(root) else { return try onNil() }
                 do throws(EvaluationErrorKind) { return try general(.double(x), constant) } catch { throw wrap(error) }
             }
-        case .bool(let get, let check):
-            if let c = boolCondition(p, constant), let nilAnswer { return .bool(check, c, ifNil: nilAnswer) }
+        case .bool(let get, let checks):
+            if let c = boolCondition(p, constant), let nilAnswer { return .bool(checks, c, ifNil: nilAnswer) }
             return .closure { root, _ throws(EvaluationError) in
                 guard let b = get(root) else { return try onNil() }
                 do throws(EvaluationErrorKind) { return try general(.bool(b), constant) } catch { throw wrap(error) }
             }
-        case .string(let get, let check):
-            if let strings, let nilAnswer { return .string(check, strings, ifNil: nilAnswer) }
+        case .string(let get, let checks):
+            if let strings, let nilAnswer { return .string(checks, strings, ifNil: nilAnswer) }
             let t = elementTest(p, constant, general)
             return .closure { root, _ throws(EvaluationError) in
                 guard let s = get(root) else { return try onNil() }

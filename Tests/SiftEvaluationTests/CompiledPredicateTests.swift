@@ -74,8 +74,11 @@ private enum Outcome: Equatable, CustomStringConvertible {
 }
 
 @Suite struct CompiledPredicateTests {
-    static let rows: [TypedRow] = {
-        var rng = SplitMix64(seed: 0xC0FFEE)
+    static let rows = makeRows(60, seed: 0xC0FFEE)
+
+    /// `count` rows holding the values where a shortcut could plausibly differ.
+    static func makeRows(_ count: Int, seed: UInt64) -> [TypedRow] {
+        var rng = SplitMix64(seed: seed)
         func pick<T>(_ xs: [T]) -> T { xs[Int(rng.next() % UInt64(xs.count))] }
         let bools: [Bool?] = [nil, true, false]
         let ints: [Int?] = [nil, 0, 1, 5, 42, -3, 3, 7, Int.max, Int.min]
@@ -85,12 +88,12 @@ private enum Outcome: Equatable, CustomStringConvertible {
         let arrays: [[String]?] = [nil, [], ["x"], ["x", "y"], ["a", "5", "José"], ["x", "x"]]
         let values: [Value] = [.null, .integer(3), .string("a"), .array([.string("x")])]
         var rows: [TypedRow] = []
-        for _ in 0..<60 {
+        for _ in 0..<count {
             rows.append(TypedRow(b: pick(bools), i: pick(ints), j: pick(ints).map { Int64($0) }, d: pick(doubles),
                                  s: pick(strings), t: pick(dates), tags: pick(arrays), v: pick(values)))
         }
         return rows
-    }()
+    }
 
     static let keys = ["b", "i", "j", "d", "s", "t", "tags", "v"]
     static let operators = ["==", "!=", "<", "<=", ">", ">=", "BETWEEN", "IN", "BEGINSWITH", "CONTAINS", "LIKE",
@@ -231,6 +234,79 @@ private enum Outcome: Equatable, CustomStringConvertible {
         #expect(throws: KeyValueCodingError.self) { try row.value(forKey: "nope") }
         #expect(try SiftPredicate("i == 4 AND s ==[cd] 'jose' AND ANY tags == 'x'").evaluate(with: row))
         #expect(try SiftPredicate("tags.@count == 1 AND v + 1 == i").compiled(for: TypedRow.self).evaluate(with: row))
+    }
+
+    /// `count(in:)` and `filter` test runs of objects step by step (`Program.select`) rather than
+    /// object by object. Over enough rows to span several runs, with a partial last one, they select
+    /// exactly the objects `evaluate` accepts, in order, and raise exactly the error that testing
+    /// the objects in order raises first.
+    @Test(arguments: [false, true])
+    func runsOfObjectsAgreeWithObjectByObject(lenient: Bool) throws {
+        let rows = Self.makeRows(2 * CompiledPredicate<TypedRow>.runLength + 357, seed: lenient ? 5 : 6)
+        let dictionaries = rows.map(\.dictionary)
+        var rng = SplitMix64(seed: lenient ? 99 : 98)
+        var selected = 0, failed = 0
+        for _ in 0..<100 {
+            let format = Self.predicate(&rng)
+            let p = try SiftPredicate(format, options: EvaluationOptions(lenient: lenient))
+            let typed = p.compiled(for: TypedRow.self)
+            let dict = p.compiled(for: [String: Any].self)
+            // Object by object, as `evaluate` answers.
+            var expected: [Int] = []
+            var firstError: String?
+            for n in rows.indices {
+                do { if try typed.evaluate(with: rows[n]) { expected.append(n) } } catch {
+                    firstError = "\(error)"
+                    break
+                }
+            }
+            if let firstError {
+                failed += 1
+                #expect(throws: EvaluationError.self) { try typed.count(in: rows) }
+                do { _ = try typed.filter(rows); Issue.record("\(format): no error") } catch {
+                    #expect("\(error)" == firstError, "\(format)")
+                }
+                do { _ = try dict.filter(dictionaries); Issue.record("\(format): no error") } catch {
+                    #expect("\(error)" == firstError, "\(format)")
+                }
+            } else {
+                selected += expected.count
+                #expect(try typed.count(in: rows) == expected.count, "\(format)")
+                #expect(try typed.filter(rows).map { "\($0)" } == expected.map { "\(rows[$0])" }, "\(format)")
+                #expect(try dict.filter(dictionaries).map { "\($0)" } == expected.map { "\(dictionaries[$0])" }, "\(format)")
+            }
+        }
+        // Both outcomes were exercised, not only one.
+        #expect(selected > 10_000)
+        if !lenient { #expect(failed > 10) }
+    }
+
+    /// When a later step of an AND fails on an earlier object than an earlier step does, selecting
+    /// runs step by step meets the later object's error first; the error raised is still the one of
+    /// the first failing object, within the first run and across runs.
+    @Test func theFirstFailingObjectsErrorIsRaised() throws {
+        let n = 2 * CompiledPredicate<TypedRow>.runLength + 10
+        for (early, late) in [(10, 20), (1_500, 1_600), (1_000, 1_030)] {
+            var rows = Array(repeating: TypedRow(b: nil, i: 0, j: nil, d: nil, s: nil, t: nil, tags: nil, v: .integer(0)), count: n)
+            rows[early].i = 5                // passes `i > 1`; `s > 1` fails: a string against a number
+            rows[early].s = "a"
+            rows[late].v = .string("b")      // `v > 1` fails at the first step
+            let format = "v > 1 OR i > 1 AND s > 1"
+            let p = try SiftPredicate(format).compiled(for: TypedRow.self)
+            var expected: String?
+            for row in rows {
+                do { _ = try p.evaluate(with: row) } catch { expected = "\(error)"; break }
+            }
+            #expect(expected?.hasPrefix("1:20:") == true, "\(expected ?? "no error")")
+            do { _ = try p.count(in: rows); Issue.record("no error") } catch { #expect("\(error)" == expected) }
+            let q = try SiftPredicate("v < 10 AND i > 1 AND s > 1").compiled(for: TypedRow.self)
+            var expectedAll: String?
+            for row in rows {
+                do { _ = try q.evaluate(with: row) } catch { expectedAll = "\(error)"; break }
+            }
+            #expect(expectedAll?.hasPrefix("1:22:") == true, "\(expectedAll ?? "no error")")
+            do { _ = try q.filter(rows); Issue.record("no error") } catch { #expect("\(error)" == expectedAll) }
+        }
     }
 
     /// Variables bind per evaluation in compiled predicates too, and sequences that are not
