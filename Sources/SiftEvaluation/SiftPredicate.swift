@@ -167,7 +167,7 @@ public struct CompiledPredicate<Root: KeyValueCoding>: Sendable, CustomStringCon
 
     /// Objects per run when a program is selected over contiguous storage: enough that the calls
     /// per run cost nothing per object, few enough that a run's objects stay in cache between steps.
-    @usableFromInline static var runLength: Int { 1024 }
+    @usableFromInline static var runLength: Int { 256 }
 
     /// `forEachMatch` over `count` objects at `base`, a run of objects at a time (`Program.select`).
     @inlinable

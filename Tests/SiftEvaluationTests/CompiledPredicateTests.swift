@@ -242,7 +242,8 @@ private enum Outcome: Equatable, CustomStringConvertible {
     /// the objects in order raises first.
     @Test(arguments: [false, true])
     func runsOfObjectsAgreeWithObjectByObject(lenient: Bool) throws {
-        let rows = Self.makeRows(2 * CompiledPredicate<TypedRow>.runLength + 357, seed: lenient ? 5 : 6)
+        let rows = Self.makeRows(2_405, seed: lenient ? 5 : 6)
+        try #require(rows.count > 2 * CompiledPredicate<TypedRow>.runLength, "the rows must span several runs")
         let dictionaries = rows.map(\.dictionary)
         var rng = SplitMix64(seed: lenient ? 99 : 98)
         var selected = 0, failed = 0
@@ -285,8 +286,9 @@ private enum Outcome: Equatable, CustomStringConvertible {
     /// runs step by step meets the later object's error first; the error raised is still the one of
     /// the first failing object, within the first run and across runs.
     @Test func theFirstFailingObjectsErrorIsRaised() throws {
-        let n = 2 * CompiledPredicate<TypedRow>.runLength + 10
-        for (early, late) in [(10, 20), (1_500, 1_600), (1_000, 1_030)] {
+        let run = CompiledPredicate<TypedRow>.runLength
+        let n = 3 * run + 10
+        for (early, late) in [(10, 20), (run + 100, run + 150), (2 * run - 30, 2 * run - 1)] {
             var rows = Array(repeating: TypedRow(b: nil, i: 0, j: nil, d: nil, s: nil, t: nil, tags: nil, v: .integer(0)), count: n)
             rows[early].i = 5                // passes `i > 1`; `s > 1` fails: a string against a number
             rows[early].s = "a"
