@@ -113,8 +113,11 @@ public struct CompiledPredicate<Root: KeyValueCoding>: Sendable, CustomStringCon
     @inlinable
     public func evaluate(with object: Root, variables: [String: Value] = [:]) throws(EvaluationError) -> Bool {
         var scope = Scope(variables: variables)
-        var object = object
-        return try program.run(&object, &scope)
+        // The compiled code takes the object `inout` only to receive its address, and never
+        // writes to it; borrowing it this way spares a copy, which would retain what it holds.
+        return try withUnsafePointer(to: object) { (p: UnsafePointer<Root>) throws(EvaluationError) -> Bool in
+            try program.run(&UnsafeMutablePointer(mutating: p).pointee, &scope)
+        }
     }
 
     /// How many elements of `objects` match. Elements are read in place, never copied.

@@ -6,7 +6,7 @@
 //
 // Usage: EvalBench [--records N] [--rounds R] [--only TEXT] [--impl NAME]
 //   defaults: 1_000_000 records, median of 3 rounds; --only keeps the cases whose label contains TEXT;
-//   --impl runs one implementation only (Sift, closure or #Predicate), and --repr one representation
+//   --impl runs one implementation only (Sift, closure, "Sift 1-by-1" or #Predicate), and --repr one representation
 //   only (dict or struct), for profiling: no table then.
 import Foundation
 import BenchSupport
@@ -129,6 +129,18 @@ func siftCount<T: KeyValueCoding>(_ p: CompiledPredicate<T>, _ xs: ArraySlice<T>
     var n = 0
     do {
         n = try p.count(in: xs)
+    } catch {
+        fatalError("Sift evaluation failed for \(p): \(error)")
+    }
+    return n
+}
+
+/// The same compiled predicate called object by object, as a user's own loop would call it.
+@inline(never)
+func siftEvaluateCount<T: KeyValueCoding>(_ p: CompiledPredicate<T>, _ xs: ArraySlice<T>) -> Int {
+    var n = 0
+    do {
+        for x in xs where try p.evaluate(with: x) { n += 1 }
     } catch {
         fatalError("Sift evaluation failed for \(p): \(error)")
     }
@@ -290,6 +302,8 @@ print("")
 struct Row {
     let label: String, format: String, repr: String, matches: Int
     let sift: Double, closure: Double, foundation: Double?
+    /// `evaluate(with:)` per object (informational; the targets are for `count(in:)`).
+    let oneByOne: Double
 }
 var rows: [Row] = []
 var compileRows: [(String, Double)] = []
@@ -307,18 +321,21 @@ for c in cases where only.map({ c.label.contains($0) }) ?? true {
     let d = measure("\(c.label) / dictionaries", records: dicts.count, [
         Impl(name: "Sift") { siftCount(siftDict, dicts[..<$0]) },
         Impl(name: "closure") { c.dictClosure(dicts[..<$0]) },
+        Impl(name: "Sift 1-by-1") { siftEvaluateCount(siftDict, dicts[..<$0]) },
     ])
     rows.append(Row(label: c.label, format: c.format, repr: "[String: Any]", matches: d[0].count,
-                    sift: d[0].nsPerRecord, closure: d[1].nsPerRecord, foundation: nil))
+                    sift: d[0].nsPerRecord, closure: d[1].nsPerRecord, foundation: nil, oneByOne: d[2].nsPerRecord))
 
     var impls = [
         Impl(name: "Sift") { siftCount(siftPerson, people[..<$0]) },
         Impl(name: "closure") { c.personClosure(people[..<$0]) },
+        Impl(name: "Sift 1-by-1") { siftEvaluateCount(siftPerson, people[..<$0]) },
     ]
     if let f = c.foundation { impls.append(Impl(name: "#Predicate") { foundationCount(f, people[..<$0]) }) }
     let s = measure("\(c.label) / Person", records: people.count, impls)
     rows.append(Row(label: c.label, format: c.format, repr: "Person", matches: s[0].count,
-                    sift: s[0].nsPerRecord, closure: s[1].nsPerRecord, foundation: s.count > 2 ? s[2].nsPerRecord : nil))
+                    sift: s[0].nsPerRecord, closure: s[1].nsPerRecord, foundation: s.count > 3 ? s[3].nsPerRecord : nil,
+                    oneByOne: s[2].nsPerRecord))
     if s[0].count != d[0].count {
         fail("\(c.label): \(s[0].count) matches over Person but \(d[0].count) over dictionaries (same data)")
     }
@@ -331,7 +348,7 @@ let totalSeconds = Double(now() - totalStart) / 1e9
 // Table
 let header = [pad("predicate", 42), pad("repr", 13), pad("matches", 8, right: true), pad("Sift ns", 8, right: true),
               pad("closure", 8, right: true), pad("#Pred ns", 9, right: true), pad("Sift/clo", 9, right: true),
-              pad("#Pred/Sift", 10, right: true)].joined(separator: " ")
+              pad("#Pred/Sift", 10, right: true), pad("1-by-1 ns", 9, right: true)].joined(separator: " ")
 print(header)
 print(String(repeating: "-", count: header.count))
 for r in rows {
@@ -340,7 +357,7 @@ for r in rows {
     let frat = r.foundation.map { fmt($0 / r.sift, 2) + "x" } ?? (r.repr == "Person" ? "n/a" : "-")
     print([pad(r.label, 42), pad(r.repr, 13), pad(String(r.matches), 8, right: true), pad(fmt(r.sift), 8, right: true),
            pad(fmt(r.closure), 8, right: true), pad(fcol, 9, right: true), pad(fmt(ratio, 2) + "x", 9, right: true),
-           pad(frat, 10, right: true)].joined(separator: " "))
+           pad(frat, 10, right: true), pad(fmt(r.oneByOne), 9, right: true)].joined(separator: " "))
 }
 print("")
 print("Targets: Sift/closure <= 1.5x over the same representation; #Pred/Sift >= 10x.")
@@ -363,7 +380,9 @@ print("name.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthIns
 print(".hasPrefix(\"jo\"); \"ASCII fast path\" = same, but all-ASCII names compare their first two bytes")
 print("case-insensitively. IN-list closures use a Set<String>; #Predicate uses an array literal.")
 print("Sift: SiftPredicate(format).compiled(for: T.self) once, then count(in:) over the records (Person")
-print("answers keys through typed KeyReaders; [String: Any] through Sift's code specialised for it).")
+print("answers keys through typed KeyReaders; [String: Any] through Sift's code specialised for it);")
+print("count(in:) tests runs of objects one comparison at a time. \"1-by-1\" is the same compiled")
+print("predicate's evaluate(with:) called per object in a loop: informational, not a target.")
 print("Measured part took \(fmt(totalSeconds, 1)) s. (sink: \(blackhole & 1))")
 
 if !failures.isEmpty {
