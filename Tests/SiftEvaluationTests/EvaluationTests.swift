@@ -15,7 +15,8 @@ import SiftTestSupport
         do {
             _ = try p.evaluate(with: ["a": 1, "name": "Ann"])
             Issue.record("expected an error")
-        } catch let error as EvaluationError {
+        } catch {
+            // `evaluate` throws `EvaluationError` only (typed throws), so no cast is needed.
             #expect(error.id == "incomparable-values")
             #expect(error.location == SourceLocation(line: 2, column: 3))
             #expect(error.annotated == "2:3: error: cannot order \"Ann\" and 5\n  name < 5\n  ^~~~~~~~")
