@@ -491,8 +491,8 @@ struct Compiler<Root> {
 
 /// ANY (`all` false) or ALL of `test` over `elements`: ANY is true at the first element that
 /// passes, ALL false at the first that fails; over no elements ANY is false and ALL true.
-func quantify<S: Sequence>(_ elements: S, all: Bool,
-                           _ test: (S.Element) throws(EvaluationErrorKind) -> Bool) throws(EvaluationErrorKind) -> Bool {
+@inlinable @inline(__always)
+func quantify<S: Sequence, E: Error>(_ elements: S, all: Bool, _ test: (S.Element) throws(E) -> Bool) throws(E) -> Bool {
     for e in elements where try test(e) != all { return !all }
     return all
 }

@@ -51,21 +51,6 @@ public struct KeyReader<Root>: Sendable {
         }
     }
 
-    /// Quantified tests of an array of strings: the element condition and whether it is ALL (else ANY).
-    @usableFromInline
-    struct QuantifiedChecks: Sendable {
-        @usableFromInline let check: @Sendable (inout Root, StringCondition, _ all: Bool) -> Bool?
-        @usableFromInline let refine: @Sendable (UnsafeMutablePointer<Root>, inout Selection, StringCondition,
-                                                 _ all: Bool, _ ifNil: Bool, _ keep: Bool) -> Void
-
-        @inlinable
-        init(check: @escaping @Sendable (inout Root, StringCondition, _ all: Bool) -> Bool?,
-             refine: @escaping @Sendable (UnsafeMutablePointer<Root>, inout Selection, StringCondition, _ all: Bool, _ ifNil: Bool, _ keep: Bool) -> Void) {
-            self.check = check
-            self.refine = refine
-        }
-    }
-
     @usableFromInline
     enum Storage: Sendable {
         case value(@Sendable (Root) throws -> Value)
@@ -74,7 +59,7 @@ public struct KeyReader<Root>: Sendable {
         case double(@Sendable (Root) -> Double?, Checks<DoubleCondition>)
         case string(@Sendable (Root) -> String?, Checks<StringCondition>)
         case date(@Sendable (Root) -> Date?)
-        case strings(@Sendable (Root) -> [String]?, QuantifiedChecks)
+        case strings(@Sendable (Root) -> [String]?, Checks<QuantifiedStringCondition>)
         /// A value of unknown type, as dictionaries hold them (`[String: Any]`).
         case any(@Sendable (Root) -> Any?)
     }
@@ -175,18 +160,18 @@ public struct KeyReader<Root>: Sendable {
     /// An array-of-strings key (nil reads as nil); `ANY tags == "x"` tests the strings directly.
     @inlinable
     public static func strings(_ read: @escaping @Sendable (Root) -> [String]?) -> KeyReader {
-        KeyReader(.strings(read, QuantifiedChecks(
-            check: { root, c, all in read(root).map { c.test($0, all: all) } },
-            refine: { base, selection, c, all, ifNil, keep in
-                @inline(__always) func run(_ c: StringCondition, all: Bool) {
-                    selection.refine(base, keep: keep) { read($0).map { c.test($0, all: all) } ?? ifNil }
+        KeyReader(.strings(read, Checks(
+            check: { root, c in read(root).map { c.test($0) } },
+            refine: { base, selection, c, ifNil, keep in
+                @inline(__always) func run(_ c: QuantifiedStringCondition) {
+                    selection.refine(base, keep: keep) { read($0).map { c.test($0) } ?? ifNil }
                 }
-                switch (c, all) {
-                case (.equal(let k), false): run(.equal(k), all: false)
-                case (.equal(let k), true): run(.equal(k), all: true)
-                case (.notEqual(let k), false): run(.notEqual(k), all: false)
-                case (.notEqual(let k), true): run(.notEqual(k), all: true)
-                case (.member, _): run(c, all: all)
+                switch (c.element, c.all) {
+                case (.equal(let k), false): run(QuantifiedStringCondition(.equal(k), all: false))
+                case (.equal(let k), true): run(QuantifiedStringCondition(.equal(k), all: true))
+                case (.notEqual(let k), false): run(QuantifiedStringCondition(.notEqual(k), all: false))
+                case (.notEqual(let k), true): run(QuantifiedStringCondition(.notEqual(k), all: true))
+                case (.member, _): run(c)
                 }
             })))
     }
@@ -274,10 +259,22 @@ enum StringCondition: Sendable {
         case .member(let set): set.contains(s)
         }
     }
+}
 
-    /// ANY (or ALL, when `all`) of `strings` passes; ALL of none is true, ANY of none false.
+/// `ANY s op k` (or `ALL`, when `all`) over an array of strings, for a `StringCondition`.
+@usableFromInline
+struct QuantifiedStringCondition: Sendable {
+    @usableFromInline let element: StringCondition
+    @usableFromInline let all: Bool
+
+    @inlinable
+    init(_ element: StringCondition, all: Bool) {
+        self.element = element
+        self.all = all
+    }
+
     @inlinable @inline(__always)
-    func test(_ strings: [String], all: Bool) -> Bool {
-        all ? strings.allSatisfy { test($0) } : strings.contains { test($0) }
+    func test(_ strings: [String]) -> Bool {
+        quantify(strings, all: all) { element.test($0) }
     }
 }

@@ -18,7 +18,7 @@ enum Step<Root>: Sendable {
     case double(KeyReader<Root>.Checks<DoubleCondition>, DoubleCondition, ifNil: Bool)
     case bool(KeyReader<Root>.Checks<BoolCondition>, BoolCondition, ifNil: Bool)
     case string(KeyReader<Root>.Checks<StringCondition>, StringCondition, ifNil: Bool)
-    case strings(KeyReader<Root>.QuantifiedChecks, StringCondition, all: Bool, ifNil: Bool)
+    case strings(KeyReader<Root>.Checks<QuantifiedStringCondition>, QuantifiedStringCondition, ifNil: Bool)
 
     @inlinable @inline(__always)
     func run(_ root: inout Root, _ scope: inout Scope) throws(EvaluationError) -> Bool {
@@ -28,7 +28,7 @@ enum Step<Root>: Sendable {
         case .double(let t, let c, let ifNil): return t.check(&root, c) ?? ifNil
         case .bool(let t, let c, let ifNil): return t.check(&root, c) ?? ifNil
         case .string(let t, let c, let ifNil): return t.check(&root, c) ?? ifNil
-        case .strings(let t, let c, let all, let ifNil): return t.check(&root, c, all) ?? ifNil
+        case .strings(let t, let c, let ifNil): return t.check(&root, c) ?? ifNil
         }
     }
 
@@ -42,7 +42,7 @@ enum Step<Root>: Sendable {
         case .double(let t, let c, let ifNil): t.refine(base, &selection, c, ifNil, keep)
         case .bool(let t, let c, let ifNil): t.refine(base, &selection, c, ifNil, keep)
         case .string(let t, let c, let ifNil): t.refine(base, &selection, c, ifNil, keep)
-        case .strings(let t, let c, let all, let ifNil): t.refine(base, &selection, c, all, ifNil, keep)
+        case .strings(let t, let c, let ifNil): t.refine(base, &selection, c, ifNil, keep)
         }
     }
 

@@ -39,7 +39,7 @@ enum TypedLeaf {
             let all = quantifier == .all
             switch reader.storage {
             case .strings(let get, let checks):
-                if let strings, let nilAnswer { return .strings(checks, strings, all: all, ifNil: nilAnswer) }
+                if let strings, let nilAnswer { return .strings(checks, QuantifiedStringCondition(strings, all: all), ifNil: nilAnswer) }
                 let t = elementTest(p, constant, general)
                 return .closure { root, _ throws(EvaluationError) in
                     guard let xs = get(root) else { return try onNil() }
@@ -47,9 +47,10 @@ enum TypedLeaf {
                 }
             case .any(let get):
                 // Arrays of strings are tested in place; anything else as the general path does.
+                let quantified = strings.map { QuantifiedStringCondition($0, all: all) }
                 return .closure { root, _ throws(EvaluationError) in
                     guard let v = get(root) else { return try onNil() }
-                    if let strings, type(of: v) == [String].self { return strings.test(v as! [String], all: all) }
+                    if let quantified, type(of: v) == [String].self { return quantified.test(v as! [String]) }
                     let value = Value(any: v)
                     let elements: [Value]
                     switch value {
