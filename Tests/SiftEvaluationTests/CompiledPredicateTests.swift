@@ -236,6 +236,21 @@ private enum Outcome: Equatable, CustomStringConvertible {
         #expect(try SiftPredicate("tags.@count == 1 AND v + 1 == i").compiled(for: TypedRow.self).evaluate(with: row))
     }
 
+    /// The indices of the rows `evaluate` accepts, called row by row in order, up to the first
+    /// error, and that error's text.
+    static func objectByObject(_ p: CompiledPredicate<TypedRow>, _ rows: [TypedRow]) -> (matches: [Int], firstError: String?) {
+        var matches: [Int] = []
+        for n in rows.indices {
+            do { if try p.evaluate(with: rows[n]) { matches.append(n) } } catch { return (matches, "\(error)") }
+        }
+        return (matches, nil)
+    }
+
+    /// The text of the error `body` raises, or nil when it raises none.
+    static func raised<T>(_ body: () throws(EvaluationError) -> T) -> String? {
+        do { _ = try body(); return nil } catch { return "\(error)" }
+    }
+
     /// `count(in:)` and `filter` test runs of objects step by step (`Program.select`) rather than
     /// object by object. Over enough rows to span several runs, with a partial last one, they select
     /// exactly the objects `evaluate` accepts, in order, and raise exactly the error that testing
@@ -252,24 +267,12 @@ private enum Outcome: Equatable, CustomStringConvertible {
             let p = try SiftPredicate(format, options: EvaluationOptions(lenient: lenient))
             let typed = p.compiled(for: TypedRow.self)
             let dict = p.compiled(for: [String: Any].self)
-            // Object by object, as `evaluate` answers.
-            var expected: [Int] = []
-            var firstError: String?
-            for n in rows.indices {
-                do { if try typed.evaluate(with: rows[n]) { expected.append(n) } } catch {
-                    firstError = "\(error)"
-                    break
-                }
-            }
+            let (expected, firstError) = Self.objectByObject(typed, rows)
             if let firstError {
                 failed += 1
                 #expect(throws: EvaluationError.self) { try typed.count(in: rows) }
-                do { _ = try typed.filter(rows); Issue.record("\(format): no error") } catch {
-                    #expect("\(error)" == firstError, "\(format)")
-                }
-                do { _ = try dict.filter(dictionaries); Issue.record("\(format): no error") } catch {
-                    #expect("\(error)" == firstError, "\(format)")
-                }
+                #expect(Self.raised { () throws(EvaluationError) in try typed.filter(rows) } == firstError, "\(format)")
+                #expect(Self.raised { () throws(EvaluationError) in try dict.filter(dictionaries) } == firstError, "\(format)")
             } else {
                 selected += expected.count
                 #expect(try typed.count(in: rows) == expected.count, "\(format)")
@@ -295,19 +298,13 @@ private enum Outcome: Equatable, CustomStringConvertible {
             rows[late].v = .string("b")      // `v > 1` fails at the first step
             let format = "v > 1 OR i > 1 AND s > 1"
             let p = try SiftPredicate(format).compiled(for: TypedRow.self)
-            var expected: String?
-            for row in rows {
-                do { _ = try p.evaluate(with: row) } catch { expected = "\(error)"; break }
-            }
+            let expected = Self.objectByObject(p, rows).firstError
             #expect(expected?.hasPrefix("1:20:") == true, "\(expected ?? "no error")")
-            do { _ = try p.count(in: rows); Issue.record("no error") } catch { #expect("\(error)" == expected) }
+            #expect(Self.raised { () throws(EvaluationError) in try p.count(in: rows) } == expected)
             let q = try SiftPredicate("v < 10 AND i > 1 AND s > 1").compiled(for: TypedRow.self)
-            var expectedAll: String?
-            for row in rows {
-                do { _ = try q.evaluate(with: row) } catch { expectedAll = "\(error)"; break }
-            }
+            let expectedAll = Self.objectByObject(q, rows).firstError
             #expect(expectedAll?.hasPrefix("1:22:") == true, "\(expectedAll ?? "no error")")
-            do { _ = try q.filter(rows); Issue.record("no error") } catch { #expect("\(error)" == expectedAll) }
+            #expect(Self.raised { () throws(EvaluationError) in try q.filter(rows) } == expectedAll)
         }
     }
 
