@@ -5,6 +5,7 @@
 //   SiftText (Unicode folding, LIKE, MATCHES through PCRE2) ← SiftEvaluation
 //   SiftSyntax ← SiftSQL (lowering to SQL text + bound values; no database) ← SiftSQLite ← SiftTool
 //   SiftText ← SiftSQLite (the C API, and Sift's functions and collations registered on a connection)
+//   SiftEvaluation, SiftSQL, SiftSQLite ← SiftStore (model, SQLite store, contexts, fetch requests) ← SiftTool
 import PackageDescription
 
 let package = Package(
@@ -15,6 +16,7 @@ let package = Package(
         .library(name: "SiftEvaluation", targets: ["SiftEvaluation"]),
         .library(name: "SiftSQL", targets: ["SiftSQL"]),
         .library(name: "SiftSQLite", targets: ["SiftSQLite"]),
+        .library(name: "SiftStore", targets: ["SiftStore"]),
         .executable(name: "sift", targets: ["sift"]),
     ],
     dependencies: [
@@ -36,9 +38,11 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         .target(name: "SiftSQLite", dependencies: ["CSQLite", "SiftSQL", "SiftText"]),
+        .target(name: "SiftStore", dependencies: ["SiftSyntax", "SiftText", "SiftEvaluation", "SiftSQL", "SiftSQLite"]),
         .target(
             name: "SiftTool",
             dependencies: [
+                "SiftStore",
                 "SiftSyntax",
                 "SiftEvaluation",
                 "SiftSQL",
@@ -54,6 +58,7 @@ let package = Package(
         .testTarget(name: "SiftEvaluationTests", dependencies: ["SiftEvaluation", "SiftSyntax", "SiftTestSupport"]),
         .testTarget(name: "SiftSQLTests", dependencies: ["SiftSQL", "SiftSyntax", "SiftTestSupport"]),
         .testTarget(name: "SiftSQLiteTests", dependencies: ["SiftSQLite", "SiftSQL", "SiftSyntax", "SiftText", "SiftTestSupport"]),
+        .testTarget(name: "SiftStoreTests", dependencies: ["SiftStore", "SiftEvaluation", "SiftSQL", "SiftSQLite", "SiftSyntax", "SiftTestSupport"]),
         .testTarget(
             name: "SiftToolTests",
             dependencies: ["SiftTool", "SiftSyntax", "SiftEvaluation", "SiftSQL", "SiftSQLite", "SiftTestSupport"]

@@ -40,6 +40,17 @@ public struct SiftSortDescriptor: Sendable, CustomStringConvertible {
         return try read(&object, &scope)
     }
 
+    /// The sort key of one object: the descriptor's key path (any expression) read from it, as the
+    /// sort reads it. A store uses it to read key paths of its objects.
+    ///
+    /// ```swift
+    /// try SiftSortDescriptor("address.city").key(of: .object(person))   // .string("Oslo")
+    /// ```
+    public func key(of object: Value) throws(EvaluationError) -> Value { try key(object) }
+
+    /// The order of two sort keys in this descriptor's direction (-1, 0, 1), nil first ascending.
+    public func compareKeys(_ a: Value, _ b: Value) -> Int { compare(a, b) }
+
     /// Compares two keys in this descriptor's direction.
     func compare(_ a: Value, _ b: Value) -> Int {
         let o = SortOrder.compare(a, b, TextOptions(options))

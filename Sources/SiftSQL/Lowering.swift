@@ -56,11 +56,16 @@ public struct SQLLowering: Sendable {
     }
 
     /// `SELECT <columns> FROM <table> AS t0 LEFT JOIN … WHERE … ORDER BY …, t0.<pk>`.
-    /// `columns` are attribute key paths of the entity (default: its primary key).
+    /// `columns` are attribute key paths of the entity (default: its primary key). `limit` and
+    /// `offset` add a bound `LIMIT ? OFFSET ?`. `tableColumns` instead names raw columns of the
+    /// entity's table (names that come from the schema's owner, such as a store's own columns).
     public func select(_ predicate: PredicateSyntax, source: String? = nil,
                        variables: [String: LiteralValue] = [:], sortedBy: [SQLSortKey] = [],
-                       columns: [String]? = nil) throws(SQLLoweringError) -> SQLQuery {
-        try build(predicate, source: source, variables: variables, sortedBy: sortedBy) { (ctx, scope) throws(SQLLoweringError) in
+                       columns: [String]? = nil, tableColumns: [String]? = nil,
+                       limit: Int? = nil, offset: Int = 0) throws(SQLLoweringError) -> SQLQuery {
+        try build(predicate, source: source, variables: variables, sortedBy: sortedBy, limit: limit, offset: offset) { (ctx, scope) throws(SQLLoweringError) in
+            // Raw columns of the entity's table (a store reading whole rows), quoted here like every identifier.
+            if let tableColumns { return Fragment(tableColumns.map { ctx.column(scope.alias, $0) }.joined(separator: ", ")) }
             guard let columns else { return Fragment(ctx.column(scope.alias, entity.primaryKey)) }
             var parts: [Fragment] = []
             for c in columns {
@@ -85,12 +90,21 @@ public struct SQLLowering: Sendable {
     }
 
     private func build(_ predicate: PredicateSyntax, source: String?, variables: [String: LiteralValue],
-                       sortedBy: [SQLSortKey], ordered: Bool = true,
+                       sortedBy: [SQLSortKey], ordered: Bool = true, limit: Int? = nil, offset: Int = 0,
                        columns: (LoweringContext, Scope) throws(SQLLoweringError) -> Fragment) throws(SQLLoweringError) -> SQLQuery {
         let ctx = LoweringContext(schema: schema, dialect: dialect, variables: variables)
         let scope = Scope(entity: entity, alias: ctx.newAlias())
         do {
-            let whereClause = try ctx.predicate(predicate, negated: false, scope)
+            var whereClause = try ctx.predicate(predicate, negated: false, scope)
+            if let d = entity.discriminator {
+                let test = Fragment(ctx.column(scope.alias, d.column) + " IN (")
+                    + Fragment.join(d.values.map { Fragment.param(.integer($0)) }, ", ") + Fragment(")")
+                switch whereClause {
+                case .constant(true): whereClause = .sql(test)
+                case .constant(false): break
+                case .sql(let f): whereClause = .sql(test + Fragment(" AND ") + f.parenthesized)
+                }
+            }
             let cols = try columns(ctx, scope)
             var orderParts: [Fragment] = []
             for key in sortedBy { orderParts.append(try ctx.orderTerm(key, scope)) }
@@ -104,6 +118,11 @@ public struct SQLLowering: Sendable {
             if ordered {
                 orderParts.append(Fragment(ctx.column(scope.alias, entity.primaryKey) + " ASC"))
                 sql = sql + Fragment(" ORDER BY ") + Fragment.join(orderParts, ", ")
+            }
+            if limit != nil || offset > 0 {
+                // SQLite needs a LIMIT before an OFFSET; -1 is "no limit".
+                sql = sql + Fragment(" LIMIT ") + Fragment.param(.integer(Int64(limit ?? -1)))
+                    + Fragment(" OFFSET ") + Fragment.param(.integer(Int64(offset)))
             }
             return sql.query(dialect)
         } catch {

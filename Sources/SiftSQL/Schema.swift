@@ -106,21 +106,35 @@ public struct Entity: Codable, Hashable, Sendable {
     /// Whether a key the entity does not declare reads nil, as a missing dictionary key does in
     /// memory (the entities inferred from JSON are open), instead of being an `unknown-key` error.
     public var open: Bool
+    /// Set when several entities share one table (an inheritance hierarchy): the rows of this
+    /// entity are those whose `column` holds one of `values`. The lowering adds that test to the
+    /// top-level query; relationships already point only at rows of their destination.
+    public var discriminator: Discriminator?
 
     public init(name: String, table: String? = nil, primaryKey: String = "id",
-                attributes: [Attribute] = [], relationships: [Relationship] = [], open: Bool = false) {
+                attributes: [Attribute] = [], relationships: [Relationship] = [], open: Bool = false,
+                discriminator: Discriminator? = nil) {
         self.name = name
         self.table = table ?? name
         self.primaryKey = primaryKey
         self.attributes = attributes
         self.relationships = relationships
         self.open = open
+        self.discriminator = discriminator
+    }
+
+    /// The column that tells the entities of one table apart, and the values of this entity (its
+    /// own and its sub-entities').
+    public struct Discriminator: Codable, Hashable, Sendable {
+        public var column: String
+        public var values: [Int64]
+        public init(column: String, values: [Int64]) { self.column = column; self.values = values }
     }
 
     public func attribute(named key: String) -> Attribute? { attributes.first { $0.name == key } }
     public func relationship(named key: String) -> Relationship? { relationships.first { $0.name == key } }
 
-    private enum CodingKeys: String, CodingKey { case name, table, primaryKey, attributes, relationships, open }
+    private enum CodingKeys: String, CodingKey { case name, table, primaryKey, attributes, relationships, open, discriminator }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -130,6 +144,7 @@ public struct Entity: Codable, Hashable, Sendable {
         attributes = try c.decodeIfPresent([Attribute].self, forKey: .attributes) ?? []
         relationships = try c.decodeIfPresent([Relationship].self, forKey: .relationships) ?? []
         open = try c.decodeIfPresent(Bool.self, forKey: .open) ?? false
+        discriminator = try c.decodeIfPresent(Discriminator.self, forKey: .discriminator)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -140,6 +155,7 @@ public struct Entity: Codable, Hashable, Sendable {
         try c.encode(attributes, forKey: .attributes)
         try c.encode(relationships, forKey: .relationships)
         if open { try c.encode(true, forKey: .open) }
+        try c.encodeIfPresent(discriminator, forKey: .discriminator)
     }
 }
 

@@ -1,0 +1,213 @@
+// Batch update and batch delete: straight on the store, in one transaction, without registering
+// objects in a context. The rows are chosen as a fetch chooses them (SQL where the lowering is
+// exact, memory for the rest, read into a scratch context that is thrown away); new values are
+// computed with memory's semantics (an expression is evaluated per row, exactly as in memory),
+// checked against the attribute's type and validation rules, and uniqueness is checked after the
+// update. Batch delete honours delete rules: cascade deletes further rows, nullify clears the
+// foreign keys and join rows that pointed at deleted rows, deny refuses the whole batch.
+
+import Foundation
+import SiftEvaluation
+import SiftSQL
+import SiftSQLite
+import SiftSyntax
+
+/// What a batch request returns.
+public struct BatchResult: Sendable, Hashable {
+    /// The objects changed (updated) or deleted, cascades included for deletes.
+    public var objectIDs: [ObjectID]
+    public var count: Int { objectIDs.count }
+    /// Whether the request deleted (rather than updated) the objects.
+    public var deleted: Bool
+}
+
+/// Sets properties of every object a predicate selects, without loading objects into a context.
+///
+/// ```swift
+/// var raise = try BatchUpdateRequest("Employee", predicate: "department.name == %@", "R&D")
+/// raise.propertiesToUpdate = ["salary": .expression("salary * 1.1")]
+/// let result = try context.execute(raise)   // result.count rows updated
+/// context.mergeChanges(from: result)
+/// ```
+public struct BatchUpdateRequest: Sendable {
+    public enum NewValue: Sendable, Hashable {
+        case constant(LiteralValue)
+        /// An expression of the object (`salary * 1.1`, `name`), evaluated as in memory.
+        case expression(String)
+    }
+    public var entityName: String
+    public var predicate: SiftPredicate?
+    public var variables: [String: LiteralValue] = [:]
+    public var propertiesToUpdate: [String: NewValue] = [:]
+    public var includesSubentities = true
+
+    public init(_ entityName: String, predicate: SiftPredicate? = nil) {
+        self.entityName = entityName
+        self.predicate = predicate
+    }
+
+    public init(_ entityName: String, predicate format: String, _ arguments: Any?...) throws(StoreError) {
+        self.entityName = entityName
+        do { predicate = try SiftPredicate(format: format, arguments: arguments) } catch { throw StoreError(error) }
+    }
+}
+
+/// Deletes every object a predicate selects, with the model's delete rules.
+///
+/// ```swift
+/// let result = try context.execute(try BatchDeleteRequest("Session", predicate: "expires < %@", Date()))
+/// ```
+public struct BatchDeleteRequest: Sendable {
+    public var entityName: String
+    public var predicate: SiftPredicate?
+    public var variables: [String: LiteralValue] = [:]
+    public var includesSubentities = true
+
+    public init(_ entityName: String, predicate: SiftPredicate? = nil) {
+        self.entityName = entityName
+        self.predicate = predicate
+    }
+
+    public init(_ entityName: String, predicate format: String, _ arguments: Any?...) throws(StoreError) {
+        self.entityName = entityName
+        do { predicate = try SiftPredicate(format: format, arguments: arguments) } catch { throw StoreError(error) }
+    }
+}
+
+extension ManagedObjectContext {
+    /// Runs a batch update on the store (this context's unsaved changes are not part of it).
+    public func execute(_ request: BatchUpdateRequest) throws(StoreError) -> BatchResult {
+        let info = try store.info(request.entityName)
+        var setters: [(index: Int, attribute: ResolvedAttribute, value: BatchUpdateRequest.NewValue, reader: SiftSortDescriptor?)] = []
+        for (key, v) in request.propertiesToUpdate.sorted(by: { $0.key < $1.key }) {
+            guard let i = info.entity.attributeIndex[key] else {
+                throw StoreError(.unknownKey, "entity '\(info.name)' has no attribute '\(key)' (a batch update sets attributes)")
+            }
+            var reader: SiftSortDescriptor?
+            if case .expression(let text) = v {
+                do { reader = try SiftSortDescriptor(text) } catch { throw StoreError(error) }
+            }
+            setters.append((i, info.entity.attributes[i], v, reader))
+        }
+        return try store.writeTransaction { () throws(StoreError) -> BatchResult in
+            let scratch = ManagedObjectContext(store: store)
+            var fetch = FetchRequest(request.entityName, predicate: request.predicate)
+            fetch.variables = request.variables
+            fetch.includesSubentities = request.includesSubentities
+            fetch.includesPendingChanges = false
+            let objects = try scratch.fetch(fetch)
+            var ids: [ObjectID] = []
+            var failures: [String] = []
+            let writer = RowWriter(store: store, keys: [:])
+            for o in objects {
+                for s in setters {
+                    let raw: Value
+                    switch s.value {
+                    case .constant(let l): raw = Value(l)
+                    case .expression:
+                        do throws(EvaluationError) { raw = try s.reader!.key(of: .object(o)) } catch { throw StoreError(error) }
+                    }
+                    let v: Value
+                    do throws(CoercionError) {
+                        v = s.attribute.description.isCollection
+                            ? try Self.collection(raw, s.attribute.type)
+                            : try Value(coercing: raw, to: s.attribute.type)
+                    } catch {
+                        failures.append("\(o.objectID) '\(s.attribute.name)': \(error.message)")
+                        continue
+                    }
+                    if let p = AttributeValidation.problem(v, s.attribute, regex: o.info.regexes[s.index]) {
+                        failures.append("\(o.objectID) '\(s.attribute.name)': \(p)")
+                        continue
+                    }
+                    if o.snapshot == nil { o.snapshot = Snapshot(attributes: o.attributes, links: o.links) }
+                    o.attributes[s.index] = v
+                }
+                if failures.isEmpty {
+                    do throws(SQLiteError) { try writer.update(o) } catch { throw error.storeError }
+                    ids.append(o.objectID)
+                }
+            }
+            if !failures.isEmpty { throw StoreError(.validation, failures[0], failures: failures) }
+            try checkUniqueness(of: info)
+            return BatchResult(objectIDs: ids, deleted: false)
+        }
+    }
+
+    static func collection(_ raw: Value, _ type: AttributeType) throws(CoercionError) -> Value {
+        switch raw {
+        case .null: return .null
+        case .array(let xs), .set(let xs):
+            var out: [Value] = []
+            for x in xs { out.append(try Value(coercing: x, to: type)) }
+            return .array(out)
+        default: throw CoercionError(message: "\(raw) is not a collection")
+        }
+    }
+
+    /// After a batch update: no two rows of the hierarchy may share a constraint's values.
+    func checkUniqueness(of info: EntityInfo) throws(StoreError) {
+        let root = try store.info(info.entity.root)
+        let q = PersistentStore.q
+        var seen = Set<[Int]>()
+        for name in root.entity.family {
+            let e = try store.info(name).entity
+            for c in e.constraints where seen.insert(c.map { e.attributes[$0].name.hashValue }).inserted {
+                let cols = c.map { q(e.attributes[$0].column) }
+                let sql = "SELECT MIN(\(q(Storage.primaryKey))), MAX(\(q(Storage.primaryKey))) FROM \(q(e.table)) WHERE \(cols.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")) GROUP BY \(cols.joined(separator: ", ")) HAVING COUNT(*) > 1 LIMIT 1"
+                let rows: [[SQLValue]]
+                do throws(SQLiteError) { rows = try store.rows(sql, []) } catch { throw error.storeError }
+                if let r = rows.first, case .integer(let a) = r[0], case .integer(let b) = r[1] {
+                    let names = c.map { e.attributes[$0].name }.joined(separator: ", ")
+                    throw StoreError(.uniqueness, "the update gives \(e.name) \(a) and \(e.name) \(b) the same values for the uniqueness constraint [\(names)]; nothing was changed")
+                }
+            }
+        }
+    }
+
+    /// Runs a batch delete on the store, with delete rules; deny refuses the whole batch.
+    public func execute(_ request: BatchDeleteRequest) throws(StoreError) -> BatchResult {
+        try store.writeTransaction { () throws(StoreError) -> BatchResult in
+            let scratch = ManagedObjectContext(store: store)
+            var fetch = FetchRequest(request.entityName, predicate: request.predicate)
+            fetch.variables = request.variables
+            fetch.includesSubentities = request.includesSubentities
+            fetch.includesPendingChanges = false
+            for o in try scratch.fetch(fetch) { try scratch.delete(o) }
+            // The scratch context applies the rules exactly as a save would, then writes.
+            try scratch.propagateDeletes()
+            let deleted = Array(scratch.deletedSet).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
+            let updated = Array(scratch.updatedSet)
+            let writer = RowWriter(store: store, keys: [:])
+            do throws(SQLiteError) {
+                for o in deleted { try writer.delete(o) }
+                for o in updated { try writer.update(o); try writer.writeLinks(o) }
+            } catch { throw error.storeError }
+            return BatchResult(objectIDs: deleted.map(\.objectID), deleted: true)
+        }
+    }
+
+    /// Brings this context up to date after a batch request: objects it holds that were updated
+    /// are read again (their unsaved changes kept on top), deleted ones leave the context.
+    public func mergeChanges(from result: BatchResult) throws(StoreError) {
+        var changes = ChangeSet()
+        for id in result.objectIDs {
+            guard let o = registry[id] else { continue }
+            if result.deleted {
+                registry[id] = nil
+                updatedSet.remove(o)
+                deletedSet.remove(o)
+                o.context = nil
+                changes.deleted.append(id)
+            } else {
+                try refresh(o, mergeChanges: true)
+                changes.updated.append(id)
+            }
+        }
+        if result.deleted {
+            // Relationships of the objects left behind may name deleted ones: read them again.
+            for o in registry.values where !o.hasChanges { o.links = Array(repeating: nil, count: o.links.count); o.isFault = true }
+        }
+        if !changes.isEmpty { post(.objectsDidChange(changes)) }
+    }
+}

@@ -1,0 +1,473 @@
+// The managed object context: a scratch pad of inserts, edits and deletes over one store, with
+// uniquing (one object per ID), faults, inverse maintenance as soon as one side of a relationship
+// changes, and rollback to the committed state. Saving lives in Saving.swift, fetching in
+// Fetching.swift; this file holds the object graph.
+
+import Foundation
+import SiftEvaluation
+import SiftSQL
+import SiftSQLite
+
+/// A context: objects read from a store and the changes made to them until `save()`.
+///
+/// ```swift
+/// let context = ManagedObjectContext(store: store)
+/// let ann = try context.insert("Person")
+/// try ann.setValue("Ann", forKey: "name")
+/// try context.save()
+/// let people = try context.fetch(FetchRequest("Person", predicate: "name BEGINSWITH[c] %@", "a"))
+/// ```
+///
+/// A context, and the objects it hands out, belong to one thread at a time (as in Core Data);
+/// `ObjectID`s cross threads and are resolved with `object(with:)` in another context.
+public final class ManagedObjectContext {
+    public let store: PersistentStore
+    var registry: [ObjectID: ManagedObject] = [:]
+    /// Inserted objects in insertion order (their keys are given in this order at save).
+    var insertedList: [ManagedObject] = []
+    var insertedSet: Set<ObjectIdentifier> = []
+    var updatedSet: Set<ManagedObject> = []
+    var deletedSet: Set<ManagedObject> = []
+    /// Changes since the last objects-did-change notification.
+    var unreported = ChangeSet()
+    var observers: [UUID: @Sendable (ContextNotification) -> Void] = [:]
+    nonisolated(unsafe) static var temporaryCounter: Int64 = 0
+    static let counterLock = NSLock()
+
+    public init(store: PersistentStore) {
+        self.store = store
+    }
+
+    // MARK: Change sets
+
+    public var hasChanges: Bool { !insertedList.isEmpty || !updatedSet.isEmpty || !deletedSet.isEmpty }
+    public var insertedObjects: [ManagedObject] { insertedList }
+    public var updatedObjects: Set<ManagedObject> { updatedSet }
+    public var deletedObjects: Set<ManagedObject> { deletedSet }
+    /// Every object the context holds (it keeps them until `reset()`).
+    public var registeredObjects: [ManagedObject] { Array(registry.values) }
+
+    func isInserted(_ o: ManagedObject) -> Bool { insertedSet.contains(ObjectIdentifier(o)) }
+
+    // MARK: Inserting and resolving
+
+    /// A new object of `entity`, with the model's default values, registered as inserted.
+    public func insert(_ entity: String) throws(StoreError) -> ManagedObject {
+        let info = try store.info(entity)
+        guard !info.entity.description.isAbstract else {
+            throw StoreError(.invalidOperation, "entity '\(entity)' is abstract: insert one of its sub-entities")
+        }
+        Self.counterLock.lock()
+        Self.temporaryCounter += 1
+        let n = Self.temporaryCounter
+        Self.counterLock.unlock()
+        let id = ObjectID(entity: entity, store: store.identifier, key: .temporary(n))
+        let o = ManagedObject(id: id, info: info, context: self, fault: false)
+        for (i, a) in info.entity.attributes.enumerated() { o.attributes[i] = a.defaultValue ?? .null }
+        for (i, r) in info.entity.relationships.enumerated() { o.links[i] = r.isToMany ? .many([]) : .one(nil) }
+        registry[id] = o
+        insertedList.append(o)
+        insertedSet.insert(ObjectIdentifier(o))
+        unreported.inserted.append(id)
+        return o
+    }
+
+    /// The object with `id`: the registered one, or a fault that reads its row when touched.
+    /// An ID of another store, or a temporary ID this context did not make, is `.objectNotFound`.
+    public func object(with id: ObjectID) throws(StoreError) -> ManagedObject {
+        if let o = registry[id] { return o }
+        guard id.storeIdentifier == store.identifier, let pk = id.primaryKey else {
+            throw StoreError(.objectNotFound, "\(id) is not an object of this store")
+        }
+        return try faultObject(pk: pk, declared: id.entityName)
+    }
+
+    /// Like `object(with:)`, but reads the row now: `.objectNotFound` when it does not exist.
+    public func existingObject(with id: ObjectID) throws(StoreError) -> ManagedObject {
+        let o = try object(with: id)
+        try o.fire()
+        return o
+    }
+
+    /// The registered object for a primary key, or a fault of the declared entity (its concrete
+    /// entity is read with its row).
+    func faultObject(pk: Int64, declared: String) throws(StoreError) -> ManagedObject {
+        let id = ObjectID(entity: declared, store: store.identifier, key: .permanent(pk))
+        if let o = registry[id] { return o }
+        let info = try store.info(declared)
+        let o = ManagedObject(id: id, info: info, context: self, fault: true)
+        registry[id] = o
+        return o
+    }
+
+    /// The object for a row read by a query (`Z_PK`, `Z_ENT`, then the layout's columns).
+    func materialize(row: [SQLValue], columns: TableLayout) throws(StoreError) -> ManagedObject {
+        guard case .integer(let pk) = row[0], case .integer(let ent) = row[1], let info = store.infoByNumber[ent] else {
+            throw StoreError(.sqlite, "a row without a key or entity number")
+        }
+        let id = ObjectID(entity: info.name, store: store.identifier, key: .permanent(pk))
+        if let o = registry[id] {
+            if o.isFault { try fill(o, info: info, row: row) }
+            return o
+        }
+        let o = ManagedObject(id: id, info: info, context: self, fault: true)
+        try fill(o, info: info, row: row)
+        registry[id] = o
+        return o
+    }
+
+    /// Reads a fault's row.
+    func fulfill(_ o: ManagedObject) throws(StoreError) {
+        guard let pk = o.objectID.primaryKey else { o.isFault = false; return }
+        let layout = o.info.layout
+        let rows: [[SQLValue]]
+        do {
+            rows = try store.locked { () throws(StoreError) in
+                do throws(SQLiteError) {
+                    return try store.rows("SELECT \(layout.columns.map(PersistentStore.q).joined(separator: ", ")) FROM \(PersistentStore.q(layout.table)) WHERE \(PersistentStore.q(Storage.primaryKey)) = ?", [.integer(pk)])
+                } catch { throw error.storeError }
+            }
+        }
+        guard let row = rows.first, case .integer(let ent) = row[1], let info = store.infoByNumber[ent] else {
+            throw StoreError(.objectNotFound, "\(o.objectID) no longer exists in the store")
+        }
+        try fill(o, info: info, row: row)
+    }
+
+    /// Fills a fault from its row (the concrete entity may be a sub-entity of the one guessed).
+    func fill(_ o: ManagedObject, info: EntityInfo, row: [SQLValue]) throws(StoreError) {
+        if o.info !== info {
+            o.info = info
+            o.objectID = ObjectID(entity: info.name, store: store.identifier, key: o.objectID.key)
+            o.links = Array(repeating: nil, count: info.entity.relationships.count)
+        }
+        var attributes = [Value]()
+        attributes.reserveCapacity(info.entity.attributes.count)
+        for (i, a) in info.entity.attributes.enumerated() {
+            let raw = row[info.attributeColumns[i]]
+            if a.description.isCollection {
+                if case .null = raw { attributes.append(.null); continue }
+                attributes.append(try loadCollection(o.objectID.primaryKey!, a))
+                continue
+            }
+            attributes.append(ColumnCodec.decode(raw, a.type, exact: info.exactColumns[i].map { row[$0] } ?? .null))
+        }
+        o.attributes = attributes
+        for (i, c) in info.foreignKeyColumns.enumerated() {
+            guard let c else { continue }
+            if case .integer(let k) = row[c] { o.links[i] = .oneKey(k) } else { o.links[i] = .oneKey(nil) }
+        }
+        if case .integer(let v) = row[2] { o.version = v }
+        o.isFault = false
+    }
+
+    func loadCollection(_ owner: Int64, _ a: ResolvedAttribute) throws(StoreError) -> Value {
+        let rows = try store.locked { () throws(StoreError) in
+            do throws(SQLiteError) {
+                return try store.rows("SELECT \(PersistentStore.q(Storage.value)) FROM \(PersistentStore.q(a.valueTable!)) WHERE \(PersistentStore.q(Storage.owner)) = ? ORDER BY \(PersistentStore.q(Storage.order))", [.integer(owner)])
+            } catch { throw error.storeError }
+        }
+        return .array(rows.map { ColumnCodec.decode($0[0], a.type) })
+    }
+
+    /// The stored objects of to-many relationship `i` of `o`.
+    func loadToMany(_ o: ManagedObject, _ i: Int) throws(StoreError) -> [ManagedObject] {
+        guard let pk = o.objectID.primaryKey else { return [] }
+        let rel = o.info.entity.relationships[i]
+        let destination = try store.info(rel.destination)
+        let q = PersistentStore.q
+        let sql: String
+        switch rel.storage {
+        case .inverseForeignKey(let table, let column, let order):
+            let orderBy = order.map { "\(q($0)), " } ?? ""
+            sql = "SELECT \(q(Storage.primaryKey)), \(q(Storage.entityColumn)) FROM \(q(table)) WHERE \(q(column)) = ? ORDER BY \(orderBy)\(q(Storage.primaryKey))"
+        case .joinTable(let table, let source, let dest, let order):
+            let orderBy = order.map { "j.\(q($0)), " } ?? ""
+            sql = "SELECT r.\(q(Storage.primaryKey)), r.\(q(Storage.entityColumn)) FROM \(q(table)) AS j JOIN \(q(destination.layout.table)) AS r ON r.\(q(Storage.primaryKey)) = j.\(q(dest)) WHERE j.\(q(source)) = ? ORDER BY \(orderBy)j.rowid"
+        case .foreignKey:
+            preconditionFailure("a to-one relationship is not loaded as a to-many")
+        }
+        let rows = try store.locked { () throws(StoreError) in
+            do throws(SQLiteError) { return try store.rows(sql, [.integer(pk)]) } catch { throw error.storeError }
+        }
+        var out: [ManagedObject] = []
+        out.reserveCapacity(rows.count)
+        for row in rows {
+            guard case .integer(let k) = row[0], case .integer(let ent) = row[1], let info = store.infoByNumber[ent] else { continue }
+            let member = try faultObject(pk: k, declared: info.name)
+            if member.isFault, member.info !== info {
+                member.info = info
+                member.objectID = ObjectID(entity: info.name, store: store.identifier, key: member.objectID.key)
+                member.links = Array(repeating: nil, count: info.entity.relationships.count)
+            }
+            out.append(member)
+        }
+        return out
+    }
+
+    // MARK: Changing
+
+    /// Records the committed state before the first change of a saved object.
+    func willChange(_ o: ManagedObject) throws(StoreError) {
+        guard !isInserted(o) else { return }
+        guard !deletedSet.contains(o) else { throw StoreError(.invalidOperation, "\(o.objectID) is deleted") }
+        try o.fire()
+        if o.snapshot == nil {
+            o.snapshot = Snapshot(attributes: o.attributes, links: o.links)
+        }
+        if updatedSet.insert(o).inserted { unreported.updated.append(o.objectID) }
+    }
+
+    func checkOwned(_ o: ManagedObject) throws(StoreError) {
+        guard o.context === self else { throw StoreError(.invalidOperation, "\(o.objectID) belongs to another context") }
+        guard !deletedSet.contains(o) else { throw StoreError(.invalidOperation, "\(o.objectID) is deleted") }
+    }
+
+    func set(_ value: Any?, forKey key: String, of o: ManagedObject) throws(StoreError) {
+        try checkOwned(o)
+        let e = o.info.entity
+        if let i = e.attributeIndex[key] {
+            let a = e.attributes[i]
+            let v = Value(any: value)
+            let coerced: Value
+            do throws(CoercionError) {
+                if a.description.isCollection {
+                    switch v {
+                    case .null: coerced = .null
+                    case .array(let xs), .set(let xs):
+                        var out: [Value] = []
+                        for x in xs { out.append(try Value(coercing: x, to: a.type)) }
+                        coerced = .array(out)
+                    default: throw CoercionError(message: "\(v) is not a collection")
+                    }
+                } else {
+                    coerced = try Value(coercing: v, to: a.type)
+                }
+            } catch {
+                throw StoreError(.typeMismatch, "\(o.objectID) '\(key)': \(error.message)")
+            }
+            try willChange(o)
+            o.attributes[i] = coerced
+            return
+        }
+        guard let i = e.relationshipIndex[key] else {
+            throw StoreError(.unknownKey, "entity '\(e.name)' has no attribute or relationship '\(key)'")
+        }
+        let rel = e.relationships[i]
+        if rel.isToMany {
+            let targets: [ManagedObject]
+            switch value {
+            case nil: targets = []
+            case let a as [ManagedObject]: targets = a
+            case let s as Set<ManagedObject>: targets = Array(s)
+            default: throw StoreError(.typeMismatch, "\(o.objectID) '\(key)': a to-many relationship takes an array or set of objects")
+            }
+            let current = try o.many(i)
+            for t in current where !targets.contains(where: { $0 === t }) { try remove(t, from: key, of: o) }
+            for t in targets where !(try o.many(i)).contains(where: { $0 === t }) { try add(t, to: key, of: o) }
+            if rel.description.isOrdered {
+                // Adopt the caller's order.
+                try willChange(o)
+                o.links[i] = .many(targets.reduce(into: [ManagedObject]()) { acc, t in if !acc.contains(where: { $0 === t }) { acc.append(t) } })
+            }
+            return
+        }
+        let target: ManagedObject?
+        switch value {
+        case nil: target = nil
+        case let m as ManagedObject: target = m
+        case let v as Value where v.isNull: target = nil
+        default: throw StoreError(.typeMismatch, "\(o.objectID) '\(key)': a to-one relationship takes an object or nil")
+        }
+        try setToOne(target, i, of: o)
+    }
+
+    /// Checks that `t` may be a destination of relationship `rel`.
+    func checkDestination(_ t: ManagedObject, _ rel: ResolvedRelationship, of o: ManagedObject) throws(StoreError) {
+        try checkOwned(t)
+        let family = try store.info(rel.destination).entity.family
+        guard family.contains(t.info.name) else {
+            throw StoreError(.typeMismatch, "\(o.objectID) '\(rel.name)': \(t.objectID) is not a \(rel.destination)")
+        }
+    }
+
+    func setToOne(_ target: ManagedObject?, _ i: Int, of o: ManagedObject) throws(StoreError) {
+        let rel = o.info.entity.relationships[i]
+        if let target { try checkDestination(target, rel, of: o) }
+        let old = try o.one(i)
+        if old === target { return }
+        try willChange(o)
+        o.links[i] = .one(target)
+        guard let inverseName = rel.inverse else { return }
+        if let old { try unlink(o, from: old, inverse: inverseName) }
+        if let target { try link(o, into: target, inverse: inverseName) }
+    }
+
+    func add(_ t: ManagedObject, to key: String, of o: ManagedObject) throws(StoreError) {
+        try checkOwned(o)
+        guard let i = o.info.entity.relationshipIndex[key], o.info.entity.relationships[i].isToMany else {
+            throw StoreError(.unknownKey, "entity '\(o.info.name)' has no to-many relationship '\(key)'")
+        }
+        let rel = o.info.entity.relationships[i]
+        try checkDestination(t, rel, of: o)
+        var members = try o.many(i)
+        if members.contains(where: { $0 === t }) { return }
+        try willChange(o)
+        members.append(t)
+        o.links[i] = .many(members)
+        if let inverseName = rel.inverse { try link(o, into: t, inverse: inverseName) }
+    }
+
+    func remove(_ t: ManagedObject, from key: String, of o: ManagedObject) throws(StoreError) {
+        try checkOwned(o)
+        guard let i = o.info.entity.relationshipIndex[key], o.info.entity.relationships[i].isToMany else {
+            throw StoreError(.unknownKey, "entity '\(o.info.name)' has no to-many relationship '\(key)'")
+        }
+        let rel = o.info.entity.relationships[i]
+        var members = try o.many(i)
+        guard let at = members.firstIndex(where: { $0 === t }) else { return }
+        try willChange(o)
+        members.remove(at: at)
+        o.links[i] = .many(members)
+        if let inverseName = rel.inverse { try unlink(o, from: t, inverse: inverseName) }
+    }
+
+    /// Makes `t`'s inverse relationship include `o` (the other side of a change to `o`).
+    func link(_ o: ManagedObject, into t: ManagedObject, inverse: String) throws(StoreError) {
+        guard let j = t.info.entity.relationshipIndex[inverse] else { return }
+        let inv = t.info.entity.relationships[j]
+        if inv.isToMany {
+            var members = try t.many(j)
+            if members.contains(where: { $0 === o }) { return }
+            try willChange(t)
+            members.append(o)
+            t.links[j] = .many(members)
+        } else {
+            let previous = try t.one(j)
+            if previous === o { return }
+            try willChange(t)
+            t.links[j] = .one(o)
+            // `t` leaves its previous owner: take it out of that side too.
+            if let previous, let back = inv.inverse, let k = previous.info.entity.relationshipIndex[back] {
+                try detach(t, from: previous, k)
+            }
+        }
+    }
+
+    /// Removes `o` from `t`'s inverse relationship.
+    func unlink(_ o: ManagedObject, from t: ManagedObject, inverse: String) throws(StoreError) {
+        guard let j = t.info.entity.relationshipIndex[inverse] else { return }
+        try detach(o, from: t, j)
+    }
+
+    func detach(_ o: ManagedObject, from t: ManagedObject, _ j: Int) throws(StoreError) {
+        if deletedSet.contains(t) { return }
+        if t.info.entity.relationships[j].isToMany {
+            var members = try t.many(j)
+            guard let at = members.firstIndex(where: { $0 === o }) else { return }
+            try willChange(t)
+            members.remove(at: at)
+            t.links[j] = .many(members)
+        } else {
+            guard try t.one(j) === o else { return }
+            try willChange(t)
+            t.links[j] = .one(nil)
+        }
+    }
+
+    /// Marks `o` deleted; delete rules run at save (or `processPendingChanges()`).
+    public func delete(_ o: ManagedObject) throws(StoreError) {
+        guard o.context === self else { throw StoreError(.invalidOperation, "\(o.objectID) belongs to another context") }
+        if deletedSet.contains(o) { return }
+        if isInserted(o) {
+            // Never saved: it simply leaves, after its links are undone.
+            try detachAll(o)
+            insertedSet.remove(ObjectIdentifier(o))
+            insertedList.removeAll { $0 === o }
+            registry[o.objectID] = nil
+            unreported.deleted.append(o.objectID)
+            o.context = nil
+            return
+        }
+        try o.fire()
+        if o.snapshot == nil { o.snapshot = Snapshot(attributes: o.attributes, links: o.links) }
+        updatedSet.remove(o)
+        deletedSet.insert(o)
+        unreported.deleted.append(o.objectID)
+    }
+
+    /// Takes an inserted object out of every inverse relationship.
+    func detachAll(_ o: ManagedObject) throws(StoreError) {
+        for (i, rel) in o.info.entity.relationships.enumerated() {
+            guard let inverse = rel.inverse else { continue }
+            if rel.isToMany {
+                for t in try o.many(i) { try unlink(o, from: t, inverse: inverse) }
+            } else if let t = try o.one(i) {
+                try unlink(o, from: t, inverse: inverse)
+            }
+        }
+    }
+
+    // MARK: Undoing
+
+    /// Discards every unsaved change: inserted objects leave, updated and deleted ones return to
+    /// their committed state.
+    public func rollback() {
+        for o in insertedList { registry[o.objectID] = nil; o.context = nil }
+        for o in updatedSet.union(deletedSet) {
+            if let s = o.snapshot { o.attributes = s.attributes; o.links = s.links }
+            o.snapshot = nil
+        }
+        insertedList = []
+        insertedSet = []
+        updatedSet = []
+        deletedSet = []
+        unreported = ChangeSet()
+    }
+
+    /// Forgets every object (changes included); objects handed out before are detached.
+    public func reset() {
+        for o in registry.values {
+            o.context = nil
+            o.links = Array(repeating: nil, count: o.links.count)
+        }
+        registry = [:]
+        insertedList = []
+        insertedSet = []
+        updatedSet = []
+        deletedSet = []
+        unreported = ChangeSet()
+    }
+
+    /// Re-reads `o` from the store. With `mergeChanges` false its unsaved changes are dropped and
+    /// it becomes a fault; with true the stored values are read and its unsaved changes applied
+    /// on top (changed attributes keep the new values).
+    public func refresh(_ o: ManagedObject, mergeChanges: Bool) throws(StoreError) {
+        guard o.context === self, !isInserted(o) else { return }
+        if !mergeChanges || o.snapshot == nil {
+            if let s = o.snapshot, !mergeChanges { o.attributes = s.attributes; o.links = s.links }
+            o.snapshot = nil
+            updatedSet.remove(o)
+            deletedSet.remove(o)
+            o.isFault = true
+            o.links = Array(repeating: nil, count: o.links.count)
+            return
+        }
+        let snapshot = o.snapshot!
+        let changedAttributes = o.info.entity.attributes.indices.filter { !o.attributes[$0].isIdentical(to: snapshot.attributes[$0]) }
+        let changedLinks = o.links.indices.filter { !Link.same(o.links[$0], snapshot.links[$0]) }
+        let mine = o.attributes, myLinks = o.links
+        try fulfill(o)
+        o.snapshot = Snapshot(attributes: o.attributes, links: o.links)
+        for i in changedAttributes { o.attributes[i] = mine[i] }
+        for i in changedLinks { o.links[i] = myLinks[i] }
+    }
+}
+
+extension PersistentStore {
+    /// The shared facts of an entity.
+    func info(_ name: String) throws(StoreError) -> EntityInfo {
+        guard let i = infos[name] else { throw StoreError(.unknownEntity, "the model has no entity '\(name)'") }
+        return i
+    }
+}

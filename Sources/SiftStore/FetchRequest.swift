@@ -1,0 +1,116 @@
+// Fetch requests: an entity, a predicate, sort descriptors, limits and a result type, as a
+// `Sendable` value. Executing one (Fetching.swift) pushes the part of the predicate the lowering
+// expresses exactly down to SQL and evaluates the rest in memory, so every predicate the
+// evaluator accepts works in a fetch.
+
+import Foundation
+import SiftEvaluation
+import SiftSyntax
+
+/// What a fetch asks for.
+///
+/// ```swift
+/// var request = try FetchRequest("Person", predicate: "age >= %@ AND address.city ==[c] %@", 18, "oslo")
+/// request.sortDescriptors = [try SiftSortDescriptor("name")]
+/// request.fetchLimit = 10
+/// let people = try context.fetch(request)
+/// ```
+public struct FetchRequest: Sendable {
+    public enum ResultType: String, Sendable, Hashable {
+        case managedObjects, objectIDs, count, dictionaries
+    }
+
+    /// One aggregate of a dictionary fetch: `name` = `function` over `keyPath`
+    /// (`@count`, `@sum`, `@avg`, `@min`, `@max`).
+    public struct Aggregate: Sendable, Hashable {
+        public enum Function: String, Sendable, Hashable, CaseIterable {
+            case count = "@count", sum = "@sum", avg = "@avg", min = "@min", max = "@max"
+        }
+        public var name: String
+        public var function: Function
+        public var keyPath: String
+        public init(name: String, function: Function, keyPath: String) {
+            self.name = name; self.function = function; self.keyPath = keyPath
+        }
+        /// Parses `NAME=@op.keyPath` (`@count` may stand alone).
+        public init(parsing text: String) throws(StoreError) {
+            guard let eq = text.firstIndex(of: "="), !text[..<eq].isEmpty else {
+                throw StoreError(.syntax, "aggregate '\(text)' is not NAME=@op.key")
+            }
+            name = String(text[..<eq])
+            let rest = String(text[text.index(after: eq)...])
+            let parts = rest.split(separator: ".", maxSplits: 1).map(String.init)
+            guard let op = parts.first, let f = Function(rawValue: op) else {
+                throw StoreError(.syntax, "aggregate '\(text)': '\(rest)' does not start with @count, @sum, @avg, @min or @max")
+            }
+            function = f
+            if parts.count == 2 { keyPath = parts[1] } else if f == .count { keyPath = "" } else {
+                throw StoreError(.syntax, "aggregate '\(text)': \(op) needs a key path (\(op).key)")
+            }
+        }
+    }
+
+    public var entityName: String
+    /// Whether objects of sub-entities are fetched too (default true).
+    public var includesSubentities = true
+    public var predicate: SiftPredicate?
+    /// Values for the predicate's `$VARIABLES`.
+    public var variables: [String: LiteralValue] = [:]
+    public var sortDescriptors: [SiftSortDescriptor] = []
+    /// At most this many results (nil: all).
+    public var fetchLimit: Int?
+    public var fetchOffset = 0
+    /// When positive, objects come back as faults that read their rows this many at a time,
+    /// when the first of each batch is touched.
+    public var fetchBatchSize = 0
+    public var resultType = ResultType.managedObjects
+    /// Dictionary results: the key paths to read (attributes, to-one key paths); nil means every
+    /// attribute of the entity.
+    public var propertiesToFetch: [String]?
+    public var returnsDistinctResults = false
+    /// Dictionary results: one dictionary per distinct combination of these key paths, with the
+    /// aggregates computed over the group.
+    public var propertiesToGroupBy: [String]?
+    public var aggregates: [Aggregate] = []
+    /// Whether the context's unsaved changes take part (default true): the result is what saving
+    /// first and fetching then would return, for every result type.
+    public var includesPendingChanges = true
+    /// Relationship key paths (`address`, `kids.toys`) to load with the objects.
+    public var relationshipKeyPathsForPrefetching: [String] = []
+
+    public init(_ entityName: String, predicate: SiftPredicate? = nil, sortDescriptors: [SiftSortDescriptor] = []) {
+        self.entityName = entityName
+        self.predicate = predicate
+        self.sortDescriptors = sortDescriptors
+    }
+
+    /// A request whose predicate is a format string with `%@`/`%K` arguments.
+    public init(_ entityName: String, predicate format: String, _ arguments: Any?...) throws(StoreError) {
+        self.entityName = entityName
+        do { self.predicate = try SiftPredicate(format: format, arguments: arguments) } catch { throw StoreError(error) }
+    }
+}
+
+/// How a fetch runs: the SQL it sends, SQLite's plan for it, and what is left for memory.
+public struct FetchExplanation: Sendable, CustomStringConvertible {
+    /// The SQL of the pushed-down part, with its bound values.
+    public var sql: String
+    public var bindings: [String]
+    /// SQLite's `EXPLAIN QUERY PLAN` lines.
+    public var queryPlan: [String]
+    /// The part of the predicate evaluated in memory on the rows SQL returns, if any.
+    public var residualPredicate: String?
+    /// Why that part is not in SQL (the lowering's message).
+    public var residualReason: String?
+    /// Whether sorting happens in memory (a sort key SQL cannot order by exactly).
+    public var sortsInMemory: Bool
+
+    public var description: String {
+        var lines = ["sql: \(sql)"]
+        if !bindings.isEmpty { lines.append("bindings: \(bindings.joined(separator: ", "))") }
+        lines += queryPlan.map { "plan: \($0)" }
+        lines.append("residual: \(residualPredicate ?? "none")" + (residualReason.map { " (\($0))" } ?? ""))
+        if sortsInMemory { lines.append("sort: in memory") }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,534 @@
+// Executing fetch requests. The plan: lower the whole predicate; when the lowering refuses it, keep
+// the conjuncts of a top-level AND it accepts (SQL) and evaluate the rest in memory on the rows SQL
+// returns (the residual). Sorting, limits and offsets go to SQL only when nothing is left for
+// memory; otherwise they are applied after the residual, in memory, with the same order (the
+// evaluator's sort is the order the lowering's ORDER BY produces, ties broken by primary key).
+//
+// Pending changes: the result must equal saving first and fetching then. The objects whose answer
+// may differ from the stored one are the changed objects of the entity, and the stored objects
+// whose key paths (in the predicate or the sort) reach a changed object; the latter are found by
+// walking the model's relationships backwards in SQL from the changed rows. Those "dirty" objects
+// are judged in memory on their current state; every other row keeps SQL's answer.
+
+import Foundation
+import SiftEvaluation
+import SiftSQL
+import SiftSQLite
+import SiftSyntax
+
+/// A fetch's split between SQL and memory.
+struct FetchPlan {
+    var info: EntityInfo
+    var family: Set<String>
+    var lowering: SQLLowering
+    var pushed: PredicateSyntax
+    var residual: SiftPredicate?
+    var residualReason: String?
+    var full: SiftPredicate
+    var sqlSort: [SQLSortKey]?
+    var variables: [String: Value]
+}
+
+extension ManagedObjectContext {
+    // MARK: Public entry points
+
+    /// The matching objects, sorted and limited as the request says.
+    public func fetch(_ request: FetchRequest) throws(StoreError) -> [ManagedObject] {
+        let plan = try makePlan(request)
+        let objects = try matchingObjects(request, plan)
+        try prefetch(request.relationshipKeyPathsForPrefetching, for: objects)
+        return objects
+    }
+
+    /// The IDs of the matching objects.
+    public func fetchObjectIDs(_ request: FetchRequest) throws(StoreError) -> [ObjectID] {
+        let plan = try makePlan(request)
+        if plan.residual == nil, try dirtyObjects(request, plan) == nil, plan.sqlSort != nil {
+            let q = try query(plan, request, columns: [Storage.primaryKey, Storage.entityColumn], limited: true)
+            return try store.locked { () throws(StoreError) in
+                do throws(SQLiteError) {
+                    let s = try store.statement(q.sql)
+                    try s.bind(q.bindings)
+                    var out: [ObjectID] = []
+                    while try s.step() {
+                        guard case .integer(let pk) = s.column(0), case .integer(let ent) = s.column(1), let info = store.infoByNumber[ent] else { continue }
+                        out.append(ObjectID(entity: info.name, store: store.identifier, key: .permanent(pk)))
+                    }
+                    try s.reset()
+                    return out
+                } catch { throw error.storeError }
+            }
+        }
+        return try matchingObjects(request, plan).map(\.objectID)
+    }
+
+    /// The number of matching objects (limit and offset applied, as Core Data does).
+    public func count(for request: FetchRequest) throws(StoreError) -> Int {
+        let plan = try makePlan(request)
+        if plan.residual == nil, try dirtyObjects(request, plan) == nil {
+            let q: SQLQuery
+            do { q = try plan.lowering.count(plan.pushed, variables: request.variables) } catch { throw StoreError(.syntax, error.description) }
+            let rows = try store.locked { () throws(StoreError) in
+                do throws(SQLiteError) { return try store.rows(q.sql, q.bindings) } catch { throw error.storeError }
+            }
+            guard case .integer(let n)? = rows.first?.first else { return 0 }
+            return Self.limited(Int(n), request)
+        }
+        var unlimited = request
+        unlimited.fetchLimit = nil
+        unlimited.fetchOffset = 0
+        return Self.limited(try matchingObjects(unlimited, plan).count, request)
+    }
+
+    static func limited(_ n: Int, _ r: FetchRequest) -> Int {
+        let afterOffset = max(0, n - r.fetchOffset)
+        return r.fetchLimit.map { min($0, afterOffset) } ?? afterOffset
+    }
+
+    /// Dictionaries of the matching objects: `propertiesToFetch` (or every attribute), distinct
+    /// when asked, or one per group with its aggregates. Computed in memory over the matching
+    /// objects, so pending changes take part here too.
+    public func fetchDictionaries(_ request: FetchRequest) throws(StoreError) -> [[String: Value]] {
+        var unlimited = request
+        unlimited.fetchLimit = nil
+        unlimited.fetchOffset = 0
+        let plan = try makePlan(request)
+        let objects = try matchingObjects(request.propertiesToGroupBy == nil && !request.returnsDistinctResults ? request : unlimited, plan)
+        let info = plan.info
+        let properties = request.propertiesToFetch ?? info.entity.attributes.map(\.name)
+        func readers(_ paths: [String]) throws(StoreError) -> [(String, SiftSortDescriptor)] {
+            var out: [(String, SiftSortDescriptor)] = []
+            for p in paths {
+                do { out.append((p, try SiftSortDescriptor(p))) } catch { throw StoreError(error) }
+            }
+            return out
+        }
+        func read(_ d: SiftSortDescriptor, _ o: ManagedObject) throws(StoreError) -> Value {
+            do { return try d.key(of: .object(o)) } catch { throw StoreError(error) }
+        }
+        var rows: [[String: Value]] = []
+        if let groupBy = request.propertiesToGroupBy {
+            let keys = try readers(groupBy)
+            var order: [[ValueKey]] = []
+            var groups: [[ValueKey]: (values: [String: Value], members: [ManagedObject])] = [:]
+            for o in objects {
+                var values: [String: Value] = [:]
+                var key: [ValueKey] = []
+                for (name, d) in keys {
+                    let v = try read(d, o)
+                    values[name] = v
+                    key.append(ValueKey(v))
+                }
+                if groups[key] == nil { order.append(key); groups[key] = (values, []) }
+                groups[key]!.members.append(o)
+            }
+            for key in order {
+                var row = groups[key]!.values
+                let members = groups[key]!.members
+                for a in request.aggregates {
+                    row[a.name] = try aggregate(a, members)
+                }
+                rows.append(row)
+            }
+        } else {
+            let keys = try readers(properties)
+            var seen = Set<[ValueKey]>()
+            for o in objects {
+                var row: [String: Value] = [:]
+                var key: [ValueKey] = []
+                for (name, d) in keys {
+                    let v = try read(d, o)
+                    row[name] = v
+                    key.append(ValueKey(v))
+                }
+                if request.returnsDistinctResults, !seen.insert(key).inserted { continue }
+                rows.append(row)
+            }
+        }
+        if request.propertiesToGroupBy != nil || request.returnsDistinctResults {
+            let start = min(request.fetchOffset, rows.count)
+            let end = request.fetchLimit.map { min(rows.count, start + $0) } ?? rows.count
+            rows = Array(rows[start..<end])
+        }
+        return rows
+    }
+
+    func aggregate(_ a: FetchRequest.Aggregate, _ members: [ManagedObject]) throws(StoreError) -> Value {
+        if a.function == .count, a.keyPath.isEmpty { return .integer(Int64(members.count)) }
+        let path = a.function.rawValue + "." + a.keyPath
+        let d: SiftSortDescriptor
+        do { d = try SiftSortDescriptor("SELF." + path) } catch {
+            do { d = try SiftSortDescriptor(path) } catch { throw StoreError(error) }
+        }
+        // The collection operator over the group, as KVC applies it to an array of objects.
+        do { return try d.key(of: .array(members.map { .object($0) })) } catch { throw StoreError(error) }
+    }
+
+    /// The SQL, plan and residual of a request.
+    public func explain(_ request: FetchRequest) throws(StoreError) -> FetchExplanation {
+        let plan = try makePlan(request)
+        let q = try query(plan, request, columns: [Storage.primaryKey], limited: plan.residual == nil)
+        let lines = try store.locked { () throws(StoreError) in
+            do throws(SQLiteError) { return try store.connection.queryPlan(q) } catch { throw error.storeError }
+        }
+        return FetchExplanation(sql: q.sql, bindings: q.bindings.map(\.description), queryPlan: lines,
+                                residualPredicate: plan.residual?.description, residualReason: plan.residualReason,
+                                sortsInMemory: plan.sqlSort == nil && !request.sortDescriptors.isEmpty)
+    }
+
+    // MARK: Planning
+
+    func makePlan(_ request: FetchRequest) throws(StoreError) -> FetchPlan {
+        let info = try store.info(request.entityName)
+        let schema = request.includesSubentities ? store.model.schema : store.ownEntitySchema
+        let lowering: SQLLowering
+        do { lowering = try SQLLowering(schema: schema, entity: request.entityName) } catch {
+            throw StoreError(.unknownEntity, error.message)
+        }
+        let predicate = request.predicate ?? SiftPredicate(PredicateSyntax(.constant(value: true)))
+        let syntax = predicate.syntax
+        var pushed = syntax
+        var residual: SiftPredicate?
+        var reason: String?
+        do {
+            _ = try lowering.count(syntax, variables: request.variables)
+        } catch {
+            // Keep the conjuncts SQL expresses exactly; the others are judged in memory.
+            reason = error.message
+            var lowered: [PredicateSyntax] = []
+            var rest: [PredicateSyntax] = []
+            let conjuncts: [PredicateSyntax]
+            if case .and(let ops) = syntax.kind { conjuncts = ops } else { conjuncts = [syntax] }
+            for c in conjuncts {
+                if (try? lowering.count(c, variables: request.variables)) != nil { lowered.append(c) } else { rest.append(c) }
+            }
+            pushed = lowered.isEmpty ? PredicateSyntax(.constant(value: true))
+                : lowered.count == 1 ? lowered[0] : PredicateSyntax(.and(operands: lowered))
+            let restSyntax = rest.count == 1 ? rest[0] : PredicateSyntax(.and(operands: rest))
+            residual = SiftPredicate(restSyntax, source: nil, options: predicate.options)
+        }
+        var sqlSort: [SQLSortKey]? = request.sortDescriptors.map { SQLSortKey(keyPath: $0.keyPath, ascending: $0.ascending, options: $0.options) }
+        if let keys = sqlSort, !keys.isEmpty {
+            if (try? lowering.select(pushed, variables: request.variables, sortedBy: keys)) == nil { sqlSort = nil }
+        }
+        let family = request.includesSubentities ? Set(info.entity.family) : [info.name]
+        return FetchPlan(info: info, family: family, lowering: lowering, pushed: pushed, residual: residual,
+                         residualReason: reason, full: predicate, sqlSort: sqlSort,
+                         variables: request.variables.mapValues { Value($0) })
+    }
+
+    func query(_ plan: FetchPlan, _ request: FetchRequest, columns: [String], limited: Bool) throws(StoreError) -> SQLQuery {
+        do {
+            let useLimit = limited && (request.sortDescriptors.isEmpty || plan.sqlSort != nil)
+            return try plan.lowering.select(plan.pushed, variables: request.variables, sortedBy: plan.sqlSort ?? [],
+                                            tableColumns: columns,
+                                            limit: useLimit ? request.fetchLimit : nil, offset: useLimit ? request.fetchOffset : 0)
+        } catch {
+            throw StoreError(.syntax, error.description)
+        }
+    }
+
+    // MARK: Matching
+
+    func matchingObjects(_ request: FetchRequest, _ plan: FetchPlan) throws(StoreError) -> [ManagedObject] {
+        let dirty = try dirtyObjects(request, plan)
+        let sqlDoesAll = plan.residual == nil && dirty == nil && (request.sortDescriptors.isEmpty || plan.sqlSort != nil)
+        let q = try query(plan, request, columns: plan.info.layout.columns, limited: sqlDoesAll)
+        let batch = request.fetchBatchSize
+        var objects: [ManagedObject] = []
+        try store.locked { () throws(StoreError) in
+            do {
+                let s = try store.statement(q.sql)
+                try s.bind(q.bindings)
+                while try s.step() {
+                    let o = try materialize(row: s.row(), columns: plan.info.layout)
+                    objects.append(o)
+                }
+                try s.reset()
+            } catch let e as SQLiteError { throw e.storeError } catch let e as StoreError { throw e } catch { throw StoreError(.sqlite, "\(error)") }
+        }
+        if sqlDoesAll {
+            if batch > 0 { makeBatches(objects, size: batch) }
+            return objects
+        }
+        var keep: [ManagedObject] = []
+        keep.reserveCapacity(objects.count)
+        let dirtySet = dirty.map { Set($0.map(ObjectIdentifier.init)) } ?? []
+        for o in objects where !dirtySet.contains(ObjectIdentifier(o)) {
+            if let r = plan.residual {
+                do { if try !r.evaluate(with: o, variables: plan.variables) { continue } } catch { throw StoreError(error) }
+            }
+            keep.append(o)
+        }
+        var changed: [ManagedObject] = []
+        for o in dirty ?? [] where !deletedSet.contains(o) && plan.family.contains(o.info.name) {
+            do { if try plan.full.evaluate(with: o, variables: plan.variables) { changed.append(o) } } catch { throw StoreError(error) }
+        }
+        var result: [ManagedObject]
+        if changed.isEmpty && (request.sortDescriptors.isEmpty || plan.sqlSort != nil) {
+            result = keep
+        } else {
+            // Ties are broken by primary key, inserted objects last in insertion order: the keys
+            // a save would give them.
+            let insertedOrder = Dictionary(uniqueKeysWithValues: insertedList.enumerated().map { (ObjectIdentifier($1), $0) })
+            func tiebreak(_ o: ManagedObject) -> (Int64, Int) {
+                if let pk = o.objectID.primaryKey { return (pk, 0) }
+                return (Int64.max, insertedOrder[ObjectIdentifier(o)] ?? 0)
+            }
+            result = (keep + changed).sorted { tiebreak($0) < tiebreak($1) }
+            if !request.sortDescriptors.isEmpty {
+                do { result = try result.sortedIndices(by: request.sortDescriptors).map { result[$0] } } catch { throw StoreError(error) }
+            }
+        }
+        let start = min(request.fetchOffset, result.count)
+        let end = request.fetchLimit.map { min(result.count, start + $0) } ?? result.count
+        return Array(result[start..<end])
+    }
+
+    // MARK: Pending changes
+
+    /// The objects whose answer may differ from the stored one (nil when there are none or the
+    /// request ignores pending changes).
+    func dirtyObjects(_ request: FetchRequest, _ plan: FetchPlan) throws(StoreError) -> [ManagedObject]? {
+        guard request.includesPendingChanges, hasChanges else { return nil }
+        var out: [ManagedObject] = []
+        var seen = Set<ObjectIdentifier>()
+        func add(_ o: ManagedObject) { if seen.insert(ObjectIdentifier(o)).inserted { out.append(o) } }
+        let changed = insertedList + Array(updatedSet) + Array(deletedSet)
+        for o in changed where plan.family.contains(o.info.name) { add(o) }
+        // Stored objects of the entity that reach a changed object through a relationship path.
+        let paths = KeyPathCollector(model: store.model).paths(plan.full.syntax, request.sortDescriptors.map(\.keyPath), from: plan.info.name)
+        guard let paths else {
+            // A form whose reads cannot be listed (a computed key, a custom function): judge every
+            // object of the entity in memory.
+            var everything = request
+            everything.predicate = nil
+            everything.includesPendingChanges = false
+            everything.sortDescriptors = []
+            everything.fetchLimit = nil
+            everything.fetchOffset = 0
+            let all = try matchingObjects(everything, try makePlan(everything))
+            for o in all { add(o) }
+            return out
+        }
+        let changedStored = (Array(updatedSet) + Array(deletedSet)).filter { $0.objectID.primaryKey != nil }
+        for path in paths where !path.isEmpty {
+            for depth in 1...path.count {
+                let destination = try store.info(path[depth - 1].destination).entity.family
+                var keys = changedStored.filter { destination.contains($0.info.name) }.compactMap { $0.objectID.primaryKey }
+                guard !keys.isEmpty else { continue }
+                var step = depth
+                while step > 0, !keys.isEmpty {
+                    keys = try sources(of: path[step - 1], reaching: keys)
+                    step -= 1
+                }
+                for k in keys {
+                    let o = try faultObject(pk: k, declared: plan.info.name)
+                    try o.fire()
+                    if plan.family.contains(o.info.name) { add(o) }
+                }
+            }
+        }
+        return out.isEmpty ? nil : out
+    }
+
+    /// The stored keys of the objects whose relationship `rel` reaches one of `keys`.
+    func sources(of rel: ResolvedRelationship, reaching keys: [Int64]) throws(StoreError) -> [Int64] {
+        let q = PersistentStore.q
+        let list = "[" + keys.map(String.init).joined(separator: ",") + "]"
+        let inList = "IN (SELECT value FROM json_each(?))"
+        let sql: String
+        switch rel.storage {
+        case .foreignKey(let column):
+            let table = try store.info(rel.declaringEntity).layout.table
+            sql = "SELECT \(q(Storage.primaryKey)) FROM \(q(table)) WHERE \(q(column)) \(inList)"
+        case .inverseForeignKey(let table, let column, _):
+            sql = "SELECT \(q(column)) FROM \(q(table)) WHERE \(q(Storage.primaryKey)) \(inList) AND \(q(column)) IS NOT NULL"
+        case .joinTable(let table, let source, let dest, _):
+            sql = "SELECT \(q(source)) FROM \(q(table)) WHERE \(q(dest)) \(inList)"
+        }
+        let rows = try store.locked { () throws(StoreError) in
+            do throws(SQLiteError) { return try store.rows(sql, [.text(list)]) } catch { throw error.storeError }
+        }
+        return Array(Set(rows.compactMap { if case .integer(let k) = $0[0] { k } else { nil } })).sorted()
+    }
+
+    // MARK: Batches and prefetching
+
+    func makeBatches(_ objects: [ManagedObject], size: Int) {
+        // Objects already read keep their values; the point is that the rows of the rest are read
+        // a batch at a time.
+        var start = 0
+        while start < objects.count {
+            let slice = Array(objects[start..<min(objects.count, start + size)])
+            let batch = FaultBatch(objects: slice)
+            for o in slice where !o.hasChanges && o.snapshot == nil {
+                o.isFault = true
+                o.batch = batch
+            }
+            start += size
+        }
+    }
+
+    /// Reads the rows of every fault in `o`'s batch with one query.
+    func fulfillBatch(_ batch: FaultBatch) throws(StoreError) {
+        let faults = batch.objects.filter { $0.isFault && $0.objectID.primaryKey != nil }
+        guard let first = faults.first else { return }
+        let layout = first.info.layout
+        let q = PersistentStore.q
+        let list = "[" + faults.map { String($0.objectID.primaryKey!) }.joined(separator: ",") + "]"
+        let sql = "SELECT \(layout.columns.map(q).joined(separator: ", ")) FROM \(q(layout.table)) WHERE \(q(Storage.primaryKey)) IN (SELECT value FROM json_each(?))"
+        let rows = try store.locked { () throws(StoreError) in
+            do throws(SQLiteError) { return try store.rows(sql, [.text(list)]) } catch { throw error.storeError }
+        }
+        for row in rows { _ = try materialize(row: row, columns: layout) }
+        for o in batch.objects { o.batch = nil }
+    }
+
+    /// Loads the relationships named by `keyPaths` for every object, one query per step.
+    func prefetch(_ keyPaths: [String], for objects: [ManagedObject]) throws(StoreError) {
+        for path in keyPaths {
+            var current = objects
+            for name in path.split(separator: ".").map(String.init) {
+                var next: [ManagedObject] = []
+                var seen = Set<ObjectIdentifier>()
+                // Read the rows of faults first, in one batch per entity table.
+                try fireAll(current)
+                for o in current {
+                    guard let i = o.info.entity.relationshipIndex[name] else { continue }
+                    if o.links[i] == nil, o.info.entity.relationships[i].isToMany, o.objectID.primaryKey != nil {
+                        // Loaded together below.
+                        continue
+                    }
+                    switch try o.link(i) {
+                    case .one(let t?): if seen.insert(ObjectIdentifier(t)).inserted { next.append(t) }
+                    case .many(let m): for t in m where seen.insert(ObjectIdentifier(t)).inserted { next.append(t) }
+                    default: break
+                    }
+                }
+                let unloaded = current.filter { o in
+                    guard let i = o.info.entity.relationshipIndex[name] else { return false }
+                    return o.links[i] == nil && o.objectID.primaryKey != nil
+                }
+                for o in unloaded {
+                    for t in try o.many(o.info.entity.relationshipIndex[name]!) where seen.insert(ObjectIdentifier(t)).inserted { next.append(t) }
+                }
+                current = next
+            }
+            try fireAll(current)
+        }
+    }
+
+    /// Reads the rows of all faults among `objects` with one query per table.
+    func fireAll(_ objects: [ManagedObject]) throws(StoreError) {
+        let faults = objects.filter { $0.isFault && $0.objectID.primaryKey != nil }
+        guard !faults.isEmpty else { return }
+        var byTable: [String: [ManagedObject]] = [:]
+        for o in faults { byTable[o.info.layout.table, default: []].append(o) }
+        for group in byTable.values { try fulfillBatch(FaultBatch(objects: group)) }
+    }
+}
+
+/// Faults read together: touching one reads the rows of all.
+final class FaultBatch {
+    let objects: [ManagedObject]
+    init(objects: [ManagedObject]) { self.objects = objects }
+}
+
+/// A hashable stand-in for a value (distinct results and groups).
+struct ValueKey: Hashable {
+    let value: Value
+    init(_ v: Value) { value = v }
+    static func == (a: ValueKey, b: ValueKey) -> Bool { a.value.isIdentical(to: b.value) || (a.value.isEqual(to: b.value) && a.value.kindName == b.value.kindName) }
+    func hash(into h: inout Hasher) {
+        switch value {
+        case .null: h.combine(0)
+        case .bool(let b): h.combine(b)
+        case .integer(let i): h.combine(Double(i))
+        case .double(let d): h.combine(d)
+        case .decimal(let d): h.combine(NSDecimalNumber(decimal: d).doubleValue)
+        case .string(let s): h.combine(s)
+        case .date(let d): h.combine(d)
+        case .data(let d): h.combine(d)
+        case .object(let o): if let m = o as? ManagedObject { h.combine(ObjectIdentifier(m)) }
+        default: h.combine(value.description)
+        }
+    }
+}
+
+/// The relationship paths a predicate (and sort keys) read from the root entity.
+struct KeyPathCollector {
+    let model: ManagedObjectModel
+
+    /// Every relationship path, or nil when the predicate reads keys it cannot list.
+    func paths(_ p: PredicateSyntax, _ sortKeys: [String], from entity: String) -> [[ResolvedRelationship]]? {
+        var out: [[ResolvedRelationship]] = []
+        var ok = true
+        var variables: [String: (entity: String, prefix: [ResolvedRelationship])] = [:]
+        func walk(_ components: [String], _ start: String, _ prefix: [ResolvedRelationship]) {
+            var entity = start
+            var path = prefix
+            for c in components {
+                guard let r = model.resolved[entity], let rel = r.relationship(c) else { break }
+                path.append(rel)
+                entity = rel.destination
+            }
+            if !path.isEmpty { out.append(path) }
+        }
+        func expression(_ e: ExpressionSyntax, _ start: String, _ prefix: [ResolvedRelationship]) {
+            switch e.kind {
+            case .constant, .variable, .evaluatedObject: break
+            case .keyPath(nil, let components): walk(components, start, prefix)
+            case .keyPath(let base?, let components):
+                if case .variable(let name) = base.kind, let bound = variables[name] {
+                    walk(components, bound.entity, bound.prefix)
+                } else {
+                    expression(base, start, prefix)
+                    // Keys read on a computed value: only subqueries over to-manys reach objects.
+                    if case .subquery = base.kind {} else { ok = false }
+                }
+            case .dynamicKey, .customFunction: ok = false
+            case .aggregate(let es): for x in es { expression(x, start, prefix) }
+            case .index(let b, let i):
+                expression(b, start, prefix)
+                if case .expression(let x) = i { expression(x, start, prefix) }
+            case .binary(_, let l, let r): expression(l, start, prefix); expression(r, start, prefix)
+            case .unary(_, let x): expression(x, start, prefix)
+            case .function(_, let args): for x in args { expression(x, start, prefix) }
+            case .subquery(let collection, let v, let body):
+                expression(collection, start, prefix)
+                if case .keyPath(nil, let components) = collection.kind {
+                    var entity = start
+                    var path = prefix
+                    for c in components {
+                        guard let r = model.resolved[entity], let rel = r.relationship(c) else { break }
+                        path.append(rel)
+                        entity = rel.destination
+                    }
+                    let saved = variables[v]
+                    variables[v] = (entity, path)
+                    predicate(body, start, prefix)
+                    variables[v] = saved
+                } else {
+                    ok = false
+                }
+            case .ternary(let c, let t, let f): predicate(c, start, prefix); expression(t, start, prefix); expression(f, start, prefix)
+            case .cast(let v, let t): expression(v, start, prefix); expression(t, start, prefix)
+            case .assignment(_, let v): expression(v, start, prefix)
+            }
+        }
+        func predicate(_ p: PredicateSyntax, _ start: String, _ prefix: [ResolvedRelationship]) {
+            switch p.kind {
+            case .constant: break
+            case .and(let ops), .or(let ops): for o in ops { predicate(o, start, prefix) }
+            case .not(let o): predicate(o, start, prefix)
+            case .comparison(_, let l, _, _, let r): expression(l, start, prefix); expression(r, start, prefix)
+            }
+        }
+        predicate(p, entity, [])
+        for k in sortKeys {
+            if let e = try? ExpressionSyntax.parse(k) { expression(e, entity, []) } else { ok = false }
+        }
+        return ok ? out : nil
+    }
+}

@@ -1,0 +1,302 @@
+// Managed objects: one row as a class instance (identity, uniquing per context), readable by every
+// predicate through `KeyValueCoding`. Attributes are held as evaluation `Value`s; relationships
+// as links to other managed objects, loaded lazily the first time they are touched (a to-one
+// starts as the foreign key read with the row; a to-many as not loaded). An object whose row has
+// not been read yet is a fault and reads it on first access. Writes go through the context, which
+// records the committed state before the first change (for rollback) and keeps inverses in step.
+
+import Foundation
+import SiftEvaluation
+import SiftSQL
+import SiftText
+
+/// Per-entity facts shared by every object of the entity: the resolved model entity, where its
+/// properties sit in its table's rows, and its compiled validation patterns.
+final class EntityInfo: @unchecked Sendable {
+    let entity: ResolvedEntity
+    let layout: TableLayout
+    /// Per attribute: its column's position in a row of `layout.columns`.
+    let attributeColumns: [Int]
+    let exactColumns: [Int?]
+    /// Per relationship: the foreign-key column's position (to-one only).
+    let foreignKeyColumns: [Int?]
+    let regexes: [RegexPattern?]
+    var name: String { entity.name }
+
+    init(_ entity: ResolvedEntity, layout: TableLayout) {
+        self.entity = entity
+        self.layout = layout
+        attributeColumns = entity.attributes.map { layout.index[$0.column]! }
+        exactColumns = entity.attributes.map { $0.exactColumn.map { layout.index[$0]! } }
+        foreignKeyColumns = entity.relationships.map {
+            if case .foreignKey(let c) = $0.storage { return layout.index[c]! }
+            return nil
+        }
+        regexes = entity.attributes.map { a in a.description.regularExpression.flatMap { try? AttributeValidation.regex($0) } }
+    }
+}
+
+/// A relationship's state in memory.
+enum Link {
+    /// A to-one read with its row: the destination's primary key, not yet an object.
+    case oneKey(Int64?)
+    case one(ManagedObject?)
+    case many([ManagedObject])
+}
+
+/// The committed state of an object, kept from its first change until save or rollback.
+struct Snapshot {
+    var attributes: [Value]
+    var links: [Link?]
+}
+
+/// One object of an entity, registered in one context.
+///
+/// ```swift
+/// let ann = try context.insert("Person")
+/// try ann.setValue("Ann", forKey: "name")
+/// ann["name"]                                  // .string("Ann")
+/// try ann.get("age", as: Int.self)             // nil
+/// try SiftPredicate("name BEGINSWITH 'A'").evaluate(with: ann)  // true
+/// ```
+public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
+    /// Temporary until the object's first save, then the permanent ID of its row.
+    public internal(set) var objectID: ObjectID
+    var info: EntityInfo
+    weak var context: ManagedObjectContext?
+    /// The row has not been read yet.
+    public internal(set) var isFault: Bool
+    var attributes: [Value]
+    /// Per relationship; nil when not loaded yet.
+    var links: [Link?]
+    var snapshot: Snapshot?
+    /// The row's version counter when it was read.
+    var version: Int64 = 0
+    /// Faults of one fetch with a batch size: touching one reads the rows of all.
+    var batch: FaultBatch?
+
+    init(id: ObjectID, info: EntityInfo, context: ManagedObjectContext, fault: Bool) {
+        self.objectID = id
+        self.info = info
+        self.context = context
+        self.isFault = fault
+        self.attributes = Array(repeating: .null, count: info.entity.attributes.count)
+        self.links = Array(repeating: nil, count: info.entity.relationships.count)
+    }
+
+    /// The name of the object's entity.
+    public var entityName: String { info.name }
+
+    public static func == (a: ManagedObject, b: ManagedObject) -> Bool { a === b }
+    public func hash(into h: inout Hasher) { h.combine(ObjectIdentifier(self)) }
+
+    public var description: String { "<\(objectID)>" }
+
+    /// Inserted in its context and not saved yet.
+    public var isInserted: Bool { context?.isInserted(self) ?? false }
+    /// Changed since it was read or last saved.
+    public var isUpdated: Bool { context?.updatedSet.contains(self) ?? false }
+    /// Deleted in its context, not saved yet.
+    public var isDeleted: Bool { context?.deletedSet.contains(self) ?? false }
+    /// Inserted, updated or deleted.
+    public var hasChanges: Bool { isInserted || isUpdated || isDeleted }
+
+    // MARK: Reading
+
+    /// The value of an attribute or relationship (a to-one is `.object(ManagedObject)` or
+    /// `.null`; a to-many is a `.set`, or an `.array` when ordered). Loads the row or the
+    /// relationship when needed.
+    public func value(forKey key: String) throws -> Value {
+        try storeValue(forKey: key)
+    }
+
+    /// `value(forKey:)` with the store's typed error.
+    public func storeValue(forKey key: String) throws(StoreError) -> Value {
+        if let i = info.entity.attributeIndex[key] {
+            try fire()
+            return attributes[i]
+        }
+        if let i = info.entity.relationshipIndex[key] {
+            switch try link(i) {
+            case .one(let o): return o.map { .object($0) } ?? .null
+            case .many(let objects):
+                let values = objects.map { Value.object($0) }
+                return info.entity.relationships[i].description.isOrdered ? .array(values) : .set(values)
+            case .oneKey: preconditionFailure("link(_:) resolves foreign keys")
+            }
+        }
+        throw StoreError(.unknownKey, "entity '\(info.name)' has no attribute or relationship '\(key)'")
+    }
+
+    /// The value for `key`, or nil when the key is unknown or cannot be read.
+    public subscript(key: String) -> Value? {
+        try? storeValue(forKey: key)
+    }
+
+    /// The value for `key` as a Swift type: `Int`, `Int16`, `Int32`, `Int64`, `Double`, `Float`,
+    /// `Decimal`, `String`, `Bool`, `Date`, `Data`, `UUID`, `URL`, `ManagedObject`,
+    /// `[ManagedObject]`, `Value`, or any `Decodable` type for transformable attributes. nil when
+    /// the value is nil; a `.typeMismatch` error when it is not a `T`.
+    ///
+    /// ```swift
+    /// let age = try person.get("age", as: Int.self)   // Int?
+    /// ```
+    public func get<T>(_ key: String, as type: T.Type = T.self) throws(StoreError) -> T? {
+        let v = try storeValue(forKey: key)
+        if case .null = v { return nil }
+        if let r = Self.cast(v, to: T.self) { return r }
+        if let decodable = T.self as? any Decodable.Type {
+            let data = Data(TransformableCodec.encode(v))
+            if let r = try? JSONDecoder().decode(decodable, from: data) as? T { return r }
+        }
+        throw StoreError(.typeMismatch, "\(objectID) '\(key)': \(v) is not a \(T.self)")
+    }
+
+    static func cast<T>(_ v: Value, to: T.Type) -> T? {
+        switch v {
+        case .integer(let i):
+            if T.self == Int.self { return Int(exactly: i) as? T }
+            if T.self == Int64.self { return i as? T }
+            if T.self == Int32.self { return Int32(exactly: i) as? T }
+            if T.self == Int16.self { return Int16(exactly: i) as? T }
+            if T.self == Double.self { return Double(i) as? T }
+        case .double(let d):
+            if T.self == Double.self { return d as? T }
+            if T.self == Float.self { return Float(d) as? T }
+        case .decimal(let d): if T.self == Decimal.self { return d as? T }
+        case .string(let s):
+            if T.self == String.self { return s as? T }
+            if T.self == UUID.self { return UUID(uuidString: s) as? T }
+            if T.self == URL.self { return URL(string: s) as? T }
+        case .bool(let b): if T.self == Bool.self { return b as? T }
+        case .date(let d): if T.self == Date.self { return d as? T }
+        case .data(let d): if T.self == Data.self { return d as? T }
+        case .object(let o): if let m = o as? ManagedObject, T.self == ManagedObject.self { return m as? T }
+        case .array(let a), .set(let a):
+            if T.self == [ManagedObject].self {
+                let objects = a.compactMap { if case .object(let o) = $0 { o as? ManagedObject } else { nil } }
+                if objects.count == a.count { return objects as? T }
+            }
+        default: break
+        }
+        if T.self == Value.self { return v as? T }
+        return nil
+    }
+
+    // MARK: Writing
+
+    /// Sets an attribute (coerced to its type: integers checked against their width, UUID and URL
+    /// as strings, any `Encodable` for transformables) or a relationship (a `ManagedObject` or nil
+    /// for a to-one; an array or set of them for a to-many). Inverses are updated at once.
+    ///
+    /// ```swift
+    /// try pet.setValue(ann, forKey: "owner")   // ann's "pets" now holds pet
+    /// ```
+    public func setValue(_ value: Any?, forKey key: String) throws(StoreError) {
+        guard let context else { throw StoreError(.invalidOperation, "\(objectID) no longer belongs to a context") }
+        try context.set(value, forKey: key, of: self)
+    }
+
+    /// Adds `object` to the to-many relationship `key` (kept in order when ordered).
+    public func add(_ object: ManagedObject, to key: String) throws(StoreError) {
+        guard let context else { throw StoreError(.invalidOperation, "\(objectID) no longer belongs to a context") }
+        try context.add(object, to: key, of: self)
+    }
+
+    /// Removes `object` from the to-many relationship `key`.
+    public func remove(_ object: ManagedObject, from key: String) throws(StoreError) {
+        guard let context else { throw StoreError(.invalidOperation, "\(objectID) no longer belongs to a context") }
+        try context.remove(object, from: key, of: self)
+    }
+
+    /// The attributes and relationships changed since the object was read or saved, with their
+    /// new values (relationships as their object IDs).
+    public var changedValues: [String: Value] {
+        guard let snapshot else { return [:] }
+        var out: [String: Value] = [:]
+        for (i, a) in info.entity.attributes.enumerated() where !attributes[i].isIdentical(to: snapshot.attributes[i]) {
+            out[a.name] = attributes[i]
+        }
+        for (i, r) in info.entity.relationships.enumerated() where !Link.same(links[i], snapshot.links[i]) {
+            out[r.name] = (try? storeValue(forKey: r.name)) ?? .null
+        }
+        return out
+    }
+
+    // MARK: Faults
+
+    /// Reads the row when the object is a fault.
+    func fire() throws(StoreError) {
+        guard isFault else { return }
+        guard let context else { throw StoreError(.invalidOperation, "\(objectID) no longer belongs to a context") }
+        if let batch { try context.fulfillBatch(batch) }
+        if isFault { try context.fulfill(self) }
+    }
+
+    /// Relationship `i`, loaded.
+    func link(_ i: Int) throws(StoreError) -> Link {
+        if let l = links[i] {
+            if case .oneKey(let pk) = l {
+                guard let context else { throw StoreError(.invalidOperation, "\(objectID) no longer belongs to a context") }
+                let o = try pk.map { (k) throws(StoreError) in try context.faultObject(pk: k, declared: info.entity.relationships[i].destination) }
+                links[i] = .one(o)
+                return .one(o)
+            }
+            return l
+        }
+        try fire()
+        if let l = links[i], case .oneKey = l { return try link(i) }
+        if let l = links[i] { return l }
+        guard let context else { throw StoreError(.invalidOperation, "\(objectID) no longer belongs to a context") }
+        let loaded = try context.loadToMany(self, i)
+        links[i] = .many(loaded)
+        return .many(loaded)
+    }
+
+    /// The objects of to-many relationship `i` (loaded).
+    func many(_ i: Int) throws(StoreError) -> [ManagedObject] {
+        if case .many(let m) = try link(i) { return m }
+        return []
+    }
+
+    /// The object of to-one relationship `i` (loaded).
+    func one(_ i: Int) throws(StoreError) -> ManagedObject? {
+        if case .one(let o) = try link(i) { return o }
+        return nil
+    }
+}
+
+extension Link {
+    static func same(_ a: Link?, _ b: Link?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): return true
+        case (.oneKey(let x)?, .oneKey(let y)?): return x == y
+        case (.one(let x)?, .one(let y)?): return x === y
+        case (.one(let x)?, .oneKey(let k)?), (.oneKey(let k)?, .one(let x)?): return x?.objectID.primaryKey == k
+        case (.many(let x)?, .many(let y)?): return x.count == y.count && zip(x, y).allSatisfy { $0 === $1 }
+        default: return false
+        }
+    }
+}
+
+extension Value {
+    /// Same kind and same value (unlike `isEqual`, 1 and 1.0 or "é" and "e\u{301}" differ), for
+    /// change tracking.
+    func isIdentical(to other: Value) -> Bool {
+        switch (self, other) {
+        case (.null, .null): return true
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.integer(let a), .integer(let b)): return a == b
+        case (.double(let a), .double(let b)): return a.bitPattern == b.bitPattern
+        case (.decimal(let a), .decimal(let b)): return a == b
+        case (.string(let a), .string(let b)): return a.unicodeScalars.elementsEqual(b.unicodeScalars)
+        case (.date(let a), .date(let b)): return a == b
+        case (.data(let a), .data(let b)): return a == b
+        case (.array(let a), .array(let b)), (.set(let a), .set(let b)):
+            return a.count == b.count && zip(a, b).allSatisfy { $0.isIdentical(to: $1) }
+        case (.dictionary(let a), .dictionary(let b)):
+            return a.count == b.count && a.allSatisfy { k, v in b[k].map { v.isIdentical(to: $0) } ?? false }
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,325 @@
+// The managed object model: entities with attributes, relationships (with inverses and delete
+// rules), inheritance and uniqueness constraints, in Core Data's vocabulary. A model is a plain
+// `Sendable` value, built in Swift or decoded from a JSON model file, validated once when it is
+// made (so the store and the context can rely on every name resolving), and identified by a
+// version hash over its canonical JSON form, which the store keeps to refuse a model it was not
+// created with.
+
+import Foundation
+import SiftEvaluation
+import SiftSQL
+
+/// The types an attribute can have: Core Data's, plus `dynamic` for JSON whose values disagree.
+public enum AttributeType: String, Codable, Hashable, Sendable, CaseIterable {
+    case integer16, integer32, integer64, double, float, decimal, string, boolean, date, binary
+    case uuid, uri
+    /// Any `Codable` value, stored as its JSON encoding; predicates see the decoded JSON.
+    case transformable
+    /// Each value keeps its own kind (integer, double or string), as in a JSON document whose
+    /// records disagree; stored in an untyped column.
+    case dynamic
+
+    var isInteger: Bool { self == .integer16 || self == .integer32 || self == .integer64 }
+    var isNumeric: Bool { isInteger || self == .double || self == .float || self == .decimal }
+
+    /// The inclusive range of an integer type.
+    var integerRange: ClosedRange<Int64>? {
+        switch self {
+        case .integer16: Int64(Int16.min)...Int64(Int16.max)
+        case .integer32: Int64(Int32.min)...Int64(Int32.max)
+        case .integer64: Int64.min...Int64.max
+        default: nil
+        }
+    }
+}
+
+/// What deleting an object does to the objects a relationship reaches.
+public enum DeleteRule: String, Codable, Hashable, Sendable, CaseIterable {
+    /// Remove the deleted object from the inverse relationship of the objects left behind.
+    case nullify
+    /// Delete the destination objects too (each with its own rules).
+    case cascade
+    /// Refuse the delete while the relationship is not empty.
+    case deny
+    /// Leave the destination objects untouched (they may keep pointing at the deleted object).
+    case noAction
+}
+
+/// An attribute: a named value of one type, with its validation rules.
+///
+/// ```swift
+/// let age = AttributeDescription("age", .integer16, optional: true, minValue: 0, maxValue: 150)
+/// let email = AttributeDescription("email", .string, regularExpression: "[^@]+@[^@]+")
+/// ```
+public struct AttributeDescription: Codable, Hashable, Sendable {
+    public var name: String
+    public var type: AttributeType
+    /// Whether nil is allowed when the object is saved (Core Data's default: true).
+    public var isOptional: Bool
+    /// The value a newly inserted object starts with (nil: none), in the attribute's type.
+    public var defaultValue: StoredValue?
+    /// Numeric attributes: inclusive bounds.
+    public var minValue: Double?
+    public var maxValue: Double?
+    /// Strings (in characters) and binary data (in bytes): inclusive bounds on the length.
+    public var minLength: Int?
+    public var maxLength: Int?
+    /// Strings: a regular expression the whole value must match (PCRE2, as `MATCHES`).
+    public var regularExpression: String?
+    /// A collection of values of `type` (an ordered array, kept in a child table), instead of one.
+    public var isCollection: Bool
+
+    public init(_ name: String, _ type: AttributeType, optional: Bool = true, defaultValue: StoredValue? = nil,
+                minValue: Double? = nil, maxValue: Double? = nil, minLength: Int? = nil, maxLength: Int? = nil,
+                regularExpression: String? = nil, collection: Bool = false) {
+        self.name = name
+        self.type = type
+        self.isOptional = optional
+        self.defaultValue = defaultValue
+        self.minValue = minValue
+        self.maxValue = maxValue
+        self.minLength = minLength
+        self.maxLength = maxLength
+        self.regularExpression = regularExpression
+        self.isCollection = collection
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, type, optional, defaultValue = "default", minValue = "min", maxValue = "max",
+             minLength, maxLength, regularExpression = "regex", collection
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        type = try c.decode(AttributeType.self, forKey: .type)
+        isOptional = try c.decodeIfPresent(Bool.self, forKey: .optional) ?? true
+        defaultValue = try c.decodeIfPresent(StoredValue.self, forKey: .defaultValue)
+        minValue = try c.decodeIfPresent(Double.self, forKey: .minValue)
+        maxValue = try c.decodeIfPresent(Double.self, forKey: .maxValue)
+        minLength = try c.decodeIfPresent(Int.self, forKey: .minLength)
+        maxLength = try c.decodeIfPresent(Int.self, forKey: .maxLength)
+        regularExpression = try c.decodeIfPresent(String.self, forKey: .regularExpression)
+        isCollection = try c.decodeIfPresent(Bool.self, forKey: .collection) ?? false
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(type, forKey: .type)
+        if !isOptional { try c.encode(false, forKey: .optional) }
+        try c.encodeIfPresent(defaultValue, forKey: .defaultValue)
+        try c.encodeIfPresent(minValue, forKey: .minValue)
+        try c.encodeIfPresent(maxValue, forKey: .maxValue)
+        try c.encodeIfPresent(minLength, forKey: .minLength)
+        try c.encodeIfPresent(maxLength, forKey: .maxLength)
+        try c.encodeIfPresent(regularExpression, forKey: .regularExpression)
+        if isCollection { try c.encode(true, forKey: .collection) }
+    }
+}
+
+/// A relationship to objects of another entity.
+///
+/// ```swift
+/// let kids = RelationshipDescription("kids", to: "Kid", toMany: true, inverse: "parent", deleteRule: .cascade)
+/// ```
+public struct RelationshipDescription: Codable, Hashable, Sendable {
+    public var name: String
+    public var destination: String
+    public var isToMany: Bool
+    /// To-many only: the objects keep the order they were added in.
+    public var isOrdered: Bool
+    /// The relationship of the destination that points back (Core Data warns without one).
+    public var inverse: String?
+    public var deleteRule: DeleteRule
+    /// To-one: whether nil is allowed at save. To-many: see `minCount`.
+    public var isOptional: Bool
+    /// To-many: bounds on the number of objects checked at save (0 = no bound).
+    public var minCount: Int
+    public var maxCount: Int
+
+    public init(_ name: String, to destination: String, toMany: Bool = false, ordered: Bool = false,
+                inverse: String? = nil, deleteRule: DeleteRule = .nullify, optional: Bool = true,
+                minCount: Int = 0, maxCount: Int = 0) {
+        self.name = name
+        self.destination = destination
+        self.isToMany = toMany
+        self.isOrdered = ordered
+        self.inverse = inverse
+        self.deleteRule = deleteRule
+        self.isOptional = optional
+        self.minCount = minCount
+        self.maxCount = maxCount
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, destination, toMany, ordered, inverse, deleteRule, optional, minCount, maxCount
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        destination = try c.decode(String.self, forKey: .destination)
+        isToMany = try c.decodeIfPresent(Bool.self, forKey: .toMany) ?? false
+        isOrdered = try c.decodeIfPresent(Bool.self, forKey: .ordered) ?? false
+        inverse = try c.decodeIfPresent(String.self, forKey: .inverse)
+        deleteRule = try c.decodeIfPresent(DeleteRule.self, forKey: .deleteRule) ?? .nullify
+        isOptional = try c.decodeIfPresent(Bool.self, forKey: .optional) ?? true
+        minCount = try c.decodeIfPresent(Int.self, forKey: .minCount) ?? 0
+        maxCount = try c.decodeIfPresent(Int.self, forKey: .maxCount) ?? 0
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(destination, forKey: .destination)
+        if isToMany { try c.encode(true, forKey: .toMany) }
+        if isOrdered { try c.encode(true, forKey: .ordered) }
+        try c.encodeIfPresent(inverse, forKey: .inverse)
+        try c.encode(deleteRule, forKey: .deleteRule)
+        if !isOptional { try c.encode(false, forKey: .optional) }
+        if minCount != 0 { try c.encode(minCount, forKey: .minCount) }
+        if maxCount != 0 { try c.encode(maxCount, forKey: .maxCount) }
+    }
+}
+
+/// An entity: a kind of object, with its properties, its place in an inheritance hierarchy and
+/// its uniqueness constraints.
+///
+/// ```swift
+/// let person = EntityDescription("Person", attributes: [AttributeDescription("name", .string)],
+///                                uniquenessConstraints: [["name"]])
+/// ```
+public struct EntityDescription: Codable, Hashable, Sendable {
+    public var name: String
+    /// An abstract entity has no objects of its own, only through its sub-entities.
+    public var isAbstract: Bool
+    /// The entity this one inherits properties from, if any.
+    public var parent: String?
+    public var attributes: [AttributeDescription]
+    public var relationships: [RelationshipDescription]
+    /// Each constraint is a list of attribute names whose values together may appear only once
+    /// among the objects of the hierarchy (nil values never collide, as SQL's UNIQUE).
+    public var uniquenessConstraints: [[String]]
+
+    public init(_ name: String, abstract: Bool = false, parent: String? = nil,
+                attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [],
+                uniquenessConstraints: [[String]] = []) {
+        self.name = name
+        self.isAbstract = abstract
+        self.parent = parent
+        self.attributes = attributes
+        self.relationships = relationships
+        self.uniquenessConstraints = uniquenessConstraints
+    }
+
+    private enum CodingKeys: String, CodingKey { case name, abstract, parent, attributes, relationships, uniquenessConstraints }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        isAbstract = try c.decodeIfPresent(Bool.self, forKey: .abstract) ?? false
+        parent = try c.decodeIfPresent(String.self, forKey: .parent)
+        attributes = try c.decodeIfPresent([AttributeDescription].self, forKey: .attributes) ?? []
+        relationships = try c.decodeIfPresent([RelationshipDescription].self, forKey: .relationships) ?? []
+        uniquenessConstraints = try c.decodeIfPresent([[String]].self, forKey: .uniquenessConstraints) ?? []
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        if isAbstract { try c.encode(true, forKey: .abstract) }
+        try c.encodeIfPresent(parent, forKey: .parent)
+        try c.encode(attributes, forKey: .attributes)
+        try c.encode(relationships, forKey: .relationships)
+        if !uniquenessConstraints.isEmpty { try c.encode(uniquenessConstraints, forKey: .uniquenessConstraints) }
+    }
+}
+
+/// A validated model: entities whose names all resolve, with inheritance flattened.
+///
+/// ```swift
+/// let model = try ManagedObjectModel(entities: [
+///     EntityDescription("Person", attributes: [AttributeDescription("name", .string, optional: false)],
+///                       relationships: [RelationshipDescription("pets", to: "Pet", toMany: true, inverse: "owner")]),
+///     EntityDescription("Pet", attributes: [AttributeDescription("name", .string)],
+///                       relationships: [RelationshipDescription("owner", to: "Person", inverse: "pets")]),
+/// ])
+/// model.versionHash   // 16 hex digits, the same for the same model
+/// ```
+public struct ManagedObjectModel: Hashable, Sendable {
+    /// The entities as declared.
+    public let entities: [EntityDescription]
+    /// Resolved per entity: every property (inherited first), storage names, sub-entities.
+    let resolved: [String: ResolvedEntity]
+    /// The schema the SQL lowering reads, derived from the storage layout (never written twice).
+    public let schema: Schema
+
+    public init(entities: [EntityDescription]) throws(ModelError) {
+        self.entities = entities
+        self.resolved = try ModelResolver.resolve(entities)
+        self.schema = Self.deriveSchema(entities, resolved)
+    }
+
+    /// Decodes and validates a JSON model file: `{"entities": [{"name": …, "attributes": […],
+    /// "relationships": […]}]}`.
+    public init(json data: Data) throws(ModelError) {
+        struct File: Decodable { var entities: [EntityDescription] }
+        let file: File
+        do { file = try JSONDecoder().decode(File.self, from: data) } catch {
+            throw ModelError("invalid model JSON: \(ModelError.describe(error))")
+        }
+        try self.init(entities: file.entities)
+    }
+
+    /// The model as JSON (pretty-printed, keys sorted): what `init(json:)` reads.
+    public var jsonString: String {
+        struct File: Encodable { var entities: [EntityDescription] }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        // Plain structs of strings, numbers and enums always encode.
+        return String(decoding: try! encoder.encode(File(entities: entities)), as: UTF8.self)
+    }
+
+    /// A hash of the canonical JSON form (FNV-1a, 64 bits, hex): equal models, equal hashes.
+    public var versionHash: String {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in jsonString.utf8 { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return String(h, radix: 16).leftPadded(to: 16)
+    }
+
+    public func entity(named name: String) -> EntityDescription? { resolved[name]?.description }
+
+    func resolvedEntity(_ name: String) throws(StoreError) -> ResolvedEntity {
+        guard let r = resolved[name] else { throw StoreError(.unknownEntity, "the model has no entity '\(name)'") }
+        return r
+    }
+
+    public static func == (a: Self, b: Self) -> Bool { a.entities == b.entities }
+    public func hash(into h: inout Hasher) { h.combine(entities) }
+}
+
+extension String {
+    func leftPadded(to n: Int) -> String { count >= n ? self : String(repeating: "0", count: n - count) + self }
+}
+
+/// A model that does not hold together, or a model file that cannot be read.
+public struct ModelError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { "model error: \(message)" }
+
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "\(error)" }
+        func path(_ keys: [any CodingKey]) -> String {
+            let p = keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return p.isEmpty ? "top level" : p
+        }
+        switch error {
+        case .keyNotFound(let key, let ctx): return "missing key '\(key.stringValue)' at \(path(ctx.codingPath))"
+        case .typeMismatch(_, let ctx), .valueNotFound(_, let ctx), .dataCorrupted(let ctx):
+            return "\(ctx.debugDescription) at \(path(ctx.codingPath))"
+        @unknown default: return "\(error)"
+        }
+    }
+}

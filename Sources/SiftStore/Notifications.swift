@@ -1,0 +1,74 @@
+// Context notifications: objects-did-change (when pending changes are processed, and before a
+// save), will-save and did-save, each carrying the inserted, updated and deleted object IDs
+// (`Sendable`, unlike the objects). Delivered to callbacks and to `AsyncStream`s.
+
+import Foundation
+
+/// The IDs of the objects a change touched.
+public struct ChangeSet: Sendable, Hashable {
+    public var inserted: [ObjectID] = []
+    public var updated: [ObjectID] = []
+    public var deleted: [ObjectID] = []
+    public init(inserted: [ObjectID] = [], updated: [ObjectID] = [], deleted: [ObjectID] = []) {
+        self.inserted = inserted; self.updated = updated; self.deleted = deleted
+    }
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+}
+
+/// What a context tells its observers.
+public enum ContextNotification: Sendable, Hashable {
+    /// Objects were inserted, changed or deleted (not saved yet).
+    case objectsDidChange(ChangeSet)
+    /// A save is about to validate and write these changes.
+    case willSave(ChangeSet)
+    /// A save wrote these changes (inserted IDs are the new permanent ones).
+    case didSave(ChangeSet)
+}
+
+/// Keeps an observation alive; dropping it (or calling `cancel()`) stops the callbacks.
+public final class ObservationToken {
+    let cancelAction: () -> Void
+    init(_ cancel: @escaping () -> Void) { cancelAction = cancel }
+    public func cancel() { cancelAction() }
+    deinit { cancelAction() }
+}
+
+extension ManagedObjectContext {
+    /// Calls `callback` with every notification until the token is cancelled or released.
+    ///
+    /// ```swift
+    /// let token = context.observe { note in if case .didSave(let c) = note { print(c.inserted) } }
+    /// ```
+    public func observe(_ callback: @escaping @Sendable (ContextNotification) -> Void) -> ObservationToken {
+        let id = UUID()
+        observers[id] = callback
+        return ObservationToken { [weak self] in self?.observers[id] = nil }
+    }
+
+    /// The notifications as an `AsyncStream`; it ends when the context is released.
+    ///
+    /// ```swift
+    /// for await note in context.notifications { … }
+    /// ```
+    public var notifications: AsyncStream<ContextNotification> {
+        let (stream, continuation) = AsyncStream<ContextNotification>.makeStream()
+        let id = UUID()
+        observers[id] = { continuation.yield($0) }
+        continuation.onTermination = { _ in }
+        return stream
+    }
+
+    func post(_ n: ContextNotification) {
+        for callback in observers.values { callback(n) }
+    }
+
+    /// Runs delete rules for objects deleted so far (the save does this itself) and reports the
+    /// changes since the last report as objects-did-change.
+    public func processPendingChanges() throws(StoreError) {
+        try propagateDeletes()
+        guard !unreported.isEmpty else { return }
+        let changes = unreported
+        unreported = ChangeSet()
+        post(.objectsDidChange(changes))
+    }
+}

@@ -1,0 +1,333 @@
+// The SQLite store: opens (or creates) the file, checks the model against the one the store was
+// created with, creates the tables the model's layout names, and holds the one place that writes
+// SQL for saves and reads rows back (queries come from the lowering). SQLite runs in WAL mode with
+// `synchronous=FULL` (a save reported done survives a power loss), a busy timeout, and
+// `BEGIN IMMEDIATE` for every write so two writers never deadlock upgrading a read lock.
+
+import Foundation
+import SiftEvaluation
+import SiftSQL
+import SiftSQLite
+
+/// A persistent store: a SQLite file, or an in-memory SQLite database.
+///
+/// ```swift
+/// let store = try PersistentStore(model: model, path: "people.sqlite")
+/// let context = ManagedObjectContext(store: store)
+/// ```
+///
+/// Threading: a store serializes its own work with a lock, so several contexts on several threads
+/// may share one; each context, like Core Data's, is used from one thread at a time.
+public final class PersistentStore: @unchecked Sendable {
+    public let model: ManagedObjectModel
+    /// The file, or nil for an in-memory store.
+    public let path: String?
+    /// The store's UUID (kept in its metadata; object ID URIs name the store by it).
+    public let identifier: String
+    let connection: SQLiteConnection
+    let layouts: [String: TableLayout]
+    let infos: [String: EntityInfo]
+    let infoByNumber: [Int64: EntityInfo]
+    /// The model's schema with each entity's rows limited to the entity itself (fetches that
+    /// exclude sub-entities).
+    let ownEntitySchema: Schema
+    let lock = NSRecursiveLock()
+    private var statements: [String: SQLiteStatement] = [:]
+
+    /// Opens the store at `path`, creating it (tables, metadata) when the file is new or empty.
+    /// An existing store made with another model is a `.modelMismatch` error naming what differs.
+    public convenience init(model: ManagedObjectModel, path: String) throws(StoreError) {
+        try self.init(model: model, location: path)
+    }
+
+    /// An in-memory store (an SQLite database that lives as long as the store).
+    public static func inMemory(model: ManagedObjectModel) throws(StoreError) -> PersistentStore {
+        try PersistentStore(model: model, location: nil)
+    }
+
+    private init(model: ManagedObjectModel, location: String?) throws(StoreError) {
+        self.model = model
+        self.path = location
+        let layouts = TableLayout.make(model)
+        self.layouts = layouts
+        var infos: [String: EntityInfo] = [:]
+        var byNumber: [Int64: EntityInfo] = [:]
+        for (name, r) in model.resolved {
+            let info = EntityInfo(r, layout: layouts[r.table]!)
+            infos[name] = info
+            byNumber[r.number] = info
+        }
+        self.infos = infos
+        self.infoByNumber = byNumber
+        var own = model.schema
+        for (i, e) in own.entities.enumerated() where e.discriminator != nil {
+            own.entities[i].discriminator = Entity.Discriminator(column: Storage.entityColumn, values: [model.resolved[e.name]!.number])
+        }
+        self.ownEntitySchema = own
+        do {
+            connection = try SQLiteConnection(path: location ?? ":memory:")
+            if location != nil {
+                _ = try connection.query("PRAGMA journal_mode=WAL")
+                try connection.execute("PRAGMA synchronous=FULL")
+            }
+            _ = try connection.query("PRAGMA busy_timeout = 10000")
+        } catch {
+            throw StoreError(.sqlite, "cannot open the store \(location.map { "'\($0)'" } ?? "in memory"): \(error.message)")
+        }
+        identifier = try Self.prepare(connection, model: model, layouts: layouts)
+    }
+
+    // MARK: Creating and checking
+
+    private static func prepare(_ db: SQLiteConnection, model: ManagedObjectModel, layouts: [String: TableLayout]) throws(StoreError) -> String {
+        do {
+            let tables = try db.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { row -> String? in
+                if case .text(let t) = row[0] { return t }
+                return nil
+            }
+            if tables.contains(Storage.metadataTable) {
+                let rows = try db.query("SELECT key, value FROM \(q(Storage.metadataTable))")
+                var meta: [String: String] = [:]
+                for r in rows { if case .text(let k) = r[0], case .text(let v) = r[1] { meta[k] = v } }
+                guard let hash = meta["version_hash"], let id = meta["store_uuid"] else {
+                    throw StoreError(.sqlite, "the store's metadata is incomplete (no version hash or store UUID)")
+                }
+                if hash != model.versionHash {
+                    let stored = meta["model"].flatMap { try? ManagedObjectModel(json: Data($0.utf8)) }
+                    let what = stored.map { ModelDifference.describe(from: $0, to: model) } ?? "the stored model cannot be read"
+                    throw StoreError(.modelMismatch, "the store was created with model \(hash), not \(model.versionHash): \(what) (migration is not supported yet)")
+                }
+                return id
+            }
+            guard tables.isEmpty else {
+                throw StoreError(.sqlite, "the file is an SQLite database but not a Sift store (it has tables and no '\(Storage.metadataTable)')")
+            }
+            let id = UUID().uuidString.lowercased()
+            try db.execute("BEGIN IMMEDIATE")
+            do {
+                try db.execute(createScript(model, layouts))
+                let insert = try db.prepare("INSERT INTO \(q(Storage.metadataTable)) (key, value) VALUES (?, ?)")
+                for (k, v) in [("version_hash", model.versionHash), ("store_uuid", id), ("model", model.jsonString), ("format", "1")] {
+                    try insert.bind([.text(k), .text(v)])
+                    _ = try insert.step()
+                    try insert.reset()
+                }
+                try db.execute("COMMIT")
+            } catch {
+                try? db.execute("ROLLBACK")
+                throw error
+            }
+            return id
+        } catch let e as StoreError {
+            throw e
+        } catch let e as SQLiteError {
+            throw StoreError(.sqlite, "cannot prepare the store: \(e.message)")
+        } catch {
+            throw StoreError(.sqlite, "cannot prepare the store: \(error)")
+        }
+    }
+
+    static func q(_ name: String) -> String { SQLiteDialect().quote(name) }
+
+    static func createScript(_ model: ManagedObjectModel, _ layouts: [String: TableLayout]) -> String {
+        var sql = "CREATE TABLE \(q(Storage.metadataTable)) (key TEXT PRIMARY KEY, value TEXT);\n"
+        sql += "CREATE TABLE \(q(Storage.keyTable)) (entity TEXT PRIMARY KEY, max INTEGER NOT NULL);\n"
+        var extra: [String] = []
+        var made = Set<String>()
+        for layout in layouts.values.sorted(by: { $0.table < $1.table }) {
+            let cols = layout.columns.enumerated().map { i, c -> String in
+                i == 0 ? "\(q(c)) INTEGER PRIMARY KEY" : "\(q(c)) \(layout.columnTypes[i])"
+            }
+            sql += "CREATE TABLE \(q(layout.table)) (\(cols.joined(separator: ", ")));\n"
+            sql += "CREATE INDEX \(q("Z_\(layout.table)_Z_ENT")) ON \(q(layout.table)) (\(q(Storage.entityColumn)));\n"
+            for fk in layout.foreignKeyColumns {
+                sql += "CREATE INDEX \(q("Z_\(layout.table)_\(fk)")) ON \(q(layout.table)) (\(q(fk)));\n"
+            }
+        }
+        for e in model.entities {
+            let r = model.resolved[e.name]!
+            for a in r.attributes where a.valueTable != nil && made.insert(a.valueTable!).inserted {
+                let t = a.valueTable!
+                extra.append("CREATE TABLE \(q(t)) (\(q(Storage.owner)) INTEGER NOT NULL, \(q(Storage.order)) INTEGER NOT NULL, \(q(Storage.value)) \(TableLayout.sqlType(a.type)));")
+                extra.append("CREATE INDEX \(q(t + "_owner")) ON \(q(t)) (\(q(Storage.owner)), \(q(Storage.order)));")
+            }
+            for rel in r.relationships {
+                guard case .joinTable(let t, _, _, _) = rel.storage, made.insert(t).inserted else { continue }
+                extra.append("CREATE TABLE \(q(t)) (\(q("Z_SRC")) INTEGER NOT NULL, \(q("Z_DST")) INTEGER NOT NULL, \(q("Z_SRC_ORD")) INTEGER);")
+                extra.append("CREATE INDEX \(q(t + "_src")) ON \(q(t)) (\(q("Z_SRC")));")
+                extra.append("CREATE INDEX \(q(t + "_dst")) ON \(q(t)) (\(q("Z_DST")));")
+            }
+            for constraint in r.constraints where e.uniquenessConstraints.contains(constraint.map { r.attributes[$0].name }) {
+                let cols = constraint.map { q(r.attributes[$0].column) }.joined(separator: ", ")
+                extra.append("CREATE INDEX \(q("Z_\(e.name)_unique_" + constraint.map { r.attributes[$0].name }.joined(separator: "_"))) ON \(q(r.table)) (\(cols));")
+            }
+        }
+        return sql + extra.joined(separator: "\n")
+    }
+
+    // MARK: Statements
+
+    /// A cached prepared statement, reset and ready to bind.
+    func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        if let s = statements[sql] {
+            try s.reset()
+            return s
+        }
+        let s = try connection.prepare(sql)
+        statements[sql] = s
+        return s
+    }
+
+    /// Runs one cached statement with bindings, returning its rows.
+    func rows(_ sql: String, _ bindings: [SQLValue]) throws(SQLiteError) -> [[SQLValue]] {
+        let s = try statement(sql)
+        try s.bind(bindings)
+        var out: [[SQLValue]] = []
+        while try s.step() { out.append(s.row()) }
+        try s.reset()
+        return out
+    }
+
+    func run(_ sql: String, _ bindings: [SQLValue]) throws(SQLiteError) {
+        let s = try statement(sql)
+        try s.bind(bindings)
+        while try s.step() {}
+        try s.reset()
+    }
+
+    /// Runs `body` in `BEGIN IMMEDIATE … COMMIT`; rolls back when it throws.
+    func writeTransaction<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        do { try connection.execute("BEGIN IMMEDIATE") } catch {
+            throw StoreError(.sqlite, "cannot start a write: \(error.message)")
+        }
+        do throws(StoreError) {
+            let r = try body()
+            do { try connection.execute("COMMIT") } catch { throw StoreError(.sqlite, "cannot commit: \(error.message)") }
+            return r
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// The first of `count` new primary keys (inside a write transaction). One counter serves
+    /// every table, so a key alone names an object of the store.
+    func allocateKeys(count: Int) throws(SQLiteError) -> Int64 {
+        let root = "*"
+        let rows = try rows("SELECT max FROM \(Self.q(Storage.keyTable)) WHERE entity = ?", [.text(root)])
+        var current: Int64 = 0
+        if case .integer(let m)? = rows.first?.first { current = m }
+        try run("INSERT OR REPLACE INTO \(Self.q(Storage.keyTable)) (entity, max) VALUES (?, ?)", [.text(root), .integer(current + Int64(count))])
+        return current + 1
+    }
+
+    /// Runs `body` holding the store's lock (reads and writes never interleave between threads).
+    func locked<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+}
+
+extension SQLiteError {
+    var storeError: StoreError { StoreError(.sqlite, message + (sql.map { " (in: \($0))" } ?? "")) }
+}
+
+/// The columns of one hierarchy's table, and where each entity's properties sit among them.
+struct TableLayout: Sendable {
+    var table: String
+    /// Z_PK, Z_ENT, Z_OPT, then every attribute, exact-decimal, foreign-key and order column.
+    var columns: [String]
+    var columnTypes: [String]
+    var foreignKeyColumns: [String]
+    var index: [String: Int]
+
+    static func make(_ model: ManagedObjectModel) -> [String: TableLayout] {
+        var out: [String: TableLayout] = [:]
+        for e in model.entities {
+            let r = model.resolved[e.name]!
+            var layout = out[r.table] ?? TableLayout(
+                table: r.table,
+                columns: [Storage.primaryKey, Storage.entityColumn, Storage.versionColumn],
+                columnTypes: ["INTEGER", "INTEGER NOT NULL", "INTEGER NOT NULL"], foreignKeyColumns: [],
+                index: [Storage.primaryKey: 0, Storage.entityColumn: 1, Storage.versionColumn: 2])
+            func add(_ c: String, _ t: String) {
+                guard layout.index[c] == nil else { return }
+                layout.index[c] = layout.columns.count
+                layout.columns.append(c)
+                layout.columnTypes.append(t)
+            }
+            for a in r.attributes {
+                add(a.column, a.description.isCollection ? "INTEGER" : sqlType(a.type))
+                if let x = a.exactColumn { add(x, "TEXT") }
+            }
+            for rel in r.relationships {
+                if case .foreignKey(let c) = rel.storage {
+                    add(c, "INTEGER")
+                    if !layout.foreignKeyColumns.contains(c) { layout.foreignKeyColumns.append(c) }
+                }
+            }
+            out[r.table] = layout
+        }
+        // Order columns of ordered to-manys live in the destination's table.
+        for e in model.entities {
+            for rel in model.resolved[e.name]!.relationships {
+                if case .inverseForeignKey(let t, _, let order?) = rel.storage, var layout = out[t], layout.index[order] == nil {
+                    layout.index[order] = layout.columns.count
+                    layout.columns.append(order)
+                    layout.columnTypes.append("INTEGER")
+                    out[t] = layout
+                }
+            }
+        }
+        return out
+    }
+
+    /// The declared type of a column (its affinity); dynamic columns have none, so each value
+    /// keeps its own storage class.
+    static func sqlType(_ t: AttributeType) -> String {
+        switch t {
+        case .integer16, .integer32, .integer64, .boolean: "INTEGER"
+        case .double, .float, .decimal, .date: "REAL"
+        case .string, .uuid, .uri: "TEXT"
+        case .binary, .transformable: "BLOB"
+        case .dynamic: ""
+        }
+    }
+}
+
+/// What differs between two models, in words.
+enum ModelDifference {
+    static func describe(from old: ManagedObjectModel, to new: ManagedObjectModel) -> String {
+        var out: [String] = []
+        let oldNames = Set(old.entities.map(\.name)), newNames = Set(new.entities.map(\.name))
+        for n in newNames.subtracting(oldNames).sorted() { out.append("entity '\(n)' was added") }
+        for n in oldNames.subtracting(newNames).sorted() { out.append("entity '\(n)' was removed") }
+        for n in oldNames.intersection(newNames).sorted() {
+            let a = old.entity(named: n)!, b = new.entity(named: n)!
+            let oa = Dictionary(a.attributes.map { ($0.name, $0) }, uniquingKeysWith: { x, _ in x })
+            let na = Dictionary(b.attributes.map { ($0.name, $0) }, uniquingKeysWith: { x, _ in x })
+            for k in Set(na.keys).subtracting(oa.keys).sorted() { out.append("attribute '\(n).\(k)' was added") }
+            for k in Set(oa.keys).subtracting(na.keys).sorted() { out.append("attribute '\(n).\(k)' was removed") }
+            for k in Set(oa.keys).intersection(na.keys).sorted() where oa[k] != na[k] {
+                if oa[k]!.type != na[k]!.type {
+                    out.append("attribute '\(n).\(k)' changed type from \(oa[k]!.type.rawValue) to \(na[k]!.type.rawValue)")
+                } else {
+                    out.append("attribute '\(n).\(k)' changed its options")
+                }
+            }
+            let orl = Dictionary(a.relationships.map { ($0.name, $0) }, uniquingKeysWith: { x, _ in x })
+            let nrl = Dictionary(b.relationships.map { ($0.name, $0) }, uniquingKeysWith: { x, _ in x })
+            for k in Set(nrl.keys).subtracting(orl.keys).sorted() { out.append("relationship '\(n).\(k)' was added") }
+            for k in Set(orl.keys).subtracting(nrl.keys).sorted() { out.append("relationship '\(n).\(k)' was removed") }
+            for k in Set(orl.keys).intersection(nrl.keys).sorted() where orl[k] != nrl[k] { out.append("relationship '\(n).\(k)' changed") }
+            if a.parent != b.parent { out.append("entity '\(n)' changed its parent") }
+            if a.isAbstract != b.isAbstract { out.append("entity '\(n)' changed whether it is abstract") }
+            if a.uniquenessConstraints != b.uniquenessConstraints { out.append("entity '\(n)' changed its uniqueness constraints") }
+        }
+        if out.isEmpty { out.append("the entities are listed in another order") }
+        return out.joined(separator: "; ")
+    }
+}

@@ -1,0 +1,381 @@
+// Model validation and resolution: every name checked once, inheritance flattened (inherited
+// properties first), inverses paired, and the storage layout decided — which table and column
+// holds each property. The layout is the one source for the store's SQL and for the lowering's
+// `Schema` (derived here, never written twice): one table per hierarchy named after its root,
+// `Z_PK` (primary key), `Z_ENT` (entity number), `Z_OPT` (version counter), one column per
+// attribute and per to-one relationship; a to-many whose inverse is to-one uses the inverse's
+// foreign key; other to-manys use a join table; collection attributes a child table.
+
+import Foundation
+import SiftEvaluation
+import SiftSQL
+
+/// A default value or JSON scalar as the model file writes it.
+public enum StoredValue: Codable, Hashable, Sendable {
+    case bool(Bool)
+    case integer(Int64)
+    case double(Double)
+    case string(String)
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if let b = try? c.decode(Bool.self) { self = .bool(b); return }
+        if let i = try? c.decode(Int64.self) { self = .integer(i); return }
+        if let d = try? c.decode(Double.self) { self = .double(d); return }
+        self = .string(try c.decode(String.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        switch self {
+        case .bool(let b): try c.encode(b)
+        case .integer(let i): try c.encode(i)
+        case .double(let d): try c.encode(d)
+        case .string(let s): try c.encode(s)
+        }
+    }
+}
+
+/// Where a relationship's links are stored.
+enum RelationshipStorage: Hashable, Sendable {
+    /// To-one: a column of the source table holding the destination's `Z_PK`.
+    case foreignKey(column: String)
+    /// To-many whose inverse is to-one: the inverse's column in the destination table, and the
+    /// column holding each destination's position when ordered.
+    case inverseForeignKey(table: String, column: String, orderColumn: String?)
+    /// Many-to-many, or to-many without inverse: a join table (`source` holds this side's key).
+    case joinTable(table: String, source: String, destination: String, order: String?)
+}
+
+struct ResolvedAttribute: @unchecked Sendable {
+    var description: AttributeDescription
+    /// The column in the entity's table (a collection's count, NULL for nil).
+    var column: String
+    /// Decimals: the exact text beside the REAL column the lowering compares.
+    var exactColumn: String?
+    /// Collections: the child table (`Z_OWNER`, `Z_ORD`, `value`).
+    var valueTable: String?
+    var defaultValue: Value?
+    var name: String { description.name }
+    var type: AttributeType { description.type }
+}
+
+struct ResolvedRelationship: Hashable, Sendable {
+    var description: RelationshipDescription
+    var storage: RelationshipStorage
+    /// The entity that declares it (its storage is named after that one).
+    var declaringEntity: String
+    var name: String { description.name }
+    var isToMany: Bool { description.isToMany }
+    var destination: String { description.destination }
+    var inverse: String? { description.inverse }
+}
+
+struct ResolvedEntity: Sendable {
+    var description: EntityDescription
+    var name: String { description.name }
+    /// 1-based position in the model; the `Z_ENT` value of its rows.
+    var number: Int64
+    var root: String
+    var table: String
+    /// Itself and every entity below it.
+    var family: [String]
+    var attributes: [ResolvedAttribute]
+    var relationships: [ResolvedRelationship]
+    var attributeIndex: [String: Int]
+    var relationshipIndex: [String: Int]
+    /// Constraints as attribute indices, inherited ones included.
+    var constraints: [[Int]]
+
+    func attribute(_ key: String) -> ResolvedAttribute? { attributeIndex[key].map { attributes[$0] } }
+    func relationship(_ key: String) -> ResolvedRelationship? { relationshipIndex[key].map { relationships[$0] } }
+}
+
+/// The storage names every store uses.
+enum Storage {
+    static let primaryKey = "Z_PK"
+    static let entityColumn = "Z_ENT"
+    static let versionColumn = "Z_OPT"
+    static let owner = "Z_OWNER"
+    static let order = "Z_ORD"
+    static let value = "value"
+    static let metadataTable = "sift_metadata"
+    static let keyTable = "sift_primary_key"
+}
+
+enum ModelResolver {
+    static func resolve(_ entities: [EntityDescription]) throws(ModelError) -> [String: ResolvedEntity] {
+        var byName: [String: EntityDescription] = [:]
+        var lowerNames = Set<String>()
+        for e in entities {
+            try checkName(e.name, what: "entity")
+            let lower = e.name.lowercased()
+            if lower.hasPrefix("sift_") || lower.hasPrefix("sqlite_") {
+                throw ModelError("entity name '\(e.name)' is reserved (names starting with 'sift_' or 'sqlite_')")
+            }
+            guard byName[e.name] == nil, lowerNames.insert(lower).inserted else {
+                throw ModelError("two entities are named '\(e.name)' (names are compared without case, as SQLite compares table names)")
+            }
+            byName[e.name] = e
+        }
+        // Parents exist, no cycles.
+        func chain(_ e: EntityDescription) throws(ModelError) -> [EntityDescription] {
+            var out = [e]
+            var seen: Set<String> = [e.name]
+            var current = e
+            while let p = current.parent {
+                guard let pe = byName[p] else { throw ModelError("entity '\(current.name)' has unknown parent '\(p)'") }
+                guard seen.insert(p).inserted else { throw ModelError("entity '\(e.name)' inherits from itself") }
+                out.insert(pe, at: 0)
+                current = pe
+            }
+            return out
+        }
+        var chains: [String: [EntityDescription]] = [:]
+        for e in entities { chains[e.name] = try chain(e) }
+
+        var resolved: [String: ResolvedEntity] = [:]
+        for (index, e) in entities.enumerated() {
+            let ancestors = chains[e.name]!
+            let root = ancestors[0].name
+            var attributes: [ResolvedAttribute] = []
+            var relationships: [ResolvedRelationship] = []
+            var attributeIndex: [String: Int] = [:]
+            var relationshipIndex: [String: Int] = [:]
+            var lowerKeys = Set<String>()
+            var constraints: [[Int]] = []
+            for a in ancestors {
+                for attr in a.attributes {
+                    try checkName(attr.name, what: "attribute '\(a.name).\(attr.name)'")
+                    guard lowerKeys.insert(attr.name.lowercased()).inserted else {
+                        throw ModelError("entity '\(e.name)' has two properties named '\(attr.name)' (compared without case)")
+                    }
+                    let r = try resolveAttribute(attr, entity: a.name, table: root)
+                    attributeIndex[attr.name] = attributes.count
+                    attributes.append(r)
+                }
+                for rel in a.relationships {
+                    try checkName(rel.name, what: "relationship '\(a.name).\(rel.name)'")
+                    guard lowerKeys.insert(rel.name.lowercased()).inserted else {
+                        throw ModelError("entity '\(e.name)' has two properties named '\(rel.name)' (compared without case)")
+                    }
+                    let storage = try resolveStorage(rel, declaringEntity: a.name, byName: byName, chains: chains)
+                    relationshipIndex[rel.name] = relationships.count
+                    relationships.append(ResolvedRelationship(description: rel, storage: storage, declaringEntity: a.name))
+                }
+            }
+            for a in ancestors {
+                for constraint in a.uniquenessConstraints {
+                    guard !constraint.isEmpty else { throw ModelError("entity '\(a.name)' has an empty uniqueness constraint") }
+                    var indices: [Int] = []
+                    for key in constraint {
+                        guard let i = attributeIndex[key] else {
+                            throw ModelError("uniqueness constraint \(constraint) of '\(a.name)' names '\(key)', which is not an attribute")
+                        }
+                        let t = attributes[i]
+                        guard !t.description.isCollection, t.type != .transformable else {
+                            throw ModelError("uniqueness constraint \(constraint) of '\(a.name)' names '\(key)', a \(t.description.isCollection ? "collection" : "transformable") attribute")
+                        }
+                        indices.append(i)
+                    }
+                    constraints.append(indices)
+                }
+            }
+            let family = entities.filter { chains[$0.name]!.contains { $0.name == e.name } }.map(\.name)
+            resolved[e.name] = ResolvedEntity(
+                description: e, number: Int64(index + 1), root: root, table: root, family: family,
+                attributes: attributes, relationships: relationships, attributeIndex: attributeIndex,
+                relationshipIndex: relationshipIndex, constraints: constraints)
+        }
+        // Sibling entities share their root's table: one column name, one property.
+        var columnsByTable: [String: [String: (String, String)]] = [:]
+        for e in entities {
+            let r = resolved[e.name]!
+            for a in e.attributes {
+                let col = r.attribute(a.name)!.column.lowercased()
+                if let (other, _) = columnsByTable[r.table]?[col], other != e.name {
+                    throw ModelError("'\(e.name).\(a.name)' and '\(other).\(a.name)' would share column '\(a.name)' of table '\(r.table)'; rename one")
+                }
+                columnsByTable[r.table, default: [:]][col] = (e.name, a.name)
+            }
+            for rel in e.relationships where !rel.isToMany {
+                let col = rel.name.lowercased()
+                if let (other, _) = columnsByTable[r.table]?[col], other != e.name {
+                    throw ModelError("'\(e.name).\(rel.name)' and '\(other).\(rel.name)' would share column '\(rel.name)' of table '\(r.table)'; rename one")
+                }
+                columnsByTable[r.table, default: [:]][col] = (e.name, rel.name)
+            }
+        }
+        return resolved
+    }
+
+    static func checkName(_ name: String, what: String) throws(ModelError) {
+        let bytes = Array(name.utf8)
+        guard let first = bytes.first else { throw ModelError("\(what): the name is empty") }
+        func letter(_ b: UInt8) -> Bool { (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || b == 95 }
+        guard letter(first), bytes.allSatisfy({ letter($0) || ($0 >= 48 && $0 <= 57) }) else {
+            throw ModelError("\(what): '\(name)' is not an identifier (letters, digits and '_', not starting with a digit)")
+        }
+        guard !name.uppercased().hasPrefix("Z_") else {
+            throw ModelError("\(what): names starting with 'Z_' are reserved for the store's own columns")
+        }
+    }
+
+    static func resolveAttribute(_ a: AttributeDescription, entity: String, table: String) throws(ModelError) -> ResolvedAttribute {
+        let what = "attribute '\(entity).\(a.name)'"
+        if a.minValue != nil || a.maxValue != nil, !a.type.isNumeric {
+            throw ModelError("\(what): min/max apply to numeric attributes, not \(a.type.rawValue)")
+        }
+        if a.minLength != nil || a.maxLength != nil, a.type != .string, a.type != .binary {
+            throw ModelError("\(what): minLength/maxLength apply to string and binary attributes, not \(a.type.rawValue)")
+        }
+        if let re = a.regularExpression {
+            guard a.type == .string else { throw ModelError("\(what): a regular expression applies to strings, not \(a.type.rawValue)") }
+            do { _ = try AttributeValidation.regex(re) } catch { throw ModelError("\(what): invalid regular expression: \(error.message)") }
+        }
+        if a.isCollection, a.type == .transformable {
+            throw ModelError("\(what): a transformable attribute holds any value already; it cannot also be a collection")
+        }
+        var defaultValue: Value?
+        if let d = a.defaultValue {
+            guard !a.isCollection else { throw ModelError("\(what): a collection has no default value") }
+            do { defaultValue = try Value(coercing: d.value, to: a.type) } catch {
+                throw ModelError("\(what): the default value \(d) is not a \(a.type.rawValue)")
+            }
+        }
+        return ResolvedAttribute(
+            description: a, column: a.name,
+            exactColumn: a.type == .decimal ? "Z_\(a.name)_exact" : nil,
+            valueTable: a.isCollection ? "Z_\(entity)_\(a.name)" : nil,
+            defaultValue: defaultValue)
+    }
+
+    static func resolveStorage(_ rel: RelationshipDescription, declaringEntity: String,
+                               byName: [String: EntityDescription],
+                               chains: [String: [EntityDescription]]) throws(ModelError) -> RelationshipStorage {
+        let what = "relationship '\(declaringEntity).\(rel.name)'"
+        guard let destination = byName[rel.destination] else {
+            throw ModelError("\(what) points at unknown entity '\(rel.destination)'")
+        }
+        if rel.isOrdered, !rel.isToMany { throw ModelError("\(what): only to-many relationships are ordered") }
+        if rel.minCount < 0 || rel.maxCount < 0 || (rel.maxCount > 0 && rel.minCount > rel.maxCount) {
+            throw ModelError("\(what): invalid count bounds \(rel.minCount)…\(rel.maxCount)")
+        }
+        if !rel.isToMany {
+            if let inv = rel.inverse { _ = try inverseOf(rel, what: what, declaringEntity: declaringEntity, destination: destination, chains: chains, byName: byName, name: inv) }
+            return .foreignKey(column: rel.name)
+        }
+        guard let inv = rel.inverse else {
+            return .joinTable(table: "Z_\(declaringEntity)_\(rel.name)", source: "Z_SRC", destination: "Z_DST",
+                              order: rel.isOrdered ? "Z_SRC_ORD" : nil)
+        }
+        let (invEntity, inverse) = try inverseOf(rel, what: what, declaringEntity: declaringEntity, destination: destination, chains: chains, byName: byName, name: inv)
+        if !inverse.isToMany {
+            let root = chains[destination.name]![0].name
+            return .inverseForeignKey(table: root, column: inverse.name, orderColumn: rel.isOrdered ? "Z_FOK_\(inverse.name)" : nil)
+        }
+        if rel.isOrdered || inverse.isOrdered {
+            throw ModelError("\(what): an ordered many-to-many relationship is not supported (order one side whose inverse is to-one, or drop the inverse)")
+        }
+        // Many-to-many: one join table for the pair, named after the side that sorts first.
+        let mine = "\(declaringEntity).\(rel.name)", theirs = "\(invEntity).\(inverse.name)"
+        if mine <= theirs {
+            return .joinTable(table: "Z_\(declaringEntity)_\(rel.name)", source: "Z_SRC", destination: "Z_DST",
+                              order: rel.isOrdered ? "Z_SRC_ORD" : nil)
+        }
+        return .joinTable(table: "Z_\(invEntity)_\(inverse.name)", source: "Z_DST", destination: "Z_SRC",
+                          order: rel.isOrdered ? "Z_DST_ORD" : nil)
+    }
+
+    /// The inverse relationship, checked to point back at this one.
+    static func inverseOf(_ rel: RelationshipDescription, what: String, declaringEntity: String, destination: EntityDescription,
+                          chains: [String: [EntityDescription]], byName: [String: EntityDescription],
+                          name: String) throws(ModelError) -> (String, RelationshipDescription) {
+        for owner in chains[destination.name]!.reversed() {
+            guard let inverse = owner.relationships.first(where: { $0.name == name }) else { continue }
+            guard inverse.inverse == rel.name else {
+                throw ModelError("\(what): its inverse '\(owner.name).\(name)' has inverse \(inverse.inverse.map { "'\($0)'" } ?? "none"), not '\(rel.name)'")
+            }
+            guard chains[declaringEntity]!.contains(where: { $0.name == inverse.destination }) ||
+                  chains[inverse.destination].map({ $0.contains { $0.name == declaringEntity } }) == true else {
+                throw ModelError("\(what): its inverse '\(owner.name).\(name)' points at '\(inverse.destination)', not '\(declaringEntity)'")
+            }
+            return (owner.name, inverse)
+        }
+        throw ModelError("\(what): the inverse '\(name)' is not a relationship of '\(destination.name)'")
+    }
+}
+
+extension StoredValue {
+    var value: Value {
+        switch self {
+        case .bool(let b): .bool(b)
+        case .integer(let i): .integer(i)
+        case .double(let d): .double(d)
+        case .string(let s): .string(s)
+        }
+    }
+}
+
+// MARK: - The lowering's schema
+
+extension ManagedObjectModel {
+    /// The schema the SQL lowering reads, derived from the model's storage layout. Transformable
+    /// attributes are left out (they are not queryable in SQL; a predicate naming them is
+    /// evaluated in memory).
+    static func deriveSchema(_ entities: [EntityDescription], _ resolved: [String: ResolvedEntity]) -> Schema {
+        var out: [Entity] = []
+        for e in entities {
+            let r = resolved[e.name]!
+            var attributes: [Attribute] = []
+            var relationships: [Relationship] = []
+            for a in r.attributes {
+                if a.description.isCollection {
+                    guard let t = Self.sqlType(a.type) else { continue }
+                    relationships.append(Relationship(
+                        name: a.name,
+                        values: Relationship.ValueTable(table: a.valueTable!, owner: Storage.owner, column: Storage.value,
+                                                        type: t.0, encoding: t.1),
+                        countColumn: a.column))
+                    continue
+                }
+                guard let t = Self.sqlType(a.type) else { continue }
+                attributes.append(Attribute(name: a.name, column: a.column, type: t.0, encoding: t.1))
+            }
+            for rel in r.relationships {
+                switch rel.storage {
+                case .foreignKey(let column):
+                    relationships.append(Relationship(name: rel.name, toOne: rel.destination, foreignKey: column))
+                case .inverseForeignKey(_, let column, _):
+                    relationships.append(Relationship(name: rel.name, toMany: rel.destination, foreignKey: column))
+                case .joinTable(let table, let source, let destination, _):
+                    relationships.append(Relationship(name: rel.name, toMany: rel.destination,
+                                                      joinTable: .init(table: table, source: source, destination: destination)))
+                }
+            }
+            let hierarchy = entities.filter { resolved[$0.name]!.root == r.root }
+            let discriminator = hierarchy.count > 1
+                ? Entity.Discriminator(column: Storage.entityColumn, values: r.family.map { resolved[$0]!.number })
+                : nil
+            out.append(Entity(name: e.name, table: r.table, primaryKey: Storage.primaryKey,
+                              attributes: attributes, relationships: relationships, discriminator: discriminator))
+        }
+        // The layout is made from a validated model; a schema error here is a bug in this file.
+        do { return try Schema(entities: out) } catch { preconditionFailure("derived schema is invalid: \(error)") }
+    }
+
+    /// The lowering's type and encoding for an attribute type; nil when SQL cannot read it.
+    static func sqlType(_ t: AttributeType) -> (SiftSQL.AttributeType, StorageEncoding?)? {
+        switch t {
+        case .integer16, .integer32, .integer64: (.integer, nil)
+        case .double, .float: (.double, nil)
+        case .decimal: (.decimal, .real)
+        case .string, .uuid, .uri: (.string, nil)
+        case .boolean: (.boolean, .integer01)
+        case .date: (.date, .secondsSince2001)
+        case .binary: (.data, nil)
+        case .dynamic: (.any, nil)
+        case .transformable: nil
+        }
+    }
+}

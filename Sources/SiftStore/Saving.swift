@@ -1,0 +1,360 @@
+// Saving: delete rules first (cascade, nullify, deny, no action), then validation of every inserted
+// and updated object (each broken rule collected, as Core Data reports several at once), then
+// uniqueness against the other pending objects and the stored rows, then one `BEGIN IMMEDIATE`
+// transaction that writes every row. Nothing is written unless everything passes; on failure the
+// context keeps its changes. This file is the one place that writes SQL for saves (`RowWriter`).
+
+import Foundation
+import SiftEvaluation
+import SiftSQL
+import SiftSQLite
+
+extension ManagedObjectContext {
+    /// Validates and writes every change in one transaction: all or nothing.
+    ///
+    /// ```swift
+    /// do { try context.save() } catch where error.kind == .uniqueness { print(error.message) }
+    /// ```
+    public func save() throws(StoreError) {
+        try processPendingChanges()
+        guard hasChanges else { return }
+        let changes = ChangeSet(inserted: insertedList.map(\.objectID), updated: updatedSet.map(\.objectID),
+                                deleted: deletedSet.map(\.objectID))
+        post(.willSave(changes))
+        try validate()
+        // Objects whose save has nothing to write (changed and changed back) still count as updated.
+        let inserted = insertedList
+        let updated = Array(updatedSet).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
+        let deleted = Array(deletedSet).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
+        let keys = try store.writeTransaction { () throws(StoreError) -> [ObjectIdentifier: Int64] in
+            do {
+                var keys: [ObjectIdentifier: Int64] = [:]
+                if !inserted.isEmpty {
+                    let first = try store.allocateKeys(count: inserted.count)
+                    for (n, o) in inserted.enumerated() { keys[ObjectIdentifier(o)] = first + Int64(n) }
+                }
+                try checkStoredUniqueness(inserted: inserted, updated: updated, keys: keys)
+                let writer = RowWriter(store: store, keys: keys)
+                for o in deleted { try writer.delete(o) }
+                for o in inserted { try writer.insert(o) }
+                for o in updated { try writer.update(o) }
+                for o in inserted + updated { try writer.writeLinks(o) }
+                return keys
+            } catch let e as SQLiteError {
+                throw e.storeError
+            } catch let e as StoreError {
+                throw e
+            } catch {
+                throw StoreError(.sqlite, "\(error)")
+            }
+        }
+        // Committed: temporary IDs become permanent, the committed state is the current one.
+        var saved = ChangeSet()
+        for o in inserted {
+            registry[o.objectID] = nil
+            o.objectID = ObjectID(entity: o.info.name, store: store.identifier, key: .permanent(keys[ObjectIdentifier(o)]!))
+            o.version = 0
+            registry[o.objectID] = o
+            saved.inserted.append(o.objectID)
+        }
+        for o in updated { o.snapshot = nil; o.version += 1; saved.updated.append(o.objectID) }
+        for o in deleted {
+            registry[o.objectID] = nil
+            o.context = nil
+            saved.deleted.append(o.objectID)
+        }
+        insertedList = []
+        insertedSet = []
+        updatedSet = []
+        deletedSet = []
+        post(.didSave(saved))
+    }
+
+    // MARK: Delete rules
+
+    /// Applies the delete rules of every deleted object, until no rule deletes anything more.
+    func propagateDeletes() throws(StoreError) {
+        var done = Set<ObjectIdentifier>()
+        var queue = Array(deletedSet)
+        var denied: [String] = []
+        while let o = queue.popLast() {
+            guard done.insert(ObjectIdentifier(o)).inserted else { continue }
+            for (i, rel) in o.info.entity.relationships.enumerated() {
+                let targets: [ManagedObject]
+                switch try o.link(i) {
+                case .one(let t): targets = t.map { [$0] } ?? []
+                case .many(let m): targets = m
+                case .oneKey: targets = []
+                }
+                switch rel.description.deleteRule {
+                case .deny:
+                    let alive = targets.filter { !deletedSet.contains($0) }
+                    if !alive.isEmpty {
+                        denied.append("\(o.objectID) cannot be deleted: its relationship '\(rel.name)' still holds \(alive.map(\.objectID.description).joined(separator: ", ")) (delete rule deny)")
+                    }
+                case .cascade:
+                    for t in targets where !deletedSet.contains(t) {
+                        try delete(t)
+                        if deletedSet.contains(t) { queue.append(t) }
+                    }
+                case .nullify:
+                    if let inverse = rel.inverse {
+                        for t in targets where !deletedSet.contains(t) { try unlink(o, from: t, inverse: inverse) }
+                    }
+                case .noAction:
+                    break
+                }
+            }
+        }
+        if !denied.isEmpty { throw StoreError(.deleteDenied, denied[0], failures: denied) }
+    }
+
+    // MARK: Validation
+
+    func validate() throws(StoreError) {
+        var failures: [String] = []
+        let objects = insertedList + updatedSet.sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
+        for o in objects {
+            let e = o.info.entity
+            for (i, a) in e.attributes.enumerated() {
+                if let p = AttributeValidation.problem(o.attributes[i], a, regex: o.info.regexes[i]) {
+                    failures.append("\(o.objectID) '\(a.name)': \(p)")
+                }
+            }
+            for (i, rel) in e.relationships.enumerated() {
+                let d = rel.description
+                if rel.isToMany {
+                    guard d.minCount > 0 || d.maxCount > 0 else { continue }
+                    let n = try o.many(i).filter { !deletedSet.contains($0) }.count
+                    if d.minCount > 0, n < d.minCount { failures.append("\(o.objectID) '\(rel.name)': \(n) objects, fewer than the minimum \(d.minCount)") }
+                    if d.maxCount > 0, n > d.maxCount { failures.append("\(o.objectID) '\(rel.name)': \(n) objects, more than the maximum \(d.maxCount)") }
+                } else if !d.isOptional {
+                    let t = try o.one(i)
+                    if t == nil || deletedSet.contains(t!) { failures.append("\(o.objectID) '\(rel.name)': is required") }
+                }
+            }
+        }
+        failures += pendingUniquenessFailures(objects)
+        if !failures.isEmpty {
+            let kind: StoreError.Kind = failures.allSatisfy { $0.contains("uniqueness constraint") } ? .uniqueness : .validation
+            throw StoreError(kind, failures[0], failures: failures)
+        }
+    }
+
+    /// Constraint values of `o` for constraint `c` as they are stored (nil when one is nil: nils
+    /// never collide).
+    static func constraintKey(_ o: ManagedObject, _ c: [Int]) -> [SQLValue]? {
+        var key: [SQLValue] = []
+        for i in c {
+            let v = ColumnCodec.encode(o.attributes[i], o.info.entity.attributes[i].type)
+            if case .null = v { return nil }
+            key.append(v)
+        }
+        return key
+    }
+
+    /// Collisions among the pending objects themselves.
+    func pendingUniquenessFailures(_ objects: [ManagedObject]) -> [String] {
+        var failures: [String] = []
+        var seen: [String: [[SQLValue]: ManagedObject]] = [:]
+        for o in objects {
+            for c in o.info.entity.constraints {
+                guard let key = Self.constraintKey(o, c) else { continue }
+                let scope = o.info.entity.root + ":" + c.map { o.info.entity.attributes[$0].name }.joined(separator: ",")
+                if let other = seen[scope]?[key] {
+                    failures.append("\(o.objectID) and \(other.objectID) have the same \(Self.describe(c, o)) (uniqueness constraint [\(c.map { o.info.entity.attributes[$0].name }.joined(separator: ", "))])")
+                } else {
+                    seen[scope, default: [:]][key] = o
+                }
+            }
+        }
+        return failures
+    }
+
+    static func describe(_ c: [Int], _ o: ManagedObject) -> String {
+        c.map { "\(o.info.entity.attributes[$0].name) \(o.attributes[$0])" }.joined(separator: ", ")
+    }
+
+    /// Collisions with stored rows that this save does not change (inside the write transaction,
+    /// so no other writer can slip in between the check and the write).
+    func checkStoredUniqueness(inserted: [ManagedObject], updated: [ManagedObject], keys: [ObjectIdentifier: Int64]) throws(StoreError) {
+        let changing = Set(updated.compactMap { $0.objectID.primaryKey } + deletedSet.compactMap { $0.objectID.primaryKey })
+        var failures: [String] = []
+        for o in inserted + updated {
+            for c in o.info.entity.constraints {
+                guard let key = Self.constraintKey(o, c) else { continue }
+                let e = o.info.entity
+                let q = PersistentStore.q
+                var family: [Int64] = []
+                for name in try store.info(e.root).entity.family { family.append(try store.info(name).entity.number) }
+                let declaring = family
+                let tests = c.map { "\(q(e.attributes[$0].column)) = ?" }.joined(separator: " AND ")
+                let sql = "SELECT \(q(Storage.primaryKey)) FROM \(q(e.table)) WHERE \(tests) AND \(q(Storage.entityColumn)) IN (\(declaring.map { _ in "?" }.joined(separator: ", ")))"
+                let rows: [[SQLValue]]
+                do throws(SQLiteError) { rows = try store.rows(sql, key + declaring.map { .integer($0) }) } catch { throw error.storeError }
+                for row in rows {
+                    guard case .integer(let pk) = row[0], !changing.contains(pk), pk != o.objectID.primaryKey else { continue }
+                    failures.append("\(o.objectID) has the same \(Self.describe(c, o)) as the stored \(ObjectID(entity: e.name, store: store.identifier, key: .permanent(pk))) (uniqueness constraint [\(c.map { e.attributes[$0].name }.joined(separator: ", "))])")
+                }
+            }
+        }
+        if !failures.isEmpty { throw StoreError(.uniqueness, failures[0], failures: failures) }
+    }
+}
+
+/// Writes rows for one save, inside its transaction: the one place save SQL is made.
+struct RowWriter {
+    let store: PersistentStore
+    /// Primary keys given to the inserted objects.
+    let keys: [ObjectIdentifier: Int64]
+    let q = PersistentStore.q
+
+    func key(_ o: ManagedObject) -> Int64? { o.objectID.primaryKey ?? keys[ObjectIdentifier(o)] }
+
+    /// The row of `o` in its table's column order.
+    func row(_ o: ManagedObject, version: Int64) throws(StoreError) -> [SQLValue] {
+        let info = o.info
+        var row = [SQLValue](repeating: .null, count: info.layout.columns.count)
+        row[0] = .integer(key(o)!)
+        row[1] = .integer(info.entity.number)
+        row[2] = .integer(version)
+        for (i, a) in info.entity.attributes.enumerated() {
+            let v = o.attributes[i]
+            if a.description.isCollection {
+                if case .array(let xs) = v { row[info.attributeColumns[i]] = .integer(Int64(xs.count)) }
+                continue
+            }
+            row[info.attributeColumns[i]] = ColumnCodec.encode(v, a.type)
+            if let x = info.exactColumns[i] { row[x] = ColumnCodec.exactText(v) }
+        }
+        for (i, c) in info.foreignKeyColumns.enumerated() {
+            guard let c else { continue }
+            switch o.links[i] {
+            case .oneKey(let k)?: row[c] = k.map { .integer($0) } ?? .null
+            case .one(let t)?: row[c] = t.flatMap { key($0) }.map { .integer($0) } ?? .null
+            default: row[c] = .null
+            }
+        }
+        // Order columns this entity's row carries for an ordered to-many of another object keep
+        // their stored value: they are rewritten by the owner's `writeLinks`.
+        return row
+    }
+
+    func insert(_ o: ManagedObject) throws(SQLiteError) {
+        let layout = o.info.layout
+        let sql = "INSERT INTO \(q(layout.table)) (\(layout.columns.map(q).joined(separator: ", "))) VALUES (\(layout.columns.map { _ in "?" }.joined(separator: ", ")))"
+        let r: [SQLValue]
+        do { r = try row(o, version: 0) } catch { throw SQLiteError(code: 1, message: error.message) }
+        try store.run(sql, r)
+        try writeCollections(o, all: true)
+    }
+
+    func update(_ o: ManagedObject) throws(SQLiteError) {
+        let layout = o.info.layout
+        var columns: [String] = []
+        var values: [SQLValue] = []
+        let r: [SQLValue]
+        do { r = try row(o, version: o.version + 1) } catch { throw SQLiteError(code: 1, message: error.message) }
+        let orderColumns = Set(layout.columns.filter { $0.hasPrefix("Z_FOK_") })
+        for (i, c) in layout.columns.enumerated() where i > 0 && !orderColumns.contains(c) {
+            // Only this entity's columns: a sibling's columns stay NULL for this row anyway.
+            if i > 2, !ownsColumn(o.info, i) { continue }
+            columns.append("\(q(c)) = ?")
+            values.append(r[i])
+        }
+        values.append(.integer(key(o)!))
+        try store.run("UPDATE \(q(layout.table)) SET \(columns.joined(separator: ", ")) WHERE \(q(Storage.primaryKey)) = ?", values)
+        try writeCollections(o, all: false)
+    }
+
+    func ownsColumn(_ info: EntityInfo, _ i: Int) -> Bool {
+        info.attributeColumns.contains(i) || info.exactColumns.contains(i) || info.foreignKeyColumns.contains(i)
+    }
+
+    func delete(_ o: ManagedObject) throws(SQLiteError) {
+        guard let pk = o.objectID.primaryKey else { return }
+        let e = o.info.entity
+        try store.run("DELETE FROM \(q(e.table)) WHERE \(q(Storage.primaryKey)) = ?", [.integer(pk)])
+        for a in e.attributes { if let t = a.valueTable { try store.run("DELETE FROM \(q(t)) WHERE \(q(Storage.owner)) = ?", [.integer(pk)]) } }
+        // Join-table rows on either side go with the object.
+        for (table, columns) in store.joinTables(of: e.name) {
+            for c in columns { try store.run("DELETE FROM \(q(table)) WHERE \(q(c)) = ?", [.integer(pk)]) }
+        }
+    }
+
+    /// Child rows of collection attributes (all of them for an insert; changed ones otherwise).
+    func writeCollections(_ o: ManagedObject, all: Bool) throws(SQLiteError) {
+        let e = o.info.entity
+        let pk = key(o)!
+        for (i, a) in e.attributes.enumerated() {
+            guard let t = a.valueTable else { continue }
+            if !all, let s = o.snapshot, s.attributes[i].isIdentical(to: o.attributes[i]) { continue }
+            if !all { try store.run("DELETE FROM \(q(t)) WHERE \(q(Storage.owner)) = ?", [.integer(pk)]) }
+            guard case .array(let xs) = o.attributes[i] else { continue }
+            for (n, x) in xs.enumerated() {
+                try store.run("INSERT INTO \(q(t)) (\(q(Storage.owner)), \(q(Storage.order)), \(q(Storage.value))) VALUES (?, ?, ?)",
+                              [.integer(pk), .integer(Int64(n)), ColumnCodec.encode(x, a.type)])
+            }
+        }
+    }
+
+    /// Join-table rows and order columns of the to-many relationships `o` changed. Pairs are
+    /// added and removed one by one (and only when missing or present), so the two sides of a
+    /// many-to-many may both write the same change.
+    func writeLinks(_ o: ManagedObject) throws(SQLiteError) {
+        let e = o.info.entity
+        let pk = key(o)!
+        for (i, rel) in e.relationships.enumerated() where rel.isToMany {
+            guard case .many(let members)? = o.links[i] else { continue }
+            var before: [ManagedObject] = []
+            if let s = o.snapshot {
+                if Link.same(s.links[i], o.links[i]) { continue }
+                if case .many(let m)? = s.links[i] { before = m }
+            }
+            switch rel.storage {
+            case .joinTable(let table, let source, let dest, let order?):
+                // Ordered (no inverse, so only this side writes): the whole list again.
+                try store.run("DELETE FROM \(q(table)) WHERE \(q(source)) = ?", [.integer(pk)])
+                for (n, m) in members.enumerated() {
+                    guard let mk = key(m) else { continue }
+                    try store.run("INSERT INTO \(q(table)) (\(q(source)), \(q(dest)), \(q(order))) VALUES (?, ?, ?)",
+                                  [.integer(pk), .integer(mk), .integer(Int64(n))])
+                }
+            case .joinTable(let table, let source, let dest, nil):
+                for m in members where !before.contains(where: { $0 === m }) {
+                    guard let mk = key(m) else { continue }
+                    try store.run("INSERT INTO \(q(table)) (\(q(source)), \(q(dest))) SELECT ?, ? WHERE NOT EXISTS (SELECT 1 FROM \(q(table)) WHERE \(q(source)) = ? AND \(q(dest)) = ?)",
+                                  [.integer(pk), .integer(mk), .integer(pk), .integer(mk)])
+                }
+                for m in before where !members.contains(where: { $0 === m }) {
+                    guard let mk = key(m) else { continue }
+                    try store.run("DELETE FROM \(q(table)) WHERE \(q(source)) = ? AND \(q(dest)) = ?", [.integer(pk), .integer(mk)])
+                }
+            case .inverseForeignKey(let table, _, let order?):
+                for (n, m) in members.enumerated() {
+                    guard let mk = key(m) else { continue }
+                    try store.run("UPDATE \(q(table)) SET \(q(order)) = ? WHERE \(q(Storage.primaryKey)) = ?", [.integer(Int64(n)), .integer(mk)])
+                }
+            case .inverseForeignKey, .foreignKey:
+                break
+            }
+        }
+    }
+}
+
+extension PersistentStore {
+    /// Join tables an entity's rows appear in, with the columns that hold its keys.
+    func joinTables(of entity: String) -> [(String, [String])] {
+        var out: [String: Set<String>] = [:]
+        for (name, info) in infos {
+            for rel in info.entity.relationships {
+                guard case .joinTable(let t, let s, let d, _) = rel.storage else { continue }
+                let family = infos[entity]!.entity
+                // This entity (or an ancestor) is the source, or the destination.
+                if info.entity.family.contains(entity) || name == entity { out[t, default: []].insert(s) }
+                if (try? self.info(rel.destination))?.entity.family.contains(family.name) == true { out[t, default: []].insert(d) }
+            }
+        }
+        return out.map { ($0.key, Array($0.value).sorted()) }.sorted { $0.0 < $1.0 }
+    }
+}

@@ -1,0 +1,68 @@
+// The store's one error type: a stable kind (what tools and tests match on), a message naming the
+// object, the key and the rule, and every failure when a save breaks several rules at once (as
+// Core Data reports them together). Predicate and lowering errors keep their `line:column`.
+
+import Foundation
+import SiftEvaluation
+import SiftSyntax
+
+/// A failure of the model, the store, a context or a request.
+///
+/// ```swift
+/// do { try context.save() } catch {
+///     print(error.kind)      // .validation
+///     print(error)           // store error: Person (temporary 1) 'age': -1 is below the minimum 0
+/// }
+/// ```
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        /// A model that does not hold together, or a model file that cannot be read.
+        case model
+        /// The store was created with another model (the message names what differs).
+        case modelMismatch = "model-mismatch"
+        case unknownEntity = "unknown-entity"
+        case unknownKey = "unknown-key"
+        /// A value of the wrong type for its attribute.
+        case typeMismatch = "type-mismatch"
+        /// A validation rule, a required value or a count bound broken at save.
+        case validation
+        /// Two objects with the same values for a uniqueness constraint.
+        case uniqueness
+        /// A deny delete rule refused a delete.
+        case deleteDenied = "delete-denied"
+        /// An object ID that names no object of this store.
+        case objectNotFound = "object-not-found"
+        /// An insert into an abstract entity, an object of another context, a deleted object used.
+        case invalidOperation = "invalid-operation"
+        /// A predicate that does not parse.
+        case syntax
+        /// A predicate that raised while it was evaluated.
+        case evaluation
+        /// SQLite failed (I/O, a locked database, a corrupt file).
+        case sqlite
+    }
+
+    public var kind: Kind
+    public var message: String
+    /// Every broken rule, when a save fails validation (the first is `message`).
+    public var failures: [String]
+
+    public init(_ kind: Kind, _ message: String, failures: [String] = []) {
+        self.kind = kind
+        self.message = message
+        self.failures = failures.isEmpty ? [message] : failures
+    }
+
+    public var description: String {
+        failures.count > 1
+            ? "store error: \(failures.count) problems: " + failures.joined(separator: "; ")
+            : "store error: \(message)"
+    }
+
+    /// The stable id, e.g. `uniqueness`.
+    public var id: String { kind.rawValue }
+
+    init(_ e: ModelError) { self.init(.model, e.message) }
+    init(_ e: SyntaxError) { self.init(.syntax, e.description) }
+    init(_ e: EvaluationError) { self.init(.evaluation, e.description) }
+}

@@ -1,0 +1,263 @@
+// Attribute values: what a managed object holds for each attribute type (an evaluation `Value`, so
+// predicates read it without conversion), how a value the caller hands in is checked and coerced
+// to its attribute's type, how it is written to and read from SQLite (dates as seconds since 2001,
+// text in NFC, decimals as REAL for queries plus their exact text), and the validation rules of
+// the model (required, min/max, length, regular expression).
+
+import Foundation
+import SiftEvaluation
+import SiftSQL
+import SiftText
+
+/// Why a value does not fit its attribute.
+struct CoercionError: Error { var message: String }
+
+extension Value {
+    /// `value` as attribute type `type`: integers checked against their width, floats rounded to
+    /// Float, UUIDs and URLs as their strings, transformable values kept as they are. nil passes.
+    init(coercing value: Value, to type: AttributeType) throws(CoercionError) {
+        if case .null = value { self = .null; return }
+        func fail() -> CoercionError { CoercionError(message: "\(value) (\(value.kindName)) is not a \(type.rawValue)") }
+        switch type {
+        case .integer16, .integer32, .integer64:
+            let i: Int64
+            switch value {
+            case .integer(let v): i = v
+            case .double(let d) where d.rounded() == d && d >= -9.223372036854776e18 && d < 9.223372036854776e18: i = Int64(d)
+            case .decimal(let d) where NSDecimalNumber(decimal: d).int64Value.description == d.description:
+                i = NSDecimalNumber(decimal: d).int64Value
+            default: throw fail()
+            }
+            guard type.integerRange!.contains(i) else {
+                throw CoercionError(message: "\(i) does not fit in a \(type.rawValue)")
+            }
+            self = .integer(i)
+        case .double, .float:
+            let d: Double
+            switch value {
+            case .integer(let v): d = Double(v)
+            case .double(let v): d = v
+            case .decimal(let v): d = NSDecimalNumber(decimal: v).doubleValue
+            default: throw fail()
+            }
+            self = .double(type == .float ? Double(Float(d)) : d)
+        case .decimal:
+            switch value {
+            case .integer(let v): self = .decimal(Decimal(v))
+            case .double(let v):
+                guard v.isFinite else { throw fail() }
+                self = .decimal(Decimal(string: "\(v)") ?? Decimal(v))
+            case .decimal: self = value
+            default: throw fail()
+            }
+        case .string:
+            guard case .string = value else { throw fail() }
+            self = value
+        case .boolean:
+            guard case .bool = value else { throw fail() }
+            self = value
+        case .date:
+            guard case .date = value else { throw fail() }
+            self = value
+        case .binary:
+            guard case .data = value else { throw fail() }
+            self = value
+        case .uuid:
+            guard case .string(let s) = value, let u = UUID(uuidString: s) else { throw fail() }
+            self = .string(u.uuidString)
+        case .uri:
+            guard case .string(let s) = value, let u = URL(string: s), u.scheme != nil else { throw fail() }
+            self = .string(u.absoluteString)
+        case .dynamic:
+            switch value {
+            case .integer, .double, .string: self = value
+            default:
+                throw CoercionError(message: "\(value) (\(value.kindName)) cannot be stored in a dynamic attribute (integers, doubles and strings only; use transformable)")
+            }
+        case .transformable:
+            self = try TransformableCodec.normalized(value)
+        }
+    }
+}
+
+/// Reading and writing attribute values as SQLite values.
+enum ColumnCodec {
+    /// The SQLite value of an attribute value (non-collection).
+    static func encode(_ v: Value, _ type: AttributeType) -> SQLValue {
+        switch v {
+        case .null: return .null
+        case .bool(let b): return .integer(b ? 1 : 0)
+        case .integer(let i): return .integer(i)
+        case .double(let d): return d.isNaN ? .null : .double(d)
+        case .decimal(let d): return .double(NSDecimalNumber(decimal: d).doubleValue)
+        case .string(let s): return .text(s.precomposedStringWithCanonicalMapping)
+        case .date(let d): return .double(d.timeIntervalSinceReferenceDate)
+        case .data(let d): return .blob([UInt8](d))
+        default:
+            guard type == .transformable else { return .null }
+            return .blob(TransformableCodec.encode(v))
+        }
+    }
+
+    /// The exact text of a decimal (beside its REAL column).
+    static func exactText(_ v: Value) -> SQLValue {
+        if case .decimal(let d) = v { return .text(d.description) }
+        return .null
+    }
+
+    /// The attribute value of a SQLite value.
+    static func decode(_ s: SQLValue, _ type: AttributeType, exact: SQLValue = .null) -> Value {
+        if case .null = s { return .null }
+        switch type {
+        case .integer16, .integer32, .integer64:
+            if case .integer(let i) = s { return .integer(i) }
+        case .double, .float:
+            if case .double(let d) = s { return .double(d) }
+            if case .integer(let i) = s { return .double(Double(i)) }
+        case .decimal:
+            if case .text(let t) = exact, let d = Decimal(string: t) { return .decimal(d) }
+            if case .double(let d) = s { return .decimal(Decimal(d)) }
+        case .string, .uuid, .uri:
+            if case .text(let t) = s { return .string(t) }
+        case .boolean:
+            if case .integer(let i) = s { return .bool(i != 0) }
+        case .date:
+            if case .double(let d) = s { return .date(Date(timeIntervalSinceReferenceDate: d)) }
+            if case .integer(let i) = s { return .date(Date(timeIntervalSinceReferenceDate: Double(i))) }
+        case .binary:
+            if case .blob(let b) = s { return .data(Data(b)) }
+        case .dynamic:
+            switch s {
+            case .integer(let i): return .integer(i)
+            case .double(let d): return .double(d)
+            case .text(let t): return .string(t)
+            default: break
+            }
+        case .transformable:
+            if case .blob(let b) = s { return TransformableCodec.decode(b) }
+            if case .text(let t) = s { return TransformableCodec.decode(Array(t.utf8)) }
+        }
+        // A value another program wrote with the wrong storage class: read it as it is.
+        switch s {
+        case .null: return .null
+        case .integer(let i): return .integer(i)
+        case .double(let d): return .double(d)
+        case .text(let t): return .string(t)
+        case .blob(let b): return .data(Data(b))
+        }
+    }
+}
+
+/// Transformable values as JSON: objects, arrays, strings, numbers, booleans and nil as
+/// themselves; dates as `{"$date": seconds since 1970}`, data as `{"$data": base64}` (the
+/// tool's conventions, so `sift store import` keeps what it reads).
+public enum TransformableCodec {
+    /// A value with the shapes JSON can keep: sets become arrays, objects their dictionaries.
+    static func normalized(_ v: Value) throws(CoercionError) -> Value {
+        switch v {
+        case .null, .bool, .integer, .double, .decimal, .string, .date, .data: return v
+        case .array(let a), .set(let a):
+            var out: [Value] = []
+            for e in a { out.append(try normalized(e)) }
+            return .array(out)
+        case .dictionary(let d):
+            var out: [String: Value] = [:]
+            for (k, e) in d { out[k] = try normalized(e) }
+            return .dictionary(out)
+        case .object(let o):
+            guard let d = o.dictionaryValue else { throw CoercionError(message: "\(v) cannot be stored: it lists no keys") }
+            return try normalized(.dictionary(d))
+        }
+    }
+
+    static func foundation(_ v: Value) -> Any {
+        switch v {
+        case .null: return NSNull()
+        case .bool(let b): return b
+        case .integer(let i): return i
+        case .double(let d): return d.isFinite ? d as Any : NSNull()
+        case .decimal(let d): return NSDecimalNumber(decimal: d)
+        case .string(let s): return s
+        case .date(let d): return ["$date": d.timeIntervalSince1970]
+        case .data(let d): return ["$data": d.base64EncodedString()]
+        case .array(let a), .set(let a): return a.map(foundation)
+        case .dictionary(let d): return d.mapValues(foundation)
+        case .object(let o): return o.dictionaryValue.map { foundation(.dictionary($0)) } ?? NSNull()
+        }
+    }
+
+    static func encode(_ v: Value) -> [UInt8] {
+        let object = foundation(v)
+        // Fragments (a bare string or number) are allowed; every value above is JSON-safe.
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.fragmentsAllowed, .sortedKeys]) else { return Array("null".utf8) }
+        return [UInt8](data)
+    }
+
+    static func decode(_ bytes: [UInt8]) -> Value {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) else { return .null }
+        return fromFoundation(object)
+    }
+
+    static func fromFoundation(_ o: Any) -> Value {
+        if let d = o as? [String: Any] {
+            if d.count == 1, let s = d["$date"] as? NSNumber { return .date(Date(timeIntervalSince1970: s.doubleValue)) }
+            if d.count == 1, let s = d["$data"] as? String, let data = Data(base64Encoded: s) { return .data(data) }
+            return .dictionary(d.mapValues(fromFoundation))
+        }
+        if let a = o as? [Any] { return .array(a.map(fromFoundation)) }
+        return Value(any: o)
+    }
+}
+
+/// The model's validation rules for one attribute.
+enum AttributeValidation {
+    static func regex(_ pattern: String) throws(TextError) -> RegexPattern {
+        try RegexPattern.compile(pattern, [])
+    }
+
+    /// The broken rule, or nil when `v` is valid for `a`.
+    static func problem(_ v: Value, _ a: ResolvedAttribute, regex: RegexPattern?) -> String? {
+        let d = a.description
+        if case .null = v { return d.isOptional ? nil : "is required" }
+        if d.isCollection {
+            guard case .array(let elements) = v else { return nil }
+            for e in elements where !e.isNull {
+                if let p = scalarProblem(e, d, regex: regex) { return "element \(e): \(p)" }
+            }
+            return nil
+        }
+        return scalarProblem(v, d, regex: regex)
+    }
+
+    private static func scalarProblem(_ v: Value, _ d: AttributeDescription, regex: RegexPattern?) -> String? {
+        if d.minValue != nil || d.maxValue != nil {
+            let x: Double
+            switch v {
+            case .integer(let i): x = Double(i)
+            case .double(let f): x = f
+            case .decimal(let dec): x = NSDecimalNumber(decimal: dec).doubleValue
+            default: return nil
+            }
+            if let lo = d.minValue, !(x >= lo) { return "\(v) is below the minimum \(lo)" }
+            if let hi = d.maxValue, !(x <= hi) { return "\(v) is above the maximum \(hi)" }
+        }
+        if d.minLength != nil || d.maxLength != nil {
+            let n: Int
+            switch v {
+            case .string(let s): n = s.count
+            case .data(let b): n = b.count
+            default: return nil
+            }
+            if let lo = d.minLength, n < lo { return "length \(n) is below the minimum length \(lo)" }
+            if let hi = d.maxLength, n > hi { return "length \(n) is above the maximum length \(hi)" }
+        }
+        if let regex, case .string(let s) = v {
+            do {
+                if try !regex.matches(s) { return "\(v) does not match the regular expression \"\(d.regularExpression ?? "")\"" }
+            } catch {
+                return "the regular expression \"\(d.regularExpression ?? "")\" failed: \(error)"
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,53 @@
+// Models and stores shared by the store's tests: a small company model (people, addresses, pets,
+// projects, tags; an abstract parent entity) and a temporary file for each SQLite store.
+
+import Foundation
+@testable import SiftStore
+
+enum Fixtures {
+    /// Person —address→ Address (to-one, inverse residents), Person —pets→ Pet (to-many, cascade),
+    /// Person ⇄ Project (many-to-many), Animal (abstract) ← Pet, Person.nicknames (collection).
+    static func companyModel() throws -> ManagedObjectModel {
+        try ManagedObjectModel(entities: [
+            EntityDescription("Person",
+                attributes: [
+                    AttributeDescription("name", .string, optional: false, minLength: 1),
+                    AttributeDescription("email", .string, regularExpression: "[^@ ]+@[^@ ]+"),
+                    AttributeDescription("age", .integer16, minValue: 0, maxValue: 150),
+                    AttributeDescription("salary", .double),
+                    AttributeDescription("balance", .decimal),
+                    AttributeDescription("active", .boolean, defaultValue: .bool(true)),
+                    AttributeDescription("born", .date),
+                    AttributeDescription("token", .uuid),
+                    AttributeDescription("home", .uri),
+                    AttributeDescription("photo", .binary),
+                    AttributeDescription("settings", .transformable),
+                    AttributeDescription("nicknames", .string, collection: true),
+                ],
+                relationships: [
+                    RelationshipDescription("address", to: "Address", inverse: "residents"),
+                    RelationshipDescription("pets", to: "Pet", toMany: true, ordered: true, inverse: "owner", deleteRule: .cascade),
+                    RelationshipDescription("projects", to: "Project", toMany: true, inverse: "members"),
+                ],
+                uniquenessConstraints: [["email"]]),
+            EntityDescription("Address",
+                attributes: [AttributeDescription("city", .string), AttributeDescription("zip", .string)],
+                relationships: [RelationshipDescription("residents", to: "Person", toMany: true, inverse: "address", deleteRule: .deny)]),
+            EntityDescription("Animal", abstract: true,
+                attributes: [AttributeDescription("name", .string), AttributeDescription("legs", .integer32)]),
+            EntityDescription("Pet", parent: "Animal",
+                attributes: [AttributeDescription("species", .string)],
+                relationships: [RelationshipDescription("owner", to: "Person", inverse: "pets")]),
+            EntityDescription("Project",
+                attributes: [AttributeDescription("title", .string)],
+                relationships: [RelationshipDescription("members", to: "Person", toMany: true, inverse: "projects")]),
+        ])
+    }
+
+    /// A fresh path in a fresh temporary directory.
+    static func temporaryPath(_ name: String = "store.sqlite") -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sift-store-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir.appendingPathComponent(name).path
+    }
+}
