@@ -61,7 +61,7 @@ let package = Package(
         .testTarget(name: "SiftStoreTests", dependencies: ["SiftStore", "SiftEvaluation", "SiftSQL", "SiftSQLite", "SiftSyntax", "SiftTestSupport"]),
         .testTarget(
             name: "SiftToolTests",
-            dependencies: ["SiftTool", "SiftSyntax", "SiftEvaluation", "SiftSQL", "SiftSQLite", "SiftTestSupport"]
+            dependencies: ["SiftTool", "SiftStore", "SiftSyntax", "SiftEvaluation", "SiftSQL", "SiftSQLite", "SiftTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]
