@@ -228,7 +228,7 @@ public final class ManagedObjectContext {
         let e = o.info.entity
         if let i = e.attributeIndex[key] {
             let a = e.attributes[i]
-            let v = Value(any: value)
+            let v = Value(storing: value)
             let coerced: Value
             do throws(CoercionError) {
                 if a.description.isCollection {

@@ -275,9 +275,49 @@ extension ManagedObjectContext {
                 if let pk = o.objectID.primaryKey { return (pk, 0) }
                 return (Int64.max, insertedOrder[ObjectIdentifier(o)] ?? 0)
             }
-            result = (keep + changed).sorted { tiebreak($0) < tiebreak($1) }
-            if !request.sortDescriptors.isEmpty {
+            let sqlOrdered = request.sortDescriptors.isEmpty || plan.sqlSort != nil
+            if !sqlOrdered {
+                result = (keep + changed).sorted { tiebreak($0) < tiebreak($1) }
                 do { result = try result.sortedIndices(by: request.sortDescriptors).map { result[$0] } } catch { throw StoreError(error) }
+            } else {
+                // SQL already ordered the clean rows: sort the few changed objects the same way
+                // and insert each where a binary search over the clean rows puts it.
+                var sortedChanged = changed.sorted { tiebreak($0) < tiebreak($1) }
+                if !request.sortDescriptors.isEmpty {
+                    do { sortedChanged = try sortedChanged.sortedIndices(by: request.sortDescriptors).map { sortedChanged[$0] } } catch { throw StoreError(error) }
+                }
+                var keyCache: [ObjectIdentifier: [Value]] = [:]
+                func keys(_ o: ManagedObject) throws(StoreError) -> [Value] {
+                    if let k = keyCache[ObjectIdentifier(o)] { return k }
+                    var k: [Value] = []
+                    for d in request.sortDescriptors {
+                        do { k.append(try d.key(of: .object(o))) } catch { throw StoreError(error) }
+                    }
+                    keyCache[ObjectIdentifier(o)] = k
+                    return k
+                }
+                func before(_ a: ManagedObject, _ b: ManagedObject) throws(StoreError) -> Bool {
+                    let (ka, kb) = (try keys(a), try keys(b))
+                    for (n, d) in request.sortDescriptors.enumerated() {
+                        let o = d.compareKeys(ka[n], kb[n])
+                        if o != 0 { return o < 0 }
+                    }
+                    return tiebreak(a) < tiebreak(b)
+                }
+                result = []
+                result.reserveCapacity(keep.count + sortedChanged.count)
+                var from = 0
+                for c in sortedChanged {
+                    var lo = from, hi = keep.count
+                    while lo < hi {
+                        let mid = (lo + hi) / 2
+                        if try before(keep[mid], c) { lo = mid + 1 } else { hi = mid }
+                    }
+                    result.append(contentsOf: keep[from..<lo])
+                    result.append(c)
+                    from = lo
+                }
+                result.append(contentsOf: keep[from...])
             }
         }
         let start = min(request.fetchOffset, result.count)

@@ -107,7 +107,11 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// `.null`; a to-many is a `.set`, or an `.array` when ordered). Loads the row or the
     /// relationship when needed.
     public func value(forKey key: String) throws -> Value {
-        try storeValue(forKey: key)
+        guard info.entity.attributeIndex[key] != nil || info.entity.relationshipIndex[key] != nil else {
+            // The evaluator's own error for a key the type does not have (`unknown-key`).
+            throw KeyValueCodingError.unknownKey(key, in: info.name)
+        }
+        return try storeValue(forKey: key)
     }
 
     /// `value(forKey:)` with the store's typed error.

@@ -13,6 +13,13 @@ import SiftText
 struct CoercionError: Error { var message: String }
 
 extension Value {
+    /// A value the caller hands in, read as the evaluator reads it, except that a `Decimal` stays
+    /// a decimal (Foundation would bridge it to a double-valued NSNumber on the way).
+    init(storing value: Any?) {
+        if let value, type(of: value) == Decimal.self { self = .decimal(value as! Decimal); return }
+        self = Value(any: value)
+    }
+
     /// `value` as attribute type `type`: integers checked against their width, floats rounded to
     /// Float, UUIDs and URLs as their strings, transformable values kept as they are. nil passes.
     init(coercing value: Value, to type: AttributeType) throws(CoercionError) {

@@ -1,0 +1,132 @@
+// The model: validation of every name and reference (each broken rule a clear error), the JSON
+// model file round trip, the version hash, the storage layout and the lowering schema derived
+// from it, and stores refusing a model they were not created with.
+
+import Foundation
+import Testing
+import SiftSQL
+@testable import SiftStore
+
+@Suite struct ModelTests {
+    func error(_ entities: [EntityDescription]) -> String? {
+        do { _ = try ManagedObjectModel(entities: entities); return nil } catch { return error.message }
+    }
+
+    @Test func invalidModelsAreRejectedWithTheRuleBroken() {
+        let person = { (attrs: [AttributeDescription], rels: [RelationshipDescription]) in
+            EntityDescription("Person", attributes: attrs, relationships: rels)
+        }
+        #expect(error([person([AttributeDescription("first name", .string)], [])])?.contains("'first name' is not an identifier") == true)
+        #expect(error([person([AttributeDescription("Z_PK", .integer64)], [])])?.contains("reserved") == true)
+        #expect(error([person([AttributeDescription("a", .string), AttributeDescription("A", .integer64)], [])])?.contains("two properties named 'A'") == true)
+        #expect(error([person([], [RelationshipDescription("pet", to: "Pet")])])?.contains("unknown entity 'Pet'") == true)
+        #expect(error([person([AttributeDescription("age", .string, minValue: 1)], [])])?.contains("min/max apply to numeric") == true)
+        #expect(error([person([AttributeDescription("name", .string, regularExpression: "(")], [])])?.contains("invalid regular expression") == true)
+        #expect(error([person([AttributeDescription("age", .integer16, defaultValue: .integer(70_000))], [])])?.contains("default value") == true)
+        #expect(error([EntityDescription("Person", uniquenessConstraints: [["email"]])])?.contains("names 'email', which is not an attribute") == true)
+        #expect(error([EntityDescription("A", parent: "B"), EntityDescription("B", parent: "A")])?.contains("inherits from itself") == true)
+        #expect(error([EntityDescription("Person"), EntityDescription("person")])?.contains("two entities are named") == true)
+        #expect(error([EntityDescription("sqlite_x")])?.contains("reserved") == true)
+        // Inverses must point back at each other.
+        let bad = error([
+            person([], [RelationshipDescription("pets", to: "Pet", toMany: true, inverse: "owner")]),
+            EntityDescription("Pet", relationships: [RelationshipDescription("owner", to: "Person", inverse: "friends")]),
+        ])
+        #expect(bad?.contains("its inverse 'Pet.owner' has inverse 'friends', not 'pets'") == true)
+        #expect(error([
+            person([], [RelationshipDescription("pets", to: "Pet", toMany: true, inverse: "owner")]),
+            EntityDescription("Pet"),
+        ])?.contains("the inverse 'owner' is not a relationship of 'Pet'") == true)
+        // Siblings sharing their root's table may not both claim a column.
+        #expect(error([
+            EntityDescription("Animal", abstract: true),
+            EntityDescription("Dog", parent: "Animal", attributes: [AttributeDescription("x", .string)]),
+            EntityDescription("Cat", parent: "Animal", attributes: [AttributeDescription("x", .integer64)]),
+        ])?.contains("would share column 'x'") == true)
+    }
+
+    @Test func jsonRoundTripAndVersionHash() throws {
+        let model = try Fixtures.companyModel()
+        let again = try ManagedObjectModel(json: Data(model.jsonString.utf8))
+        #expect(again == model)
+        #expect(again.versionHash == model.versionHash)
+        #expect(model.versionHash.count == 16)
+        var entities = model.entities
+        entities[0].attributes.append(AttributeDescription("nickname", .string))
+        #expect(try ManagedObjectModel(entities: entities).versionHash != model.versionHash)
+        // A model file with an unknown type says where.
+        do {
+            _ = try ManagedObjectModel(json: Data(#"{"entities": [{"name": "A", "attributes": [{"name": "x", "type": "int"}]}]}"#.utf8))
+            Issue.record("an unknown attribute type was accepted")
+        } catch {
+            #expect(error.message.contains("entities"), "\(error.message)")
+        }
+        let file = try ManagedObjectModel(json: Data(#"""
+            {"entities": [{"name": "Item", "attributes": [{"name": "id", "type": "integer64", "optional": false},
+                                                          {"name": "price", "type": "decimal", "min": 0}]}]}
+            """#.utf8))
+        #expect(file.entity(named: "Item")?.attributes.first?.isOptional == false)
+    }
+
+    @Test func theLoweringSchemaIsDerivedFromTheLayout() throws {
+        let schema = try Fixtures.companyModel().schema
+        let person = try #require(schema.entity(named: "Person"))
+        #expect(person.table == "Person")
+        #expect(person.primaryKey == "Z_PK")
+        #expect(person.attribute(named: "settings") == nil)  // transformable: memory only
+        #expect(person.attribute(named: "born")?.effectiveEncoding == .secondsSince2001)
+        #expect(try person.relationship(named: "address")?.shape() == .toOne(destination: "Address", foreignKey: "address"))
+        #expect(try person.relationship(named: "pets")?.shape() == .toMany(destination: "Pet", foreignKey: "owner"))
+        if case .manyToMany(let d, let j)? = try person.relationship(named: "projects")?.shape() {
+            #expect(d == "Project")
+            #expect(j.table == "Z_Person_projects")
+        } else {
+            Issue.record("projects is not many-to-many")
+        }
+        if case .values(let v)? = try person.relationship(named: "nicknames")?.shape() {
+            #expect(v.table == "Z_Person_nicknames")
+        } else {
+            Issue.record("nicknames is not a value collection")
+        }
+        // Pet rows live in Animal's table, told apart by Z_ENT.
+        let pet = try #require(schema.entity(named: "Pet"))
+        #expect(pet.table == "Animal")
+        #expect(pet.discriminator?.column == "Z_ENT")
+        #expect(schema.entity(named: "Animal")?.discriminator?.values.count == 2)
+    }
+
+    @Test func aStoreRefusesAnotherModelAndNamesTheDifference() throws {
+        let model = try Fixtures.companyModel()
+        let path = Fixtures.temporaryPath()
+        _ = try PersistentStore(model: model, path: path)
+        var entities = model.entities
+        entities[0].attributes[2] = AttributeDescription("age", .string)
+        entities.append(EntityDescription("Team"))
+        let changed = try ManagedObjectModel(entities: entities)
+        do throws(StoreError) {
+            _ = try PersistentStore(model: changed, path: path)
+            Issue.record("a store opened with another model")
+        } catch {
+            #expect(error.kind == .modelMismatch)
+            #expect(error.message.contains("entity 'Team' was added"))
+            #expect(error.message.contains("attribute 'Person.age' changed type from integer16 to string"))
+        }
+        // The same model opens it again.
+        _ = try PersistentStore(model: model, path: path)
+    }
+
+    @Test func aDatabaseThatIsNotAStoreIsRefused() throws {
+        let path = Fixtures.temporaryPath()
+        let db = try SQLiteConnection(path: path)
+        try db.execute("CREATE TABLE other(x)")
+        let model = try Fixtures.companyModel()
+        do throws(StoreError) {
+            _ = try PersistentStore(model: model, path: path)
+            Issue.record("opened a foreign database")
+        } catch {
+            #expect(error.message.contains("not a Sift store"))
+        }
+    }
+}
+
+import SiftSQLite
