@@ -21,6 +21,11 @@ final class EntityInfo: @unchecked Sendable {
     /// Per relationship: the foreign-key column's position (to-one only).
     let foreignKeyColumns: [Int?]
     let regexes: [RegexPattern?]
+    /// The statements a save runs for this entity's rows, made once.
+    let insertSQL: String
+    let updateSQL: String
+    /// The row positions `updateSQL` binds, in order (the key last).
+    let updateColumns: [Int]
     var name: String { entity.name }
 
     init(_ entity: ResolvedEntity, layout: TableLayout) {
@@ -33,6 +38,14 @@ final class EntityInfo: @unchecked Sendable {
             return nil
         }
         regexes = entity.attributes.map { a in a.description.regularExpression.flatMap { try? AttributeValidation.regex($0) } }
+        let q = PersistentStore.q
+        insertSQL = "INSERT INTO \(q(layout.table)) (\(layout.columns.map(q).joined(separator: ", "))) VALUES (\(layout.columns.map { _ in "?" }.joined(separator: ", ")))"
+        // Z_ENT, Z_OPT and the entity's own columns; order columns (Z_FOK_) belong to the owner
+        // of an ordered to-many, which writes them, and a sibling's columns stay NULL.
+        let own = Set(attributeColumns + exactColumns.compactMap { $0 } + foreignKeyColumns.compactMap { $0 })
+        let columns = [1, 2] + layout.columns.indices.filter { own.contains($0) }
+        updateColumns = columns + [0]
+        updateSQL = "UPDATE \(q(layout.table)) SET \(columns.map { "\(q(layout.columns[$0])) = ?" }.joined(separator: ", ")) WHERE \(q(Storage.primaryKey)) = ?"
     }
 }
 

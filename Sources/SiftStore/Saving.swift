@@ -187,11 +187,10 @@ extension ManagedObjectContext {
                 let q = PersistentStore.q
                 var family: [Int64] = []
                 for name in try store.info(e.root).entity.family { family.append(try store.info(name).entity.number) }
-                let declaring = family
                 let tests = c.map { "\(q(e.attributes[$0].column)) = ?" }.joined(separator: " AND ")
-                let sql = "SELECT \(q(Storage.primaryKey)) FROM \(q(e.table)) WHERE \(tests) AND \(q(Storage.entityColumn)) IN (\(declaring.map { _ in "?" }.joined(separator: ", ")))"
+                let sql = "SELECT \(q(Storage.primaryKey)) FROM \(q(e.table)) WHERE \(tests) AND \(q(Storage.entityColumn)) IN (\(family.map { _ in "?" }.joined(separator: ", ")))"
                 let rows: [[SQLValue]]
-                do throws(SQLiteError) { rows = try store.rows(sql, key + declaring.map { .integer($0) }) } catch { throw error.storeError }
+                do throws(SQLiteError) { rows = try store.rows(sql, key + family.map { .integer($0) }) } catch { throw error.storeError }
                 for row in rows {
                     guard case .integer(let pk) = row[0], !changing.contains(pk), pk != o.objectID.primaryKey else { continue }
                     failures.append("\(o.objectID) has the same \(Self.describe(c, o)) as the stored \(ObjectID(entity: e.name, store: store.identifier, key: .permanent(pk))) (uniqueness constraint [\(c.map { e.attributes[$0].name }.joined(separator: ", "))])")
@@ -212,7 +211,7 @@ struct RowWriter {
     func key(_ o: ManagedObject) -> Int64? { o.objectID.primaryKey ?? keys[ObjectIdentifier(o)] }
 
     /// The row of `o` in its table's column order.
-    func row(_ o: ManagedObject, version: Int64) throws(StoreError) -> [SQLValue] {
+    func row(_ o: ManagedObject, version: Int64) -> [SQLValue] {
         let info = o.info
         var row = [SQLValue](repeating: .null, count: info.layout.columns.count)
         row[0] = .integer(key(o)!)
@@ -235,40 +234,18 @@ struct RowWriter {
             default: row[c] = .null
             }
         }
-        // Order columns this entity's row carries for an ordered to-many of another object keep
-        // their stored value: they are rewritten by the owner's `writeLinks`.
         return row
     }
 
     func insert(_ o: ManagedObject) throws(SQLiteError) {
-        let layout = o.info.layout
-        let sql = "INSERT INTO \(q(layout.table)) (\(layout.columns.map(q).joined(separator: ", "))) VALUES (\(layout.columns.map { _ in "?" }.joined(separator: ", ")))"
-        let r: [SQLValue]
-        do { r = try row(o, version: 0) } catch { throw SQLiteError(code: 1, message: error.message) }
-        try store.run(sql, r)
+        try store.run(o.info.insertSQL, row(o, version: 0))
         try writeCollections(o, all: true)
     }
 
     func update(_ o: ManagedObject) throws(SQLiteError) {
-        let layout = o.info.layout
-        var columns: [String] = []
-        var values: [SQLValue] = []
-        let r: [SQLValue]
-        do { r = try row(o, version: o.version + 1) } catch { throw SQLiteError(code: 1, message: error.message) }
-        let orderColumns = Set(layout.columns.filter { $0.hasPrefix("Z_FOK_") })
-        for (i, c) in layout.columns.enumerated() where i > 0 && !orderColumns.contains(c) {
-            // Only this entity's columns: a sibling's columns stay NULL for this row anyway.
-            if i > 2, !ownsColumn(o.info, i) { continue }
-            columns.append("\(q(c)) = ?")
-            values.append(r[i])
-        }
-        values.append(.integer(key(o)!))
-        try store.run("UPDATE \(q(layout.table)) SET \(columns.joined(separator: ", ")) WHERE \(q(Storage.primaryKey)) = ?", values)
+        let r = row(o, version: o.version + 1)
+        try store.run(o.info.updateSQL, o.info.updateColumns.map { r[$0] })
         try writeCollections(o, all: false)
-    }
-
-    func ownsColumn(_ info: EntityInfo, _ i: Int) -> Bool {
-        info.attributeColumns.contains(i) || info.exactColumns.contains(i) || info.foreignKeyColumns.contains(i)
     }
 
     func delete(_ o: ManagedObject) throws(SQLiteError) {

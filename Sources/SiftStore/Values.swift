@@ -97,13 +97,21 @@ enum ColumnCodec {
         case .integer(let i): return .integer(i)
         case .double(let d): return d.isNaN ? .null : .double(d)
         case .decimal(let d): return .double(NSDecimalNumber(decimal: d).doubleValue)
-        case .string(let s): return .text(s.precomposedStringWithCanonicalMapping)
+        case .string(let s): return .text(nfc(s))
         case .date(let d): return .double(d.timeIntervalSinceReferenceDate)
         case .data(let d): return .blob([UInt8](d))
         default:
             guard type == .transformable else { return .null }
             return .blob(TransformableCodec.encode(v))
         }
+    }
+
+    /// The NFC form the lowering expects; ASCII text is NFC already (and most text is ASCII, so
+    /// the normalisation call is skipped for it).
+    static func nfc(_ s: String) -> String {
+        var ascii = true
+        for b in s.utf8 where b >= 0x80 { ascii = false; break }
+        return ascii ? s : s.precomposedStringWithCanonicalMapping
     }
 
     /// The exact text of a decimal (beside its REAL column).
