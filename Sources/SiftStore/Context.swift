@@ -101,17 +101,23 @@ public final class ManagedObjectContext {
     }
 
     /// The object for a row read by a query (`Z_PK`, `Z_ENT`, then the layout's columns).
-    func materialize(row: [SQLValue], columns: TableLayout) throws(StoreError) -> ManagedObject {
-        guard case .integer(let pk) = row[0], case .integer(let ent) = row[1], let info = store.infoByNumber[ent] else {
+    func materialize(row: [SQLValue]) throws(StoreError) -> ManagedObject {
+        try materialize { row[$0] }
+    }
+
+    /// The object for the current row of a query, read column by column (`Z_PK`, `Z_ENT`, then
+    /// the layout's columns); a registered object that is not a fault reads nothing more.
+    func materialize(_ column: (Int) -> SQLValue) throws(StoreError) -> ManagedObject {
+        guard case .integer(let pk) = column(0), case .integer(let ent) = column(1), let info = store.infoByNumber[ent] else {
             throw StoreError(.sqlite, "a row without a key or entity number")
         }
         let id = ObjectID(entity: info.name, store: store.identifier, key: .permanent(pk))
         if let o = registry[id] {
-            if o.isFault { try fill(o, info: info, row: row) }
+            if o.isFault { try fill(o, info: info, column) }
             return o
         }
         let o = ManagedObject(id: id, info: info, context: self, fault: true)
-        try fill(o, info: info, row: row)
+        try fill(o, info: info, column)
         registry[id] = o
         return o
     }
@@ -131,11 +137,11 @@ public final class ManagedObjectContext {
         guard let row = rows.first, case .integer(let ent) = row[1], let info = store.infoByNumber[ent] else {
             throw StoreError(.objectNotFound, "\(o.objectID) no longer exists in the store")
         }
-        try fill(o, info: info, row: row)
+        try fill(o, info: info) { row[$0] }
     }
 
     /// Fills a fault from its row (the concrete entity may be a sub-entity of the one guessed).
-    func fill(_ o: ManagedObject, info: EntityInfo, row: [SQLValue]) throws(StoreError) {
+    func fill(_ o: ManagedObject, info: EntityInfo, _ row: (Int) -> SQLValue) throws(StoreError) {
         if o.info !== info {
             o.info = info
             o.objectID = ObjectID(entity: info.name, store: store.identifier, key: o.objectID.key)
@@ -144,20 +150,20 @@ public final class ManagedObjectContext {
         var attributes = [Value]()
         attributes.reserveCapacity(info.entity.attributes.count)
         for (i, a) in info.entity.attributes.enumerated() {
-            let raw = row[info.attributeColumns[i]]
+            let raw = row(info.attributeColumns[i])
             if a.description.isCollection {
                 if case .null = raw { attributes.append(.null); continue }
                 attributes.append(try loadCollection(o.objectID.primaryKey!, a))
                 continue
             }
-            attributes.append(ColumnCodec.decode(raw, a.type, exact: info.exactColumns[i].map { row[$0] } ?? .null))
+            attributes.append(ColumnCodec.decode(raw, a.type, exact: info.exactColumns[i].map { row($0) } ?? .null))
         }
         o.attributes = attributes
         for (i, c) in info.foreignKeyColumns.enumerated() {
             guard let c else { continue }
-            if case .integer(let k) = row[c] { o.links[i] = .oneKey(k) } else { o.links[i] = .oneKey(nil) }
+            if case .integer(let k) = row(c) { o.links[i] = .oneKey(k) } else { o.links[i] = .oneKey(nil) }
         }
-        if case .integer(let v) = row[2] { o.version = v }
+        if case .integer(let v) = row(2) { o.version = v }
         o.isFault = false
     }
 

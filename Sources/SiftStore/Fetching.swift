@@ -241,7 +241,7 @@ extension ManagedObjectContext {
                 let s = try store.statement(q.sql)
                 try s.bind(q.bindings)
                 while try s.step() {
-                    let o = try materialize(row: s.row(), columns: plan.info.layout)
+                    let o = try materialize { s.column($0) }
                     objects.append(o)
                 }
                 try s.reset()
@@ -421,7 +421,7 @@ extension ManagedObjectContext {
         let rows = try store.locked { () throws(StoreError) in
             do throws(SQLiteError) { return try store.rows(sql, [.text(list)]) } catch { throw error.storeError }
         }
-        for row in rows { _ = try materialize(row: row, columns: layout) }
+        for row in rows { _ = try materialize(row: row) }
         for o in batch.objects { o.batch = nil }
     }
 
