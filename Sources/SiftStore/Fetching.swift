@@ -450,12 +450,48 @@ extension ManagedObjectContext {
                     guard let i = o.info.entity.relationshipIndex[name] else { return false }
                     return o.links[i] == nil && o.objectID.primaryKey != nil
                 }
+                try loadToMany(name, of: unloaded)
                 for o in unloaded {
                     for t in try o.many(o.info.entity.relationshipIndex[name]!) where seen.insert(ObjectIdentifier(t)).inserted { next.append(t) }
                 }
                 current = next
             }
             try fireAll(current)
+        }
+    }
+
+    /// Loads to-many relationship `name` of every owner (stored, not loaded yet) with one query per
+    /// entity: the destination rows, read whole, grouped by owner in the relationship's order.
+    func loadToMany(_ name: String, of owners: [ManagedObject]) throws(StoreError) {
+        var byEntity: [ObjectIdentifier: [ManagedObject]] = [:]
+        for o in owners { byEntity[ObjectIdentifier(o.info), default: []].append(o) }
+        let q = PersistentStore.q
+        for group in byEntity.values {
+            let i = group[0].info.entity.relationshipIndex[name]!
+            let rel = group[0].info.entity.relationships[i]
+            let destination = try store.info(rel.destination).layout
+            let list = "[" + group.map { String($0.objectID.primaryKey!) }.joined(separator: ",") + "]"
+            let columns = destination.columns.map { "r.\(q($0))" }.joined(separator: ", ")
+            let sql: String
+            switch rel.storage {
+            case .inverseForeignKey(let table, let column, let order):
+                sql = "SELECT r.\(q(column)), \(columns) FROM \(q(table)) AS r WHERE r.\(q(column)) IN (SELECT value FROM json_each(?)) ORDER BY r.\(q(column)), \(order.map { "r.\(q($0)), " } ?? "")r.\(q(Storage.primaryKey))"
+            case .joinTable(let table, let source, let dest, let order):
+                sql = "SELECT j.\(q(source)), \(columns) FROM \(q(table)) AS j JOIN \(q(destination.table)) AS r ON r.\(q(Storage.primaryKey)) = j.\(q(dest)) WHERE j.\(q(source)) IN (SELECT value FROM json_each(?)) ORDER BY j.\(q(source)), \(order.map { "j.\(q($0)), " } ?? "")j.rowid"
+            case .foreignKey:
+                continue
+            }
+            let rows = try store.locked { () throws(StoreError) in
+                do throws(SQLiteError) { return try store.rows(sql, [.text(list)]) } catch { throw error.storeError }
+            }
+            var members: [Int64: [ManagedObject]] = [:]
+            for row in rows {
+                guard case .integer(let owner) = row[0] else { continue }
+                members[owner, default: []].append(try materialize { row[$0 + 1] })
+            }
+            for o in group where o.links[i] == nil {
+                o.links[i] = .many(members[o.objectID.primaryKey!] ?? [])
+            }
         }
     }
 

@@ -143,6 +143,14 @@ import SiftSyntax
         let addresses = other.registeredObjects.filter { $0.entityName == "Address" }
         #expect(addresses.count == 3 && addresses.allSatisfy { !$0.isFault })
         #expect(withPets.allSatisfy { $0.links[$0.info.entity.relationshipIndex["pets"]!] != nil })
+        // The prefetched collections are the ones a lazy load reads.
+        let lazy = ManagedObjectContext(store: c.store)
+        for o in withPets {
+            let prefetched = try (o.get("pets", as: [ManagedObject].self) ?? []).map(\.objectID)
+            let loaded = try (lazy.object(with: o.objectID).get("pets", as: [ManagedObject].self) ?? []).map(\.objectID)
+            #expect(prefetched == loaded)
+        }
+        #expect(withPets.map { ($0["pets"]?.collectionElements?.count ?? -1) }.reduce(0, +) == 4)
     }
 
     @Test func batchUpdateWithExpressionsAndRules() throws {
