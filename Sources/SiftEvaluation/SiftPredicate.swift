@@ -25,7 +25,7 @@ public struct SiftPredicate: Sendable, CustomStringConvertible {
     /// The options it was compiled with.
     public let options: EvaluationOptions
     /// The text the predicate was parsed from, for error positions.
-    let source: String?
+    public let source: String?
     private let test: PredicateFn
 
     /// Parses `format`, substituting `arguments` for `%@`, `%K`, `%d`… left to right, and compiles it.

@@ -69,7 +69,8 @@ public struct FetchRequest: Sendable {
     public var propertiesToFetch: [String]?
     public var returnsDistinctResults = false
     /// Dictionary results: one dictionary per distinct combination of these key paths, with the
-    /// aggregates computed over the group.
+    /// aggregates computed over the group. Aggregates without it give one dictionary over every
+    /// match.
     public var propertiesToGroupBy: [String]?
     public var aggregates: [Aggregate] = []
     /// Whether the context's unsaved changes take part (default true): the result is what saving

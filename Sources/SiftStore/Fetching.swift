@@ -107,6 +107,12 @@ extension ManagedObjectContext {
             do { return try d.key(of: .object(o)) } catch { throw StoreError(error) }
         }
         var rows: [[String: Value]] = []
+        if request.propertiesToGroupBy == nil, !request.aggregates.isEmpty {
+            // Aggregates without grouping: one row over every match (counts 0 when none match).
+            var row: [String: Value] = [:]
+            for a in request.aggregates { row[a.name] = try aggregate(a, objects) }
+            return [row]
+        }
         if let groupBy = request.propertiesToGroupBy {
             let keys = try readers(groupBy)
             var order: [[ValueKey]] = []
@@ -205,7 +211,8 @@ extension ManagedObjectContext {
             pushed = lowered.isEmpty ? PredicateSyntax(.constant(value: true))
                 : lowered.count == 1 ? lowered[0] : PredicateSyntax(.and(operands: lowered))
             let restSyntax = rest.count == 1 ? rest[0] : PredicateSyntax(.and(operands: rest))
-            residual = SiftPredicate(restSyntax, source: nil, options: predicate.options)
+            // The residual keeps the original text: its nodes' ranges point into it.
+            residual = SiftPredicate(restSyntax, source: predicate.source, options: predicate.options)
         }
         var sqlSort: [SQLSortKey]? = request.sortDescriptors.map { SQLSortKey(keyPath: $0.keyPath, ascending: $0.ascending, options: $0.options) }
         if let keys = sqlSort, !keys.isEmpty {

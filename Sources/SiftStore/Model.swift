@@ -19,6 +19,9 @@ public enum AttributeType: String, Codable, Hashable, Sendable, CaseIterable {
     /// records disagree; stored in an untyped column.
     case dynamic
 
+    /// "a" or "an", for messages.
+    var article: String { isInteger ? "an" : "a" }
+
     var isInteger: Bool { self == .integer16 || self == .integer32 || self == .integer64 }
     var isNumeric: Bool { isInteger || self == .double || self == .float || self == .decimal }
 

@@ -40,6 +40,37 @@ public final class PersistentStore: @unchecked Sendable {
         try self.init(model: model, location: path)
     }
 
+    /// Opens an existing store with the model it was created with (kept in its metadata).
+    ///
+    /// ```swift
+    /// let store = try PersistentStore(path: "people.sqlite")
+    /// store.model.entities.map(\.name)
+    /// ```
+    public convenience init(path: String) throws(StoreError) {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw StoreError(.sqlite, "'\(path)' does not exist (create the store with its model first)")
+        }
+        let json: String
+        do {
+            let db = try SQLiteConnection(path: path)
+            _ = try db.query("PRAGMA busy_timeout = 10000")
+            guard try !db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(Storage.metadataTable)]).isEmpty else {
+                throw StoreError(.sqlite, "'\(path)' is not a Sift store (it has no '\(Storage.metadataTable)' table)")
+            }
+            guard case .text(let text)? = try db.query("SELECT value FROM \(Self.q(Storage.metadataTable)) WHERE key = 'model'").first?.first else {
+                throw StoreError(.sqlite, "the metadata of '\(path)' holds no model")
+            }
+            json = text
+        } catch let e as StoreError {
+            throw e
+        } catch {
+            throw StoreError(.sqlite, "cannot read '\(path)': \(error)")
+        }
+        let model: ManagedObjectModel
+        do { model = try ManagedObjectModel(json: Data(json.utf8)) } catch { throw StoreError(error) }
+        try self.init(model: model, location: path)
+    }
+
     /// An in-memory store (an SQLite database that lives as long as the store).
     public static func inMemory(model: ManagedObjectModel) throws(StoreError) -> PersistentStore {
         try PersistentStore(model: model, location: nil)

@@ -46,6 +46,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// Every broken rule, when a save fails validation (the first is `message`).
     public var failures: [String]
+    /// The evaluator's error (with its source range and `annotated` caret line) when a predicate
+    /// or expression raised in memory.
+    public var evaluationError: EvaluationError?
 
     public init(_ kind: Kind, _ message: String, failures: [String] = []) {
         self.kind = kind
@@ -64,5 +67,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 
     init(_ e: ModelError) { self.init(.model, e.message) }
     init(_ e: SyntaxError) { self.init(.syntax, e.description) }
-    init(_ e: EvaluationError) { self.init(.evaluation, e.description) }
+    init(_ e: EvaluationError) {
+        self.init(.evaluation, e.description)
+        evaluationError = e
+    }
 }

@@ -24,7 +24,7 @@ extension Value {
     /// Float, UUIDs and URLs as their strings, transformable values kept as they are. nil passes.
     init(coercing value: Value, to type: AttributeType) throws(CoercionError) {
         if case .null = value { self = .null; return }
-        func fail() -> CoercionError { CoercionError(message: "\(value) (\(value.kindName)) is not a \(type.rawValue)") }
+        func fail() -> CoercionError { CoercionError(message: "\(value) (\(value.kindName)) is not \(type.article) \(type.rawValue)") }
         switch type {
         case .integer16, .integer32, .integer64:
             let i: Int64
@@ -91,6 +91,8 @@ extension Value {
 enum ColumnCodec {
     /// The SQLite value of an attribute value (non-collection).
     static func encode(_ v: Value, _ type: AttributeType) -> SQLValue {
+        // A transformable keeps every value as JSON, scalars included (so "123" stays a string).
+        if type == .transformable { return v.isNull ? .null : .blob(TransformableCodec.encode(v)) }
         switch v {
         case .null: return .null
         case .bool(let b): return .integer(b ? 1 : 0)
@@ -101,8 +103,7 @@ enum ColumnCodec {
         case .date(let d): return .double(d.timeIntervalSinceReferenceDate)
         case .data(let d): return .blob([UInt8](d))
         default:
-            guard type == .transformable else { return .null }
-            return .blob(TransformableCodec.encode(v))
+            return .null
         }
     }
 

@@ -9,7 +9,7 @@ public struct SiftCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "sift",
         abstract: "The NSPredicate format language on every platform.",
-        subcommands: [ParseCommand.self, FilterCommand.self, BatchCommand.self, SQLCommand.self]
+        subcommands: [ParseCommand.self, FilterCommand.self, BatchCommand.self, SQLCommand.self, StoreCommand.self]
     )
     public init() {}
 

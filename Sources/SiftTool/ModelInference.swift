@@ -1,0 +1,322 @@
+// `sift store infer-model`: a managed object model inferred from JSON records. Every record (and
+// every nested object and array element) is walked once and each key's shapes are merged; a key
+// then becomes an attribute of the one type its values share, a to-one relationship (objects), an
+// ordered to-many relationship (arrays of objects) or a collection attribute (arrays of scalars).
+// Where records disagree the inference picks the representation that keeps every value exactly
+// (`dynamic` for numbers mixed with strings, `transformable` for anything else) and says so in a
+// note, so `sift store import` never rejects the file the model was inferred from.
+
+import Foundation
+import SiftStore
+
+/// What the inference found out: the entities, root first, and one note per key it had to decide.
+struct InferredModel {
+    var entities: [EntityDescription]
+    /// `note: key 'tags': …; stored as transformable` lines, in key order.
+    var notes: [String]
+}
+
+/// Why no model could be inferred: keys that cannot be model names, or records that are not
+/// objects. Each line is printed on standard error as it is.
+struct ModelInferenceError: Error {
+    var lines: [String]
+}
+
+/// One kind of JSON value, as the inference tells them apart.
+enum JSONKind: Hashable {
+    case boolean, integer, double, string, date, object, array
+
+    /// The kind of a non-null value (`{"$date": seconds}` is a date, not an object).
+    init?(_ v: JSONValue) {
+        switch v {
+        case .null: return nil
+        case .bool: self = .boolean
+        case .integer: self = .integer
+        case .double: self = .double
+        case .string: self = .string
+        case .array: self = .array
+        case .object: self = v.date != nil ? .date : .object
+        }
+    }
+
+    /// The plural used in notes ("integers in some records, strings in others").
+    var plural: String {
+        switch self {
+        case .boolean: "booleans"
+        case .integer: "integers"
+        case .double: "non-integer numbers"
+        case .string: "strings"
+        case .date: "dates"
+        case .object: "objects"
+        case .array: "arrays"
+        }
+    }
+}
+
+/// The merged shape of one key (or of the elements of the arrays a key holds).
+final class FieldShape {
+    /// Each kind seen, with the first record it was seen in, in order of first appearance.
+    var kinds: [(kind: JSONKind, record: Int)] = []
+    /// The first record where the key was null or absent (for elements: a null element).
+    var nilRecord: Int?
+    /// The merged shape of the objects seen.
+    var object: ObjectShape?
+    /// The merged shape of the elements of the arrays seen.
+    var elements: FieldShape?
+
+    func kindSet() -> Set<JSONKind> { Set(kinds.map(\.kind)) }
+
+    func merge(_ v: JSONValue, record: Int) {
+        guard let kind = JSONKind(v) else {
+            if nilRecord == nil { nilRecord = record }
+            return
+        }
+        if !kinds.contains(where: { $0.kind == kind }) { kinds.append((kind, record)) }
+        switch v {
+        case .object(let members) where kind == .object:
+            let o = object ?? ObjectShape()
+            object = o
+            o.merge(members, record: record)
+        case .array(let items):
+            let e = elements ?? FieldShape()
+            elements = e
+            for item in items { e.merge(item, record: record) }
+        default:
+            break
+        }
+    }
+}
+
+/// The merged shape of the objects found at one place in the records.
+final class ObjectShape {
+    /// Keys in order of first appearance.
+    var keys: [String] = []
+    var fields: [String: FieldShape] = [:]
+    /// The record of the first object merged (nil until one is).
+    var firstRecord: Int?
+
+    func merge(_ members: [(String, JSONValue)], record: Int) {
+        // Duplicate keys: the last wins, as when the record is evaluated in memory.
+        var last: [String: JSONValue] = [:]
+        var order: [String] = []
+        for (k, v) in members {
+            if last.updateValue(v, forKey: k) == nil { order.append(k) }
+        }
+        for k in order {
+            let f: FieldShape
+            if let existing = fields[k] {
+                f = existing
+            } else {
+                f = FieldShape()
+                fields[k] = f
+                keys.append(k)
+                // Objects merged before this one did not have the key; the first of them is
+                // the record to name.
+                if let firstRecord { f.nilRecord = firstRecord }
+            }
+            f.merge(last[k]!, record: record)
+        }
+        for k in keys where last[k] == nil {
+            let f = fields[k]!
+            if f.nilRecord == nil { f.nilRecord = record }
+        }
+        if firstRecord == nil { firstRecord = record }
+    }
+}
+
+enum ModelInference {
+    /// Infers a model whose root entity `entity` describes `records` (each a JSON object).
+    static func infer(_ records: [JSONValue], entity: String) throws(ModelInferenceError) -> InferredModel {
+        let root = ObjectShape()
+        var problems: [String] = []
+        for (n, record) in records.enumerated() {
+            guard case .object(let members) = record, record.date == nil else {
+                problems.append("error: record \(n) is not a JSON object (a store holds objects)")
+                continue
+            }
+            root.merge(members, record: n)
+        }
+        if !problems.isEmpty { throw ModelInferenceError(lines: problems) }
+        var builder = Builder()
+        builder.usedNames.insert(entity.lowercased())
+        builder.build(root, entity: entity, path: [], parent: nil)
+        if !builder.errors.isEmpty { throw ModelInferenceError(lines: builder.errors) }
+        return InferredModel(entities: builder.entities, notes: builder.notes)
+    }
+
+    /// Whether `key` can name a property: an identifier, not starting with the store's `Z_`.
+    static func isPropertyName(_ key: String) -> Bool {
+        let bytes = Array(key.utf8)
+        guard let first = bytes.first else { return false }
+        func letter(_ b: UInt8) -> Bool { (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || b == 95 }
+        guard letter(first), bytes.allSatisfy({ letter($0) || ($0 >= 48 && $0 <= 57) }) else { return false }
+        return !key.uppercased().hasPrefix("Z_")
+    }
+
+    /// Builds entities depth first, root first, naming nested entities after their path.
+    private struct Builder {
+        var entities: [EntityDescription] = []
+        var notes: [String] = []
+        var errors: [String] = []
+        /// Entity names in use, lower-cased (the store compares them without case).
+        var usedNames = Set<String>()
+
+        mutating func uniqueEntityName(_ base: String) -> String {
+            var name = base
+            var n = 2
+            while usedNames.contains(name.lowercased()) { name = "\(base)\(n)"; n += 1 }
+            usedNames.insert(name.lowercased())
+            return name
+        }
+
+        /// Appends the entity for `shape` (and its nested entities) and returns the name of its
+        /// relationship back to `parent`, the parent's relationship that leads here (its entity,
+        /// its name and whether it is to-many); nil for the root.
+        @discardableResult
+        mutating func build(_ shape: ObjectShape, entity: String, path: [String],
+                            parent: (entity: String, relationship: String, toMany: Bool)?) -> String? {
+            var attributes: [AttributeDescription] = []
+            var relationships: [RelationshipDescription] = []
+            let index = entities.count
+            entities.append(EntityDescription(entity))
+            var lowerKeys: [String: String] = [:]
+            for key in shape.keys {
+                let keyPath = (path + [key]).joined(separator: ".")
+                let field = shape.fields[key]!
+                guard ModelInference.isPropertyName(key) else {
+                    let record = field.kinds.first?.record ?? field.nilRecord ?? 0
+                    errors.append("error: key '\(keyPath)' (record \(record)) cannot name a property: model names are identifiers ([A-Za-z_][A-Za-z0-9_]*) not starting with 'Z_'")
+                    continue
+                }
+                if let other = lowerKeys[key.lowercased()] {
+                    errors.append("error: keys '\((path + [other]).joined(separator: "."))' and '\(keyPath)' differ only in case; the store compares property names without case")
+                    continue
+                }
+                lowerKeys[key.lowercased()] = key
+                switch decide(field, keyPath: keyPath) {
+                case .attribute(let type, let collection):
+                    attributes.append(AttributeDescription(key, type, collection: collection))
+                case .toOne(let child):
+                    relationships.append(nest(child, key: key, toMany: false, entity: entity, path: path))
+                case .toMany(let child):
+                    relationships.append(nest(child, key: key, toMany: true, entity: entity, path: path))
+                }
+            }
+            guard let parent else {
+                entities[index].attributes = attributes
+                entities[index].relationships = relationships
+                return nil
+            }
+            // The relationship back: to-many when the parent holds one object here (the model
+            // cannot say no two parents share it), to-one when the parent holds an array of them.
+            // Named so that it clashes with no key of this entity.
+            var name = "owner"
+            var n = 2
+            while lowerKeys[name.lowercased()] != nil { name = "owner\(n)"; n += 1 }
+            relationships.append(RelationshipDescription(name, to: parent.entity, toMany: !parent.toMany,
+                                                         inverse: parent.relationship, deleteRule: .nullify))
+            entities[index].attributes = attributes
+            entities[index].relationships = relationships
+            return name
+        }
+
+        /// The relationship from `entity` to the new entity for a nested object (or array of
+        /// them) under `key`. Parent to child cascades: a nested object belongs to its record.
+        mutating func nest(_ child: ObjectShape, key: String, toMany: Bool, entity: String, path: [String]) -> RelationshipDescription {
+            let name = uniqueEntityName("\(entity)_\(key)")
+            let inverse = build(child, entity: name, path: path + [key], parent: (entity, key, toMany))
+            return RelationshipDescription(key, to: name, toMany: toMany, ordered: toMany, inverse: inverse, deleteRule: .cascade)
+        }
+
+        enum Decision {
+            case attribute(AttributeType, collection: Bool)
+            case toOne(ObjectShape)
+            case toMany(ObjectShape)
+        }
+
+        /// The representation of one key, with a note when the records disagree.
+        mutating func decide(_ f: FieldShape, keyPath: String) -> Decision {
+            let kinds = f.kindSet()
+            func note(_ text: String) { notes.append("note: key '\(keyPath)': \(text)") }
+            if kinds.isEmpty {
+                note("null or missing in every record; stored as transformable (it keeps any JSON value)")
+                return .attribute(.transformable, collection: false)
+            }
+            if kinds == [.object] { return .toOne(f.object!) }
+            if kinds == [.array] {
+                let e = f.elements ?? FieldShape()
+                let elementKinds = e.kindSet()
+                if elementKinds.isEmpty {
+                    if e.nilRecord != nil {
+                        note("arrays of nulls only; stored as transformable (it keeps any JSON value)")
+                    } else {
+                        note("empty arrays only, nothing says what they hold; stored as transformable (it keeps any JSON value)")
+                    }
+                    return .attribute(.transformable, collection: false)
+                }
+                if elementKinds == [.object] {
+                    if let r = e.nilRecord {
+                        note("arrays of objects with null elements (record \(r)); stored as transformable (a to-many relationship holds objects only)")
+                        return .attribute(.transformable, collection: false)
+                    }
+                    if let r = f.nilRecord {
+                        note("null or missing in some records (record \(r)); a to-many relationship is never nil, so there it reads as an empty array")
+                    }
+                    return .toMany(e.object!)
+                }
+                if elementKinds.contains(.object) || elementKinds.contains(.array) {
+                    note("array elements are \(disagreement(e.kinds)); stored as transformable (it keeps any JSON value)")
+                    return .attribute(.transformable, collection: false)
+                }
+                let (type, why) = scalarType(elementKinds)
+                if type == .transformable {
+                    note("array elements are \(disagreement(e.kinds)); stored as transformable (\(why))")
+                    return .attribute(.transformable, collection: false)
+                }
+                if type == .dynamic {
+                    note("array elements are \(disagreement(e.kinds)); stored as a collection of dynamic (\(why))")
+                }
+                return .attribute(type, collection: true)
+            }
+            if kinds.contains(.object) || kinds.contains(.array) {
+                note("\(disagreement(f.kinds)); stored as transformable (it keeps any JSON value)")
+                return .attribute(.transformable, collection: false)
+            }
+            let (type, why) = scalarType(kinds)
+            if type == .transformable || type == .dynamic {
+                note("\(disagreement(f.kinds)); stored as \(type.rawValue) (\(why))")
+            }
+            return .attribute(type, collection: false)
+        }
+
+        /// "integers in some records, strings in others (record 3)", naming the record where each
+        /// further kind first appears.
+        func disagreement(_ kinds: [(kind: JSONKind, record: Int)]) -> String {
+            let rest = kinds.dropFirst().map { "\($0.kind.plural) in others (record \($0.record))" }
+            return "\(kinds[0].kind.plural) in some records, " + rest.joined(separator: ", ")
+        }
+
+        /// The attribute type shared by scalar kinds, and why when it is not a plain one.
+        func scalarType(_ kinds: Set<JSONKind>) -> (AttributeType, String) {
+            if kinds.count == 1 {
+                switch kinds.first! {
+                case .boolean: return (.boolean, "")
+                case .integer: return (.integer64, "")
+                case .double: return (.double, "")
+                case .string: return (.string, "")
+                case .date: return (.date, "")
+                case .object, .array: break
+                }
+            }
+            if kinds.isSubset(of: [.integer, .double, .string]) {
+                return (.dynamic, kinds.contains(.string)
+                    ? "each value keeps its own kind, number or string"
+                    : "each value keeps its own kind, so 1 and 1.0 stay apart")
+            }
+            if kinds.contains(.boolean) {
+                return (.transformable, "a dynamic attribute holds no booleans; transformable keeps any JSON value")
+            }
+            return (.transformable, "a dynamic attribute holds no dates; transformable keeps any JSON value")
+        }
+    }
+}

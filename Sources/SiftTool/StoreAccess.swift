@@ -1,0 +1,109 @@
+// Opening a store file for `sift store …`, and the one piece of state the tool keeps beside the
+// store's own: the order in which `sift store import` first saw each entity's keys. A store file
+// names its model (the store keeps the model JSON in its metadata), so the commands after `create`
+// take no model option; the tool reads it back and opens the store with it. The key order lives in
+// a table of the tool's own (`sift_cli_key_order`) because a model keeps attributes and
+// relationships in two lists and cannot say how JSON interleaved them; with it, `sift store query`
+// prints keys in the order the imported records had them.
+
+import Foundation
+import SiftSQL
+import SiftSQLite
+import SiftStore
+
+/// A failure already worded for standard error (one or more lines); the exit status is 1.
+struct StoreCommandError: Error {
+    var lines: [String]
+    init(_ lines: String...) { self.lines = lines }
+    init(lines: [String]) { self.lines = lines }
+
+    /// A store error as `error: <message>`, every broken rule on its own line.
+    init(_ e: StoreError) {
+        lines = e.failures.map { StoreCommandError.errorLine($0) }
+    }
+
+    /// `error: <message>`, without doubling a message that already says `error:` (a predicate
+    /// error that reached the store keeps its own `line:column: error:` prefix).
+    static func errorLine(_ message: String) -> String {
+        if message.hasPrefix("error: ") || message.range(of: #"^\d+:\d+: error: "#, options: .regularExpression) != nil {
+            return message
+        }
+        return "error: \(message)"
+    }
+}
+
+enum StoreAccess {
+    /// The tool's own table: entity name → JSON array of its keys in first-seen order.
+    static let keyOrderTable = "sift_cli_key_order"
+
+    /// Opens the existing store at `path` with the model it was created with.
+    static func open(_ path: String) throws(StoreCommandError) -> PersistentStore {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw StoreCommandError("error: \(path): no such store (make one with 'sift store create \(path) --model MODEL.json')")
+        }
+        if isDirectory.boolValue { throw StoreCommandError("error: \(path): is a directory") }
+        do { return try PersistentStore(path: path) } catch { throw StoreCommandError(error) }
+    }
+
+    // MARK: Key order
+
+    /// Each entity's keys in the order `sift store import` first saw them (empty when nothing
+    /// was imported, or the table is missing).
+    static func keyOrder(_ path: String) -> [String: [String]] {
+        guard let db = try? SQLiteConnection(path: path) else { return [:] }
+        _ = try? db.query("PRAGMA busy_timeout = 10000")
+        guard let rows = try? db.query("SELECT entity, keys FROM \(SQLiteDialect().quote(keyOrderTable))") else { return [:] }
+        var out: [String: [String]] = [:]
+        for row in rows {
+            guard row.count == 2, case .text(let entity) = row[0], case .text(let keys) = row[1],
+                  case .array(let items)? = try? JSONReader.parse(keys) else { continue }
+            out[entity] = items.compactMap { if case .string(let s) = $0 { s } else { nil } }
+        }
+        return out
+    }
+
+    /// Adds keys seen by an import to the recorded order (keys already known keep their place).
+    /// Runs after the import's save has committed: the order only shapes the output, so a
+    /// failure here leaves the imported objects in place and is reported as a warning.
+    static func recordKeyOrder(_ path: String, _ seen: [(entity: String, keys: [String])]) throws(SQLiteError) {
+        guard !seen.isEmpty else { return }
+        let db = try SQLiteConnection(path: path)
+        _ = try db.query("PRAGMA busy_timeout = 10000")
+        let table = SQLiteDialect().quote(keyOrderTable)
+        try db.execute("CREATE TABLE IF NOT EXISTS \(table) (entity TEXT PRIMARY KEY, keys TEXT NOT NULL)")
+        try db.transaction { () throws(SQLiteError) in
+            for (entity, keys) in seen {
+                var order: [String] = []
+                if case .text(let text)? = try db.query("SELECT keys FROM \(table) WHERE entity = ?", [.text(entity)]).first?.first,
+                   case .array(let items)? = try? JSONReader.parse(text) {
+                    order = items.compactMap { if case .string(let s) = $0 { s } else { nil } }
+                }
+                var known = Set(order)
+                for k in keys where known.insert(k).inserted { order.append(k) }
+                let json = JSONValue.array(order.map { .string($0) }).text
+                _ = try db.query("INSERT OR REPLACE INTO \(table) (entity, keys) VALUES (?, ?)", [.text(entity), .text(json)])
+            }
+        }
+    }
+}
+
+extension ManagedObjectModel {
+    /// `entity` and its ancestors, root first (the order the store resolves inherited
+    /// properties in); empty for an unknown entity.
+    func lineage(of entity: String) -> [EntityDescription] {
+        var chain: [EntityDescription] = []
+        var current = self.entity(named: entity)
+        while let e = current, !chain.contains(where: { $0.name == e.name }) {
+            chain.insert(e, at: 0)
+            current = e.parent.flatMap { self.entity(named: $0) }
+        }
+        return chain
+    }
+
+    /// Every attribute of `entity`, inherited ones first.
+    func allAttributes(of entity: String) -> [AttributeDescription] { lineage(of: entity).flatMap(\.attributes) }
+
+    /// Every relationship of `entity`, inherited ones first.
+    func allRelationships(of entity: String) -> [RelationshipDescription] { lineage(of: entity).flatMap(\.relationships) }
+}
