@@ -3,7 +3,7 @@
 
 SWIFT ?= swift
 
-.PHONY: deps build test sample bench fuzz fuzz-diff clean
+.PHONY: deps build test crash-test sample bench fuzz fuzz-diff clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -12,20 +12,35 @@ build: deps
 	$(SWIFT) build
 
 # The README's test command; CI runs exactly this. The suites use swift-testing only, so the
-# empty XCTest pass (which would print "Executed 0 tests") is switched off.
+# empty XCTest pass (which would print "Executed 0 tests") is switched off. The store's crash test
+# (200 SIGKILLs of a writer process) runs on its own afterwards, so its child process does not
+# compete for the two cores with the suites that time themselves.
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --disable-xctest
+	$(SWIFT) test --skip-build --disable-xctest --skip CrashTests
+	$(SWIFT) test --skip-build --disable-xctest --filter CrashTests
+
+# The store's crash test at length: 2000 SIGKILLs of a writer in the middle of its saves, each
+# followed by an integrity check and the all-or-nothing invariants (`make test` runs 200).
+crash-test: deps
+	$(SWIFT) build --build-tests
+	SIFT_CRASH_KILLS=2000 $(SWIFT) test --skip-build --disable-xctest --filter CrashTests
 
 # The quick start's main job: parse the bundled sample predicates and print their canonical forms,
 # then filter the bundled people (adults with a child under 10 living in a city starting with
 # "sao", accents and case ignored: São Paulo, Sao Paulo, São José dos Campos), count the same
-# people again through the SQLite back-end, and print the SQL that back-end runs.
+# people again through the SQLite back-end, print the SQL that back-end runs, then load the people
+# into a SiftStore file (model inferred from the JSON) and fetch the same people from it.
 sample: build
 	$(SWIFT) run --skip-build sift parse < Samples/predicates.txt
 	$(SWIFT) run --skip-build sift filter 'age >= 18 AND ANY kids.age < 10 AND address.city BEGINSWITH[cd] "sao"' Samples/people.json
 	$(SWIFT) run --skip-build sift filter 'age >= 18 AND ANY kids.age < 10 AND address.city BEGINSWITH[cd] "sao"' Samples/people.json --backend sqlite --count
 	$(SWIFT) run --skip-build sift sql 'age >= 18 AND ANY kids.age < 10 AND address.city BEGINSWITH[cd] "sao"' --schema Samples/people.schema.json --entity Person
+	rm -f .build/sample-people.sqlite .build/sample-people.sqlite-wal .build/sample-people.sqlite-shm
+	$(SWIFT) run --skip-build sift store infer-model Samples/people.json > .build/sample-people.model.json
+	$(SWIFT) run --skip-build sift store create .build/sample-people.sqlite --model .build/sample-people.model.json
+	$(SWIFT) run --skip-build sift store import .build/sample-people.sqlite Record Samples/people.json
+	$(SWIFT) run --skip-build sift store query .build/sample-people.sqlite Record 'age >= 18 AND ANY kids.age < 10 AND address.city BEGINSWITH[cd] "sao"' --sort name
 
 bench: deps
 	bash scripts/bench.sh

@@ -59,6 +59,8 @@ let package = Package(
         .testTarget(name: "SiftSQLTests", dependencies: ["SiftSQL", "SiftSyntax", "SiftTestSupport"]),
         .testTarget(name: "SiftSQLiteTests", dependencies: ["SiftSQLite", "SiftSQL", "SiftSyntax", "SiftText", "SiftTestSupport"]),
         .testTarget(name: "SiftStoreTests", dependencies: ["SiftStore", "SiftEvaluation", "SiftSQL", "SiftSQLite", "SiftSyntax", "SiftTestSupport"]),
+        // The writer the store's crash test kills (Tests/SiftStoreTests/CrashTests.swift).
+        .executableTarget(name: "sift-crash-child", dependencies: ["SiftStore"], path: "Tests/SiftCrashChild"),
         .testTarget(
             name: "SiftToolTests",
             dependencies: ["SiftTool", "SiftStore", "SiftSyntax", "SiftEvaluation", "SiftSQL", "SiftSQLite", "SiftTestSupport"]
