@@ -343,9 +343,13 @@ public final class ManagedObjectContext {
         guard let j = t.info.entity.relationshipIndex[inverse] else { return }
         let inv = t.info.entity.relationships[j]
         if inv.isToMany {
-            var members = try t.many(j)
-            if members.contains(where: { $0 === o }) { return }
+            // Callers change one side only when it really changes (a new to-one target, an object
+            // not yet in the to-many), and the two sides always agree, so `o` is not among
+            // `t`'s members: no scan. The list is taken out of the object before appending so the
+            // append does not copy it (adding n objects to one owner stays linear).
             try willChange(t)
+            var members = try t.many(j)
+            t.links[j] = nil
             members.append(o)
             t.links[j] = .many(members)
         } else {
