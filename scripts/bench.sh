@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds both benchmarks in release mode (one separate scratch path, shared build), then runs the
-# SiftBench parse-throughput benchmark, the EvalBench evaluation benchmark and the SQLBench SQL
-# back-end benchmark. Arguments go to SiftBench; EVALBENCH_ARGS (e.g. "--records 100000") go to
-# EvalBench and SQLBENCH_ARGS (e.g. "--rows 100000") to SQLBench.
+# Builds the benchmarks in release mode (one separate scratch path, shared build), then runs the
+# SiftBench parse-throughput benchmark, the EvalBench evaluation benchmark, the SQLBench SQL
+# back-end benchmark and the StoreBench persistence benchmark (SiftStore vs the raw SQLite C API
+# and GRDB). Arguments go to SiftBench; EVALBENCH_ARGS (e.g. "--records 100000") go to EvalBench,
+# SQLBENCH_ARGS (e.g. "--rows 100000") to SQLBench and STOREBENCH_ARGS (e.g. "--rounds 3") to
+# StoreBench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build -c release --package-path Benchmarks --scratch-path Benchmarks/.build
@@ -12,4 +14,7 @@ echo
 swift run -c release --skip-build --package-path Benchmarks --scratch-path Benchmarks/.build EvalBench ${EVALBENCH_ARGS:-}
 echo
 # shellcheck disable=SC2086
-exec swift run -c release --skip-build --package-path Benchmarks --scratch-path Benchmarks/.build SQLBench ${SQLBENCH_ARGS:-}
+swift run -c release --skip-build --package-path Benchmarks --scratch-path Benchmarks/.build SQLBench ${SQLBENCH_ARGS:-}
+echo
+# shellcheck disable=SC2086
+exec swift run -c release --skip-build --package-path Benchmarks --scratch-path Benchmarks/.build StoreBench ${STOREBENCH_ARGS:-}

@@ -48,7 +48,8 @@ let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 /// itself serializes every call on the handle; that is why the class is `@unchecked Sendable`.
 /// `query`, `queryPlan` and `execute` each use their own statement and may be called from several
 /// threads. A `SQLiteStatement` and a `transaction` body, however, must stay on one thread at a time:
-/// SQLite's mutex protects single calls, not sequences of steps or the BEGIN…COMMIT span.
+/// SQLite's mutex protects single calls, not sequences of steps or the BEGIN…COMMIT span. A
+/// connection opened with `serialized: false` has no such mutex: its owner serializes every call.
 ///
 /// ```swift
 /// let db = try SQLiteConnection()
@@ -60,10 +61,12 @@ public final class SQLiteConnection: @unchecked Sendable {
     public let handle: OpaquePointer
 
     /// Opens (creating if needed) the database at `path`, ":memory:" by default, and registers
-    /// Sift's SQL functions and collations.
-    public init(path: String = ":memory:") throws(SQLiteError) {
+    /// Sift's SQL functions and collations. `serialized: false` opens the handle without SQLite's
+    /// per-call mutex, for an owner that already serializes every use of the connection itself
+    /// (a store behind its own lock); such a connection must never be used from two threads at once.
+    public init(path: String = ":memory:", serialized: Bool = true) throws(SQLiteError) {
         var db: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_URI
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | (serialized ? SQLITE_OPEN_FULLMUTEX : SQLITE_OPEN_NOMUTEX) | SQLITE_OPEN_URI
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"

@@ -147,11 +147,14 @@ public final class ManagedObjectContext {
             o.objectID = ObjectID(entity: info.name, store: store.identifier, key: o.objectID.key)
             o.links = Array(repeating: nil, count: info.entity.relationships.count)
         }
+        let resolved = info.entity.attributes
+        let columns = info.attributeColumns
         var attributes = [Value]()
-        attributes.reserveCapacity(info.entity.attributes.count)
-        for (i, a) in info.entity.attributes.enumerated() {
-            let raw = row(info.attributeColumns[i])
-            if a.description.isCollection {
+        attributes.reserveCapacity(resolved.count)
+        for i in 0..<resolved.count {
+            let a = resolved[i]
+            let raw = row(columns[i])
+            if a.valueTable != nil {
                 if case .null = raw { attributes.append(.null); continue }
                 attributes.append(try loadCollection(o.objectID.primaryKey!, a))
                 continue

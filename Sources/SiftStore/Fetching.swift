@@ -44,15 +44,23 @@ extension ManagedObjectContext {
     public func fetchObjectIDs(_ request: FetchRequest) throws(StoreError) -> [ObjectID] {
         let plan = try makePlan(request)
         if plan.residual == nil, try dirtyObjects(request, plan) == nil, plan.sqlSort != nil {
-            let q = try query(plan, request, columns: [Storage.primaryKey, Storage.entityColumn], limited: true)
+            // Without sub-entities every row is of the requested entity: the key alone will do.
+            let single = plan.family.count == 1 ? plan.info : nil
+            let q = try query(plan, request, columns: single == nil ? [Storage.primaryKey, Storage.entityColumn] : [Storage.primaryKey], limited: true)
             return try store.locked { () throws(StoreError) in
                 do throws(SQLiteError) {
                     let s = try store.statement(q.sql)
                     try s.bind(q.bindings)
                     var out: [ObjectID] = []
+                    let storeID = store.identifier
                     while try s.step() {
-                        guard case .integer(let pk) = s.column(0), case .integer(let ent) = s.column(1), let info = store.infoByNumber[ent] else { continue }
-                        out.append(ObjectID(entity: info.name, store: store.identifier, key: .permanent(pk)))
+                        guard case .integer(let pk) = s.column(0) else { continue }
+                        if let single {
+                            out.append(ObjectID(entity: single.name, store: storeID, key: .permanent(pk)))
+                            continue
+                        }
+                        guard case .integer(let ent) = s.column(1), let info = store.infoByNumber[ent] else { continue }
+                        out.append(ObjectID(entity: info.name, store: storeID, key: .permanent(pk)))
                     }
                     try s.reset()
                     return out

@@ -93,7 +93,8 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
         self.info = info
         self.context = context
         self.isFault = fault
-        self.attributes = Array(repeating: .null, count: info.entity.attributes.count)
+        // A fault gets its attributes when its row is read.
+        self.attributes = fault ? [] : Array(repeating: .null, count: info.entity.attributes.count)
         self.links = Array(repeating: nil, count: info.entity.relationships.count)
     }
 

@@ -96,7 +96,8 @@ public final class PersistentStore: @unchecked Sendable {
         }
         self.ownEntitySchema = own
         do {
-            connection = try SQLiteConnection(path: location ?? ":memory:")
+            // Every use of the connection holds `lock`, so SQLite's own per-call mutex is redundant.
+            connection = try SQLiteConnection(path: location ?? ":memory:", serialized: false)
             if location != nil {
                 _ = try connection.query("PRAGMA journal_mode=WAL")
                 try connection.execute("PRAGMA synchronous=FULL")

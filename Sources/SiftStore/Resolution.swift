@@ -47,45 +47,89 @@ enum RelationshipStorage: Hashable, Sendable {
     case joinTable(table: String, source: String, destination: String, order: String?)
 }
 
-struct ResolvedAttribute: @unchecked Sendable {
-    var description: AttributeDescription
+// The resolved pieces are classes: per-object loops (saves, fetches) read them by reference
+// instead of copying structs full of strings and arrays.
+final class ResolvedAttribute: @unchecked Sendable {
+    let description: AttributeDescription
     /// The column in the entity's table (a collection's count, NULL for nil).
-    var column: String
+    let column: String
     /// Decimals: the exact text beside the REAL column the lowering compares.
-    var exactColumn: String?
+    let exactColumn: String?
     /// Collections: the child table (`Z_OWNER`, `Z_ORD`, `value`).
-    var valueTable: String?
-    var defaultValue: Value?
-    var name: String { description.name }
-    var type: AttributeType { description.type }
+    let valueTable: String?
+    let defaultValue: Value?
+    let name: String
+    let type: AttributeType
+    /// Whether saving checks anything for it (required, bounds, lengths, pattern).
+    let hasRules: Bool
+
+    init(description: AttributeDescription, column: String, exactColumn: String?, valueTable: String?, defaultValue: Value?) {
+        self.description = description
+        self.column = column
+        self.exactColumn = exactColumn
+        self.valueTable = valueTable
+        self.defaultValue = defaultValue
+        self.name = description.name
+        self.type = description.type
+        let d = description
+        hasRules = !d.isOptional || d.minValue != nil || d.maxValue != nil || d.minLength != nil || d.maxLength != nil || d.regularExpression != nil
+    }
 }
 
-struct ResolvedRelationship: Hashable, Sendable {
-    var description: RelationshipDescription
-    var storage: RelationshipStorage
+final class ResolvedRelationship: Sendable {
+    let description: RelationshipDescription
+    let storage: RelationshipStorage
     /// The entity that declares it (its storage is named after that one).
-    var declaringEntity: String
+    let declaringEntity: String
+    init(description: RelationshipDescription, storage: RelationshipStorage, declaringEntity: String) {
+        self.description = description
+        self.storage = storage
+        self.declaringEntity = declaringEntity
+    }
     var name: String { description.name }
     var isToMany: Bool { description.isToMany }
     var destination: String { description.destination }
     var inverse: String? { description.inverse }
 }
 
-struct ResolvedEntity: Sendable {
-    var description: EntityDescription
+final class ResolvedEntity: Sendable {
+    let description: EntityDescription
     var name: String { description.name }
     /// 1-based position in the model; the `Z_ENT` value of its rows.
-    var number: Int64
-    var root: String
-    var table: String
+    let number: Int64
+    let root: String
+    let table: String
     /// Itself and every entity below it.
-    var family: [String]
-    var attributes: [ResolvedAttribute]
-    var relationships: [ResolvedRelationship]
-    var attributeIndex: [String: Int]
-    var relationshipIndex: [String: Int]
+    let family: [String]
+    let attributes: [ResolvedAttribute]
+    let relationships: [ResolvedRelationship]
+    let attributeIndex: [String: Int]
+    let relationshipIndex: [String: Int]
     /// Constraints as attribute indices, inherited ones included.
-    var constraints: [[Int]]
+    let constraints: [[Int]]
+    /// Whether saving has anything to check for its objects beyond uniqueness.
+    let hasRules: Bool
+    let hasCollections: Bool
+    let hasToMany: Bool
+
+    init(description: EntityDescription, number: Int64, root: String, table: String, family: [String],
+         attributes: [ResolvedAttribute], relationships: [ResolvedRelationship], attributeIndex: [String: Int],
+         relationshipIndex: [String: Int], constraints: [[Int]]) {
+        self.description = description
+        self.number = number
+        self.root = root
+        self.table = table
+        self.family = family
+        self.attributes = attributes
+        self.relationships = relationships
+        self.attributeIndex = attributeIndex
+        self.relationshipIndex = relationshipIndex
+        self.constraints = constraints
+        hasRules = attributes.contains { $0.hasRules }
+            || relationships.contains { !$0.description.isOptional || $0.description.minCount > 0 || $0.description.maxCount > 0 }
+        hasCollections = attributes.contains { $0.valueTable != nil }
+        hasToMany = relationships.contains { $0.isToMany }
+    }
 
     func attribute(_ key: String) -> ResolvedAttribute? { attributeIndex[key].map { attributes[$0] } }
     func relationship(_ key: String) -> ResolvedRelationship? { relationshipIndex[key].map { relationships[$0] } }

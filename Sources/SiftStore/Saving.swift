@@ -116,7 +116,8 @@ extension ManagedObjectContext {
         let objects = insertedList + updatedSet.sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
         for o in objects {
             let e = o.info.entity
-            for (i, a) in e.attributes.enumerated() {
+            guard e.hasRules else { continue }
+            for (i, a) in e.attributes.enumerated() where a.hasRules {
                 if let p = AttributeValidation.problem(o.attributes[i], a, regex: o.info.regexes[i]) {
                     failures.append("\(o.objectID) '\(a.name)': \(p)")
                 }
@@ -262,6 +263,7 @@ struct RowWriter {
     /// Child rows of collection attributes (all of them for an insert; changed ones otherwise).
     func writeCollections(_ o: ManagedObject, all: Bool) throws(SQLiteError) {
         let e = o.info.entity
+        guard e.hasCollections else { return }
         let pk = key(o)!
         for (i, a) in e.attributes.enumerated() {
             guard let t = a.valueTable else { continue }
@@ -280,6 +282,7 @@ struct RowWriter {
     /// many-to-many may both write the same change.
     func writeLinks(_ o: ManagedObject) throws(SQLiteError) {
         let e = o.info.entity
+        guard e.hasToMany else { return }
         let pk = key(o)!
         for (i, rel) in e.relationships.enumerated() where rel.isToMany {
             guard case .many(let members)? = o.links[i] else { continue }

@@ -107,12 +107,14 @@ enum ColumnCodec {
         }
     }
 
-    /// The NFC form the lowering expects; ASCII text is NFC already (and most text is ASCII, so
-    /// the normalisation call is skipped for it).
+    /// The NFC form the lowering expects. Text whose characters are all below U+0300 (every UTF-8
+    /// byte below 0xCC: ASCII, Latin-1, Latin Extended, IPA) is NFC already, since the first
+    /// character NFC can change is the combining grave accent U+0300; most text is like that, so
+    /// the normalisation call is skipped for it.
     static func nfc(_ s: String) -> String {
-        var ascii = true
-        for b in s.utf8 where b >= 0x80 { ascii = false; break }
-        return ascii ? s : s.precomposedStringWithCanonicalMapping
+        var stable = true
+        for b in s.utf8 where b >= 0xCC { stable = false; break }
+        return stable ? s : s.precomposedStringWithCanonicalMapping
     }
 
     /// The exact text of a decimal (beside its REAL column).

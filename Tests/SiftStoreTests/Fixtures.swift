@@ -2,6 +2,9 @@
 // projects, tags; an abstract parent entity) and a temporary file for each SQLite store.
 
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import SiftStore
 
 enum Fixtures {
@@ -44,9 +47,24 @@ enum Fixtures {
         ])
     }
 
-    /// A fresh path in a fresh temporary directory.
+    /// One directory for this test process's stores; directories that earlier runs left behind
+    /// (their process is gone) are removed the first time it is asked for.
+    static let root: URL = {
+        let fm = FileManager.default
+        let tmp = fm.temporaryDirectory
+        let pid = ProcessInfo.processInfo.processIdentifier
+        for name in (try? fm.contentsOfDirectory(atPath: tmp.path)) ?? [] where name.hasPrefix("sift-store-tests-") {
+            guard let other = Int32(name.dropFirst("sift-store-tests-".count)), other != pid, kill(other, 0) != 0 else { continue }
+            try? fm.removeItem(at: tmp.appendingPathComponent(name))
+        }
+        let dir = tmp.appendingPathComponent("sift-store-tests-\(pid)")
+        try? fm.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir
+    }()
+
+    /// A fresh path in a fresh directory under `root`.
     static func temporaryPath(_ name: String = "store.sqlite") -> String {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sift-store-\(UUID().uuidString)")
+        let dir = root.appendingPathComponent(UUID().uuidString)
         try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         return dir.appendingPathComponent(name).path
     }
