@@ -34,8 +34,18 @@ public final class ManagedObjectContext {
     nonisolated(unsafe) static var temporaryCounter: Int64 = 0
     static let counterLock = NSLock()
 
+    /// Ends `notifications` streams when the context goes.
+    var streamFinishers: [UUID: () -> Void] = [:]
+
     public init(store: PersistentStore) {
         self.store = store
+    }
+
+    deinit {
+        // Objects the caller still holds must not point at a released context.
+        for o in registry.values { o.context = nil }
+        for o in insertedList { o.context = nil }
+        for finish in streamFinishers.values { finish() }
     }
 
     // MARK: Change sets

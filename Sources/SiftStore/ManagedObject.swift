@@ -76,7 +76,9 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// Temporary until the object's first save, then the permanent ID of its row.
     public internal(set) var objectID: ObjectID
     var info: EntityInfo
-    weak var context: ManagedObjectContext?
+    /// Not weak (a weak reference allocates a side table per object): the context clears it for
+    /// every object it holds when it lets the object go or is itself released, so it never dangles.
+    unowned(unsafe) var context: ManagedObjectContext?
     /// The row has not been read yet.
     public internal(set) var isFault: Bool
     var attributes: [Value]

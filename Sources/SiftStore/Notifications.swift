@@ -54,7 +54,7 @@ extension ManagedObjectContext {
         let (stream, continuation) = AsyncStream<ContextNotification>.makeStream()
         let id = UUID()
         observers[id] = { continuation.yield($0) }
-        continuation.onTermination = { _ in }
+        streamFinishers[id] = { continuation.finish() }
         return stream
     }
 

@@ -266,6 +266,26 @@ import SiftEvaluation
         #expect(throws: StoreError.self) { try ann.setValue("x", forKey: "name") }
     }
 
+    @Test func objectsOutlivingTheirContextFailCleanly() throws {
+        let store = try PersistentStore.inMemory(model: try Fixtures.companyModel())
+        var kept: ManagedObject?
+        var fault: ManagedObject?
+        do {
+            let c = ManagedObjectContext(store: store)
+            let ann = try person(c, "Ann")
+            try c.save()
+            kept = ann
+            fault = try ManagedObjectContext(store: store).object(with: ann.objectID)
+        }
+        let o = try #require(kept)
+        #expect(try o.get("name", as: String.self) == "Ann")   // read before the context went
+        do { try o.setValue("Anne", forKey: "name"); Issue.record("a change without a context") } catch {
+            #expect(error.kind == .invalidOperation)
+        }
+        // A fault whose context is gone cannot read its row: an error, not a crash.
+        #expect(throws: StoreError.self) { try fault?.get("name", as: String.self) }
+    }
+
     @Test func notificationsCarryTheIDs() async throws {
         let c = try makeContext()
         final class Box: @unchecked Sendable { var notes: [ContextNotification] = [] }
