@@ -114,6 +114,17 @@ extension ManagedObjectContext {
         func read(_ d: SiftSortDescriptor, _ o: ManagedObject) throws(StoreError) -> Value {
             do { return try d.key(of: .object(o)) } catch { throw StoreError(error) }
         }
+        /// The dictionary of one object, and its values as a hashable key (groups, distinct rows).
+        func readRow(_ keys: [(String, SiftSortDescriptor)], _ o: ManagedObject) throws(StoreError) -> ([String: Value], [ValueKey]) {
+            var row: [String: Value] = [:]
+            var key: [ValueKey] = []
+            for (name, d) in keys {
+                let v = try read(d, o)
+                row[name] = v
+                key.append(ValueKey(v))
+            }
+            return (row, key)
+        }
         var rows: [[String: Value]] = []
         if request.propertiesToGroupBy == nil, !request.aggregates.isEmpty {
             // Aggregates without grouping: one row over every match (counts 0 when none match).
@@ -126,13 +137,7 @@ extension ManagedObjectContext {
             var order: [[ValueKey]] = []
             var groups: [[ValueKey]: (values: [String: Value], members: [ManagedObject])] = [:]
             for o in objects {
-                var values: [String: Value] = [:]
-                var key: [ValueKey] = []
-                for (name, d) in keys {
-                    let v = try read(d, o)
-                    values[name] = v
-                    key.append(ValueKey(v))
-                }
+                let (values, key) = try readRow(keys, o)
                 if groups[key] == nil { order.append(key); groups[key] = (values, []) }
                 groups[key]!.members.append(o)
             }
@@ -148,13 +153,7 @@ extension ManagedObjectContext {
             let keys = try readers(properties)
             var seen = Set<[ValueKey]>()
             for o in objects {
-                var row: [String: Value] = [:]
-                var key: [ValueKey] = []
-                for (name, d) in keys {
-                    let v = try read(d, o)
-                    row[name] = v
-                    key.append(ValueKey(v))
-                }
+                let (row, key) = try readRow(keys, o)
                 if request.returnsDistinctResults, !seen.insert(key).inserted { continue }
                 rows.append(row)
             }
