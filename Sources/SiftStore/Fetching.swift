@@ -555,7 +555,9 @@ struct KeyPathCollector {
         var out: [[ResolvedRelationship]] = []
         var ok = true
         var variables: [String: (entity: String, prefix: [ResolvedRelationship])] = [:]
-        func walk(_ components: [String], _ start: String, _ prefix: [ResolvedRelationship]) {
+        /// Follows the relationship components of a key path; records the path, returns where it ends.
+        @discardableResult
+        func walk(_ components: [String], _ start: String, _ prefix: [ResolvedRelationship]) -> (String, [ResolvedRelationship]) {
             var entity = start
             var path = prefix
             for c in components {
@@ -564,6 +566,7 @@ struct KeyPathCollector {
                 entity = rel.destination
             }
             if !path.isEmpty { out.append(path) }
+            return (entity, path)
         }
         func expression(_ e: ExpressionSyntax, _ start: String, _ prefix: [ResolvedRelationship]) {
             switch e.kind {
@@ -586,15 +589,8 @@ struct KeyPathCollector {
             case .unary(_, let x): expression(x, start, prefix)
             case .function(_, let args): for x in args { expression(x, start, prefix) }
             case .subquery(let collection, let v, let body):
-                expression(collection, start, prefix)
                 if case .keyPath(nil, let components) = collection.kind {
-                    var entity = start
-                    var path = prefix
-                    for c in components {
-                        guard let r = model.resolved[entity], let rel = r.relationship(c) else { break }
-                        path.append(rel)
-                        entity = rel.destination
-                    }
+                    let (entity, path) = walk(components, start, prefix)
                     let saved = variables[v]
                     variables[v] = (entity, path)
                     predicate(body, start, prefix)
