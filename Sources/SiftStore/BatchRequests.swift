@@ -192,9 +192,9 @@ extension ManagedObjectContext {
     public func mergeChanges(from result: BatchResult) throws(StoreError) {
         var changes = ChangeSet()
         for id in result.objectIDs {
-            guard let o = registry[id] else { continue }
+            guard id.storeIdentifier == store.identifier, let o = registry[id.key] else { continue }
             if result.deleted {
-                registry[id] = nil
+                registry[id.key] = nil
                 updatedSet.remove(o)
                 deletedSet.remove(o)
                 o.context = nil

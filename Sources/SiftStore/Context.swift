@@ -22,7 +22,9 @@ import SiftSQLite
 /// `ObjectID`s cross threads and are resolved with `object(with:)` in another context.
 public final class ManagedObjectContext {
     public let store: PersistentStore
-    var registry: [ObjectID: ManagedObject] = [:]
+    /// One object per ID. Keyed by the ID's key alone: every registered object belongs to this
+    /// context's store, so comparing store identifiers on each lookup would be wasted work.
+    var registry: [ObjectID.Key: ManagedObject] = [:]
     /// Inserted objects in insertion order (their keys are given in this order at save).
     var insertedList: [ManagedObject] = []
     var insertedSet: Set<ObjectIdentifier> = []
@@ -75,7 +77,7 @@ public final class ManagedObjectContext {
         let o = ManagedObject(id: id, info: info, context: self, fault: false)
         for (i, a) in info.entity.attributes.enumerated() { o.attributes[i] = a.defaultValue ?? .null }
         for (i, r) in info.entity.relationships.enumerated() { o.links[i] = r.isToMany ? .many([]) : .one(nil) }
-        registry[id] = o
+        registry[id.key] = o
         insertedList.append(o)
         insertedSet.insert(ObjectIdentifier(o))
         unreported.inserted.append(id)
@@ -85,9 +87,12 @@ public final class ManagedObjectContext {
     /// The object with `id`: the registered one, or a fault that reads its row when touched.
     /// An ID of another store, or a temporary ID this context did not make, is `.objectNotFound`.
     public func object(with id: ObjectID) throws(StoreError) -> ManagedObject {
-        if let o = registry[id] { return o }
-        guard id.storeIdentifier == store.identifier, let pk = id.primaryKey else {
+        guard id.storeIdentifier == store.identifier else {
             throw StoreError(.objectNotFound, "\(id) is not an object of this store")
+        }
+        if let o = registry[id.key] { return o }
+        guard let pk = id.primaryKey else {
+            throw StoreError(.objectNotFound, "\(id) is a temporary ID this context did not make")
         }
         return try faultObject(pk: pk, declared: id.entityName)
     }
@@ -103,10 +108,10 @@ public final class ManagedObjectContext {
     /// entity is read with its row).
     func faultObject(pk: Int64, declared: String) throws(StoreError) -> ManagedObject {
         let id = ObjectID(entity: declared, store: store.identifier, key: .permanent(pk))
-        if let o = registry[id] { return o }
+        if let o = registry[id.key] { return o }
         let info = try store.info(declared)
         let o = ManagedObject(id: id, info: info, context: self, fault: true)
-        registry[id] = o
+        registry[id.key] = o
         return o
     }
 
@@ -122,13 +127,13 @@ public final class ManagedObjectContext {
             throw StoreError(.sqlite, "a row without a key or entity number")
         }
         let id = ObjectID(entity: info.name, store: store.identifier, key: .permanent(pk))
-        if let o = registry[id] {
+        if let o = registry[id.key] {
             if o.isFault { try fill(o, info: info, column) }
             return o
         }
         let o = ManagedObject(id: id, info: info, context: self, fault: true)
         try fill(o, info: info, column)
-        registry[id] = o
+        registry[id.key] = o
         return o
     }
 
@@ -407,7 +412,7 @@ public final class ManagedObjectContext {
             try detachAll(o)
             insertedSet.remove(ObjectIdentifier(o))
             insertedList.removeAll { $0 === o }
-            registry[o.objectID] = nil
+            registry[o.objectID.key] = nil
             unreported.deleted.append(o.objectID)
             o.context = nil
             return
@@ -436,7 +441,7 @@ public final class ManagedObjectContext {
     /// Discards every unsaved change: inserted objects leave, updated and deleted ones return to
     /// their committed state.
     public func rollback() {
-        for o in insertedList { registry[o.objectID] = nil; o.context = nil }
+        for o in insertedList { registry[o.objectID.key] = nil; o.context = nil }
         for o in updatedSet.union(deletedSet) {
             if let s = o.snapshot { o.attributes = s.attributes; o.links = s.links }
             o.snapshot = nil

@@ -27,7 +27,8 @@ public final class PersistentStore: @unchecked Sendable {
     let connection: SQLiteConnection
     let layouts: [String: TableLayout]
     let infos: [String: EntityInfo]
-    let infoByNumber: [Int64: EntityInfo]
+    /// Entity facts by `Z_ENT` number (index 0 unused), an array because every fetched row asks.
+    let infoByNumber: EntityNumbers
     /// The model's schema with each entity's rows limited to the entity itself (fetches that
     /// exclude sub-entities).
     let ownEntitySchema: Schema
@@ -89,7 +90,7 @@ public final class PersistentStore: @unchecked Sendable {
             byNumber[r.number] = info
         }
         self.infos = infos
-        self.infoByNumber = byNumber
+        self.infoByNumber = EntityNumbers(byNumber)
         var own = model.schema
         for (i, e) in own.entities.enumerated() where e.discriminator != nil {
             own.entities[i].discriminator = Entity.Discriminator(column: Storage.entityColumn, values: [model.resolved[e.name]!.number])
@@ -265,6 +266,17 @@ public final class PersistentStore: @unchecked Sendable {
 
 extension SQLiteError {
     var storeError: StoreError { StoreError(.sqlite, message + (sql.map { " (in: \($0))" } ?? "")) }
+}
+
+/// Entity facts by entity number.
+struct EntityNumbers: Sendable {
+    let infos: [EntityInfo?]
+    init(_ byNumber: [Int64: EntityInfo]) {
+        var infos = [EntityInfo?](repeating: nil, count: Int(byNumber.keys.max() ?? 0) + 1)
+        for (n, info) in byNumber { infos[Int(n)] = info }
+        self.infos = infos
+    }
+    subscript(_ n: Int64) -> EntityInfo? { n >= 0 && n < Int64(infos.count) ? infos[Int(n)] : nil }
 }
 
 /// The columns of one hierarchy's table, and where each entity's properties sit among them.

@@ -51,15 +51,15 @@ extension ManagedObjectContext {
         // Committed: temporary IDs become permanent, the committed state is the current one.
         var saved = ChangeSet()
         for o in inserted {
-            registry[o.objectID] = nil
+            registry[o.objectID.key] = nil
             o.objectID = ObjectID(entity: o.info.name, store: store.identifier, key: .permanent(keys[ObjectIdentifier(o)]!))
             o.version = 0
-            registry[o.objectID] = o
+            registry[o.objectID.key] = o
             saved.inserted.append(o.objectID)
         }
         for o in updated { o.snapshot = nil; o.version += 1; saved.updated.append(o.objectID) }
         for o in deleted {
-            registry[o.objectID] = nil
+            registry[o.objectID.key] = nil
             o.context = nil
             saved.deleted.append(o.objectID)
         }

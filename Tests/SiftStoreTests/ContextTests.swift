@@ -230,6 +230,11 @@ import SiftEvaluation
         #expect(!fault.isFault)
         // One object per ID: a fetch returns the same instance.
         #expect(try c2.fetch(FetchRequest("Person")).first === fault)
+        // The same key in another store is another object.
+        let elsewhere = ManagedObjectContext(store: try PersistentStore.inMemory(model: try Fixtures.companyModel()))
+        do { _ = try elsewhere.object(with: ann.objectID); Issue.record("another store's ID resolved") } catch {
+            #expect(error.kind == .objectNotFound)
+        }
         // A deleted row is a clear error when its fault fires.
         let c3 = try makeContext(path: path)
         try c3.delete(try c3.existingObject(with: ann.objectID))
