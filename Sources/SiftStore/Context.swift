@@ -27,7 +27,6 @@ public final class ManagedObjectContext {
     var registry: [ObjectID.Key: ManagedObject] = [:]
     /// Inserted objects in insertion order (their keys are given in this order at save).
     var insertedList: [ManagedObject] = []
-    var insertedSet: Set<ObjectIdentifier> = []
     var updatedSet: Set<ManagedObject> = []
     var deletedSet: Set<ManagedObject> = []
     /// Changes since the last objects-did-change notification.
@@ -59,7 +58,8 @@ public final class ManagedObjectContext {
     /// Every object the context holds (it keeps them until `reset()`).
     public var registeredObjects: [ManagedObject] { Array(registry.values) }
 
-    func isInserted(_ o: ManagedObject) -> Bool { insertedSet.contains(ObjectIdentifier(o)) }
+    /// A flag on the object rather than a set: every change asks, and a set costs a hash each time.
+    func isInserted(_ o: ManagedObject) -> Bool { o.pendingInsert && o.context === self }
 
     // MARK: Inserting and resolving
 
@@ -79,7 +79,7 @@ public final class ManagedObjectContext {
         for (i, r) in info.entity.relationships.enumerated() { o.links[i] = r.isToMany ? .many([]) : .one(nil) }
         registry[id.key] = o
         insertedList.append(o)
-        insertedSet.insert(ObjectIdentifier(o))
+        o.pendingInsert = true
         unreported.inserted.append(id)
         return o
     }
@@ -234,7 +234,7 @@ public final class ManagedObjectContext {
     /// Records the committed state before the first change of a saved object.
     func willChange(_ o: ManagedObject) throws(StoreError) {
         guard !isInserted(o) else { return }
-        guard !deletedSet.contains(o) else { throw StoreError(.invalidOperation, "\(o.objectID) is deleted") }
+        guard deletedSet.isEmpty || !deletedSet.contains(o) else { throw StoreError(.invalidOperation, "\(o.objectID) is deleted") }
         try o.fire()
         if o.snapshot == nil {
             o.snapshot = Snapshot(attributes: o.attributes, links: o.links)
@@ -244,7 +244,7 @@ public final class ManagedObjectContext {
 
     func checkOwned(_ o: ManagedObject) throws(StoreError) {
         guard o.context === self else { throw StoreError(.invalidOperation, "\(o.objectID) belongs to another context") }
-        guard !deletedSet.contains(o) else { throw StoreError(.invalidOperation, "\(o.objectID) is deleted") }
+        guard deletedSet.isEmpty || !deletedSet.contains(o) else { throw StoreError(.invalidOperation, "\(o.objectID) is deleted") }
     }
 
     func set(_ value: Any?, forKey key: String, of o: ManagedObject) throws(StoreError) {
@@ -410,7 +410,7 @@ public final class ManagedObjectContext {
         if isInserted(o) {
             // Never saved: it simply leaves, after its links are undone.
             try detachAll(o)
-            insertedSet.remove(ObjectIdentifier(o))
+            o.pendingInsert = false
             insertedList.removeAll { $0 === o }
             registry[o.objectID.key] = nil
             unreported.deleted.append(o.objectID)
@@ -446,8 +446,8 @@ public final class ManagedObjectContext {
             if let s = o.snapshot { o.attributes = s.attributes; o.links = s.links }
             o.snapshot = nil
         }
+        for o in insertedList { o.pendingInsert = false }
         insertedList = []
-        insertedSet = []
         updatedSet = []
         deletedSet = []
         unreported = ChangeSet()
@@ -460,8 +460,8 @@ public final class ManagedObjectContext {
             o.links = Array(repeating: nil, count: o.links.count)
         }
         registry = [:]
+        for o in insertedList { o.pendingInsert = false }
         insertedList = []
-        insertedSet = []
         updatedSet = []
         deletedSet = []
         unreported = ChangeSet()

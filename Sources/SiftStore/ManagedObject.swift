@@ -89,6 +89,8 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     var version: Int64 = 0
     /// Faults of one fetch with a batch size: touching one reads the rows of all.
     var batch: FaultBatch?
+    /// Inserted in its context and not saved yet (the context's own bookkeeping).
+    var pendingInsert = false
 
     init(id: ObjectID, info: EntityInfo, context: ManagedObjectContext, fault: Bool) {
         self.objectID = id

@@ -63,8 +63,8 @@ extension ManagedObjectContext {
             o.context = nil
             saved.deleted.append(o.objectID)
         }
+        for o in inserted { o.pendingInsert = false }
         insertedList = []
-        insertedSet = []
         updatedSet = []
         deletedSet = []
         post(.didSave(saved))
