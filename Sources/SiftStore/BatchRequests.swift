@@ -29,7 +29,7 @@ public struct BatchResult: Sendable, Hashable {
 /// let result = try context.execute(raise)   // result.count rows updated
 /// context.mergeChanges(from: result)
 /// ```
-public struct BatchUpdateRequest: Sendable {
+public struct BatchUpdateRequest: PredicateRequest, Sendable {
     public enum NewValue: Sendable, Hashable {
         case constant(LiteralValue)
         /// An expression of the object (`salary * 1.1`, `name`), evaluated as in memory.
@@ -45,11 +45,6 @@ public struct BatchUpdateRequest: Sendable {
         self.entityName = entityName
         self.predicate = predicate
     }
-
-    public init(_ entityName: String, predicate format: String, _ arguments: Any?...) throws(StoreError) {
-        self.entityName = entityName
-        do { predicate = try SiftPredicate(format: format, arguments: arguments) } catch { throw StoreError(error) }
-    }
 }
 
 /// Deletes every object a predicate selects, with the model's delete rules.
@@ -57,7 +52,7 @@ public struct BatchUpdateRequest: Sendable {
 /// ```swift
 /// let result = try context.execute(try BatchDeleteRequest("Session", predicate: "expires < %@", Date()))
 /// ```
-public struct BatchDeleteRequest: Sendable {
+public struct BatchDeleteRequest: PredicateRequest, Sendable {
     public var entityName: String
     public var predicate: SiftPredicate?
     public var variables: [String: LiteralValue] = [:]
@@ -66,11 +61,6 @@ public struct BatchDeleteRequest: Sendable {
     public init(_ entityName: String, predicate: SiftPredicate? = nil) {
         self.entityName = entityName
         self.predicate = predicate
-    }
-
-    public init(_ entityName: String, predicate format: String, _ arguments: Any?...) throws(StoreError) {
-        self.entityName = entityName
-        do { predicate = try SiftPredicate(format: format, arguments: arguments) } catch { throw StoreError(error) }
     }
 }
 

@@ -15,7 +15,7 @@ import SiftSyntax
 /// request.fetchLimit = 10
 /// let people = try context.fetch(request)
 /// ```
-public struct FetchRequest: Sendable {
+public struct FetchRequest: PredicateRequest, Sendable {
     public enum ResultType: String, Sendable, Hashable {
         case managedObjects, objectIDs, count, dictionaries
     }
@@ -79,16 +79,33 @@ public struct FetchRequest: Sendable {
     /// Relationship key paths (`address`, `kids.toys`) to load with the objects.
     public var relationshipKeyPathsForPrefetching: [String] = []
 
-    public init(_ entityName: String, predicate: SiftPredicate? = nil, sortDescriptors: [SiftSortDescriptor] = []) {
+    public init(_ entityName: String, predicate: SiftPredicate? = nil) {
         self.entityName = entityName
         self.predicate = predicate
-        self.sortDescriptors = sortDescriptors
     }
 
+    public init(_ entityName: String, predicate: SiftPredicate? = nil, sortDescriptors: [SiftSortDescriptor]) {
+        self.init(entityName, predicate: predicate)
+        self.sortDescriptors = sortDescriptors
+    }
+}
+
+/// A request for the objects of an entity a predicate selects: fetch, batch update, batch delete.
+/// They share the format-string initializer.
+public protocol PredicateRequest {
+    init(_ entityName: String, predicate: SiftPredicate?)
+}
+
+extension PredicateRequest {
     /// A request whose predicate is a format string with `%@`/`%K` arguments.
+    ///
+    /// ```swift
+    /// let r = try FetchRequest("Person", predicate: "age > %@", 30)
+    /// ```
     public init(_ entityName: String, predicate format: String, _ arguments: Any?...) throws(StoreError) {
-        self.entityName = entityName
-        do { self.predicate = try SiftPredicate(format: format, arguments: arguments) } catch { throw StoreError(error) }
+        let predicate: SiftPredicate
+        do { predicate = try SiftPredicate(format: format, arguments: arguments) } catch { throw StoreError(error) }
+        self.init(entityName, predicate: predicate)
     }
 }
 

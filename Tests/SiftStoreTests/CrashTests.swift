@@ -11,6 +11,7 @@
 import Foundation
 import Testing
 import SiftSQLite
+import SiftTestSupport
 @testable import SiftStore
 #if canImport(Glibc)
 import Glibc
@@ -21,7 +22,7 @@ import Darwin
 @Suite struct CrashTests {
     @Test func killedWriterLeavesWholeSaves() throws {
         let kills = ProcessInfo.processInfo.environment["SIFT_CRASH_KILLS"].flatMap { Int($0) } ?? 200
-        let executable = try #require(crashChildBinary(), "no sift-crash-child executable next to the test bundle")
+        let executable = try #require(builtExecutable(named: "sift-crash-child")?.path, "no sift-crash-child executable next to the test bundle")
         // The child's own model, so the two can never drift apart (the store would refuse it).
         let modelRun = try CrashChild(executable, ["--model"], stderr: "/dev/null")
         modelRun.readToEnd()
@@ -245,26 +246,6 @@ private func childErrors(_ path: String) -> String {
 }
 
 // MARK: Running the child
-
-/// The `sift-crash-child` executable built beside this test bundle, found by walking up from the
-/// test binary (as the tool tests find `sift`).
-private func crashChildBinary() -> String? {
-    let fm = FileManager.default
-    var starts = [URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath(), Bundle.main.bundleURL]
-    if let exe = Bundle.main.executableURL { starts.append(exe) }
-    for start in starts {
-        var dir = start.deletingLastPathComponent()
-        for _ in 0..<6 {
-            let candidate = dir.appendingPathComponent("sift-crash-child").path
-            var isDir: ObjCBool = false
-            if fm.fileExists(atPath: candidate, isDirectory: &isDir), !isDir.boolValue, fm.isExecutableFile(atPath: candidate) {
-                return candidate
-            }
-            dir = dir.deletingLastPathComponent()
-        }
-    }
-    return nil
-}
 
 private enum ChildStatus: Equatable {
     case exited(Int32)

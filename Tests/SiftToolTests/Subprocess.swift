@@ -4,31 +4,13 @@
 
 import Foundation
 import Testing
-
-/// The `sift` executable built beside this test bundle, found by walking up from the test binary.
-private func siftBinary() -> URL? {
-    let fm = FileManager.default
-    var starts = [URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath(), Bundle.main.bundleURL]
-    if let exe = Bundle.main.executableURL { starts.append(exe) }
-    for start in starts {
-        var dir = start.deletingLastPathComponent()
-        for _ in 0..<6 {
-            let candidate = dir.appendingPathComponent("sift")
-            var isDir: ObjCBool = false
-            if fm.fileExists(atPath: candidate.path, isDirectory: &isDir), !isDir.boolValue, fm.isExecutableFile(atPath: candidate.path) {
-                return candidate
-            }
-            dir = dir.deletingLastPathComponent()
-        }
-    }
-    return nil
-}
+import SiftTestSupport
 
 struct SiftOutput { var status: Int32; var stdout: String; var stderr: String }
 
 /// Runs `sift args…` with `stdin` on standard input (drained concurrently so large outputs cannot block).
 func runSift(_ args: [String], stdin: String = "") throws -> SiftOutput {
-    let exe = try #require(siftBinary(), "no sift executable next to the test bundle")
+    let exe = try #require(builtExecutable(named: "sift"), "no sift executable next to the test bundle")
     let process = Process()
     process.executableURL = exe
     process.arguments = args

@@ -466,6 +466,28 @@ func f(_ x: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", x)
 
 print("StoreBench: SQLite \(String(cString: sqlite3_libversion())), GRDB 7.10.0; median of \(rounds) rounds; store files in \(directory.path)")
 
+/// One timed GRDB insert of every person through record type `R` in one write transaction, into a
+/// fresh store (checksummed on round 0, as the other contenders are).
+func grdbInsert<R: PersistableRecord>(_ name: String, label: String, round: Int, people: [PersonData],
+                                       sums: inout [String: String], _ make: (Int64, PersonData) -> R) -> Double {
+    let path = makeEmptyStore(label)
+    defer { removeStore(path) }
+    let ns: Double
+    do {
+        let pool = openPool(path)
+        ns = timed {
+            do {
+                try pool.write { db in
+                    for (i, p) in people.enumerated() { try make(Int64(i + 1), p).insert(db) }
+                    try db.execute(sql: "UPDATE sift_primary_key SET max = ? WHERE entity = '*'", arguments: [people.count])
+                }
+            } catch { fail("\(name) insert: \(error)") }
+        }.ns
+    }
+    if round == 0 { sums[name] = checksum(path) }
+    return ns
+}
+
 // MARK: 1. Insert
 
 if runs("insert") {
@@ -496,38 +518,8 @@ if runs("insert") {
             if round == 0 { sums["raw C API"] = checksum(path) }
             removeStore(path)
         }
-        do {
-            let path = makeEmptyStore("grdb-insert")
-            do {
-                let pool = openPool(path)
-                grdbT.append(timed {
-                    do {
-                        try pool.write { db in
-                            for (i, p) in people.enumerated() { try GRDBPerson(id: Int64(i + 1), p).insert(db) }
-                            try db.execute(sql: "UPDATE sift_primary_key SET max = ? WHERE entity = '*'", arguments: [people.count])
-                        }
-                    } catch { fail("GRDB insert: \(error)") }
-                }.ns)
-            }
-            if round == 0 { sums["GRDB record"] = checksum(path) }
-            removeStore(path)
-        }
-        do {
-            let path = makeEmptyStore("grdb-codable-insert")
-            do {
-                let pool = openPool(path)
-                codableT.append(timed {
-                    do {
-                        try pool.write { db in
-                            for (i, p) in people.enumerated() { try GRDBCodablePerson(id: Int64(i + 1), p).insert(db) }
-                            try db.execute(sql: "UPDATE sift_primary_key SET max = ? WHERE entity = '*'", arguments: [people.count])
-                        }
-                    } catch { fail("GRDB Codable insert: \(error)") }
-                }.ns)
-            }
-            if round == 0 { sums["GRDB Codable"] = checksum(path) }
-            removeStore(path)
-        }
+        grdbT.append(grdbInsert("GRDB record", label: "grdb-insert", round: round, people: people, sums: &sums, GRDBPerson.init))
+        codableT.append(grdbInsert("GRDB Codable", label: "grdb-codable-insert", round: round, people: people, sums: &sums, GRDBCodablePerson.init))
     }
     let expectedAges = people.reduce(0) { $0 + $1.age }, expectedActive = people.filter(\.active).count
     for (who, sum) in sums.sorted(by: { $0.key < $1.key }) {
