@@ -22,6 +22,10 @@ struct Scope {
 /// A compiled expression over a root object of type `Root` (`SELF`). The root is passed `inout`
 /// although nothing writes to it: that is the one convention that passes its address without a
 /// copy, and a copy of a struct retains every reference it holds (most of the cost of a leaf).
+/// (`borrowing` was measured too: Swift still copies a value read through a pointer before lending
+/// it to an opaque closure, and adds reabstraction thunks for loadable roots.) Compiled code must
+/// never write to the root: callers lend it from a thread-private slot (`lend(_:into:)`), never
+/// from the caller's own storage, which other threads may be reading.
 @usableFromInline
 typealias Expr<Root> = @Sendable (inout Root, inout Scope) throws(EvaluationError) -> Value
 /// A compiled predicate over a root object of type `Root`.

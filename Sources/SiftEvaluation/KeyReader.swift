@@ -32,7 +32,7 @@ public struct KeyReader<Root>: Sendable {
     /// The same test over the selected elements of a run of objects: keeps in `selection` those
     /// whose answer (`ifNil` for a nil value) equals `keep`.
     @usableFromInline typealias Refine<Condition> = @Sendable (
-        UnsafeMutablePointer<Root>, inout Selection, Condition, _ ifNil: Bool, _ keep: Bool) -> Void
+        UnsafePointer<Root>, inout Selection, Condition, _ ifNil: Bool, _ keep: Bool) -> Void
 
     /// How a typed reader tests a condition: on one object, and over a run of objects. Both are made
     /// in inlinable code, so they are compiled in the module that declares `Root`, where the reader

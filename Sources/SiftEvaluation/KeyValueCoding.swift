@@ -27,7 +27,11 @@ import Foundation
 /// try SiftPredicate("age > 30").evaluate(with: Person(name: "Ann", age: 41))   // true
 /// let adults = try SiftPredicate("age >= 18").compiled(for: Person.self)      // for many objects
 /// ```
-public protocol KeyValueCoding {
+///
+/// The type itself (its metatype) must be shareable between threads, because a compiled predicate
+/// keeps the type's readers and is `Sendable`; only a type whose conformance is isolated to an actor
+/// fails that, and such a type cannot be evaluated off that actor anyway.
+public protocol KeyValueCoding: SendableMetatype {
     /// The value for `key`: `.null` when the value is nil, or throw
     /// ``KeyValueCodingError/unknownKey(_:in:)`` when the type has no such key. The default asks
     /// ``reader(forKey:)``.

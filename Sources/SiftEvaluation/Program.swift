@@ -34,7 +34,7 @@ enum Step<Root>: Sendable {
 
     /// Keeps in `selection` the objects of `base` for which the step's answer is `keep`.
     @inlinable
-    func refine(_ base: UnsafeMutablePointer<Root>, _ selection: inout Selection, keep: Bool,
+    func refine(_ base: UnsafePointer<Root>, _ selection: inout Selection, keep: Bool,
                 _ scope: inout Scope) throws(EvaluationError) {
         switch self {
         case .closure(let test): try selection.refine(base, keep: keep) { root throws(EvaluationError) in try test(&root, &scope) }
@@ -80,7 +80,7 @@ enum Program<Root>: Sendable {
     /// Narrows `selection`, which must hold every index of a run of objects at `base`, to the
     /// indices of those that match, in ascending order. An error leaves `selection` unspecified.
     @inlinable
-    func select(_ base: UnsafeMutablePointer<Root>, _ selection: inout Selection, _ scope: inout Scope) throws(EvaluationError) {
+    func select(_ base: UnsafePointer<Root>, _ selection: inout Selection, _ scope: inout Scope) throws(EvaluationError) {
         switch self {
         case .single(let step):
             try step.refine(base, &selection, keep: true, &scope)
@@ -128,27 +128,32 @@ struct Selection {
         isAll = false
     }
 
-    /// Keeps the selected objects whose `answer` is `keep`, in order. The index is written before it
-    /// is known to stay, and the output position advanced by 0 or 1, so the loop has no branch of
-    /// its own.
+    /// Keeps the selected objects whose `answer` is `keep`, in order. Each object is lent to
+    /// `answer` from a slot of this thread's (`lend(_:into:)`). The index is written before it is
+    /// known to stay, and the output position advanced by 0 or 1, so the loop has no branch of its own.
     @inlinable @inline(__always)
-    mutating func refine<Root, E: Error>(_ base: UnsafeMutablePointer<Root>, keep: Bool,
+    mutating func refine<Root, E: Error>(_ base: UnsafePointer<Root>, keep: Bool,
                                          _ answer: (inout Root) throws(E) -> Bool) throws(E) {
-        var kept = 0
-        if isAll {
-            for i in 0..<count {
-                indices[kept] = Int32(truncatingIfNeeded: i)
-                kept &+= try answer(&base[i]) == keep ? 1 : 0
+        try withUnsafeTemporaryAllocation(of: Root.self, capacity: 1) { (slot) throws(E) in
+            let slot = slot.baseAddress.unsafelyUnwrapped
+            var kept = 0
+            if isAll {
+                for i in 0..<count {
+                    indices[kept] = Int32(truncatingIfNeeded: i)
+                    lend(base + i, into: slot)
+                    kept &+= try answer(&slot.pointee) == keep ? 1 : 0
+                }
+                isAll = false
+            } else {
+                for k in 0..<count {
+                    let i = indices[k]
+                    indices[kept] = i
+                    lend(base + Int(i), into: slot)
+                    kept &+= try answer(&slot.pointee) == keep ? 1 : 0
+                }
             }
-            isAll = false
-        } else {
-            for k in 0..<count {
-                let i = indices[k]
-                indices[kept] = i
-                kept &+= try answer(&base[Int(i)]) == keep ? 1 : 0
-            }
+            count = kept
         }
-        count = kept
     }
 
     /// Replaces the selection by the indices of `0..<all` it does not hold.
@@ -165,4 +170,15 @@ struct Selection {
         indices.update(from: out, count: n)
         count = n
     }
+}
+
+/// Lends the object at `source` to compiled code: copies its bits, without retaining anything it
+/// holds, into `slot`, a thread-private location the code can take `inout`. That is the one way to
+/// hand an opaque closure a value without copying it (retains, and for shared objects atomic
+/// traffic between cores) and without a modifying access to the caller's storage, which Swift's
+/// exclusivity rules forbid while other threads read the same objects. The slot only aliases the
+/// object: it is never deinitialized, and compiled code never writes to its root.
+@inlinable @inline(__always)
+func lend<Root>(_ source: UnsafePointer<Root>, into slot: UnsafeMutablePointer<Root>) {
+    UnsafeMutableRawPointer(slot).copyMemory(from: source, byteCount: MemoryLayout<Root>.size)
 }

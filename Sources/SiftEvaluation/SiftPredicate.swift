@@ -113,10 +113,11 @@ public struct CompiledPredicate<Root: KeyValueCoding>: Sendable, CustomStringCon
     @inlinable
     public func evaluate(with object: Root, variables: [String: Value] = [:]) throws(EvaluationError) -> Bool {
         var scope = Scope(variables: variables)
-        // The compiled code takes the object `inout` only to receive its address, and never
-        // writes to it; borrowing it this way spares a copy, which would retain what it holds.
-        return try withUnsafePointer(to: object) { (p: UnsafePointer<Root>) throws(EvaluationError) -> Bool in
-            try program.run(&UnsafeMutablePointer(mutating: p).pointee, &scope)
+        // Lent from a slot of this thread's, not the caller's storage (see `lend(_:into:)`).
+        return try withUnsafeTemporaryAllocation(of: Root.self, capacity: 1) { (slot) throws(EvaluationError) -> Bool in
+            let slot = slot.baseAddress.unsafelyUnwrapped
+            withUnsafePointer(to: object) { lend($0, into: slot) }
+            return try program.run(&slot.pointee, &scope)
         }
     }
 
@@ -141,8 +142,9 @@ public struct CompiledPredicate<Root: KeyValueCoding>: Sendable, CustomStringCon
     }
 
     /// Calls `body` with each matching element, in order; contiguous storage is read in place. The
-    /// element is passed `inout` (and never written) so that a body that ignores it, like
-    /// counting, costs no copy, which would retain what the element holds.
+    /// element is lent `inout` from a thread-private slot (see `lend(_:into:)`), and must not be
+    /// written, so that a body that ignores it, like counting, costs no copy, which would retain
+    /// what the element holds.
     /// Inlinable so that it is specialised for the element type where it is called: generic code
     /// would copy every element (retaining its references) to pass it on.
     @inlinable
@@ -151,11 +153,8 @@ public struct CompiledPredicate<Root: KeyValueCoding>: Sendable, CustomStringCon
         let program = self.program
         let done: Result<Void, EvaluationError>? = objects.withContiguousStorageIfAvailable { buffer in
             guard let base = buffer.baseAddress else { return .success(()) }
-            // The compiled code takes objects `inout` or by pointer only to receive their address;
-            // it never writes to them, so the shared storage is never modified.
-            let objects = UnsafeMutablePointer(mutating: base)
             do throws(EvaluationError) {
-                try Self.forEachMatch(program, in: objects, count: buffer.count, variables: variables, body)
+                try Self.forEachMatch(program, in: base, count: buffer.count, variables: variables, body)
                 return .success(())
             } catch { return .failure(error) }
         }
@@ -174,10 +173,13 @@ public struct CompiledPredicate<Root: KeyValueCoding>: Sendable, CustomStringCon
 
     /// `forEachMatch` over `count` objects at `base`, a run of objects at a time (`Program.select`).
     @inlinable
-    static func forEachMatch(_ program: Program<Root>, in base: UnsafeMutablePointer<Root>, count: Int,
+    static func forEachMatch(_ program: Program<Root>, in base: UnsafePointer<Root>, count: Int,
                              variables: [String: Value], _ body: (inout Root) -> Void) throws(EvaluationError) {
         let indices = UnsafeMutablePointer<Int32>.allocate(capacity: 2 * runLength)
         defer { indices.deallocate() }
+        // Where matches are lent to `body` (see `lend(_:into:)`); never deinitialized.
+        let slot = UnsafeMutablePointer<Root>.allocate(capacity: 1)
+        defer { slot.deallocate() }
         var scope = Scope(variables: variables)
         var start = 0
         while start < count {
@@ -190,11 +192,17 @@ public struct CompiledPredicate<Root: KeyValueCoding>: Sendable, CustomStringCon
                 // Steps test the run one after the other, so the error raised may not be the one
                 // of the first failing object; testing object by object raises that one.
                 var scope = Scope(variables: variables)
-                for i in 0..<n { _ = try program.run(&run[i], &scope) }
+                for i in 0..<n {
+                    lend(run + i, into: slot)
+                    _ = try program.run(&slot.pointee, &scope)
+                }
                 throw error
             }
             selection.materialize()
-            for k in 0..<selection.count { body(&run[Int(indices[k])]) }
+            for k in 0..<selection.count {
+                lend(run + Int(indices[k]), into: slot)
+                body(&slot.pointee)
+            }
             start += n
         }
     }
