@@ -12,7 +12,7 @@
 // Without `[d]` neither side is normalised: the pattern is PCRE2's business, scalar for scalar.
 
 import CPCRE2
-import Synchronization
+import Foundation
 
 /// A compiled MATCHES pattern: the whole subject must match.
 ///
@@ -190,5 +190,19 @@ public final class RegexPattern: @unchecked Sendable {
         }
     }
 
-    private static let cache = Mutex(CacheState())
+    /// The cache behind a pthread mutex (`NSLock`) rather than `Synchronization.Mutex`: on Linux
+    /// the latter is built on futexes that ThreadSanitizer cannot see, so every cache access would
+    /// be reported as a race in the sanitizer runs, ours and our users'.
+    private static let cache = LockedCache()
+
+    private final class LockedCache: @unchecked Sendable {
+        private let lock = NSLock()
+        private var state = CacheState()
+
+        func withLock<R>(_ body: (inout CacheState) -> R) -> R {
+            lock.lock()
+            defer { lock.unlock() }
+            return body(&state)
+        }
+    }
 }
