@@ -187,7 +187,7 @@ extension ManagedObjectContext {
                 registry[id.key] = nil
                 updatedSet.remove(o)
                 deletedSet.remove(o)
-                o.context = nil
+                Self.detach(o)
                 changes.deleted.append(id)
             } else {
                 try refresh(o, mergeChanges: true)

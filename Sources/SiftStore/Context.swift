@@ -43,10 +43,19 @@ public final class ManagedObjectContext {
     }
 
     deinit {
-        // Objects the caller still holds must not point at a released context.
-        for o in registry.values { o.context = nil }
-        for o in insertedList { o.context = nil }
+        for o in registry.values { Self.detach(o) }
+        for o in insertedList { Self.detach(o) }
         for finish in streamFinishers.values { finish() }
+    }
+
+    /// Cuts an object loose from this context: objects the caller still holds must not point at
+    /// a released context, and the strong references between related objects (each side of an
+    /// inverse pair holds the other, and snapshots hold the old links) are dropped, or every
+    /// graph with an inverse would be a reference cycle that outlives the context.
+    static func detach(_ o: ManagedObject) {
+        o.context = nil
+        o.links = Array(repeating: nil, count: o.links.count)
+        o.snapshot = nil
     }
 
     // MARK: Change sets
@@ -414,7 +423,7 @@ public final class ManagedObjectContext {
             insertedList.removeAll { $0 === o }
             registry[o.objectID.key] = nil
             unreported.deleted.append(o.objectID)
-            o.context = nil
+            Self.detach(o)
             return
         }
         try o.fire()
@@ -441,7 +450,7 @@ public final class ManagedObjectContext {
     /// Discards every unsaved change: inserted objects leave, updated and deleted ones return to
     /// their committed state.
     public func rollback() {
-        for o in insertedList { registry[o.objectID.key] = nil; o.context = nil }
+        for o in insertedList { registry[o.objectID.key] = nil; Self.detach(o) }
         for o in updatedSet.union(deletedSet) {
             if let s = o.snapshot { o.attributes = s.attributes; o.links = s.links }
             o.snapshot = nil
@@ -455,12 +464,12 @@ public final class ManagedObjectContext {
 
     /// Forgets every object (changes included); objects handed out before are detached.
     public func reset() {
-        for o in registry.values {
-            o.context = nil
-            o.links = Array(repeating: nil, count: o.links.count)
-        }
+        for o in registry.values { Self.detach(o) }
         registry = [:]
-        for o in insertedList { o.pendingInsert = false }
+        for o in insertedList {
+            Self.detach(o)
+            o.pendingInsert = false
+        }
         insertedList = []
         updatedSet = []
         deletedSet = []

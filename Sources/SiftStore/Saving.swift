@@ -60,7 +60,7 @@ extension ManagedObjectContext {
         for o in updated { o.snapshot = nil; o.version += 1; saved.updated.append(o.objectID) }
         for o in deleted {
             registry[o.objectID.key] = nil
-            o.context = nil
+            Self.detach(o)
             saved.deleted.append(o.objectID)
         }
         for o in inserted { o.pendingInsert = false }
