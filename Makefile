@@ -3,7 +3,7 @@
 
 SWIFT ?= swift
 
-.PHONY: deps build test crash-test sample bench fuzz fuzz-diff clean
+.PHONY: deps build test sanitizers tsan asan crash-test sample bench fuzz fuzz-diff clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -14,11 +14,28 @@ build: deps
 # The README's test command; CI runs exactly this. The suites use swift-testing only, so the
 # empty XCTest pass (which would print "Executed 0 tests") is switched off. The store's crash test
 # (200 SIGKILLs of a writer process) runs on its own afterwards, so its child process does not
-# compete for the two cores with the suites that time themselves.
+# compete for the two cores with the suites that time themselves. Then the sanitizer runs.
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --disable-xctest --skip CrashTests
 	$(SWIFT) test --skip-build --disable-xctest --filter CrashTests
+	$(MAKE) --no-print-directory sanitizers
+
+# Each sanitizer builds the package and its tests into a folder of its own (.build-tsan,
+# .build-asan) and fails on the first report: ThreadSanitizer over the suites that share
+# predicates, sort descriptors, connections and a store between threads; AddressSanitizer over the
+# golden corpus and the differential tests, which drive PCRE2 and SQLite through pointers.
+sanitizers: tsan asan
+
+tsan: deps
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --disable-xctest --sanitize=thread \
+		--scratch-path .build-tsan --filter ThreadSafetyTests
+
+asan: deps
+	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
+	ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 $(SWIFT) test --skip-build --disable-xctest --sanitize=address \
+		--scratch-path .build-asan --filter 'Corpus|DifferentialTests'
 
 # The store's crash test at length: 2000 SIGKILLs of a writer in the middle of its saves, each
 # followed by an integrity check and the all-or-nothing invariants (`make test` runs 200).
@@ -54,4 +71,4 @@ fuzz-diff: deps
 	bash scripts/fuzz-diff.sh
 
 clean:
-	rm -rf .build Benchmarks/.build Fuzz/build
+	rm -rf .build .build-tsan .build-asan Benchmarks/.build Fuzz/build

@@ -124,30 +124,6 @@ import SiftTestSupport
     }
 }
 
-/// Per-thread counts, written under a lock.
-final class Results: @unchecked Sendable {
-    private var counts = [Int](repeating: -1, count: 8)
-    private let lock = NSLock()
-    func set(_ i: Int, _ n: Int) { lock.lock(); counts[i] = n; lock.unlock() }
-    func get(_ i: Int) -> Int { lock.lock(); defer { lock.unlock() }; return counts[i] }
-}
-
-@Suite struct ConcurrencyTests {
-    @Test func oneCompiledPredicateOnManyThreads() throws {
-        let p = try SiftPredicate("name MATCHES[c] 'a.*' AND age BETWEEN {10, 20} AND name LIKE[cd] '*N*'")
-        let results = Results()
-        DispatchQueue.concurrentPerform(iterations: 8) { t in
-            var n = 0
-            for i in 0..<2_000 {
-                let age = i % 30
-                if (try? p.evaluate(with: ["name": t % 2 == 0 ? "Anna" : "Bob", "age": age])) == true { n += 1 }
-            }
-            results.set(t, n)
-        }
-        let expected = (0..<2_000).filter { (10...20).contains($0 % 30) }.count
-        for t in 0..<8 { #expect(results.get(t) == (t % 2 == 0 ? expected : 0)) }
-    }
-}
 
 /// The compiled fast paths for constant right-hand sides must agree with the general operation.
 @Suite struct FastPathAgreementTests {
