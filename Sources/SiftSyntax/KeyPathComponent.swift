@@ -41,6 +41,11 @@ public enum KeyPathComponent {
     /// `_`, then letters, digits, `_` and combining marks (`XID_Continue`). Reserved words pass
     /// this test; they are bare keys only with `#` in front.
     public static func isIdentifier(_ word: String) -> Bool {
+        // Most keys are ASCII: decide those on bytes, without Unicode property lookups.
+        if word.utf8.allSatisfy({ $0 < 0x80 }) {
+            guard let first = word.utf8.first, first == UInt8(ascii: "_") || isASCIILetter(first) else { return false }
+            return word.utf8.allSatisfy { $0 == UInt8(ascii: "_") || isASCIILetter($0) || ($0 >= 0x30 && $0 <= 0x39) }
+        }
         var scalars = word.unicodeScalars.makeIterator()
         guard let first = scalars.next(), isIdentifierStart(first) else { return false }
         while let s = scalars.next() {
@@ -48,6 +53,8 @@ public enum KeyPathComponent {
         }
         return true
     }
+
+    private static func isASCIILetter(_ b: UInt8) -> Bool { (b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A }
 
     /// The first scalar of an identifier.
     @inline(__always)
