@@ -423,7 +423,7 @@ struct Compiler<Root> {
         let box = access.box
         let start: Expr<Root> = base ?? { root, _ in box(root) }
         // Plain keys up to the first collection operator are read one after another.
-        let plainCount = components.prefix { !$0.hasPrefix("@") }.count
+        let plainCount = components.prefix { !KeyPathComponent.isCollectionOperator($0) }.count
         let plain = Array(components.prefix(plainCount))
         let readPlain: Expr<Root>
         if base == nil, let first = plain.first, let reader = access.reader(first) {

@@ -41,7 +41,7 @@ extension LoweringContext {
 
     /// Collection operators (`@count`, `@sum.x`, …) become scalar subqueries.
     func scalarize(_ o: Operand) throws(SQLLoweringError) -> Operand {
-        guard case .collection(let c) = o, let first = c.rest.first, first.hasPrefix("@") else { return o }
+        guard case .collection(let c) = o, let first = c.rest.first, KeyPathComponent.isCollectionOperator(first) else { return o }
         let key = Array(c.rest.dropFirst())
         let countColumn = c.relationship.countColumn.map { column(c.owner.alias, $0) }
         func nilWhenCollectionNil(_ f: Fragment) -> Fragment {
@@ -316,7 +316,7 @@ extension LoweringContext {
             try checkText(t.attribute, .contains, range)
             return pick(textCall(.contains, s.fragment, t.fragment, f))
         case (.collection(let c), .constant), (.collection(let c), .scalar):
-            guard c.rest.first?.hasPrefix("@") != true else { throw unsupported("IN over a collection operator", range) }
+            guard !(c.rest.first.map(KeyPathComponent.isCollectionOperator) ?? false) else { throw unsupported("IN over a collection operator", range) }
             let inner = try exists(c) { (es, elementColumn) throws(SQLLoweringError) in
                 let element: Scalar
                 if c.rest.isEmpty {

@@ -163,17 +163,20 @@ final class LoweringContext {
         var path = ""
         for (i, key) in components.enumerated() {
             let isLast = i == components.count - 1
-            if let a = entity.attribute(named: key) {
+            // An operator is never a property, even where a JSON key is spelled like one:
+            // memory applies it, so the lowering must not read a column of that name.
+            let isOperator = KeyPathComponent.isCollectionOperator(key)
+            if !isOperator, let a = entity.attribute(named: key) {
                 guard isLast else {
                     throw SQLLoweringError(.unknownKey, "'\(key)' of \(entity.name) is an attribute; it has no key '\(components[i + 1])'", range: range)
                 }
                 return .scalar(Scalar(fragment: Fragment(column(alias, a.column)), attribute: a))
             }
-            guard let r = entity.relationship(named: key) else {
+            guard !isOperator, let r = entity.relationship(named: key) else {
                 // An open entity answers nil for a key it does not declare, and a key on nil is nil,
                 // so the rest of the path is nil too.
                 // Collection operators (`@count`, …) are not keys: memory applies them to the object.
-                if entity.open && !key.hasPrefix("@") {
+                if entity.open && !isOperator {
                     return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Attribute(name: key, type: .any)))
                 }
                 throw SQLLoweringError(.unknownKey, "\(entity.name) has no key '\(key)'", range: range)

@@ -25,6 +25,7 @@ public enum SyntaxErrorKind: Error, Hashable, Sendable, Codable {
     case unknownFunction(String)
     case wrongArgumentCount(function: String, expected: Int, found: Int)
     case expectedKeyPath(after: String)
+    case unknownCollectionOperator(String)
     case expectedVariable(after: String)
     case expectedSelectorString
     case nestedTooDeeply(limit: Int)
@@ -59,6 +60,7 @@ public enum SyntaxErrorKind: Error, Hashable, Sendable, Codable {
         case .unknownFunction: "unknown-function"
         case .wrongArgumentCount: "wrong-argument-count"
         case .expectedKeyPath: "expected-key-path"
+        case .unknownCollectionOperator: "unknown-collection-operator"
         case .expectedVariable: "expected-variable"
         case .expectedSelectorString: "expected-selector-string"
         case .nestedTooDeeply: "nested-too-deeply"
@@ -102,6 +104,8 @@ public enum SyntaxErrorKind: Error, Hashable, Sendable, Codable {
         case .wrongArgumentCount(let f, let expected, let found):
             "function '\(f)' takes \(expected) argument\(expected == 1 ? "" : "s"), found \(found)"
         case .expectedKeyPath(let after): "expected key after '\(after)'"
+        case .unknownCollectionOperator(let op):
+            "unknown collection operator '\(op)'; write '#\"\(op)\"' for a key that begins with '@'"
         case .expectedVariable(let after): "expected variable like '$x' after '\(after)'"
         case .expectedSelectorString: "expected a selector string as the second argument of 'FUNCTION'"
         case .nestedTooDeeply(let limit): "predicate is nested too deeply (the limit is \(limit) levels)"

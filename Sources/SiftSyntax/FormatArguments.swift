@@ -175,7 +175,9 @@ enum FormatArgument {
         }
     }
 
-    /// The key path components for `%K`: dot-separated identifiers or `@operators`.
+    /// The key path components for `%K`: any non-empty string, split at "." as KVC does
+    /// (`KeyPathComponent.split`); each component is a key, or a collection operator when it is
+    /// one of `KeyPathComponent.collectionOperators` (`"items.@count"` counts, as on Apple).
     static func keyPath(_ value: Any?) throws(SyntaxErrorKind) -> [String] {
         let text: String
         switch LiteralValue.unwrap(value) {
@@ -186,13 +188,7 @@ enum FormatArgument {
             text = s
         default: throw .wrongArgumentType(specifier: "%K", expected: "a string key path", found: typeName(value))
         }
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        for p in parts {
-            let body = p.hasPrefix("@") ? p.dropFirst() : Substring(p)
-            guard let f = body.utf8.first, (f >= 0x41 && f <= 0x5A) || (f >= 0x61 && f <= 0x7A) || f == 0x5F,
-                  body.utf8.allSatisfy({ ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F || ($0 >= 0x30 && $0 <= 0x39) })
-            else { throw .invalidKeyPathArgument(text) }
-        }
-        return parts
+        guard !text.isEmpty else { throw .invalidKeyPathArgument(text) }
+        return KeyPathComponent.split(text)
     }
 }

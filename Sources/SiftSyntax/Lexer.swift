@@ -37,14 +37,17 @@ struct Lexer {
                 if Self.isIdentStart(b) {
                     j += 1
                     while j < n && Self.isIdentContinue(bytes[j]) { j += 1 }
-                    if let k = Keyword.lookup(bytes, from: start, to: j) {
-                        sink.append(Token(kind: .keyword(k), range: SourceRange(start, j)))
-                        continue
-                    }
-                    // "UTI" may begin UTI-CONFORMS-TO or UTI-EQUALS: next() decides.
-                    if j - start != 3 || b & 0xDF != 0x55 {
-                        sink.append(Token(kind: .identifier, range: SourceRange(start, j)))
-                        continue
+                    // A non-ASCII letter may continue the word (`café`): next() reads it.
+                    if j == n || bytes[j] < 0x80 {
+                        if let k = Keyword.lookup(bytes, from: start, to: j) {
+                            sink.append(Token(kind: .keyword(k), range: SourceRange(start, j)))
+                            continue
+                        }
+                        // "UTI" may begin UTI-CONFORMS-TO or UTI-EQUALS: next() decides.
+                        if j - start != 3 || b & 0xDF != 0x55 {
+                            sink.append(Token(kind: .identifier, range: SourceRange(start, j)))
+                            continue
+                        }
                     }
                 } else if let (p, length) = Self.punctuation(b, j + 1 < n ? bytes[j + 1] : 0) {
                     j += length
@@ -134,6 +137,26 @@ struct Lexer {
         }
     }
 
+    /// Moves past the identifier starting at `i`, whose first scalar was checked by the caller;
+    /// returns whether it is ASCII (and so may be a keyword).
+    private mutating func scanIdentifier() -> Bool {
+        var ascii = true
+        if bytes[i] < 0x80 { i += 1 } else { i += scalar(at: i).1; ascii = false }
+        while i < bytes.count {
+            let c = bytes[i]
+            if c < 0x80 {
+                guard Self.isIdentContinue(c) else { break }
+                i += 1
+            } else {
+                let (s, n) = scalar(at: i)
+                guard KeyPathComponent.isIdentifierContinue(s) else { break }
+                i += n
+                ascii = false
+            }
+        }
+        return ascii
+    }
+
     /// Case-insensitive match of ASCII `text` at the current position, not followed by an identifier character.
     private func matchesWord(_ text: String, at j: Int) -> Bool {
         let t = Array(text.utf8)
@@ -141,7 +164,9 @@ struct Lexer {
         for k in 0..<t.count where bytes[j + k] & 0xDF != t[k] & 0xDF || (t[k] == 0x2D) != (bytes[j + k] == 0x2D) {
             return false
         }
-        return !(j + t.count < bytes.count && Self.isIdentContinue(bytes[j + t.count]))
+        let k = j + t.count
+        guard k < bytes.count else { return true }
+        return bytes[k] < 0x80 ? !Self.isIdentContinue(bytes[k]) : !KeyPathComponent.isIdentifierContinue(scalar(at: k).0)
     }
 
     mutating func next() throws(SyntaxError) -> Token {
@@ -150,8 +175,9 @@ struct Lexer {
         guard i < bytes.count else { return Token(kind: .end, range: SourceRange(i, i)) }
         let b = bytes[i]
 
-        if Self.isIdentStart(b) {
-            while i < bytes.count && Self.isIdentContinue(bytes[i]) { i += 1 }
+        if Self.isIdentStart(b) || (b >= 0x80 && KeyPathComponent.isIdentifierStart(scalar(at: i).0)) {
+            // Keywords are ASCII: a word with any other letter is an identifier.
+            guard scanIdentifier() else { return Token(kind: .identifier, range: SourceRange(start, i)) }
             if let k = Keyword.lookup(bytes, from: start, to: i) {
                 return Token(kind: .keyword(k), range: SourceRange(start, i))
             }
@@ -167,10 +193,24 @@ struct Lexer {
         case 0x22, 0x27: return try string(quote: b)
         case 0x23, 0x40, 0x24: // # @ $
             i += 1
-            guard i < bytes.count, Self.isIdentStart(bytes[i]) else {
+            if b == 0x23, i < bytes.count, bytes[i] == 0x22 || bytes[i] == 0x27 {
+                // #"…": a key spelled as a string literal, so that any string can be a key.
+                let quoted = try string(quote: bytes[i])
+                guard case .string(let index) = quoted.kind else { preconditionFailure("string() made \(quoted.kind)") }
+                return Token(kind: .quotedKey(index: index), range: SourceRange(start, i))
+            }
+            guard i < bytes.count, Self.isIdentStart(bytes[i]) || (bytes[i] >= 0x80 && KeyPathComponent.isIdentifierStart(scalar(at: i).0)) else {
                 throw error(.unexpectedCharacter(String(UnicodeScalar(b))), start, start + 1)
             }
-            while i < bytes.count && Self.isIdentContinue(bytes[i]) { i += 1 }
+            _ = scanIdentifier()
+            if b == 0x40 {
+                // Only the operators are written with "@": any other word would be a key that
+                // every back-end reads as an operator, so a typo like @cout is caught here.
+                let word = text(start, i)
+                guard KeyPathComponent.isCollectionOperator(word) else {
+                    throw error(.unknownCollectionOperator(word), start, i)
+                }
+            }
             let kind: TokenKind = b == 0x23 ? .escapedIdentifier : b == 0x40 ? .atIdentifier : .variable
             return Token(kind: kind, range: SourceRange(start, i))
         case 0x25: return try formatSpecifier()

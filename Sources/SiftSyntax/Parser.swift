@@ -493,8 +493,8 @@ struct Parser {
     mutating func parseOptions(after opToken: Token, operator op: ComparisonOperator) throws(SyntaxError) -> ComparisonOptions {
         guard isPunct(.leftBracket) else { return ComparisonOptions(rawValue: 0) }
         let open = advance()
-        // The letters are an identifier or keyword token: ASCII, one Character per byte, so they
-        // are checked byte by byte in place; strings are built only for a message.
+        // The letters are an identifier or keyword token, checked byte by byte in place (the
+        // valid ones are ASCII); strings are built only for a message.
         var letters = SourceRange(0, 0)
         if case .identifier = current.kind {
             letters = advance().range
@@ -516,7 +516,10 @@ struct Parser {
             case UInt8(ascii: "n"), UInt8(ascii: "N"): options.insert(.normalized)
             case UInt8(ascii: "l"), UInt8(ascii: "L"): options.insert(.localeSensitive)
             default:
-                throw error(.unknownOption(letter: text(SourceRange(j, j + 1)), options: text(letters)),
+                // An identifier may hold non-ASCII letters: name the whole scalar, not one byte.
+                var end = j + 1
+                while end < letters.upperBound, bytes[end] & 0xC0 == 0x80 { end += 1 }
+                throw error(.unknownOption(letter: text(SourceRange(j, end)), options: text(letters)),
                             open.range.union(close.range))
             }
         }
@@ -679,7 +682,7 @@ struct Parser {
         var components: [String]
         let t = current
         switch t.kind {
-        case .identifier, .escapedIdentifier, .atIdentifier: components = [keyName(t)]
+        case .identifier, .escapedIdentifier, .atIdentifier, .quotedKey: components = [keyName(t)]
         case .keyword:
             throw error(.reservedWord(t.text(in: bytes)))
         case .variable:
@@ -775,9 +778,9 @@ struct Parser {
             }
             _ = advance()
             return keyPath(startingWith: name, t)
-        case .escapedIdentifier:
+        case .escapedIdentifier, .quotedKey:
             _ = advance()
-            return keyPath(startingWith: name(t), t)
+            return keyPath(startingWith: keyName(t), t)
         case .atIdentifier:
             _ = advance()
             return keyPath(startingWith: keyName(t), t)
@@ -826,18 +829,24 @@ struct Parser {
         return ExpressionSyntax(.keyPath(base: nil, components: components), range: t.range.union(last.range))
     }
 
-    /// Whether `t` is a key component by itself: an identifier, `#word` or `@operator`.
+    /// Whether `t` is a key component by itself: an identifier, `#word`, `#"key"` or `@operator`.
     private func isPlainKey(_ t: Token) -> Bool {
         switch t.kind {
-        case .identifier, .escapedIdentifier, .atIdentifier: return true
+        case .identifier, .escapedIdentifier, .atIdentifier, .quotedKey: return true
         default: return false
         }
     }
 
-    /// The key component a plain key token names: `@count` keeps its `@`, `#word` drops its `#`.
+    /// The key component a plain key token names: `@count` keeps its `@`, `#word` drops its `#`,
+    /// `#"key"` is decoded like a string literal.
     private func keyName(_ t: Token) -> String {
-        if case .atIdentifier = t.kind { return text(t.range) }
-        return name(t)
+        switch t.kind {
+        case .atIdentifier: return text(t.range)
+        case .quotedKey(let index):
+            if index >= 0 { return strings[index] }
+            return Self.string(bytes, t.range.lowerBound + 2, t.range.upperBound - 1)
+        default: return name(t)
+        }
     }
 
     private mutating func nextArgument(_ spec: FormatSpecifier, _ t: Token) throws(SyntaxError) -> Any? {

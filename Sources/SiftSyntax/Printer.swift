@@ -1,6 +1,7 @@
 // Prints predicates in canonical form: `==` for `=`, `!=` for `<>`, `ANY` for `SOME`, `NOT ANY`
 // for `NONE`, options in the order c d l n, strings in double quotes with `\\` and `\"` escaped,
-// nested compounds and binary operands parenthesised, built-in functions by selector. Reading the
+// nested compounds and binary operands parenthesised, built-in functions by selector, keys that are
+// not identifiers quoted as `#"user-agent"` (KeyPathComponent.spelling). Reading the
 // output back gives the same tree. Values without literal syntax print as folded CASTs
 // (`CAST(722000000.0, "NSDate")`), which the parser turns back into the same constants.
 
@@ -61,8 +62,7 @@ enum PredicatePrinter {
             }
             for (i, c) in components.enumerated() {
                 if i > 0 { out += "." }
-                if !c.hasPrefix("@") && (Keyword.isReserved(c) || isCallForm(c)) { out += "#" }
-                out += c
+                KeyPathComponent.spell(c, into: &out)
             }
         case .dynamicKey(let base, let key):
             postfixBase(base, into: &out)
@@ -141,13 +141,6 @@ enum PredicatePrinter {
             out += "$"; out += variable; out += " := "
             expression(value, into: &out)
         }
-    }
-
-    /// `ternary` and `function` are call forms only before "(": a key with that name needs no escape,
-    /// but escaping it costs nothing and keeps the output unambiguous.
-    private static func isCallForm(_ c: String) -> Bool {
-        let u = c.uppercased()
-        return u == "TERNARY" || u == "FUNCTION"
     }
 
     private static func list(_ items: [ExpressionSyntax], into out: inout String) {

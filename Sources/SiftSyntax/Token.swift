@@ -153,8 +153,11 @@ enum TokenKind: Hashable, Sendable {
     case keyword(Keyword)
     /// `#word`: always an ordinary key, even when `word` is reserved.
     case escapedIdentifier
-    /// `@count`, `@sum`, …
+    /// `@count`, `@sum`, …: always one of `KeyPathComponent.collectionOperators`.
     case atIdentifier
+    /// `#"…"` or `#'…'`: a key that need not be an identifier. Its value is decoded like a string
+    /// literal's: `strings[index]`, or, when `index` is negative, the bytes between the quotes.
+    case quotedKey(index: Int)
     case variable
     /// A string literal: its decoded value is `strings[index]`, or, when `index` is negative (no
     /// escapes, the common case), the bytes between the quotes.

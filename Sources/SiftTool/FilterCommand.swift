@@ -24,7 +24,8 @@ struct FilterCommand: ParsableCommand {
         strings, arrays, objects as dictionaries, {"$date": seconds since 1970} as a date. \
         --var NAME=JSON binds $NAME. --sort takes a key path, optionally string options and a \
         direction: 'age', 'age:desc', 'name[cd]', 'address.city[c]:desc'; nil sorts first when \
-        ascending, last when descending; the sort is stable.
+        ascending, last when descending; the sort is stable. A key that is not an identifier is \
+        quoted as in a predicate: '#"user-agent"[c]:desc' (or %K with --arg in the predicate).
 
         --backend sqlite loads the records into an in-memory SQLite database (schema inferred \
         from the JSON) and runs the predicate as lowered SQL ('sift sql' shows such SQL). The \

@@ -34,7 +34,8 @@ enum SyntaxTreePrinter {
         case .constant(let v): out.append(pad(d) + "constant " + ExpressionSyntax(.constant(value: v)).description + r)
         case .evaluatedObject: out.append(pad(d) + "SELF" + r)
         case .keyPath(let base, let components):
-            out.append(pad(d) + "keyPath " + components.joined(separator: ".") + r)
+            // Spelled as in a predicate, so that "a.b" (one key) and a.b (two) stay apart.
+            out.append(pad(d) + "keyPath " + components.map(KeyPathComponent.spelling).joined(separator: ".") + r)
             if let base { expression(base, d + 1, &out) }
         case .dynamicKey(let base, let key):
             out.append(pad(d) + "dynamicKey" + r); expression(base, d + 1, &out); expression(key, d + 1, &out)

@@ -63,6 +63,7 @@ private func parseError(_ text: String, _ args: [Any?] = []) -> SyntaxError? {
         Case(input: "sum(1, 2) == 3", description: "1:1: error: function 'sum:' takes 1 argument, found 2", id: "wrong-argument-count"),
         Case(input: "modulus:by:(1) == 3", description: "1:1: error: function 'modulus:by:' takes 2 arguments, found 1", id: "wrong-argument-count"),
         Case(input: "a.1 == 2", description: "1:3: error: expected key after '.'", id: "expected-key-path"),
+        Case(input: "a.@cout == 2", description: "1:3: error: unknown collection operator '@cout'; write '#\"@cout\"' for a key that begins with '@'", id: "unknown-collection-operator"),
         Case(input: "SUBQUERY(a, x, x == 1).@count > 0", description: "1:13: error: expected variable like '$x' after ','", id: "expected-variable"),
         Case(input: "FUNCTION(a, 1) == 2", description: "1:13: error: expected a selector string as the second argument of 'FUNCTION'", id: "expected-selector-string"),
         Case(input: "a == %k", description: "1:6: error: unknown format specifier '%k'", id: "unknown-format-specifier"),

@@ -246,7 +246,8 @@ private struct SentenceGenerator {
     mutating func identifier() -> String {
         if chance(0.15) {
             return pick(["ternary", "Function", "sum", "now", "uti", "count", "selfie", "andy", "e1",
-                         "NOTE", "inside", "_", "x0", "firstName", "Like_", "CASEINSENSITIVE2"])
+                         "NOTE", "inside", "_", "x0", "firstName", "Like_", "CASEINSENSITIVE2",
+                         "café", "名前", "Straße", "cafe\u{301}", "_ü2", "ſelf", "Ωmega"])
         }
         while true {
             let w = word()
@@ -312,13 +313,32 @@ private struct SentenceGenerator {
         }
     }
 
+    /// A key that is not an identifier: the kind of key real JSON has.
+    mutating func oddKey() -> String {
+        pick(["user-agent", "Content-Type", "ISO 3166-1:2006", "first name", "@timestamp", "@Count", "",
+              "1x", "a\"b", "back\\slash", "it's", "x\"; DROP TABLE t; --", "🙂", "tab\there", "%K", "$x"])
+    }
+
     mutating func keyPathArgument() -> String {
         var parts: [String] = []
         for i in 0..<int(1...3) {
-            if i > 0, chance(0.25) { parts.append("@" + pick(["count", "sum", "avg", "min", "max"])) }
-            else { parts.append(reservedOrPlain()) }
+            switch int(0...3) {
+            case 0 where i > 0: parts.append("@" + pick(["count", "sum", "avg", "min", "max"]))
+            case 1: parts.append(oddKey())
+            default: parts.append(reservedOrPlain())
+            }
         }
-        return parts.joined(separator: ".")
+        let path = parts.joined(separator: ".")
+        return path.isEmpty ? "k" : path
+    }
+
+    /// `#"…"` or `#'…'` around a key, with the escapes a string literal may use.
+    mutating func quotedKey() -> String {
+        switch int(0...3) {
+        case 0: return "#" + stringLiteral(nonEmpty: false)
+        case 1: return "#'" + oddKey().replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+        default: return "#\"" + oddKey().replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }
     }
 
     /// A token for a special sequence, recording the format argument it consumes.
@@ -326,7 +346,8 @@ private struct SentenceGenerator {
         switch s {
         case "identifier": return identifier()
         case "escaped-identifier": return "#" + reservedOrPlain()
-        case "at-identifier": return "@" + (chance(0.5) ? pick(["count", "sum", "avg", "min", "max", "distinctUnionOfObjects"]) : reservedOrPlain())
+        case "quoted-key": return quotedKey()
+        case "at-identifier": return pick(KeyPathComponent.collectionOperators.sorted())
         case "variable": return "$" + reservedOrPlain()
         case "string": return stringLiteral(nonEmpty: false)
         case "nonempty-string": return stringLiteral(nonEmpty: true)

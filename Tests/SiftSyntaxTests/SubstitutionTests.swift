@@ -134,11 +134,10 @@ private func roundTrips(_ p: PredicateSyntax) -> Bool {
     }
 
     @Test func invalidKeyPathArgument() throws {
-        let e = try #require(substitutionError("%K == 1", ["a b"]))
+        // Only the empty string is refused: any other string is a key path (see KeyPathTests).
+        let e = try #require(substitutionError("%K == 1", [""]))
         #expect(e.id == "invalid-key-path-argument")
-        #expect(e.description == "1:1: error: 'a b' is not a valid key path for '%K'")
-        #expect(substitutionError("%K == 1", ["a..b"])?.id == "invalid-key-path-argument")
-        #expect(substitutionError("%K == 1", [""])?.id == "invalid-key-path-argument")
+        #expect(e.description == "1:1: error: '' is not a valid key path for '%K'")
         let n = try #require(substitutionError("%K == 1", [42]))
         #expect(n.id == "wrong-argument-type")
         #expect(n.description == "1:1: error: '%K' expects a string key path, found Int")

@@ -1,4 +1,5 @@
 // Random inputs for the differential test: datasets of JSON records full of nils, missing keys,
+// keys that are not identifiers (`first name`, `@timestamp`, `café`, one that reads like SQL),
 // empty strings, empty and nil collections, accents, case variants and mixed numbers, and random
 // predicates drawn from the part of the grammar both back-ends support. Predicates are kept as a
 // small tree of their own (not the parser's AST) so the shrinker can take them apart and render
@@ -10,7 +11,10 @@ import SiftTestSupport
 
 /// A generated expression: renders to format-string text plus the `%@` arguments it consumes.
 indirect enum GenExpr: Hashable {
+    /// A key path as predicate text (`address.city`, `#"first name"`).
     case key(String)
+    /// `%K` with this key path as its argument (`user-agent`, `address.post-code`).
+    case formatKey(String)
     case literal(String)
     /// A `%@` argument, a JSON value converted with the CLI's conventions.
     case argument(JSONValue)
@@ -25,6 +29,7 @@ indirect enum GenExpr: Hashable {
     func render(_ args: inout [JSONValue]) -> String {
         switch self {
         case .key(let k): return k
+        case .formatKey(let k): args.append(.string(k)); return "%K"
         case .literal(let l): return l
         case .argument(let v): args.append(v); return "%@"
         case .variable(let name, _): return "$" + name
@@ -38,7 +43,7 @@ indirect enum GenExpr: Hashable {
     /// Smaller expressions that may still show a failure.
     var shrinks: [GenExpr] {
         switch self {
-        case .key: return []
+        case .key, .formatKey: return []
         case .bounds(let lo, let hi): return lo.shrinks.map { .bounds($0, hi) } + hi.shrinks.map { .bounds(lo, $0) }
         case .variable(_, let v):
             if case .string = v { return [.literal("\"\"")] }
@@ -218,6 +223,7 @@ struct DiffGenerator {
         var o: [(String, JSONValue)] = []
         if full || chance(0.8), let v = full ? string() : maybe({ $0.string() }) { o.append(("city", v)) }
         if full || chance(0.7), let v = full ? number() : maybe({ $0.number() }) { o.append(("zip", v)) }
+        if full || chance(0.5), let v = full ? number() : maybe({ $0.number() }) { o.append(("post-code", v)) }
         if full || chance(0.6) {
             let geo: JSONValue? = full ? .object([("lat", number())]) : maybe({ g in
                 var inner: [(String, JSONValue)] = []
@@ -255,6 +261,8 @@ struct DiffGenerator {
         add("tags", full ? .array([string(), string()]) : maybe({ g in
             .array((0..<g.int(0...3)).map { _ in g.string() })
         }))
+        for k in Self.oddStringKeys { add(k, full ? string() : maybe({ $0.string() })) }
+        for k in Self.oddNumberKeys { add(k, full ? number() : maybe({ $0.number() })) }
         return .object(o)
     }
 
@@ -323,6 +331,22 @@ struct DiffGenerator {
     static let stringKeys = ["name", "city", "address.city"]
     static let numberKeys = ["age", "score", "address.zip", "address.geo.lat"]
 
+    /// Keys that are not C identifiers, as real JSON has them; every record may have them.
+    static let oddStringKeys = ["first name", "user-agent"]
+    static let oddNumberKeys = ["@timestamp", "café", "x\"; DROP TABLE t; --"]
+    /// The same keys as predicate text: quoted with either quote, or bare where they are identifiers.
+    static let oddStringKeyTexts = [#"#"first name""#, "#'user-agent'"]
+    static let oddNumberKeyTexts = [#"#"@timestamp""#, "café", #"#"x\"; DROP TABLE t; --""#, #"address.#"post-code""#]
+
+    /// A key that is not an identifier, spelled in the predicate or passed to `%K`.
+    mutating func oddKey(strings: Bool) -> GenExpr {
+        if chance(0.4) {
+            let raw = strings ? Self.oddStringKeys : Self.oddNumberKeys + ["address.post-code"]
+            return .formatKey(pick(raw))
+        }
+        return .key(pick(strings ? Self.oddStringKeyTexts : Self.oddNumberKeyTexts))
+    }
+
     mutating func options() -> String { pick(["", "", "", "c", "d", "cd", "n", "c", "cd"]) }
 
     /// A list constant for IN: a literal `{…}` or a `%@` array, with nil and empty lists.
@@ -357,6 +381,7 @@ struct DiffGenerator {
         // Never a bare constant: a comparison between constants is folded or rejected by the
         // lowering, which is not what this test is about.
         if !prefix.isEmpty { return .key(prefix + pick(["age", "address.zip"])) }
+        if chance(0.1) { return oddKey(strings: false) }
         switch int(0...11) {
         case 0...5: return .key(pick(Self.numberKeys))
         case 6: return .key(pick(["kids.@count", "tags.@count"]))
@@ -370,6 +395,7 @@ struct DiffGenerator {
 
     mutating func stringOperand(prefix: String) -> GenExpr {
         if !prefix.isEmpty { return .key(prefix + pick(["name", "address.city"])) }
+        if chance(0.12) { return oddKey(strings: true) }
         return .key(pick(Self.stringKeys))
     }
 
