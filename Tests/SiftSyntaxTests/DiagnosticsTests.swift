@@ -7,16 +7,6 @@ import Testing
 import SiftTestSupport
 @testable import SiftSyntax
 
-private func parseError(_ text: String, _ args: [Any?] = []) -> SyntaxError? {
-    do {
-        let p = try PredicateSyntax.parse(text, arguments: args)
-        Issue.record("'\(text)' parsed as '\(p)' but an error was expected")
-        return nil
-    } catch {
-        return error
-    }
-}
-
 @Suite struct DiagnosticMessageTests {
     struct Case: CustomTestStringConvertible, Sendable {
         var input: String

@@ -20,16 +20,6 @@ private func comparison(_ components: [String]) -> PredicateSyntax {
                                 operator: .equal, options: [], rhs: ExpressionSyntax(.constant(value: .integer(1)))))
 }
 
-private func parseError(_ format: String, _ args: [Any?] = []) -> SyntaxError? {
-    do {
-        let p = try PredicateSyntax.parse(format, arguments: args)
-        Issue.record("'\(format)' parsed as '\(p)' but an error was expected")
-        return nil
-    } catch {
-        return error
-    }
-}
-
 @Suite struct FormatKeyTests {
     @Test func anyStringIsAKeyPath() throws {
         #expect(try components("%K == 1", ["user-agent"]) == ["user-agent"])

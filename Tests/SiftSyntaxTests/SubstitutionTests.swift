@@ -14,7 +14,8 @@ private func substituted(_ spec: String, _ value: Any?) throws -> LiteralValue? 
     return v
 }
 
-private func substitutionError(_ format: String, _ args: [Any?]) -> SyntaxError? {
+/// The error parsing `format` with `args` raises, recording an issue when it parses instead.
+func parseError(_ format: String, _ args: [Any?] = []) -> SyntaxError? {
     do {
         let p = try PredicateSyntax.parse(format, arguments: args)
         Issue.record("'\(format)' parsed as '\(p)' but an error was expected")
@@ -114,7 +115,7 @@ private func roundTrips(_ p: PredicateSyntax) -> Bool {
 
     @Test func unsupportedType() throws {
         struct Opaque {}
-        let e = try #require(substitutionError("x == %@", [Opaque()]))
+        let e = try #require(parseError("x == %@", [Opaque()]))
         #expect(e.id == "unsupported-argument")
         #expect(e.location == SourceLocation(line: 1, column: 6))
     }
@@ -135,10 +136,10 @@ private func roundTrips(_ p: PredicateSyntax) -> Bool {
 
     @Test func invalidKeyPathArgument() throws {
         // Only the empty string is refused: any other string is a key path (see KeyPathTests).
-        let e = try #require(substitutionError("%K == 1", [""]))
+        let e = try #require(parseError("%K == 1", [""]))
         #expect(e.id == "invalid-key-path-argument")
         #expect(e.description == "1:1: error: '' is not a valid key path for '%K'")
-        let n = try #require(substitutionError("%K == 1", [42]))
+        let n = try #require(parseError("%K == 1", [42]))
         #expect(n.id == "wrong-argument-type")
         #expect(n.description == "1:1: error: '%K' expects a string key path, found Int")
     }
@@ -156,40 +157,40 @@ private func roundTrips(_ p: PredicateSyntax) -> Bool {
     }
 
     @Test func integerConversionRejectsDouble() throws {
-        let e = try #require(substitutionError("x == %d", [1.5]))
+        let e = try #require(parseError("x == %d", [1.5]))
         #expect(e.id == "wrong-argument-type")
         #expect(e.description == "1:6: error: '%d' expects an integer, found Double")
     }
 
     @Test func shortConversionOutOfRange() throws {
-        let e = try #require(substitutionError("x == %hi", [40_000]))
+        let e = try #require(parseError("x == %hi", [40_000]))
         #expect(e.id == "wrong-argument-type")
         #expect(e.description == "1:6: error: '%hi' expects an integer that fits its size, found 40000")
-        #expect(substitutionError("x == %hhu", [256])?.id == "wrong-argument-type")
-        #expect(substitutionError("x == %u", [-1])?.id == "wrong-argument-type")
+        #expect(parseError("x == %hhu", [256])?.id == "wrong-argument-type")
+        #expect(parseError("x == %u", [-1])?.id == "wrong-argument-type")
     }
 
     @Test func tooFewArguments() throws {
-        let e = try #require(substitutionError("a == %@ AND b == %@", ["x"]))
+        let e = try #require(parseError("a == %@ AND b == %@", ["x"]))
         #expect(e.id == "missing-argument")
         #expect(e.location == SourceLocation(line: 1, column: 18))
         #expect(e.description == "1:18: error: no argument given for '%@'")
-        let k = try #require(substitutionError("%K == 1", []))
+        let k = try #require(parseError("%K == 1", []))
         #expect(k.id == "missing-argument")
         #expect(k.location == SourceLocation(line: 1, column: 1))
     }
 
     @Test func tooManyArguments() throws {
-        let e = try #require(substitutionError("a == %@", [1, 2]))
+        let e = try #require(parseError("a == %@", [1, 2]))
         #expect(e.id == "extra-arguments")
         #expect(e.description == "1:8: error: 2 arguments given but the format uses 1")
     }
 
     @Test func unknownAndPositionalSpecifiers() throws {
-        let k = try #require(substitutionError("%k == 1", ["a"]))
+        let k = try #require(parseError("%k == 1", ["a"]))
         #expect(k.id == "unknown-format-specifier")
         #expect(k.description == "1:1: error: unknown format specifier '%k'")
-        let p = try #require(substitutionError("a == %1$@", ["x"]))
+        let p = try #require(parseError("a == %1$@", ["x"]))
         #expect(p.id == "positional-specifier")
         #expect(p.description == "1:6: error: positional format specifiers like '%1$@' are not supported")
     }
