@@ -227,23 +227,4 @@ import SiftTestSupport
         #expect(items.count == 131_072)
         #expect(items.first == .integer(100_000))
     }
-
-    @Test func parseTimeGrowsLinearly() throws {
-        let small = Self.inList(100_000), large = Self.inList(400_000)
-        func time(_ text: String) throws -> Duration {
-            var best = Duration.seconds(1_000)
-            for _ in 0..<2 {
-                let clock = ContinuousClock()
-                let start = clock.now
-                _ = try PredicateSyntax.parse(text)
-                best = min(best, clock.now - start)
-            }
-            return best
-        }
-        let ts = try time(small), tl = try time(large)
-        let ratio = (Double(tl.components.seconds) + Double(tl.components.attoseconds) / 1e18)
-            / (Double(ts.components.seconds) + Double(ts.components.attoseconds) / 1e18)
-        // Linear growth gives about 4; quadratic would give about 16.
-        #expect(ratio < 8, "100k: \(ts), 400k: \(tl), ratio \(ratio)")
-    }
 }

@@ -174,4 +174,25 @@ if let r = parallel {
 let typicalRate = results[1].opsPerSecond
 print("Target: >= \(fmt(target)) typical predicates/s (single thread) — measured \(fmt(typicalRate)) /s: "
       + (typicalRate >= target ? "MET" : "NOT MET (\(fmt(typicalRate / target * 100, 1))% of target)"))
+
+// Growth: parsing four times the input should take about four times as long (quadratic work, for
+// example re-copying a growing list, would take about sixteen). A wall-clock ratio belongs here,
+// not in a unit test, where the load on the machine decides it.
+func inList(_ count: Int) -> String {
+    "a IN {" + (0..<count).map { String(100_000 + $0 % 900_000) }.joined(separator: ", ") + "}"
+}
+func bestParseSeconds(_ text: String, rounds: Int = 3) -> Double {
+    var best = Double.infinity
+    for _ in 0..<rounds {
+        let start = now()
+        consume(parseOnly(text))
+        best = min(best, Double(now() - start) / 1e9)
+    }
+    return best
+}
+let (smallList, largeList) = (inList(100_000), inList(400_000))
+let (smallSeconds, largeSeconds) = (bestParseSeconds(smallList), bestParseSeconds(largeList))
+let growth = largeSeconds / smallSeconds
+print("Growth: 100k-element IN list \(fmt(smallSeconds * 1000, 1)) ms, 400k \(fmt(largeSeconds * 1000, 1)) ms, ratio "
+      + "\(fmt(growth, 2)) (linear about 4, quadratic about 16): " + (growth < 8 ? "LINEAR" : "NOT LINEAR"))
 print("(blackhole \(blackhole & 0xff))")
