@@ -134,8 +134,7 @@ struct Selection {
     @inlinable @inline(__always)
     mutating func refine<Root, E: Error>(_ base: UnsafePointer<Root>, keep: Bool,
                                          _ answer: (inout Root) throws(E) -> Bool) throws(E) {
-        try withUnsafeTemporaryAllocation(of: Root.self, capacity: 1) { (slot) throws(E) in
-            let slot = slot.baseAddress.unsafelyUnwrapped
+        try withLendingSlot(for: Root.self) { (slot) throws(E) in
             var kept = 0
             if isAll {
                 for i in 0..<count {
@@ -181,4 +180,14 @@ struct Selection {
 @inlinable @inline(__always)
 func lend<Root>(_ source: UnsafePointer<Root>, into slot: UnsafeMutablePointer<Root>) {
     UnsafeMutableRawPointer(slot).copyMemory(from: source, byteCount: MemoryLayout<Root>.size)
+}
+
+/// Runs `body` with a slot for `lend(_:into:)` on this thread's stack; the slot is never
+/// initialized or deinitialized, only lent into.
+@inlinable @inline(__always)
+func withLendingSlot<Root, R, E: Error>(for type: Root.Type,
+                                        _ body: (UnsafeMutablePointer<Root>) throws(E) -> R) throws(E) -> R {
+    try withUnsafeTemporaryAllocation(of: Root.self, capacity: 1) { (slot) throws(E) -> R in
+        try body(slot.baseAddress.unsafelyUnwrapped)
+    }
 }

@@ -114,8 +114,7 @@ public struct CompiledPredicate<Root: KeyValueCoding>: Sendable, CustomStringCon
     public func evaluate(with object: Root, variables: [String: Value] = [:]) throws(EvaluationError) -> Bool {
         var scope = Scope(variables: variables)
         // Lent from a slot of this thread's, not the caller's storage (see `lend(_:into:)`).
-        return try withUnsafeTemporaryAllocation(of: Root.self, capacity: 1) { (slot) throws(EvaluationError) -> Bool in
-            let slot = slot.baseAddress.unsafelyUnwrapped
+        return try withLendingSlot(for: Root.self) { (slot) throws(EvaluationError) -> Bool in
             withUnsafePointer(to: object) { lend($0, into: slot) }
             return try program.run(&slot.pointee, &scope)
         }
@@ -177,33 +176,33 @@ public struct CompiledPredicate<Root: KeyValueCoding>: Sendable, CustomStringCon
                              variables: [String: Value], _ body: (inout Root) -> Void) throws(EvaluationError) {
         let indices = UnsafeMutablePointer<Int32>.allocate(capacity: 2 * runLength)
         defer { indices.deallocate() }
-        // Where matches are lent to `body` (see `lend(_:into:)`); never deinitialized.
-        let slot = UnsafeMutablePointer<Root>.allocate(capacity: 1)
-        defer { slot.deallocate() }
-        var scope = Scope(variables: variables)
-        var start = 0
-        while start < count {
-            let n = min(runLength, count - start)
-            let run = base + start
-            var selection = Selection(all: n, in: indices)
-            do {
-                try program.select(run, &selection, &scope)
-            } catch {
-                // Steps test the run one after the other, so the error raised may not be the one
-                // of the first failing object; testing object by object raises that one.
-                var scope = Scope(variables: variables)
-                for i in 0..<n {
-                    lend(run + i, into: slot)
-                    _ = try program.run(&slot.pointee, &scope)
+        // Where objects are lent to the compiled code and to `body` (see `lend(_:into:)`).
+        try withLendingSlot(for: Root.self) { (slot) throws(EvaluationError) in
+            var scope = Scope(variables: variables)
+            var start = 0
+            while start < count {
+                let n = min(runLength, count - start)
+                let run = base + start
+                var selection = Selection(all: n, in: indices)
+                do throws(EvaluationError) {
+                    try program.select(run, &selection, &scope)
+                } catch {
+                    // Steps test the run one after the other, so the error raised may not be the one
+                    // of the first failing object; testing object by object raises that one.
+                    var scope = Scope(variables: variables)
+                    for i in 0..<n {
+                        lend(run + i, into: slot)
+                        _ = try program.run(&slot.pointee, &scope)
+                    }
+                    throw error
                 }
-                throw error
+                selection.materialize()
+                for k in 0..<selection.count {
+                    lend(run + Int(indices[k]), into: slot)
+                    body(&slot.pointee)
+                }
+                start += n
             }
-            selection.materialize()
-            for k in 0..<selection.count {
-                lend(run + Int(indices[k]), into: slot)
-                body(&slot.pointee)
-            }
-            start += n
         }
     }
 }
