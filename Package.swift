@@ -3,8 +3,9 @@
 // One target per pipeline stage; dependencies point one way:
 //   SiftSyntax ← SiftEvaluation ← SiftTool ← sift
 //   SiftText (Unicode folding, LIKE, MATCHES through PCRE2) ← SiftEvaluation
-//   SiftSyntax ← SiftSQL (lowering to SQL text + bound values; no database) ← SiftSQLite ← SiftTool
-//   SiftText ← SiftSQLite (the C API, and Sift's functions and collations registered on a connection)
+//   SiftSyntax, SiftEvaluation ← SiftSQL (lowering to SQL text + bound values; no database) ← SiftSQLite ← SiftTool
+//     (the lowering hands the parts that read no row to the evaluator, so their values are memory's)
+//   SiftText, SiftEvaluation ← SiftSQLite (the C API, and Sift's functions and collations registered on a connection)
 //   SiftEvaluation, SiftSQL, SiftSQLite ← SiftStore (model, SQLite store, contexts, fetch requests) ← SiftTool
 import PackageDescription
 
@@ -31,13 +32,13 @@ let package = Package(
         ),
         .target(name: "SiftText", dependencies: ["CPCRE2"]),
         .target(name: "SiftEvaluation", dependencies: ["SiftSyntax", "SiftText"]),
-        .target(name: "SiftSQL", dependencies: ["SiftSyntax"]),
+        .target(name: "SiftSQL", dependencies: ["SiftSyntax", "SiftEvaluation"]),
         .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
-        .target(name: "SiftSQLite", dependencies: ["CSQLite", "SiftSQL", "SiftText"]),
+        .target(name: "SiftSQLite", dependencies: ["CSQLite", "SiftSQL", "SiftText", "SiftEvaluation"]),
         .target(name: "SiftStore", dependencies: ["SiftSyntax", "SiftText", "SiftEvaluation", "SiftSQL", "SiftSQLite"]),
         .target(
             name: "SiftTool",

@@ -1,12 +1,15 @@
 // Arithmetic on columns, mirroring the evaluator's number rules where SQL can be made exact:
 // `+ - *` and unary minus on numbers (two integers stay integer, anything with a double is double,
-// as in SQLite), and `/` only between integers, where memory truncates like SQLite and gives 0
-// for a zero divisor (SQL gives NULL, hence the CASE). Double division (infinities), dates,
-// `**`, bitwise operators and dynamically typed columns under `/` are rejected. A nil operand
-// makes memory raise, so SQL's NULL there is free. Memory's Int64 arithmetic wraps where SQLite
-// would switch to REAL: integer `+`, `-`, unary minus, `*` and `Int64.min / -1` are written to
-// wrap too, on `any` columns on the rows where both operands are integers. Integer arithmetic
-// nested so deeply that the repeated operands would pass 200 KB of SQL is rejected.
+// as in SQLite), and `/` between integers, where memory truncates like SQLite and gives 0 for a
+// zero divisor (SQL gives NULL, hence the CASE). The bitwise operators between integers are
+// SQLite's own (its shifts agree with Swift's smart shifts; XOR is `(x | y) & ~(x & y)`). What SQL
+// computes differently (`/` that may involve a double: infinities and NaN; `**`; bitwise operators
+// on doubles, which memory truncates) calls the evaluator's own operator through `sift_call`.
+// Dates and TEXT-encoded decimals are rejected. A nil operand makes memory raise, so SQL's NULL
+// there is free. Memory's Int64 arithmetic wraps where SQLite would switch to REAL: integer `+`,
+// `-`, unary minus, `*` and `Int64.min / -1` are written to wrap too, on `any` columns on the rows
+// where both operands are integers. Integer arithmetic nested so deeply that the repeated operands
+// would pass 200 KB of SQL is rejected.
 
 import SiftSyntax
 
@@ -16,16 +19,41 @@ extension LoweringContext {
 
     func arithmetic(_ op: BinaryOperator, _ l: ExpressionSyntax, _ r: ExpressionSyntax, _ scope: Scope,
                     _ range: SourceRange) throws(SQLLoweringError) -> Operand {
-        guard [.add, .subtract, .multiply, .divide].contains(op) else { throw unsupported("the operator '\(op.rawValue)'", range) }
         let a = try numericOperand(try scalarize(try operand(l, scope)), op, l.range)
         let b = try numericOperand(try scalarize(try operand(r, scope)), op, r.range)
-        if case .constant(let x) = a.op, case .constant(let y) = b.op, let folded = fold(op, x, y) { return .constant(folded) }
-        let bothIntegers = a.integral && b.integral
-        if op == .divide && !bothIntegers {
-            throw unsupported("'/' on values that may not be integers (double division differs in SQL)", range)
+        if case .constant(let x) = a.op, case .constant(let y) = b.op {
+            return .constant(try fold(ExpressionSyntax(.binary(operator: op, lhs: ExpressionSyntax(.constant(value: x), range: l.range),
+                                                               rhs: ExpressionSyntax(.constant(value: y), range: r.range)), range: range)))
         }
+        let bothIntegers = a.integral && b.integral
         if a.type == .decimal && a.encodedAsText || b.type == .decimal && b.encodedAsText {
             throw unsupported("arithmetic on TEXT-encoded decimals", range)
+        }
+        let nan = a.nanAsNull || b.nanAsNull
+        let bitwise: Set<BinaryOperator> = [.bitwiseAnd, .bitwiseOr, .bitwiseXor, .leftShift, .rightShift]
+        switch op {
+        case .add, .subtract, .multiply: break
+        case .divide where bothIntegers: break
+        case _ where bitwise.contains(op) && bothIntegers:
+            let x = a.fragment.parenthesized, y = b.fragment.parenthesized
+            let sql: Fragment = switch op {
+            case .bitwiseAnd: Fragment("(") + x + Fragment(" & ") + y + Fragment(")")
+            case .bitwiseOr: Fragment("(") + x + Fragment(" | ") + y + Fragment(")")
+            case .bitwiseXor: Fragment("((") + x + Fragment(" | ") + y + Fragment(") & ~(") + x + Fragment(" & ") + y + Fragment("))")
+            case .leftShift: Fragment("(") + x + Fragment(" << ") + y + Fragment(")")
+            default: Fragment("(") + x + Fragment(" >> ") + y + Fragment(")")
+            }
+            var s = Scalar(fragment: sql, attribute: Attribute(name: "(\(l) \(op.rawValue) \(r))", type: .integer))
+            s.nanAsNull = nan
+            return .scalar(s)
+        default:
+            // `**`, `/` that may involve a double, bitwise operators on doubles: memory's own operator.
+            let type: AttributeType = switch op {
+            case .power: .double
+            case .divide: a.type == .any || b.type == .any ? .any : .double
+            default: .integer
+            }
+            return try memoryCall(op.selector, [(a.op, l), (b.op, r)], type: type, nanAsNull: op == .power || op == .divide || nan, range)
         }
         let x = a.fragment.parenthesized, y = b.fragment.parenthesized
         let sql: Fragment
@@ -70,7 +98,21 @@ extension LoweringContext {
             throw unsupported("integer arithmetic nested too deeply to lower with memory's wrapping", range)
         }
         let type: AttributeType = bothIntegers ? .integer : (a.type == .any || b.type == .any ? .any : .double)
-        return .scalar(Scalar(fragment: sql, attribute: Attribute(name: "(\(l) \(op.rawValue) \(r))", type: type)))
+        var result = Scalar(fragment: sql, attribute: Attribute(name: "(\(l) \(op.rawValue) \(r))", type: type))
+        result.nanAsNull = nan
+        return .scalar(result)
+    }
+
+    /// `~x`: SQLite's own on integers; memory's (which truncates a double first) otherwise.
+    func complement(_ arg: ExpressionSyntax, _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
+        let a = try numericOperand(try scalarize(try operand(arg, scope)), .bitwiseXor, arg.range)
+        if a.integral {
+            var s = Scalar(fragment: Fragment("(~") + a.fragment.parenthesized + Fragment(")"), attribute: Attribute(name: "~\(arg)", type: .integer))
+            s.nanAsNull = a.nanAsNull
+            return .scalar(s)
+        }
+        if a.type == .decimal && a.encodedAsText { throw unsupported("'~' of a TEXT-encoded decimal", range) }
+        return try memoryCall("onesComplement:", [(a.op, arg)], type: .integer, range)
     }
 
     /// `x + y (+ 1 with carry)` modulo 2^64, as memory's Int64 arithmetic wraps; SQLite would switch
@@ -121,6 +163,7 @@ extension LoweringContext {
         var type: AttributeType
         var integral: Bool
         var encodedAsText: Bool
+        var nanAsNull = false
     }
 
     private func numericOperand(_ o: Operand, _ op: BinaryOperator, _ range: SourceRange) throws(SQLLoweringError) -> NumericOperand {
@@ -137,34 +180,9 @@ extension LoweringContext {
                 throw SQLLoweringError(.typeMismatch, "'\(op.rawValue)' needs numbers, '\(s.attribute.name)' is \(s.attribute.type.rawValue)", range: range)
             }
             return NumericOperand(op: o, fragment: s.fragment, type: s.attribute.type, integral: Self.integral.contains(s.attribute.type),
-                                  encodedAsText: s.attribute.effectiveEncoding == .text)
+                                  encodedAsText: s.attribute.effectiveEncoding == .text, nanAsNull: s.nanAsNull)
         default:
             throw SQLLoweringError(.typeMismatch, "'\(op.rawValue)' needs numbers", range: range)
-        }
-    }
-
-    /// Constant arithmetic with the evaluator's rules (wrapping integers, truncating division, /0 → 0).
-    private func fold(_ op: BinaryOperator, _ a: LiteralValue, _ b: LiteralValue) -> LiteralValue? {
-        func int(_ v: LiteralValue) -> Int64? {
-            switch v { case .integer(let i): i; case .bool(let b): b ? 1 : 0; default: nil }
-        }
-        func dbl(_ v: LiteralValue) -> Double? {
-            switch v { case .integer(let i): Double(i); case .bool(let b): b ? 1 : 0; case .double(let d): d; default: nil }
-        }
-        if let x = int(a), let y = int(b) {
-            switch op {
-            case .add: return .integer(x &+ y)
-            case .subtract: return .integer(x &- y)
-            case .multiply: return .integer(x &* y)
-            default: return .integer(y == 0 ? 0 : x.dividedReportingOverflow(by: y).partialValue)
-            }
-        }
-        guard let x = dbl(a), let y = dbl(b) else { return nil }
-        switch op {
-        case .add: return .double(x + y)
-        case .subtract: return .double(x - y)
-        case .multiply: return .double(x * y)
-        default: return .double(x / y)
         }
     }
 }

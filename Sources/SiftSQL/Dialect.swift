@@ -32,6 +32,16 @@ public protocol SQLDialect: Sendable {
     func isNotDistinct(_ lhs: String, _ rhs: String) -> String
     /// Null-safe inequality (`a IS NOT b` in SQLite).
     func isDistinct(_ lhs: String, _ rhs: String) -> String
+    /// The function that calls the evaluator's built-in functions and casts (`sift_call`), nil
+    /// when the database cannot call into Swift (those forms are then rejected).
+    var callFunction: String? { get }
+    /// The aggregate that gathers a collection's elements for `callFunction` (`sift_collect`).
+    var collectFunction: String? { get }
+}
+
+extension SQLDialect {
+    public var callFunction: String? { nil }
+    public var collectFunction: String? { nil }
 }
 
 /// SQLite: double-quoted identifiers, `?` parameters, 1/0 booleans, `IS` / `IS NOT`.
@@ -52,4 +62,6 @@ public struct SQLiteDialect: SQLDialect {
     public func booleanLiteral(_ value: Bool) -> String { value ? "1" : "0" }
     public func isNotDistinct(_ lhs: String, _ rhs: String) -> String { "\(lhs) IS \(rhs)" }
     public func isDistinct(_ lhs: String, _ rhs: String) -> String { "\(lhs) IS NOT \(rhs)" }
+    public var callFunction: String? { SQLFunctions.call }
+    public var collectFunction: String? { SQLFunctions.collect }
 }

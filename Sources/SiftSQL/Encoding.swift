@@ -144,74 +144,10 @@ extension LoweringContext {
         }
     }
 
-    /// A comparison between two constants, as memory evaluates it, or nil when not folded.
+    /// The evaluator's answer to a comparison of two constants, or nil when memory raises on it.
     func foldConstant(_ a: LiteralValue, _ op: ComparisonOperator, _ options: ComparisonOptions, _ b: LiteralValue,
                       _ range: SourceRange) throws(SQLLoweringError) -> Bool? {
-        func number(_ v: LiteralValue) -> Double? {
-            switch v {
-            case .bool(let x): x ? 1 : 0
-            case .integer(let i): Double(i)
-            case .double(let d): d
-            case .decimal(let d): NSDecimalNumber(decimal: d).doubleValue
-            default: nil
-            }
-        }
-        // Integers beyond 2^53 do not survive Double; compare them exactly.
-        func order() -> Int? {
-            switch (a, b) {
-            case let (.integer(x), .integer(y)): return x == y ? 0 : (x < y ? -1 : 1)
-            case let (.string(x), .string(y)):
-                let (p, q) = (Array(x.precomposedStringWithCanonicalMapping.unicodeScalars.map(\.value)),
-                              Array(y.precomposedStringWithCanonicalMapping.unicodeScalars.map(\.value)))
-                return p == q ? 0 : (p.lexicographicallyPrecedes(q) ? -1 : 1)
-            case let (.date(x), .date(y)): return x == y ? 0 : (x < y ? -1 : 1)
-            default:
-                guard let x = number(a), let y = number(b) else { return nil }
-                return x == y ? 0 : (x < y ? -1 : 1)
-            }
-        }
-        let textOptions = !options.intersection([.caseInsensitive, .diacriticInsensitive, .normalized]).isEmpty
-        if op == .between {
-            // Inclusive, bounds swapped when reversed, any nil → false.
-            guard case .array(let bounds) = b, bounds.count == 2 else { return nil }
-            if a == .null || bounds.contains(.null) { return false }
-            if textOptions, case .string = a { return nil }
-            guard let swapped = try foldConstant(bounds[0], .greaterThan, [], bounds[1], range),
-                  let aboveLow = try foldConstant(a, .greaterThanOrEqual, [], swapped ? bounds[1] : bounds[0], range),
-                  let belowHigh = try foldConstant(a, .lessThanOrEqual, [], swapped ? bounds[0] : bounds[1], range) else { return nil }
-            return aboveLow && belowHigh
-        }
-        if textOptions, case .string = a, case .string = b { return nil }
-        switch op {
-        case .equal, .notEqual:
-            let eq: Bool
-            switch (a, b) {
-            case (.null, .null): eq = true
-            case (.null, _), (_, .null): eq = false
-            case let (.data(x), .data(y)): eq = x == y
-            default:
-                if let o = order() { eq = o == 0 }
-                else if number(a) == nil, number(b) == nil, case .string = a { eq = false }
-                else if (number(a) == nil) != (number(b) == nil) { eq = false }
-                else { return nil }
-            }
-            return op == .equal ? eq : !eq
-        case .lessThan, .greaterThan, .lessThanOrEqual, .greaterThanOrEqual:
-            switch (a, b) {
-            case (.null, .null): return op == .lessThanOrEqual || op == .greaterThanOrEqual
-            case (.null, _), (_, .null): return false
-            default: break
-            }
-            guard let o = order() else { return nil }
-            switch op {
-            case .lessThan: return o < 0
-            case .lessThanOrEqual: return o <= 0
-            case .greaterThan: return o > 0
-            default: return o >= 0
-            }
-        default:
-            return nil
-        }
+        evaluateConstants(nil, a, op, options, b, range)
     }
 
     /// One ORDER BY term: the key path, its collation under [c]/[d]/[cd], and the direction.

@@ -12,7 +12,29 @@ extension LoweringContext {
         if op == .utiConformsTo || op == .utiEquals { throw unsupported(op.symbol, range) }
         let lo = try scalarize(try operand(l, scope))
         let ro = try scalarize(try operand(r, scope))
+        if case .constant(let a) = lo, case .constant(let b) = ro {
+            // Two constants: the evaluator's own answer, quantifiers and options included.
+            guard let v = evaluateConstants(q, a, op, options, b, range) else {
+                throw unsupported("comparing the constants \(show(a)) and \(show(b)), which raises in memory,", range)
+            }
+            return .constant(v != negated)
+        }
         guard let q else { return try leaf(lo, op, options, ro, negated: negated, range: range) }
+        if case .constant(let c) = lo, c == .null || { if case .array = c { true } else { false } }() {
+            // ANY / ALL over a constant list: one leaf per element, ORed (ANY) or ANDed (ALL); nil
+            // is an empty list (memory quantifies over no element).
+            var items: [LiteralValue] = []
+            if case .array(let list) = c { items = list }
+            let isAny = q == .any
+            var parts: [PredicateSyntax] = []
+            for item in items {
+                parts.append(PredicateSyntax(.comparison(quantifier: nil, lhs: ExpressionSyntax(.constant(value: item), range: l.range),
+                                                         operator: op, options: options, rhs: r), range: range))
+            }
+            let junction = PredicateSyntax(isAny ? .or(operands: parts) : .and(operands: parts), range: range)
+            if parts.isEmpty { return .constant(isAny == negated) }
+            return try predicate(junction, negated: negated, scope)
+        }
         guard case .collection(let c) = lo else {
             throw SQLLoweringError(.notACollection, "\(q.rawValue) needs a to-many key path, got '\(l)'", range: l.range)
         }
@@ -138,6 +160,14 @@ extension LoweringContext {
                 return try leaf(l, op, options, .constant(snapped), negated: negated, range: range)
             }
 
+        case (.scalar(let s), .constant(.null)) where s.nanAsNull && op != .between:
+            // NULL here is NaN or a row where memory raises: memory's value is never nil.
+            switch op {
+            case .equal, .lessThanOrEqual, .greaterThanOrEqual, .lessThan, .greaterThan: return const(false)
+            case .notEqual: return const(true)
+            default: return const(false)
+            }
+
         case (.scalar(let s), .constant(let c)):
             let col = s.fragment
             switch op {
@@ -197,10 +227,15 @@ extension LoweringContext {
             try checkCompatible(a.attribute, b.attribute, range)
             let (x, y) = (a.fragment, b.fragment)
             let textual = [.string, .any].contains(a.attribute.type) || [.string, .any].contains(b.attribute.type)
+            // A NULL that may be NaN never equals anything, another NULL included.
+            let nan = a.nanAsNull || b.nanAsNull
             switch op {
             case .equal, .notEqual:
                 let pos: Fragment, neg: Fragment?
-                if altering && textual {
+                if nan {
+                    pos = x + Fragment(" = ") + y
+                    neg = nil
+                } else if altering && textual {
                     pos = Fragment("((") + x + Fragment(" IS NULL AND ") + y + Fragment(" IS NULL) OR ") + textCall(.equal, x, y, f) + Fragment(")")
                     neg = nil
                 } else {
@@ -214,7 +249,7 @@ extension LoweringContext {
                 var pos = altering && textual
                     ? Fragment("\(dialect.compareFunction)(") + x + Fragment(", ") + y + Fragment(", ") + .param(f) + Fragment(") \(op.symbol) 0")
                     : x + Fragment(" \(op.symbol) ") + y
-                if op == .lessThanOrEqual || op == .greaterThanOrEqual {
+                if (op == .lessThanOrEqual || op == .greaterThanOrEqual) && !nan {
                     pos = Fragment("(") + pos + Fragment(" OR (") + x + Fragment(" IS NULL AND ") + y + Fragment(" IS NULL))")
                 }
                 return pick(pos)

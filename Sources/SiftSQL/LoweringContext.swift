@@ -23,6 +23,9 @@ struct Scalar {
     var fragment: Fragment
     /// The attribute it reads (type, encoding); nil type means a computed number.
     var attribute: Attribute
+    /// NULL here may stand for NaN (a call's or a double division's result): memory never gives
+    /// nil for it without raising, and two of them are never equal.
+    var nanAsNull = false
 }
 
 /// A to-many collection reached from a scope: the relationship and the path after it.
@@ -98,6 +101,12 @@ final class LoweringContext {
 
     func operand(_ e: ExpressionSyntax, _ scope: Scope) throws(SQLLoweringError) -> Operand {
         switch e.kind {
+        case .constant, .variable, .keyPath: break
+        default:
+            // Computed once by the evaluator: memory's value by construction.
+            if isConstant(e) { return .constant(try fold(e)) }
+        }
+        switch e.kind {
         case .constant(let v): return .constant(v)
         case .variable(let name):
             if let bound = elementVariables[name] {
@@ -119,10 +128,11 @@ final class LoweringContext {
             if case .subquery(let c, let v, let p) = base.kind, components == ["@count"] {
                 return try subqueryCount(c, v, p, scope, e.range)
             }
+            if case .index(let b, let index) = base.kind { return try indexed(b, index, path: components, scope, e.range) }
             throw unsupported("a key path on a computed value", e.range)
         case .index(let base, .size):
             if case .subquery(let c, let v, let p) = base.kind { return try subqueryCount(c, v, p, scope, e.range) }
-            throw unsupported("[SIZE] of anything but SUBQUERY", e.range)
+            return try indexed(base, .size, path: [], scope, e.range)
         case .evaluatedObject: throw unsupported("SELF", e.range)
         case .dynamicKey: throw unsupported("a computed key", e.range)
         case .aggregate(let elements):
@@ -136,17 +146,16 @@ final class LoweringContext {
                 values.append(v)
             }
             return .constant(.array(values))
-        case .index: throw unsupported("an index", e.range)
+        case .index(let base, let index): return try indexed(base, index, path: [], scope, e.range)
         case .binary(let op, let l, let r): return try arithmetic(op, l, r, scope, e.range)
         case .unary(.negate, let o):
             return try arithmetic(.subtract, ExpressionSyntax(.constant(value: .integer(0)), range: e.range), o, scope, e.range)
-        case .unary(let op, _): throw unsupported("the operator '\(op.rawValue)'", e.range)
-        case .function("abs:", let args) where args.count == 1: return try absolute(args[0], scope, e.range)
-        case .function(let name, _): throw unsupported("the function '\(name)'", e.range)
+        case .unary(.bitwiseNot, let o): return try complement(o, scope, e.range)
+        case .function(let name, let args): return try function(name, args, scope, e.range)
         case .customFunction(_, let s, _): throw unsupported("FUNCTION '\(s)'", e.range)
         case .subquery: throw unsupported("SUBQUERY", e.range)
-        case .ternary: throw unsupported("TERNARY", e.range)
-        case .cast: throw unsupported("CAST", e.range)
+        case .ternary(let c, let a, let b): return try ternary(c, a, b, scope, e.range)
+        case .cast(let v, let t): return try cast(v, t, scope, e.range)
         case .assignment: throw unsupported("an assignment", e.range)
         }
     }
@@ -215,6 +224,12 @@ final class LoweringContext {
 
     /// `FROM … WHERE <correlation>` of a collection's elements, with a fresh alias (a new scope).
     func elements(_ c: Collection) throws(SQLLoweringError) -> (from: String, correlation: String, element: Scope?, valueColumn: Scalar?) {
+        let e = try elementSource(c)
+        return (e.from, e.correlation, e.element, e.valueColumn)
+    }
+
+    /// `elements(_:)` plus the qualified order column of an ordered collection.
+    func elementSource(_ c: Collection) throws(SQLLoweringError) -> (from: String, correlation: String, element: Scope?, valueColumn: Scalar?, order: String?) {
         let a = newAlias()
         let ownerPK = column(c.owner.alias, c.owner.entity.primaryKey)
         switch c.shape {
@@ -222,16 +237,17 @@ final class LoweringContext {
         case .toMany(let d, let fk):
             let dest = try destination(d, c.range)
             return ("\(dialect.quote(dest.table)) AS \(a)", "\(column(a, fk)) = \(ownerPK)",
-                    Scope(entity: dest, alias: a, insideCollection: true), nil)
+                    Scope(entity: dest, alias: a, insideCollection: true), nil, c.relationship.orderColumn.map { column(a, $0) })
         case .manyToMany(let d, let j):
             let dest = try destination(d, c.range)
             let ja = newAlias()
             return ("\(dialect.quote(j.table)) AS \(ja) JOIN \(dialect.quote(dest.table)) AS \(a) ON \(column(a, dest.primaryKey)) = \(column(ja, j.destination))",
-                    "\(column(ja, j.source)) = \(ownerPK)", Scope(entity: dest, alias: a, insideCollection: true), nil)
+                    "\(column(ja, j.source)) = \(ownerPK)", Scope(entity: dest, alias: a, insideCollection: true), nil,
+                    c.relationship.orderColumn.map { column(ja, $0) })
         case .values(let v):
             let attr = v.elementAttribute(named: c.relationship.name)
             return ("\(dialect.quote(v.table)) AS \(a)", "\(column(a, v.owner)) = \(ownerPK)", nil,
-                    Scalar(fragment: Fragment(column(a, v.column)), attribute: attr))
+                    Scalar(fragment: Fragment(column(a, v.column)), attribute: attr), c.relationship.orderColumn.map { column(a, $0) })
         }
     }
 

@@ -16,6 +16,15 @@ public enum SQLFunctions {
     public static let text = "sift_text"
     /// `sift_compare(a, b, flags)` → -1 / 0 / 1, or NULL when either is NULL or they have no order.
     public static let compare = "sift_compare"
+    /// `sift_call(selector, tags, arg…)`: the evaluator's built-in function `selector` (or `CAST`,
+    /// selector `CAST:NSNumber` …) on the arguments, read as `tags` says (one ``ValueTag`` per
+    /// argument). The result is stored as the lowering expects (``ValueTag/natural`` for numbers
+    /// and text, 0/1 for booleans, seconds since 2001 for dates); NULL where memory raises or
+    /// returns NaN, which the lowering accounts for.
+    public static let call = "sift_call"
+    /// `sift_collect(tag, value)`, an aggregate: the evaluator's array of the values in row order,
+    /// serialized for `sift_call` (an argument tagged ``ValueTag/collection``).
+    public static let collect = "sift_collect"
     /// Collation for ORDER BY under `[c]`.
     public static let collationC = "sift_c"
     /// Collation for ORDER BY under `[d]`.
@@ -31,6 +40,24 @@ public enum SQLFunctions {
         case contains = 3
         case like = 4
         case matches = 5
+    }
+
+    /// How `sift_call` reads one argument: the storage encoding of the value it is given.
+    public enum ValueTag: Character, Sendable, CaseIterable {
+        /// By storage class: INTEGER → integer, REAL → double, TEXT → string, BLOB → data.
+        case natural = "v"
+        /// INTEGER 0/1 → boolean.
+        case boolean = "b"
+        /// REAL seconds since 2001-01-01 → date.
+        case secondsSince2001 = "d"
+        /// REAL seconds since 1970-01-01 → date.
+        case secondsSince1970 = "u"
+        /// ISO-8601 TEXT → date.
+        case iso8601 = "i"
+        /// REAL or TEXT → decimal.
+        case decimal = "x"
+        /// A BLOB made by `sift_collect` → array; NULL → nil.
+        case collection = "c"
     }
 
     /// The collation that orders text the way `[c]`, `[d]` or `[cd]` compare it, or nil when plain

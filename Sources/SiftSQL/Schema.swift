@@ -254,9 +254,14 @@ public struct Relationship: Codable, Hashable, Sendable {
     public var joinTable: JoinTable?
     public var values: ValueTable?
     public var countColumn: String?
+    /// For an ordered collection (an array in memory, not a set): the column whose ascending order
+    /// is the elements' order, in the destination table (`toMany` with `foreignKey`), the join
+    /// table, or the value table. Indexes (`x[0]`, `x[FIRST]`, `x[LAST]`) need it.
+    public var orderColumn: String?
 
     public init(name: String, toOne: String? = nil, toMany: String? = nil, foreignKey: String? = nil,
-                joinTable: JoinTable? = nil, values: ValueTable? = nil, countColumn: String? = nil) {
+                joinTable: JoinTable? = nil, values: ValueTable? = nil, countColumn: String? = nil,
+                orderColumn: String? = nil) {
         self.name = name
         self.toOne = toOne
         self.toMany = toMany
@@ -264,6 +269,7 @@ public struct Relationship: Codable, Hashable, Sendable {
         self.joinTable = joinTable
         self.values = values
         self.countColumn = countColumn
+        self.orderColumn = orderColumn
     }
 
     /// A join table for a many-to-many relationship.

@@ -8,6 +8,7 @@
 import CSQLite
 import SiftSQL
 import SiftText
+import SiftEvaluation
 
 /// Namespace for registering Sift's SQL functions and collations on a connection.
 public enum SiftSQLite {
@@ -33,6 +34,7 @@ public enum SiftSQLite {
                   textFunctionName)
         try check(sqlite3_create_function_v2(db, compareFunctionName, 3, flags, nil, siftCompareFunction, nil, nil, nil),
                   compareFunctionName)
+        try registerMemoryFunctions(on: db, check: check)
         for (name, options) in collations {
             // The options travel in the context pointer (offset so that no options is not NULL).
             let context = UnsafeMutableRawPointer(bitPattern: Int(options.rawValue) + 0x100)

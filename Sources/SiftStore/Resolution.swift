@@ -380,7 +380,7 @@ extension ManagedObjectModel {
                         name: a.name,
                         values: Relationship.ValueTable(table: a.valueTable!, owner: Storage.owner, column: Storage.value,
                                                         type: t.0, encoding: t.1),
-                        countColumn: a.column))
+                        countColumn: a.column, orderColumn: Storage.order))
                     continue
                 }
                 guard let t = Self.sqlType(a.type) else { continue }
@@ -390,11 +390,12 @@ extension ManagedObjectModel {
                 switch rel.storage {
                 case .foreignKey(let column):
                     relationships.append(Relationship(name: rel.name, toOne: rel.destination, foreignKey: column))
-                case .inverseForeignKey(_, let column, _):
-                    relationships.append(Relationship(name: rel.name, toMany: rel.destination, foreignKey: column))
-                case .joinTable(let table, let source, let destination, _):
+                case .inverseForeignKey(_, let column, let order):
+                    relationships.append(Relationship(name: rel.name, toMany: rel.destination, foreignKey: column, orderColumn: order))
+                case .joinTable(let table, let source, let destination, let order):
                     relationships.append(Relationship(name: rel.name, toMany: rel.destination,
-                                                      joinTable: .init(table: table, source: source, destination: destination)))
+                                                      joinTable: .init(table: table, source: source, destination: destination),
+                                                      orderColumn: order))
                 }
             }
             let hierarchy = entities.filter { resolved[$0.name]!.root == r.root }

@@ -348,12 +348,14 @@ private final class TablePlan {
                 relationships.append(Relationship(name: key, toOne: child.entity, foreignKey: column))
                 children.append(child)
             case .toMany(let key, let count, let child):
-                relationships.append(Relationship(name: key, toMany: child.entity, foreignKey: child.owner!, countColumn: count))
+                // Child rows and value rows are numbered in array order: the key is the position.
+                relationships.append(Relationship(name: key, toMany: child.entity, foreignKey: child.owner!, countColumn: count,
+                                                  orderColumn: child.primaryKey))
                 children.append(child)
             case .values(let key, let count, let table, let isDate):
                 let values = Relationship.ValueTable(table: table, owner: "owner", column: "value",
                                                      type: isDate ? .date : .any, encoding: isDate ? .secondsSince1970 : nil)
-                relationships.append(Relationship(name: key, values: values, countColumn: count))
+                relationships.append(Relationship(name: key, values: values, countColumn: count, orderColumn: "id"))
             }
         }
         // JSON objects answer nil for keys they lack, so the inferred entities are open.

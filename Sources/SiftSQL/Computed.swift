@@ -1,0 +1,433 @@
+// Computed operands: what the lowering hands to the evaluator, and what becomes SQL expressions
+// beyond plain arithmetic. A subexpression that reads no row (constants, bound `$VAR`s, functions
+// and casts of them, `now()`) is computed once by the evaluator itself and bound as one value, so it
+// is memory's value by construction; a comparison between two constants is decided the same way.
+// Built-in functions and casts over columns call the evaluator's implementation row by row through
+// the dialect's memory-call function (`sift_call` in SQLite); a function of a collection gathers
+// the elements first (`sift_collect`). TERNARY becomes a CASE on the lowered condition, which is
+// TRUE exactly where memory's condition is true, so the ELSE branch covers false and nil alike.
+//
+// NULL from a call stands for two things memory keeps apart: an error (memory raises on that row,
+// so SQL may answer anything there) and NaN (`sqrt:(-1)`, `0.0 / 0`). A scalar that can be NaN is
+// flagged (`Scalar.nanAsNull`): memory never gives nil for it without raising, so `== nil` is false
+// on it, and equality with another scalar must not treat two NULLs as equal.
+
+import Foundation
+import SiftSyntax
+import SiftEvaluation
+
+extension LoweringContext {
+    // MARK: Folding
+
+    /// Whether the expression has one value for every row: it reads no key path, `SELF` or
+    /// SUBQUERY variable, and every `$VAR` it reads is bound. `now()` counts (it is read once, when
+    /// the predicate is lowered); `random()` and `randomn:` do not.
+    func isConstant(_ e: ExpressionSyntax) -> Bool {
+        switch e.kind {
+        case .constant: return true
+        case .variable(let name): return elementVariables[name] == nil && variables[name] != nil
+        case .aggregate(let elements): return elements.allSatisfy(isConstant)
+        case .index(let base, let index):
+            if case .expression(let i) = index { return isConstant(base) && isConstant(i) }
+            return isConstant(base)
+        case .binary(_, let l, let r): return isConstant(l) && isConstant(r)
+        case .unary(_, let o): return isConstant(o)
+        case .function(let name, let args): return name != "random" && name != "randomn:" && args.allSatisfy(isConstant)
+        case .cast(let v, let t): return isConstant(v) && isConstant(t)
+        case .ternary(let c, let a, let b): return isConstant(c) && isConstant(a) && isConstant(b)
+        case .evaluatedObject, .keyPath, .dynamicKey, .customFunction, .subquery, .assignment: return false
+        }
+    }
+
+    func isConstant(_ p: PredicateSyntax) -> Bool {
+        switch p.kind {
+        case .constant: true
+        case .not(let q): isConstant(q)
+        case .and(let ops), .or(let ops): ops.allSatisfy(isConstant)
+        case .comparison(_, let l, _, _, let r): isConstant(l) && isConstant(r)
+        }
+    }
+
+    /// The evaluator's value of a constant expression. One that raises in memory raises on every
+    /// row that reaches it, which no SQL can reproduce exactly: it is rejected.
+    func fold(_ e: ExpressionSyntax) throws(SQLLoweringError) -> LiteralValue {
+        let value: Value
+        do { value = try SiftExpression(e).evaluate(variables: variableValues) } catch {
+            throw SQLLoweringError(.unsupported, "'\(e)' raises in memory (\(error.message)), so no SQL can stand for it", range: e.range)
+        }
+        guard let literal = value.literal else { throw unsupported("the value of '\(e)'", e.range) }
+        return literal
+    }
+
+    /// The evaluator's answer to a comparison of constants (`ANY`/`ALL` over a constant list
+    /// included), or nil when memory raises on it.
+    func evaluateConstants(_ q: Quantifier?, _ a: LiteralValue, _ op: ComparisonOperator, _ options: ComparisonOptions,
+                           _ b: LiteralValue, _ range: SourceRange) -> Bool? {
+        let p = PredicateSyntax(.comparison(quantifier: q, lhs: ExpressionSyntax(.constant(value: a), range: range), operator: op,
+                                            options: options, rhs: ExpressionSyntax(.constant(value: b), range: range)), range: range)
+        return try? SiftPredicate(p).evaluate(with: Value.null)
+    }
+
+    /// `$VAR` bindings as the evaluator reads them.
+    var variableValues: [String: Value] { variables.mapValues(Value.init) }
+
+    // MARK: TERNARY
+
+    /// `CASE WHEN <condition> THEN a ELSE b END`. A constant condition picks its branch, and the
+    /// other is never lowered (memory never evaluates it either).
+    func ternary(_ condition: PredicateSyntax, _ a: ExpressionSyntax, _ b: ExpressionSyntax, _ scope: Scope,
+                 _ range: SourceRange) throws(SQLLoweringError) -> Operand {
+        let cond = try predicate(condition, negated: false, scope)
+        let sql: Fragment
+        switch cond {
+        case .constant(let v): return try scalarize(try operand(v ? a : b, scope))
+        case .sql(let f): sql = f
+        }
+        let x = try scalarize(try operand(a, scope)), y = try scalarize(try operand(b, scope))
+        let (attribute, fx, fy, nan) = try unify(x, y, a, b, range)
+        let f = Fragment("(CASE WHEN ") + sql + Fragment(" THEN ") + fx + Fragment(" ELSE ") + fy + Fragment(" END)")
+        var s = Scalar(fragment: f, attribute: attribute)
+        s.nanAsNull = nan
+        return .scalar(s)
+    }
+
+    /// One attribute (type and encoding) for both branches of a TERNARY, with each branch's SQL.
+    private func unify(_ x: Operand, _ y: Operand, _ a: ExpressionSyntax, _ b: ExpressionSyntax,
+                       _ range: SourceRange) throws(SQLLoweringError) -> (Attribute, Fragment, Fragment, Bool) {
+        let name = "TERNARY"
+        func plain(_ c: LiteralValue) -> (AttributeType, SQLValue)? {
+            switch c {
+            case .null: return nil
+            case .bool(let v): return (.boolean, .integer(v ? 1 : 0))
+            case .integer(let i): return (.integer, .integer(i))
+            case .double(let d): return (.double, .double(d))
+            case .string(let s): return (.string, .text(nfc(s)))
+            case .data(let d): return (.data, .blob(Array(d)))
+            case .date(let d): return (.date, .double(d.timeIntervalSinceReferenceDate))
+            case .decimal(let d): return (.decimal, .double(NSDecimalNumber(decimal: d).doubleValue))
+            case .array, .dictionary: return nil
+            }
+        }
+        // Types whose values are stored as themselves (booleans as the integers 0/1), so one
+        // dynamically typed result can hold either branch.
+        let natural: Set<AttributeType> = [.string, .integer, .double, .boolean, .any, .data]
+        func branch(_ o: Operand, _ e: ExpressionSyntax) throws(SQLLoweringError) -> (Attribute?, Fragment, Bool) {
+            switch o {
+            case .constant(.null): return (nil, Fragment("NULL"), false)
+            case .constant(let c):
+                guard let (t, v) = plain(c) else { throw unsupported("a TERNARY branch of \(show(c))", e.range) }
+                return (Attribute(name: name, type: t), .param(v), false)
+            case .scalar(let s): return (s.attribute, s.fragment, s.nanAsNull)
+            case .object, .collection:
+                throw SQLLoweringError(.typeMismatch, "a TERNARY branch must be a value, '\(e)' is a relationship", range: e.range)
+            }
+        }
+        var (ax, fx, nx) = try branch(x, a)
+        var (ay, fy, ny) = try branch(y, b)
+        // A constant branch takes the other branch's encoding when it fits (a date constant next
+        // to a date column stored since 1970).
+        if case .constant(let c) = x, c != .null, let other = ay, other.type == ax?.type || other.type == .any {
+            if let v = try? encode(c, for: other, [], a.range) { fx = .param(v); ax = other }
+        }
+        if case .constant(let c) = y, c != .null, let other = ax, other.type == ay?.type || other.type == .any {
+            if let v = try? encode(c, for: other, [], b.range) { fy = .param(v); ay = other }
+        }
+        let attribute: Attribute
+        switch (ax, ay) {
+        case (nil, nil): attribute = Attribute(name: name, type: .any)
+        case (let p?, nil): attribute = p
+        case (nil, let q?): attribute = q
+        case (let p?, let q?):
+            if p.type == q.type && p.effectiveEncoding == q.effectiveEncoding {
+                attribute = p
+            } else if natural.contains(p.type) && natural.contains(q.type) {
+                attribute = Attribute(name: name, type: .any)
+            } else {
+                throw unsupported("a TERNARY whose branches are stored differently (\(p.type.rawValue) and \(q.type.rawValue))", range)
+            }
+        }
+        nx = nx || ny
+        return (Attribute(name: name, column: attribute.column, type: attribute.type, encoding: attribute.encoding), fx, fy, nx)
+    }
+
+    // MARK: Calls into memory
+
+    /// How the memory-call function reads a value stored for `attribute`.
+    func tag(_ attribute: Attribute) -> SQLFunctions.ValueTag {
+        switch attribute.type {
+        case .boolean: return .boolean
+        case .decimal: return .decimal
+        case .date:
+            switch attribute.effectiveEncoding {
+            case .secondsSince1970: return .secondsSince1970
+            case .iso8601: return .iso8601
+            default: return .secondsSince2001
+            }
+        default: return .natural
+        }
+    }
+
+    /// One argument of a memory call: its SQL and its tag.
+    private func callArgument(_ o: Operand, _ e: ExpressionSyntax, selector: String) throws(SQLLoweringError) -> (Fragment, SQLFunctions.ValueTag) {
+        switch o {
+        case .constant(let c):
+            switch c {
+            case .null: return (Fragment("NULL"), .natural)
+            case .bool(let b): return (.param(.integer(b ? 1 : 0)), .boolean)
+            case .integer(let i): return (.param(.integer(i)), .natural)
+            case .double(let d): return (.param(.double(d)), .natural)
+            case .string(let s): return (.param(.text(s)), .natural)
+            case .data(let d): return (.param(.blob(Array(d))), .natural)
+            case .date(let d): return (.param(.double(d.timeIntervalSinceReferenceDate)), .secondsSince2001)
+            case .decimal(let d): return (.param(.text(d.description)), .decimal)
+            case .array, .dictionary: throw unsupported("\(selector) of the constant \(show(c)) next to a key path", e.range)
+            }
+        case .scalar(let s): return (s.fragment, tag(s.attribute))
+        case .collection(let c): return (try collected(c, selector: selector), .collection)
+        case .object(_, let name):
+            throw SQLLoweringError(.typeMismatch, "\(selector) of the relationship '\(name)' (an object)", range: e.range)
+        }
+    }
+
+    /// `(SELECT sift_collect(tag, element) FROM <elements> WHERE <correlation>)`, NULL when the
+    /// collection is nil: the collection as the evaluator's array, in row order.
+    private func collected(_ c: Collection, selector: String) throws(SQLLoweringError) -> Fragment {
+        guard let collect = dialect.collectFunction else { throw unsupported("\(selector) of a collection in this dialect", c.range) }
+        let (from, corr, es, value) = try elements(c)
+        let element: Scalar
+        if c.rest.isEmpty {
+            if let value { element = value } else {
+                // Objects: only their number matters to count:; any other function raises on them.
+                guard selector == "count:" else {
+                    throw SQLLoweringError(.typeMismatch, "\(selector) needs values, the elements of '\(c.relationship.name)' are objects", range: c.range)
+                }
+                element = Scalar(fragment: Fragment("1"), attribute: Attribute(name: c.relationship.name, type: .integer))
+            }
+        } else if let es {
+            let rest = c.rest
+            guard !(rest.first.map(KeyPathComponent.isCollectionOperator) ?? false) else {
+                throw unsupported("\(selector) of a collection operator", c.range)
+            }
+            guard case .scalar(let s) = try keyPath(rest, es, c.range) else {
+                throw SQLLoweringError(.toManyKeyPath, "\(selector) needs an attribute of the elements of '\(c.relationship.name)'", range: c.range)
+            }
+            element = s
+        } else {
+            throw SQLLoweringError(.unknownKey, "the values of '\(c.relationship.name)' have no key '\(c.rest[0])'", range: c.range)
+        }
+        var sql = Fragment("(SELECT \(collect)(") + .param(.text(String(tag(element.attribute).rawValue))) + Fragment(", ")
+            + element.fragment + Fragment(") FROM \(from)")
+        for j in es?.joins ?? [] { sql = sql + Fragment(" " + j) }
+        sql = sql + Fragment(" WHERE \(corr))")
+        if let isNil = collectionIsNil(c) { sql = Fragment("(CASE WHEN \(isNil) THEN NULL ELSE ") + sql + Fragment(" END)") }
+        return sql
+    }
+
+    /// `sift_call(selector, tags, args…)` with the result typed `type`.
+    func memoryCall(_ selector: String, _ args: [(Operand, ExpressionSyntax)], type: AttributeType, nanAsNull: Bool = false,
+                    encoding: StorageEncoding? = nil, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
+        guard let call = dialect.callFunction else { throw unsupported("\(selector) in this dialect", range) }
+        var parts: [Fragment] = [.param(.text(selector))]
+        var tags = ""
+        for (o, e) in args {
+            let (f, t) = try callArgument(o, e, selector: selector)
+            parts.append(f)
+            tags.append(t.rawValue)
+        }
+        parts.insert(.param(.text(tags)), at: 1)
+        var s = Scalar(fragment: Fragment("\(call)(") + Fragment.join(parts, ", ") + Fragment(")"),
+                       attribute: Attribute(name: selector, type: type, encoding: encoding))
+        s.nanAsNull = nanAsNull
+        return .scalar(s)
+    }
+
+    // MARK: Functions
+
+    /// A built-in function over operands that read the row.
+    func function(_ name: String, _ arguments: [ExpressionSyntax], _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
+        switch name {
+        case "abs:": return try absolute(arguments[0], scope, range)
+        case "noindex:", "indexed:by:":
+            // Identity on the first argument; memory's only effect is its value.
+            return try scalarize(try operand(arguments[0], scope))
+        case "random", "randomn:":
+            throw unsupported("'\(name)', whose value in memory is random for each object,", range)
+        case "mode:":
+            throw unsupported("mode: of values read from the row (its result is a collection)", range)
+        default: break
+        }
+        var args: [(Operand, ExpressionSyntax)] = []
+        for (i, a) in arguments.enumerated() {
+            let o = try operand(a, scope)
+            // A collection function takes the collection itself; anything else its scalar value.
+            if i == 0, ["count:", "sum:", "min:", "max:", "average:", "median:", "stddev:", "groupConcat:separator:"].contains(name),
+               case .collection(let c) = o, !(c.rest.first.map(KeyPathComponent.isCollectionOperator) ?? false) {
+                args.append((o, a))
+            } else {
+                args.append((try scalarize(o), a))
+            }
+        }
+        func elementType() -> AttributeType {
+            if case .scalar(let s) = args[0].0 { return s.attribute.type }
+            if case .collection(let c) = args[0].0 {
+                if c.rest.isEmpty, case .values(let v) = c.shape { return v.type }
+                if !c.rest.isEmpty, let dest = try? elements(c).element, case .scalar(let s)? = try? keyPath(c.rest, dest, c.range) {
+                    return s.attribute.type
+                }
+            }
+            return .any
+        }
+        switch name {
+        case "sqrt:", "log:", "ln:", "exp:", "floor:", "ceiling:", "trunc:":
+            return try memoryCall(name, args, type: .double, nanAsNull: true, range)
+        case "onesComplement:", "count:", "length:":
+            return try memoryCall(name, args, type: .integer, range)
+        case "uppercase:", "lowercase:", "canonical:", "groupConcat:separator:":
+            return try memoryCall(name, args, type: .string, range)
+        case "modulus:by:":
+            let integral = args.allSatisfy { o, _ in
+                if case .scalar(let s) = o { return [.integer, .boolean].contains(s.attribute.type) }
+                if case .constant(let c) = o { if case .integer = c { return true }; if case .bool = c { return true } }
+                return false
+            }
+            return try memoryCall(name, args, type: integral ? .integer : .any, nanAsNull: !integral, range)
+        case "sum:":
+            let t = elementType()
+            return try memoryCall(name, args, type: [.integer, .boolean].contains(t) ? .integer : (t == .double ? .double : .any), range)
+        case "average:", "median:", "stddev:":
+            return try memoryCall(name, args, type: name == "median:" ? .any : .double, range)
+        case "min:", "max:":
+            let t = elementType()
+            guard [.integer, .double, .string, .any].contains(t) else {
+                throw unsupported("\(name) of \(t.rawValue) values", range)
+            }
+            return try memoryCall(name, args, type: t, range)
+        default:
+            throw unsupported("the function '\(name)'", range)
+        }
+    }
+
+    // MARK: CAST
+
+    /// `CAST(x, 'Type')` of a value read from the row.
+    func cast(_ value: ExpressionSyntax, _ type: ExpressionSyntax, _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
+        guard isConstant(type), case .string(let target) = try fold(type) else {
+            throw unsupported("CAST to a type that is not a constant string", type.range)
+        }
+        let o = try scalarize(try operand(value, scope))
+        guard case .scalar(let s) = o else {
+            // A constant value was folded with its CAST before this point.
+            throw SQLLoweringError(.typeMismatch, "CAST of '\(value)', which is not a value", range: value.range)
+        }
+        let a = s.attribute
+        switch (target, a.type) {
+        case ("NSNumber", .integer), ("NSNumber", .double), ("NSNumber", .boolean):
+            return o
+        case ("NSNumber", .date) where a.effectiveEncoding == .secondsSince2001:
+            return .scalar(Scalar(fragment: Fragment("(") + s.fragment + Fragment(" + 0.0)"), attribute: Attribute(name: "CAST", type: .double)))
+        case ("NSNumber", .date) where a.effectiveEncoding == .secondsSince1970:
+            // Foundation keeps seconds since 2001 and converts with this one subtraction.
+            return .scalar(Scalar(fragment: Fragment("(") + s.fragment + Fragment(" - 978307200.0)"), attribute: Attribute(name: "CAST", type: .double)))
+        case ("NSDate", .date):
+            return o
+        case ("NSDate", .integer), ("NSDate", .double), ("NSDate", .boolean):
+            return .scalar(Scalar(fragment: Fragment("(") + s.fragment + Fragment(" + 0.0)"), attribute: Attribute(name: "CAST", type: .date, encoding: .secondsSince2001)))
+        case ("NSNumber", _):
+            return try memoryCall("CAST:NSNumber", [(o, value)], type: .any, range)
+        case ("NSString", _):
+            return try memoryCall("CAST:NSString", [(o, value)], type: .string, range)
+        case ("NSDate", _):
+            return try memoryCall("CAST:NSDate", [(o, value)], type: .date, encoding: .secondsSince2001, range)
+        case ("NSDecimalNumber", _):
+            return try memoryCall("CAST:NSDecimalNumber", [(o, value)], type: .decimal, encoding: .real, range)
+        default:
+            // Memory raises on every value but nil, which it returns unchanged.
+            return try memoryCall("CAST:" + target, [(o, value)], type: .any, range)
+        }
+    }
+}
+
+extension LoweringContext {
+    // MARK: Indexes
+
+    /// `base[index]` followed by `path` (`kids[FIRST].name`): an element of an ordered collection
+    /// as a scalar subquery (`ORDER BY <order column> LIMIT 1 OFFSET k`), `[SIZE]` as the count,
+    /// `object['key']` as the key of a to-one object. Out of range and non-collections raise in
+    /// memory (NULL here is free); a nil collection gives nil in both.
+    func indexed(_ base: ExpressionSyntax, _ index: IndexSyntax, path: [String], _ scope: Scope,
+                 _ range: SourceRange) throws(SQLLoweringError) -> Operand {
+        let b = try operand(base, scope)
+        switch b {
+        case .object:
+            guard case .expression(let key) = index, isConstant(key), case .string(let k) = try fold(key), !k.hasPrefix("@"),
+                  case .keyPath(nil, let components) = base.kind else {
+                throw unsupported("this index of an object (memory orders a dictionary's keys by name)", range)
+            }
+            return try keyPath(components + [k] + path, scope, range)
+        case .scalar(let s) where path.isEmpty:
+            // A value that is not a collection: memory raises, or gives nil when it is nil.
+            return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Attribute(name: "\(s.attribute.name)[]", type: s.attribute.type,
+                                                                                   encoding: s.attribute.encoding)))
+        case .collection(var c):
+            guard !(c.rest.first.map(KeyPathComponent.isCollectionOperator) ?? false) else {
+                throw unsupported("an index of a collection operator's result", range)
+            }
+            if case .size = index {
+                guard path.isEmpty else { throw SQLLoweringError(.unknownKey, "a count has no key '\(path[0])'", range: range) }
+                c.rest = ["@count"]
+                return try scalarize(.collection(c))
+            }
+            guard c.relationship.orderColumn != nil else {
+                throw unsupported("an index of '\(c.relationship.name)', which is unordered (a set in memory)", range)
+            }
+            var offset: Int64
+            var descending = false
+            switch index {
+            case .first: offset = 0
+            case .last: offset = 0; descending = true
+            case .size: offset = 0
+            case .expression(let k):
+                guard isConstant(k) else { throw unsupported("an index that is not a constant", k.range) }
+                switch try fold(k) {
+                case .integer(let i): offset = i
+                case .double(let d):
+                    // Memory truncates (Foundation's integerValue); NaN and the infinities raise out of range.
+                    guard d.isFinite, abs(d) < 9.2e18 else { offset = -1; break }
+                    offset = Int64(d.rounded(.towardZero))
+                case .bool(let x): offset = x ? 1 : 0
+                default: offset = -1 // memory raises: not a number
+                }
+            }
+            let path = c.rest + path
+            let (from, corr, es, value, order) = try elementSource(c)
+            let element: Scalar
+            if path.isEmpty {
+                guard let value else {
+                    throw unsupported("an element object of '\(c.relationship.name)' (name a key of it)", range)
+                }
+                element = value
+            } else if let es {
+                guard case .scalar(let s) = try keyPath(path, es, range) else {
+                    throw unsupported("a key path of an element that is not an attribute", range)
+                }
+                element = s
+            } else {
+                throw SQLLoweringError(.unknownKey, "the values of '\(c.relationship.name)' have no key '\(path[0])'", range: range)
+            }
+            if offset < 0 {
+                // Out of range in memory (or not a number): it raises on every non-nil collection.
+                return .scalar(Scalar(fragment: Fragment("NULL"), attribute: element.attribute))
+            }
+            guard let order else { throw unsupported("an index of '\(c.relationship.name)'", range) }
+            var sql = Fragment("(SELECT ") + element.fragment + Fragment(" FROM \(from)")
+            for j in es?.joins ?? [] { sql = sql + Fragment(" " + j) }
+            sql = sql + Fragment(" WHERE \(corr) ORDER BY \(order) \(descending ? "DESC" : "ASC") LIMIT 1 OFFSET ")
+                + .param(.integer(offset)) + Fragment(")")
+            var s = Scalar(fragment: sql, attribute: element.attribute)
+            s.nanAsNull = element.nanAsNull
+            return .scalar(s)
+        default:
+            throw unsupported("this index", range)
+        }
+    }
+}

@@ -1,0 +1,207 @@
+// The evaluator's built-in functions and CAST, callable from SQL: `sift_call` row by row, with
+// `sift_collect` gathering the elements of a collection into one argument. SQLite's own functions differ from memory's in
+// the details that decide rows (integer versus double results, nil and empty collections, NaN,
+// Unicode case mapping), so the lowering calls the evaluator's implementation instead of imitating
+// it. Arguments arrive in the store's encodings and are read back into evaluator values as each
+// argument's tag says; results go back in the encodings the lowering compares them in. Where memory
+// raises, the result is NULL: the lowering only relies on rows where memory does not raise.
+
+import CSQLite
+import Foundation
+import SiftEvaluation
+import SiftSQL
+
+typealias ValueTag = SQLFunctions.ValueTag
+
+extension SiftSQLite {
+    static func registerMemoryFunctions(on db: OpaquePointer, check: (Int32, String) throws(SQLiteError) -> Void) throws(SQLiteError) {
+        let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC
+        try check(sqlite3_create_function_v2(db, SQLFunctions.call, -1, flags, nil, siftCallFunction, nil, nil, nil), SQLFunctions.call)
+        try check(sqlite3_create_function_v2(db, SQLFunctions.collect, 2, flags, nil, nil, siftCollectStep, siftCollectFinal, nil),
+                  SQLFunctions.collect)
+    }
+}
+
+/// The evaluator's value of a SQLite value stored with encoding `tag`.
+func memoryValue(_ value: OpaquePointer?, _ tag: ValueTag) -> Value {
+    let type = sqlite3_value_type(value)
+    if type == SQLITE_NULL { return .null }
+    switch tag {
+    case .natural:
+        switch Operand(value) {
+        case .null: return .null
+        case .integer(let i): return .integer(i)
+        case .double(let d): return .double(d)
+        case .text(let s): return .string(s)
+        case .blob(let b): return .data(Data(b))
+        }
+    case .boolean:
+        return type == SQLITE_INTEGER ? .bool(sqlite3_value_int64(value) != 0) : memoryValue(value, .natural)
+    case .secondsSince2001:
+        return .date(Date(timeIntervalSinceReferenceDate: sqlite3_value_double(value)))
+    case .secondsSince1970:
+        return .date(Date(timeIntervalSince1970: sqlite3_value_double(value)))
+    case .iso8601:
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return f.date(from: textOf(value)).map(Value.date) ?? .null
+    case .collection:
+        guard type == SQLITE_BLOB else { return memoryValue(value, .natural) }
+        let count = Int(sqlite3_value_bytes(value))
+        var bytes: [UInt8] = []
+        if count > 0, let p = sqlite3_value_blob(value) { bytes = Array(UnsafeRawBufferPointer(start: p, count: count)) }
+        return CollectedValues.decode(bytes).map(Value.array) ?? .null
+    case .decimal:
+        if type == SQLITE_TEXT { return Decimal(string: textOf(value), locale: Locale(identifier: "en_US_POSIX")).map(Value.decimal) ?? .null }
+        return .decimal(Decimal(sqlite3_value_double(value)))
+    }
+}
+
+/// Sets the function result to `v` in the encoding the lowering compares it in.
+func setResult(_ ctx: OpaquePointer?, _ v: Value) {
+    switch v {
+    case .null: sqlite3_result_null(ctx)
+    case .bool(let b): sqlite3_result_int64(ctx, b ? 1 : 0)
+    case .integer(let i): sqlite3_result_int64(ctx, i)
+    // SQLite stores NaN as NULL; the lowering treats NULL from a number-valued call as NaN.
+    case .double(let d): sqlite3_result_double(ctx, d)
+    case .decimal(let d): sqlite3_result_double(ctx, NSDecimalNumber(decimal: d).doubleValue)
+    case .string(let s): resultText(ctx, s.precomposedStringWithCanonicalMapping)
+    case .date(let d): sqlite3_result_double(ctx, d.timeIntervalSinceReferenceDate)
+    case .data(let d):
+        d.withUnsafeBytes { raw in
+            sqlite3_result_blob64(ctx, raw.baseAddress, sqlite3_uint64(raw.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+        }
+    // Collections have no SQL form: the lowering never asks for one.
+    case .array, .set, .dictionary, .object: sqlite3_result_null(ctx)
+    }
+}
+
+private func resultText(_ ctx: OpaquePointer?, _ s: String) {
+    var s = s
+    s.withUTF8 { bytes in
+        sqlite3_result_text64(ctx, bytes.baseAddress, sqlite3_uint64(bytes.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self), UInt8(SQLITE_UTF8))
+    }
+}
+
+/// Calls `selector` (a built-in function, or `CAST:Type`) on evaluator values.
+func callMemory(_ selector: String, _ args: [Value]) -> Value {
+    do throws(EvaluationErrorKind) {
+        if selector.hasPrefix("CAST:") { return try Builtins.cast(args[0], to: String(selector.dropFirst(5))) }
+        return try Builtins.call(selector, args)
+    } catch {
+        // Memory raises on this row: NULL, which the lowering never relies on.
+        return .null
+    }
+}
+
+/// `sift_call(selector, tags, arg…)`.
+private let siftCallFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { ctx, argc, argv in
+    guard let argv, argc >= 2 else { sqlite3_result_error(ctx, "sift_call: needs a selector and tags", -1); return }
+    let selector = textOf(argv[0])
+    let tags = Array(textOf(argv[1]))
+    guard tags.count == Int(argc) - 2 else { sqlite3_result_error(ctx, "sift_call: \(tags.count) tags for \(argc - 2) arguments", -1); return }
+    var args: [Value] = []
+    args.reserveCapacity(tags.count)
+    for (i, t) in tags.enumerated() {
+        guard let tag = ValueTag(rawValue: t) else { sqlite3_result_error(ctx, "sift_call: unknown tag '\(t)'", -1); return }
+        args.append(memoryValue(argv[i + 2], tag))
+    }
+    setResult(ctx, callMemory(selector, args))
+}
+
+/// The values of one `sift_collect` group, kept behind a pointer in SQLite's aggregate context.
+private final class Collected {
+    var values: [Value] = []
+}
+
+/// `sift_collect(tag, value)`: collects the values of the group in row order.
+private let siftCollectStep: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { ctx, _, argv in
+    let size = Int32(MemoryLayout<UnsafeMutableRawPointer?>.size)
+    guard let argv, let slot = sqlite3_aggregate_context(ctx, size)?.assumingMemoryBound(to: UnsafeMutableRawPointer?.self) else {
+        sqlite3_result_error_nomem(ctx)
+        return
+    }
+    let c: Collected
+    if let raw = slot.pointee { c = Unmanaged<Collected>.fromOpaque(raw).takeUnretainedValue() } else {
+        c = Collected()
+        slot.pointee = Unmanaged.passRetained(c).toOpaque()
+    }
+    let tag = textOf(argv[0]).first.flatMap(ValueTag.init(rawValue:)) ?? .natural
+    c.values.append(memoryValue(argv[1], tag))
+}
+
+/// The collected values as a BLOB (empty when the group had no rows), for `sift_call`'s `c` tag.
+private let siftCollectFinal: @convention(c) (OpaquePointer?) -> Void = { ctx in
+    var values: [Value] = []
+    if let slot = sqlite3_aggregate_context(ctx, 0)?.assumingMemoryBound(to: UnsafeMutableRawPointer?.self), let raw = slot.pointee {
+        values = Unmanaged<Collected>.fromOpaque(raw).takeRetainedValue().values
+        slot.pointee = nil
+    }
+    let bytes = CollectedValues.encode(values)
+    bytes.withUnsafeBytes { raw in
+        sqlite3_result_blob64(ctx, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(raw.count),
+                              unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+    }
+}
+
+/// The BLOB form of a list of scalar values passed from `sift_collect` to `sift_call`: per value a
+/// kind byte, then 8 bytes (integers, doubles, dates as seconds since 2001) or a 4-byte length and
+/// UTF-8 or raw bytes (strings, decimals as text, data). Only this file writes and reads it.
+enum CollectedValues {
+    static func encode(_ values: [Value]) -> [UInt8] {
+        var out: [UInt8] = []
+        func word(_ w: UInt64) { withUnsafeBytes(of: w.littleEndian) { out.append(contentsOf: $0) } }
+        func bytes(_ b: some Collection<UInt8>) { withUnsafeBytes(of: UInt32(b.count).littleEndian) { out.append(contentsOf: $0) }; out.append(contentsOf: b) }
+        for v in values {
+            switch v {
+            case .bool(let b): out.append(1); out.append(b ? 1 : 0)
+            case .integer(let i): out.append(2); word(UInt64(bitPattern: i))
+            case .double(let d): out.append(3); word(d.bitPattern)
+            case .string(let s): out.append(4); bytes(s.utf8)
+            case .date(let d): out.append(5); word(d.timeIntervalSinceReferenceDate.bitPattern)
+            case .data(let d): out.append(6); bytes(d)
+            case .decimal(let d): out.append(7); bytes(d.description.utf8)
+            case .null, .array, .set, .dictionary, .object: out.append(0)
+            }
+        }
+        return out
+    }
+
+    static func decode(_ b: [UInt8]) -> [Value]? {
+        var i = 0, out: [Value] = []
+        func word() -> UInt64? {
+            guard i + 8 <= b.count else { return nil }
+            var w: UInt64 = 0
+            for k in 0..<8 { w |= UInt64(b[i + k]) << (8 * UInt64(k)) }
+            i += 8
+            return w
+        }
+        func bytes() -> ArraySlice<UInt8>? {
+            guard i + 4 <= b.count else { return nil }
+            let n = Int(b[i]) | Int(b[i + 1]) << 8 | Int(b[i + 2]) << 16 | Int(b[i + 3]) << 24
+            i += 4
+            guard i + n <= b.count else { return nil }
+            defer { i += n }
+            return b[i..<(i + n)]
+        }
+        while i < b.count {
+            let kind = b[i]
+            i += 1
+            switch kind {
+            case 0: out.append(.null)
+            case 1: guard i < b.count else { return nil }; out.append(.bool(b[i] != 0)); i += 1
+            case 2: guard let w = word() else { return nil }; out.append(.integer(Int64(bitPattern: w)))
+            case 3: guard let w = word() else { return nil }; out.append(.double(Double(bitPattern: w)))
+            case 4: guard let s = bytes() else { return nil }; out.append(.string(String(decoding: s, as: UTF8.self)))
+            case 5: guard let w = word() else { return nil }; out.append(.date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: w))))
+            case 6: guard let d = bytes() else { return nil }; out.append(.data(Data(d)))
+            case 7:
+                guard let s = bytes(), let d = Decimal(string: String(decoding: s, as: UTF8.self), locale: Locale(identifier: "en_US_POSIX")) else { return nil }
+                out.append(.decimal(d))
+            default: return nil
+            }
+        }
+        return out
+    }
+}
