@@ -65,6 +65,12 @@ public enum Builtins {
         return try BuiltinFunctions.call(selector, arguments)
     }
 
+    /// A collection operator (`@max`, `@sum`, …) applied to `collection`, exactly as a key path does.
+    public static func collectionOperator(_ op: String, _ collection: Value) throws(EvaluationErrorKind) -> Value {
+        var scope = Scope(variables: [:])
+        do { return try KeyPaths.collectionOperator(op, collection, nil, &scope, SourceRange(0, 0), nil) } catch { throw error.kind }
+    }
+
     /// `CAST(value, 'type')`, exactly as a predicate does.
     public static func cast(_ value: Value, to type: String) throws(EvaluationErrorKind) -> Value {
         try Cast.cast(value, to: .string(type))

@@ -29,9 +29,13 @@ extension LoweringContext {
         if a.type == .decimal && a.encodedAsText || b.type == .decimal && b.encodedAsText {
             throw unsupported("arithmetic on TEXT-encoded decimals", range)
         }
-        let nan = a.nanAsNull || b.nanAsNull
+        let nan = a.mayBeNaN || b.mayBeNaN
         let bitwise: Set<BinaryOperator> = [.bitwiseAnd, .bitwiseOr, .bitwiseXor, .leftShift, .rightShift]
         switch op {
+        case _ where nan:
+            // A NaN operand is a BLOB in SQL: only memory's operator computes with it.
+            let type: AttributeType = bitwise.contains(op) ? .integer : (a.type == .any || b.type == .any ? .any : .double)
+            return try memoryCall(op.selector, [(a.op, l), (b.op, r)], type: type, mayBeNaN: !bitwise.contains(op), range)
         case .add, .subtract, .multiply: break
         case .divide where bothIntegers: break
         case _ where bitwise.contains(op) && bothIntegers:
@@ -44,7 +48,7 @@ extension LoweringContext {
             default: Fragment("(") + x + Fragment(" >> ") + y + Fragment(")")
             }
             var s = Scalar(fragment: sql, attribute: Attribute(name: "(\(l) \(op.rawValue) \(r))", type: .integer))
-            s.nanAsNull = nan
+            s.mayBeNaN = nan
             return .scalar(s)
         default:
             // `**`, `/` that may involve a double, bitwise operators on doubles: memory's own operator.
@@ -53,7 +57,7 @@ extension LoweringContext {
             case .divide: a.type == .any || b.type == .any ? .any : .double
             default: .integer
             }
-            return try memoryCall(op.selector, [(a.op, l), (b.op, r)], type: type, nanAsNull: op == .power || op == .divide || nan, range)
+            return try memoryCall(op.selector, [(a.op, l), (b.op, r)], type: type, mayBeNaN: op == .power || op == .divide || nan, range)
         }
         let x = a.fragment.parenthesized, y = b.fragment.parenthesized
         let sql: Fragment
@@ -99,16 +103,16 @@ extension LoweringContext {
         }
         let type: AttributeType = bothIntegers ? .integer : (a.type == .any || b.type == .any ? .any : .double)
         var result = Scalar(fragment: sql, attribute: Attribute(name: "(\(l) \(op.rawValue) \(r))", type: type))
-        result.nanAsNull = nan
+        result.mayBeNaN = nan
         return .scalar(result)
     }
 
     /// `~x`: SQLite's own on integers; memory's (which truncates a double first) otherwise.
     func complement(_ arg: ExpressionSyntax, _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
         let a = try numericOperand(try scalarize(try operand(arg, scope)), .bitwiseXor, arg.range)
-        if a.integral {
+        if a.integral && !a.mayBeNaN {
             var s = Scalar(fragment: Fragment("(~") + a.fragment.parenthesized + Fragment(")"), attribute: Attribute(name: "~\(arg)", type: .integer))
-            s.nanAsNull = a.nanAsNull
+            s.mayBeNaN = a.mayBeNaN
             return .scalar(s)
         }
         if a.type == .decimal && a.encodedAsText { throw unsupported("'~' of a TEXT-encoded decimal", range) }
@@ -151,6 +155,7 @@ extension LoweringContext {
         default: break
         }
         if a.type == .decimal && a.encodedAsText { throw unsupported("abs: of a TEXT-encoded decimal", range) }
+        if a.mayBeNaN { return try memoryCall("abs:", [(a.op, arg)], type: a.type, mayBeNaN: true, range) }
         let x = a.fragment.parenthesized
         let sql = Fragment("(CASE WHEN ") + x + Fragment(" < 0 AND ") + x + Fragment(" <> -9223372036854775808 THEN -") + x
             + Fragment(" ELSE ") + x + Fragment(" END)")
@@ -163,7 +168,7 @@ extension LoweringContext {
         var type: AttributeType
         var integral: Bool
         var encodedAsText: Bool
-        var nanAsNull = false
+        var mayBeNaN = false
     }
 
     private func numericOperand(_ o: Operand, _ op: BinaryOperator, _ range: SourceRange) throws(SQLLoweringError) -> NumericOperand {
@@ -180,7 +185,7 @@ extension LoweringContext {
                 throw SQLLoweringError(.typeMismatch, "'\(op.rawValue)' needs numbers, '\(s.attribute.name)' is \(s.attribute.type.rawValue)", range: range)
             }
             return NumericOperand(op: o, fragment: s.fragment, type: s.attribute.type, integral: Self.integral.contains(s.attribute.type),
-                                  encodedAsText: s.attribute.effectiveEncoding == .text, nanAsNull: s.nanAsNull)
+                                  encodedAsText: s.attribute.effectiveEncoding == .text, mayBeNaN: s.mayBeNaN)
         default:
             throw SQLLoweringError(.typeMismatch, "'\(op.rawValue)' needs numbers", range: range)
         }

@@ -7,10 +7,12 @@
 // the elements first (`sift_collect`). TERNARY becomes a CASE on the lowered condition, which is
 // TRUE exactly where memory's condition is true, so the ELSE branch covers false and nil alike.
 //
-// NULL from a call stands for two things memory keeps apart: an error (memory raises on that row,
-// so SQL may answer anything there) and NaN (`sqrt:(-1)`, `0.0 / 0`). A scalar that can be NaN is
-// flagged (`Scalar.nanAsNull`): memory never gives nil for it without raising, so `== nil` is false
-// on it, and equality with another scalar must not treat two NULLs as equal.
+// A call gives NULL where memory raises on that row (SQL may answer anything there) or returns nil.
+// NaN (`sqrt:(-1)`, `0.0 / 0`) is a value in memory, ordered below every number and equal to
+// itself; SQLite cannot store it as a REAL, so a call returns it as a marker BLOB
+// (`SQLFunctions.nanMarker`). A scalar that may hold it is flagged (`Scalar.mayBeNaN`): ordering
+// comparisons on it go through `sift_compare` (which reads the marker as NaN) and arithmetic on it
+// through `sift_call`; equality, IN and BETWEEN need nothing, since a BLOB equals no number.
 
 import Foundation
 import SiftSyntax
@@ -87,7 +89,7 @@ extension LoweringContext {
         let (attribute, fx, fy, nan) = try unify(x, y, a, b, range)
         let f = Fragment("(CASE WHEN ") + sql + Fragment(" THEN ") + fx + Fragment(" ELSE ") + fy + Fragment(" END)")
         var s = Scalar(fragment: f, attribute: attribute)
-        s.nanAsNull = nan
+        s.mayBeNaN = nan
         return .scalar(s)
     }
 
@@ -117,7 +119,7 @@ extension LoweringContext {
             case .constant(let c):
                 guard let (t, v) = plain(c) else { throw unsupported("a TERNARY branch of \(show(c))", e.range) }
                 return (Attribute(name: name, type: t), .param(v), false)
-            case .scalar(let s): return (s.attribute, s.fragment, s.nanAsNull)
+            case .scalar(let s): return (s.attribute, s.fragment, s.mayBeNaN)
             case .object, .collection:
                 throw SQLLoweringError(.typeMismatch, "a TERNARY branch must be a value, '\(e)' is a relationship", range: e.range)
             }
@@ -183,7 +185,12 @@ extension LoweringContext {
             case .array, .dictionary: throw unsupported("\(selector) of the constant \(show(c)) next to a key path", e.range)
             }
         case .scalar(let s): return (s.fragment, tag(s.attribute))
-        case .collection(let c): return (try collected(c, selector: selector), .collection)
+        case .collection(let c):
+            guard Self.collectionFunctions.contains(selector) else {
+                // A collection where memory needs a number or a string: it raises on every row.
+                return (Fragment("NULL"), .natural)
+            }
+            return (try collected(c, selector: selector), .collection)
         case .object(_, let name):
             throw SQLLoweringError(.typeMismatch, "\(selector) of the relationship '\(name)' (an object)", range: e.range)
         }
@@ -224,7 +231,7 @@ extension LoweringContext {
     }
 
     /// `sift_call(selector, tags, args…)` with the result typed `type`.
-    func memoryCall(_ selector: String, _ args: [(Operand, ExpressionSyntax)], type: AttributeType, nanAsNull: Bool = false,
+    func memoryCall(_ selector: String, _ args: [(Operand, ExpressionSyntax)], type: AttributeType, mayBeNaN: Bool = false,
                     encoding: StorageEncoding? = nil, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
         guard let call = dialect.callFunction else { throw unsupported("\(selector) in this dialect", range) }
         var parts: [Fragment] = [.param(.text(selector))]
@@ -237,11 +244,15 @@ extension LoweringContext {
         parts.insert(.param(.text(tags)), at: 1)
         var s = Scalar(fragment: Fragment("\(call)(") + Fragment.join(parts, ", ") + Fragment(")"),
                        attribute: Attribute(name: selector, type: type, encoding: encoding))
-        s.nanAsNull = nanAsNull
+        s.mayBeNaN = mayBeNaN
         return .scalar(s)
     }
 
     // MARK: Functions
+
+    /// The built-in functions whose argument is a collection.
+    static let collectionFunctions: Set<String> = ["count:", "sum:", "min:", "max:", "average:", "median:", "stddev:", "groupConcat:separator:",
+                                                   "@min", "@max"]
 
     /// A built-in function over operands that read the row.
     func function(_ name: String, _ arguments: [ExpressionSyntax], _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
@@ -260,7 +271,7 @@ extension LoweringContext {
         for (i, a) in arguments.enumerated() {
             let o = try operand(a, scope)
             // A collection function takes the collection itself; anything else its scalar value.
-            if i == 0, ["count:", "sum:", "min:", "max:", "average:", "median:", "stddev:", "groupConcat:separator:"].contains(name),
+            if i == 0, Self.collectionFunctions.contains(name),
                case .collection(let c) = o, !(c.rest.first.map(KeyPathComponent.isCollectionOperator) ?? false) {
                 args.append((o, a))
             } else {
@@ -279,18 +290,20 @@ extension LoweringContext {
         }
         switch name {
         case "sqrt:", "log:", "ln:", "exp:", "floor:", "ceiling:", "trunc:":
-            return try memoryCall(name, args, type: .double, nanAsNull: true, range)
+            return try memoryCall(name, args, type: .double, mayBeNaN: true, range)
         case "onesComplement:", "count:", "length:":
             return try memoryCall(name, args, type: .integer, range)
         case "uppercase:", "lowercase:", "canonical:", "groupConcat:separator:":
-            return try memoryCall(name, args, type: .string, range)
+            // Strings, typed `any` so that comparing them with a number is memory's (false for
+            // ==, raises for ordering) rather than a type error.
+            return try memoryCall(name, args, type: .any, range)
         case "modulus:by:":
             let integral = args.allSatisfy { o, _ in
                 if case .scalar(let s) = o { return [.integer, .boolean].contains(s.attribute.type) }
                 if case .constant(let c) = o { if case .integer = c { return true }; if case .bool = c { return true } }
                 return false
             }
-            return try memoryCall(name, args, type: integral ? .integer : .any, nanAsNull: !integral, range)
+            return try memoryCall(name, args, type: integral ? .integer : .any, mayBeNaN: !integral, range)
         case "sum:":
             let t = elementType()
             return try memoryCall(name, args, type: [.integer, .boolean].contains(t) ? .integer : (t == .double ? .double : .any), range)
@@ -335,7 +348,7 @@ extension LoweringContext {
         case ("NSNumber", _):
             return try memoryCall("CAST:NSNumber", [(o, value)], type: .any, range)
         case ("NSString", _):
-            return try memoryCall("CAST:NSString", [(o, value)], type: .string, range)
+            return try memoryCall("CAST:NSString", [(o, value)], type: .any, range)
         case ("NSDate", _):
             return try memoryCall("CAST:NSDate", [(o, value)], type: .date, encoding: .secondsSince2001, range)
         case ("NSDecimalNumber", _):
@@ -424,10 +437,25 @@ extension LoweringContext {
             sql = sql + Fragment(" WHERE \(corr) ORDER BY \(order) \(descending ? "DESC" : "ASC") LIMIT 1 OFFSET ")
                 + .param(.integer(offset)) + Fragment(")")
             var s = Scalar(fragment: sql, attribute: element.attribute)
-            s.nanAsNull = element.nanAsNull
+            s.mayBeNaN = element.mayBeNaN
             return .scalar(s)
         default:
             throw unsupported("this index", range)
+        }
+    }
+}
+
+extension LoweringContext {
+    /// The attribute `c.rest.dropFirst()` names in the collection's elements (after an operator),
+    /// read from the schema alone (no alias is taken, so the SQL text does not change).
+    func elementAttribute(_ c: Collection) throws(SQLLoweringError) -> Attribute? {
+        let key = Array(c.rest.dropFirst())
+        switch c.shape {
+        case .values(let v): return key.isEmpty ? v.elementAttribute(named: c.relationship.name) : nil
+        case .toMany(let d, _), .manyToMany(let d, _):
+            guard key.count == 1 else { return nil }
+            return try destination(d, c.range).attribute(named: key[0])
+        case .toOne: return nil
         }
     }
 }

@@ -77,6 +77,13 @@ extension LoweringContext {
             if let countColumn { return .scalar(Scalar(fragment: Fragment(countColumn), attribute: Attribute(name: "@count", type: .integer))) }
             let (f, a) = try aggregate(c, "COUNT", [])
             return .scalar(Scalar(fragment: nilWhenCollectionNil(f), attribute: a))
+        case _ where (first == "@min" || first == "@max") && c.rest.count == 2 && (try? elementAttribute(c))?.type == .any && dialect.callFunction != nil:
+            // Among equal numbers of both kinds (10 and 10.0) memory keeps the first, SQL any one:
+            // the kind decides `/` and CAST, so a dynamically typed key is left to memory.
+            var whole = c
+            whole.rest = [c.rest[1]]
+            return try memoryCall(first, [(.collection(whole), ExpressionSyntax(.keyPath(base: nil, components: [c.relationship.name] + whole.rest), range: c.range))],
+                                  type: .any, c.range)
         case "@sum", "@avg", "@min", "@max":
             let fn = ["@sum": "SUM", "@avg": "AVG", "@min": "MIN", "@max": "MAX"][first]!
             let (f, a) = try aggregate(c, fn, key)
@@ -160,14 +167,6 @@ extension LoweringContext {
                 return try leaf(l, op, options, .constant(snapped), negated: negated, range: range)
             }
 
-        case (.scalar(let s), .constant(.null)) where s.nanAsNull && op != .between:
-            // NULL here is NaN or a row where memory raises: memory's value is never nil.
-            switch op {
-            case .equal, .lessThanOrEqual, .greaterThanOrEqual, .lessThan, .greaterThan: return const(false)
-            case .notEqual: return const(true)
-            default: return const(false)
-            }
-
         case (.scalar(let s), .constant(let c)):
             let col = s.fragment
             switch op {
@@ -192,7 +191,8 @@ extension LoweringContext {
                 }
                 try checkOrderable(s.attribute, range)
                 let v = try encode(c, for: s.attribute, options, range)
-                if altering, case .string = c, [.string, .any].contains(s.attribute.type) {
+                if s.mayBeNaN || (altering && { if case .string = c { true } else { false } }() && [.string, .any].contains(s.attribute.type)) {
+                    // Text under options, or a NaN (a BLOB here): Sift's order, not SQLite's.
                     return pick(Fragment("\(dialect.compareFunction)(") + col + Fragment(", ") + .param(v) + Fragment(", ") + .param(f) + Fragment(") \(op.symbol) 0"))
                 }
                 let negOp = [ComparisonOperator.lessThan: ">=", .lessThanOrEqual: ">", .greaterThan: "<=", .greaterThanOrEqual: "<"][op]!
@@ -227,15 +227,12 @@ extension LoweringContext {
             try checkCompatible(a.attribute, b.attribute, range)
             let (x, y) = (a.fragment, b.fragment)
             let textual = [.string, .any].contains(a.attribute.type) || [.string, .any].contains(b.attribute.type)
-            // A NULL that may be NaN never equals anything, another NULL included.
-            let nan = a.nanAsNull || b.nanAsNull
+            // NaN is a BLOB here, which SQLite orders above numbers and memory below them.
+            let nan = a.mayBeNaN || b.mayBeNaN
             switch op {
             case .equal, .notEqual:
                 let pos: Fragment, neg: Fragment?
-                if nan {
-                    pos = x + Fragment(" = ") + y
-                    neg = nil
-                } else if altering && textual {
+                if altering && textual {
                     pos = Fragment("((") + x + Fragment(" IS NULL AND ") + y + Fragment(" IS NULL) OR ") + textCall(.equal, x, y, f) + Fragment(")")
                     neg = nil
                 } else {
@@ -246,10 +243,10 @@ extension LoweringContext {
                 return .sql(negated ? pos : (neg ?? (pos.parenthesized + Fragment(" IS NOT 1"))))
             case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
                 try checkOrderable(a.attribute, range)
-                var pos = altering && textual
+                var pos = (altering && textual) || nan
                     ? Fragment("\(dialect.compareFunction)(") + x + Fragment(", ") + y + Fragment(", ") + .param(f) + Fragment(") \(op.symbol) 0")
                     : x + Fragment(" \(op.symbol) ") + y
-                if (op == .lessThanOrEqual || op == .greaterThanOrEqual) && !nan {
+                if op == .lessThanOrEqual || op == .greaterThanOrEqual {
                     pos = Fragment("(") + pos + Fragment(" OR (") + x + Fragment(" IS NULL AND ") + y + Fragment(" IS NULL))")
                 }
                 return pick(pos)

@@ -17,11 +17,12 @@
 //   without a key, an attribute with a constant or attribute of another type family (strings,
 //   numbers incl. booleans, dates, data; `any` accepts all), text operators on non-strings,
 //   arithmetic on non-numbers (`type-mismatch`);
-// - (`unsupported`) SELF; `$x` alone when it is an entity object; functions other than abs: (sum:, …), CAST,
-//   TERNARY, FUNCTION(), assignments, dynamic keys; indexes other than SUBQUERY `[SIZE]`;
+// - (`unsupported`) SELF; `$x` alone when it is an entity object; `random()`/`randomn:`; a constant
+//   part that raises in memory; `mode:` of row values; FUNCTION(), assignments, dynamic keys;
+//   element objects compared whole, indexes of unordered collections, non-constant indexes;
 //   aggregates with non-constant elements; `@distinctUnionOf…`, `@unionOf…` and unknown collection
-//   operators; UTI operators; `**` and bitwise operators; `/` unless both sides are integers;
-//   arithmetic on dates or TEXT-encoded decimals; BETWEEN with non-constant bounds, unorderable
+//   operators; UTI operators on keys; functions and string casts in a dialect without `callFunction`;
+//   TERNARY branches stored differently; arithmetic on dates or TEXT-encoded decimals; BETWEEN with non-constant bounds, unorderable
 //   bounds, or string options; ordering TEXT-encoded decimals; dates against `any` columns (their
 //   encoding is unknown); dates stored with two different encodings compared with each other;
 //   comparisons between constants that cannot be folded exactly (string options, mixed kinds);

@@ -23,9 +23,8 @@ struct Scalar {
     var fragment: Fragment
     /// The attribute it reads (type, encoding); nil type means a computed number.
     var attribute: Attribute
-    /// NULL here may stand for NaN (a call's or a double division's result): memory never gives
-    /// nil for it without raising, and two of them are never equal.
-    var nanAsNull = false
+    /// The value may be NaN, stored as `SQLFunctions.nanMarker` (see Computed.swift).
+    var mayBeNaN = false
 }
 
 /// A to-many collection reached from a scope: the relationship and the path after it.

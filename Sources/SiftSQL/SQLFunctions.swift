@@ -25,6 +25,11 @@ public enum SQLFunctions {
     /// `sift_collect(tag, value)`, an aggregate: the evaluator's array of the values in row order,
     /// serialized for `sift_call` (an argument tagged ``ValueTag/collection``).
     public static let collect = "sift_collect"
+    /// How a NaN result of `sift_call` is stored: SQLite turns a NaN REAL into NULL, which memory
+    /// keeps apart from NaN (it orders NaN below every number and equal to itself). Sift's
+    /// functions read this BLOB back as NaN; the lowering compares such values through
+    /// `sift_compare` and computes with them through `sift_call`.
+    public static let nanMarker: [UInt8] = Array("sift:NaN\u{0}\u{1}\u{2}\u{3}\u{4}\u{5}\u{6}\u{7}".utf8)
     /// Collation for ORDER BY under `[c]`.
     public static let collationC = "sift_c"
     /// Collation for ORDER BY under `[d]`.

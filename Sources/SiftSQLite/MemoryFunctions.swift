@@ -63,7 +63,11 @@ func setResult(_ ctx: OpaquePointer?, _ v: Value) {
     case .null: sqlite3_result_null(ctx)
     case .bool(let b): sqlite3_result_int64(ctx, b ? 1 : 0)
     case .integer(let i): sqlite3_result_int64(ctx, i)
-    // SQLite stores NaN as NULL; the lowering treats NULL from a number-valued call as NaN.
+    // SQLite would store NaN as NULL, which memory keeps apart from NaN.
+    case .double(let d) where d.isNaN:
+        SQLFunctions.nanMarker.withUnsafeBytes { raw in
+            sqlite3_result_blob64(ctx, raw.baseAddress, sqlite3_uint64(raw.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+        }
     case .double(let d): sqlite3_result_double(ctx, d)
     case .decimal(let d): sqlite3_result_double(ctx, NSDecimalNumber(decimal: d).doubleValue)
     case .string(let s): resultText(ctx, s.precomposedStringWithCanonicalMapping)
@@ -88,6 +92,7 @@ private func resultText(_ ctx: OpaquePointer?, _ s: String) {
 func callMemory(_ selector: String, _ args: [Value]) -> Value {
     do throws(EvaluationErrorKind) {
         if selector.hasPrefix("CAST:") { return try Builtins.cast(args[0], to: String(selector.dropFirst(5))) }
+        if selector.hasPrefix("@") { return try Builtins.collectionOperator(selector, args[0]) }
         return try Builtins.call(selector, args)
     } catch {
         // Memory raises on this row: NULL, which the lowering never relies on.

@@ -72,7 +72,9 @@ enum Operand {
         case SQLITE_BLOB:
             let count = Int(sqlite3_value_bytes(value))
             if count > 0, let bytes = sqlite3_value_blob(value) {
-                self = .blob(Array(UnsafeRawBufferPointer(start: bytes, count: count)))
+                let b = Array(UnsafeRawBufferPointer(start: bytes, count: count))
+                // A NaN computed by `sift_call` (SQLite cannot store NaN as a REAL).
+                self = b == SQLFunctions.nanMarker ? .double(.nan) : .blob(b)
             } else {
                 self = .blob([])
             }

@@ -27,16 +27,9 @@ import Testing
         ("5 IN age", .notACollection, "1:1"),
         ("age == $y", .unboundVariable, "1:8"),
         ("SELF == 5", .unsupported, "1:1"),
-        ("age ** 2 == 4", .unsupported, "1:1"),
-        ("score / 2 == 1", .unsupported, "1:1"),
-        ("age / misc == 1", .unsupported, "1:1"),
         ("born + 1 > %@", .typeMismatch, "1:1"),
         ("name + 1 == 2", .typeMismatch, "1:1"),
-        ("age & 1 == 1", .unsupported, "1:1"),
-        ("sqrt(age) == 5", .unsupported, "1:1"),
         ("abs(name) == 5", .typeMismatch, "1:5"),
-        ("CAST(age, 'NSString') == '5'", .unsupported, "1:1"),
-        ("TERNARY(age > 1, 1, 2) == 1", .unsupported, "1:1"),
         ("tags[0] == 'x'", .unsupported, "1:1"),
         ("FUNCTION(age, 'foo') == 1", .unsupported, "1:1"),
         ("kids.@distinctUnionOfObjects.age == 1", .unsupported, "1:1"),
@@ -46,10 +39,13 @@ import Testing
         ("SUBQUERY(kids, $k, $k == 'x').@count > 0", .unsupported, "1:20"),
         ("name UTI-CONFORMS-TO 'public.text'", .unsupported, "1:1"),
         ("misc == %@", .unsupported, "1:1"),
-        ("'a' IN 'abc'", .unsupported, "1:1"),
         ("age BETWEEN {1, age}", .unsupported, "1:13"),
         ("price < 3", .unsupported, "1:1"),
         ("kids.@sum.name > 3", .typeMismatch, "1:1"),
+        // Values random in memory, and constant parts that raise in memory on every row.
+        ("random() < age", .unsupported, "1:1"),
+        ("sqrt:('a') == age", .unsupported, "1:1"),
+        ("mode:(kids.age) == {1}", .unsupported, "1:1"),
     ]
 
     @Test(arguments: cases.indices)

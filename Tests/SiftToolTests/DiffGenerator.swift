@@ -25,6 +25,10 @@ indirect enum GenExpr: Hashable {
     case variable(String, JSONValue)
     /// `{lo, hi}`, BETWEEN's bounds.
     case bounds(GenExpr, GenExpr)
+    /// `name(arg, …)`: a built-in function, or `CAST` (its type as a literal argument).
+    case call(String, [GenExpr])
+    /// `TERNARY(condition, then, else)`.
+    case ternary(GenPred, GenExpr, GenExpr)
 
     func render(_ args: inout [JSONValue]) -> String {
         switch self {
@@ -37,6 +41,14 @@ indirect enum GenExpr: Hashable {
         case .arithmetic(let a, let op, let b): return "(\(a.render(&args)) \(op) \(b.render(&args)))"
         case .subquery(let p, let size):
             return "SUBQUERY(kids, $k, \(p.render(&args)))" + (size ? "[SIZE]" : ".@count")
+        case .call(let name, let xs):
+            var parts: [String] = []
+            for x in xs { parts.append(x.render(&args)) }
+            return "\(name)(\(parts.joined(separator: ", ")))"
+        case .ternary(let p, let a, let b):
+            let c = p.render(&args)
+            let x = a.render(&args)
+            return "TERNARY(\(c), \(x), \(b.render(&args)))"
         }
     }
 
@@ -63,6 +75,12 @@ indirect enum GenExpr: Hashable {
             return [a, b] + a.shrinks.map { .arithmetic($0, op, b) } + b.shrinks.map { .arithmetic(a, op, $0) }
         case .subquery(let p, let size):
             return p.shrinks.map { .subquery($0, size: size) } + (size ? [.subquery(p, size: false)] : [])
+        case .call(let name, let xs):
+            var out: [GenExpr] = xs.filter { if case .literal = $0 { false } else { true } }
+            for (i, x) in xs.enumerated() { for y in x.shrinks { var c = xs; c[i] = y; out.append(.call(name, c)) } }
+            return out
+        case .ternary(let p, let a, let b):
+            return [a, b] + p.shrinks.map { .ternary($0, a, b) } + a.shrinks.map { .ternary(p, $0, b) } + b.shrinks.map { .ternary(p, a, $0) }
         }
     }
 
@@ -73,6 +91,8 @@ indirect enum GenExpr: Hashable {
         case .arithmetic(let a, _, let b): a.collectVariables(into: &out); b.collectVariables(into: &out)
         case .subquery(let p, _): p.collectVariables(into: &out)
         case .bounds(let a, let b): a.collectVariables(into: &out); b.collectVariables(into: &out)
+        case .call(_, let xs): for x in xs { x.collectVariables(into: &out) }
+        case .ternary(let p, let a, let b): p.collectVariables(into: &out); a.collectVariables(into: &out); b.collectVariables(into: &out)
         default: break
         }
     }
@@ -382,7 +402,22 @@ struct DiffGenerator {
         // lowering, which is not what this test is about.
         if !prefix.isEmpty { return .key(prefix + pick(["age", "address.zip"])) }
         if chance(0.1) { return oddKey(strings: false) }
-        switch int(0...11) {
+        switch int(0...15) {
+        case 12 where depth > 0:
+            // functions, CAST, TERNARY, indexes (issue 12): the evaluator's own implementation in SQL
+            switch int(0...7) {
+            case 0: return .call(pick(["sqrt:", "floor:", "ceiling:", "trunc:", "abs:", "ln:", "exp:", "log:", "onesComplement:"]), [numeric(depth: depth - 1)])
+            case 1: return .call("modulus:by:", [numeric(depth: depth - 1), chance(0.5) ? numberConstant() : numeric(depth: depth - 1)])
+            case 2: return .call(pick(["sum:", "count:", "min:", "max:", "average:", "median:", "stddev:"]), [.key(pick(["kids.age", "kids.address.zip"]))])
+            case 3: return .call(pick(["count:", "length:"]), [.key(pick(["kids", "tags", "name", "city"]))])
+            case 4: return .call("CAST", [.key(pick(["name", "city", "born", "age", "score"])), .literal(quoted("NSNumber"))])
+            case 5: return .ternary(condition(), numeric(depth: depth - 1), chance(0.5) ? numberConstant() : numeric(depth: depth - 1))
+            case 6: return .key(pick(["kids[FIRST].age", "kids[LAST].age", "kids[1].age", "kids[0].address.zip", "kids[SIZE]", "tags[SIZE]", "address['zip']"]))
+            default: return .call("length:", [.call(pick(["uppercase:", "lowercase:", "canonical:"]), [stringOperand(prefix: "")])])
+            }
+        case 13...14 where depth > 0:
+            // operators SQL computes differently: memory's own through sift_call, or SQLite's on integers
+            return .arithmetic(numeric(depth: depth - 1), pick(["/", "**", "&", "|", "^", "<<", ">>", "/"]), chance(0.6) ? numberConstant() : numeric(depth: depth - 1))
         case 0...5: return .key(pick(Self.numberKeys))
         case 6: return .key(pick(["kids.@count", "tags.@count"]))
         case 7: return .key(pick(["kids.@sum.age", "kids.@avg.age", "kids.@min.age", "kids.@max.age"]))
@@ -393,9 +428,27 @@ struct DiffGenerator {
         }
     }
 
+    /// A TERNARY condition that reads the record (a constant one would make the whole TERNARY a
+    /// constant, which the lowering folds or rejects).
+    mutating func condition() -> GenPred {
+        let leaf: GenPred = chance(0.5)
+            ? .comparison(quantifier: "", .key(pick(Self.numberKeys)), op: pick([">", "==", "<="]), options: "", numberConstant())
+            : .comparison(quantifier: "", .key(pick(Self.stringKeys)), op: pick(["BEGINSWITH", "==", "<"]), options: options(), stringConstant())
+        return chance(0.3) ? .not(leaf) : leaf
+    }
+
     mutating func stringOperand(prefix: String) -> GenExpr {
         if !prefix.isEmpty { return .key(prefix + pick(["name", "address.city"])) }
         if chance(0.12) { return oddKey(strings: true) }
+        if chance(0.08) {
+            switch int(0...4) {
+            case 0: return .call(pick(["uppercase:", "lowercase:", "canonical:", "noindex:"]), [.key(pick(Self.stringKeys))])
+            case 1: return .call("CAST", [.key(pick(["age", "score", "name"])), .literal(quoted("NSString"))])
+            case 2: return .key(pick(["tags[0]", "tags[FIRST]", "tags[LAST]", "kids[FIRST].name", "kids[1].address.city", "address['city']"]))
+            case 3: return .ternary(condition(), .key(pick(Self.stringKeys)), chance(0.5) ? stringConstant() : .key(pick(Self.stringKeys)))
+            default: return .call("groupConcat:separator:", [.key("tags"), .literal(quoted(pick([",", "", " "])))])
+            }
+        }
         return .key(pick(Self.stringKeys))
     }
 
