@@ -58,7 +58,7 @@ let package = Package(
         .testTarget(name: "SiftTextTests", dependencies: ["SiftText", "SiftTestSupport"]),
         .testTarget(name: "SiftEvaluationTests", dependencies: ["SiftEvaluation", "SiftSyntax", "SiftTestSupport"]),
         .testTarget(name: "SiftSQLTests", dependencies: ["SiftSQL", "SiftSyntax", "SiftTestSupport"]),
-        .testTarget(name: "SiftSQLiteTests", dependencies: ["SiftSQLite", "SiftSQL", "SiftSyntax", "SiftText", "SiftTestSupport"]),
+        .testTarget(name: "SiftSQLiteTests", dependencies: ["SiftSQLite", "SiftSQL", "SiftSyntax", "SiftText", "SiftEvaluation", "SiftTestSupport"]),
         .testTarget(name: "SiftStoreTests", dependencies: ["SiftStore", "SiftEvaluation", "SiftSQL", "SiftSQLite", "SiftSyntax", "SiftTestSupport"]),
         // The writer the store's crash test kills (Tests/SiftStoreTests/CrashTests.swift).
         .executableTarget(name: "sift-crash-child", dependencies: ["SiftStore"], path: "Tests/SiftCrashChild"),

@@ -6,6 +6,7 @@
 
 import Foundation
 import SiftSyntax
+import SiftText
 
 /// An expression of the predicate language, compiled once, evaluated against values.
 ///
@@ -69,6 +70,16 @@ public enum Builtins {
     public static func collectionOperator(_ op: String, _ collection: Value) throws(EvaluationErrorKind) -> Value {
         var scope = Scope(variables: [:])
         do { return try KeyPaths.collectionOperator(op, collection, nil, &scope, SourceRange(0, 0), nil) } catch { throw error.kind }
+    }
+
+    /// `lhs op[options] rhs`, exactly as a comparison does: its answer, or the error memory raises.
+    ///
+    /// ```swift
+    /// try Builtins.compare(.string("Ab"), .equal, [.caseInsensitive], .string("aB"))  // true
+    /// ```
+    public static func compare(_ lhs: Value, _ op: ComparisonOperator, _ options: ComparisonOptions,
+                               _ rhs: Value) throws(EvaluationErrorKind) -> Bool {
+        try PrimitiveComparison(op: op, options: TextOptions(options), utis: .standard).evaluate(lhs, rhs)
     }
 
     /// `CAST(value, 'type')`, exactly as a predicate does.

@@ -182,10 +182,31 @@ extension LoweringContext {
             case .data(let d): return (.param(.blob(Array(d))), .natural)
             case .date(let d): return (.param(.double(d.timeIntervalSinceReferenceDate)), .secondsSince2001)
             case .decimal(let d): return (.param(.text(d.description)), .decimal)
+            case .array(let items) where SQLFunctions.comparison(selector) != nil && items.allSatisfy(\.isScalar):
+                // A list compared by memory: bound as the BLOB `sift_collect` makes.
+                return (.param(.blob(CollectedValues.encode(items.map(Value.init)))), .collection)
             case .array, .dictionary: throw unsupported("\(selector) of the constant \(show(c)) next to a key path", e.range)
             }
         case .scalar(let s): return (s.fragment, tag(s.attribute))
         case .collection(let c):
+            if let union = c.union {
+                // The elements' values through memory's own union (nil dropped, and for the distinct
+                // union the first of equal values kept, in element order).
+                guard c.relationship.orderColumn != nil || union == "@distinctUnionOfObjects" && selector == "count:" else {
+                    throw unsupported("'\(union)' of the unordered collection '\(c.relationship.name)'", c.range)
+                }
+                guard let call = dialect.callFunction else { throw unsupported("\(union) in this dialect", c.range) }
+                var whole = c
+                whole.union = nil
+                let values = try collected(whole, selector: "count:")
+                return (Fragment("\(call)(") + .param(.text(union)) + Fragment(", ") + .param(.text(String(SQLFunctions.ValueTag.collection.rawValue)))
+                        + Fragment(", ") + values + Fragment(")"), .collection)
+            }
+            if SQLFunctions.comparison(selector) != nil {
+                // Compared as memory's array: only an ordered collection is one (a set's equality ignores order).
+                guard c.relationship.orderColumn != nil else { throw unsupported("comparing the unordered collection '\(c.relationship.name)'", c.range) }
+                return (try collected(c, selector: selector), .collection)
+            }
             guard Self.collectionFunctions.contains(selector) else {
                 // A collection where memory needs a number or a string: it raises on every row.
                 return (Fragment("NULL"), .natural)
@@ -200,7 +221,7 @@ extension LoweringContext {
     /// collection is nil: the collection as the evaluator's array, in row order.
     private func collected(_ c: Collection, selector: String) throws(SQLLoweringError) -> Fragment {
         guard let collect = dialect.collectFunction else { throw unsupported("\(selector) of a collection in this dialect", c.range) }
-        let (from, corr, es, value) = try elements(c)
+        let (from, corr, es, value, order) = try elementSource(c)
         let element: Scalar
         if c.rest.isEmpty {
             if let value { element = value } else {
@@ -222,10 +243,20 @@ extension LoweringContext {
         } else {
             throw SQLLoweringError(.unknownKey, "the values of '\(c.relationship.name)' have no key '\(c.rest[0])'", range: c.range)
         }
-        var sql = Fragment("(SELECT \(collect)(") + .param(.text(String(tag(element.attribute).rawValue))) + Fragment(", ")
-            + element.fragment + Fragment(") FROM \(from)")
-        for j in es?.joins ?? [] { sql = sql + Fragment(" " + j) }
-        sql = sql + Fragment(" WHERE \(corr))")
+        var sql: Fragment
+        let tagParam = Fragment.param(.text(String(tag(element.attribute).rawValue)))
+        if let order {
+            // In element order: SQLite keeps a subquery's ORDER BY under an aggregate (it does not
+            // flatten such a subquery), and before 3.44 an aggregate has no ORDER BY of its own.
+            sql = Fragment("(SELECT \(collect)(") + tagParam + Fragment(", sift_element) FROM (SELECT ") + element.fragment
+                + Fragment(" AS sift_element FROM \(from)")
+            for j in es?.joins ?? [] { sql = sql + Fragment(" " + j) }
+            sql = sql + Fragment(" WHERE \(corr) ORDER BY \(order)))")
+        } else {
+            sql = Fragment("(SELECT \(collect)(") + tagParam + Fragment(", ") + element.fragment + Fragment(") FROM \(from)")
+            for j in es?.joins ?? [] { sql = sql + Fragment(" " + j) }
+            sql = sql + Fragment(" WHERE \(corr))")
+        }
         if let isNil = collectionIsNil(c) { sql = Fragment("(CASE WHEN \(isNil) THEN NULL ELSE ") + sql + Fragment(" END)") }
         return sql
     }
@@ -372,11 +403,28 @@ extension LoweringContext {
         let b = try operand(base, scope)
         switch b {
         case .object:
-            guard case .expression(let key) = index, isConstant(key), case .string(let k) = try fold(key), !k.hasPrefix("@"),
-                  case .keyPath(nil, let components) = base.kind else {
+            if isLoweringOneShape, case .expression(let key) = index, isConstant(key), path.isEmpty {
+                switch try fold(key) {
+                case .string: break
+                default:
+                    // Memory indexes a dictionary only by key: it raises on any other index, and a
+                    // nil object gives nil.
+                    return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Attribute(name: "[]", type: .any)))
+                }
+            }
+            var components: [String] = []
+            switch base.kind {
+            case .keyPath(nil, let c): components = c
+            case .evaluatedObject: break
+            default: throw unsupported("this index of an object", range)
+            }
+            guard case .expression(let key) = index, isConstant(key), case .string(let k) = try fold(key), !k.hasPrefix("@") else {
                 throw unsupported("this index of an object (memory orders a dictionary's keys by name)", range)
             }
-            return try keyPath(components + [k] + path, scope, range)
+            return try keyPath(components + [k] + path, base.kind == .evaluatedObject ? rootScope ?? scope : scope, range)
+        case .constant(.null):
+            // An index of nil is nil.
+            return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Attribute(name: "[]", type: .any)))
         case .scalar(let s) where path.isEmpty:
             // A value that is not a collection: memory raises, or gives nil when it is nil.
             return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Attribute(name: "\(s.attribute.name)[]", type: s.attribute.type,
@@ -384,6 +432,10 @@ extension LoweringContext {
         case .collection(var c):
             guard !(c.rest.first.map(KeyPathComponent.isCollectionOperator) ?? false) else {
                 throw unsupported("an index of a collection operator's result", range)
+            }
+            if c.union != nil {
+                guard case .size = index, path.isEmpty else { throw unsupported("an element of '\(c.union!)' (memory's union order)", range) }
+                return try memoryCall("count:", [(.collection(c), base)], type: .integer, range)
             }
             if case .size = index {
                 guard path.isEmpty else { throw SQLLoweringError(.unknownKey, "a count has no key '\(path[0])'", range: range) }

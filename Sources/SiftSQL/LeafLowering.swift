@@ -36,18 +36,34 @@ extension LoweringContext {
             return try predicate(junction, negated: negated, scope)
         }
         guard case .collection(let c) = lo else {
+            if isLoweringOneShape {
+                // One shape of a mixed key (or of SELF) that is not a collection: memory raises on a
+                // value or an object, and quantifies over nothing for nil.
+                return .constant((q == .all) != negated)
+            }
             throw SQLLoweringError(.notACollection, "\(q.rawValue) needs a to-many key path, got '\(l)'", range: l.range)
         }
         // ANY: EXISTS an element where pos; ALL: NOT EXISTS an element where neg (true when empty or nil).
         let inner = try exists(c) { (es, value) throws(SQLLoweringError) in
-            let element: Operand
-            if c.rest.isEmpty {
-                guard let value else { throw SQLLoweringError(.typeMismatch, "\(q.rawValue) compares the objects of '\(c.relationship.name)'; name a key of them", range: l.range) }
-                element = .scalar(value)
-            } else if let es {
-                element = try scalarize(try keyPath(c.rest, es, l.range))
-            } else { throw SQLLoweringError(.unknownKey, "the values of '\(c.relationship.name)' have no key '\(c.rest[0])'", range: l.range) }
-            return try leaf(element, op, options, ro, negated: q == .all, range: range)
+            // Split here as well: a mixed key of the element row is visible only inside EXISTS.
+            try splitOnShapes { () throws(SQLLoweringError) in
+                let element: Operand
+                if c.rest.isEmpty {
+                    guard let value else { throw SQLLoweringError(.typeMismatch, "\(q.rawValue) compares the objects of '\(c.relationship.name)'; name a key of them", range: l.range) }
+                    element = .scalar(value)
+                } else if let es {
+                    element = try scalarize(try keyPath(c.rest, es, l.range))
+                } else { throw SQLLoweringError(.unknownKey, "the values of '\(c.relationship.name)' have no key '\(c.rest[0])'", range: l.range) }
+                let test = try leaf(element, op, options, ro, negated: q == .all, range: range)
+                guard c.union != nil, case .scalar(let s) = element else { return test }
+                // A union holds only the values that are not nil.
+                let present = Fragment("(") + s.fragment + Fragment(" IS NOT NULL)")
+                switch test {
+                case .constant(false): return test
+                case .constant(true): return .sql(present)
+                case .sql(let f): return .sql(present + Fragment(" AND ") + f.parenthesized)
+                }
+            }
         }
         let existsTrue = (q == .any) != negated
         return existsTrue ? inner : not(inner)
@@ -105,6 +121,32 @@ extension LoweringContext {
     /// One comparison without quantifier, in the requested polarity.
     func leaf(_ l: Operand, _ op: ComparisonOperator, _ options: ComparisonOptions, _ r: Operand,
               negated: Bool, range: SourceRange) throws(SQLLoweringError) -> Lowered {
+        do {
+            return try typedLeaf(l, op, options, r, negated: negated, range: range)
+        } catch {
+            // Only for one shape of a mixed key: elsewhere a type error is worth reporting (a store
+            // then runs the comparison in memory, which raises where the types do not fit).
+            guard error.betweenValues, isLoweringOneShape else { throw error }
+            return try memoryComparison(l, op, options, r, negated: negated, range: range)
+        }
+    }
+
+    /// A comparison whose types SQL cannot compare (a date with a number, a string with a date):
+    /// memory's own comparison, called from SQL with both values. It returns 1 or 0, and NULL
+    /// where memory raises.
+    func memoryComparison(_ l: Operand, _ op: ComparisonOperator, _ options: ComparisonOptions, _ r: Operand,
+                          negated: Bool, range: SourceRange) throws(SQLLoweringError) -> Lowered {
+        let placeholder = ExpressionSyntax(.constant(value: .null), range: range)
+        guard case .scalar(let call) = try memoryCall(SQLFunctions.comparisonSelector(op, options),
+                                                      [(l, placeholder), (r, placeholder)], type: .boolean, range) else {
+            throw unsupported(op.symbol, range)
+        }
+        return .sql(call.fragment + Fragment(negated ? " = 0" : " = 1"))
+    }
+
+    /// `leaf` for operands whose types SQL can compare.
+    func typedLeaf(_ l: Operand, _ op: ComparisonOperator, _ options: ComparisonOptions, _ r: Operand,
+              negated: Bool, range: SourceRange) throws(SQLLoweringError) -> Lowered {
         func pick(_ pos: Fragment, _ neg: Fragment? = nil) -> Lowered {
             .sql(negated ? (neg ?? (pos.parenthesized + Fragment(" IS NOT 1"))) : pos)
         }
@@ -118,16 +160,49 @@ extension LoweringContext {
         default: break
         }
 
+        if isLoweringOneShape, case .object(let a, _) = l, case .object(let b, _) = r, a.sql == b.sql, a.bindings.isEmpty, b.bindings.isEmpty, op == .equal || op == .notEqual {
+            // The same object (or nil) on both sides.
+            return const(op == .equal)
+        }
         // Relationship objects and bare to-many paths: only nil comparisons.
         for (side, other) in [(l, r), (r, l)] {
             switch side {
             case .object(let fk, let name):
+                if isLoweringOneShape, case .constant(let c) = other, c != .null {
+                    // An object equals no number, string, date or list; ordering or matching it
+                    // raises in memory, and a nil object (a missing to-one) is false there.
+                    switch (op, c.isScalar) {
+                    case (.equal, _): if case .dictionary = c {} else { return const(false) }
+                    case (.notEqual, _): if case .dictionary = c {} else { return const(true) }
+                    case (.lessThan, true), (.lessThanOrEqual, true), (.greaterThan, true), (.greaterThanOrEqual, true),
+                         (.beginsWith, true), (.endsWith, true), (.like, true), (.matches, true):
+                        return const(false)
+                    default: break
+                    }
+                }
                 guard case .constant(.null) = other, op == .equal || op == .notEqual else {
                     throw SQLLoweringError(.typeMismatch, "the relationship '\(name)' can only be compared with nil", range: range)
                 }
                 let isNull = Fragment(fk.sql + " IS NULL"), notNull = Fragment(fk.sql + " IS NOT NULL")
                 return op == .equal ? pick(isNull, notNull) : pick(notNull, isNull)
+            case .collection(let c) where c.union != nil && (op == .equal || op == .notEqual || isLoweringOneShape):
+                // Memory's own union and comparison, nil included.
+                return try memoryComparison(l, op, options, r, negated: negated, range: range)
             case .collection(let c):
+                // Only an ordered collection is an array in memory; a set's equality ignores order.
+                // Equality never raises in memory; other operators do on an array, which only one
+                // shape of a mixed key may lower (to anything).
+                if dialect.callFunction != nil, c.relationship.orderColumn != nil, !c.rest.contains(where: KeyPathComponent.isCollectionOperator),
+                   op == .equal || op == .notEqual || isLoweringOneShape,
+                   !c.rest.isEmpty || { if case .values = c.shape { true } else { false } }() {
+                    switch other {
+                    case .constant(.null) where op == .equal || op == .notEqual: break
+                    case .constant, .scalar, .collection:
+                        // The collection as memory's array, compared by memory (`kids.name == {'a'}`).
+                        return try memoryComparison(l, op, options, r, negated: negated, range: range)
+                    default: break
+                    }
+                }
                 guard case .constant(.null) = other, op == .equal || op == .notEqual else {
                     throw SQLLoweringError(.toManyKeyPath, "the to-many key path '\(c.relationship.name)' needs ANY, ALL, NONE, IN or a collection operator", range: range)
                 }
@@ -300,6 +375,14 @@ extension LoweringContext {
     }
 
     /// `value IN collection` / `collection CONTAINS value`.
+    /// IN/CONTAINS in a value that is neither a collection nor a string (memory raises on it,
+    /// and is false for nil): left to memory.
+    private func notSearchable(_ a: Attribute, _ range: SourceRange) -> SQLLoweringError {
+        var e = SQLLoweringError(.notACollection, "IN/CONTAINS needs a collection or a string, '\(a.name)' is \(a.type.rawValue)", range: range)
+        e.betweenValues = true
+        return e
+    }
+
     func membership(collection: Operand, value: Operand, _ options: ComparisonOptions, negated: Bool, range: SourceRange) throws(SQLLoweringError) -> Lowered {
         func pick(_ pos: Fragment, _ neg: Fragment? = nil) -> Lowered {
             .sql(negated ? (neg ?? (pos.parenthesized + Fragment(" IS NOT 1"))) : pos)
@@ -307,9 +390,14 @@ extension LoweringContext {
         let f = SQLValue.integer(Int64(options.rawValue))
         if case .constant(.null) = value { return .constant(negated) }
         if case .collection(let c) = value {
-            throw SQLLoweringError(.toManyKeyPath, "the to-many key path '\(c.relationship.name)' needs ANY, ALL or NONE on this side of IN/CONTAINS", range: range)
+            // Memory asks whether the array itself is an element (or a substring): its own answer.
+            var e = SQLLoweringError(.toManyKeyPath, "the to-many key path '\(c.relationship.name)' needs ANY, ALL or NONE on this side of IN/CONTAINS", range: range)
+            e.betweenValues = true
+            throw e
         }
         if case .object(_, let name) = value {
+            // An object is an element of no list of values (and nil of none).
+            if isLoweringOneShape, case .constant(.array(let list)) = collection, list.allSatisfy(\.isScalar) { return .constant(negated) }
             throw SQLLoweringError(.typeMismatch, "the relationship '\(name)' can only be compared with nil", range: range)
         }
         switch (collection, value) {
@@ -335,16 +423,17 @@ extension LoweringContext {
             let v = try encode(collectionConstant(collection), for: Attribute(name: "", type: .string), options, range)
             return pick(textCall(.contains, .param(v), s.fragment, f))
         case (.scalar(let s), .constant(let c)):
-            guard [.string, .any].contains(s.attribute.type) else {
-                throw SQLLoweringError(.notACollection, "IN/CONTAINS needs a collection or a string, '\(s.attribute.name)' is \(s.attribute.type.rawValue)", range: range)
+            guard [.string, .any].contains(s.attribute.type) else { throw notSearchable(s.attribute, range) }
+            guard case .string = c else {
+                // Memory raises on any value here but nil: one shape of a mixed key asks memory.
+                var e = SQLLoweringError(.typeMismatch, "CONTAINS in a string needs a string, got \(show(c))", range: range)
+                e.betweenValues = true
+                throw e
             }
-            guard case .string = c else { throw SQLLoweringError(.typeMismatch, "CONTAINS in a string needs a string, got \(show(c))", range: range) }
             let v = try encode(c, for: Attribute(name: "", type: .string), options, range)
             return pick(textCall(.contains, s.fragment, .param(v), f))
         case (.scalar(let s), .scalar(let t)):
-            guard [.string, .any].contains(s.attribute.type) else {
-                throw SQLLoweringError(.notACollection, "IN/CONTAINS needs a collection or a string, '\(s.attribute.name)' is \(s.attribute.type.rawValue)", range: range)
-            }
+            guard [.string, .any].contains(s.attribute.type) else { throw notSearchable(s.attribute, range) }
             try checkText(t.attribute, .contains, range)
             return pick(textCall(.contains, s.fragment, t.fragment, f))
         case (.collection(let c), .constant), (.collection(let c), .scalar):

@@ -17,11 +17,13 @@
 //   without a key, an attribute with a constant or attribute of another type family (strings,
 //   numbers incl. booleans, dates, data; `any` accepts all), text operators on non-strings,
 //   arithmetic on non-numbers (`type-mismatch`);
-// - (`unsupported`) SELF; `$x` alone when it is an entity object; `random()`/`randomn:`; a constant
+// - (`unsupported`) SELF where the entity has no `selfShape`, and the object case's dictionary
+//   semantics (`SELF.@count`, `SELF CONTAINS x`); a mixed key where its shape column is not in
+//   scope (inside a to-many aggregate), and more than 256 lowerings of mixed-key combinations; `$x` alone when it is an entity object; `random()`/`randomn:`; a constant
 //   part that raises in memory; `mode:` of row values; FUNCTION(), assignments, dynamic keys;
 //   element objects compared whole, indexes of unordered collections, non-constant indexes;
-//   aggregates with non-constant elements; `@distinctUnionOf…`, `@unionOf…` and unknown collection
-//   operators; UTI operators on keys; functions and string casts in a dialect without `callFunction`;
+//   aggregates with non-constant elements; `@unionOfArrays`, `@distinctUnionOfArrays`, a union
+//   followed by another operator, and unknown collection operators; UTI operators on keys; functions and string casts in a dialect without `callFunction`;
 //   TERNARY branches stored differently; arithmetic on dates or TEXT-encoded decimals; BETWEEN with non-constant bounds, unorderable
 //   bounds, or string options; ordering TEXT-encoded decimals; dates against `any` columns (their
 //   encoding is unknown); dates stored with two different encodings compared with each other;
@@ -94,7 +96,8 @@ public struct SQLLowering: Sendable {
                        sortedBy: [SQLSortKey], ordered: Bool = true, limit: Int? = nil, offset: Int = 0,
                        columns: (LoweringContext, Scope) throws(SQLLoweringError) -> Fragment) throws(SQLLoweringError) -> SQLQuery {
         let ctx = LoweringContext(schema: schema, dialect: dialect, variables: variables)
-        let scope = Scope(entity: entity, alias: ctx.newAlias())
+        let scope = ctx.makeScope(entity: entity, alias: ctx.newAlias())
+        ctx.rootScope = scope
         do {
             var whereClause = try ctx.predicate(predicate, negated: false, scope)
             if let d = entity.discriminator {

@@ -11,11 +11,25 @@ final class Scope {
     let alias: String
     /// True inside a to-many subquery (a second to-many path there is rejected).
     let insideCollection: Bool
+    /// Creation order within one lowering: a scope created before a comparison started is visible
+    /// in that comparison's SQL (see `splitOnShapes`).
+    let serial: Int
     var joins: [String] = []
     var joinAliases: [String: (alias: String, entity: Entity)] = [:]
-    init(entity: Entity, alias: String, insideCollection: Bool = false) {
-        self.entity = entity; self.alias = alias; self.insideCollection = insideCollection
+    init(entity: Entity, alias: String, insideCollection: Bool = false, serial: Int) {
+        self.entity = entity; self.alias = alias; self.insideCollection = insideCollection; self.serial = serial
     }
+}
+
+/// A mixed key met while lowering one comparison, whose case has not been chosen yet.
+struct ShapeRequest {
+    /// The qualified shape column, also the key of `LoweringContext.shapeChoices`.
+    var column: String
+    var tags: [Int64]
+    /// The serial of the scope whose row holds the shape column.
+    var serial: Int
+    /// The error thrown to unwind to the comparison; anything else that catches it rethrows it.
+    var error: SQLLoweringError
 }
 
 /// A scalar SQL expression with what the type checks need.
@@ -36,6 +50,15 @@ struct Collection {
     var range: SourceRange
     /// The owner row was reached through a to-one relationship, so it (and the collection) may be nil.
     var ownerNullable = false
+    /// Values read through a key they do not have (`name` of a record `["a", "b"]`): memory raises
+    /// on each element, so only the number of elements matters and each reads NULL.
+    var nullElements = false
+    /// `@unionOfObjects` or `@distinctUnionOfObjects` before `rest`: the elements' non-nil values
+    /// of `rest` (distinct ones for the second), as memory's array.
+    var union: String?
+
+    /// `rest` starting with a union operator becomes `union` (see ``withUnion``).
+    static let unionOperators: Set<String> = ["@unionOfObjects", "@distinctUnionOfObjects"]
 }
 
 /// What an expression lowers to.
@@ -52,14 +75,29 @@ final class LoweringContext {
     let dialect: any SQLDialect
     let variables: [String: LiteralValue]
     private var aliasCount = 0
+    private var scopeCount = 0
     /// SUBQUERY variables in scope: the element row (entity collections) or element column (values).
     var elementVariables: [String: (scope: Scope?, value: Scalar?)] = [:]
+    /// The scope of the rows being selected: what `SELF` is.
+    var rootScope: Scope?
+    /// Shape column → the case chosen for the comparison being lowered (nil: the key is nil).
+    private var shapeChoices: [String: Int64?] = [:]
+    private var pendingShape: ShapeRequest?
+    /// Lowering one case of a mixed key: a shape where memory raises may be lowered to anything.
+    var isLoweringOneShape: Bool { !shapeChoices.isEmpty }
+    /// Comparisons lowered once per case, counted to bound the product of several mixed keys.
+    private var shapeLowerings = 0
 
     init(schema: Schema, dialect: any SQLDialect, variables: [String: LiteralValue]) {
         self.schema = schema; self.dialect = dialect; self.variables = variables
     }
 
     func newAlias() -> String { defer { aliasCount += 1 }; return "t\(aliasCount)" }
+
+    func makeScope(entity: Entity, alias: String, insideCollection: Bool = false) -> Scope {
+        defer { scopeCount += 1 }
+        return Scope(entity: entity, alias: alias, insideCollection: insideCollection, serial: scopeCount)
+    }
 
     func column(_ alias: String, _ name: String) -> String { "\(alias).\(dialect.quote(name))" }
 
@@ -77,8 +115,81 @@ final class LoweringContext {
         case .and(let ops): return try junction(ops, isAnd: !negated, negated: negated, scope)
         case .or(let ops): return try junction(ops, isAnd: negated, negated: negated, scope)
         case .comparison(let q, let l, let op, let o, let r):
-            return try comparison(q, l, op, o, r, negated: negated, range: p.range, scope)
+            return try splitOnShapes { () throws(SQLLoweringError) in
+                try comparison(q, l, op, o, r, negated: negated, range: p.range, scope)
+            }
         }
+    }
+
+    // MARK: Mixed shapes
+
+    /// Lowers `lower` once per case of each mixed key it meets (see ``MixedKey``) and lets each row
+    /// take the lowering of its own case: `(shape IS NULL AND P_nil) OR (shape = ? AND P_1) OR …`.
+    /// Each `P` is exact for the rows of its case, and the cases partition the rows, so the whole
+    /// is exact, in either polarity. Only shape columns of scopes that existed before `lower` ran
+    /// can be tested here (a collection's element row is visible only inside its subquery).
+    func splitOnShapes(_ lower: () throws(SQLLoweringError) -> Lowered) throws(SQLLoweringError) -> Lowered {
+        let mark = scopeCount
+        do {
+            return try lower()
+        } catch {
+            guard let request = pendingShape, request.error == error else { throw error }
+            pendingShape = nil
+            guard request.serial < mark else { throw error }
+            shapeLowerings += request.tags.count + 1
+            guard shapeLowerings <= 256 else {
+                throw SQLLoweringError(.unsupported, "too many combinations of keys whose shape differs between rows", range: error.range)
+            }
+            defer { shapeChoices[request.column] = nil }
+            var parts: [Fragment] = []
+            for choice in [nil] + request.tags.map(Optional.some) {
+                shapeChoices[request.column] = .some(choice)
+                let lowered = try splitOnShapes(lower)
+                let test = choice.map { Fragment(request.column + " = ") + Fragment.param(.integer($0)) }
+                    ?? Fragment(request.column + " IS NULL")
+                switch lowered {
+                case .constant(false): continue
+                case .constant(true): parts.append(test)
+                case .sql(let f): parts.append((test + Fragment(" AND ") + f.parenthesized).parenthesized)
+                }
+            }
+            if parts.isEmpty { return .constant(false) }
+            return .sql(parts.count == 1 ? parts[0] : Fragment.join(parts, " OR "))
+        }
+    }
+
+    /// The case of `key` chosen for the comparison being lowered (nil: the key is nil in these
+    /// rows); when none is chosen yet, unwinds to `splitOnShapes` to choose each in turn.
+    func shapeCase(_ key: MixedKey, alias: String, _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError) -> MixedKey.Case? {
+        let shapeColumn = column(alias, key.shapeColumn)
+        if let chosen = shapeChoices[shapeColumn] {
+            guard let tag = chosen else { return nil }
+            return key.cases.first { $0.tag == tag }
+        }
+        let what = key.name == "SELF" && scope.entity.selfShape == key ? "the records, which are not all objects," : "'\(key.name)', whose shape differs between records,"
+        let error = SQLLoweringError(.unsupported, "\(what) cannot be lowered here (only inside a comparison on the records themselves or their to-one objects)", range: range)
+        pendingShape = ShapeRequest(column: shapeColumn, tags: key.cases.map(\.tag), serial: scope.serial, error: error)
+        throw error
+    }
+
+    /// `SELF`: the record in each of its shapes (an object is only ever compared with nil).
+    func selfOperand(_ range: SourceRange) throws(SQLLoweringError) -> Operand {
+        guard let root = rootScope, let shapes = root.entity.selfShape else { throw unsupported("SELF", range) }
+        guard let c = try shapeCase(shapes, alias: root.alias, root, range) else { return .constant(.null) }
+        if c.object { return .object(Fragment(column(root.alias, root.entity.primaryKey)), "SELF") }
+        if let a = c.attribute { return .scalar(Scalar(fragment: Fragment(column(root.alias, a.column)), attribute: a)) }
+        return try ownedCollection(c.relationship!, root, rest: [], range)
+    }
+
+    /// A to-many (or values) relationship of the row of `owner` itself.
+    private func ownedCollection(_ r: Relationship, _ owner: Scope, rest: [String], _ range: SourceRange) throws(SQLLoweringError) -> Operand {
+        let shape: Relationship.Shape
+        do { shape = try r.shape() } catch { throw SQLLoweringError(.unknownKey, error.message, range: range) }
+        guard shape.isToMany else { throw SQLLoweringError(.unknownKey, "SELF is not a to-one relationship", range: range) }
+        if owner.insideCollection {
+            throw SQLLoweringError(.toManyKeyPath, "the to-many relationship '\(r.name)' is inside another to-many key path", range: range)
+        }
+        return .collection(try withUnion(Collection(relationship: r, shape: shape, owner: owner, rest: rest, range: range)))
     }
 
     /// AND/OR with constant simplification (De Morgan already applied through `isAnd`).
@@ -132,7 +243,7 @@ final class LoweringContext {
         case .index(let base, .size):
             if case .subquery(let c, let v, let p) = base.kind { return try subqueryCount(c, v, p, scope, e.range) }
             return try indexed(base, .size, path: [], scope, e.range)
-        case .evaluatedObject: throw unsupported("SELF", e.range)
+        case .evaluatedObject: return try selfOperand(e.range)
         case .dynamicKey: throw unsupported("a computed key", e.range)
         case .aggregate(let elements):
             // `{$lo, $hi}` or `{-1, 2}`: elements that are constants once `$VAR`s are bound make a
@@ -166,6 +277,21 @@ final class LoweringContext {
     /// Resolves a key path from `scope`: attributes, to-one joins (one per distinct path), and a
     /// to-many relationship with the rest of the path.
     func keyPath(_ components: [String], _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
+        func nilValue(_ key: String) -> Operand {
+            .scalar(Scalar(fragment: Fragment("NULL"), attribute: Attribute(name: key, type: .any)))
+        }
+        if scope === rootScope, let shapes = scope.entity.selfShape, let first = components.first {
+            // A key of a record that is not an object: nil of nil, each element's key of an
+            // array, and an error in memory for a string, number or date (any value will do).
+            switch try shapeCase(shapes, alias: scope.alias, scope, range) {
+            case nil: return nilValue(first)
+            case let c? where c.object: break
+            case let c?:
+                guard let r = c.relationship else { return nilValue(first) }
+                guard case .collection(let values) = try ownedCollection(r, scope, rest: components, range) else { return nilValue(first) }
+                return .collection(keyOfValues(values))
+            }
+        }
         var entity = scope.entity
         var alias = scope.alias
         var path = ""
@@ -174,19 +300,29 @@ final class LoweringContext {
             // An operator is never a property, even where a JSON key is spelled like one:
             // memory applies it, so the lowering must not read a column of that name.
             let isOperator = KeyPathComponent.isCollectionOperator(key)
-            if !isOperator, let a = entity.attribute(named: key) {
+            var attribute = isOperator ? nil : entity.attribute(named: key)
+            var relationship = isOperator ? nil : entity.relationship(named: key)
+            if !isOperator, let m = entity.mixedKey(named: key) {
+                // In rows where the key is nil, the rest of the path is nil too.
+                guard let c = try shapeCase(m, alias: alias, scope, range) else { return nilValue(key) }
+                attribute = c.attribute
+                relationship = c.relationship
+            }
+            if let a = attribute {
+                if !isLast && isLoweringOneShape {
+                    // A key of a value: nil of nil, and memory raises on any other value.
+                    return nilValue(key)
+                }
                 guard isLast else {
                     throw SQLLoweringError(.unknownKey, "'\(key)' of \(entity.name) is an attribute; it has no key '\(components[i + 1])'", range: range)
                 }
                 return .scalar(Scalar(fragment: Fragment(column(alias, a.column)), attribute: a))
             }
-            guard !isOperator, let r = entity.relationship(named: key) else {
+            guard let r = relationship else {
                 // An open entity answers nil for a key it does not declare, and a key on nil is nil,
                 // so the rest of the path is nil too.
                 // Collection operators (`@count`, …) are not keys: memory applies them to the object.
-                if entity.open && !isOperator {
-                    return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Attribute(name: key, type: .any)))
-                }
+                if entity.open && !isOperator { return nilValue(key) }
                 throw SQLLoweringError(.unknownKey, "\(entity.name) has no key '\(key)'", range: range)
             }
             let shape: Relationship.Shape
@@ -211,14 +347,39 @@ final class LoweringContext {
                 // The owner of the collection is the row reached so far.
                 let owner: Scope
                 if alias == scope.alias { owner = scope } else {
-                    owner = Scope(entity: entity, alias: alias)
+                    owner = makeScope(entity: entity, alias: alias)
                 }
-                return .collection(Collection(relationship: r, shape: shape, owner: owner,
-                                              rest: Array(components[(i + 1)...]), range: range,
-                                              ownerNullable: owner !== scope))
+                return .collection(keyOfValues(try withUnion(Collection(relationship: r, shape: shape, owner: owner,
+                                                                        rest: Array(components[(i + 1)...]), range: range,
+                                                                        ownerNullable: owner !== scope))))
             }
         }
         throw SQLLoweringError(.unknownKey, "empty key path", range: range)
+    }
+
+    /// A key of plain values (`tags.name`, or `name` of a record `["a", "b"]`): memory raises on
+    /// each element, so an empty collection stays empty, nil stays nil, and the rest does not matter:
+    /// the same collection whose elements read NULL.
+    func keyOfValues(_ c: Collection) -> Collection {
+        guard isLoweringOneShape, c.shape.isValuesShape, c.union == nil, let first = c.rest.first, !KeyPathComponent.isCollectionOperator(first) else { return c }
+        var v = c
+        v.rest = Array(c.rest.drop { !KeyPathComponent.isCollectionOperator($0) })
+        v.nullElements = true
+        return v
+    }
+
+    /// `kids.@unionOfObjects.name`: the collection of `kids` whose elements are their non-nil
+    /// names. Only a plain key path may follow (memory applies the rest to each element).
+    func withUnion(_ c: Collection) throws(SQLLoweringError) -> Collection {
+        guard let first = c.rest.first, Collection.unionOperators.contains(first) else { return c }
+        let key = Array(c.rest.dropFirst())
+        guard !key.isEmpty || c.shape.isValuesShape, !key.contains(where: KeyPathComponent.isCollectionOperator) else {
+            throw unsupported("'\(first)' followed by \(key.isEmpty ? "nothing" : "another collection operator")", c.range)
+        }
+        var u = c
+        u.rest = key
+        u.union = first
+        return u
     }
 
     /// `FROM … WHERE <correlation>` of a collection's elements, with a fresh alias (a new scope).
@@ -236,17 +397,18 @@ final class LoweringContext {
         case .toMany(let d, let fk):
             let dest = try destination(d, c.range)
             return ("\(dialect.quote(dest.table)) AS \(a)", "\(column(a, fk)) = \(ownerPK)",
-                    Scope(entity: dest, alias: a, insideCollection: true), nil, c.relationship.orderColumn.map { column(a, $0) })
+                    makeScope(entity: dest, alias: a, insideCollection: true), nil, c.relationship.orderColumn.map { column(a, $0) })
         case .manyToMany(let d, let j):
             let dest = try destination(d, c.range)
             let ja = newAlias()
             return ("\(dialect.quote(j.table)) AS \(ja) JOIN \(dialect.quote(dest.table)) AS \(a) ON \(column(a, dest.primaryKey)) = \(column(ja, j.destination))",
-                    "\(column(ja, j.source)) = \(ownerPK)", Scope(entity: dest, alias: a, insideCollection: true), nil,
+                    "\(column(ja, j.source)) = \(ownerPK)", makeScope(entity: dest, alias: a, insideCollection: true), nil,
                     c.relationship.orderColumn.map { column(ja, $0) })
         case .values(let v):
             let attr = v.elementAttribute(named: c.relationship.name)
             return ("\(dialect.quote(v.table)) AS \(a)", "\(column(a, v.owner)) = \(ownerPK)", nil,
-                    Scalar(fragment: Fragment(column(a, v.column)), attribute: attr), c.relationship.orderColumn.map { column(a, $0) })
+                    Scalar(fragment: Fragment(c.nullElements ? "NULL" : column(a, v.column)), attribute: c.nullElements ? Attribute(name: attr.name, type: .any) : attr),
+                    c.relationship.orderColumn.map { column(a, $0) })
         }
     }
 

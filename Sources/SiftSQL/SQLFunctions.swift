@@ -12,6 +12,19 @@ import SiftSyntax
 /// SQLFunctions.collation(for: [.caseInsensitive])      // "sift_c"
 /// ```
 public enum SQLFunctions {
+    /// The `sift_call` selector of a comparison made by memory: `compare:<options>:<operator>`.
+    public static func comparisonSelector(_ op: ComparisonOperator, _ options: ComparisonOptions) -> String {
+        "compare:\(options.rawValue):\(op.rawValue)"
+    }
+
+    /// The operator and options of a `comparisonSelector`, or nil for any other selector.
+    public static func comparison(_ selector: String) -> (ComparisonOperator, ComparisonOptions)? {
+        let parts = selector.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "compare", let raw = UInt8(parts[1]),
+              let op = ComparisonOperator(rawValue: String(parts[2])) else { return nil }
+        return (op, ComparisonOptions(rawValue: raw))
+    }
+
     /// `sift_text(op, s, needle, flags)` → 1 / 0, or NULL when an operand is NULL (or memory would raise).
     public static let text = "sift_text"
     /// `sift_compare(a, b, flags)` → -1 / 0 / 1, or NULL when either is NULL or they have no order.

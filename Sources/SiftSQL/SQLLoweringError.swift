@@ -29,6 +29,9 @@ public struct SQLLoweringError: Error, Hashable, Sendable, CustomStringConvertib
     public var range: SourceRange?
     /// The predicate's source text, for `line:column` and the caret line.
     public var source: String?
+    /// A type mismatch between values read from rows (or a row and a constant), which memory
+    /// may still answer: the lowering then asks memory (`Builtins.compare`) from SQL.
+    var betweenValues = false
 
     public init(_ kind: Kind, _ message: String, range: SourceRange? = nil, source: String? = nil) {
         self.kind = kind

@@ -80,14 +80,50 @@ public struct Schema: Codable, Hashable, Sendable {
                 guard keys.insert(r.name).inserted else {
                     throw SchemaError(message: "entity '\(e.name)' has two properties named '\(r.name)'")
                 }
-                let shape: Relationship.Shape
-                do { shape = try r.shape() } catch { throw SchemaError(message: "relationship '\(e.name).\(r.name)': \(error.message)") }
-                switch shape {
-                case .toOne(let d, _), .toMany(let d, _), .manyToMany(let d, _):
-                    guard entity(named: d) != nil else {
-                        throw SchemaError(message: "relationship '\(e.name).\(r.name)' points at unknown entity '\(d)'")
-                    }
-                case .values: break
+                try validate(r, of: e)
+            }
+            for m in e.mixedKeys {
+                guard keys.insert(m.name).inserted else {
+                    throw SchemaError(message: "entity '\(e.name)' has two properties named '\(m.name)'")
+                }
+                try validate(m, of: e, isSelf: false)
+            }
+            if let m = e.selfShape { try validate(m, of: e, isSelf: true) }
+        }
+    }
+
+    private func validate(_ r: Relationship, of e: Entity) throws(SchemaError) {
+        let shape: Relationship.Shape
+        do { shape = try r.shape() } catch { throw SchemaError(message: "relationship '\(e.name).\(r.name)': \(error.message)") }
+        switch shape {
+        case .toOne(let d, _), .toMany(let d, _), .manyToMany(let d, _):
+            guard entity(named: d) != nil else {
+                throw SchemaError(message: "relationship '\(e.name).\(r.name)' points at unknown entity '\(d)'")
+            }
+        case .values: break
+        }
+    }
+
+    /// Tags unique, one property per case named after the key, and the object case only for SELF.
+    private func validate(_ m: MixedKey, of e: Entity, isSelf: Bool) throws(SchemaError) {
+        let what = isSelf ? "the shapes of '\(e.name)' itself" : "mixed key '\(e.name).\(m.name)'"
+        var tags = Set<Int64>()
+        for c in m.cases {
+            guard tags.insert(c.tag).inserted else { throw SchemaError(message: "\(what): two cases with tag \(c.tag)") }
+            let set = [c.attribute != nil, c.relationship != nil, c.object].filter { $0 }.count
+            guard set == 1 else { throw SchemaError(message: "\(what): case \(c.tag) needs exactly one of 'attribute', 'relationship' or 'object'") }
+            if c.object && !isSelf { throw SchemaError(message: "\(what): only SELF has an 'object' case") }
+            if let a = c.attribute {
+                guard a.name == m.name else { throw SchemaError(message: "\(what): case \(c.tag) names '\(a.name)'") }
+                if let enc = a.encoding, !enc.fits(a.type) {
+                    throw SchemaError(message: "\(what): encoding '\(enc.rawValue)' does not fit type '\(a.type.rawValue)'")
+                }
+            }
+            if let r = c.relationship {
+                guard r.name == m.name else { throw SchemaError(message: "\(what): case \(c.tag) names '\(r.name)'") }
+                try validate(r, of: e)
+                if isSelf, case .toOne = try? r.shape() {
+                    throw SchemaError(message: "\(what): a row that is an object is the 'object' case, not a to-one relationship")
                 }
             }
         }
@@ -110,10 +146,15 @@ public struct Entity: Codable, Hashable, Sendable {
     /// entity are those whose `column` holds one of `values`. The lowering adds that test to the
     /// top-level query; relationships already point only at rows of their destination.
     public var discriminator: Discriminator?
+    /// Keys whose values take different shapes in different rows (see ``MixedKey``).
+    public var mixedKeys: [MixedKey]
+    /// Set when the rows are not all objects (JSON records that are strings, numbers, arrays or
+    /// null): what `SELF` is in each row. Its `object` case is a row read through the entity's keys.
+    public var selfShape: MixedKey?
 
     public init(name: String, table: String? = nil, primaryKey: String = "id",
                 attributes: [Attribute] = [], relationships: [Relationship] = [], open: Bool = false,
-                discriminator: Discriminator? = nil) {
+                discriminator: Discriminator? = nil, mixedKeys: [MixedKey] = [], selfShape: MixedKey? = nil) {
         self.name = name
         self.table = table ?? name
         self.primaryKey = primaryKey
@@ -121,6 +162,8 @@ public struct Entity: Codable, Hashable, Sendable {
         self.relationships = relationships
         self.open = open
         self.discriminator = discriminator
+        self.mixedKeys = mixedKeys
+        self.selfShape = selfShape
     }
 
     /// The column that tells the entities of one table apart, and the values of this entity (its
@@ -133,8 +176,9 @@ public struct Entity: Codable, Hashable, Sendable {
 
     public func attribute(named key: String) -> Attribute? { attributes.first { $0.name == key } }
     public func relationship(named key: String) -> Relationship? { relationships.first { $0.name == key } }
+    public func mixedKey(named key: String) -> MixedKey? { mixedKeys.first { $0.name == key } }
 
-    private enum CodingKeys: String, CodingKey { case name, table, primaryKey, attributes, relationships, open, discriminator }
+    private enum CodingKeys: String, CodingKey { case name, table, primaryKey, attributes, relationships, open, discriminator, mixedKeys, selfShape }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -145,6 +189,8 @@ public struct Entity: Codable, Hashable, Sendable {
         relationships = try c.decodeIfPresent([Relationship].self, forKey: .relationships) ?? []
         open = try c.decodeIfPresent(Bool.self, forKey: .open) ?? false
         discriminator = try c.decodeIfPresent(Discriminator.self, forKey: .discriminator)
+        mixedKeys = try c.decodeIfPresent([MixedKey].self, forKey: .mixedKeys) ?? []
+        selfShape = try c.decodeIfPresent(MixedKey.self, forKey: .selfShape)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -156,6 +202,61 @@ public struct Entity: Codable, Hashable, Sendable {
         try c.encode(relationships, forKey: .relationships)
         if open { try c.encode(true, forKey: .open) }
         try c.encodeIfPresent(discriminator, forKey: .discriminator)
+        if !mixedKeys.isEmpty { try c.encode(mixedKeys, forKey: .mixedKeys) }
+        try c.encodeIfPresent(selfShape, forKey: .selfShape)
+    }
+}
+
+/// A key whose value has a different shape in different rows: a string in one JSON record, an
+/// array or an object in another. Each row's `shapeColumn` holds the `tag` of the case it uses,
+/// and NULL where the key is nil (a missing row of a to-one join reads NULL too, and is nil).
+/// A predicate naming the key is lowered once per case and each row takes the lowering of its
+/// own case, so every row gets the answer it would get in a table where the key had one shape.
+///
+/// ```json
+/// {"name": "tags", "shapeColumn": "tags@shape", "cases": [
+///   {"tag": 1, "attribute": {"name": "tags", "column": "tags", "type": "any"}},
+///   {"tag": 4, "relationship": {"name": "tags", "countColumn": "tags@count",
+///     "values": {"table": "Record.tags", "owner": "owner", "type": "any"}}}]}
+/// ```
+public struct MixedKey: Codable, Hashable, Sendable {
+    public var name: String
+    public var shapeColumn: String
+    public var cases: [Case]
+
+    public init(name: String, shapeColumn: String, cases: [Case]) {
+        self.name = name; self.shapeColumn = shapeColumn; self.cases = cases
+    }
+
+    /// One shape: exactly one of `attribute`, `relationship`, or (for `Entity.selfShape` only)
+    /// `object`, the row itself read through the entity's keys.
+    public struct Case: Codable, Hashable, Sendable {
+        public var tag: Int64
+        public var attribute: Attribute?
+        public var relationship: Relationship?
+        public var object: Bool
+
+        public init(tag: Int64, attribute: Attribute? = nil, relationship: Relationship? = nil, object: Bool = false) {
+            self.tag = tag; self.attribute = attribute; self.relationship = relationship; self.object = object
+        }
+
+        private enum CodingKeys: String, CodingKey { case tag, attribute, relationship, object }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            tag = try c.decode(Int64.self, forKey: .tag)
+            attribute = try c.decodeIfPresent(Attribute.self, forKey: .attribute)
+            relationship = try c.decodeIfPresent(Relationship.self, forKey: .relationship)
+            object = try c.decodeIfPresent(Bool.self, forKey: .object) ?? false
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(tag, forKey: .tag)
+            try c.encodeIfPresent(attribute, forKey: .attribute)
+            try c.encodeIfPresent(relationship, forKey: .relationship)
+            if object { try c.encode(true, forKey: .object) }
+        }
     }
 }
 
@@ -324,6 +425,7 @@ public struct Relationship: Codable, Hashable, Sendable {
         case values(ValueTable)
 
         public var isToMany: Bool { if case .toOne = self { false } else { true } }
+        public var isValuesShape: Bool { if case .values = self { true } else { false } }
     }
 
     /// The shape, or a schema error when the fields do not describe exactly one.

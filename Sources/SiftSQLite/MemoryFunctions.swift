@@ -76,7 +76,14 @@ func setResult(_ ctx: OpaquePointer?, _ v: Value) {
         d.withUnsafeBytes { raw in
             sqlite3_result_blob64(ctx, raw.baseAddress, sqlite3_uint64(raw.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
         }
-    // Collections have no SQL form: the lowering never asks for one.
+    // A list of values (a union, say) goes on to another call as the BLOB `sift_collect` makes.
+    case .array(let items) where items.allSatisfy(\.isScalarValue):
+        let bytes = CollectedValues.encode(items)
+        bytes.withUnsafeBytes { raw in
+            sqlite3_result_blob64(ctx, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(raw.count),
+                                  unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+        }
+    // Other collections have no SQL form: the lowering never asks for one.
     case .array, .set, .dictionary, .object: sqlite3_result_null(ctx)
     }
 }
@@ -93,6 +100,9 @@ func callMemory(_ selector: String, _ args: [Value]) -> Value {
     do throws(EvaluationErrorKind) {
         if selector.hasPrefix("CAST:") { return try Builtins.cast(args[0], to: String(selector.dropFirst(5))) }
         if selector.hasPrefix("@") { return try Builtins.collectionOperator(selector, args[0]) }
+        if let (op, options) = SQLFunctions.comparison(selector), args.count == 2 {
+            return .bool(try Builtins.compare(args[0], op, options, args[1]))
+        }
         return try Builtins.call(selector, args)
     } catch {
         // Memory raises on this row: NULL, which the lowering never relies on.
@@ -147,66 +157,5 @@ private let siftCollectFinal: @convention(c) (OpaquePointer?) -> Void = { ctx in
     bytes.withUnsafeBytes { raw in
         sqlite3_result_blob64(ctx, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(raw.count),
                               unsafeBitCast(-1, to: sqlite3_destructor_type.self))
-    }
-}
-
-/// The BLOB form of a list of scalar values passed from `sift_collect` to `sift_call`: per value a
-/// kind byte, then 8 bytes (integers, doubles, dates as seconds since 2001) or a 4-byte length and
-/// UTF-8 or raw bytes (strings, decimals as text, data). Only this file writes and reads it.
-enum CollectedValues {
-    static func encode(_ values: [Value]) -> [UInt8] {
-        var out: [UInt8] = []
-        func word(_ w: UInt64) { withUnsafeBytes(of: w.littleEndian) { out.append(contentsOf: $0) } }
-        func bytes(_ b: some Collection<UInt8>) { withUnsafeBytes(of: UInt32(b.count).littleEndian) { out.append(contentsOf: $0) }; out.append(contentsOf: b) }
-        for v in values {
-            switch v {
-            case .bool(let b): out.append(1); out.append(b ? 1 : 0)
-            case .integer(let i): out.append(2); word(UInt64(bitPattern: i))
-            case .double(let d): out.append(3); word(d.bitPattern)
-            case .string(let s): out.append(4); bytes(s.utf8)
-            case .date(let d): out.append(5); word(d.timeIntervalSinceReferenceDate.bitPattern)
-            case .data(let d): out.append(6); bytes(d)
-            case .decimal(let d): out.append(7); bytes(d.description.utf8)
-            case .null, .array, .set, .dictionary, .object: out.append(0)
-            }
-        }
-        return out
-    }
-
-    static func decode(_ b: [UInt8]) -> [Value]? {
-        var i = 0, out: [Value] = []
-        func word() -> UInt64? {
-            guard i + 8 <= b.count else { return nil }
-            var w: UInt64 = 0
-            for k in 0..<8 { w |= UInt64(b[i + k]) << (8 * UInt64(k)) }
-            i += 8
-            return w
-        }
-        func bytes() -> ArraySlice<UInt8>? {
-            guard i + 4 <= b.count else { return nil }
-            let n = Int(b[i]) | Int(b[i + 1]) << 8 | Int(b[i + 2]) << 16 | Int(b[i + 3]) << 24
-            i += 4
-            guard i + n <= b.count else { return nil }
-            defer { i += n }
-            return b[i..<(i + n)]
-        }
-        while i < b.count {
-            let kind = b[i]
-            i += 1
-            switch kind {
-            case 0: out.append(.null)
-            case 1: guard i < b.count else { return nil }; out.append(.bool(b[i] != 0)); i += 1
-            case 2: guard let w = word() else { return nil }; out.append(.integer(Int64(bitPattern: w)))
-            case 3: guard let w = word() else { return nil }; out.append(.double(Double(bitPattern: w)))
-            case 4: guard let s = bytes() else { return nil }; out.append(.string(String(decoding: s, as: UTF8.self)))
-            case 5: guard let w = word() else { return nil }; out.append(.date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: w))))
-            case 6: guard let d = bytes() else { return nil }; out.append(.data(Data(d)))
-            case 7:
-                guard let s = bytes(), let d = Decimal(string: String(decoding: s, as: UTF8.self), locale: Locale(identifier: "en_US_POSIX")) else { return nil }
-                out.append(.decimal(d))
-            default: return nil
-            }
-        }
-        return out
     }
 }

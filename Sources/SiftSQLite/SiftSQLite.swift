@@ -15,8 +15,8 @@ public enum SiftSQLite {
     /// The version of the SQLite library linked in, e.g. "3.40.1".
     public static var libraryVersion: String { String(cString: sqlite3_libversion()) }
 
-    /// Registers `sift_text`, `sift_compare` and the collations `sift_c`, `sift_d`, `sift_cd` on a
-    /// connection opened by any means (raw C API, GRDB, …). `SQLiteConnection` calls it on open.
+    /// Registers `sift_text`, `sift_compare`, `sift_call`, `sift_collect` and the collations
+    /// `sift_c`, `sift_d`, `sift_cd` on a connection opened by any means (raw C API, GRDB, …). `SQLiteConnection` calls it on open.
     ///
     /// ```swift
     /// var db: OpaquePointer?

@@ -192,6 +192,9 @@ indirect enum GenPred: Hashable {
 /// Generates datasets and predicates from one seeded generator.
 struct DiffGenerator {
     var rng: SplitMix64
+    /// The current dataset's records are values (strings, numbers, dates, arrays, null), not
+    /// objects: predicates then test SELF.
+    var selfRecords = false
 
     init(seed: UInt64) { rng = SplitMix64(seed: seed) }
 
@@ -281,6 +284,8 @@ struct DiffGenerator {
         add("tags", full ? .array([string(), string()]) : maybe({ g in
             .array((0..<g.int(0...3)).map { _ in g.string() })
         }))
+        // A key of every shape: its shape column picks, per record, how a predicate reads it.
+        add("mix", full ? mixed() : maybe({ $0.mixed() }))
         for k in Self.oddStringKeys { add(k, full ? string() : maybe({ $0.string() })) }
         for k in Self.oddNumberKeys { add(k, full ? number() : maybe({ $0.number() })) }
         return .object(o)
@@ -288,9 +293,19 @@ struct DiffGenerator {
 
     /// A dataset of `count` records, the first of which has every key (in random order of
     /// position, so that records with missing keys also come first now and then).
-    mutating func dataset(count: Int) -> [JSONValue] {
+    mutating func dataset(count: Int, valueRecords: Bool = true) -> [JSONValue] {
+        selfRecords = valueRecords && chance(0.15)
+        if selfRecords { return (0..<count).map { _ in selfRecord() } }
         var records = (0..<count).map { _ in record(full: false) }
         records[int(0...(count - 1))] = record(full: true)
+        // `mix` takes at least three shapes, so it is always a mixed key.
+        let anchors: [JSONValue] = [.array([string()]), .object([("city", string())]), string()]
+        for (k, anchor) in anchors.enumerated() {
+            guard case .object(var fields) = records[k] else { continue }
+            fields.removeAll { $0.0 == "mix" }
+            fields.append(("mix", anchor))
+            records[k] = .object(fields)
+        }
         return records
     }
 
@@ -453,7 +468,67 @@ struct DiffGenerator {
     }
 
     /// One leaf comparison; `prefix` is "$k." inside a SUBQUERY.
+    /// A value of any shape but an array of arrays: string, number, date, array of values, object, null.
+    mutating func mixed() -> JSONValue {
+        switch int(0...5) {
+        case 0: return string()
+        case 1: return number()
+        case 2: return date()
+        case 3: return .array((0..<int(0...3)).map { g in chance(0.5) ? string() : number() })
+        case 4: return .object([("city", string())])
+        default: return .null
+        }
+    }
+
+    /// A record that is not an object (no objects at all: memory has no order for a dictionary's
+    /// values, and SQL keeps none).
+    mutating func selfRecord() -> JSONValue {
+        switch int(0...7) {
+        case 0, 1: return string()
+        case 2, 3: return number()
+        case 4: return date()
+        case 5, 6: return .array((0..<int(0...3)).map { _ in chance(0.5) ? string() : number() })
+        default: return .null
+        }
+    }
+
+    mutating func anyConstant() -> GenExpr { chance(0.5) ? stringConstant() : numberConstant() }
+
+    /// A comparison on SELF, for records that are values.
+    mutating func selfLeaf() -> GenPred {
+        let op = pick(["==", "!=", "<", ">=", "BEGINSWITH", "LIKE"])
+        switch int(0...11) {
+        case 0, 1, 2:
+            let rhs = op == "LIKE" ? .literal(quoted(pick(Self.likePatterns))) : op == "BEGINSWITH" ? stringConstant() : anyConstant()
+            return .comparison(quantifier: "", .key("SELF"), op: op, options: options(), rhs)
+        case 3: return .comparison(quantifier: pick(["ANY", "ALL", "NONE"]), .key("SELF"), op: pick(["==", "<", ">="]), options: options(), anyConstant())
+        case 4: return .comparison(quantifier: "", .key("SELF.@count"), op: pick(["==", ">", "<="]), options: "", .literal(String(int(0...3))))
+        case 5: return .comparison(quantifier: "", .key(pick(["SELF[SIZE]", "SELF[0]", "SELF[LAST]", "SELF[FIRST]"])), op: pick(["==", "!="]), options: "", anyConstant())
+        case 6: return .comparison(quantifier: "", anyConstant(), op: "IN", options: options(), .key("SELF"))
+        case 7: return .comparison(quantifier: "", .key("SELF"), op: "CONTAINS", options: options(), stringConstant())
+        case 8: return .comparison(quantifier: "", .key("SELF"), op: pick(["==", "!="]), options: "", .literal(pick(["nil", "{}", "{1, 2}", "{'b'}"])))
+        case 9: return .comparison(quantifier: "", .key(pick(["SELF.@max", "SELF.@min", "SELF.@sum"])), op: pick(["==", ">"]), options: "", numberConstant())
+        case 10: return .comparison(quantifier: "", .key("SELF"), op: "IN", options: "", .literal(pick(["{1, 'b'}", "{2.5, 'Ann', nil}"])))
+        default: return .comparison(quantifier: "", .key("SELF.@distinctUnionOfObjects[SIZE]"), op: pick(["==", ">"]), options: "", .literal(String(int(0...2))))
+        }
+    }
+
+    /// A comparison on `mix`, a key of every shape.
+    mutating func mixLeaf() -> GenPred {
+        switch int(0...4) {
+        case 0, 1:
+            let op = pick(["==", "!=", "<", ">=", "BEGINSWITH", "LIKE"])
+            let rhs = op == "LIKE" ? .literal(quoted(pick(Self.likePatterns))) : op == "BEGINSWITH" ? stringConstant() : anyConstant()
+            return .comparison(quantifier: "", .key("mix"), op: op, options: options(), rhs)
+        case 2: return .comparison(quantifier: pick(["ANY", "ALL"]), .key("mix"), op: pick(["==", ">"]), options: options(), anyConstant())
+        case 3: return .comparison(quantifier: "", .key("mix.city"), op: pick(["==", "!=", "BEGINSWITH"]), options: options(), stringConstant())
+        default: return .comparison(quantifier: "", .key("mix"), op: pick(["==", "!="]), options: "", .literal(pick(["nil", "{}", "{'Ann'}"])))
+        }
+    }
+
     mutating func leaf(depth: Int, prefix: String) -> GenPred {
+        if selfRecords { return selfLeaf() }
+        if prefix.isEmpty && chance(0.05) { return mixLeaf() }
         switch int(0...21) {
         case 20:
             // different kinds: a number column against strings that look like numbers, a string
