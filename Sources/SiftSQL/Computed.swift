@@ -195,12 +195,9 @@ extension LoweringContext {
                 guard c.relationship.orderColumn != nil || union == "@distinctUnionOfObjects" && selector == "count:" else {
                     throw unsupported("'\(union)' of the unordered collection '\(c.relationship.name)'", c.range)
                 }
-                guard let call = dialect.callFunction else { throw unsupported("\(union) in this dialect", c.range) }
                 var whole = c
                 whole.union = nil
-                let values = try collected(whole, selector: "count:")
-                return (Fragment("\(call)(") + .param(.text(union)) + Fragment(", ") + .param(.text(String(SQLFunctions.ValueTag.collection.rawValue)))
-                        + Fragment(", ") + values + Fragment(")"), .collection)
+                return (try callSQL(union, [(try collected(whole, selector: "count:"), .collection)], c.range), .collection)
             }
             if SQLFunctions.comparison(selector) != nil {
                 // Compared as memory's array: only an ordered collection is one (a set's equality ignores order).
@@ -243,37 +240,31 @@ extension LoweringContext {
         } else {
             throw SQLLoweringError(.unknownKey, "the values of '\(c.relationship.name)' have no key '\(c.rest[0])'", range: c.range)
         }
-        var sql: Fragment
-        let tagParam = Fragment.param(.text(String(tag(element.attribute).rawValue)))
-        if let order {
-            // In element order: SQLite keeps a subquery's ORDER BY under an aggregate (it does not
-            // flatten such a subquery), and before 3.44 an aggregate has no ORDER BY of its own.
-            sql = Fragment("(SELECT \(collect)(") + tagParam + Fragment(", sift_element) FROM (SELECT ") + element.fragment
-                + Fragment(" AS sift_element FROM \(from)")
-            for j in es?.joins ?? [] { sql = sql + Fragment(" " + j) }
-            sql = sql + Fragment(" WHERE \(corr) ORDER BY \(order)))")
-        } else {
-            sql = Fragment("(SELECT \(collect)(") + tagParam + Fragment(", ") + element.fragment + Fragment(") FROM \(from)")
-            for j in es?.joins ?? [] { sql = sql + Fragment(" " + j) }
-            sql = sql + Fragment(" WHERE \(corr))")
-        }
+        // The elements in element order: SQLite keeps a subquery's ORDER BY under an aggregate (it
+        // does not flatten such a subquery), and before 3.44 an aggregate has no ORDER BY of its own.
+        var elements = Fragment("SELECT ") + element.fragment + Fragment(" AS sift_element FROM \(from)")
+        for j in es?.joins ?? [] { elements = elements + Fragment(" " + j) }
+        elements = elements + Fragment(" WHERE \(corr)" + (order.map { " ORDER BY \($0)" } ?? ""))
+        var sql = Fragment("(SELECT \(collect)(") + .param(.text(String(tag(element.attribute).rawValue)))
+            + Fragment(", sift_element) FROM (") + elements + Fragment("))")
         if let isNil = collectionIsNil(c) { sql = Fragment("(CASE WHEN \(isNil) THEN NULL ELSE ") + sql + Fragment(" END)") }
         return sql
     }
 
     /// `sift_call(selector, tags, args…)` with the result typed `type`.
+    /// `sift_call(?, ?, args…)`: the selector and the arguments' tags bound, then the arguments.
+    private func callSQL(_ selector: String, _ arguments: [(Fragment, SQLFunctions.ValueTag)], _ range: SourceRange?) throws(SQLLoweringError) -> Fragment {
+        guard let call = dialect.callFunction else { throw unsupported("\(selector) in this dialect", range) }
+        let tags = String(arguments.map(\.1.rawValue))
+        let parts: [Fragment] = [.param(.text(selector)), .param(.text(tags))] + arguments.map(\.0)
+        return Fragment("\(call)(") + Fragment.join(parts, ", ") + Fragment(")")
+    }
+
     func memoryCall(_ selector: String, _ args: [(Operand, ExpressionSyntax)], type: AttributeType, mayBeNaN: Bool = false,
                     encoding: StorageEncoding? = nil, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
-        guard let call = dialect.callFunction else { throw unsupported("\(selector) in this dialect", range) }
-        var parts: [Fragment] = [.param(.text(selector))]
-        var tags = ""
-        for (o, e) in args {
-            let (f, t) = try callArgument(o, e, selector: selector)
-            parts.append(f)
-            tags.append(t.rawValue)
-        }
-        parts.insert(.param(.text(tags)), at: 1)
-        var s = Scalar(fragment: Fragment("\(call)(") + Fragment.join(parts, ", ") + Fragment(")"),
+        var arguments: [(Fragment, SQLFunctions.ValueTag)] = []
+        for (o, e) in args { arguments.append(try callArgument(o, e, selector: selector)) }
+        var s = Scalar(fragment: try callSQL(selector, arguments, range),
                        attribute: Attribute(name: selector, type: type, encoding: encoding))
         s.mayBeNaN = mayBeNaN
         return .scalar(s)

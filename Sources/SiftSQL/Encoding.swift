@@ -11,9 +11,7 @@ extension LoweringContext {
     /// The constant as bound for `attribute`, or `type-mismatch`.
     func encode(_ c: LiteralValue, for attribute: Attribute, _ options: ComparisonOptions, _ range: SourceRange) throws(SQLLoweringError) -> SQLValue {
         func mismatch() -> SQLLoweringError {
-            var e = SQLLoweringError(.typeMismatch, "'\(attribute.name)' is \(attribute.type.rawValue) and cannot be compared with \(show(c))", range: range)
-            e.betweenValues = true
-            return e
+            .ofValues(.typeMismatch, "'\(attribute.name)' is \(attribute.type.rawValue) and cannot be compared with \(show(c))", range: range)
         }
         let t = attribute.type
         switch c {
@@ -126,9 +124,7 @@ extension LoweringContext {
 
     func checkText(_ a: Attribute, _ op: ComparisonOperator, _ range: SourceRange) throws(SQLLoweringError) {
         guard a.type == .string || a.type == .any else {
-            var e = SQLLoweringError(.typeMismatch, "\(op.symbol) needs strings, '\(a.name)' is \(a.type.rawValue)", range: range)
-            e.betweenValues = true
-            throw e
+            throw .ofValues(.typeMismatch, "\(op.symbol) needs strings, '\(a.name)' is \(a.type.rawValue)", range: range)
         }
     }
 
@@ -141,9 +137,7 @@ extension LoweringContext {
             return
         }
         guard a.type == b.type else {
-            var e = SQLLoweringError(.typeMismatch, "'\(a.name)' is \(a.type.rawValue) and '\(b.name)' is \(b.type.rawValue)", range: range)
-            e.betweenValues = true
-            throw e
+            throw .ofValues(.typeMismatch, "'\(a.name)' is \(a.type.rawValue) and '\(b.name)' is \(b.type.rawValue)", range: range)
         }
         if a.type == .date && a.effectiveEncoding != b.effectiveEncoding {
             throw unsupported("comparing dates stored with different encodings", range)

@@ -194,7 +194,7 @@ extension LoweringContext {
                 // shape of a mixed key may lower (to anything).
                 if dialect.callFunction != nil, c.relationship.orderColumn != nil, !c.rest.contains(where: KeyPathComponent.isCollectionOperator),
                    op == .equal || op == .notEqual || isLoweringOneShape,
-                   !c.rest.isEmpty || { if case .values = c.shape { true } else { false } }() {
+                   !c.rest.isEmpty || c.shape.isValuesShape {
                     switch other {
                     case .constant(.null) where op == .equal || op == .notEqual: break
                     case .constant, .scalar, .collection:
@@ -374,15 +374,13 @@ extension LoweringContext {
         return Fragment("\(dialect.textFunction)(\(code.rawValue), ") + s + Fragment(", ") + needle + Fragment(", ") + .param(flags) + Fragment(") = 1")
     }
 
-    /// `value IN collection` / `collection CONTAINS value`.
     /// IN/CONTAINS in a value that is neither a collection nor a string (memory raises on it,
     /// and is false for nil): left to memory.
     private func notSearchable(_ a: Attribute, _ range: SourceRange) -> SQLLoweringError {
-        var e = SQLLoweringError(.notACollection, "IN/CONTAINS needs a collection or a string, '\(a.name)' is \(a.type.rawValue)", range: range)
-        e.betweenValues = true
-        return e
+        .ofValues(.notACollection, "IN/CONTAINS needs a collection or a string, '\(a.name)' is \(a.type.rawValue)", range: range)
     }
 
+    /// `value IN collection` / `collection CONTAINS value`.
     func membership(collection: Operand, value: Operand, _ options: ComparisonOptions, negated: Bool, range: SourceRange) throws(SQLLoweringError) -> Lowered {
         func pick(_ pos: Fragment, _ neg: Fragment? = nil) -> Lowered {
             .sql(negated ? (neg ?? (pos.parenthesized + Fragment(" IS NOT 1"))) : pos)
@@ -391,9 +389,7 @@ extension LoweringContext {
         if case .constant(.null) = value { return .constant(negated) }
         if case .collection(let c) = value {
             // Memory asks whether the array itself is an element (or a substring): its own answer.
-            var e = SQLLoweringError(.toManyKeyPath, "the to-many key path '\(c.relationship.name)' needs ANY, ALL or NONE on this side of IN/CONTAINS", range: range)
-            e.betweenValues = true
-            throw e
+            throw .ofValues(.toManyKeyPath, "the to-many key path '\(c.relationship.name)' needs ANY, ALL or NONE on this side of IN/CONTAINS", range: range)
         }
         if case .object(_, let name) = value {
             // An object is an element of no list of values (and nil of none).
@@ -426,9 +422,7 @@ extension LoweringContext {
             guard [.string, .any].contains(s.attribute.type) else { throw notSearchable(s.attribute, range) }
             guard case .string = c else {
                 // Memory raises on any value here but nil: one shape of a mixed key asks memory.
-                var e = SQLLoweringError(.typeMismatch, "CONTAINS in a string needs a string, got \(show(c))", range: range)
-                e.betweenValues = true
-                throw e
+                throw .ofValues(.typeMismatch, "CONTAINS in a string needs a string, got \(show(c))", range: range)
             }
             let v = try encode(c, for: Attribute(name: "", type: .string), options, range)
             return pick(textCall(.contains, s.fragment, .param(v), f))

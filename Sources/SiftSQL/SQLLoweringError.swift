@@ -40,6 +40,13 @@ public struct SQLLoweringError: Error, Hashable, Sendable, CustomStringConvertib
         self.source = source
     }
 
+    /// A `betweenValues` error (see there).
+    static func ofValues(_ kind: Kind, _ message: String, range: SourceRange?) -> SQLLoweringError {
+        var e = SQLLoweringError(kind, message, range: range)
+        e.betweenValues = true
+        return e
+    }
+
     /// The stable identifier, e.g. `unknown-key`.
     public var id: String { kind.rawValue }
 

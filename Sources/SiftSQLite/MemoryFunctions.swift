@@ -77,12 +77,7 @@ func setResult(_ ctx: OpaquePointer?, _ v: Value) {
             sqlite3_result_blob64(ctx, raw.baseAddress, sqlite3_uint64(raw.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
         }
     // A list of values (a union, say) goes on to another call as the BLOB `sift_collect` makes.
-    case .array(let items) where items.allSatisfy(\.isScalarValue):
-        let bytes = CollectedValues.encode(items)
-        bytes.withUnsafeBytes { raw in
-            sqlite3_result_blob64(ctx, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(raw.count),
-                                  unsafeBitCast(-1, to: sqlite3_destructor_type.self))
-        }
+    case .array(let items) where items.allSatisfy(\.isScalarValue): resultBlob(ctx, CollectedValues.encode(items))
     // Other collections have no SQL form: the lowering never asks for one.
     case .array, .set, .dictionary, .object: sqlite3_result_null(ctx)
     }
@@ -153,7 +148,11 @@ private let siftCollectFinal: @convention(c) (OpaquePointer?) -> Void = { ctx in
         values = Unmanaged<Collected>.fromOpaque(raw).takeRetainedValue().values
         slot.pointee = nil
     }
-    let bytes = CollectedValues.encode(values)
+    resultBlob(ctx, CollectedValues.encode(values))
+}
+
+/// Sets a BLOB result (copied); an empty one stays a BLOB, not NULL.
+private func resultBlob(_ ctx: OpaquePointer?, _ bytes: some ContiguousBytes) {
     bytes.withUnsafeBytes { raw in
         sqlite3_result_blob64(ctx, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(raw.count),
                               unsafeBitCast(-1, to: sqlite3_destructor_type.self))
