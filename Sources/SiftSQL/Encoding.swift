@@ -36,7 +36,7 @@ extension LoweringContext {
             return .double(NSDecimalNumber(decimal: d).doubleValue)
         case .date(let date):
             guard t == .date else {
-                if t == .any { throw unsupported("comparing the dynamically typed '\(attribute.name)' with a date", range) }
+                if t == .any { throw .forMemory("comparing the dynamically typed '\(attribute.name)' with a date", range: range) }
                 throw mismatch()
             }
             switch attribute.effectiveEncoding {
@@ -140,7 +140,7 @@ extension LoweringContext {
             throw .ofValues(.typeMismatch, "'\(a.name)' is \(a.type.rawValue) and '\(b.name)' is \(b.type.rawValue)", range: range)
         }
         if a.type == .date && a.effectiveEncoding != b.effectiveEncoding {
-            throw unsupported("comparing dates stored with different encodings", range)
+            throw .forMemory("comparing dates stored with different encodings", range: range)
         }
     }
 

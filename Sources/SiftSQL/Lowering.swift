@@ -23,10 +23,11 @@
 //   part that raises in memory; `mode:` of row values; FUNCTION(), assignments, dynamic keys;
 //   element objects compared whole, indexes of unordered collections, non-constant indexes;
 //   aggregates with non-constant elements; `@unionOfArrays`, `@distinctUnionOfArrays`, a union
-//   followed by another operator, and unknown collection operators; UTI operators on keys; functions and string casts in a dialect without `callFunction`;
-//   TERNARY branches stored differently; arithmetic on dates or TEXT-encoded decimals; BETWEEN with non-constant bounds, unorderable
-//   bounds, or string options; ordering TEXT-encoded decimals; dates against `any` columns (their
-//   encoding is unknown); dates stored with two different encodings compared with each other;
+//   followed by another operator, and unknown collection operators; functions, string casts, UTI operators,
+//   date arithmetic and comparisons of dates in two encodings in a dialect without `callFunction`;
+//   TERNARY branches stored differently; arithmetic on TEXT-encoded decimals; arithmetic with dates
+//   other than date ± number and date − date (memory raises on every row); BETWEEN with non-constant bounds, unorderable
+//   bounds, or string options; ordering TEXT-encoded decimals;
 //   comparisons between constants that cannot be folded exactly (string options, mixed kinds);
 //   ordering a date column against a constant its encoding cannot hold when no storable neighbour
 //   is found (not seen in practice: constants between two storable dates are moved to the right

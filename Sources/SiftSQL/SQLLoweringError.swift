@@ -32,6 +32,10 @@ public struct SQLLoweringError: Error, Hashable, Sendable, CustomStringConvertib
     /// A type mismatch between values read from rows (or a row and a constant), which memory
     /// may still answer: the lowering then asks memory (`Builtins.compare`) from SQL.
     var betweenValues = false
+    /// A comparison memory answers (or raises on) as usual, but whose operands SQL cannot compare as
+    /// stored: dates in two encodings, a dynamically typed value against a date. The lowering then
+    /// asks memory from SQL wherever it meets one.
+    var askMemory = false
 
     public init(_ kind: Kind, _ message: String, range: SourceRange? = nil, source: String? = nil) {
         self.kind = kind
@@ -44,6 +48,13 @@ public struct SQLLoweringError: Error, Hashable, Sendable, CustomStringConvertib
     static func ofValues(_ kind: Kind, _ message: String, range: SourceRange?) -> SQLLoweringError {
         var e = SQLLoweringError(kind, message, range: range)
         e.betweenValues = true
+        return e
+    }
+
+    /// An `askMemory` error (see there).
+    static func forMemory(_ message: String, range: SourceRange?) -> SQLLoweringError {
+        var e = SQLLoweringError(.unsupported, "\(message) cannot be lowered to SQL", range: range)
+        e.askMemory = true
         return e
     }
 
