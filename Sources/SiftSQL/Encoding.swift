@@ -4,6 +4,7 @@
 
 import Foundation
 import SiftSyntax
+import SiftText
 
 extension LoweringContext {
     private static let numeric: Set<AttributeType> = [.integer, .double, .decimal, .boolean]
@@ -177,8 +178,5 @@ func show(_ v: LiteralValue) -> String {
     ExpressionSyntax(.constant(value: v)).description
 }
 
-/// The NFC form the store holds; ASCII is already NFC, and skipping Foundation's normalization for
-/// it keeps lowering cheap.
-func nfc(_ s: String) -> String {
-    s.utf8.allSatisfy { $0 < 0x80 } ? s : s.precomposedStringWithCanonicalMapping
-}
+/// The NFC form the store holds (SiftText's, which skips Foundation for text that is NFC already).
+func nfc(_ s: String) -> String { TextFolding.nfc(s) }

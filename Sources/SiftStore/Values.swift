@@ -99,7 +99,7 @@ enum ColumnCodec {
         case .integer(let i): return .integer(i)
         case .double(let d): return d.isNaN ? .null : .double(d)
         case .decimal(let d): return .double(NSDecimalNumber(decimal: d).doubleValue)
-        case .string(let s): return .text(nfc(s))
+        case .string(let s): return .text(TextFolding.nfc(s))
         case .date(let d): return .double(d.timeIntervalSinceReferenceDate)
         case .data(let d): return .blob([UInt8](d))
         default:
@@ -107,15 +107,6 @@ enum ColumnCodec {
         }
     }
 
-    /// The NFC form the lowering expects. Text whose characters are all below U+0300 (every UTF-8
-    /// byte below 0xCC: ASCII, Latin-1, Latin Extended, IPA) is NFC already, since the first
-    /// character NFC can change is the combining grave accent U+0300; most text is like that, so
-    /// the normalisation call is skipped for it.
-    static func nfc(_ s: String) -> String {
-        var stable = true
-        for b in s.utf8 where b >= 0xCC { stable = false; break }
-        return stable ? s : s.precomposedStringWithCanonicalMapping
-    }
 
     /// The exact text of a decimal (beside its REAL column).
     static func exactText(_ v: Value) -> SQLValue {
