@@ -223,7 +223,7 @@ extension Sequence {
         return out
     }
 
-    /// Same as ``filter(_:variables:)``, under Foundation's name.
+    /// Same as `filter(_:variables:)`, under Foundation's name.
     public func filtered(using predicate: SiftPredicate, variables: [String: Any] = [:]) throws(EvaluationError) -> [Element] {
         try filter(predicate, variables: variables)
     }
@@ -236,7 +236,7 @@ extension Sequence where Element: KeyValueCoding {
         return try compiled.filter(self, variables: variables.mapValues { Value(any: $0) })
     }
 
-    /// Same as ``filter(_:variables:)``, under Foundation's name.
+    /// Same as `filter(_:variables:)`, under Foundation's name.
     public func filtered(using predicate: SiftPredicate, variables: [String: Any] = [:]) throws(EvaluationError) -> [Element] {
         try filter(predicate, variables: variables)
     }
