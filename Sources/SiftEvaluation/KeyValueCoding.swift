@@ -69,6 +69,7 @@ public enum KeyValueCodingError: Error, Sendable, Equatable {
 
 // MARK: - Dictionaries
 
+/// Dictionaries with string keys answer keys by lookup, as `NSDictionary`'s `valueForKey:` does.
 extension Dictionary: KeyValueCoding where Key == String {
     /// A missing key is nil, as `valueForKey:` on an NSDictionary answers.
     public func value(forKey key: String) throws -> SiftEvaluation.Value {

@@ -207,6 +207,7 @@ public struct CompiledPredicate<Root: KeyValueCoding>: Sendable, CustomStringCon
     }
 }
 
+/// Filtering any sequence with a predicate.
 extension Sequence {
     /// The elements for which `predicate` is true, in order.
     ///
@@ -229,6 +230,7 @@ extension Sequence {
     }
 }
 
+/// Filtering sequences of ``KeyValueCoding`` elements through a predicate compiled for their type.
 extension Sequence where Element: KeyValueCoding {
     /// The elements for which `predicate` is true; elements answer keys directly.
     public func filter(_ predicate: SiftPredicate, variables: [String: Any] = [:]) throws(EvaluationError) -> [Element] {

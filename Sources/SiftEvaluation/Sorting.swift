@@ -84,6 +84,7 @@ enum SortOrder {
     }
 }
 
+/// Sorting a sequence with sort descriptors.
 extension Sequence {
     /// The elements sorted by `descriptors` (the first is the primary key), stably.
     public func sorted(by descriptors: [SiftSortDescriptor]) throws(EvaluationError) -> [Element] {

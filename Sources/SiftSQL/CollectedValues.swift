@@ -89,6 +89,7 @@ extension LiteralValue {
     }
 }
 
+/// What ``CollectedValues`` can carry.
 extension Value {
     /// Not a collection or an object: a value `CollectedValues` can carry.
     public var isScalarValue: Bool {
