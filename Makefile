@@ -96,7 +96,7 @@ docs-coverage: deps
 		$(SWIFT) package --allow-writing-to-directory $(DOCS_DIR) generate-documentation \
 			--target $$t --output-path $(DOCS_DIR)/$$t.doccarchive \
 			--experimental-documentation-coverage --coverage-summary-level brief > $(DOCS_DIR)/coverage-$$t.txt 2>&1 || { cat $(DOCS_DIR)/coverage-$$t.txt; exit 1; }; \
-		sed -n '/Symbol Name/,$$p' $(DOCS_DIR)/coverage-$$t.txt; \
+		echo "$$t:"; sed -n '/| Abstract/,/^ *$$/p' $(DOCS_DIR)/coverage-$$t.txt; \
 	done
 
 clean:
