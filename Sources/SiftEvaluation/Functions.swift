@@ -19,9 +19,11 @@ import SiftText
 ///                           options: EvaluationOptions(functions: functions))
 /// ```
 public struct FunctionRegistry: Sendable {
+    /// A registered function: called with `FUNCTION`'s target and its remaining arguments, evaluated.
     public typealias Function = @Sendable (_ target: Value, _ arguments: [Value]) throws -> Value
     private var functions: [String: Function] = [:]
 
+    /// An empty registry.
     public init() {}
 
     /// Registers (or replaces) the function for `selector`.
@@ -35,7 +37,13 @@ public struct FunctionRegistry: Sendable {
 
 /// An error a registered function throws to reject its arguments; reported as `invalid-argument`.
 public struct FunctionError: Error, Sendable, CustomStringConvertible {
+    /// Why the arguments were rejected; becomes the `invalid-argument` error's message.
     public var description: String
+    /// An error with its message.
+    ///
+    /// ```swift
+    /// throw FunctionError("double: needs an integer")
+    /// ```
     public init(_ description: String) { self.description = description }
 }
 

@@ -46,10 +46,14 @@ import SiftSyntax
 /// q.bindings  // [.integer(18), .text("Oslo")]
 /// ```
 public struct SQLLowering: Sendable {
+    /// The schema the key paths are resolved against.
     public let schema: Schema
+    /// The entity whose rows are selected.
     public let entity: Entity
+    /// The SQL dialect written.
     public let dialect: any SQLDialect
 
+    /// A lowering for the rows of `entity`; throws `unknown-entity` when the schema has no such entity.
     public init(schema: Schema, entity: String, dialect: any SQLDialect = SQLiteDialect()) throws(SQLLoweringError) {
         guard let e = schema.entity(named: entity) else {
             throw SQLLoweringError(.unknownEntity, "the schema has no entity '\(entity)'")
@@ -144,9 +148,13 @@ public struct SQLLowering: Sendable {
 /// let q = SQLQuery(sql: "SELECT 1 WHERE ? = 1", bindings: [.integer(1)])
 /// ```
 public struct SQLQuery: Hashable, Sendable, CustomStringConvertible {
+    /// The statement, with one placeholder per bound value.
     public var sql: String
+    /// The values to bind, in placeholder order.
     public var bindings: [SQLValue]
+    /// A statement and its bindings.
     public init(sql: String, bindings: [SQLValue]) { self.sql = sql; self.bindings = bindings }
+    /// The SQL followed by ` -- ` and the bindings, for logs.
     public var description: String { bindings.isEmpty ? sql : sql + " -- " + bindings.map(\.description).joined(separator: ", ") }
 }
 
@@ -156,9 +164,13 @@ public struct SQLQuery: Hashable, Sendable, CustomStringConvertible {
 /// let k = SQLSortKey(keyPath: "address.city", ascending: false, options: .caseInsensitive)
 /// ```
 public struct SQLSortKey: Hashable, Sendable {
+    /// The key path (or expression) to sort by.
     public var keyPath: String
+    /// Whether smaller values come first.
     public var ascending: Bool
+    /// String options (`[c]`, `[d]`), which choose a collation.
     public var options: ComparisonOptions
+    /// A sort key; ascending and without options by default.
     public init(keyPath: String, ascending: Bool = true, options: ComparisonOptions = []) {
         self.keyPath = keyPath; self.ascending = ascending; self.options = options
     }

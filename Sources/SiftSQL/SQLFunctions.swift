@@ -55,11 +55,17 @@ public enum SQLFunctions {
 
     /// The first argument of `sift_text`.
     public enum TextOp: Int64, Sendable, CaseIterable {
+        /// `==` under string options.
         case equal = 0
+        /// `BEGINSWITH`.
         case beginsWith = 1
+        /// `ENDSWITH`.
         case endsWith = 2
+        /// `CONTAINS` (and `IN` a string).
         case contains = 3
+        /// `LIKE`.
         case like = 4
+        /// `MATCHES`.
         case matches = 5
     }
 

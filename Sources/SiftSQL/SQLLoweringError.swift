@@ -14,16 +14,25 @@ import SiftSyntax
 public struct SQLLoweringError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The stable kinds.
     public enum Kind: String, Hashable, Sendable, CaseIterable {
+        /// A key the entity does not have (entities that are not open).
         case unknownKey = "unknown-key"
+        /// An entity the schema does not have.
         case unknownEntity = "unknown-entity"
+        /// Values compared or combined against the schema's types (a string attribute with a number…).
         case typeMismatch = "type-mismatch"
+        /// A to-many key path where one value is needed, or inside another to-many path.
         case toManyKeyPath = "to-many-key-path"
+        /// A collection operator or quantifier over something that is not a collection.
         case notACollection = "not-a-collection"
+        /// A form the lowering does not translate exactly (FUNCTION, `random()`…).
         case unsupported = "unsupported"
+        /// A `$VARIABLE` without a value.
         case unboundVariable = "unbound-variable"
     }
 
+    /// Which kind of rejection this is.
     public var kind: Kind
+    /// The message, naming the key, operator or types involved.
     public var message: String
     /// The UTF-8 range of the offending node, when there is one.
     public var range: SourceRange?
@@ -37,6 +46,7 @@ public struct SQLLoweringError: Error, Hashable, Sendable, CustomStringConvertib
     /// asks memory from SQL wherever it meets one.
     var askMemory = false
 
+    /// An error of `kind`; pass the node's `range` and the predicate's `source` for `line:column`.
     public init(_ kind: Kind, _ message: String, range: SourceRange? = nil, source: String? = nil) {
         self.kind = kind
         self.message = message

@@ -105,9 +105,12 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// The name of the object's entity.
     public var entityName: String { info.name }
 
+    /// Identity: two objects are equal only when they are the same instance (one per ID per context).
     public static func == (a: ManagedObject, b: ManagedObject) -> Bool { a === b }
+    /// Hashes the instance's identity.
     public func hash(into h: inout Hasher) { h.combine(ObjectIdentifier(self)) }
 
+    /// `<` and the object ID's description `>`.
     public var description: String { "<\(objectID)>" }
 
     /// Inserted in its context and not saved yet.

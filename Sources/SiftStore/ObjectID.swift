@@ -12,6 +12,7 @@ import Foundation
 /// ObjectID(uri: id.uriRepresentation) == id   // true
 /// ```
 public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
+    /// The entity of the object.
     public let entityName: String
     /// The UUID of the store the object belongs to.
     public let storeIdentifier: String
@@ -29,9 +30,11 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
 
     // Primary keys are unique across the whole store (one counter for every table), so the key
     // and the store identify an object; the entity name is carried for display and URIs only.
+    /// Two IDs are equal when they name the same object of the same store.
     public static func == (a: ObjectID, b: ObjectID) -> Bool { a.key == b.key && a.storeIdentifier == b.storeIdentifier }
     // The key alone: an object graph rarely mixes stores, and hashing the store's 36-character
     // identifier for every registry lookup cost a sixth of a fetch.
+    /// Hashes the object's key within its store.
     public func hash(into h: inout Hasher) { h.combine(key) }
 
     /// Whether the object has not been saved yet.
@@ -65,6 +68,7 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
         storeIdentifier = host
     }
 
+    /// The entity and the key, e.g. `Employee 3`, or `Employee (temporary 1)` before the first save.
     public var description: String {
         switch key {
         case .permanent(let k): "\(entityName) \(k)"

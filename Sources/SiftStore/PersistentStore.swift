@@ -19,6 +19,7 @@ import SiftSQLite
 /// Threading: a store serializes its own work with a lock, so several contexts on several threads
 /// may share one; each context, like Core Data's, is used from one thread at a time.
 public final class PersistentStore: @unchecked Sendable {
+    /// The model the store was opened with.
     public let model: ManagedObjectModel
     /// The file, or nil for an in-memory store.
     public let path: String?

@@ -12,11 +12,16 @@ import SiftSQL
 
 /// A default value or JSON scalar as the model file writes it.
 public enum StoredValue: Codable, Hashable, Sendable {
+    /// A Boolean.
     case bool(Bool)
+    /// An integer.
     case integer(Int64)
+    /// A double.
     case double(Double)
+    /// A string.
     case string(String)
 
+    /// Decodes a Boolean, an integer, a double or a string, tried in that order.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.singleValueContainer()
         if let b = try? c.decode(Bool.self) { self = .bool(b); return }
@@ -25,6 +30,7 @@ public enum StoredValue: Codable, Hashable, Sendable {
         self = .string(try c.decode(String.self))
     }
 
+    /// Encodes the scalar as JSON.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.singleValueContainer()
         switch self {
