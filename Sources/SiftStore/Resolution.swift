@@ -5,6 +5,8 @@
 // `Z_PK` (primary key), `Z_ENT` (entity number), `Z_OPT` (version counter), one column per
 // attribute and per to-one relationship; a to-many whose inverse is to-one uses the inverse's
 // foreign key; other to-manys use a join table; collection attributes a child table.
+// Property names are any non-empty string (JSON keys are); the SQL names are derived from them
+// by `StorageNames`, unique as SQLite compares them, and only ever written quoted.
 
 import Foundation
 import SiftEvaluation
@@ -147,6 +149,74 @@ enum Storage {
     static let keyTable = "sift_primary_key"
 }
 
+/// The SQL names of a model's storage, derived from its names: a property's column is its name
+/// and a collection's table `Z_<entity>_<name>`, unless that is taken (SQLite compares names
+/// without ASCII case), then `name#2`, `name#3`…; NUL, which the C API cannot pass, becomes `?`.
+/// Names are handed out in the model's order and remembered, so every entity of a hierarchy sees
+/// the same ones and a store reopened with its model finds its tables again. A model whose names
+/// are identifiers not starting with `Z_` gets exactly the names it had before names were free.
+struct StorageNames {
+    /// Taken names, lower-cased: tables (and indexes, which share their namespace) database-wide,
+    /// columns per table.
+    private var tables: Set<String>
+    private var columns: [String: Set<String>] = [:]
+    /// What each property (or store-side name) was given, by kind, owner and name.
+    private var given: [String: String] = [:]
+
+    init(tables entityNames: [String]) {
+        tables = Set((entityNames + [Storage.metadataTable, Storage.keyTable]).map { $0.lowercased() })
+    }
+
+    static func unique(_ base: String, in used: inout Set<String>) -> String {
+        let clean = base.replacingOccurrences(of: "\u{0}", with: "?")
+        var candidate = clean, n = 1
+        while !used.insert(candidate.lowercased()).inserted {
+            n += 1
+            candidate = "\(clean)#\(n)"
+        }
+        return candidate
+    }
+
+    private mutating func remembered(_ key: String, _ make: (inout Self) -> String) -> String {
+        if let name = given[key] { return name }
+        let name = make(&self)
+        given[key] = name
+        return name
+    }
+
+    private mutating func columnSet(_ table: String) -> Set<String> {
+        columns[table] ?? Set([Storage.primaryKey, Storage.entityColumn, Storage.versionColumn].map { $0.lowercased() })
+    }
+
+    /// The column of property `name` in `table` (one per name: siblings naming the same property
+    /// get the same column, which the resolver then refuses).
+    mutating func column(_ name: String, in table: String) -> String {
+        remembered("column\u{0}\(table)\u{0}\(name)") { names in
+            var used = names.columnSet(table)
+            let column = Self.unique(name, in: &used)
+            names.columns[table] = used
+            return column
+        }
+    }
+
+    /// A column of the store's own (an exact decimal, an order), remembered under `kind` and `name`.
+    mutating func storeColumn(_ base: String, in table: String, for kind: String, _ name: String) -> String {
+        remembered("\(kind)\u{0}\(table)\u{0}\(name)") { names in
+            var used = names.columnSet(table)
+            let column = Self.unique(base, in: &used)
+            names.columns[table] = used
+            return column
+        }
+    }
+
+    /// A table of the store's own (a collection's values, a join), remembered under `kind`, the
+    /// declaring entity and the property name.
+    mutating func table(_ base: String, for kind: String, _ entity: String, _ name: String) -> String {
+        remembered("\(kind)\u{0}\(entity)\u{0}\(name)") { names in Self.unique(base, in: &names.tables) }
+    }
+
+}
+
 enum ModelResolver {
     static func resolve(_ entities: [EntityDescription]) throws(ModelError) -> [String: ResolvedEntity] {
         var byName: [String: EntityDescription] = [:]
@@ -178,6 +248,7 @@ enum ModelResolver {
         var chains: [String: [EntityDescription]] = [:]
         for e in entities { chains[e.name] = try chain(e) }
 
+        var names = StorageNames(tables: entities.map(\.name))
         var resolved: [String: ResolvedEntity] = [:]
         for (index, e) in entities.enumerated() {
             let ancestors = chains[e.name]!
@@ -186,24 +257,24 @@ enum ModelResolver {
             var relationships: [ResolvedRelationship] = []
             var attributeIndex: [String: Int] = [:]
             var relationshipIndex: [String: Int] = [:]
-            var lowerKeys = Set<String>()
+            var keys = Set<String>()
             var constraints: [[Int]] = []
             for a in ancestors {
                 for attr in a.attributes {
-                    try checkName(attr.name, what: "attribute '\(a.name).\(attr.name)'")
-                    guard lowerKeys.insert(attr.name.lowercased()).inserted else {
-                        throw ModelError("entity '\(e.name)' has two properties named '\(attr.name)' (compared without case)")
+                    try checkPropertyName(attr.name, what: "attribute '\(a.name).\(attr.name)'")
+                    guard keys.insert(attr.name).inserted else {
+                        throw ModelError("entity '\(e.name)' has two properties named '\(attr.name)'")
                     }
-                    let r = try resolveAttribute(attr, entity: a.name, table: root)
+                    let r = try resolveAttribute(attr, entity: a.name, table: root, names: &names)
                     attributeIndex[attr.name] = attributes.count
                     attributes.append(r)
                 }
                 for rel in a.relationships {
-                    try checkName(rel.name, what: "relationship '\(a.name).\(rel.name)'")
-                    guard lowerKeys.insert(rel.name.lowercased()).inserted else {
-                        throw ModelError("entity '\(e.name)' has two properties named '\(rel.name)' (compared without case)")
+                    try checkPropertyName(rel.name, what: "relationship '\(a.name).\(rel.name)'")
+                    guard keys.insert(rel.name).inserted else {
+                        throw ModelError("entity '\(e.name)' has two properties named '\(rel.name)'")
                     }
-                    let storage = try resolveStorage(rel, declaringEntity: a.name, byName: byName, chains: chains)
+                    let storage = try resolveStorage(rel, declaringEntity: a.name, byName: byName, chains: chains, names: &names)
                     relationshipIndex[rel.name] = relationships.count
                     relationships.append(ResolvedRelationship(description: rel, storage: storage, declaringEntity: a.name))
                 }
@@ -235,19 +306,18 @@ enum ModelResolver {
         var columnsByTable: [String: [String: (String, String)]] = [:]
         for e in entities {
             let r = resolved[e.name]!
-            for a in e.attributes {
-                let col = r.attribute(a.name)!.column.lowercased()
-                if let (other, _) = columnsByTable[r.table]?[col], other != e.name {
-                    throw ModelError("'\(e.name).\(a.name)' and '\(other).\(a.name)' would share column '\(a.name)' of table '\(r.table)'; rename one")
-                }
-                columnsByTable[r.table, default: [:]][col] = (e.name, a.name)
+            // A property's column is derived from its name alone, so two siblings declaring the
+            // same name would write one column.
+            var own: [(name: String, column: String)] = e.attributes.map { ($0.name, r.attribute($0.name)!.column) }
+            for rel in e.relationships {
+                if case .foreignKey(let column) = r.relationship(rel.name)!.storage { own.append((rel.name, column)) }
             }
-            for rel in e.relationships where !rel.isToMany {
-                let col = rel.name.lowercased()
+            for (name, column) in own {
+                let col = column.lowercased()
                 if let (other, _) = columnsByTable[r.table]?[col], other != e.name {
-                    throw ModelError("'\(e.name).\(rel.name)' and '\(other).\(rel.name)' would share column '\(rel.name)' of table '\(r.table)'; rename one")
+                    throw ModelError("'\(e.name).\(name)' and '\(other).\(name)' would share column '\(column)' of table '\(r.table)'; rename one")
                 }
-                columnsByTable[r.table, default: [:]][col] = (e.name, rel.name)
+                columnsByTable[r.table, default: [:]][col] = (e.name, name)
             }
         }
         return resolved
@@ -265,7 +335,13 @@ enum ModelResolver {
         }
     }
 
-    static func resolveAttribute(_ a: AttributeDescription, entity: String, table: String) throws(ModelError) -> ResolvedAttribute {
+    /// Property names are any non-empty string: SQL never sees them, only names derived from them.
+    static func checkPropertyName(_ name: String, what: String) throws(ModelError) {
+        guard !name.isEmpty else { throw ModelError("\(what): the name is empty") }
+    }
+
+    static func resolveAttribute(_ a: AttributeDescription, entity: String, table: String,
+                                 names: inout StorageNames) throws(ModelError) -> ResolvedAttribute {
         let what = "attribute '\(entity).\(a.name)'"
         if a.minValue != nil || a.maxValue != nil, !a.type.isNumeric {
             throw ModelError("\(what): min/max apply to numeric attributes, not \(a.type.rawValue)")
@@ -288,15 +364,16 @@ enum ModelResolver {
             }
         }
         return ResolvedAttribute(
-            description: a, column: a.name,
-            exactColumn: a.type == .decimal ? "Z_\(a.name)_exact" : nil,
-            valueTable: a.isCollection ? "Z_\(entity)_\(a.name)" : nil,
+            description: a, column: names.column(a.name, in: table),
+            exactColumn: a.type == .decimal ? names.storeColumn("Z_\(a.name)_exact", in: table, for: "exact", a.name) : nil,
+            valueTable: a.isCollection ? names.table("Z_\(entity)_\(a.name)", for: "values", entity, a.name) : nil,
             defaultValue: defaultValue)
     }
 
     static func resolveStorage(_ rel: RelationshipDescription, declaringEntity: String,
                                byName: [String: EntityDescription],
-                               chains: [String: [EntityDescription]]) throws(ModelError) -> RelationshipStorage {
+                               chains: [String: [EntityDescription]],
+                               names: inout StorageNames) throws(ModelError) -> RelationshipStorage {
         let what = "relationship '\(declaringEntity).\(rel.name)'"
         guard let destination = byName[rel.destination] else {
             throw ModelError("\(what) points at unknown entity '\(rel.destination)'")
@@ -305,18 +382,22 @@ enum ModelResolver {
         if rel.minCount < 0 || rel.maxCount < 0 || (rel.maxCount > 0 && rel.minCount > rel.maxCount) {
             throw ModelError("\(what): invalid count bounds \(rel.minCount)…\(rel.maxCount)")
         }
+        func joinTable(_ entity: String, _ name: String) -> String {
+            names.table("Z_\(entity)_\(name)", for: "join", entity, name)
+        }
         if !rel.isToMany {
             if let inv = rel.inverse { _ = try inverseOf(rel, what: what, declaringEntity: declaringEntity, destination: destination, chains: chains, byName: byName, name: inv) }
-            return .foreignKey(column: rel.name)
+            return .foreignKey(column: names.column(rel.name, in: chains[declaringEntity]![0].name))
         }
         guard let inv = rel.inverse else {
-            return .joinTable(table: "Z_\(declaringEntity)_\(rel.name)", source: "Z_SRC", destination: "Z_DST",
+            return .joinTable(table: joinTable(declaringEntity, rel.name), source: "Z_SRC", destination: "Z_DST",
                               order: rel.isOrdered ? "Z_SRC_ORD" : nil)
         }
         let (invEntity, inverse) = try inverseOf(rel, what: what, declaringEntity: declaringEntity, destination: destination, chains: chains, byName: byName, name: inv)
         if !inverse.isToMany {
             let root = chains[destination.name]![0].name
-            return .inverseForeignKey(table: root, column: inverse.name, orderColumn: rel.isOrdered ? "Z_FOK_\(inverse.name)" : nil)
+            return .inverseForeignKey(table: root, column: names.column(inverse.name, in: root),
+                                      orderColumn: rel.isOrdered ? names.storeColumn("Z_FOK_\(inverse.name)", in: root, for: "order", inverse.name) : nil)
         }
         if rel.isOrdered || inverse.isOrdered {
             throw ModelError("\(what): an ordered many-to-many relationship is not supported (order one side whose inverse is to-one, or drop the inverse)")
@@ -324,10 +405,10 @@ enum ModelResolver {
         // Many-to-many: one join table for the pair, named after the side that sorts first.
         let mine = "\(declaringEntity).\(rel.name)", theirs = "\(invEntity).\(inverse.name)"
         if mine <= theirs {
-            return .joinTable(table: "Z_\(declaringEntity)_\(rel.name)", source: "Z_SRC", destination: "Z_DST",
+            return .joinTable(table: joinTable(declaringEntity, rel.name), source: "Z_SRC", destination: "Z_DST",
                               order: rel.isOrdered ? "Z_SRC_ORD" : nil)
         }
-        return .joinTable(table: "Z_\(invEntity)_\(inverse.name)", source: "Z_DST", destination: "Z_SRC",
+        return .joinTable(table: joinTable(invEntity, inverse.name), source: "Z_DST", destination: "Z_SRC",
                           order: rel.isOrdered ? "Z_DST_ORD" : nil)
     }
 

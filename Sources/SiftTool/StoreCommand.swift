@@ -111,9 +111,9 @@ struct StoreInferModelCommand: ParsableCommand {
         saying what was chosen and why (a to-many relationship is never nil, so a record \
         without the array reads as having an empty one).
 
-        Limitation: keys name entities and properties, so they must be identifiers \
-        ([A-Za-z_][A-Za-z0-9_]*, not starting with Z_) and differ in more than case; any other \
-        key is an error naming it (exit 1). Records that are not objects are errors too.
+        Any key names a property as it is ('first name', 'a' beside 'A'); a nested entity's \
+        name takes the key with each character other than an ASCII letter, digit or '_' made \
+        '_'. Limitation: records that are not objects are errors (exit 1).
         """
     )
 
