@@ -18,6 +18,9 @@ public enum AttributeType: String, Codable, Hashable, Sendable, CaseIterable {
     /// Each value keeps its own kind (integer, double or string), as in a JSON document whose
     /// records disagree; stored in an untyped column.
     case dynamic
+    /// A JSON value of any of the attribute's declared `shapes` (scalars, dates, arrays of either):
+    /// kept exactly, and stored per shape too, so SQL queries each row by the shape it has.
+    case mixed
 
     /// "a" or "an", for messages.
     var article: String { isInteger ? "an" : "a" }
@@ -71,10 +74,12 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
     public var regularExpression: String?
     /// A collection of values of `type` (an ordered array, kept in a child table), instead of one.
     public var isCollection: Bool
+    /// Mixed attributes only: the shapes their values take.
+    public var shapes: MixedShapes?
 
     public init(_ name: String, _ type: AttributeType, optional: Bool = true, defaultValue: StoredValue? = nil,
                 minValue: Double? = nil, maxValue: Double? = nil, minLength: Int? = nil, maxLength: Int? = nil,
-                regularExpression: String? = nil, collection: Bool = false) {
+                regularExpression: String? = nil, collection: Bool = false, shapes: MixedShapes? = nil) {
         self.name = name
         self.type = type
         self.isOptional = optional
@@ -85,11 +90,12 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         self.maxLength = maxLength
         self.regularExpression = regularExpression
         self.isCollection = collection
+        self.shapes = shapes
     }
 
     private enum CodingKeys: String, CodingKey {
         case name, type, optional, defaultValue = "default", minValue = "min", maxValue = "max",
-             minLength, maxLength, regularExpression = "regex", collection
+             minLength, maxLength, regularExpression = "regex", collection, shapes
     }
 
     public init(from decoder: any Decoder) throws {
@@ -104,6 +110,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         maxLength = try c.decodeIfPresent(Int.self, forKey: .maxLength)
         regularExpression = try c.decodeIfPresent(String.self, forKey: .regularExpression)
         isCollection = try c.decodeIfPresent(Bool.self, forKey: .collection) ?? false
+        shapes = try c.decodeIfPresent(MixedShapes.self, forKey: .shapes)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -118,6 +125,50 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         try c.encodeIfPresent(maxLength, forKey: .maxLength)
         try c.encodeIfPresent(regularExpression, forKey: .regularExpression)
         if isCollection { try c.encode(true, forKey: .collection) }
+        try c.encodeIfPresent(shapes, forKey: .shapes)
+    }
+}
+
+/// The shapes the values of a mixed attribute take, as JSON whose records disagree: scalars
+/// (booleans, numbers, strings, each keeping its kind), dates, and arrays whose elements are all
+/// scalars or all dates (nulls allowed). In a model file:
+///
+/// ```json
+/// {"name": "tags", "type": "mixed", "shapes": {"scalar": true, "array": "scalar"}}
+/// ```
+///
+/// ```swift
+/// let tags = AttributeDescription("tags", .mixed, shapes: MixedShapes(scalar: true, array: .scalar))
+/// ```
+public struct MixedShapes: Codable, Hashable, Sendable {
+    /// What the elements of the arrays are.
+    public enum Elements: String, Codable, Hashable, Sendable {
+        case scalar, date
+    }
+
+    public var scalar: Bool
+    public var date: Bool
+    /// Arrays, and what their elements are (nil: no arrays).
+    public var array: Elements?
+
+    public init(scalar: Bool = false, date: Bool = false, array: Elements? = nil) {
+        self.scalar = scalar; self.date = date; self.array = array
+    }
+
+    private enum CodingKeys: String, CodingKey { case scalar, date, array }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        scalar = try c.decodeIfPresent(Bool.self, forKey: .scalar) ?? false
+        date = try c.decodeIfPresent(Bool.self, forKey: .date) ?? false
+        array = try c.decodeIfPresent(Elements.self, forKey: .array)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        if scalar { try c.encode(true, forKey: .scalar) }
+        if date { try c.encode(true, forKey: .date) }
+        try c.encodeIfPresent(array, forKey: .array)
     }
 }
 

@@ -171,7 +171,7 @@ public final class PersistentStore: @unchecked Sendable {
         // string, so they are made unique against every table and each other.
         var taken = Set(([Storage.metadataTable, Storage.keyTable] + layouts.keys).map { $0.lowercased() })
         for r in model.resolved.values {
-            for a in r.attributes { if let t = a.valueTable { taken.insert(t.lowercased()) } }
+            for a in r.attributes { if let t = a.valueTable ?? a.mixed?.valueTable { taken.insert(t.lowercased()) } }
             for rel in r.relationships { if case .joinTable(let t, _, _, _) = rel.storage { taken.insert(t.lowercased()) } }
         }
         func index(_ base: String) -> String { q(StorageNames.unique(base, in: &taken)) }
@@ -187,9 +187,11 @@ public final class PersistentStore: @unchecked Sendable {
         }
         for e in model.entities {
             let r = model.resolved[e.name]!
-            for a in r.attributes where a.valueTable != nil && made.insert(a.valueTable!).inserted {
-                let t = a.valueTable!
-                extra.append("CREATE TABLE \(q(t)) (\(q(Storage.owner)) INTEGER NOT NULL, \(q(Storage.order)) INTEGER NOT NULL, \(q(Storage.value)) \(TableLayout.sqlType(a.type)));")
+            for a in r.attributes {
+                // A mixed attribute's elements keep their storage class, or are dates.
+                let elementType = a.mixed.map { $0.shapes.array == .date ? TableLayout.sqlType(.date) : TableLayout.sqlType(.dynamic) }
+                guard let t = a.valueTable ?? a.mixed?.valueTable, made.insert(t).inserted else { continue }
+                extra.append("CREATE TABLE \(q(t)) (\(q(Storage.owner)) INTEGER NOT NULL, \(q(Storage.order)) INTEGER NOT NULL, \(q(Storage.value)) \(elementType ?? TableLayout.sqlType(a.type)));")
                 extra.append("CREATE INDEX \(index(t + "_owner")) ON \(q(t)) (\(q(Storage.owner)), \(q(Storage.order)));")
             }
             for rel in r.relationships {
@@ -314,6 +316,12 @@ struct TableLayout: Sendable {
             for a in r.attributes {
                 add(a.column, a.description.isCollection ? "INTEGER" : sqlType(a.type))
                 if let x = a.exactColumn { add(x, "TEXT") }
+                if let m = a.mixed {
+                    add(m.shapeColumn, "INTEGER")
+                    if let c = m.scalarColumn { add(c, sqlType(.dynamic)) }
+                    if let c = m.dateColumn { add(c, sqlType(.date)) }
+                    if let c = m.countColumn { add(c, "INTEGER") }
+                }
             }
             for rel in r.relationships {
                 if case .foreignKey(let c) = rel.storage {
@@ -344,7 +352,7 @@ struct TableLayout: Sendable {
         case .integer16, .integer32, .integer64, .boolean: "INTEGER"
         case .double, .float, .decimal, .date: "REAL"
         case .string, .uuid, .uri: "TEXT"
-        case .binary, .transformable: "BLOB"
+        case .binary, .transformable, .mixed: "BLOB"
         case .dynamic: ""
         }
     }

@@ -62,10 +62,13 @@ final class ResolvedAttribute: @unchecked Sendable {
     let defaultValue: Value?
     let name: String
     let type: AttributeType
-    /// Whether saving checks anything for it (required, bounds, lengths, pattern).
+    /// Mixed attributes: where each shape is stored (`column` keeps the exact value).
+    let mixed: MixedStorage?
+    /// Whether saving checks anything for it (required, bounds, lengths, pattern, shapes).
     let hasRules: Bool
 
-    init(description: AttributeDescription, column: String, exactColumn: String?, valueTable: String?, defaultValue: Value?) {
+    init(description: AttributeDescription, column: String, exactColumn: String?, valueTable: String?, defaultValue: Value?,
+         mixed: MixedStorage? = nil) {
         self.description = description
         self.column = column
         self.exactColumn = exactColumn
@@ -73,9 +76,28 @@ final class ResolvedAttribute: @unchecked Sendable {
         self.defaultValue = defaultValue
         self.name = description.name
         self.type = description.type
+        self.mixed = mixed
         let d = description
-        hasRules = !d.isOptional || d.minValue != nil || d.maxValue != nil || d.minLength != nil || d.maxLength != nil || d.regularExpression != nil
+        hasRules = !d.isOptional || d.minValue != nil || d.maxValue != nil || d.minLength != nil || d.maxLength != nil
+            || d.regularExpression != nil || mixed != nil
     }
+}
+
+/// The storage of a mixed attribute beside its exact value: a shape column holding each row's
+/// shape tag (NULL for nil), and per declared shape the column or table the lowering reads. The
+/// tags are those of `Schema.MixedKey` cases for JSON (1 scalar, 2 date, 4 array; 3, objects, is
+/// not a shape an attribute holds).
+struct MixedStorage: Sendable {
+    static let scalarTag: Int64 = 1, dateTag: Int64 = 2, arrayTag: Int64 = 4
+    let shapes: MixedShapes
+    let shapeColumn: String
+    /// Scalars, each keeping its own storage class (booleans as 0/1).
+    let scalarColumn: String?
+    /// Dates as seconds since 2001, as date attributes.
+    let dateColumn: String?
+    /// Arrays: the element count (NULL when the value is not an array) and the elements' table.
+    let countColumn: String?
+    let valueTable: String?
 }
 
 final class ResolvedRelationship: Sendable {
@@ -129,7 +151,7 @@ final class ResolvedEntity: Sendable {
         self.constraints = constraints
         hasRules = attributes.contains { $0.hasRules }
             || relationships.contains { !$0.description.isOptional || $0.description.minCount > 0 || $0.description.maxCount > 0 }
-        hasCollections = attributes.contains { $0.valueTable != nil }
+        hasCollections = attributes.contains { $0.valueTable != nil || $0.mixed?.valueTable != nil }
         hasToMany = relationships.contains { $0.isToMany }
     }
 
@@ -288,8 +310,8 @@ enum ModelResolver {
                             throw ModelError("uniqueness constraint \(constraint) of '\(a.name)' names '\(key)', which is not an attribute")
                         }
                         let t = attributes[i]
-                        guard !t.description.isCollection, t.type != .transformable else {
-                            throw ModelError("uniqueness constraint \(constraint) of '\(a.name)' names '\(key)', a \(t.description.isCollection ? "collection" : "transformable") attribute")
+                        guard !t.description.isCollection, t.type != .transformable, t.type != .mixed else {
+                            throw ModelError("uniqueness constraint \(constraint) of '\(a.name)' names '\(key)', a \(t.description.isCollection ? "collection" : t.type.rawValue) attribute")
                         }
                         indices.append(i)
                     }
@@ -356,6 +378,30 @@ enum ModelResolver {
         if a.isCollection, a.type == .transformable {
             throw ModelError("\(what): a transformable attribute holds any value already; it cannot also be a collection")
         }
+        var mixed: MixedStorage?
+        switch (a.type, a.shapes) {
+        case (.mixed, nil):
+            throw ModelError("\(what): a mixed attribute names its 'shapes' (scalar, date, array)")
+        case (.mixed, let shapes?):
+            guard shapes.scalar || shapes.date || shapes.array != nil else {
+                throw ModelError("\(what): a mixed attribute needs at least one shape (scalar, date or array)")
+            }
+            guard !a.isCollection else {
+                throw ModelError("\(what): a mixed attribute holds arrays through its 'array' shape; it cannot also be a collection")
+            }
+            guard a.defaultValue == nil else { throw ModelError("\(what): a mixed attribute has no default value") }
+            func column(_ suffix: String) -> String { names.storeColumn("\(a.name)@\(suffix)", in: table, for: suffix, a.name) }
+            mixed = MixedStorage(
+                shapes: shapes, shapeColumn: column("shape"),
+                scalarColumn: shapes.scalar ? column("scalar") : nil,
+                dateColumn: shapes.date ? column("date") : nil,
+                countColumn: shapes.array != nil ? column("count") : nil,
+                valueTable: shapes.array != nil ? names.table("Z_\(entity)_\(a.name)", for: "values", entity, a.name) : nil)
+        case (_, _?):
+            throw ModelError("\(what): 'shapes' apply to mixed attributes, not \(a.type.rawValue)")
+        case (_, nil):
+            break
+        }
         var defaultValue: Value?
         if let d = a.defaultValue {
             guard !a.isCollection else { throw ModelError("\(what): a collection has no default value") }
@@ -367,7 +413,7 @@ enum ModelResolver {
             description: a, column: names.column(a.name, in: table),
             exactColumn: a.type == .decimal ? names.storeColumn("Z_\(a.name)_exact", in: table, for: "exact", a.name) : nil,
             valueTable: a.isCollection ? names.table("Z_\(entity)_\(a.name)", for: "values", entity, a.name) : nil,
-            defaultValue: defaultValue)
+            defaultValue: defaultValue, mixed: mixed)
     }
 
     static func resolveStorage(_ rel: RelationshipDescription, declaringEntity: String,
@@ -454,7 +500,12 @@ extension ManagedObjectModel {
             let r = resolved[e.name]!
             var attributes: [Attribute] = []
             var relationships: [Relationship] = []
+            var mixedKeys: [MixedKey] = []
             for a in r.attributes {
+                if let m = a.mixed {
+                    mixedKeys.append(Self.mixedKey(a.name, m))
+                    continue
+                }
                 if a.description.isCollection {
                     guard let t = Self.sqlType(a.type) else { continue }
                     relationships.append(Relationship(
@@ -484,10 +535,31 @@ extension ManagedObjectModel {
                 ? Entity.Discriminator(column: Storage.entityColumn, values: r.family.map { resolved[$0]!.number })
                 : nil
             out.append(Entity(name: e.name, table: r.table, primaryKey: Storage.primaryKey,
-                              attributes: attributes, relationships: relationships, discriminator: discriminator))
+                              attributes: attributes, relationships: relationships, discriminator: discriminator,
+                              mixedKeys: mixedKeys))
         }
         // The layout is made from a validated model; a schema error here is a bug in this file.
         do { return try Schema(entities: out) } catch { preconditionFailure("derived schema is invalid: \(error)") }
+    }
+
+    /// A mixed attribute as the lowering sees it: one case per declared shape, each row taking
+    /// the case its shape column names.
+    static func mixedKey(_ name: String, _ m: MixedStorage) -> MixedKey {
+        var cases: [MixedKey.Case] = []
+        if let c = m.scalarColumn {
+            cases.append(MixedKey.Case(tag: MixedStorage.scalarTag, attribute: Attribute(name: name, column: c, type: .any)))
+        }
+        if let c = m.dateColumn {
+            cases.append(MixedKey.Case(tag: MixedStorage.dateTag, attribute: Attribute(name: name, column: c, type: .date, encoding: .secondsSince2001)))
+        }
+        if let elements = m.shapes.array, let table = m.valueTable {
+            let dates = elements == .date
+            let values = Relationship.ValueTable(table: table, owner: Storage.owner, column: Storage.value,
+                                                 type: dates ? .date : .any, encoding: dates ? .secondsSince2001 : nil)
+            cases.append(MixedKey.Case(tag: MixedStorage.arrayTag, relationship: Relationship(
+                name: name, values: values, countColumn: m.countColumn, orderColumn: Storage.order)))
+        }
+        return MixedKey(name: name, shapeColumn: m.shapeColumn, cases: cases)
     }
 
     /// The lowering's type and encoding for an attribute type; nil when SQL cannot read it.
@@ -501,7 +573,7 @@ extension ManagedObjectModel {
         case .date: (.date, .secondsSince2001)
         case .binary: (.data, nil)
         case .dynamic: (.any, nil)
-        case .transformable: nil
+        case .transformable, .mixed: nil
         }
     }
 }

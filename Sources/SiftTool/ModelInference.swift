@@ -3,8 +3,9 @@
 // then becomes an attribute of the one type its values share, a to-one relationship (objects), an
 // ordered to-many relationship (arrays of objects) or a collection attribute (arrays of scalars).
 // Where records disagree the inference picks the representation that keeps every value exactly
-// (`dynamic` for numbers mixed with strings, `transformable` for anything else) and says so in a
-// note, so `sift store import` never rejects the file the model was inferred from.
+// (`dynamic` for numbers mixed with strings, `mixed` for scalars, dates and arrays of either
+// mixed otherwise, `transformable` where objects are involved) and says so in a note, so
+// `sift store import` never rejects the file the model was inferred from.
 
 import Foundation
 import SiftStore
@@ -183,6 +184,8 @@ enum ModelInference {
                 switch decide(field, keyPath: keyPath) {
                 case .attribute(let type, let collection):
                     attributes.append(AttributeDescription(key, type, collection: collection))
+                case .mixed(let shapes):
+                    attributes.append(AttributeDescription(key, .mixed, shapes: shapes))
                 case .toOne(let child):
                     relationships.append(nest(child, key: key, toMany: false, entity: entity, path: path))
                 case .toMany(let child):
@@ -217,6 +220,7 @@ enum ModelInference {
 
         enum Decision {
             case attribute(AttributeType, collection: Bool)
+            case mixed(MixedShapes)
             case toOne(ObjectShape)
             case toMany(ObjectShape)
         }
@@ -257,6 +261,10 @@ enum ModelInference {
                 }
                 let (type, why) = scalarType(elementKinds)
                 if type == .transformable {
+                    if let shapes = mixedShapes(f) {
+                        note("array elements are \(disagreement(e.kinds)); stored as mixed (\(Self.mixedWhy))")
+                        return .mixed(shapes)
+                    }
                     note("array elements are \(disagreement(e.kinds)); stored as transformable (\(why))")
                     return .attribute(.transformable, collection: false)
                 }
@@ -266,14 +274,44 @@ enum ModelInference {
                 return .attribute(type, collection: true)
             }
             if kinds.contains(.object) || kinds.contains(.array) {
+                if let shapes = mixedShapes(f) {
+                    note("\(disagreement(f.kinds)); stored as mixed (\(Self.mixedWhy))")
+                    return .mixed(shapes)
+                }
                 note("\(disagreement(f.kinds)); stored as transformable (it keeps any JSON value)")
                 return .attribute(.transformable, collection: false)
             }
             let (type, why) = scalarType(kinds)
+            if type == .transformable, let shapes = mixedShapes(f) {
+                note("\(disagreement(f.kinds)); stored as mixed (\(Self.mixedWhy))")
+                return .mixed(shapes)
+            }
             if type == .transformable || type == .dynamic {
                 note("\(disagreement(f.kinds)); stored as \(type.rawValue) (\(why))")
             }
             return .attribute(type, collection: false)
+        }
+
+        static let mixedWhy = "each value kept as it is, and queried in SQL by its shape"
+
+        /// The shapes of a mixed attribute that holds every value of `f`, or nil when one is an
+        /// object, or an array whose elements are objects, arrays, or dates beside scalars.
+        func mixedShapes(_ f: FieldShape) -> MixedShapes? {
+            let kinds = f.kindSet()
+            let scalars: Set<JSONKind> = [.boolean, .integer, .double, .string]
+            guard !kinds.contains(.object) else { return nil }
+            var shapes = MixedShapes(scalar: !kinds.isDisjoint(with: scalars), date: kinds.contains(.date))
+            if kinds.contains(.array) {
+                let elements = f.elements?.kindSet() ?? []
+                if elements.isSubset(of: scalars) {
+                    shapes.array = .scalar
+                } else if elements == [.date] {
+                    shapes.array = .date
+                } else {
+                    return nil
+                }
+            }
+            return shapes
         }
 
         /// "integers in some records, strings in others (record 3)", naming the record where each

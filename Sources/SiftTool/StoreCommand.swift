@@ -99,9 +99,12 @@ struct StoreInferModelCommand: ParsableCommand {
           arrays of objects                ordered to-many relationship to
                                            NAME_key, with a to-one 'owner' back
           arrays of scalars                collection attribute of their type
-          booleans or dates mixed with     transformable (keeps any JSON value;
-          other kinds, arrays or objects   predicates on it run in memory, not
-          mixed with anything else         in SQL)
+          booleans or dates mixed with     mixed (keeps each value as it is; SQL
+          other kinds, arrays of scalars   queries each row by its shape)
+          or of dates mixed with those
+          objects mixed with anything      transformable (keeps any JSON value;
+          else, arrays mixing dates with   predicates on it run in memory, not
+          scalars                          in SQL)
           null or missing everywhere,      transformable
           or empty arrays only
 
