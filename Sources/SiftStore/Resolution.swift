@@ -236,7 +236,6 @@ struct StorageNames {
     mutating func table(_ base: String, for kind: String, _ entity: String, _ name: String) -> String {
         remembered("\(kind)\u{0}\(entity)\u{0}\(name)") { names in Self.unique(base, in: &names.tables) }
     }
-
 }
 
 enum ModelResolver {
