@@ -132,6 +132,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// relationship when needed.
     public func value(forKey key: String) throws -> Value {
         guard info.entity.attributeIndex[key] != nil || info.entity.relationshipIndex[key] != nil else {
+            if info.entity.isOpen { return .null }
             // The evaluator's own error for a key the type does not have (`unknown-key`).
             throw KeyValueCodingError.unknownKey(key, in: info.name)
         }

@@ -243,6 +243,7 @@ public struct RelationshipDescription: Codable, Hashable, Sendable {
 /// ```swift
 /// let person = EntityDescription("Person", attributes: [AttributeDescription("name", .string)],
 ///                                uniquenessConstraints: [["name"]])
+/// let record = EntityDescription("Record", open: true)   // undeclared keys read nil, as in JSON
 /// ```
 public struct EntityDescription: Codable, Hashable, Sendable {
     public var name: String
@@ -255,19 +256,23 @@ public struct EntityDescription: Codable, Hashable, Sendable {
     /// Each constraint is a list of attribute names whose values together may appear only once
     /// among the objects of the hierarchy (nil values never collide, as SQL's UNIQUE).
     public var uniquenessConstraints: [[String]]
+    /// Whether a key the entity (or an ancestor) does not declare reads nil, as a key missing
+    /// from a JSON object does, instead of being an `unknown-key` error. Sub-entities inherit it.
+    public var isOpen: Bool
 
     public init(_ name: String, abstract: Bool = false, parent: String? = nil,
                 attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [],
-                uniquenessConstraints: [[String]] = []) {
+                uniquenessConstraints: [[String]] = [], open: Bool = false) {
         self.name = name
         self.isAbstract = abstract
         self.parent = parent
         self.attributes = attributes
         self.relationships = relationships
         self.uniquenessConstraints = uniquenessConstraints
+        self.isOpen = open
     }
 
-    private enum CodingKeys: String, CodingKey { case name, abstract, parent, attributes, relationships, uniquenessConstraints }
+    private enum CodingKeys: String, CodingKey { case name, abstract, parent, attributes, relationships, uniquenessConstraints, open }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -277,6 +282,7 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         attributes = try c.decodeIfPresent([AttributeDescription].self, forKey: .attributes) ?? []
         relationships = try c.decodeIfPresent([RelationshipDescription].self, forKey: .relationships) ?? []
         uniquenessConstraints = try c.decodeIfPresent([[String]].self, forKey: .uniquenessConstraints) ?? []
+        isOpen = try c.decodeIfPresent(Bool.self, forKey: .open) ?? false
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -287,6 +293,7 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         try c.encode(attributes, forKey: .attributes)
         try c.encode(relationships, forKey: .relationships)
         if !uniquenessConstraints.isEmpty { try c.encode(uniquenessConstraints, forKey: .uniquenessConstraints) }
+        if isOpen { try c.encode(true, forKey: .open) }
     }
 }
 

@@ -385,6 +385,7 @@ enum ModelDifference {
             for k in Set(orl.keys).intersection(nrl.keys).sorted() where orl[k] != nrl[k] { out.append("relationship '\(n).\(k)' changed") }
             if a.parent != b.parent { out.append("entity '\(n)' changed its parent") }
             if a.isAbstract != b.isAbstract { out.append("entity '\(n)' changed whether it is abstract") }
+            if a.isOpen != b.isOpen { out.append("entity '\(n)' changed whether it is open") }
             if a.uniquenessConstraints != b.uniquenessConstraints { out.append("entity '\(n)' changed its uniqueness constraints") }
         }
         if out.isEmpty { out.append("the entities are listed in another order") }

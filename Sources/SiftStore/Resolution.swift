@@ -131,6 +131,8 @@ final class ResolvedEntity: Sendable {
     let relationshipIndex: [String: Int]
     /// Constraints as attribute indices, inherited ones included.
     let constraints: [[Int]]
+    /// Undeclared keys read nil (declared open by the entity or an ancestor).
+    let isOpen: Bool
     /// Whether saving has anything to check for its objects beyond uniqueness.
     let hasRules: Bool
     let hasCollections: Bool
@@ -138,8 +140,9 @@ final class ResolvedEntity: Sendable {
 
     init(description: EntityDescription, number: Int64, root: String, table: String, family: [String],
          attributes: [ResolvedAttribute], relationships: [ResolvedRelationship], attributeIndex: [String: Int],
-         relationshipIndex: [String: Int], constraints: [[Int]]) {
+         relationshipIndex: [String: Int], constraints: [[Int]], isOpen: Bool) {
         self.description = description
+        self.isOpen = isOpen
         self.number = number
         self.root = root
         self.table = table
@@ -321,7 +324,8 @@ enum ModelResolver {
             resolved[e.name] = ResolvedEntity(
                 description: e, number: Int64(index + 1), root: root, table: root, family: family,
                 attributes: attributes, relationships: relationships, attributeIndex: attributeIndex,
-                relationshipIndex: relationshipIndex, constraints: constraints)
+                relationshipIndex: relationshipIndex, constraints: constraints,
+                isOpen: ancestors.contains { $0.isOpen })
         }
         // Sibling entities share their root's table: one column name, one property.
         var columnsByTable: [String: [String: (String, String)]] = [:]
@@ -533,9 +537,15 @@ extension ManagedObjectModel {
             let discriminator = hierarchy.count > 1
                 ? Entity.Discriminator(column: Storage.entityColumn, values: r.family.map { resolved[$0]!.number })
                 : nil
+            // Open only when SQL sees every property of every row: a key left to memory (a
+            // transformable) or declared by a sub-entity would otherwise read nil in SQL where
+            // memory reads a value.
+            let inSQL = r.attributes.allSatisfy { Self.sqlType($0.type) != nil || $0.mixed != nil }
+            let ownKeys = r.attributes.count + r.relationships.count
+            let subEntityKeys = r.family.contains { resolved[$0]!.attributes.count + resolved[$0]!.relationships.count > ownKeys }
             out.append(Entity(name: e.name, table: r.table, primaryKey: Storage.primaryKey,
-                              attributes: attributes, relationships: relationships, discriminator: discriminator,
-                              mixedKeys: mixedKeys))
+                              attributes: attributes, relationships: relationships, open: r.isOpen && inSQL && !subEntityKeys,
+                              discriminator: discriminator, mixedKeys: mixedKeys))
         }
         // The layout is made from a validated model; a schema error here is a bug in this file.
         do { return try Schema(entities: out) } catch { preconditionFailure("derived schema is invalid: \(error)") }

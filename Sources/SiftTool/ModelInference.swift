@@ -177,7 +177,8 @@ enum ModelInference {
             var attributes: [AttributeDescription] = []
             var relationships: [RelationshipDescription] = []
             let index = entities.count
-            entities.append(EntityDescription(entity))
+            // Open: a key missing from a JSON object reads nil, so it does in the store too.
+            entities.append(EntityDescription(entity, open: true))
             for key in shape.keys {
                 let keyPath = (path + [key]).joined(separator: ".")
                 let field = shape.fields[key]!

@@ -108,7 +108,8 @@ struct StoreInferModelCommand: ParsableCommand {
           null or missing everywhere,      transformable
           or empty arrays only
 
-        Every attribute is optional; null and missing keys are nil. Parents cascade deletes to \
+        Every attribute is optional; null and missing keys are nil, and the entities are open \
+        (a key no record has reads nil, as in 'sift filter'). Parents cascade deletes to \
         nested objects; the relationships back nullify. Each key where the records disagree, \
         or whose representation loses something, gets one 'note: key …' line on standard error \
         saying what was chosen and why (a to-many relationship is never nil, so a record \

@@ -126,6 +126,40 @@ import SiftSQL
         #expect(try c.fetch(try FetchRequest("A", predicate: "ANY b_c == 'two'")).count == 1)
     }
 
+    /// An open entity reads nil for keys it does not declare, in memory and in SQL; with a
+    /// transformable (which SQL cannot read) or a sub-entity declaring more keys, the lowering's
+    /// entity stays closed, so such a key goes to memory instead of reading nil in SQL.
+    @Test func openEntitiesReadUndeclaredKeysAsNil() throws {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription("Doc", attributes: [AttributeDescription("n", .integer64)], open: true),
+            EntityDescription("Memo", parent: "Doc", attributes: [AttributeDescription("t", .string)]),
+            EntityDescription("Blob", attributes: [AttributeDescription("j", .transformable)], open: true),
+            EntityDescription("Closed", attributes: [AttributeDescription("n", .integer64)]),
+        ])
+        #expect(model.schema.entity(named: "Doc")?.open == false)    // Memo rows have a 't'
+        #expect(model.schema.entity(named: "Memo")?.open == true)     // inherited
+        #expect(model.schema.entity(named: "Blob")?.open == false)
+        #expect(model.schema.entity(named: "Closed")?.open == false)
+        #expect(try ManagedObjectModel(json: Data(model.jsonString.utf8)) == model)
+        let c = ManagedObjectContext(store: try PersistentStore.inMemory(model: model))
+        try c.insert("Doc").setValue(1, forKey: "n")
+        try c.insert("Memo").setValue("x", forKey: "t")
+        try c.insert("Blob").setValue(["k": 1], forKey: "j")
+        try c.insert("Closed").setValue(1, forKey: "n")
+        try c.save()
+        let doc = try #require(try c.fetch(FetchRequest("Doc", predicate: "n == 1")).first)
+        #expect(try doc.value(forKey: "missing") == .null)
+        #expect(throws: StoreError.self) { try doc.setValue(1, forKey: "missing") }
+        let missing = try FetchRequest("Memo", predicate: "missing == nil AND t == 'x'")
+        #expect(try c.explain(missing).residualPredicate == nil)
+        #expect(try c.fetch(missing).count == 1)
+        #expect(try c.fetch(try FetchRequest("Doc", predicate: "t == nil AND missing == nil")).count == 1)   // the Doc, not the Memo
+        let blob = try FetchRequest("Blob", predicate: "missing == nil AND j.k == 1")
+        #expect(try c.fetch(blob).count == 1)
+        #expect(try c.explain(blob).residualPredicate != nil)
+        #expect(throws: (any Error).self) { try c.fetch(try FetchRequest("Closed", predicate: "missing == nil")) }
+    }
+
     @Test func jsonRoundTripAndVersionHash() throws {
         let model = try Fixtures.companyModel()
         let again = try ManagedObjectModel(json: Data(model.jsonString.utf8))
