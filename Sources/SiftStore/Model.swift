@@ -20,6 +20,9 @@ public enum AttributeType: String, Codable, Hashable, Sendable, CaseIterable {
     /// Each value keeps its own kind (integer, double or string), as in a JSON document whose
     /// records disagree; stored in an untyped column.
     case dynamic
+    /// A JSON value of any of the attribute's declared `shapes` (scalars, dates, arrays of either):
+    /// kept exactly, and stored per shape too, so SQL queries each row by the shape it has.
+    case mixed
 
     /// "a" or "an", for messages.
     var article: String { isInteger ? "an" : "a" }
@@ -77,11 +80,13 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
     public var regularExpression: String?
     /// A collection of values of `type` (an ordered array, kept in a child table), instead of one.
     public var isCollection: Bool
+    /// Mixed attributes only: the shapes their values take.
+    public var shapes: MixedShapes?
 
     /// An attribute with its rules; only the name and type are required.
     public init(_ name: String, _ type: AttributeType, optional: Bool = true, defaultValue: StoredValue? = nil,
                 minValue: Double? = nil, maxValue: Double? = nil, minLength: Int? = nil, maxLength: Int? = nil,
-                regularExpression: String? = nil, collection: Bool = false) {
+                regularExpression: String? = nil, collection: Bool = false, shapes: MixedShapes? = nil) {
         self.name = name
         self.type = type
         self.isOptional = optional
@@ -92,11 +97,12 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         self.maxLength = maxLength
         self.regularExpression = regularExpression
         self.isCollection = collection
+        self.shapes = shapes
     }
 
     private enum CodingKeys: String, CodingKey {
         case name, type, optional, defaultValue = "default", minValue = "min", maxValue = "max",
-             minLength, maxLength, regularExpression = "regex", collection
+             minLength, maxLength, regularExpression = "regex", collection, shapes
     }
 
     /// Decodes an attribute from a model file, applying the defaults.
@@ -112,6 +118,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         maxLength = try c.decodeIfPresent(Int.self, forKey: .maxLength)
         regularExpression = try c.decodeIfPresent(String.self, forKey: .regularExpression)
         isCollection = try c.decodeIfPresent(Bool.self, forKey: .collection) ?? false
+        shapes = try c.decodeIfPresent(MixedShapes.self, forKey: .shapes)
     }
 
     /// Encodes the attribute; options that are unset are left out.
@@ -127,6 +134,50 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         try c.encodeIfPresent(maxLength, forKey: .maxLength)
         try c.encodeIfPresent(regularExpression, forKey: .regularExpression)
         if isCollection { try c.encode(true, forKey: .collection) }
+        try c.encodeIfPresent(shapes, forKey: .shapes)
+    }
+}
+
+/// The shapes the values of a mixed attribute take, as JSON whose records disagree: scalars
+/// (booleans, numbers, strings, each keeping its kind), dates, and arrays whose elements are all
+/// scalars or all dates (nulls allowed). In a model file:
+///
+/// ```json
+/// {"name": "tags", "type": "mixed", "shapes": {"scalar": true, "array": "scalar"}}
+/// ```
+///
+/// ```swift
+/// let tags = AttributeDescription("tags", .mixed, shapes: MixedShapes(scalar: true, array: .scalar))
+/// ```
+public struct MixedShapes: Codable, Hashable, Sendable {
+    /// What the elements of the arrays are.
+    public enum Elements: String, Codable, Hashable, Sendable {
+        case scalar, date
+    }
+
+    public var scalar: Bool
+    public var date: Bool
+    /// Arrays, and what their elements are (nil: no arrays).
+    public var array: Elements?
+
+    public init(scalar: Bool = false, date: Bool = false, array: Elements? = nil) {
+        self.scalar = scalar; self.date = date; self.array = array
+    }
+
+    private enum CodingKeys: String, CodingKey { case scalar, date, array }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        scalar = try c.decodeIfPresent(Bool.self, forKey: .scalar) ?? false
+        date = try c.decodeIfPresent(Bool.self, forKey: .date) ?? false
+        array = try c.decodeIfPresent(Elements.self, forKey: .array)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        if scalar { try c.encode(true, forKey: .scalar) }
+        if date { try c.encode(true, forKey: .date) }
+        try c.encodeIfPresent(array, forKey: .array)
     }
 }
 
@@ -209,6 +260,7 @@ public struct RelationshipDescription: Codable, Hashable, Sendable {
 /// ```swift
 /// let person = EntityDescription("Person", attributes: [AttributeDescription("name", .string)],
 ///                                uniquenessConstraints: [["name"]])
+/// let record = EntityDescription("Record", open: true)   // undeclared keys read nil, as in JSON
 /// ```
 public struct EntityDescription: Codable, Hashable, Sendable {
     /// The entity's name, used by inserts, fetches and relationships.
@@ -224,20 +276,24 @@ public struct EntityDescription: Codable, Hashable, Sendable {
     /// Each constraint is a list of attribute names whose values together may appear only once
     /// among the objects of the hierarchy (nil values never collide, as SQL's UNIQUE).
     public var uniquenessConstraints: [[String]]
+    /// Whether a key the entity (or an ancestor) does not declare reads nil, as a key missing
+    /// from a JSON object does, instead of being an `unknown-key` error. Sub-entities inherit it.
+    public var isOpen: Bool
 
     /// An entity; concrete, without a parent, properties or constraints by default.
     public init(_ name: String, abstract: Bool = false, parent: String? = nil,
                 attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [],
-                uniquenessConstraints: [[String]] = []) {
+                uniquenessConstraints: [[String]] = [], open: Bool = false) {
         self.name = name
         self.isAbstract = abstract
         self.parent = parent
         self.attributes = attributes
         self.relationships = relationships
         self.uniquenessConstraints = uniquenessConstraints
+        self.isOpen = open
     }
 
-    private enum CodingKeys: String, CodingKey { case name, abstract, parent, attributes, relationships, uniquenessConstraints }
+    private enum CodingKeys: String, CodingKey { case name, abstract, parent, attributes, relationships, uniquenessConstraints, open }
 
     /// Decodes an entity from a model file, applying the defaults.
     public init(from decoder: any Decoder) throws {
@@ -248,6 +304,7 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         attributes = try c.decodeIfPresent([AttributeDescription].self, forKey: .attributes) ?? []
         relationships = try c.decodeIfPresent([RelationshipDescription].self, forKey: .relationships) ?? []
         uniquenessConstraints = try c.decodeIfPresent([[String]].self, forKey: .uniquenessConstraints) ?? []
+        isOpen = try c.decodeIfPresent(Bool.self, forKey: .open) ?? false
     }
 
     /// Encodes the entity; options that are unset are left out.
@@ -259,6 +316,7 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         try c.encode(attributes, forKey: .attributes)
         try c.encode(relationships, forKey: .relationships)
         if !uniquenessConstraints.isEmpty { try c.encode(uniquenessConstraints, forKey: .uniquenessConstraints) }
+        if isOpen { try c.encode(true, forKey: .open) }
     }
 }
 

@@ -226,6 +226,7 @@ struct RowWriter {
             }
             row[info.attributeColumns[i]] = ColumnCodec.encode(v, a.type)
             if let x = info.exactColumns[i] { row[x] = ColumnCodec.exactText(v) }
+            if let m = info.mixedColumns[i] { MixedCodec.cells(v, m, into: &row) }
         }
         for (i, c) in info.foreignKeyColumns.enumerated() {
             guard let c else { continue }
@@ -253,7 +254,7 @@ struct RowWriter {
         guard let pk = o.objectID.primaryKey else { return }
         let e = o.info.entity
         try store.run("DELETE FROM \(q(e.table)) WHERE \(q(Storage.primaryKey)) = ?", [.integer(pk)])
-        for a in e.attributes { if let t = a.valueTable { try store.run("DELETE FROM \(q(t)) WHERE \(q(Storage.owner)) = ?", [.integer(pk)]) } }
+        for a in e.attributes { if let t = a.valueTable ?? a.mixed?.valueTable { try store.run("DELETE FROM \(q(t)) WHERE \(q(Storage.owner)) = ?", [.integer(pk)]) } }
         // Join-table rows on either side go with the object.
         for (table, columns) in store.joinTables(of: e.name) {
             for c in columns { try store.run("DELETE FROM \(q(table)) WHERE \(q(c)) = ?", [.integer(pk)]) }
@@ -266,13 +267,13 @@ struct RowWriter {
         guard e.hasCollections else { return }
         let pk = key(o)!
         for (i, a) in e.attributes.enumerated() {
-            guard let t = a.valueTable else { continue }
+            guard let t = a.valueTable ?? a.mixed?.valueTable else { continue }
             if !all, let s = o.snapshot, s.attributes[i].isIdentical(to: o.attributes[i]) { continue }
             if !all { try store.run("DELETE FROM \(q(t)) WHERE \(q(Storage.owner)) = ?", [.integer(pk)]) }
             guard case .array(let xs) = o.attributes[i] else { continue }
             for (n, x) in xs.enumerated() {
                 try store.run("INSERT INTO \(q(t)) (\(q(Storage.owner)), \(q(Storage.order)), \(q(Storage.value))) VALUES (?, ?, ?)",
-                              [.integer(pk), .integer(Int64(n)), ColumnCodec.encode(x, a.type)])
+                              [.integer(pk), .integer(Int64(n)), a.mixed.map { MixedCodec.element(x, $0) } ?? ColumnCodec.encode(x, a.type)])
             }
         }
     }
