@@ -48,6 +48,24 @@ indirect enum Projection: Equatable, Sendable {
     }
 }
 
+/// An object built only in part, for a projection: the members the predicate reads, in the
+/// projection's order (nil when absent), answered by a short scan instead of hashing a dictionary
+/// both to build it and to read it. It is only ever read key by key: a value the predicate uses
+/// whole (compared, counted, printed in an error) is built as a dictionary, so nothing can tell the
+/// two apart.
+struct ProjectedObject: KeyValueCoding {
+    /// The projection's members (shared by every object built for it).
+    let keys: [ProjectedKey]
+    /// One value per key (`.null` for a missing member); empty when none was present.
+    let values: [Value]
+
+    func value(forKey key: String) throws -> Value {
+        guard !values.isEmpty else { return .null }
+        for n in keys.indices where keys[n].name == key { return values[n] }
+        return .null
+    }
+}
+
 /// One member a projection builds, with its name as bytes so that a member's key can be matched
 /// without building a string.
 struct ProjectedKey: Equatable, Sendable {
@@ -197,8 +215,10 @@ struct JSONScanner {
                 let w = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
                 let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
                 let q = w ^ (ones &* 0x22), b = w ^ (ones &* 0x5C)
-                let special = ((q &- ones) & ~q) | ((b &- ones) & ~b) | ((w &- ones &* 0x20) & ~w)
-                if special & highs != 0 { break }
+                let special = (((q &- ones) & ~q) | ((b &- ones) & ~b) | ((w &- ones &* 0x20) & ~w)) & highs
+                // The lowest flagged byte is exact (only bytes above a flagged one can be flagged
+                // wrongly), so the scan goes straight to it.
+                if special != 0 { i += special.trailingZeroBitCount >> 3; break }
                 i += 8
             }
             guard i < count else { throw fail("unterminated string", at: open) }
@@ -409,11 +429,23 @@ extension JSONScanner {
             // `{"$date": number}` and nothing else is a date: the first member is kept aside for that.
             var memberCount = 0
             var date: Value?
+            // A partly built object keeps its members in the projection's order (see ProjectedObject).
+            var slots: [Value] = []
             while true {
                 let key = try memberKey()
                 memberCount += 1
-                let wanted = wantedMember(key, projection)
-                if let (name, sub) = wanted {
+                if case .members(let keys) = projection {
+                    if let slot = wantedSlot(key, keys) {
+                        let v = try value(depth: depth + 1, keys[slot].projection)
+                        if memberCount == 1, keys[slot].name == "$date" { date = v }
+                        if slots.isEmpty { slots = Array(repeating: .null, count: keys.count) }
+                        slots[slot] = v
+                    } else if memberCount == 1, isDateKey(key) {
+                        date = try value(depth: depth + 1, .whole)
+                    } else {
+                        try skipValue(depth: depth + 1)
+                    }
+                } else if let (name, sub) = wantedMember(key, projection) {
                     let v = try value(depth: depth + 1, sub)
                     if memberCount == 1, name == "$date" { date = v }
                     members[name] = v
@@ -434,6 +466,9 @@ extension JSONScanner {
                 case .double(let d): return .date(Date(timeIntervalSince1970: d))
                 default: break
                 }
+            }
+            if case .members(let keys) = projection {
+                return .object(ProjectedObject(keys: keys, values: slots))
             }
             return .dictionary(members)
         case UInt8(ascii: "["):
@@ -469,6 +504,20 @@ extension JSONScanner {
     private func isDateKey(_ key: (start: Int, end: Int, escaped: Bool)) -> Bool {
         if key.escaped { return stringContent(key.start, key.end, escaped: true) == "$date" }
         return key.end - key.start == 5 && memcmp(base + key.start, "$date", 5) == 0
+    }
+
+    /// The index in `keys` of a member the projection builds, nil for one it skips.
+    @inline(__always)
+    private func wantedSlot(_ key: (start: Int, end: Int, escaped: Bool), _ keys: [ProjectedKey]) -> Int? {
+        if key.escaped {
+            let name = stringContent(key.start, key.end, escaped: true)
+            return keys.firstIndex { $0.name == name }
+        }
+        let length = key.end - key.start
+        for (n, k) in keys.enumerated() where k.bytes.count == length {
+            if k.bytes.withUnsafeBufferPointer({ memcmp(base + key.start, $0.baseAddress!, length) == 0 }) { return n }
+        }
+        return nil
     }
 
     /// The name and projection of a member the projection builds, nil for one it skips.
