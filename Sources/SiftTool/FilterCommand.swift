@@ -112,51 +112,46 @@ struct FilterCommand: ParsableCommand {
         let projection = RecordProjection.of(compiled.syntax)
         var progress = FilterProgress(enabled: !quiet)
 
-        // First pass: every record read (as projected) and evaluated, a run of records at a time.
+        // First pass: each record read (as projected) and evaluated at once, so only one record's
+        // values are alive at a time. The clock is only read per record for --stats.
         var cursor = RecordCursor(bytes)
         let depth = cursor.depth
         var recordCount = 0
         var matchIndices: [Int] = []
         var matchStarts: [Int] = []
         var failure: (record: Int, error: EvaluationError)?
-        var run: [Value] = []
-        var runStarts: [Int] = []
-        let runLength = 256
-        run.reserveCapacity(runLength)
-        runStarts.reserveCapacity(runLength)
+        var seen = 0
         do throws(JSONScanError) {
-            var more = true
-            while more {
-                start = clock.now
-                run.removeAll(keepingCapacity: true)
-                runStarts.removeAll(keepingCapacity: true)
-                for _ in 0..<runLength {
-                    guard let at = try cursor.next() else { more = false; break }
-                    if failure == nil {
-                        run.append(try cursor.scanner.value(depth: depth, projection))
-                        runStarts.append(at)
-                    } else {
-                        // After an evaluation error the rest is only checked: a syntax error anywhere
-                        // in the input is reported before it, as when the input was read first.
-                        try cursor.scanner.skipValue(depth: depth)
-                    }
+            while let at = try cursor.next() {
+                seen += 1
+                if seen & 1023 == 0 {
+                    input.release(before: at)
+                    progress.update(records: seen, matches: matchIndices.count, offset: at)
                 }
-                input.release(before: cursor.scanner.i)
-                let evaluating = clock.now
-                readTime += evaluating - start
-                for k in run.indices where failure == nil {
-                    do throws(EvaluationError) {
-                        if try compiled.evaluate(with: run[k], variables: variables) {
-                            matchIndices.append(recordCount + k)
-                            matchStarts.append(runStarts[k])
-                        }
-                    } catch {
-                        failure = (recordCount + k, error)
-                    }
+                guard failure == nil else {
+                    // After an evaluation error the rest is only checked: a syntax error anywhere in
+                    // the input is reported before it, as when the whole input was read first.
+                    try cursor.scanner.skipValue(depth: depth)
+                    continue
                 }
-                recordCount += failure == nil ? run.count : 0
-                evaluateTime += clock.now - evaluating
-                progress.update(records: recordCount, matches: matchIndices.count, offset: cursor.scanner.i)
+                var t0 = start
+                if stats { t0 = clock.now }
+                let record = try cursor.scanner.value(depth: depth, projection)
+                var t1 = t0
+                if stats { t1 = clock.now; readTime += t1 - t0 }
+                let matched: Bool
+                do throws(EvaluationError) {
+                    matched = try compiled.evaluate(with: record, variables: variables)
+                } catch {
+                    failure = (recordCount, error)
+                    continue
+                }
+                if stats { evaluateTime += clock.now - t1 }
+                if matched {
+                    matchIndices.append(recordCount)
+                    matchStarts.append(at)
+                }
+                recordCount += 1
             }
         } catch {
             progress.finish()
