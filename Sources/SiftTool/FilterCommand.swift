@@ -121,6 +121,8 @@ struct FilterCommand: ParsableCommand {
         var matchStarts: [Int] = []
         var failure: (record: Int, error: EvaluationError)?
         var seen = 0
+        // Option values read once: each read of an ArgumentParser property looks up generic metadata.
+        let timed = stats
         do throws(JSONScanError) {
             while let at = try cursor.next() {
                 seen += 1
@@ -135,10 +137,10 @@ struct FilterCommand: ParsableCommand {
                     continue
                 }
                 var t0 = start
-                if stats { t0 = clock.now }
+                if timed { t0 = clock.now }
                 let record = try cursor.scanner.value(depth: depth, projection)
                 var t1 = t0
-                if stats { t1 = clock.now; readTime += t1 - t0 }
+                if timed { t1 = clock.now; readTime += t1 - t0 }
                 let matched: Bool
                 do throws(EvaluationError) {
                     matched = try compiled.evaluate(with: record, variables: variables)
@@ -146,7 +148,7 @@ struct FilterCommand: ParsableCommand {
                     failure = (recordCount, error)
                     continue
                 }
-                if stats { evaluateTime += clock.now - t1 }
+                if timed { evaluateTime += clock.now - t1 }
                 if matched {
                     matchIndices.append(recordCount)
                     matchStarts.append(at)
