@@ -59,7 +59,7 @@ best() {
     done
     awk -v us="$best" -v ms="$cpu" 'BEGIN { printf "%.4f %.3f", us / 1e6, ms / 1e3 }'
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b > 0 ? a / b : 0 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }'; }
 mb() { awk -v bytes="$(stat -c %s "$1")" 'BEGIN { printf "%.1f", bytes / 1e6 }'; }
 
 fail=0
