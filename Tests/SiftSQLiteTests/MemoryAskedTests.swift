@@ -40,26 +40,30 @@ import Testing
             func date(_ s: Double?, _ encode: (Date) -> SQLValue) -> SQLValue {
                 s.map { encode(Date(timeIntervalSinceReferenceDate: $0)) } ?? .null
             }
-            let misc: SQLValue = switch r.3 {
-            case .integer(let v): .integer(v)
-            case .double(let v): .double(v)
-            case .string(let v): .text(v)
-            case .bool(let v): .integer(v ? 1 : 0)
-            // A date in a dynamically typed column: its seconds since 2001, as the JSON loader never
-            // does (it keeps dates in a date column), so memory sees a number here too.
-            case .date(let d): .double(d.timeIntervalSinceReferenceDate)
-            default: .null
-            }
             _ = try db.query("INSERT INTO item VALUES (?, ?, ?, ?, ?, ?)", [
                 .integer(Int64(i)),
                 date(r.0) { .double($0.timeIntervalSinceReferenceDate) },
                 date(r.1) { .double($0.timeIntervalSince1970) },
                 date(r.2) { .text(Self.iso($0)) },
-                misc,
+                misc(r.3).column,
                 r.4.map { .text($0) } ?? .null,
             ])
         }
         return db
+    }
+
+    /// The dynamically typed column's value as stored and as memory sees it. A date there is its
+    /// seconds since 2001, as the JSON loader never stores one (it keeps dates in a date column),
+    /// so memory sees a number too; a boolean is 0/1 on both sides.
+    static func misc(_ v: LiteralValue) -> (column: SQLValue, memory: Value) {
+        switch v {
+        case .integer(let i): (.integer(i), .integer(i))
+        case .double(let d): (.double(d), .double(d))
+        case .string(let t): (.text(t), .string(t))
+        case .bool(let b): (.integer(b ? 1 : 0), .integer(b ? 1 : 0))
+        case .date(let d): (.double(d.timeIntervalSinceReferenceDate), .double(d.timeIntervalSinceReferenceDate))
+        default: (.null, .null)
+        }
     }
 
     static func iso(_ d: Date) -> String {
@@ -73,15 +77,7 @@ import Testing
     static var objects: [Value] {
         rows.map { r in
             func date(_ s: Double?) -> Value { s.map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? .null }
-            let misc: Value = switch r.3 {
-            case .integer(let v): .integer(v)
-            case .double(let v): .double(v)
-            case .string(let v): .string(v)
-            case .bool(let v): .integer(v ? 1 : 0)
-            case .date(let d): .double(d.timeIntervalSinceReferenceDate)
-            default: .null
-            }
-            return .dictionary(["born": date(r.0), "born70": date(r.1), "bornISO": date(r.2), "misc": misc,
+            return .dictionary(["born": date(r.0), "born70": date(r.1), "bornISO": date(r.2), "misc": misc(r.3).memory,
                                 "uti": r.4.map(Value.string) ?? .null])
         }
     }
