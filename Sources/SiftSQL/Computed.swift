@@ -23,30 +23,40 @@ extension LoweringContext {
 
     /// Whether the expression has one value for every row: it reads no key path, `SELF` or
     /// SUBQUERY variable, and every `$VAR` it reads is bound. `now()` counts (it is read once, when
-    /// the predicate is lowered); `random()` and `randomn:` do not.
-    func isConstant(_ e: ExpressionSyntax) -> Bool {
+    /// the predicate is lowered); `random()` and `randomn:` do not. A SUBQUERY over a constant
+    /// collection whose predicate reads only its own variable (and constants) is constant too;
+    /// `bound` holds the variables of the SUBQUERYs being looked into.
+    func isConstant(_ e: ExpressionSyntax, bound: Set<String> = []) -> Bool {
         switch e.kind {
         case .constant: return true
-        case .variable(let name): return elementVariables[name] == nil && variables[name] != nil
-        case .aggregate(let elements): return elements.allSatisfy(isConstant)
+        case .variable(let name): return bound.contains(name) || (elementVariables[name] == nil && variables[name] != nil)
+        case .aggregate(let elements): return elements.allSatisfy { isConstant($0, bound: bound) }
         case .index(let base, let index):
-            if case .expression(let i) = index { return isConstant(base) && isConstant(i) }
-            return isConstant(base)
-        case .binary(_, let l, let r): return isConstant(l) && isConstant(r)
-        case .unary(_, let o): return isConstant(o)
-        case .function(let name, let args): return name != "random" && name != "randomn:" && args.allSatisfy(isConstant)
-        case .cast(let v, let t): return isConstant(v) && isConstant(t)
-        case .ternary(let c, let a, let b): return isConstant(c) && isConstant(a) && isConstant(b)
-        case .evaluatedObject, .keyPath, .dynamicKey, .customFunction, .subquery, .assignment: return false
+            if case .expression(let i) = index { return isConstant(base, bound: bound) && isConstant(i, bound: bound) }
+            return isConstant(base, bound: bound)
+        case .binary(_, let l, let r): return isConstant(l, bound: bound) && isConstant(r, bound: bound)
+        case .unary(_, let o): return isConstant(o, bound: bound)
+        case .function(let name, let args):
+            return name != "random" && name != "randomn:" && args.allSatisfy { isConstant($0, bound: bound) }
+        case .cast(let v, let t): return isConstant(v, bound: bound) && isConstant(t, bound: bound)
+        case .ternary(let c, let a, let b):
+            return isConstant(c, bound: bound) && isConstant(a, bound: bound) && isConstant(b, bound: bound)
+        case .keyPath(let base?, _):
+            // A key of a SUBQUERY's element (`$x.age`) inside that SUBQUERY.
+            if case .variable(let name) = base.kind { return bound.contains(name) }
+            return false
+        case .subquery(let collection, let variable, let predicate):
+            return isConstant(collection, bound: bound) && isConstant(predicate, bound: bound.union([variable]))
+        case .evaluatedObject, .keyPath, .dynamicKey, .customFunction, .assignment: return false
         }
     }
 
-    func isConstant(_ p: PredicateSyntax) -> Bool {
+    func isConstant(_ p: PredicateSyntax, bound: Set<String> = []) -> Bool {
         switch p.kind {
         case .constant: true
-        case .not(let q): isConstant(q)
-        case .and(let ops), .or(let ops): ops.allSatisfy(isConstant)
-        case .comparison(_, let l, _, _, let r): isConstant(l) && isConstant(r)
+        case .not(let q): isConstant(q, bound: bound)
+        case .and(let ops), .or(let ops): ops.allSatisfy { isConstant($0, bound: bound) }
+        case .comparison(_, let l, _, _, let r): isConstant(l, bound: bound) && isConstant(r, bound: bound)
         }
     }
 

@@ -431,6 +431,12 @@ final class LoweringContext {
     /// with `$x` bound to the element row while P is lowered; nil when the collection is nil.
     func subqueryCount(_ collection: ExpressionSyntax, _ variable: String, _ body: PredicateSyntax,
                        _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
+        let whole = ExpressionSyntax(.subquery(collection: collection, variable: variable, predicate: body), range: range)
+        if isConstant(whole) {
+            // Over a constant collection: memory's own filtering, once.
+            guard case .array(let selected) = try fold(whole) else { throw unsupported("the value of '\(whole)'", range) }
+            return .constant(.integer(Int64(selected.count)))
+        }
         guard case .collection(let c) = try operand(collection, scope), c.rest.isEmpty else {
             throw SQLLoweringError(.notACollection, "SUBQUERY needs a to-many relationship, got '\(collection)'", range: collection.range)
         }

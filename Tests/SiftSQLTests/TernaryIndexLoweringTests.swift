@@ -117,3 +117,21 @@ private func b(_ format: String) throws -> [SQLValue] { try lower(format).bindin
         #expect(try lower("address['city'] == 'Oslo'").sql.contains(#"LEFT JOIN "address" AS t1"#))
     }
 }
+
+/// A SUBQUERY over a constant collection whose predicate reads only its variable reads no row:
+/// memory filters the collection once and the count is bound (or the comparison decided).
+@Suite struct ConstantSubqueryLoweringTests {
+    @Test func foldedOnce() throws {
+        #expect(try w("SUBQUERY({1, 2, 3, 4}, $x, $x > 2).@count == 2 AND age > 1") == #"(t0."age" > ?)"#)
+        #expect(try w("SUBQUERY({1, 2, 3, 4}, $x, $x > 2)[SIZE] == 3 OR age > 1") == #"(t0."age" > ?)"#)
+        #expect(try lower("SUBQUERY({1, 2, 3, 4}, $x, $x > 2).@count == 3").sql.contains(" WHERE 0 "))
+        #expect(try w("age < SUBQUERY({1, 2, 3, 4}, $x, $x >= 2).@count") == #"t0."age" < ?"#)
+        #expect(try b("age < SUBQUERY({1, 2, 3, 4}, $x, $x >= 2).@count") == [.integer(3)])
+    }
+
+    /// A predicate that reads the row (`age`) makes it a per-row SUBQUERY, which needs a relationship.
+    @Test func readingTheRowIsNotConstant() throws {
+        let error = #expect(throws: SQLLoweringError.self) { try lower("SUBQUERY({1, 2}, $x, $x > age).@count == 1") }
+        #expect(error?.kind == .notACollection)
+    }
+}
