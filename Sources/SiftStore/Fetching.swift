@@ -52,15 +52,14 @@ extension ManagedObjectContext {
                     let s = try store.statement(q.sql)
                     try s.bind(q.bindings)
                     var out: [ObjectID] = []
-                    let storeID = store.identifier
                     while try s.step() {
                         guard case .integer(let pk) = s.column(0) else { continue }
                         if let single {
-                            out.append(ObjectID(entity: single.name, store: storeID, key: .permanent(pk)))
+                            out.append(ObjectID(single.names, key: .permanent(pk)))
                             continue
                         }
                         guard case .integer(let ent) = s.column(1), let info = store.infoByNumber[ent] else { continue }
-                        out.append(ObjectID(entity: info.name, store: storeID, key: .permanent(pk)))
+                        out.append(ObjectID(info.names, key: .permanent(pk)))
                     }
                     try s.reset()
                     return out
@@ -255,7 +254,7 @@ extension ManagedObjectContext {
                 let s = try store.statement(q.sql)
                 try s.bind(q.bindings)
                 while try s.step() {
-                    let o = try materialize { s.column($0) }
+                    let o = try materialize(s)
                     objects.append(o)
                 }
                 try s.reset()
@@ -501,7 +500,7 @@ extension ManagedObjectContext {
             var members: [Int64: [ManagedObject]] = [:]
             for row in rows {
                 guard case .integer(let owner) = row[0] else { continue }
-                members[owner, default: []].append(try materialize { row[$0 + 1] })
+                members[owner, default: []].append(try materialize(RowValues(values: row, offset: 1)))
             }
             for o in group where o.links[i] == nil {
                 o.links[i] = .many(members[o.objectID.primaryKey!] ?? [])

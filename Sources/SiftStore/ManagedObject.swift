@@ -8,6 +8,7 @@
 import Foundation
 import SiftEvaluation
 import SiftSQL
+import SiftSQLite
 import SiftText
 
 /// Per-entity facts shared by every object of the entity: the resolved model entity, where its
@@ -26,6 +27,14 @@ final class EntityInfo: @unchecked Sendable {
     let updateSQL: String
     /// The row positions `updateSQL` binds, in order (the key last).
     let updateColumns: [Int]
+    /// `insertSQL` prepared, once the store first needs it (only touched with its lock held).
+    var insertStatement: SQLiteStatement?
+    /// A new object's attributes (the model's defaults) and relationships (empty).
+    let initialAttributes: [Value]
+    let initialLinks: [Link?]
+    /// The interned store and entity names this entity's object IDs carry (set by the store once
+    /// it knows its identifier, before any object exists).
+    var names = IDNames.Pair(store: 0, entity: 0)
     var name: String { entity.name }
 
     init(_ entity: ResolvedEntity, layout: TableLayout) {
@@ -37,6 +46,8 @@ final class EntityInfo: @unchecked Sendable {
             if case .foreignKey(let c) = $0.storage { return layout.index[c]! }
             return nil
         }
+        initialAttributes = entity.attributes.map { $0.defaultValue ?? .null }
+        initialLinks = entity.relationships.map { $0.isToMany ? .many([]) : .one(nil) }
         regexes = entity.attributes.map { a in a.description.regularExpression.flatMap { try? AttributeValidation.regex($0) } }
         let q = PersistentStore.q
         insertSQL = "INSERT INTO \(q(layout.table)) (\(layout.columns.map(q).joined(separator: ", "))) VALUES (\(layout.columns.map { _ in "?" }.joined(separator: ", ")))"
@@ -91,6 +102,8 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     var batch: FaultBatch?
     /// Inserted in its context and not saved yet (the context's own bookkeeping).
     var pendingInsert = false
+    /// The primary key a save in progress gave this inserted object (nil outside a save).
+    var assignedKey: Int64?
 
     init(id: ObjectID, info: EntityInfo, context: ManagedObjectContext, fault: Bool) {
         self.objectID = id
@@ -217,6 +230,67 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     public func setValue(_ value: Any?, forKey key: String) throws(StoreError) {
         guard let context else { throw StoreError(.invalidOperation, "\(objectID) no longer belongs to a context") }
         try context.set(value, forKey: key, of: self)
+    }
+
+    // Typed forms of `setValue(_:forKey:)` for the common attribute values: the same result as
+    // passing the value as `Any?`, without finding its dynamic type first (a bulk insert sets
+    // every attribute of every object through here).
+
+    /// Sets an attribute to a string (see `setValue(_:forKey:)` for coercion and errors).
+    ///
+    /// ```swift
+    /// try ann.setValue("Ann", forKey: "name")
+    /// ```
+    public func setValue(_ value: String, forKey key: String) throws(StoreError) {
+        try setTyped(.string(value), value, forKey: key)
+    }
+
+    /// Sets an attribute to an integer (checked against the attribute's width; see
+    /// `setValue(_:forKey:)`).
+    ///
+    /// ```swift
+    /// try ann.setValue(42, forKey: "age")
+    /// ```
+    public func setValue(_ value: Int, forKey key: String) throws(StoreError) {
+        try setTyped(.integer(Int64(value)), value, forKey: key)
+    }
+
+    /// Sets an attribute to a 64-bit integer (see `setValue(_:forKey:)`).
+    ///
+    /// ```swift
+    /// try ann.setValue(Int64(42), forKey: "age")
+    /// ```
+    public func setValue(_ value: Int64, forKey key: String) throws(StoreError) {
+        try setTyped(.integer(value), value, forKey: key)
+    }
+
+    /// Sets an attribute to a double (see `setValue(_:forKey:)`).
+    ///
+    /// ```swift
+    /// try ann.setValue(5200.0, forKey: "salary")
+    /// ```
+    public func setValue(_ value: Double, forKey key: String) throws(StoreError) {
+        try setTyped(.double(value), value, forKey: key)
+    }
+
+    /// Sets an attribute to a boolean (see `setValue(_:forKey:)`).
+    ///
+    /// ```swift
+    /// try ann.setValue(true, forKey: "active")
+    /// ```
+    public func setValue(_ value: Bool, forKey key: String) throws(StoreError) {
+        try setTyped(.bool(value), value, forKey: key)
+    }
+
+    /// An attribute takes `value` directly; anything else (a relationship, an unknown key) goes
+    /// the general way with `original`, so errors read exactly as they do there.
+    private func setTyped(_ value: Value, _ original: Any, forKey key: String) throws(StoreError) {
+        guard let context else { throw StoreError(.invalidOperation, "\(objectID) no longer belongs to a context") }
+        if let i = info.entity.attributeIndex[key] {
+            try context.setAttribute(value, i, forKey: key, of: self)
+        } else {
+            try context.set(original, forKey: key, of: self)
+        }
     }
 
     /// Adds `object` to the to-many relationship `key` (kept in order when ordered).
