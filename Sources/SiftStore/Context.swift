@@ -24,7 +24,11 @@ public final class ManagedObjectContext {
     public let store: PersistentStore
     /// One object per ID. Keyed by the ID's key alone: every registered object belongs to this
     /// context's store, so comparing store identifiers on each lookup would be wasted work.
-    var registry = ObjectRegistry()
+    @exclusivity(unchecked) var registry = ObjectRegistry()
+    /// Numbers the passes of `matchingObjects` that mark dirty objects (`ManagedObject.dirtyPass`).
+    var fetchPasses: UInt64 = 0
+    /// The entity `insert` made an object of last: bulk inserts name one entity again and again.
+    private var lastInserted: EntityInfo?
     /// Inserted objects in insertion order (their keys are given in this order at save).
     var insertedList: [ManagedObject] = []
     var updatedSet: Set<ManagedObject> = []
@@ -74,7 +78,11 @@ public final class ManagedObjectContext {
 
     /// A new object of `entity`, with the model's default values, registered as inserted.
     public func insert(_ entity: String) throws(StoreError) -> ManagedObject {
-        let info = try store.info(entity)
+        let info: EntityInfo
+        if let last = lastInserted, last.name == entity { info = last } else {
+            info = try store.info(entity)
+            lastInserted = info
+        }
         guard !info.entity.description.isAbstract else {
             throw StoreError(.invalidOperation, "entity '\(entity)' is abstract: insert one of its sub-entities")
         }
@@ -261,7 +269,7 @@ public final class ManagedObjectContext {
 
     func set(_ value: Any?, forKey key: String, of o: ManagedObject) throws(StoreError) {
         let e = o.info.entity
-        if let i = e.attributeIndex[key] {
+        if let i = o.info.attributeNumber(key) {
             try setAttribute(Value(storing: value), i, forKey: key, of: o)
             return
         }
@@ -536,16 +544,20 @@ struct RowValues: RowSource {
 // storage classes become values directly (the same values `ColumnCodec.decode` gives) without
 // a `SQLValue` in between; anything else goes through `decode`.
 extension SQLiteStatement: RowSource {
-    func key(_ i: Int) -> SQLValue { storageClass(i) == .integer ? .integer(int64(i)) : .null }
+    func key(_ i: Int) -> SQLValue {
+        let v = value(i)
+        return v.storageClass == .integer ? .integer(v.int64) : .null
+    }
 
     func attribute(_ i: Int, _ type: AttributeType) -> Value {
-        switch (type, storageClass(i)) {
+        let v = value(i)
+        switch (type, v.storageClass) {
         case (_, .null): return .null
-        case (.integer16, .integer), (.integer32, .integer), (.integer64, .integer), (.dynamic, .integer): return .integer(int64(i))
-        case (.double, .double), (.float, .double), (.dynamic, .double): return .double(double(i))
-        case (.string, .text), (.uuid, .text), (.uri, .text), (.dynamic, .text): return .string(text(i))
-        case (.boolean, .integer): return .bool(int64(i) != 0)
-        case (.date, .double): return .date(Date(timeIntervalSinceReferenceDate: double(i)))
+        case (.integer16, .integer), (.integer32, .integer), (.integer64, .integer), (.dynamic, .integer): return .integer(v.int64)
+        case (.double, .double), (.float, .double), (.dynamic, .double): return .double(v.double)
+        case (.string, .text), (.uuid, .text), (.uri, .text), (.dynamic, .text): return .string(v.text)
+        case (.boolean, .integer): return .bool(v.int64 != 0)
+        case (.date, .double): return .date(Date(timeIntervalSinceReferenceDate: v.double))
         default: return ColumnCodec.decode(column(i), type)
         }
     }

@@ -266,8 +266,13 @@ extension ManagedObjectContext {
         }
         var keep: [ManagedObject] = []
         keep.reserveCapacity(objects.count)
-        let dirtySet = dirty.map { Set($0.map(ObjectIdentifier.init)) } ?? []
-        for o in objects where !dirtySet.contains(ObjectIdentifier(o)) {
+        // The dirty objects are marked with a number of this pass rather than put in a set: every
+        // row asks, and a mark costs a load where a set costs a hash (a new number per pass, so
+        // the marks of earlier passes need no clearing; nothing below fetches again).
+        fetchPasses &+= 1
+        let pass = fetchPasses
+        for o in dirty ?? [] { o.dirtyPass = pass }
+        for o in objects where o.dirtyPass != pass {
             if let r = plan.residual {
                 do { if try !r.evaluate(with: o, variables: plan.variables) { continue } } catch { throw StoreError(error) }
             }

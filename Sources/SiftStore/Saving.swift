@@ -225,15 +225,14 @@ struct RowWriter {
         try put(0, .integer(key(o)!))
         try put(1, .integer(info.entity.number))
         try put(2, .integer(version))
-        let attributes = info.entity.attributes
-        for i in attributes.indices {
-            let a = attributes[i]
+        let types = info.attributeTypes
+        for i in types.indices {
             let v = o.attributes[i]
-            if a.description.isCollection {
+            if !info.isScalar[i] {
                 if case .array(let xs) = v { try put(info.attributeColumns[i], .integer(Int64(xs.count))) }
                 continue
             }
-            try put(info.attributeColumns[i], ColumnCodec.encode(v, a.type))
+            try put(info.attributeColumns[i], ColumnCodec.encode(v, types[i]))
             if let x = info.exactColumns[i] { try put(x, ColumnCodec.exactText(v)) }
         }
         for (i, c) in info.foreignKeyColumns.enumerated() {

@@ -87,7 +87,7 @@ import SiftSQLite
         let c = try makeContext()
         var objects: [ManagedObject] = []
         for _ in 0..<64 { objects.append(try c.insert("Address")) }
-        var registry = ObjectRegistry()
+        let registry = ObjectRegistry()
         var reference: [ObjectID.Key: ManagedObject] = [:]
         var state: UInt64 = 0x5eed
         func next(_ n: UInt64) -> UInt64 {
