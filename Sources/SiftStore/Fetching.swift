@@ -53,12 +53,13 @@ extension ManagedObjectContext {
                     try s.bind(q.bindings)
                     var out: [ObjectID] = []
                     while try s.step() {
-                        guard case .integer(let pk) = s.column(0) else { continue }
+                        // `key` asks SQLite for the column once (class and value together).
+                        guard case .integer(let pk) = s.key(0) else { continue }
                         if let single {
                             out.append(ObjectID(single.names, key: .permanent(pk)))
                             continue
                         }
-                        guard case .integer(let ent) = s.column(1), let info = store.infoByNumber[ent] else { continue }
+                        guard case .integer(let ent) = s.key(1), let info = store.infoByNumber[ent] else { continue }
                         out.append(ObjectID(info.names, key: .permanent(pk)))
                     }
                     try s.reset()

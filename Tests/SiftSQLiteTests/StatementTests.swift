@@ -14,6 +14,9 @@ import SiftSQLite
         #expect(s.int64(0) == 42 && s.double(1) == 2.5 && s.text(2) == "héllo" && s.text(5) == "")
         #expect(s.int64(6) == Int64.max)
         #expect(s.column(2) == .text(s.text(2)) && s.column(0) == .integer(s.int64(0)))
+        // The same answers through one column lookup (`value`).
+        #expect((0..<7).map { s.value($0).storageClass } == [.integer, .double, .text, .blob, .null, .text, .integer])
+        #expect(s.value(0).int64 == 42 && s.value(1).double == 2.5 && s.value(2).text == "héllo" && s.value(6).int64 == Int64.max)
         // SQLite's own conversions when the class differs (callers check the class first).
         #expect(s.double(0) == 42 && s.int64(1) == 2 && s.text(4) == "")
         #expect(try !s.step())
