@@ -24,17 +24,20 @@ public final class ManagedObjectContext {
     public let store: PersistentStore
     /// One object per ID. Keyed by the ID's key alone: every registered object belongs to this
     /// context's store, so comparing store identifiers on each lookup would be wasted work.
+    // The bookkeeping every insert, change and fetched row touches skips the runtime's
+    // exclusivity checks (a context is used from one thread at a time, and a call per access
+    // cost more than the work itself).
     @exclusivity(unchecked) var registry = ObjectRegistry()
     /// Numbers the passes of `matchingObjects` that mark dirty objects (`ManagedObject.dirtyPass`).
-    var fetchPasses: UInt64 = 0
+    @exclusivity(unchecked) var fetchPasses: UInt64 = 0
     /// The entity `insert` made an object of last: bulk inserts name one entity again and again.
-    private var lastInserted: EntityInfo?
+    @exclusivity(unchecked) private var lastInserted: EntityInfo?
     /// Inserted objects in insertion order (their keys are given in this order at save).
-    var insertedList: [ManagedObject] = []
-    var updatedSet: Set<ManagedObject> = []
-    var deletedSet: Set<ManagedObject> = []
+    @exclusivity(unchecked) var insertedList: [ManagedObject] = []
+    @exclusivity(unchecked) var updatedSet: Set<ManagedObject> = []
+    @exclusivity(unchecked) var deletedSet: Set<ManagedObject> = []
     /// Changes since the last objects-did-change notification.
-    var unreported = ChangeSet()
+    @exclusivity(unchecked) var unreported = ChangeSet()
     var observers: [UUID: @Sendable (ContextNotification) -> Void] = [:]
     nonisolated(unsafe) static var temporaryCounter: Int64 = 0
     static let counterLock = NSLock()
