@@ -287,7 +287,18 @@ public final class SQLiteStatement {
     public func row() -> [SQLValue] { (0..<columnCount).map(column) }
 
     /// A column's storage class in the current row.
-    public enum StorageClass: Sendable { case integer, double, text, blob, null }
+    public enum StorageClass: Sendable {
+        /// A 64-bit signed integer.
+        case integer
+        /// An IEEE double.
+        case double
+        /// UTF-8 text.
+        case text
+        /// Bytes.
+        case blob
+        /// NULL.
+        case null
+    }
 
     /// The storage class of column `i` (0-based) of the current row, for readers that take a
     /// column's value by the type they expect instead of through a ``SQLValue``.
