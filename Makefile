@@ -3,7 +3,7 @@
 
 SWIFT ?= swift
 
-.PHONY: deps build test sanitizers tsan asan crash-test sample bench fuzz fuzz-diff clean
+.PHONY: deps build test sanitizers tsan asan crash-test sample bench fuzz fuzz-diff docs docs-coverage clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -73,6 +73,31 @@ fuzz: deps
 # time-based seed, or SIFT_DIFF_SEED to replay one.
 fuzz-diff: deps
 	bash scripts/fuzz-diff.sh
+
+# The DocC archive of each library target (swift-docc-plugin), into .build/docs/TARGET.doccarchive.
+# Any DocC warning (an unresolved symbol link, a malformed article…) fails the build. Not part of
+# `make test`: it rebuilds each target for its symbol graph, which CI time does not afford; the
+# articles' Swift samples are compiled and run by the ordinary tests (DocumentationSampleTests).
+DOC_TARGETS := SiftSyntax SiftText SiftEvaluation SiftSQL SiftSQLite SiftStore
+DOCS_DIR := .build/docs
+
+docs: deps
+	@mkdir -p $(DOCS_DIR)
+	@for t in $(DOC_TARGETS); do \
+		$(SWIFT) package --allow-writing-to-directory $(DOCS_DIR) generate-documentation \
+			--target $$t --output-path $(DOCS_DIR)/$$t.doccarchive --warnings-as-errors || exit 1; \
+	done
+
+# The same build with DocC's coverage report: per target, the public symbols without a summary
+# (`--level brief`); the summary tables go to $(DOCS_DIR)/coverage-TARGET.txt.
+docs-coverage: deps
+	@mkdir -p $(DOCS_DIR)
+	@for t in $(DOC_TARGETS); do \
+		$(SWIFT) package --allow-writing-to-directory $(DOCS_DIR) generate-documentation \
+			--target $$t --output-path $(DOCS_DIR)/$$t.doccarchive \
+			--experimental-documentation-coverage --coverage-summary-level brief > $(DOCS_DIR)/coverage-$$t.txt 2>&1 || { cat $(DOCS_DIR)/coverage-$$t.txt; exit 1; }; \
+		echo "$$t:"; sed -n '/| Abstract/,/^ *$$/p' $(DOCS_DIR)/coverage-$$t.txt; \
+	done
 
 clean:
 	rm -rf .build .build-tsan .build-asan Benchmarks/.build Fuzz/build

@@ -3,7 +3,7 @@
 // One target per pipeline stage; dependencies point one way:
 //   SiftSyntax ← SiftEvaluation ← SiftTool ← sift
 //   SiftText (Unicode folding, LIKE, MATCHES through PCRE2) ← SiftEvaluation
-//   SiftSyntax, SiftEvaluation ← SiftSQL (lowering to SQL text + bound values; no database) ← SiftSQLite ← SiftTool
+//   SiftSyntax, SiftText, SiftEvaluation ← SiftSQL (lowering to SQL text + bound values; no database) ← SiftSQLite ← SiftTool
 //     (the lowering hands the parts that read no row to the evaluator, so their values are memory's)
 //   SiftText, SiftEvaluation ← SiftSQLite (the C API, and Sift's functions and collations registered on a connection)
 //   SiftEvaluation, SiftSQL, SiftSQLite ← SiftStore (model, SQLite store, contexts, fetch requests) ← SiftTool
@@ -22,6 +22,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
+        // `make docs` only: the generate-documentation command plugin (no target depends on it).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .target(name: "SiftSyntax"),
@@ -32,7 +34,7 @@ let package = Package(
         ),
         .target(name: "SiftText", dependencies: ["CPCRE2"]),
         .target(name: "SiftEvaluation", dependencies: ["SiftSyntax", "SiftText"]),
-        .target(name: "SiftSQL", dependencies: ["SiftSyntax", "SiftEvaluation"]),
+        .target(name: "SiftSQL", dependencies: ["SiftSyntax", "SiftText", "SiftEvaluation"]),
         .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the benchmarks in release mode (one separate scratch path, shared build), then runs the
 # SiftBench parse-throughput benchmark, the EvalBench evaluation benchmark, the SQLBench SQL
-# back-end benchmark and the StoreBench persistence benchmark (SiftStore vs the raw SQLite C API
+# back-end benchmark, the `sift filter` benchmark against jq
+# (scripts/bench-cli.sh) and the StoreBench persistence benchmark (SiftStore vs the raw SQLite C API
 # and GRDB). Arguments go to SiftBench; EVALBENCH_ARGS (e.g. "--records 100000") go to EvalBench,
 # SQLBENCH_ARGS (e.g. "--rows 100000") to SQLBench and STOREBENCH_ARGS (e.g. "--rounds 3") to
 # StoreBench.
@@ -15,6 +16,9 @@ swift run -c release --skip-build --package-path Benchmarks --scratch-path Bench
 echo
 # shellcheck disable=SC2086
 swift run -c release --skip-build --package-path Benchmarks --scratch-path Benchmarks/.build SQLBench ${SQLBENCH_ARGS:-}
+echo
+# The `sift filter` command against jq (whole processes, scripts/bench-cli.sh).
+bash scripts/bench-cli.sh
 echo
 # shellcheck disable=SC2086
 exec swift run -c release --skip-build --package-path Benchmarks --scratch-path Benchmarks/.build StoreBench ${STOREBENCH_ARGS:-}

@@ -74,6 +74,12 @@ public struct EvaluationOptions: Sendable {
     /// The type table for UTI-CONFORMS-TO.
     public var utis: UTITable
 
+    /// Options for evaluation; the defaults are strict, with no registered functions and the standard type table.
+    ///
+    /// ```swift
+    /// let options = EvaluationOptions(lenient: true)
+    /// let p = try SiftPredicate("age > 3", options: options)
+    /// ```
     public init(lenient: Bool = false, functions: FunctionRegistry = FunctionRegistry(), utis: UTITable = .standard) {
         self.lenient = lenient
         self.functions = functions

@@ -100,19 +100,23 @@ public enum EvaluationErrorKind: Error, Hashable, Sendable {
 /// }
 /// ```
 public struct EvaluationError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong, with the values involved.
     public var kind: EvaluationErrorKind
     /// The UTF-8 range of the failing node in the predicate's source (when it was parsed).
     public var range: SourceRange
     /// The predicate's source text, when known, for `line:column` and the caret line.
     public var source: String?
 
+    /// An error of `kind` at `range`; pass the predicate's `source` for `line:column` and the caret line.
     public init(_ kind: EvaluationErrorKind, range: SourceRange, source: String? = nil) {
         self.kind = kind
         self.range = range
         self.source = source
     }
 
+    /// The stable identifier of the kind, e.g. `incomparable-values`.
     public var id: String { kind.id }
+    /// The message without position, e.g. `cannot order "Ann" and 5`.
     public var message: String { kind.message }
 
     /// `line:column` of the failing node, when the source is known.

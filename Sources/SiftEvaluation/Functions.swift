@@ -19,9 +19,11 @@ import SiftText
 ///                           options: EvaluationOptions(functions: functions))
 /// ```
 public struct FunctionRegistry: Sendable {
+    /// A registered function: called with `FUNCTION`'s target and its remaining arguments, evaluated.
     public typealias Function = @Sendable (_ target: Value, _ arguments: [Value]) throws -> Value
     private var functions: [String: Function] = [:]
 
+    /// An empty registry.
     public init() {}
 
     /// Registers (or replaces) the function for `selector`.
@@ -35,14 +37,21 @@ public struct FunctionRegistry: Sendable {
 
 /// An error a registered function throws to reject its arguments; reported as `invalid-argument`.
 public struct FunctionError: Error, Sendable, CustomStringConvertible {
+    /// Why the arguments were rejected; becomes the `invalid-argument` error's message.
     public var description: String
+    /// An error with its message.
+    ///
+    /// ```swift
+    /// throw FunctionError("double: needs an integer")
+    /// ```
     public init(_ description: String) { self.description = description }
 }
 
 enum BuiltinFunctions {
     /// Calls the built-in `selector` with evaluated arguments.
     static func call(_ selector: String, _ args: [Value]) throws(EvaluationErrorKind) -> Value {
-        let name = String(selector.prefix { $0 != ":" })
+        // The name is for error messages (and min/max): not worth computing on every call.
+        var name: String { String(selector.prefix { $0 != ":" }) }
         switch selector {
         case "now": return .date(Date())
         case "random": return .double(Double.random(in: 0..<1))
@@ -59,7 +68,7 @@ enum BuiltinFunctions {
             for x in xs.dropFirst() {
                 if x.isNull || best.isNull { throw .notANumber(operation: selector, value: "nil") }
                 let o = try cmp.order(x, best)
-                if name == "min" ? o < 0 : o > 0 { best = x }
+                if selector == "min:" ? o < 0 : o > 0 { best = x }
             }
             return best
         case "average:":
@@ -126,28 +135,28 @@ enum BuiltinFunctions {
         }
     }
 
-    static func number(_ f: String, _ v: Value) throws(EvaluationErrorKind) -> Number {
-        guard let n = v.number else { throw .notANumber(operation: f, value: v.description) }
+    static func number(_ f: @autoclosure () -> String, _ v: Value) throws(EvaluationErrorKind) -> Number {
+        guard let n = v.number else { throw .notANumber(operation: f(), value: v.description) }
         return n
     }
 
-    static func string(_ f: String, _ v: Value) throws(EvaluationErrorKind) -> String {
-        guard case .string(let s) = v else { throw .notAString(operation: f, value: v.description) }
+    static func string(_ f: @autoclosure () -> String, _ v: Value) throws(EvaluationErrorKind) -> String {
+        guard case .string(let s) = v else { throw .notAString(operation: f(), value: v.description) }
         return s
     }
 
-    static func collection(_ f: String, _ v: Value) throws(EvaluationErrorKind) -> [Value] {
+    static func collection(_ f: @autoclosure () -> String, _ v: Value) throws(EvaluationErrorKind) -> [Value] {
         switch v {
         case .array(let a), .set(let a): return a
         case .dictionary(let d): return Array(d.values)
-        default: throw .notACollection(operation: f, value: v.description)
+        default: throw .notACollection(operation: f(), value: v.description)
         }
     }
 
-    static func numbers(_ f: String, _ v: Value) throws(EvaluationErrorKind) -> [Number] {
+    static func numbers(_ f: @autoclosure () -> String, _ v: Value) throws(EvaluationErrorKind) -> [Number] {
         var out: [Number] = []
-        for x in try collection(f, v) {
-            guard let n = x.number else { throw .notANumber(operation: f, value: x.description) }
+        for x in try collection(f(), v) {
+            guard let n = x.number else { throw .notANumber(operation: f(), value: x.description) }
             out.append(n)
         }
         return out

@@ -48,10 +48,13 @@ public protocol KeyValueCoding: SendableMetatype {
 }
 
 extension KeyValueCoding {
+    /// No dictionary form by default.
     public var dictionaryValue: [String: Value]? { nil }
 
+    /// No typed readers by default: keys are read through ``KeyValueCoding/value(forKey:)``.
     public static func reader(forKey key: String) -> KeyReader<Self>? { nil }
 
+    /// Reads `key` through ``KeyValueCoding/reader(forKey:)``; a key without a reader throws ``KeyValueCodingError/unknownKey(_:in:)``.
     public func value(forKey key: String) throws -> Value {
         guard let reader = Self.reader(forKey: key) else { throw KeyValueCodingError.unknownKey(key, in: String(describing: Self.self)) }
         return try reader.value(of: self)
@@ -66,6 +69,7 @@ public enum KeyValueCodingError: Error, Sendable, Equatable {
 
 // MARK: - Dictionaries
 
+/// Dictionaries with string keys answer keys by lookup, as `NSDictionary`'s `valueForKey:` does.
 extension Dictionary: KeyValueCoding where Key == String {
     /// A missing key is nil, as `valueForKey:` on an NSDictionary answers.
     public func value(forKey key: String) throws -> SiftEvaluation.Value {
@@ -73,6 +77,7 @@ extension Dictionary: KeyValueCoding where Key == String {
         return SiftEvaluation.Value(any: v)
     }
 
+    /// The dictionary's values, each converted with `Value(any:)`.
     public var dictionaryValue: [String: SiftEvaluation.Value]? { mapValues { SiftEvaluation.Value(any: $0) } }
 
     /// Reads through `Value(any:)`. (`[String: Any]` gets code specialised for it in

@@ -21,6 +21,12 @@ public struct SiftExpression: Sendable, CustomStringConvertible {
     public let source: String?
     private let compute: Expr<Value>
 
+    /// Compiles a parsed expression; `source` is its text, for `line:column` in errors.
+    ///
+    /// ```swift
+    /// let e = SiftExpression(try ExpressionSyntax.parse("2 + 3"))
+    /// try e.evaluate()   // .integer(5)
+    /// ```
     public init(_ syntax: ExpressionSyntax, source: String? = nil, options: EvaluationOptions = EvaluationOptions()) {
         self.syntax = syntax
         self.source = source

@@ -207,6 +207,7 @@ public struct CompiledPredicate<Root: KeyValueCoding>: Sendable, CustomStringCon
     }
 }
 
+/// Filtering any sequence with a predicate.
 extension Sequence {
     /// The elements for which `predicate` is true, in order.
     ///
@@ -223,12 +224,13 @@ extension Sequence {
         return out
     }
 
-    /// Same as ``filter(_:variables:)``, under Foundation's name.
+    /// Same as `filter(_:variables:)`, under Foundation's name.
     public func filtered(using predicate: SiftPredicate, variables: [String: Any] = [:]) throws(EvaluationError) -> [Element] {
         try filter(predicate, variables: variables)
     }
 }
 
+/// Filtering sequences of ``KeyValueCoding`` elements through a predicate compiled for their type.
 extension Sequence where Element: KeyValueCoding {
     /// The elements for which `predicate` is true; elements answer keys directly.
     public func filter(_ predicate: SiftPredicate, variables: [String: Any] = [:]) throws(EvaluationError) -> [Element] {
@@ -236,7 +238,7 @@ extension Sequence where Element: KeyValueCoding {
         return try compiled.filter(self, variables: variables.mapValues { Value(any: $0) })
     }
 
-    /// Same as ``filter(_:variables:)``, under Foundation's name.
+    /// Same as `filter(_:variables:)`, under Foundation's name.
     public func filtered(using predicate: SiftPredicate, variables: [String: Any] = [:]) throws(EvaluationError) -> [Element] {
         try filter(predicate, variables: variables)
     }

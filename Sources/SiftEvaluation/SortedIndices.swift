@@ -4,6 +4,7 @@
 
 import Foundation
 
+/// The positions of a sequence's elements in sorted order.
 extension Sequence {
     /// The 0-based positions of the elements in the order `sorted(by: descriptors)` would put them.
     ///

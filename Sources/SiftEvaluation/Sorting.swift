@@ -16,7 +16,9 @@ import SiftText
 public struct SiftSortDescriptor: Sendable, CustomStringConvertible {
     /// The key path as written (`address.city`, `kids.@count`).
     public let keyPath: String
+    /// Whether smaller values come first (nil first ascending, last descending).
     public let ascending: Bool
+    /// String options for the comparison (`[c]`, `[d]`).
     public let options: ComparisonOptions
     let read: ExpressionFn
 
@@ -29,6 +31,7 @@ public struct SiftSortDescriptor: Sendable, CustomStringConvertible {
         self.read = Compiler(options: EvaluationOptions(), source: keyPath, access: .value).expression(e)
     }
 
+    /// `keyPath[options]:desc`, as `sift filter --sort` takes it (e.g. `name[c]:desc`).
     public var description: String {
         keyPath + (options.isEmpty ? "" : "[\(options.letters)]") + (ascending ? "" : ":desc")
     }
@@ -81,6 +84,7 @@ enum SortOrder {
     }
 }
 
+/// Sorting a sequence with sort descriptors.
 extension Sequence {
     /// The elements sorted by `descriptors` (the first is the primary key), stably.
     public func sorted(by descriptors: [SiftSortDescriptor]) throws(EvaluationError) -> [Element] {

@@ -13,6 +13,7 @@
 public struct UTITable: Sendable, Hashable {
     private var parents: [String: [String]]
 
+    /// A table declaring each type's parents (`UTITable.standard` holds the common `public.*` types).
     public init(_ parents: [String: [String]] = [:]) { self.parents = parents }
 
     /// Common public types and their declared parents.

@@ -20,13 +20,21 @@ import SiftSyntax
 /// predicate only ever stores values built from literals (never `.object`), so compiled predicates
 /// are safe to share between threads. A `.object` value is as thread-safe as the object it wraps.
 public enum Value: @unchecked Sendable {
+    /// nil: a missing key, JSON null, `NSNull`, or a nil optional.
     case null
+    /// A Boolean; compares numerically with numbers (`true == 1`).
     case bool(Bool)
+    /// A 64-bit integer.
     case integer(Int64)
+    /// A double.
     case double(Double)
+    /// A `Decimal`; compared with other numbers as a double.
     case decimal(Decimal)
+    /// A string.
     case string(String)
+    /// A date.
     case date(Date)
+    /// Bytes.
     case data(Data)
     /// An ordered collection (arrays, JSON arrays, the result of a SUBQUERY).
     case array([Value])

@@ -5,7 +5,8 @@
 // SQLite's own (its shifts agree with Swift's smart shifts; XOR is `(x | y) & ~(x & y)`). What SQL
 // computes differently (`/` that may involve a double: infinities and NaN; `**`; bitwise operators
 // on doubles, which memory truncates) calls the evaluator's own operator through `sift_call`.
-// Dates and TEXT-encoded decimals are rejected. A nil operand makes memory raise, so SQL's NULL
+// Arithmetic with dates (date ± seconds, date − date) is memory's own operator through
+// `sift_call`; TEXT-encoded decimals are rejected. A nil operand makes memory raise, so SQL's NULL
 // there is free. Memory's Int64 arithmetic wraps where SQLite would switch to REAL: integer `+`,
 // `-`, unary minus, `*` and `Int64.min / -1` are written to wrap too, on `any` columns on the rows
 // where both operands are integers. Integer arithmetic nested so deeply that the repeated operands
@@ -19,8 +20,10 @@ extension LoweringContext {
 
     func arithmetic(_ op: BinaryOperator, _ l: ExpressionSyntax, _ r: ExpressionSyntax, _ scope: Scope,
                     _ range: SourceRange) throws(SQLLoweringError) -> Operand {
-        let a = try numericOperand(try scalarize(try operand(l, scope)), op, l.range)
-        let b = try numericOperand(try scalarize(try operand(r, scope)), op, r.range)
+        let lo = try scalarize(try operand(l, scope)), ro = try scalarize(try operand(r, scope))
+        if let dated = try dateArithmetic(op, lo, ro, l, r, range) { return dated }
+        let a = try numericOperand(lo, op, l.range)
+        let b = try numericOperand(ro, op, r.range)
         if case .constant(let x) = a.op, case .constant(let y) = b.op {
             return .constant(try fold(ExpressionSyntax(.binary(operator: op, lhs: ExpressionSyntax(.constant(value: x), range: l.range),
                                                                rhs: ExpressionSyntax(.constant(value: y), range: r.range)), range: range)))
@@ -107,6 +110,41 @@ extension LoweringContext {
         return .scalar(result)
     }
 
+    /// Arithmetic with a date operand, or nil when neither is a date. Memory adds seconds to a date
+    /// (date ± number, number + date) and subtracts dates (date − date, in seconds); any other
+    /// operator or operand raises. Memory's own operator computes it from SQL (`sift_call`): the
+    /// columns' date encodings and memory's double rounding then cannot drift apart, and the date
+    /// comes back as seconds since 2001, as a `date` result is compared.
+    private func dateArithmetic(_ op: BinaryOperator, _ lo: Operand, _ ro: Operand, _ l: ExpressionSyntax, _ r: ExpressionSyntax,
+                                _ range: SourceRange) throws(SQLLoweringError) -> Operand? {
+        enum Kind { case date, number, other }
+        func kind(_ o: Operand) -> Kind {
+            switch o {
+            case .scalar(let s): s.attribute.type == .date ? .date : Self.numeric.contains(s.attribute.type) ? .number : .other
+            case .constant(.date): .date
+            case .constant(.integer), .constant(.double), .constant(.bool), .constant(.decimal): .number
+            default: .other
+            }
+        }
+        let (x, y) = (kind(lo), kind(ro))
+        guard x == .date || y == .date else { return nil }
+        let result: AttributeType
+        switch (op, x, y) {
+        case (.add, .date, .number), (.add, .number, .date), (.subtract, .date, .number): result = .date
+        case (.subtract, .date, .date): result = .double
+        default:
+            // Memory raises on every row here. Within one shape of SELF or a mixed key any value
+            // will do; elsewhere the schema's types say it, as for any type error.
+            if isLoweringOneShape { return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Attribute(name: "nil", type: .any))) }
+            let date = x == .date ? l : r
+            throw SQLLoweringError(.typeMismatch, "'\(op.rawValue)' adds or subtracts seconds to '\(date)', a date; it cannot \(op == .add ? "add" : "apply") this", range: range)
+        }
+        if case .constant = lo, case .constant = ro {
+            return .constant(try fold(ExpressionSyntax(.binary(operator: op, lhs: l, rhs: r), range: range)))
+        }
+        return try memoryCall(op.selector, [(lo, l), (ro, r)], type: result, range)
+    }
+
     /// `~x`: SQLite's own on integers; memory's (which truncates a double first) otherwise.
     func complement(_ arg: ExpressionSyntax, _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
         let a = try numericOperand(try scalarize(try operand(arg, scope)), .bitwiseXor, arg.range)
@@ -172,6 +210,19 @@ extension LoweringContext {
     }
 
     private func numericOperand(_ o: Operand, _ op: BinaryOperator, _ range: SourceRange) throws(SQLLoweringError) -> NumericOperand {
+        do {
+            return try checkedNumericOperand(o, op, range)
+        } catch {
+            // One shape of SELF or of a mixed key that is not a number (nil, a string, an array, an
+            // object): memory raises on arithmetic with it, so any value will do on those rows, and
+            // NULL keeps the rest of the expression lowerable.
+            guard isLoweringOneShape, error.kind == .typeMismatch else { throw error }
+            let null = Scalar(fragment: Fragment("NULL"), attribute: Attribute(name: "nil", type: .any))
+            return NumericOperand(op: .scalar(null), fragment: null.fragment, type: .any, integral: false, encodedAsText: false)
+        }
+    }
+
+    private func checkedNumericOperand(_ o: Operand, _ op: BinaryOperator, _ range: SourceRange) throws(SQLLoweringError) -> NumericOperand {
         switch o {
         case .constant(let v):
             switch v {

@@ -15,6 +15,12 @@ import SiftSyntax
 /// CollectedValues.decode(CollectedValues.encode([.integer(1), .string("a")]))  // [1, "a"]
 /// ```
 public enum CollectedValues {
+    /// The values as one BLOB, in the format ``decode(_:)`` reads.
+    ///
+    /// ```swift
+    /// let blob = CollectedValues.encode([.integer(1), .string("a")])
+    /// CollectedValues.decode(blob)?.count   // 2
+    /// ```
     public static func encode(_ values: [Value]) -> [UInt8] {
         var out: [UInt8] = []
         func word(_ w: UInt64) { withUnsafeBytes(of: w.littleEndian) { out.append(contentsOf: $0) } }
@@ -34,6 +40,7 @@ public enum CollectedValues {
         return out
     }
 
+    /// The values of a BLOB written by ``encode(_:)``, or nil when the bytes are not such a BLOB.
     public static func decode(_ b: [UInt8]) -> [Value]? {
         var i = 0, out: [Value] = []
         func word() -> UInt64? {
@@ -82,6 +89,7 @@ extension LiteralValue {
     }
 }
 
+/// What ``CollectedValues`` can carry.
 extension Value {
     /// Not a collection or an object: a value `CollectedValues` can carry.
     public var isScalarValue: Bool {

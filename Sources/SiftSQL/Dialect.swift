@@ -40,28 +40,45 @@ public protocol SQLDialect: Sendable {
 }
 
 extension SQLDialect {
+    /// No function calls into Swift by default: functions and string casts are rejected.
     public var callFunction: String? { nil }
+    /// No collecting aggregate by default.
     public var collectFunction: String? { nil }
 }
 
 /// SQLite: double-quoted identifiers, `?` parameters, 1/0 booleans, `IS` / `IS NOT`.
 public struct SQLiteDialect: SQLDialect {
+    /// The SQLite dialect.
+    ///
+    /// ```swift
+    /// SQLiteDialect().quote(#"say "hi""#)   // #""say ""hi""""#
+    /// ```
     public init() {}
+    /// Wraps the identifier in double quotes, doubling the quotes inside.
     public func quote(_ identifier: String) -> String {
         identifier.utf8.contains(0x22)
             ? "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
             : "\"" + identifier + "\""
     }
+    /// Always `?`: SQLite binds positional parameters in order.
     public func placeholder(_ index: Int) -> String { "?" }
+    /// `sift_text`, registered by SiftSQLite.
     public var textFunction: String { SQLFunctions.text }
+    /// `sift_compare`, registered by SiftSQLite.
     public var compareFunction: String { SQLFunctions.compare }
+    /// `sift_c`, `sift_d` or `sift_cd` under `[c]`, `[d]`, `[cd]`; nil otherwise.
     public func collation(for options: ComparisonOptions) -> String? { SQLFunctions.collation(for: options) }
     /// SQLite understands NULLS FIRST/LAST since 3.30, but its default (NULL smallest) is already
     /// Sift's order, so the lowering does not need it.
     public var supportsNullsOrdering: Bool { true }
+    /// `1` for true, `0` for false.
     public func booleanLiteral(_ value: Bool) -> String { value ? "1" : "0" }
+    /// `lhs IS rhs`.
     public func isNotDistinct(_ lhs: String, _ rhs: String) -> String { "\(lhs) IS \(rhs)" }
+    /// `lhs IS NOT rhs`.
     public func isDistinct(_ lhs: String, _ rhs: String) -> String { "\(lhs) IS NOT \(rhs)" }
+    /// `sift_call`, registered by SiftSQLite.
     public var callFunction: String? { SQLFunctions.call }
+    /// `sift_collect`, registered by SiftSQLite.
     public var collectFunction: String? { SQLFunctions.collect }
 }

@@ -4,6 +4,7 @@
 
 import Foundation
 import SiftSyntax
+import SiftText
 
 extension LoweringContext {
     private static let numeric: Set<AttributeType> = [.integer, .double, .decimal, .boolean]
@@ -36,7 +37,7 @@ extension LoweringContext {
             return .double(NSDecimalNumber(decimal: d).doubleValue)
         case .date(let date):
             guard t == .date else {
-                if t == .any { throw unsupported("comparing the dynamically typed '\(attribute.name)' with a date", range) }
+                if t == .any { throw .forMemory("comparing the dynamically typed '\(attribute.name)' with a date", range: range) }
                 throw mismatch()
             }
             switch attribute.effectiveEncoding {
@@ -140,7 +141,7 @@ extension LoweringContext {
             throw .ofValues(.typeMismatch, "'\(a.name)' is \(a.type.rawValue) and '\(b.name)' is \(b.type.rawValue)", range: range)
         }
         if a.type == .date && a.effectiveEncoding != b.effectiveEncoding {
-            throw unsupported("comparing dates stored with different encodings", range)
+            throw .forMemory("comparing dates stored with different encodings", range: range)
         }
     }
 
@@ -177,8 +178,5 @@ func show(_ v: LiteralValue) -> String {
     ExpressionSyntax(.constant(value: v)).description
 }
 
-/// The NFC form the store holds; ASCII is already NFC, and skipping Foundation's normalization for
-/// it keeps lowering cheap.
-func nfc(_ s: String) -> String {
-    s.utf8.allSatisfy { $0 < 0x80 } ? s : s.precomposedStringWithCanonicalMapping
-}
+/// The NFC form the store holds (SiftText's, which skips Foundation for text that is NFC already).
+func nfc(_ s: String) -> String { TextFolding.nfc(s) }

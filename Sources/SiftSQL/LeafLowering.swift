@@ -9,7 +9,6 @@ import SiftSyntax
 extension LoweringContext {
     func comparison(_ q: Quantifier?, _ l: ExpressionSyntax, _ op: ComparisonOperator, _ options: ComparisonOptions,
                     _ r: ExpressionSyntax, negated: Bool, range: SourceRange, _ scope: Scope) throws(SQLLoweringError) -> Lowered {
-        if op == .utiConformsTo || op == .utiEquals { throw unsupported(op.symbol, range) }
         let lo = try scalarize(try operand(l, scope))
         let ro = try scalarize(try operand(r, scope))
         if case .constant(let a) = lo, case .constant(let b) = ro {
@@ -124,9 +123,9 @@ extension LoweringContext {
         do {
             return try typedLeaf(l, op, options, r, negated: negated, range: range)
         } catch {
-            // Only for one shape of a mixed key: elsewhere a type error is worth reporting (a store
-            // then runs the comparison in memory, which raises where the types do not fit).
-            guard error.betweenValues, isLoweringOneShape else { throw error }
+            // A type error only for one shape of a mixed key: elsewhere it is worth reporting (a
+            // store then runs the comparison in memory, which raises where the types do not fit).
+            guard error.askMemory || (error.betweenValues && isLoweringOneShape) else { throw error }
             return try memoryComparison(l, op, options, r, negated: negated, range: range)
         }
     }
@@ -157,6 +156,10 @@ extension LoweringContext {
         switch op {
         case .in: return try membership(collection: r, value: l, options, negated: negated, range: range)
         case .contains: return try membership(collection: l, value: r, options, negated: negated, range: range)
+        case .utiConformsTo, .utiEquals:
+            // The type table is the evaluator's; no SQL expression knows it, so memory answers
+            // from SQL (a dialect that cannot call Swift rejects this).
+            return try memoryComparison(l, op, options, r, negated: negated, range: range)
         default: break
         }
 

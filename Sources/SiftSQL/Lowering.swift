@@ -23,10 +23,11 @@
 //   part that raises in memory; `mode:` of row values; FUNCTION(), assignments, dynamic keys;
 //   element objects compared whole, indexes of unordered collections, non-constant indexes;
 //   aggregates with non-constant elements; `@unionOfArrays`, `@distinctUnionOfArrays`, a union
-//   followed by another operator, and unknown collection operators; UTI operators on keys; functions and string casts in a dialect without `callFunction`;
-//   TERNARY branches stored differently; arithmetic on dates or TEXT-encoded decimals; BETWEEN with non-constant bounds, unorderable
-//   bounds, or string options; ordering TEXT-encoded decimals; dates against `any` columns (their
-//   encoding is unknown); dates stored with two different encodings compared with each other;
+//   followed by another operator, and unknown collection operators; functions, string casts, UTI operators,
+//   date arithmetic and comparisons of dates in two encodings in a dialect without `callFunction`;
+//   TERNARY branches stored differently; arithmetic on TEXT-encoded decimals; arithmetic with dates
+//   other than date ± number and date − date (memory raises on every row); BETWEEN with non-constant bounds, unorderable
+//   bounds, or string options; ordering TEXT-encoded decimals;
 //   comparisons between constants that cannot be folded exactly (string options, mixed kinds);
 //   ordering a date column against a constant its encoding cannot hold when no storable neighbour
 //   is found (not seen in practice: constants between two storable dates are moved to the right
@@ -45,10 +46,14 @@ import SiftSyntax
 /// q.bindings  // [.integer(18), .text("Oslo")]
 /// ```
 public struct SQLLowering: Sendable {
+    /// The schema the key paths are resolved against.
     public let schema: Schema
+    /// The entity whose rows are selected.
     public let entity: Entity
+    /// The SQL dialect written.
     public let dialect: any SQLDialect
 
+    /// A lowering for the rows of `entity`; throws `unknown-entity` when the schema has no such entity.
     public init(schema: Schema, entity: String, dialect: any SQLDialect = SQLiteDialect()) throws(SQLLoweringError) {
         guard let e = schema.entity(named: entity) else {
             throw SQLLoweringError(.unknownEntity, "the schema has no entity '\(entity)'")
@@ -143,9 +148,13 @@ public struct SQLLowering: Sendable {
 /// let q = SQLQuery(sql: "SELECT 1 WHERE ? = 1", bindings: [.integer(1)])
 /// ```
 public struct SQLQuery: Hashable, Sendable, CustomStringConvertible {
+    /// The statement, with one placeholder per bound value.
     public var sql: String
+    /// The values to bind, in placeholder order.
     public var bindings: [SQLValue]
+    /// A statement and its bindings.
     public init(sql: String, bindings: [SQLValue]) { self.sql = sql; self.bindings = bindings }
+    /// The SQL followed by ` -- ` and the bindings, for logs.
     public var description: String { bindings.isEmpty ? sql : sql + " -- " + bindings.map(\.description).joined(separator: ", ") }
 }
 
@@ -155,9 +164,13 @@ public struct SQLQuery: Hashable, Sendable, CustomStringConvertible {
 /// let k = SQLSortKey(keyPath: "address.city", ascending: false, options: .caseInsensitive)
 /// ```
 public struct SQLSortKey: Hashable, Sendable {
+    /// The key path (or expression) to sort by.
     public var keyPath: String
+    /// Whether smaller values come first.
     public var ascending: Bool
+    /// String options (`[c]`, `[d]`), which choose a collation.
     public var options: ComparisonOptions
+    /// A sort key; ascending and without options by default.
     public init(keyPath: String, ascending: Bool = true, options: ComparisonOptions = []) {
         self.keyPath = keyPath; self.ascending = ascending; self.options = options
     }

@@ -19,6 +19,9 @@ public enum SQLFunctions {
 
     /// The operator and options of a `comparisonSelector`, or nil for any other selector.
     public static func comparison(_ selector: String) -> (ComparisonOperator, ComparisonOptions)? {
+        // Called for every `sift_call` row: most selectors are functions, so test the prefix
+        // before splitting (which allocates).
+        guard selector.utf8.starts(with: "compare:".utf8) else { return nil }
         let parts = selector.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0] == "compare", let raw = UInt8(parts[1]),
               let op = ComparisonOperator(rawValue: String(parts[2])) else { return nil }
@@ -52,11 +55,17 @@ public enum SQLFunctions {
 
     /// The first argument of `sift_text`.
     public enum TextOp: Int64, Sendable, CaseIterable {
+        /// `==` under string options.
         case equal = 0
+        /// `BEGINSWITH`.
         case beginsWith = 1
+        /// `ENDSWITH`.
         case endsWith = 2
+        /// `CONTAINS` (and `IN` a string).
         case contains = 3
+        /// `LIKE`.
         case like = 4
+        /// `MATCHES`.
         case matches = 5
     }
 

@@ -14,16 +14,25 @@ import SiftSyntax
 public struct SQLLoweringError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The stable kinds.
     public enum Kind: String, Hashable, Sendable, CaseIterable {
+        /// A key the entity does not have (entities that are not open).
         case unknownKey = "unknown-key"
+        /// An entity the schema does not have.
         case unknownEntity = "unknown-entity"
+        /// Values compared or combined against the schema's types (a string attribute with a number…).
         case typeMismatch = "type-mismatch"
+        /// A to-many key path where one value is needed, or inside another to-many path.
         case toManyKeyPath = "to-many-key-path"
+        /// A collection operator or quantifier over something that is not a collection.
         case notACollection = "not-a-collection"
+        /// A form the lowering does not translate exactly (FUNCTION, `random()`…).
         case unsupported = "unsupported"
+        /// A `$VARIABLE` without a value.
         case unboundVariable = "unbound-variable"
     }
 
+    /// Which kind of rejection this is.
     public var kind: Kind
+    /// The message, naming the key, operator or types involved.
     public var message: String
     /// The UTF-8 range of the offending node, when there is one.
     public var range: SourceRange?
@@ -32,7 +41,12 @@ public struct SQLLoweringError: Error, Hashable, Sendable, CustomStringConvertib
     /// A type mismatch between values read from rows (or a row and a constant), which memory
     /// may still answer: the lowering then asks memory (`Builtins.compare`) from SQL.
     var betweenValues = false
+    /// A comparison memory answers (or raises on) as usual, but whose operands SQL cannot compare as
+    /// stored: dates in two encodings, a dynamically typed value against a date. The lowering then
+    /// asks memory from SQL wherever it meets one.
+    var askMemory = false
 
+    /// An error of `kind`; pass the node's `range` and the predicate's `source` for `line:column`.
     public init(_ kind: Kind, _ message: String, range: SourceRange? = nil, source: String? = nil) {
         self.kind = kind
         self.message = message
@@ -44,6 +58,13 @@ public struct SQLLoweringError: Error, Hashable, Sendable, CustomStringConvertib
     static func ofValues(_ kind: Kind, _ message: String, range: SourceRange?) -> SQLLoweringError {
         var e = SQLLoweringError(kind, message, range: range)
         e.betweenValues = true
+        return e
+    }
+
+    /// An `askMemory` error (see there).
+    static func forMemory(_ message: String, range: SourceRange?) -> SQLLoweringError {
+        var e = SQLLoweringError(.unsupported, "\(message) cannot be lowered to SQL", range: range)
+        e.askMemory = true
         return e
     }
 

@@ -9,12 +9,18 @@
 /// q.bindings  // [.integer(30), .text("jo")]
 /// ```
 public enum SQLValue: Hashable, Sendable, CustomStringConvertible {
+    /// SQL NULL.
     case null
+    /// A 64-bit integer.
     case integer(Int64)
+    /// A REAL.
     case double(Double)
+    /// TEXT.
     case text(String)
+    /// A BLOB.
     case blob([UInt8])
 
+    /// The value as an SQL literal (`NULL`, `42`, `'it''s'`, `X'0aff'`), for logs.
     public var description: String {
         switch self {
         case .null: "NULL"

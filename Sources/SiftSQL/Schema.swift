@@ -22,8 +22,10 @@ import Foundation
 /// schema.entity(named: "Person")?.table  // "person"
 /// ```
 public struct Schema: Codable, Hashable, Sendable {
+    /// The entities, each with a unique name.
     public var entities: [Entity]
 
+    /// A schema of `entities`, validated (see ``validate()``).
     public init(entities: [Entity]) throws(SchemaError) {
         self.entities = entities
         try validate()
@@ -134,10 +136,13 @@ public struct Schema: Codable, Hashable, Sendable {
 public struct Entity: Codable, Hashable, Sendable {
     /// The name used by `--entity` and by relationship destinations.
     public var name: String
+    /// The table holding the entity's rows (default: the entity's name).
     public var table: String
     /// The primary-key column, an integer that identifies the row (default `id`).
     public var primaryKey: String
+    /// The keys that read one column each.
     public var attributes: [Attribute]
+    /// The keys that lead to other rows or to collections.
     public var relationships: [Relationship]
     /// Whether a key the entity does not declare reads nil, as a missing dictionary key does in
     /// memory (the entities inferred from JSON are open), instead of being an `unknown-key` error.
@@ -152,6 +157,7 @@ public struct Entity: Codable, Hashable, Sendable {
     /// null): what `SELF` is in each row. Its `object` case is a row read through the entity's keys.
     public var selfShape: MixedKey?
 
+    /// An entity; the table defaults to the name, the primary key to `id`.
     public init(name: String, table: String? = nil, primaryKey: String = "id",
                 attributes: [Attribute] = [], relationships: [Relationship] = [], open: Bool = false,
                 discriminator: Discriminator? = nil, mixedKeys: [MixedKey] = [], selfShape: MixedKey? = nil) {
@@ -169,17 +175,24 @@ public struct Entity: Codable, Hashable, Sendable {
     /// The column that tells the entities of one table apart, and the values of this entity (its
     /// own and its sub-entities').
     public struct Discriminator: Codable, Hashable, Sendable {
+        /// The column holding each row's entity code.
         public var column: String
+        /// The codes of this entity and its sub-entities.
         public var values: [Int64]
+        /// A discriminator on `column` with this entity's `values`.
         public init(column: String, values: [Int64]) { self.column = column; self.values = values }
     }
 
+    /// The attribute called `key`, if any.
     public func attribute(named key: String) -> Attribute? { attributes.first { $0.name == key } }
+    /// The relationship called `key`, if any.
     public func relationship(named key: String) -> Relationship? { relationships.first { $0.name == key } }
+    /// The mixed key called `key`, if any.
     public func mixedKey(named key: String) -> MixedKey? { mixedKeys.first { $0.name == key } }
 
     private enum CodingKeys: String, CodingKey { case name, table, primaryKey, attributes, relationships, open, discriminator, mixedKeys, selfShape }
 
+    /// Decodes an entity from its JSON form, applying the defaults (table, primary key, empty lists).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decode(String.self, forKey: .name)
@@ -193,6 +206,7 @@ public struct Entity: Codable, Hashable, Sendable {
         selfShape = try c.decodeIfPresent(MixedKey.self, forKey: .selfShape)
     }
 
+    /// Encodes the entity; options that are unset are left out.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(name, forKey: .name)
@@ -220,10 +234,14 @@ public struct Entity: Codable, Hashable, Sendable {
 ///     "values": {"table": "Record.tags", "owner": "owner", "type": "any"}}}]}
 /// ```
 public struct MixedKey: Codable, Hashable, Sendable {
+    /// The key's name.
     public var name: String
+    /// The column of the entity's table holding each row's case tag (NULL for nil).
     public var shapeColumn: String
+    /// The shapes, each with its tag.
     public var cases: [Case]
 
+    /// A mixed key with its shape column and cases.
     public init(name: String, shapeColumn: String, cases: [Case]) {
         self.name = name; self.shapeColumn = shapeColumn; self.cases = cases
     }
@@ -231,17 +249,23 @@ public struct MixedKey: Codable, Hashable, Sendable {
     /// One shape: exactly one of `attribute`, `relationship`, or (for `Entity.selfShape` only)
     /// `object`, the row itself read through the entity's keys.
     public struct Case: Codable, Hashable, Sendable {
+        /// The value of the shape column for rows of this case.
         public var tag: Int64
+        /// The attribute holding the value, for a scalar shape.
         public var attribute: Attribute?
+        /// The relationship holding the value, for an array or object shape.
         public var relationship: Relationship?
+        /// Whether the row itself is the value (for ``Entity/selfShape`` only).
         public var object: Bool
 
+        /// A case; set exactly one of `attribute`, `relationship` and `object`.
         public init(tag: Int64, attribute: Attribute? = nil, relationship: Relationship? = nil, object: Bool = false) {
             self.tag = tag; self.attribute = attribute; self.relationship = relationship; self.object = object
         }
 
         private enum CodingKeys: String, CodingKey { case tag, attribute, relationship, object }
 
+        /// Decodes a case; `object` defaults to false.
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             tag = try c.decode(Int64.self, forKey: .tag)
@@ -250,6 +274,7 @@ public struct MixedKey: Codable, Hashable, Sendable {
             object = try c.decodeIfPresent(Bool.self, forKey: .object) ?? false
         }
 
+        /// Encodes a case, leaving out `object` when false.
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(tag, forKey: .tag)
@@ -263,6 +288,7 @@ public struct MixedKey: Codable, Hashable, Sendable {
 /// The value type of an attribute, which decides which comparisons are meaningful and how
 /// constants are encoded.
 public enum AttributeType: String, Codable, Hashable, Sendable, CaseIterable {
+    /// The static types: each attribute holds values of one kind.
     case string, integer, double, decimal, boolean, date, data
     /// A dynamically typed column: each value keeps its own SQLite storage class (the shape the
     /// CLI infers from JSON). Constants are bound as they are; no type check is possible.
@@ -297,13 +323,16 @@ public enum StorageEncoding: String, Codable, Hashable, Sendable, CaseIterable {
 
 /// An attribute: a key that reads one column of the entity's table.
 public struct Attribute: Codable, Hashable, Sendable {
+    /// The key that reads this attribute.
     public var name: String
     /// The column (default: the attribute's name).
     public var column: String
+    /// The type of the attribute's values.
     public var type: AttributeType
     /// nil means the type's default (seconds since 2001 for dates, 0/1 for booleans, REAL for decimals).
     public var encoding: StorageEncoding?
 
+    /// An attribute; the column defaults to the name, the encoding to the type's default.
     public init(name: String, column: String? = nil, type: AttributeType, encoding: StorageEncoding? = nil) {
         self.name = name
         self.column = column ?? name
@@ -324,6 +353,7 @@ public struct Attribute: Codable, Hashable, Sendable {
 
     private enum CodingKeys: String, CodingKey { case name, column, type, encoding }
 
+    /// Decodes an attribute; the column defaults to the name.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decode(String.self, forKey: .name)
@@ -348,18 +378,26 @@ public struct Attribute: Codable, Hashable, Sendable {
 /// number of elements, and NULL when the collection itself is nil. Without one, the collection is
 /// never nil (Core Data's to-many relationships are empty sets, never nil), so `@count` counts rows.
 public struct Relationship: Codable, Hashable, Sendable {
+    /// The key that reads this relationship.
     public var name: String
+    /// The destination entity of a to-one relationship.
     public var toOne: String?
+    /// The destination entity of a to-many relationship.
     public var toMany: String?
+    /// The foreign-key column: in the source table for a to-one, in the destination for a to-many.
     public var foreignKey: String?
+    /// The join table of a many-to-many relationship.
     public var joinTable: JoinTable?
+    /// The child table of a collection of plain values.
     public var values: ValueTable?
+    /// A column of the source table holding the element count, NULL when the collection is nil.
     public var countColumn: String?
     /// For an ordered collection (an array in memory, not a set): the column whose ascending order
     /// is the elements' order, in the destination table (`toMany` with `foreignKey`), the join
     /// table, or the value table. Indexes (`x[0]`, `x[FIRST]`, `x[LAST]`) need it.
     public var orderColumn: String?
 
+    /// A relationship; set exactly one of `toOne`, `toMany` and `values` (see ``shape()``).
     public init(name: String, toOne: String? = nil, toMany: String? = nil, foreignKey: String? = nil,
                 joinTable: JoinTable? = nil, values: ValueTable? = nil, countColumn: String? = nil,
                 orderColumn: String? = nil) {
@@ -375,11 +413,13 @@ public struct Relationship: Codable, Hashable, Sendable {
 
     /// A join table for a many-to-many relationship.
     public struct JoinTable: Codable, Hashable, Sendable {
+        /// The join table's name.
         public var table: String
         /// The column holding the source row's primary key.
         public var source: String
         /// The column holding the destination row's primary key.
         public var destination: String
+        /// A join table with its two key columns.
         public init(table: String, source: String, destination: String) {
             self.table = table; self.source = source; self.destination = destination
         }
@@ -387,19 +427,24 @@ public struct Relationship: Codable, Hashable, Sendable {
 
     /// A child table holding a to-many collection of plain values.
     public struct ValueTable: Codable, Hashable, Sendable {
+        /// The child table's name.
         public var table: String
         /// The column holding the owner's primary key.
         public var owner: String
         /// The column holding the element.
         public var column: String
+        /// The type of the elements.
         public var type: AttributeType
+        /// How the elements are stored; nil means the type's default.
         public var encoding: StorageEncoding?
+        /// A value table; the element column defaults to `value`.
         public init(table: String, owner: String, column: String = "value", type: AttributeType, encoding: StorageEncoding? = nil) {
             self.table = table; self.owner = owner; self.column = column; self.type = type; self.encoding = encoding
         }
 
         private enum CodingKeys: String, CodingKey { case table, owner, column, type, encoding }
 
+        /// Decodes a value table; the element column defaults to `value`.
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             table = try c.decode(String.self, forKey: .table)
@@ -421,10 +466,14 @@ public struct Relationship: Codable, Hashable, Sendable {
         case toOne(destination: String, foreignKey: String)
         /// Destination entity, foreign-key column in the destination table.
         case toMany(destination: String, foreignKey: String)
+        /// Destination entity and join table.
         case manyToMany(destination: String, joinTable: JoinTable)
+        /// The child table of plain values.
         case values(ValueTable)
 
+        /// Whether the relationship holds a collection (every shape but to-one).
         public var isToMany: Bool { if case .toOne = self { false } else { true } }
+        /// Whether the relationship is a collection of plain values.
         public var isValuesShape: Bool { if case .values = self { true } else { false } }
     }
 
@@ -458,8 +507,11 @@ public struct Relationship: Codable, Hashable, Sendable {
 
 /// A schema that cannot be decoded or does not hold together.
 public struct SchemaError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What is wrong with the schema.
     public var message: String
+    /// An error with its message.
     public init(message: String) { self.message = message }
+    /// `schema error: ` followed by the message.
     public var description: String { "schema error: \(message)" }
 
     static func describe(_ error: DecodingError) -> String {

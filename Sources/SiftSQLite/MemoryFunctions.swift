@@ -10,6 +10,7 @@ import CSQLite
 import Foundation
 import SiftEvaluation
 import SiftSQL
+import SiftText
 
 typealias ValueTag = SQLFunctions.ValueTag
 
@@ -70,7 +71,7 @@ func setResult(_ ctx: OpaquePointer?, _ v: Value) {
         }
     case .double(let d): sqlite3_result_double(ctx, d)
     case .decimal(let d): sqlite3_result_double(ctx, NSDecimalNumber(decimal: d).doubleValue)
-    case .string(let s): resultText(ctx, s.precomposedStringWithCanonicalMapping)
+    case .string(let s): resultText(ctx, TextFolding.nfc(s))
     case .date(let d): sqlite3_result_double(ctx, d.timeIntervalSinceReferenceDate)
     case .data(let d):
         d.withUnsafeBytes { raw in

@@ -20,6 +20,11 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// The SQL being prepared or run, when there is one.
     public var sql: String?
 
+    /// An error with its result code, message and, when known, the SQL.
+    ///
+    /// ```swift
+    /// SQLiteError(code: 1, message: "no such table: t").description   // "sqlite error 1: no such table: t"
+    /// ```
     public init(code: Int32, message: String, sql: String? = nil) {
         self.code = code
         self.message = message
@@ -34,6 +39,7 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
         return ["invalid-like-pattern", "invalid-regex", "regex-limit"].contains(String(id)) ? String(id) : nil
     }
 
+    /// `sqlite error CODE: message`, followed by the SQL when known.
     public var description: String {
         "sqlite error \(code): \(message)" + (sql.map { " (in: \($0))" } ?? "")
     }
@@ -179,7 +185,9 @@ public final class SQLiteConnection: @unchecked Sendable {
 /// while try s.step() { print(s.column(0)) }
 /// ```
 public final class SQLiteStatement {
+    /// The connection the statement was prepared on (kept alive by the statement).
     public let connection: SQLiteConnection
+    /// The statement's SQL text.
     public let sql: String
     let pointer: OpaquePointer
 

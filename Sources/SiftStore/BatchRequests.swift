@@ -16,6 +16,7 @@ import SiftSyntax
 public struct BatchResult: Sendable, Hashable {
     /// The objects changed (updated) or deleted, cascades included for deletes.
     public var objectIDs: [ObjectID]
+    /// The number of objects changed or deleted.
     public var count: Int { objectIDs.count }
     /// Whether the request deleted (rather than updated) the objects.
     public var deleted: Bool
@@ -30,17 +31,25 @@ public struct BatchResult: Sendable, Hashable {
 /// context.mergeChanges(from: result)
 /// ```
 public struct BatchUpdateRequest: PredicateRequest, Sendable {
+    /// A new value for a property: a constant, or an expression computed per object.
     public enum NewValue: Sendable, Hashable {
+        /// A constant, checked against the attribute's type and rules.
         case constant(LiteralValue)
         /// An expression of the object (`salary * 1.1`, `name`), evaluated as in memory.
         case expression(String)
     }
+    /// The entity whose objects are updated.
     public var entityName: String
+    /// Which objects to update (nil: all of the entity's).
     public var predicate: SiftPredicate?
+    /// Values for the predicate's `$VARIABLES`.
     public var variables: [String: LiteralValue] = [:]
+    /// The new values, by property name.
     public var propertiesToUpdate: [String: NewValue] = [:]
+    /// Whether objects of sub-entities are updated too (default true).
     public var includesSubentities = true
 
+    /// An update of `entityName`'s objects that match `predicate`; set ``propertiesToUpdate`` next.
     public init(_ entityName: String, predicate: SiftPredicate? = nil) {
         self.entityName = entityName
         self.predicate = predicate
@@ -53,11 +62,16 @@ public struct BatchUpdateRequest: PredicateRequest, Sendable {
 /// let result = try context.execute(try BatchDeleteRequest("Session", predicate: "expires < %@", Date()))
 /// ```
 public struct BatchDeleteRequest: PredicateRequest, Sendable {
+    /// The entity whose objects are deleted.
     public var entityName: String
+    /// Which objects to delete (nil: all of the entity's).
     public var predicate: SiftPredicate?
+    /// Values for the predicate's `$VARIABLES`.
     public var variables: [String: LiteralValue] = [:]
+    /// Whether objects of sub-entities are deleted too (default true).
     public var includesSubentities = true
 
+    /// A delete of `entityName`'s objects that match `predicate`.
     public init(_ entityName: String, predicate: SiftPredicate? = nil) {
         self.entityName = entityName
         self.predicate = predicate

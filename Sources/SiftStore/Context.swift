@@ -21,6 +21,7 @@ import SiftSQLite
 /// A context, and the objects it hands out, belong to one thread at a time (as in Core Data);
 /// `ObjectID`s cross threads and are resolved with `object(with:)` in another context.
 public final class ManagedObjectContext {
+    /// The store the context reads from and saves to.
     public let store: PersistentStore
     /// One object per ID. Keyed by the ID's key alone: every registered object belongs to this
     /// context's store, so comparing store identifiers on each lookup would be wasted work.
@@ -45,6 +46,11 @@ public final class ManagedObjectContext {
     /// Ends `notifications` streams when the context goes.
     var streamFinishers: [UUID: () -> Void] = [:]
 
+    /// A context on `store`, with no objects yet.
+    ///
+    /// ```swift
+    /// let context = ManagedObjectContext(store: try PersistentStore.inMemory(model: model))
+    /// ```
     public init(store: PersistentStore) {
         self.store = store
     }
@@ -67,9 +73,13 @@ public final class ManagedObjectContext {
 
     // MARK: Change sets
 
+    /// Whether there are unsaved inserts, updates or deletes.
     public var hasChanges: Bool { !insertedList.isEmpty || !updatedSet.isEmpty || !deletedSet.isEmpty }
+    /// The objects inserted since the last save, in insertion order.
     public var insertedObjects: [ManagedObject] { insertedList }
+    /// The saved objects changed since the last save.
     public var updatedObjects: Set<ManagedObject> { updatedSet }
+    /// The saved objects deleted since the last save.
     public var deletedObjects: Set<ManagedObject> { deletedSet }
     /// Every object the context holds (it keeps them until `reset()`).
     public var registeredObjects: [ManagedObject] { Array(registry.values) }

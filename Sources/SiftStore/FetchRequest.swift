@@ -16,19 +16,31 @@ import SiftSyntax
 /// let people = try context.fetch(request)
 /// ```
 public struct FetchRequest: PredicateRequest, Sendable {
+    /// What a fetch returns.
     public enum ResultType: String, Sendable, Hashable {
+        /// Objects, object IDs, a count, or dictionaries of properties and aggregates.
         case managedObjects, objectIDs, count, dictionaries
     }
 
     /// One aggregate of a dictionary fetch: `name` = `function` over `keyPath`
     /// (`@count`, `@sum`, `@avg`, `@min`, `@max`).
     public struct Aggregate: Sendable, Hashable {
+        /// The aggregate functions of a dictionary fetch.
         public enum Function: String, Sendable, Hashable, CaseIterable {
+            /// `@count`, `@sum`, `@avg`, `@min`, `@max`.
             case count = "@count", sum = "@sum", avg = "@avg", min = "@min", max = "@max"
         }
+        /// The key of the aggregate in each result dictionary.
         public var name: String
+        /// The function applied.
         public var function: Function
+        /// The key path aggregated (empty for a plain `@count`).
         public var keyPath: String
+        /// An aggregate `name` = `function` over `keyPath`.
+        ///
+        /// ```swift
+        /// let avg = FetchRequest.Aggregate(name: "avg", function: .avg, keyPath: "age")
+        /// ```
         public init(name: String, function: Function, keyPath: String) {
             self.name = name; self.function = function; self.keyPath = keyPath
         }
@@ -50,28 +62,35 @@ public struct FetchRequest: PredicateRequest, Sendable {
         }
     }
 
+    /// The entity to fetch.
     public var entityName: String
     /// Whether objects of sub-entities are fetched too (default true).
     public var includesSubentities = true
+    /// Which objects to fetch (nil: all).
     public var predicate: SiftPredicate?
     /// Values for the predicate's `$VARIABLES`.
     public var variables: [String: LiteralValue] = [:]
+    /// The order of the results, the first descriptor primary.
     public var sortDescriptors: [SiftSortDescriptor] = []
     /// At most this many results (nil: all).
     public var fetchLimit: Int?
+    /// How many results to skip first.
     public var fetchOffset = 0
     /// When positive, objects come back as faults that read their rows this many at a time,
     /// when the first of each batch is touched.
     public var fetchBatchSize = 0
+    /// What the fetch returns (objects by default).
     public var resultType = ResultType.managedObjects
     /// Dictionary results: the key paths to read (attributes, to-one key paths); nil means every
     /// attribute of the entity.
     public var propertiesToFetch: [String]?
+    /// Dictionary results: leave out repeated dictionaries.
     public var returnsDistinctResults = false
     /// Dictionary results: one dictionary per distinct combination of these key paths, with the
     /// aggregates computed over the group. Aggregates without it give one dictionary over every
     /// match.
     public var propertiesToGroupBy: [String]?
+    /// Dictionary results: the aggregates to compute (over each group, or over every match).
     public var aggregates: [Aggregate] = []
     /// Whether the context's unsaved changes take part (default true): the result is what saving
     /// first and fetching then would return, for every result type.
@@ -79,11 +98,17 @@ public struct FetchRequest: PredicateRequest, Sendable {
     /// Relationship key paths (`address`, `kids.toys`) to load with the objects.
     public var relationshipKeyPathsForPrefetching: [String] = []
 
+    /// A request for `entityName`'s objects that match `predicate`.
+    ///
+    /// ```swift
+    /// let all = FetchRequest("Employee")
+    /// ```
     public init(_ entityName: String, predicate: SiftPredicate? = nil) {
         self.entityName = entityName
         self.predicate = predicate
     }
 
+    /// A request with sort descriptors.
     public init(_ entityName: String, predicate: SiftPredicate? = nil, sortDescriptors: [SiftSortDescriptor]) {
         self.init(entityName, predicate: predicate)
         self.sortDescriptors = sortDescriptors
@@ -93,6 +118,7 @@ public struct FetchRequest: PredicateRequest, Sendable {
 /// A request for the objects of an entity a predicate selects: fetch, batch update, batch delete.
 /// They share the format-string initializer.
 public protocol PredicateRequest {
+    /// A request for the objects of `entityName` that `predicate` selects (nil: all).
     init(_ entityName: String, predicate: SiftPredicate?)
 }
 
@@ -113,6 +139,7 @@ extension PredicateRequest {
 public struct FetchExplanation: Sendable, CustomStringConvertible {
     /// The SQL of the pushed-down part, with its bound values.
     public var sql: String
+    /// The bound values, as text.
     public var bindings: [String]
     /// SQLite's `EXPLAIN QUERY PLAN` lines.
     public var queryPlan: [String]
@@ -123,6 +150,7 @@ public struct FetchExplanation: Sendable, CustomStringConvertible {
     /// Whether sorting happens in memory (a sort key SQL cannot order by exactly).
     public var sortsInMemory: Bool
 
+    /// The SQL, bindings, plan lines and residual predicate, one per line.
     public var description: String {
         var lines = ["sql: \(sql)"]
         if !bindings.isEmpty { lines.append("bindings: \(bindings.joined(separator: ", "))") }

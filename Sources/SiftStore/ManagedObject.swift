@@ -19,6 +19,8 @@ final class EntityInfo: @unchecked Sendable {
     /// Per attribute: its column's position in a row of `layout.columns`.
     let attributeColumns: [Int]
     let exactColumns: [Int?]
+    /// Per mixed attribute: the positions of its shape, scalar, date and count columns.
+    let mixedColumns: [[Int?]?]
     /// Per relationship: the foreign-key column's position (to-one only).
     let foreignKeyColumns: [Int?]
     let regexes: [RegexPattern?]
@@ -56,6 +58,9 @@ final class EntityInfo: @unchecked Sendable {
         self.layout = layout
         attributeColumns = entity.attributes.map { layout.index[$0.column]! }
         exactColumns = entity.attributes.map { $0.exactColumn.map { layout.index[$0]! } }
+        mixedColumns = entity.attributes.map { a in
+            a.mixed.map { m in [m.shapeColumn, m.scalarColumn, m.dateColumn, m.countColumn].map { $0.map { layout.index[$0]! } } }
+        }
         foreignKeyColumns = entity.relationships.map {
             if case .foreignKey(let c) = $0.storage { return layout.index[c]! }
             return nil
@@ -70,7 +75,8 @@ final class EntityInfo: @unchecked Sendable {
         insertSQL = "INSERT INTO \(q(layout.table)) (\(layout.columns.map(q).joined(separator: ", "))) VALUES (\(layout.columns.map { _ in "?" }.joined(separator: ", ")))"
         // Z_ENT, Z_OPT and the entity's own columns; order columns (Z_FOK_) belong to the owner
         // of an ordered to-many, which writes them, and a sibling's columns stay NULL.
-        let own = Set(attributeColumns + exactColumns.compactMap { $0 } + foreignKeyColumns.compactMap { $0 })
+        let own = Set(attributeColumns + exactColumns.compactMap { $0 } + foreignKeyColumns.compactMap { $0 }
+                      + mixedColumns.flatMap { ($0 ?? []).compactMap { $0 } })
         let columns = [1, 2] + layout.columns.indices.filter { own.contains($0) }
         updateColumns = columns + [0]
         updateSQL = "UPDATE \(q(layout.table)) SET \(columns.map { "\(q(layout.columns[$0])) = ?" }.joined(separator: ", ")) WHERE \(q(Storage.primaryKey)) = ?"
@@ -140,9 +146,12 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// The name of the object's entity.
     public var entityName: String { info.name }
 
+    /// Identity: two objects are equal only when they are the same instance (one per ID per context).
     public static func == (a: ManagedObject, b: ManagedObject) -> Bool { a === b }
+    /// Hashes the instance's identity.
     public func hash(into h: inout Hasher) { h.combine(ObjectIdentifier(self)) }
 
+    /// `<` and the object ID's description `>`.
     public var description: String { "<\(objectID)>" }
 
     /// Inserted in its context and not saved yet.
@@ -161,6 +170,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// relationship when needed.
     public func value(forKey key: String) throws -> Value {
         guard info.entity.attributeIndex[key] != nil || info.entity.relationshipIndex[key] != nil else {
+            if info.entity.isOpen { return .null }
             // The evaluator's own error for a key the type does not have (`unknown-key`).
             throw KeyValueCodingError.unknownKey(key, in: info.name)
         }

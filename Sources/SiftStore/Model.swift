@@ -11,13 +11,18 @@ import SiftSQL
 
 /// The types an attribute can have: Core Data's, plus `dynamic` for JSON whose values disagree.
 public enum AttributeType: String, Codable, Hashable, Sendable, CaseIterable {
+    /// Core Data's attribute types.
     case integer16, integer32, integer64, double, float, decimal, string, boolean, date, binary
+    /// A UUID or a URL, stored as text.
     case uuid, uri
     /// Any `Codable` value, stored as its JSON encoding; predicates see the decoded JSON.
     case transformable
     /// Each value keeps its own kind (integer, double or string), as in a JSON document whose
     /// records disagree; stored in an untyped column.
     case dynamic
+    /// A JSON value of any of the attribute's declared `shapes` (scalars, dates, arrays of either):
+    /// kept exactly, and stored per shape too, so SQL queries each row by the shape it has.
+    case mixed
 
     /// "a" or "an", for messages.
     var article: String { isInteger ? "an" : "a" }
@@ -55,7 +60,9 @@ public enum DeleteRule: String, Codable, Hashable, Sendable, CaseIterable {
 /// let email = AttributeDescription("email", .string, regularExpression: "[^@]+@[^@]+")
 /// ```
 public struct AttributeDescription: Codable, Hashable, Sendable {
+    /// The attribute's key.
     public var name: String
+    /// The type of its values.
     public var type: AttributeType
     /// Whether nil is allowed when the object is saved (Core Data's default: true).
     public var isOptional: Bool
@@ -63,18 +70,23 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
     public var defaultValue: StoredValue?
     /// Numeric attributes: inclusive bounds.
     public var minValue: Double?
+    /// The inclusive upper bound of a numeric attribute.
     public var maxValue: Double?
     /// Strings (in characters) and binary data (in bytes): inclusive bounds on the length.
     public var minLength: Int?
+    /// The inclusive upper bound on the length.
     public var maxLength: Int?
     /// Strings: a regular expression the whole value must match (PCRE2, as `MATCHES`).
     public var regularExpression: String?
     /// A collection of values of `type` (an ordered array, kept in a child table), instead of one.
     public var isCollection: Bool
+    /// Mixed attributes only: the shapes their values take.
+    public var shapes: MixedShapes?
 
+    /// An attribute with its rules; only the name and type are required.
     public init(_ name: String, _ type: AttributeType, optional: Bool = true, defaultValue: StoredValue? = nil,
                 minValue: Double? = nil, maxValue: Double? = nil, minLength: Int? = nil, maxLength: Int? = nil,
-                regularExpression: String? = nil, collection: Bool = false) {
+                regularExpression: String? = nil, collection: Bool = false, shapes: MixedShapes? = nil) {
         self.name = name
         self.type = type
         self.isOptional = optional
@@ -85,13 +97,15 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         self.maxLength = maxLength
         self.regularExpression = regularExpression
         self.isCollection = collection
+        self.shapes = shapes
     }
 
     private enum CodingKeys: String, CodingKey {
         case name, type, optional, defaultValue = "default", minValue = "min", maxValue = "max",
-             minLength, maxLength, regularExpression = "regex", collection
+             minLength, maxLength, regularExpression = "regex", collection, shapes
     }
 
+    /// Decodes an attribute from a model file, applying the defaults.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decode(String.self, forKey: .name)
@@ -104,8 +118,10 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         maxLength = try c.decodeIfPresent(Int.self, forKey: .maxLength)
         regularExpression = try c.decodeIfPresent(String.self, forKey: .regularExpression)
         isCollection = try c.decodeIfPresent(Bool.self, forKey: .collection) ?? false
+        shapes = try c.decodeIfPresent(MixedShapes.self, forKey: .shapes)
     }
 
+    /// Encodes the attribute; options that are unset are left out.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(name, forKey: .name)
@@ -118,6 +134,50 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         try c.encodeIfPresent(maxLength, forKey: .maxLength)
         try c.encodeIfPresent(regularExpression, forKey: .regularExpression)
         if isCollection { try c.encode(true, forKey: .collection) }
+        try c.encodeIfPresent(shapes, forKey: .shapes)
+    }
+}
+
+/// The shapes the values of a mixed attribute take, as JSON whose records disagree: scalars
+/// (booleans, numbers, strings, each keeping its kind), dates, and arrays whose elements are all
+/// scalars or all dates (nulls allowed). In a model file:
+///
+/// ```json
+/// {"name": "tags", "type": "mixed", "shapes": {"scalar": true, "array": "scalar"}}
+/// ```
+///
+/// ```swift
+/// let tags = AttributeDescription("tags", .mixed, shapes: MixedShapes(scalar: true, array: .scalar))
+/// ```
+public struct MixedShapes: Codable, Hashable, Sendable {
+    /// What the elements of the arrays are.
+    public enum Elements: String, Codable, Hashable, Sendable {
+        case scalar, date
+    }
+
+    public var scalar: Bool
+    public var date: Bool
+    /// Arrays, and what their elements are (nil: no arrays).
+    public var array: Elements?
+
+    public init(scalar: Bool = false, date: Bool = false, array: Elements? = nil) {
+        self.scalar = scalar; self.date = date; self.array = array
+    }
+
+    private enum CodingKeys: String, CodingKey { case scalar, date, array }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        scalar = try c.decodeIfPresent(Bool.self, forKey: .scalar) ?? false
+        date = try c.decodeIfPresent(Bool.self, forKey: .date) ?? false
+        array = try c.decodeIfPresent(Elements.self, forKey: .array)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        if scalar { try c.encode(true, forKey: .scalar) }
+        if date { try c.encode(true, forKey: .date) }
+        try c.encodeIfPresent(array, forKey: .array)
     }
 }
 
@@ -127,20 +187,26 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
 /// let kids = RelationshipDescription("kids", to: "Kid", toMany: true, inverse: "parent", deleteRule: .cascade)
 /// ```
 public struct RelationshipDescription: Codable, Hashable, Sendable {
+    /// The relationship's key.
     public var name: String
+    /// The destination entity.
     public var destination: String
+    /// Whether the relationship holds a collection of objects.
     public var isToMany: Bool
     /// To-many only: the objects keep the order they were added in.
     public var isOrdered: Bool
     /// The relationship of the destination that points back (Core Data warns without one).
     public var inverse: String?
+    /// What deleting the source object does to the destination objects.
     public var deleteRule: DeleteRule
     /// To-one: whether nil is allowed at save. To-many: see `minCount`.
     public var isOptional: Bool
     /// To-many: bounds on the number of objects checked at save (0 = no bound).
     public var minCount: Int
+    /// The upper bound (0 = no bound).
     public var maxCount: Int
 
+    /// A relationship; to-one, optional and with the nullify rule by default.
     public init(_ name: String, to destination: String, toMany: Bool = false, ordered: Bool = false,
                 inverse: String? = nil, deleteRule: DeleteRule = .nullify, optional: Bool = true,
                 minCount: Int = 0, maxCount: Int = 0) {
@@ -159,6 +225,7 @@ public struct RelationshipDescription: Codable, Hashable, Sendable {
         case name, destination, toMany, ordered, inverse, deleteRule, optional, minCount, maxCount
     }
 
+    /// Decodes a relationship from a model file, applying the defaults.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decode(String.self, forKey: .name)
@@ -172,6 +239,7 @@ public struct RelationshipDescription: Codable, Hashable, Sendable {
         maxCount = try c.decodeIfPresent(Int.self, forKey: .maxCount) ?? 0
     }
 
+    /// Encodes the relationship; options that are unset are left out.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(name, forKey: .name)
@@ -192,32 +260,42 @@ public struct RelationshipDescription: Codable, Hashable, Sendable {
 /// ```swift
 /// let person = EntityDescription("Person", attributes: [AttributeDescription("name", .string)],
 ///                                uniquenessConstraints: [["name"]])
+/// let record = EntityDescription("Record", open: true)   // undeclared keys read nil, as in JSON
 /// ```
 public struct EntityDescription: Codable, Hashable, Sendable {
+    /// The entity's name, used by inserts, fetches and relationships.
     public var name: String
     /// An abstract entity has no objects of its own, only through its sub-entities.
     public var isAbstract: Bool
     /// The entity this one inherits properties from, if any.
     public var parent: String?
+    /// The entity's own attributes (inherited ones are resolved by the model).
     public var attributes: [AttributeDescription]
+    /// The entity's own relationships.
     public var relationships: [RelationshipDescription]
     /// Each constraint is a list of attribute names whose values together may appear only once
     /// among the objects of the hierarchy (nil values never collide, as SQL's UNIQUE).
     public var uniquenessConstraints: [[String]]
+    /// Whether a key the entity (or an ancestor) does not declare reads nil, as a key missing
+    /// from a JSON object does, instead of being an `unknown-key` error. Sub-entities inherit it.
+    public var isOpen: Bool
 
+    /// An entity; concrete, without a parent, properties or constraints by default.
     public init(_ name: String, abstract: Bool = false, parent: String? = nil,
                 attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [],
-                uniquenessConstraints: [[String]] = []) {
+                uniquenessConstraints: [[String]] = [], open: Bool = false) {
         self.name = name
         self.isAbstract = abstract
         self.parent = parent
         self.attributes = attributes
         self.relationships = relationships
         self.uniquenessConstraints = uniquenessConstraints
+        self.isOpen = open
     }
 
-    private enum CodingKeys: String, CodingKey { case name, abstract, parent, attributes, relationships, uniquenessConstraints }
+    private enum CodingKeys: String, CodingKey { case name, abstract, parent, attributes, relationships, uniquenessConstraints, open }
 
+    /// Decodes an entity from a model file, applying the defaults.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decode(String.self, forKey: .name)
@@ -226,8 +304,10 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         attributes = try c.decodeIfPresent([AttributeDescription].self, forKey: .attributes) ?? []
         relationships = try c.decodeIfPresent([RelationshipDescription].self, forKey: .relationships) ?? []
         uniquenessConstraints = try c.decodeIfPresent([[String]].self, forKey: .uniquenessConstraints) ?? []
+        isOpen = try c.decodeIfPresent(Bool.self, forKey: .open) ?? false
     }
 
+    /// Encodes the entity; options that are unset are left out.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(name, forKey: .name)
@@ -236,6 +316,7 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         try c.encode(attributes, forKey: .attributes)
         try c.encode(relationships, forKey: .relationships)
         if !uniquenessConstraints.isEmpty { try c.encode(uniquenessConstraints, forKey: .uniquenessConstraints) }
+        if isOpen { try c.encode(true, forKey: .open) }
     }
 }
 
@@ -258,6 +339,7 @@ public struct ManagedObjectModel: Hashable, Sendable {
     /// The schema the SQL lowering reads, derived from the storage layout (never written twice).
     public let schema: Schema
 
+    /// A model of `entities`, validated: names, parents, destinations and inverses must agree.
     public init(entities: [EntityDescription]) throws(ModelError) {
         self.entities = entities
         self.resolved = try ModelResolver.resolve(entities)
@@ -291,6 +373,7 @@ public struct ManagedObjectModel: Hashable, Sendable {
         return String(h, radix: 16).leftPadded(to: 16)
     }
 
+    /// The entity called `name`, with its inherited properties, if any.
     public func entity(named name: String) -> EntityDescription? { resolved[name]?.description }
 
     func resolvedEntity(_ name: String) throws(StoreError) -> ResolvedEntity {
@@ -298,7 +381,9 @@ public struct ManagedObjectModel: Hashable, Sendable {
         return r
     }
 
+    /// Two models are equal when their entities are.
     public static func == (a: Self, b: Self) -> Bool { a.entities == b.entities }
+    /// Hashes the entities.
     public func hash(into h: inout Hasher) { h.combine(entities) }
 }
 
@@ -308,8 +393,11 @@ extension String {
 
 /// A model that does not hold together, or a model file that cannot be read.
 public struct ModelError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What is wrong with the model.
     public var message: String
+    /// An error with its message.
     public init(_ message: String) { self.message = message }
+    /// `model error: ` followed by the message.
     public var description: String { "model error: \(message)" }
 
     static func describe(_ error: any Error) -> String {

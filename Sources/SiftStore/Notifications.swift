@@ -6,12 +6,17 @@ import Foundation
 
 /// The IDs of the objects a change touched.
 public struct ChangeSet: Sendable, Hashable {
+    /// The objects inserted (after a save, their permanent IDs).
     public var inserted: [ObjectID] = []
+    /// The objects changed.
     public var updated: [ObjectID] = []
+    /// The objects deleted.
     public var deleted: [ObjectID] = []
+    /// A change set; empty by default.
     public init(inserted: [ObjectID] = [], updated: [ObjectID] = [], deleted: [ObjectID] = []) {
         self.inserted = inserted; self.updated = updated; self.deleted = deleted
     }
+    /// Whether no object was touched.
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 }
 
@@ -29,6 +34,7 @@ public enum ContextNotification: Sendable, Hashable {
 public final class ObservationToken {
     let cancelAction: () -> Void
     init(_ cancel: @escaping () -> Void) { cancelAction = cancel }
+    /// Stops the callbacks.
     public func cancel() { cancelAction() }
     deinit { cancelAction() }
 }

@@ -41,8 +41,10 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
 
     // Primary keys are unique across the whole store (one counter for every table), so the key
     // and the store identify an object; the entity is carried for display and URIs only.
+    /// Two IDs are equal when they name the same object of the same store.
     public static func == (a: ObjectID, b: ObjectID) -> Bool { a.key == b.key && a.names.store == b.names.store }
     // The key alone: an object graph rarely mixes stores.
+    /// Hashes the object's key within its store.
     public func hash(into h: inout Hasher) { h.combine(key) }
 
     /// Whether the object has not been saved yet.
@@ -75,6 +77,7 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
         names = IDNames.shared.pair(store: host, entity: parts[0])
     }
 
+    /// The entity and the key, e.g. `Employee 3`, or `Employee (temporary 1)` before the first save.
     public var description: String {
         switch key {
         case .permanent(let k): "\(entityName) \(k)"

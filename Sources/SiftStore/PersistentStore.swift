@@ -19,6 +19,7 @@ import SiftSQLite
 /// Threading: a store serializes its own work with a lock, so several contexts on several threads
 /// may share one; each context, like Core Data's, is used from one thread at a time.
 public final class PersistentStore: @unchecked Sendable {
+    /// The model the store was opened with.
     public let model: ManagedObjectModel
     /// The file, or nil for an in-memory store.
     public let path: String?
@@ -175,32 +176,42 @@ public final class PersistentStore: @unchecked Sendable {
         sql += "CREATE TABLE \(q(Storage.keyTable)) (entity TEXT PRIMARY KEY, max INTEGER NOT NULL);\n"
         var extra: [String] = []
         var made = Set<String>()
+        // Index names share the tables' namespace and are derived from names that may be any
+        // string, so they are made unique against every table and each other.
+        var taken = Set(([Storage.metadataTable, Storage.keyTable] + layouts.keys).map { $0.lowercased() })
+        for r in model.resolved.values {
+            for a in r.attributes { if let t = a.valueTable ?? a.mixed?.valueTable { taken.insert(t.lowercased()) } }
+            for rel in r.relationships { if case .joinTable(let t, _, _, _) = rel.storage { taken.insert(t.lowercased()) } }
+        }
+        func index(_ base: String) -> String { q(StorageNames.unique(base, in: &taken)) }
         for layout in layouts.values.sorted(by: { $0.table < $1.table }) {
             let cols = layout.columns.enumerated().map { i, c -> String in
                 i == 0 ? "\(q(c)) INTEGER PRIMARY KEY" : "\(q(c)) \(layout.columnTypes[i])"
             }
             sql += "CREATE TABLE \(q(layout.table)) (\(cols.joined(separator: ", ")));\n"
-            sql += "CREATE INDEX \(q("Z_\(layout.table)_Z_ENT")) ON \(q(layout.table)) (\(q(Storage.entityColumn)));\n"
+            sql += "CREATE INDEX \(index("Z_\(layout.table)_Z_ENT")) ON \(q(layout.table)) (\(q(Storage.entityColumn)));\n"
             for fk in layout.foreignKeyColumns {
-                sql += "CREATE INDEX \(q("Z_\(layout.table)_\(fk)")) ON \(q(layout.table)) (\(q(fk)));\n"
+                sql += "CREATE INDEX \(index("Z_\(layout.table)_\(fk)")) ON \(q(layout.table)) (\(q(fk)));\n"
             }
         }
         for e in model.entities {
             let r = model.resolved[e.name]!
-            for a in r.attributes where a.valueTable != nil && made.insert(a.valueTable!).inserted {
-                let t = a.valueTable!
-                extra.append("CREATE TABLE \(q(t)) (\(q(Storage.owner)) INTEGER NOT NULL, \(q(Storage.order)) INTEGER NOT NULL, \(q(Storage.value)) \(TableLayout.sqlType(a.type)));")
-                extra.append("CREATE INDEX \(q(t + "_owner")) ON \(q(t)) (\(q(Storage.owner)), \(q(Storage.order)));")
+            for a in r.attributes {
+                // A mixed attribute's elements keep their storage class, or are dates.
+                let elementType = a.mixed.map { $0.shapes.array == .date ? TableLayout.sqlType(.date) : TableLayout.sqlType(.dynamic) }
+                guard let t = a.valueTable ?? a.mixed?.valueTable, made.insert(t).inserted else { continue }
+                extra.append("CREATE TABLE \(q(t)) (\(q(Storage.owner)) INTEGER NOT NULL, \(q(Storage.order)) INTEGER NOT NULL, \(q(Storage.value)) \(elementType ?? TableLayout.sqlType(a.type)));")
+                extra.append("CREATE INDEX \(index(t + "_owner")) ON \(q(t)) (\(q(Storage.owner)), \(q(Storage.order)));")
             }
             for rel in r.relationships {
                 guard case .joinTable(let t, _, _, _) = rel.storage, made.insert(t).inserted else { continue }
                 extra.append("CREATE TABLE \(q(t)) (\(q("Z_SRC")) INTEGER NOT NULL, \(q("Z_DST")) INTEGER NOT NULL, \(q("Z_SRC_ORD")) INTEGER);")
-                extra.append("CREATE INDEX \(q(t + "_src")) ON \(q(t)) (\(q("Z_SRC")));")
-                extra.append("CREATE INDEX \(q(t + "_dst")) ON \(q(t)) (\(q("Z_DST")));")
+                extra.append("CREATE INDEX \(index(t + "_src")) ON \(q(t)) (\(q("Z_SRC")));")
+                extra.append("CREATE INDEX \(index(t + "_dst")) ON \(q(t)) (\(q("Z_DST")));")
             }
             for constraint in r.constraints where e.uniquenessConstraints.contains(constraint.map { r.attributes[$0].name }) {
                 let cols = constraint.map { q(r.attributes[$0].column) }.joined(separator: ", ")
-                extra.append("CREATE INDEX \(q("Z_\(e.name)_unique_" + constraint.map { r.attributes[$0].name }.joined(separator: "_"))) ON \(q(r.table)) (\(cols));")
+                extra.append("CREATE INDEX \(index("Z_\(e.name)_unique_" + constraint.map { r.attributes[$0].name }.joined(separator: "_"))) ON \(q(r.table)) (\(cols));")
             }
         }
         return sql + extra.joined(separator: "\n")
@@ -322,6 +333,12 @@ struct TableLayout: Sendable {
             for a in r.attributes {
                 add(a.column, a.description.isCollection ? "INTEGER" : sqlType(a.type))
                 if let x = a.exactColumn { add(x, "TEXT") }
+                if let m = a.mixed {
+                    add(m.shapeColumn, "INTEGER")
+                    if let c = m.scalarColumn { add(c, sqlType(.dynamic)) }
+                    if let c = m.dateColumn { add(c, sqlType(.date)) }
+                    if let c = m.countColumn { add(c, "INTEGER") }
+                }
             }
             for rel in r.relationships {
                 if case .foreignKey(let c) = rel.storage {
@@ -352,7 +369,7 @@ struct TableLayout: Sendable {
         case .integer16, .integer32, .integer64, .boolean: "INTEGER"
         case .double, .float, .decimal, .date: "REAL"
         case .string, .uuid, .uri: "TEXT"
-        case .binary, .transformable: "BLOB"
+        case .binary, .transformable, .mixed: "BLOB"
         case .dynamic: ""
         }
     }
@@ -385,6 +402,7 @@ enum ModelDifference {
             for k in Set(orl.keys).intersection(nrl.keys).sorted() where orl[k] != nrl[k] { out.append("relationship '\(n).\(k)' changed") }
             if a.parent != b.parent { out.append("entity '\(n)' changed its parent") }
             if a.isAbstract != b.isAbstract { out.append("entity '\(n)' changed whether it is abstract") }
+            if a.isOpen != b.isOpen { out.append("entity '\(n)' changed whether it is open") }
             if a.uniquenessConstraints != b.uniquenessConstraints { out.append("entity '\(n)' changed its uniqueness constraints") }
         }
         if out.isEmpty { out.append("the entities are listed in another order") }

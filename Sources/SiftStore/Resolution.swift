@@ -5,6 +5,8 @@
 // `Z_PK` (primary key), `Z_ENT` (entity number), `Z_OPT` (version counter), one column per
 // attribute and per to-one relationship; a to-many whose inverse is to-one uses the inverse's
 // foreign key; other to-manys use a join table; collection attributes a child table.
+// Property names are any non-empty string (JSON keys are); the SQL names are derived from them
+// by `StorageNames`, unique as SQLite compares them, and only ever written quoted.
 
 import Foundation
 import SiftEvaluation
@@ -12,11 +14,16 @@ import SiftSQL
 
 /// A default value or JSON scalar as the model file writes it.
 public enum StoredValue: Codable, Hashable, Sendable {
+    /// A Boolean.
     case bool(Bool)
+    /// An integer.
     case integer(Int64)
+    /// A double.
     case double(Double)
+    /// A string.
     case string(String)
 
+    /// Decodes a Boolean, an integer, a double or a string, tried in that order.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.singleValueContainer()
         if let b = try? c.decode(Bool.self) { self = .bool(b); return }
@@ -25,6 +32,7 @@ public enum StoredValue: Codable, Hashable, Sendable {
         self = .string(try c.decode(String.self))
     }
 
+    /// Encodes the scalar as JSON.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.singleValueContainer()
         switch self {
@@ -60,10 +68,13 @@ final class ResolvedAttribute: @unchecked Sendable {
     let defaultValue: Value?
     let name: String
     let type: AttributeType
-    /// Whether saving checks anything for it (required, bounds, lengths, pattern).
+    /// Mixed attributes: where each shape is stored (`column` keeps the exact value).
+    let mixed: MixedStorage?
+    /// Whether saving checks anything for it (required, bounds, lengths, pattern, shapes).
     let hasRules: Bool
 
-    init(description: AttributeDescription, column: String, exactColumn: String?, valueTable: String?, defaultValue: Value?) {
+    init(description: AttributeDescription, column: String, exactColumn: String?, valueTable: String?, defaultValue: Value?,
+         mixed: MixedStorage? = nil) {
         self.description = description
         self.column = column
         self.exactColumn = exactColumn
@@ -71,9 +82,28 @@ final class ResolvedAttribute: @unchecked Sendable {
         self.defaultValue = defaultValue
         self.name = description.name
         self.type = description.type
+        self.mixed = mixed
         let d = description
-        hasRules = !d.isOptional || d.minValue != nil || d.maxValue != nil || d.minLength != nil || d.maxLength != nil || d.regularExpression != nil
+        hasRules = !d.isOptional || d.minValue != nil || d.maxValue != nil || d.minLength != nil || d.maxLength != nil
+            || d.regularExpression != nil || mixed != nil
     }
+}
+
+/// The storage of a mixed attribute beside its exact value: a shape column holding each row's
+/// shape tag (NULL for nil), and per declared shape the column or table the lowering reads. The
+/// tags are those of `Schema.MixedKey` cases for JSON (1 scalar, 2 date, 4 array; 3, objects, is
+/// not a shape an attribute holds).
+struct MixedStorage: Sendable {
+    static let scalarTag: Int64 = 1, dateTag: Int64 = 2, arrayTag: Int64 = 4
+    let shapes: MixedShapes
+    let shapeColumn: String
+    /// Scalars, each keeping its own storage class (booleans as 0/1).
+    let scalarColumn: String?
+    /// Dates as seconds since 2001, as date attributes.
+    let dateColumn: String?
+    /// Arrays: the element count (NULL when the value is not an array) and the elements' table.
+    let countColumn: String?
+    let valueTable: String?
 }
 
 final class ResolvedRelationship: Sendable {
@@ -107,6 +137,8 @@ final class ResolvedEntity: Sendable {
     let relationshipIndex: [String: Int]
     /// Constraints as attribute indices, inherited ones included.
     let constraints: [[Int]]
+    /// Undeclared keys read nil (declared open by the entity or an ancestor).
+    let isOpen: Bool
     /// Whether saving has anything to check for its objects beyond uniqueness.
     let hasRules: Bool
     let hasCollections: Bool
@@ -114,8 +146,9 @@ final class ResolvedEntity: Sendable {
 
     init(description: EntityDescription, number: Int64, root: String, table: String, family: [String],
          attributes: [ResolvedAttribute], relationships: [ResolvedRelationship], attributeIndex: [String: Int],
-         relationshipIndex: [String: Int], constraints: [[Int]]) {
+         relationshipIndex: [String: Int], constraints: [[Int]], isOpen: Bool) {
         self.description = description
+        self.isOpen = isOpen
         self.number = number
         self.root = root
         self.table = table
@@ -127,7 +160,7 @@ final class ResolvedEntity: Sendable {
         self.constraints = constraints
         hasRules = attributes.contains { $0.hasRules }
             || relationships.contains { !$0.description.isOptional || $0.description.minCount > 0 || $0.description.maxCount > 0 }
-        hasCollections = attributes.contains { $0.valueTable != nil }
+        hasCollections = attributes.contains { $0.valueTable != nil || $0.mixed?.valueTable != nil }
         hasToMany = relationships.contains { $0.isToMany }
     }
 
@@ -145,6 +178,73 @@ enum Storage {
     static let value = "value"
     static let metadataTable = "sift_metadata"
     static let keyTable = "sift_primary_key"
+}
+
+/// The SQL names of a model's storage, derived from its names: a property's column is its name
+/// and a collection's table `Z_<entity>_<name>`, unless that is taken (SQLite compares names
+/// without ASCII case), then `name#2`, `name#3`…; NUL, which the C API cannot pass, becomes `?`.
+/// Names are handed out in the model's order and remembered, so every entity of a hierarchy sees
+/// the same ones and a store reopened with its model finds its tables again. A model whose names
+/// are identifiers not starting with `Z_` gets exactly the names it had before names were free.
+struct StorageNames {
+    /// Taken names, lower-cased: tables (and indexes, which share their namespace) database-wide,
+    /// columns per table.
+    private var tables: Set<String>
+    private var columns: [String: Set<String>] = [:]
+    /// What each property (or store-side name) was given, by kind, owner and name.
+    private var given: [String: String] = [:]
+
+    init(tables entityNames: [String]) {
+        tables = Set((entityNames + [Storage.metadataTable, Storage.keyTable]).map { $0.lowercased() })
+    }
+
+    static func unique(_ base: String, in used: inout Set<String>) -> String {
+        let clean = base.replacingOccurrences(of: "\u{0}", with: "?")
+        var candidate = clean, n = 1
+        while !used.insert(candidate.lowercased()).inserted {
+            n += 1
+            candidate = "\(clean)#\(n)"
+        }
+        return candidate
+    }
+
+    private mutating func remembered(_ key: String, _ make: (inout Self) -> String) -> String {
+        if let name = given[key] { return name }
+        let name = make(&self)
+        given[key] = name
+        return name
+    }
+
+    private mutating func columnSet(_ table: String) -> Set<String> {
+        columns[table] ?? Set([Storage.primaryKey, Storage.entityColumn, Storage.versionColumn].map { $0.lowercased() })
+    }
+
+    /// The column of property `name` in `table` (one per name: siblings naming the same property
+    /// get the same column, which the resolver then refuses).
+    mutating func column(_ name: String, in table: String) -> String {
+        remembered("column\u{0}\(table)\u{0}\(name)") { names in
+            var used = names.columnSet(table)
+            let column = Self.unique(name, in: &used)
+            names.columns[table] = used
+            return column
+        }
+    }
+
+    /// A column of the store's own (an exact decimal, an order), remembered under `kind` and `name`.
+    mutating func storeColumn(_ base: String, in table: String, for kind: String, _ name: String) -> String {
+        remembered("\(kind)\u{0}\(table)\u{0}\(name)") { names in
+            var used = names.columnSet(table)
+            let column = Self.unique(base, in: &used)
+            names.columns[table] = used
+            return column
+        }
+    }
+
+    /// A table of the store's own (a collection's values, a join), remembered under `kind`, the
+    /// declaring entity and the property name.
+    mutating func table(_ base: String, for kind: String, _ entity: String, _ name: String) -> String {
+        remembered("\(kind)\u{0}\(entity)\u{0}\(name)") { names in Self.unique(base, in: &names.tables) }
+    }
 }
 
 enum ModelResolver {
@@ -178,6 +278,7 @@ enum ModelResolver {
         var chains: [String: [EntityDescription]] = [:]
         for e in entities { chains[e.name] = try chain(e) }
 
+        var names = StorageNames(tables: entities.map(\.name))
         var resolved: [String: ResolvedEntity] = [:]
         for (index, e) in entities.enumerated() {
             let ancestors = chains[e.name]!
@@ -186,24 +287,24 @@ enum ModelResolver {
             var relationships: [ResolvedRelationship] = []
             var attributeIndex: [String: Int] = [:]
             var relationshipIndex: [String: Int] = [:]
-            var lowerKeys = Set<String>()
+            var keys = Set<String>()
             var constraints: [[Int]] = []
             for a in ancestors {
                 for attr in a.attributes {
-                    try checkName(attr.name, what: "attribute '\(a.name).\(attr.name)'")
-                    guard lowerKeys.insert(attr.name.lowercased()).inserted else {
-                        throw ModelError("entity '\(e.name)' has two properties named '\(attr.name)' (compared without case)")
+                    try checkPropertyName(attr.name, what: "attribute '\(a.name).\(attr.name)'")
+                    guard keys.insert(attr.name).inserted else {
+                        throw ModelError("entity '\(e.name)' has two properties named '\(attr.name)'")
                     }
-                    let r = try resolveAttribute(attr, entity: a.name, table: root)
+                    let r = try resolveAttribute(attr, entity: a.name, table: root, names: &names)
                     attributeIndex[attr.name] = attributes.count
                     attributes.append(r)
                 }
                 for rel in a.relationships {
-                    try checkName(rel.name, what: "relationship '\(a.name).\(rel.name)'")
-                    guard lowerKeys.insert(rel.name.lowercased()).inserted else {
-                        throw ModelError("entity '\(e.name)' has two properties named '\(rel.name)' (compared without case)")
+                    try checkPropertyName(rel.name, what: "relationship '\(a.name).\(rel.name)'")
+                    guard keys.insert(rel.name).inserted else {
+                        throw ModelError("entity '\(e.name)' has two properties named '\(rel.name)'")
                     }
-                    let storage = try resolveStorage(rel, declaringEntity: a.name, byName: byName, chains: chains)
+                    let storage = try resolveStorage(rel, declaringEntity: a.name, byName: byName, chains: chains, names: &names)
                     relationshipIndex[rel.name] = relationships.count
                     relationships.append(ResolvedRelationship(description: rel, storage: storage, declaringEntity: a.name))
                 }
@@ -217,8 +318,8 @@ enum ModelResolver {
                             throw ModelError("uniqueness constraint \(constraint) of '\(a.name)' names '\(key)', which is not an attribute")
                         }
                         let t = attributes[i]
-                        guard !t.description.isCollection, t.type != .transformable else {
-                            throw ModelError("uniqueness constraint \(constraint) of '\(a.name)' names '\(key)', a \(t.description.isCollection ? "collection" : "transformable") attribute")
+                        guard !t.description.isCollection, t.type != .transformable, t.type != .mixed else {
+                            throw ModelError("uniqueness constraint \(constraint) of '\(a.name)' names '\(key)', a \(t.description.isCollection ? "collection" : t.type.rawValue) attribute")
                         }
                         indices.append(i)
                     }
@@ -229,25 +330,25 @@ enum ModelResolver {
             resolved[e.name] = ResolvedEntity(
                 description: e, number: Int64(index + 1), root: root, table: root, family: family,
                 attributes: attributes, relationships: relationships, attributeIndex: attributeIndex,
-                relationshipIndex: relationshipIndex, constraints: constraints)
+                relationshipIndex: relationshipIndex, constraints: constraints,
+                isOpen: ancestors.contains { $0.isOpen })
         }
         // Sibling entities share their root's table: one column name, one property.
         var columnsByTable: [String: [String: (String, String)]] = [:]
         for e in entities {
             let r = resolved[e.name]!
-            for a in e.attributes {
-                let col = r.attribute(a.name)!.column.lowercased()
-                if let (other, _) = columnsByTable[r.table]?[col], other != e.name {
-                    throw ModelError("'\(e.name).\(a.name)' and '\(other).\(a.name)' would share column '\(a.name)' of table '\(r.table)'; rename one")
-                }
-                columnsByTable[r.table, default: [:]][col] = (e.name, a.name)
+            // A property's column is derived from its name alone, so two siblings declaring the
+            // same name would write one column.
+            var own: [(name: String, column: String)] = e.attributes.map { ($0.name, r.attribute($0.name)!.column) }
+            for rel in e.relationships {
+                if case .foreignKey(let column) = r.relationship(rel.name)!.storage { own.append((rel.name, column)) }
             }
-            for rel in e.relationships where !rel.isToMany {
-                let col = rel.name.lowercased()
+            for (name, column) in own {
+                let col = column.lowercased()
                 if let (other, _) = columnsByTable[r.table]?[col], other != e.name {
-                    throw ModelError("'\(e.name).\(rel.name)' and '\(other).\(rel.name)' would share column '\(rel.name)' of table '\(r.table)'; rename one")
+                    throw ModelError("'\(e.name).\(name)' and '\(other).\(name)' would share column '\(column)' of table '\(r.table)'; rename one")
                 }
-                columnsByTable[r.table, default: [:]][col] = (e.name, rel.name)
+                columnsByTable[r.table, default: [:]][col] = (e.name, name)
             }
         }
         return resolved
@@ -265,7 +366,13 @@ enum ModelResolver {
         }
     }
 
-    static func resolveAttribute(_ a: AttributeDescription, entity: String, table: String) throws(ModelError) -> ResolvedAttribute {
+    /// Property names are any non-empty string: SQL never sees them, only names derived from them.
+    static func checkPropertyName(_ name: String, what: String) throws(ModelError) {
+        guard !name.isEmpty else { throw ModelError("\(what): the name is empty") }
+    }
+
+    static func resolveAttribute(_ a: AttributeDescription, entity: String, table: String,
+                                 names: inout StorageNames) throws(ModelError) -> ResolvedAttribute {
         let what = "attribute '\(entity).\(a.name)'"
         if a.minValue != nil || a.maxValue != nil, !a.type.isNumeric {
             throw ModelError("\(what): min/max apply to numeric attributes, not \(a.type.rawValue)")
@@ -280,6 +387,30 @@ enum ModelResolver {
         if a.isCollection, a.type == .transformable {
             throw ModelError("\(what): a transformable attribute holds any value already; it cannot also be a collection")
         }
+        var mixed: MixedStorage?
+        switch (a.type, a.shapes) {
+        case (.mixed, nil):
+            throw ModelError("\(what): a mixed attribute names its 'shapes' (scalar, date, array)")
+        case (.mixed, let shapes?):
+            guard shapes.scalar || shapes.date || shapes.array != nil else {
+                throw ModelError("\(what): a mixed attribute needs at least one shape (scalar, date or array)")
+            }
+            guard !a.isCollection else {
+                throw ModelError("\(what): a mixed attribute holds arrays through its 'array' shape; it cannot also be a collection")
+            }
+            guard a.defaultValue == nil else { throw ModelError("\(what): a mixed attribute has no default value") }
+            func column(_ suffix: String) -> String { names.storeColumn("\(a.name)@\(suffix)", in: table, for: suffix, a.name) }
+            mixed = MixedStorage(
+                shapes: shapes, shapeColumn: column("shape"),
+                scalarColumn: shapes.scalar ? column("scalar") : nil,
+                dateColumn: shapes.date ? column("date") : nil,
+                countColumn: shapes.array != nil ? column("count") : nil,
+                valueTable: shapes.array != nil ? names.table("Z_\(entity)_\(a.name)", for: "values", entity, a.name) : nil)
+        case (_, _?):
+            throw ModelError("\(what): 'shapes' apply to mixed attributes, not \(a.type.rawValue)")
+        case (_, nil):
+            break
+        }
         var defaultValue: Value?
         if let d = a.defaultValue {
             guard !a.isCollection else { throw ModelError("\(what): a collection has no default value") }
@@ -288,15 +419,16 @@ enum ModelResolver {
             }
         }
         return ResolvedAttribute(
-            description: a, column: a.name,
-            exactColumn: a.type == .decimal ? "Z_\(a.name)_exact" : nil,
-            valueTable: a.isCollection ? "Z_\(entity)_\(a.name)" : nil,
-            defaultValue: defaultValue)
+            description: a, column: names.column(a.name, in: table),
+            exactColumn: a.type == .decimal ? names.storeColumn("Z_\(a.name)_exact", in: table, for: "exact", a.name) : nil,
+            valueTable: a.isCollection ? names.table("Z_\(entity)_\(a.name)", for: "values", entity, a.name) : nil,
+            defaultValue: defaultValue, mixed: mixed)
     }
 
     static func resolveStorage(_ rel: RelationshipDescription, declaringEntity: String,
                                byName: [String: EntityDescription],
-                               chains: [String: [EntityDescription]]) throws(ModelError) -> RelationshipStorage {
+                               chains: [String: [EntityDescription]],
+                               names: inout StorageNames) throws(ModelError) -> RelationshipStorage {
         let what = "relationship '\(declaringEntity).\(rel.name)'"
         guard let destination = byName[rel.destination] else {
             throw ModelError("\(what) points at unknown entity '\(rel.destination)'")
@@ -305,18 +437,22 @@ enum ModelResolver {
         if rel.minCount < 0 || rel.maxCount < 0 || (rel.maxCount > 0 && rel.minCount > rel.maxCount) {
             throw ModelError("\(what): invalid count bounds \(rel.minCount)…\(rel.maxCount)")
         }
+        func joinTable(_ entity: String, _ name: String) -> String {
+            names.table("Z_\(entity)_\(name)", for: "join", entity, name)
+        }
         if !rel.isToMany {
             if let inv = rel.inverse { _ = try inverseOf(rel, what: what, declaringEntity: declaringEntity, destination: destination, chains: chains, byName: byName, name: inv) }
-            return .foreignKey(column: rel.name)
+            return .foreignKey(column: names.column(rel.name, in: chains[declaringEntity]![0].name))
         }
         guard let inv = rel.inverse else {
-            return .joinTable(table: "Z_\(declaringEntity)_\(rel.name)", source: "Z_SRC", destination: "Z_DST",
+            return .joinTable(table: joinTable(declaringEntity, rel.name), source: "Z_SRC", destination: "Z_DST",
                               order: rel.isOrdered ? "Z_SRC_ORD" : nil)
         }
         let (invEntity, inverse) = try inverseOf(rel, what: what, declaringEntity: declaringEntity, destination: destination, chains: chains, byName: byName, name: inv)
         if !inverse.isToMany {
             let root = chains[destination.name]![0].name
-            return .inverseForeignKey(table: root, column: inverse.name, orderColumn: rel.isOrdered ? "Z_FOK_\(inverse.name)" : nil)
+            return .inverseForeignKey(table: root, column: names.column(inverse.name, in: root),
+                                      orderColumn: rel.isOrdered ? names.storeColumn("Z_FOK_\(inverse.name)", in: root, for: "order", inverse.name) : nil)
         }
         if rel.isOrdered || inverse.isOrdered {
             throw ModelError("\(what): an ordered many-to-many relationship is not supported (order one side whose inverse is to-one, or drop the inverse)")
@@ -324,10 +460,10 @@ enum ModelResolver {
         // Many-to-many: one join table for the pair, named after the side that sorts first.
         let mine = "\(declaringEntity).\(rel.name)", theirs = "\(invEntity).\(inverse.name)"
         if mine <= theirs {
-            return .joinTable(table: "Z_\(declaringEntity)_\(rel.name)", source: "Z_SRC", destination: "Z_DST",
+            return .joinTable(table: joinTable(declaringEntity, rel.name), source: "Z_SRC", destination: "Z_DST",
                               order: rel.isOrdered ? "Z_SRC_ORD" : nil)
         }
-        return .joinTable(table: "Z_\(invEntity)_\(inverse.name)", source: "Z_DST", destination: "Z_SRC",
+        return .joinTable(table: joinTable(invEntity, inverse.name), source: "Z_DST", destination: "Z_SRC",
                           order: rel.isOrdered ? "Z_DST_ORD" : nil)
     }
 
@@ -373,7 +509,12 @@ extension ManagedObjectModel {
             let r = resolved[e.name]!
             var attributes: [Attribute] = []
             var relationships: [Relationship] = []
+            var mixedKeys: [MixedKey] = []
             for a in r.attributes {
+                if let m = a.mixed {
+                    mixedKeys.append(Self.mixedKey(a.name, m))
+                    continue
+                }
                 if a.description.isCollection {
                     guard let t = Self.sqlType(a.type) else { continue }
                     relationships.append(Relationship(
@@ -402,11 +543,38 @@ extension ManagedObjectModel {
             let discriminator = hierarchy.count > 1
                 ? Entity.Discriminator(column: Storage.entityColumn, values: r.family.map { resolved[$0]!.number })
                 : nil
+            // Open only when SQL sees every property of every row: a key left to memory (a
+            // transformable) or declared by a sub-entity would otherwise read nil in SQL where
+            // memory reads a value.
+            let inSQL = r.attributes.allSatisfy { Self.sqlType($0.type) != nil || $0.mixed != nil }
+            let ownKeys = r.attributes.count + r.relationships.count
+            let subEntityKeys = r.family.contains { resolved[$0]!.attributes.count + resolved[$0]!.relationships.count > ownKeys }
             out.append(Entity(name: e.name, table: r.table, primaryKey: Storage.primaryKey,
-                              attributes: attributes, relationships: relationships, discriminator: discriminator))
+                              attributes: attributes, relationships: relationships, open: r.isOpen && inSQL && !subEntityKeys,
+                              discriminator: discriminator, mixedKeys: mixedKeys))
         }
         // The layout is made from a validated model; a schema error here is a bug in this file.
         do { return try Schema(entities: out) } catch { preconditionFailure("derived schema is invalid: \(error)") }
+    }
+
+    /// A mixed attribute as the lowering sees it: one case per declared shape, each row taking
+    /// the case its shape column names.
+    static func mixedKey(_ name: String, _ m: MixedStorage) -> MixedKey {
+        var cases: [MixedKey.Case] = []
+        if let c = m.scalarColumn {
+            cases.append(MixedKey.Case(tag: MixedStorage.scalarTag, attribute: Attribute(name: name, column: c, type: .any)))
+        }
+        if let c = m.dateColumn {
+            cases.append(MixedKey.Case(tag: MixedStorage.dateTag, attribute: Attribute(name: name, column: c, type: .date, encoding: .secondsSince2001)))
+        }
+        if let elements = m.shapes.array, let table = m.valueTable {
+            let dates = elements == .date
+            let values = Relationship.ValueTable(table: table, owner: Storage.owner, column: Storage.value,
+                                                 type: dates ? .date : .any, encoding: dates ? .secondsSince2001 : nil)
+            cases.append(MixedKey.Case(tag: MixedStorage.arrayTag, relationship: Relationship(
+                name: name, values: values, countColumn: m.countColumn, orderColumn: Storage.order)))
+        }
+        return MixedKey(name: name, shapeColumn: m.shapeColumn, cases: cases)
     }
 
     /// The lowering's type and encoding for an attribute type; nil when SQL cannot read it.
@@ -420,7 +588,7 @@ extension ManagedObjectModel {
         case .date: (.date, .secondsSince2001)
         case .binary: (.data, nil)
         case .dynamic: (.any, nil)
-        case .transformable: nil
+        case .transformable, .mixed: nil
         }
     }
 }

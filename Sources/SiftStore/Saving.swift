@@ -234,6 +234,15 @@ struct RowWriter {
             }
             try put(info.attributeColumns[i], ColumnCodec.encode(v, types[i]))
             if let x = info.exactColumns[i] { try put(x, ColumnCodec.exactText(v)) }
+            if let m = info.mixedColumns[i] {
+                // The shape and value cells of a mixed attribute; the others stay NULL.
+                var cells = [SQLValue](repeating: .null, count: info.layout.columns.count)
+                MixedCodec.cells(v, m, into: &cells)
+                for c in m.compactMap({ $0 }) {
+                    if case .null = cells[c] { continue }
+                    try put(c, cells[c])
+                }
+            }
         }
         for (i, c) in info.foreignKeyColumns.enumerated() {
             guard let c else { continue }
@@ -273,7 +282,7 @@ struct RowWriter {
         guard let pk = o.objectID.primaryKey else { return }
         let e = o.info.entity
         try store.run("DELETE FROM \(q(e.table)) WHERE \(q(Storage.primaryKey)) = ?", [.integer(pk)])
-        for a in e.attributes { if let t = a.valueTable { try store.run("DELETE FROM \(q(t)) WHERE \(q(Storage.owner)) = ?", [.integer(pk)]) } }
+        for a in e.attributes { if let t = a.valueTable ?? a.mixed?.valueTable { try store.run("DELETE FROM \(q(t)) WHERE \(q(Storage.owner)) = ?", [.integer(pk)]) } }
         // Join-table rows on either side go with the object.
         for (table, columns) in store.joinTables(of: e.name) {
             for c in columns { try store.run("DELETE FROM \(q(table)) WHERE \(q(c)) = ?", [.integer(pk)]) }
@@ -286,13 +295,13 @@ struct RowWriter {
         guard e.hasCollections else { return }
         let pk = key(o)!
         for (i, a) in e.attributes.enumerated() {
-            guard let t = a.valueTable else { continue }
+            guard let t = a.valueTable ?? a.mixed?.valueTable else { continue }
             if !all, let s = o.snapshot, s.attributes[i].isIdentical(to: o.attributes[i]) { continue }
             if !all { try store.run("DELETE FROM \(q(t)) WHERE \(q(Storage.owner)) = ?", [.integer(pk)]) }
             guard case .array(let xs) = o.attributes[i] else { continue }
             for (n, x) in xs.enumerated() {
                 try store.run("INSERT INTO \(q(t)) (\(q(Storage.owner)), \(q(Storage.order)), \(q(Storage.value))) VALUES (?, ?, ?)",
-                              [.integer(pk), .integer(Int64(n)), ColumnCodec.encode(x, a.type)])
+                              [.integer(pk), .integer(Int64(n)), a.mixed.map { MixedCodec.element(x, $0) } ?? ColumnCodec.encode(x, a.type)])
             }
         }
     }

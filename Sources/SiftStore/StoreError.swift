@@ -15,12 +15,15 @@ import SiftSyntax
 /// }
 /// ```
 public struct StoreError: Error, Sendable, CustomStringConvertible {
+    /// The stable kinds; the raw value is the error's id.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
         /// A model that does not hold together, or a model file that cannot be read.
         case model
         /// The store was created with another model (the message names what differs).
         case modelMismatch = "model-mismatch"
+        /// An entity the model does not have.
         case unknownEntity = "unknown-entity"
+        /// A key the entity does not have.
         case unknownKey = "unknown-key"
         /// A value of the wrong type for its attribute.
         case typeMismatch = "type-mismatch"
@@ -42,7 +45,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case sqlite
     }
 
+    /// What kind of failure this is.
     public var kind: Kind
+    /// The first or only problem, in words.
     public var message: String
     /// Every broken rule, when a save fails validation (the first is `message`).
     public var failures: [String]
@@ -50,12 +55,14 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// or expression raised in memory.
     public var evaluationError: EvaluationError?
 
+    /// An error of `kind`; `failures` lists every broken rule of a failed save.
     public init(_ kind: Kind, _ message: String, failures: [String] = []) {
         self.kind = kind
         self.message = message
         self.failures = failures.isEmpty ? [message] : failures
     }
 
+    /// `store error: ` followed by the message, or by every failure when a save broke several rules.
     public var description: String {
         failures.count > 1
             ? "store error: \(failures.count) problems: " + failures.joined(separator: "; ")

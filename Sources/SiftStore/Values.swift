@@ -81,7 +81,8 @@ extension Value {
             default:
                 throw CoercionError(message: "\(value) (\(value.kindName)) cannot be stored in a dynamic attribute (integers, doubles and strings only; use transformable)")
             }
-        case .transformable:
+        case .transformable, .mixed:
+            // A mixed value's shape is checked at save, against the attribute's declared shapes.
             self = try TransformableCodec.normalized(value)
         }
     }
@@ -92,14 +93,14 @@ enum ColumnCodec {
     /// The SQLite value of an attribute value (non-collection).
     static func encode(_ v: Value, _ type: AttributeType) -> SQLValue {
         // A transformable keeps every value as JSON, scalars included (so "123" stays a string).
-        if type == .transformable { return v.isNull ? .null : .blob(TransformableCodec.encode(v)) }
+        if type == .transformable || type == .mixed { return v.isNull ? .null : .blob(TransformableCodec.encode(v)) }
         switch v {
         case .null: return .null
         case .bool(let b): return .integer(b ? 1 : 0)
         case .integer(let i): return .integer(i)
         case .double(let d): return d.isNaN ? .null : .double(d)
         case .decimal(let d): return .double(NSDecimalNumber(decimal: d).doubleValue)
-        case .string(let s): return .text(nfc(s))
+        case .string(let s): return .text(TextFolding.nfc(s))
         case .date(let d): return .double(d.timeIntervalSinceReferenceDate)
         case .data(let d): return .blob([UInt8](d))
         default:
@@ -107,17 +108,6 @@ enum ColumnCodec {
         }
     }
 
-    /// The NFC form the lowering expects. Text whose characters are all below U+0300 (every UTF-8
-    /// byte below 0xCC: ASCII, Latin-1, Latin Extended, IPA) is NFC already, since the first
-    /// character NFC can change is the combining grave accent U+0300; most text is like that, so
-    /// the normalisation call is skipped for it.
-    static func nfc(_ s: String) -> String {
-        // Scanned as one buffer when the string has one (native strings do): iterating the
-        // UTF-8 view byte by byte cost several times more.
-        let stable = s.utf8.withContiguousStorageIfAvailable { bytes in !bytes.contains { $0 >= 0xCC } }
-            ?? !s.utf8.contains { $0 >= 0xCC }
-        return stable ? s : s.precomposedStringWithCanonicalMapping
-    }
 
     /// The exact text of a decimal (beside its REAL column).
     static func exactText(_ v: Value) -> SQLValue {
@@ -153,7 +143,7 @@ enum ColumnCodec {
             case .text(let t): return .string(t)
             default: break
             }
-        case .transformable:
+        case .transformable, .mixed:
             if case .blob(let b) = s { return TransformableCodec.decode(b) }
             if case .text(let t) = s { return TransformableCodec.decode(Array(t.utf8)) }
         }
@@ -229,6 +219,56 @@ public enum TransformableCodec {
     }
 }
 
+/// A mixed attribute's value stored per shape: its tag, and the value in the column of its shape
+/// (the exact value goes to the attribute's own column, the elements of an array to its table).
+enum MixedCodec {
+    /// The tag of `v`'s shape, or nil when it has none of these (or is nil).
+    static func tag(_ v: Value) -> Int64? {
+        switch v {
+        case .bool, .integer, .double, .string: MixedStorage.scalarTag
+        case .date: MixedStorage.dateTag
+        case .array, .set: MixedStorage.arrayTag
+        default: nil
+        }
+    }
+
+    /// Why `v` is not one of `shapes`, or nil when it is (nil values always are).
+    static func problem(_ v: Value, _ shapes: MixedShapes) -> String? {
+        if case .null = v { return nil }
+        let allowed = [shapes.scalar ? "scalars" : nil, shapes.date ? "dates" : nil,
+                       shapes.array.map { "arrays of \($0 == .date ? "dates" : "scalars")" }].compactMap { $0 }
+        let refused = "\(v) (\(v.kindName)) is not one of the attribute's shapes (\(allowed.joined(separator: ", ")))"
+        switch tag(v) {
+        case MixedStorage.scalarTag?: return shapes.scalar ? nil : refused
+        case MixedStorage.dateTag?: return shapes.date ? nil : refused
+        case MixedStorage.arrayTag?:
+            guard let elements = shapes.array, case .array(let xs) = v else { return refused }
+            let want = elements == .date ? MixedStorage.dateTag : MixedStorage.scalarTag
+            for x in xs where !x.isNull && tag(x) != want { return "element \(x): \(refused)" }
+            return nil
+        default: return refused
+        }
+    }
+
+    /// The shape, scalar, date and count cells of a valid value (`columns` as `EntityInfo.mixedColumns`).
+    static func cells(_ v: Value, _ columns: [Int?], into row: inout [SQLValue]) {
+        let tag = tag(v)
+        for c in columns.compactMap({ $0 }) { row[c] = .null }
+        if let shape = columns[0], let tag { row[shape] = .integer(tag) }
+        switch (tag, v) {
+        case (MixedStorage.scalarTag?, _): if let c = columns[1] { row[c] = ColumnCodec.encode(v, .dynamic) }
+        case (MixedStorage.dateTag?, _): if let c = columns[2] { row[c] = ColumnCodec.encode(v, .date) }
+        case (MixedStorage.arrayTag?, .array(let xs)): if let c = columns[3] { row[c] = .integer(Int64(xs.count)) }
+        default: break
+        }
+    }
+
+    /// One array element as its table stores it.
+    static func element(_ x: Value, _ m: MixedStorage) -> SQLValue {
+        ColumnCodec.encode(x, m.shapes.array == .date ? .date : .dynamic)
+    }
+}
+
 /// The model's validation rules for one attribute.
 enum AttributeValidation {
     static func regex(_ pattern: String) throws(TextError) -> RegexPattern {
@@ -239,6 +279,7 @@ enum AttributeValidation {
     static func problem(_ v: Value, _ a: ResolvedAttribute, regex: RegexPattern?) -> String? {
         let d = a.description
         if case .null = v { return d.isOptional ? nil : "is required" }
+        if let shapes = a.mixed?.shapes { return MixedCodec.problem(v, shapes) }
         if d.isCollection {
             guard case .array(let elements) = v else { return nil }
             for e in elements where !e.isNull {

@@ -11,13 +11,18 @@ import Foundation
 /// A node of the syntax tree: a kind plus the source range it came from. Equality and hashing
 /// are defined once, here, on the kind alone, so a tree compares equal to its reprinted parse.
 public protocol SyntaxNode: Hashable, Sendable {
+    /// The node's kind: the enum of what it can be.
     associatedtype Kind: Hashable
+    /// What this node is, with its children.
     var kind: Kind { get }
+    /// The UTF-8 byte range of the source this node was parsed from.
     var range: SourceRange { get }
 }
 
 extension SyntaxNode {
+    /// Whether two nodes have the same structure, wherever they were written (ranges are ignored).
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.kind == rhs.kind }
+    /// Hashes the kind alone, consistently with `==`.
     public func hash(into hasher: inout Hasher) { hasher.combine(kind) }
 }
 
@@ -28,6 +33,7 @@ extension SyntaxNode {
 /// print(p)  // age >= 18 AND name BEGINSWITH[cd] "jo"
 /// ```
 public struct PredicateSyntax: SyntaxNode, Codable, CustomStringConvertible {
+    /// The forms a predicate takes.
     public indirect enum Kind: Hashable, Sendable, Codable {
         /// `TRUEPREDICATE` or `FALSEPREDICATE`.
         case constant(value: Bool)
@@ -43,9 +49,16 @@ public struct PredicateSyntax: SyntaxNode, Codable, CustomStringConvertible {
                         options: ComparisonOptions, rhs: ExpressionSyntax)
     }
 
+    /// What this predicate is: a constant, a compound or a comparison.
     public var kind: Kind
+    /// The UTF-8 byte range of the source this predicate was parsed from.
     public var range: SourceRange
 
+    /// A predicate node; `range` defaults to an empty range for trees built in code.
+    ///
+    /// ```swift
+    /// let always = PredicateSyntax(.constant(value: true))   // TRUEPREDICATE
+    /// ```
     public init(_ kind: Kind, range: SourceRange = SourceRange(0, 0)) {
         self.kind = kind
         self.range = range
@@ -55,6 +68,7 @@ public struct PredicateSyntax: SyntaxNode, Codable, CustomStringConvertible {
 
 /// A parsed expression: the operands of comparisons.
 public struct ExpressionSyntax: SyntaxNode, Codable, CustomStringConvertible {
+    /// The forms an expression takes.
     public indirect enum Kind: Hashable, Sendable, Codable {
         /// A literal or substituted value (`42`, `"x"`, `nil`, `{1, 2}`, `%@`).
         case constant(value: LiteralValue)
@@ -90,9 +104,16 @@ public struct ExpressionSyntax: SyntaxNode, Codable, CustomStringConvertible {
         case assignment(variable: String, value: ExpressionSyntax)
     }
 
+    /// What this expression is: a constant, a key path, an operator, a call…
     public var kind: Kind
+    /// The UTF-8 byte range of the source this expression was parsed from.
     public var range: SourceRange
 
+    /// An expression node; `range` defaults to an empty range for trees built in code.
+    ///
+    /// ```swift
+    /// let age = ExpressionSyntax(.keyPath(base: nil, components: ["age"]))   // age
+    /// ```
     public init(_ kind: Kind, range: SourceRange = SourceRange(0, 0)) {
         self.kind = kind
         self.range = range
@@ -102,48 +123,79 @@ public struct ExpressionSyntax: SyntaxNode, Codable, CustomStringConvertible {
 
 /// The subscript of an index expression.
 public indirect enum IndexSyntax: Hashable, Sendable, Codable {
+    /// `[FIRST]`: the first element (of a dictionary, the value of the smallest key).
     case first
+    /// `[LAST]`: the last element (of a dictionary, the value of the largest key).
     case last
+    /// `[SIZE]`: the number of elements.
     case size
+    /// `[expression]`: an integer position, or a key for dictionaries.
     case expression(ExpressionSyntax)
 }
 
 /// A constant value in a predicate: a literal, or a value substituted for `%@` or `$variable`.
 public indirect enum LiteralValue: Hashable, Sendable, Codable {
+    /// `nil` (also `NULL`, and a nil `%@` argument).
     case null
+    /// `YES`/`NO`, `TRUE`/`FALSE`.
     case bool(Bool)
+    /// A 64-bit integer.
     case integer(Int64)
+    /// A floating-point number.
     case double(Double)
+    /// A `Decimal`, from a `%@` argument (prints as `CAST("1.5", "NSDecimalNumber")`).
     case decimal(Decimal)
+    /// A string.
     case string(String)
+    /// A date, from a `%@` argument or `CAST(<seconds since 2001>, "NSDate")`.
     case date(Date)
+    /// Bytes, from a `%@` argument (prints as `CAST("<base64>", "NSData")`).
     case data(Data)
+    /// An aggregate of constants, `{1, 'a'}`, or an array argument.
     case array([LiteralValue])
+    /// A dictionary argument (prints as Apple's `{"key" = value}`, which does not parse back).
     case dictionary([String: LiteralValue])
 }
 
 /// `ANY` (also spelled `SOME`) or `ALL`. `NONE` is parsed as `NOT (ANY …)`.
 public enum Quantifier: String, Hashable, Sendable, Codable, CaseIterable {
+    /// `ANY` (also written `SOME`): true when the comparison holds for at least one element.
     case any = "ANY"
+    /// `ALL`: true when the comparison holds for every element (vacuously on none).
     case all = "ALL"
 }
 
 /// The operator of a comparison predicate.
 public enum ComparisonOperator: String, Hashable, Sendable, Codable, CaseIterable {
+    /// `<`
     case lessThan = "<"
+    /// `<=` (also written `=<`).
     case lessThanOrEqual = "<="
+    /// `>`
     case greaterThan = ">"
+    /// `>=` (also written `=>`).
     case greaterThanOrEqual = ">="
+    /// `==` (also written `=`).
     case equal = "=="
+    /// `!=` (also written `<>`).
     case notEqual = "!="
+    /// `MATCHES`: a whole-string regular expression match (PCRE2).
     case matches = "MATCHES"
+    /// `LIKE`: a wildcard match with `*` and `?`.
     case like = "LIKE"
+    /// `BEGINSWITH`
     case beginsWith = "BEGINSWITH"
+    /// `ENDSWITH`
     case endsWith = "ENDSWITH"
+    /// `IN`: membership of the left value in the right collection, or substring of the right string.
     case `in` = "IN"
+    /// `CONTAINS`: the left collection holds the right value, or the left string contains it.
     case contains = "CONTAINS"
+    /// `BETWEEN {low, high}`, bounds included.
     case between = "BETWEEN"
+    /// `UTI-CONFORMS-TO`: the left type identifier conforms to the right one.
     case utiConformsTo = "UTI-CONFORMS-TO"
+    /// `UTI-EQUALS`: the two type identifiers are equal.
     case utiEquals = "UTI-EQUALS"
 
     /// The canonical spelling.
@@ -152,7 +204,9 @@ public enum ComparisonOperator: String, Hashable, Sendable, Codable, CaseIterabl
 
 /// The `[c]`, `[d]`, `[n]`, `[l]` options of a comparison.
 public struct ComparisonOptions: OptionSet, Hashable, Sendable, Codable {
+    /// The option bits.
     public let rawValue: UInt8
+    /// Options from their bits.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// `c`: Unicode case folding (implies width-insensitivity).
@@ -175,15 +229,25 @@ public struct ComparisonOptions: OptionSet, Hashable, Sendable, Codable {
 
 /// Arithmetic and bitwise operators. Precedence is defined here once; the parser and printer use it.
 public enum BinaryOperator: String, Hashable, Sendable, Codable, CaseIterable {
+    /// `|`, bitwise or.
     case bitwiseOr = "|"
+    /// `^`, bitwise exclusive or.
     case bitwiseXor = "^"
+    /// `&`, bitwise and.
     case bitwiseAnd = "&"
+    /// `<<`, shift left.
     case leftShift = "<<"
+    /// `>>`, shift right.
     case rightShift = ">>"
+    /// `+`
     case add = "+"
+    /// `-`
     case subtract = "-"
+    /// `*`
     case multiply = "*"
+    /// `/` (two integers divide as integers; division by zero is 0).
     case divide = "/"
+    /// `**`, always a double.
     case power = "**"
 
     /// Higher binds tighter. All levels are left-associative.
@@ -220,6 +284,8 @@ public enum BinaryOperator: String, Hashable, Sendable, Codable, CaseIterable {
 
 /// Prefix operators on expressions.
 public enum UnaryOperator: String, Hashable, Sendable, Codable, CaseIterable {
+    /// Unary `-`.
     case negate = "-"
+    /// `~`, bitwise not.
     case bitwiseNot = "~"
 }

@@ -6,6 +6,7 @@
 public struct BuiltinFunction: Hashable, Sendable {
     /// The selector, with colons: `sum:`, `modulus:by:`, `now`.
     public let selector: String
+    /// The number of arguments the function takes.
     public let arity: Int
 
     /// Every built-in function, keyed by selector.

@@ -4,37 +4,69 @@
 
 /// One kind of syntax error, with whatever detail its message needs.
 public enum SyntaxErrorKind: Error, Hashable, Sendable, Codable {
+    /// A character that starts no token.
     case unexpectedCharacter(String)
+    /// A string literal without its closing quote.
     case unterminatedString
+    /// A backslash escape that is not valid in a string literal.
     case invalidEscape(String)
+    /// A malformed number literal.
     case invalidNumber(String)
+    /// A prefixed (`0x`, `0o`, `0b`) integer literal too large for 64 bits.
     case numberOutOfRange(String)
+    /// Input ended, or a predicate began, where an expression was expected after the given token.
     case expectedExpression(after: String)
+    /// A token that cannot begin an expression.
     case expectedExpressionFound(String)
+    /// The format string holds no predicate.
     case emptyPredicate
+    /// Nothing usable as a predicate after the given token (`a == 1 AND`).
     case expectedPredicate(after: String)
+    /// An expression not followed by a comparison operator.
     case expectedOperator(found: String)
+    /// A specific token was expected (a closing parenthesis, a comma…) and another was found.
     case expected(String, found: String)
+    /// Input continues after a complete predicate.
     case unexpectedToken(String)
+    /// Two comparisons in a row (`1 < a < 3`).
     case chainedComparison(String)
+    /// An option letter other than `c`, `d`, `l` and `n` in `[…]`.
     case unknownOption(letter: String, options: String)
+    /// An empty option list, `[]`.
     case emptyOptions
+    /// Options after an operator that takes none (`BETWEEN`).
     case optionsNotAllowed(operator: String)
+    /// A reserved word used as a key; `#word` makes it a key.
     case reservedWord(String)
+    /// A reserved word Sift does not support (`ANYKEY`, `FETCH`).
     case unsupportedKeyword(String)
+    /// A function name that is not built in (register it and call it with `FUNCTION`).
     case unknownFunction(String)
+    /// A built-in function called with the wrong number of arguments.
     case wrongArgumentCount(function: String, expected: Int, found: Int)
+    /// A `.` not followed by a key.
     case expectedKeyPath(after: String)
+    /// `@word` that is not one of the eleven collection operators.
     case unknownCollectionOperator(String)
+    /// A `$variable` was expected (`SUBQUERY`'s second argument).
     case expectedVariable(after: String)
+    /// `FUNCTION`'s second argument is not a selector string.
     case expectedSelectorString
+    /// Nesting deeper than ``PredicateSyntax/maximumDepth``.
     case nestedTooDeeply(limit: Int)
+    /// A `%` specifier that is not supported.
     case unknownFormatSpecifier(String)
+    /// A positional specifier such as `%1$@`, which Sift rejects.
     case positionalSpecifier(String)
+    /// More specifiers than arguments.
     case missingArgument(specifier: String)
+    /// More arguments than specifiers.
     case extraArguments(expected: Int, given: Int)
+    /// An argument whose type does not fit its typed specifier (`%d` given a string).
     case wrongArgumentType(specifier: String, expected: String, found: String)
+    /// A `%K` argument that is not a non-empty string.
     case invalidKeyPathArgument(String)
+    /// A `%@` argument of a type Sift cannot turn into a constant.
     case unsupportedArgument(String)
 
     /// A stable, kebab-case identifier for this kind of error.
@@ -128,6 +160,7 @@ public enum SyntaxErrorKind: Error, Hashable, Sendable, Codable {
 /// catch let e as SyntaxError { print(e) }  // 1:8: error: expected predicate after 'AND'
 /// ```
 public struct SyntaxError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong.
     public var kind: SyntaxErrorKind
     /// The offending token's byte range in the source.
     public var range: SourceRange
@@ -136,6 +169,7 @@ public struct SyntaxError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The source the error refers to.
     public var source: String
 
+    /// An error of `kind` at `range` in `source`; the location is computed from the range.
     public init(_ kind: SyntaxErrorKind, range: SourceRange, source: String) {
         self.kind = kind
         self.range = range
@@ -143,7 +177,9 @@ public struct SyntaxError: Error, Hashable, Sendable, CustomStringConvertible {
         self.location = SourceText(source).location(of: range.lowerBound)
     }
 
+    /// The stable identifier of the kind, e.g. `expected-predicate`.
     public var id: String { kind.id }
+    /// The message without position, e.g. `expected predicate after 'AND'`.
     public var message: String { kind.message }
 
     /// `line:column: error: message`.

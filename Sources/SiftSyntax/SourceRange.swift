@@ -9,9 +9,16 @@
 /// p.range  // 0..<7
 /// ```
 public struct SourceRange: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The offset of the first byte.
     public var lowerBound: Int
+    /// The offset just past the last byte.
     public var upperBound: Int
 
+    /// The range from `lowerBound` up to, not including, `upperBound`.
+    ///
+    /// ```swift
+    /// SourceRange(0, 3).description   // "0..<3"
+    /// ```
     public init(_ lowerBound: Int, _ upperBound: Int) {
         self.lowerBound = lowerBound
         self.upperBound = Swift.max(lowerBound, upperBound)
@@ -22,20 +29,31 @@ public struct SourceRange: Hashable, Sendable, Codable, CustomStringConvertible 
         SourceRange(Swift.min(lowerBound, other.lowerBound), Swift.max(upperBound, other.upperBound))
     }
 
+    /// `lowerBound..<upperBound`.
     public var description: String { "\(lowerBound)..<\(upperBound)" }
 }
 
 /// A 1-based line and column; the column counts Characters (grapheme clusters).
 public struct SourceLocation: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The 1-based line.
     public var line: Int
+    /// The 1-based column, counted in characters.
     public var column: Int
+    /// A position from its line and column.
     public init(line: Int, column: Int) { self.line = line; self.column = column }
+    /// `line:column`, as diagnostics print it.
     public var description: String { "\(line):\(column)" }
 }
 
 /// The text a predicate was parsed from, able to map byte offsets to locations and lines.
 public struct SourceText: Sendable {
+    /// The whole source.
     public let text: String
+    /// Wraps `text` for position lookups.
+    ///
+    /// ```swift
+    /// SourceText("age > 30").location(of: 6).description   // "1:7"
+    /// ```
     public init(_ text: String) { self.text = text }
 
     /// The `line:column` of a UTF-8 offset. Offsets past the end map to just after the last character.

@@ -62,19 +62,28 @@ public enum TextFolding {
         }
     }
 
+    /// The NFC form of `s`: what Sift stores and binds, so that `==` and ordering in SQL are byte
+    /// comparisons of the same text memory compares. Text whose UTF-8 bytes are all below 0xCC
+    /// (every scalar below U+0300: ASCII, Latin-1, Latin Extended, IPA) is NFC already and is
+    /// returned as it is, without calling Foundation (every scalar below U+0300 has
+    /// NFC_Quick_Check = Yes and none of them composes with a preceding scalar); most text is like
+    /// that.
+    ///
+    /// ```swift
+    /// TextFolding.nfc("e\u{301}") == "\u{E9}"  // true
+    /// ```
+    public static func nfc(_ s: String) -> String {
+        let stable = s.utf8.withContiguousStorageIfAvailable { !$0.contains { $0 >= 0xCC } }
+            ?? !s.utf8.contains { $0 >= 0xCC }
+        return stable ? s : s.precomposedStringWithCanonicalMapping
+    }
+
     /// The reference fold: Foundation's, made canonical.
     static func foundationFold(_ s: String, caseInsensitive c: Bool, diacriticInsensitive d: Bool) -> String {
         var foundationOptions: String.CompareOptions = [.widthInsensitive]
         if c { foundationOptions.insert(.caseInsensitive) }
         if d { foundationOptions.insert(.diacriticInsensitive) }
         return nfc(s.folding(options: foundationOptions, locale: nil))
-    }
-
-    /// NFC, skipping Foundation when the string is certainly already NFC: every scalar below
-    /// U+0300 has NFC_Quick_Check = Yes and none of them composes with a preceding scalar.
-    static func nfc(_ s: String) -> String {
-        if s.unicodeScalars.allSatisfy({ $0.value < 0x300 }) { return s }
-        return s.precomposedStringWithCanonicalMapping
     }
 
     static func isASCII(_ s: String) -> Bool {

@@ -38,6 +38,7 @@ public final class RegexPattern: @unchecked Sendable {
 
     /// The pattern as the user wrote it.
     public let pattern: String
+    /// The options the pattern was compiled with (`[c]` caseless, `[d]` accents stripped).
     public let options: TextOptions
 
     /// Nil for the empty pattern, which never matches.

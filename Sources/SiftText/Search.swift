@@ -107,6 +107,7 @@ public struct PreparedText: Sendable {
     /// The needle (folded) is empty, so substring tests are false.
     private let noNeedle: Bool
 
+    /// Folds `needle` once under `options`, for testing many strings against it.
     public init(_ needle: String, _ options: TextOptions) {
         mode = FoldMode(options)
         self.needle = Array(TextFolding.fold(needle, mode).utf8)

@@ -10,18 +10,25 @@
 public struct TextError: Error, Sendable, CustomStringConvertible {
     /// The stable code of the failure; the raw value is what tools print.
     public enum Kind: String, Sendable {
+        /// A LIKE pattern that ends with a lone backslash.
         case likeTrailingBackslash = "invalid-like-pattern"
+        /// A MATCHES pattern PCRE2 cannot compile.
         case invalidRegex = "invalid-regex"
+        /// A match that passed ``RegexPattern/matchLimit`` or ``RegexPattern/depthLimit``.
         case regexLimitExceeded = "regex-limit"
     }
 
+    /// What failed.
     public var kind: Kind
+    /// A lower-case sentence quoting the offending pattern.
     public var message: String
 
+    /// An error of `kind` with its message.
     public init(kind: Kind, message: String) {
         self.kind = kind
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 }

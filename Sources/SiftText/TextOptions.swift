@@ -4,7 +4,13 @@
 
 /// How two strings are compared: `[c]`, `[d]`, `[n]`, `[l]`.
 public struct TextOptions: OptionSet, Hashable, Sendable {
+    /// The option bits, the same as `SiftSyntax.ComparisonOptions` (c = 1, d = 2, n = 4, l = 8).
     public let rawValue: UInt8
+    /// Options from their bits.
+    ///
+    /// ```swift
+    /// TextOptions(rawValue: 3) == [.caseInsensitive, .diacriticInsensitive]   // true
+    /// ```
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// `[c]`: full Unicode case folding (and width folding).

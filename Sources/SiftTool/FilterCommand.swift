@@ -60,6 +60,9 @@ struct FilterCommand: ParsableCommand {
     @Flag(help: "Print record counts and timings to standard error.")
     var stats = false
 
+    @Flag(help: "No progress line on standard error (it only appears on a terminal, for inputs taking over a second).")
+    var quiet = false
+
     @Option(help: "Evaluate in memory, or load the records into SQLite and run the lowered SQL.")
     var backend: BackendKind = .memory
 
@@ -69,15 +72,11 @@ struct FilterCommand: ParsableCommand {
 
     func run() throws {
         let clock = ContinuousClock()
-        func ms(_ d: Duration) -> String {
-            let c = d.components
-            return String(format: "%.3f", Double(c.seconds) * 1000 + Double(c.attoseconds) / 1e15)
-        }
         let variableJSON = try inputs.variables()
         let descriptors = try inputs.sortDescriptors()
         let arguments = try inputs.arguments()
 
-        var start = clock.now
+        let start = clock.now
         let compiled: SiftPredicate
         do {
             compiled = try SiftPredicate(format: predicate, arguments: arguments, options: EvaluationOptions(lenient: lenient))
@@ -86,8 +85,147 @@ struct FilterCommand: ParsableCommand {
             throw ExitCode.failure
         }
         let compileTime = clock.now - start
+        if backend == .sqlite {
+            try runSQL(compiled, variableJSON, descriptors, compileTime: compileTime)
+        } else {
+            try runInMemory(compiled, variableJSON.mapValues(\.value), descriptors, compileTime: compileTime)
+        }
+    }
 
+    /// The memory back-end, streaming: the input is mapped, each record is read only as far as the
+    /// predicate looks into it and evaluated at once, and only the positions of the matches are
+    /// kept; the matching records are read again (whole) to sort and print them. Nothing is printed
+    /// before the whole input has been read and evaluated, so an error leaves no partial output.
+    private func runInMemory(_ compiled: SiftPredicate, _ variables: [String: Value], _ descriptors: [SiftSortDescriptor],
+                             compileTime: Duration) throws {
+        let clock = ContinuousClock()
+        let name = Records.displayName(file)
+        var readTime = Duration.zero, evaluateTime = Duration.zero
+        var start = clock.now
+        let input: MappedInput
+        do { input = try MappedInput.open(file) } catch {
+            writeError(error.description)
+            throw ExitCode.failure
+        }
+        readTime += clock.now - start
+        let bytes = input.bytes
+        let projection = RecordProjection.of(compiled.syntax)
+        var progress = FilterProgress(enabled: !quiet)
+
+        // First pass: each record read (as projected) and evaluated at once, so only one record's
+        // values are alive at a time. The clock is only read per record for --stats.
+        var cursor = RecordCursor(bytes)
+        let depth = cursor.depth
+        var recordCount = 0
+        var matchIndices: [Int] = []
+        var matchStarts: [Int] = []
+        var failure: (record: Int, error: EvaluationError)?
+        var seen = 0
+        // Option values read once: each read of an ArgumentParser property looks up generic metadata.
+        let timed = stats
+        do throws(JSONScanError) {
+            while let at = try cursor.next() {
+                seen += 1
+                if seen & 1023 == 0 {
+                    input.release(before: at)
+                    progress.update(records: seen, matches: matchIndices.count, offset: at)
+                }
+                guard failure == nil else {
+                    // After an evaluation error the rest is only checked: a syntax error anywhere in
+                    // the input is reported before it, as when the whole input was read first.
+                    try cursor.scanner.skipValue(depth: depth)
+                    continue
+                }
+                var t0 = start
+                if timed { t0 = clock.now }
+                let record = try cursor.scanner.value(depth: depth, projection)
+                var t1 = t0
+                if timed { t1 = clock.now; readTime += t1 - t0 }
+                let matched: Bool
+                do throws(EvaluationError) {
+                    matched = try compiled.evaluate(with: record, variables: variables)
+                } catch {
+                    failure = (recordCount, error)
+                    continue
+                }
+                if timed { evaluateTime += clock.now - t1 }
+                if matched {
+                    matchIndices.append(recordCount)
+                    matchStarts.append(at)
+                }
+                recordCount += 1
+            }
+        } catch {
+            progress.finish()
+            writeError("\(name):\(error.located(in: bytes).description)")
+            throw ExitCode.failure
+        }
+        progress.finish()
+        if let failure {
+            writeError("record \(failure.record): \(failure.error.annotated)")
+            throw ExitCode.failure
+        }
+
+        // Second pass: the matches, read whole, for sorting and printing.
         start = clock.now
+        if !descriptors.isEmpty && !count {
+            input.rewind()
+            var values: [Value] = []
+            values.reserveCapacity(matchStarts.count)
+            for at in matchStarts {
+                var scanner = JSONScanner(bytes, at: at)
+                values.append((try? scanner.value(depth: depth, .whole)) ?? .null)
+                input.release(before: at)
+            }
+            do {
+                let order = try values.sortedIndices(by: descriptors)
+                matchIndices = order.map { matchIndices[$0] }
+                matchStarts = order.map { matchStarts[$0] }
+            } catch {
+                writeError("sort: \(error.annotated)")
+                throw ExitCode.failure
+            }
+        }
+        let sortTime = clock.now - start
+
+        let output = FileHandle.standardOutput
+        var out: [UInt8] = []
+        out.reserveCapacity(1 << 20)
+        func flush() {
+            output.write(Data(out))
+            out.removeAll(keepingCapacity: true)
+        }
+        if count {
+            out.append(contentsOf: "\(matchIndices.count)\n".utf8)
+        } else if indices {
+            for n in matchIndices {
+                JSONScanner.write(Int64(n), into: &out)
+                out.append(0x0A)
+                if out.count >= 1 << 20 { flush() }
+            }
+        } else {
+            input.rewind()
+            for at in matchStarts {
+                var scanner = JSONScanner(bytes, at: at)
+                // The record was read without error in the first pass.
+                try? scanner.writeValue(depth: depth, into: &out)
+                out.append(0x0A)
+                if out.count >= 1 << 20 { flush(); input.release(before: at) }
+            }
+        }
+        if !out.isEmpty { flush() }
+
+        if stats {
+            writeStats(records: recordCount, matched: matchIndices.count, read: readTime, compile: compileTime,
+                       evaluate: evaluateTime, sort: !descriptors.isEmpty && !count ? sortTime : nil)
+        }
+    }
+
+    /// The SQLite back-end: the records loaded into an in-memory database, the predicate lowered.
+    private func runSQL(_ compiled: SiftPredicate, _ variableJSON: [String: JSONValue], _ descriptors: [SiftSortDescriptor],
+                        compileTime: Duration) throws {
+        let clock = ContinuousClock()
+        var start = clock.now
         let records: [JSONValue]
         do {
             records = try Records.load(file)
@@ -99,41 +237,15 @@ struct FilterCommand: ParsableCommand {
 
         start = clock.now
         var matches: [Int] = []
-        var sorted = false
-        if backend == .sqlite {
-            do throws(SQLBackendError) {
-                let sql = try SQLBackend(records: records)
-                matches = try sql.matches(compiled.syntax, source: predicate, variables: variableJSON.mapValues(\.literal),
-                                          sortedBy: count ? [] : descriptors)
-                sorted = true
-            } catch {
-                writeError(error.description)
-                throw ExitCode.failure
-            }
-        } else {
-            // Only the memory back-end needs the records as evaluation values.
-            let variables = variableJSON.mapValues(\.value)
-            for (n, v) in records.lazy.map(\.value).enumerated() {
-                do {
-                    if try compiled.evaluate(with: v, variables: variables) { matches.append(n) }
-                } catch {
-                    writeError("record \(n): \(error.annotated)")
-                    throw ExitCode.failure
-                }
-            }
+        do throws(SQLBackendError) {
+            let sql = try SQLBackend(records: records)
+            matches = try sql.matches(compiled.syntax, source: predicate, variables: variableJSON.mapValues(\.literal),
+                                      sortedBy: count ? [] : descriptors)
+        } catch {
+            writeError(error.description)
+            throw ExitCode.failure
         }
         let evaluateTime = clock.now - start
-
-        start = clock.now
-        if !descriptors.isEmpty && !count && !sorted {
-            do {
-                matches = try matches.map { records[$0].value }.sortedIndices(by: descriptors).map { matches[$0] }
-            } catch {
-                writeError("sort: \(error.annotated)")
-                throw ExitCode.failure
-            }
-        }
-        let sortTime = clock.now - start
 
         var out = ""
         if count {
@@ -146,11 +258,20 @@ struct FilterCommand: ParsableCommand {
         FileHandle.standardOutput.write(Data(out.utf8))
 
         if stats {
-            var line = "\(records.count) records read, \(matches.count) matched; "
-            line += "read \(ms(readTime)) ms, compile \(ms(compileTime)) ms, evaluate \(ms(evaluateTime)) ms"
-            if !descriptors.isEmpty && !count { line += ", sort \(ms(sortTime)) ms" }
-            writeError(line)
+            writeStats(records: records.count, matched: matches.count, read: readTime, compile: compileTime,
+                       evaluate: evaluateTime, sort: !descriptors.isEmpty && !count ? .zero : nil)
         }
+    }
+
+    private func writeStats(records: Int, matched: Int, read: Duration, compile: Duration, evaluate: Duration, sort: Duration?) {
+        func ms(_ d: Duration) -> String {
+            let c = d.components
+            return String(format: "%.3f", Double(c.seconds) * 1000 + Double(c.attoseconds) / 1e15)
+        }
+        var line = "\(records) records read, \(matched) matched; "
+        line += "read \(ms(read)) ms, compile \(ms(compile)) ms, evaluate \(ms(evaluate)) ms"
+        if let sort { line += ", sort \(ms(sort)) ms" }
+        writeError(line)
     }
 }
 

@@ -3,8 +3,9 @@
 // then becomes an attribute of the one type its values share, a to-one relationship (objects), an
 // ordered to-many relationship (arrays of objects) or a collection attribute (arrays of scalars).
 // Where records disagree the inference picks the representation that keeps every value exactly
-// (`dynamic` for numbers mixed with strings, `transformable` for anything else) and says so in a
-// note, so `sift store import` never rejects the file the model was inferred from.
+// (`dynamic` for numbers mixed with strings, `mixed` for scalars, dates and arrays of either
+// mixed otherwise, `transformable` where objects are involved) and says so in a note, so
+// `sift store import` never rejects the file the model was inferred from.
 
 import Foundation
 import SiftStore
@@ -16,8 +17,8 @@ struct InferredModel {
     var notes: [String]
 }
 
-/// Why no model could be inferred: keys that cannot be model names, or records that are not
-/// objects. Each line is printed on standard error as it is.
+/// Why no model could be inferred: records that are not objects. Each line is printed on
+/// standard error as it is.
 struct ModelInferenceError: Error {
     var lines: [String]
 }
@@ -140,24 +141,22 @@ enum ModelInference {
         var builder = Builder()
         builder.usedNames.insert(entity.lowercased())
         builder.build(root, entity: entity, path: [], parent: nil)
-        if !builder.errors.isEmpty { throw ModelInferenceError(lines: builder.errors) }
         return InferredModel(entities: builder.entities, notes: builder.notes)
     }
 
-    /// Whether `key` can name a property: an identifier, not starting with the store's `Z_`.
-    static func isPropertyName(_ key: String) -> Bool {
-        let bytes = Array(key.utf8)
-        guard let first = bytes.first else { return false }
-        func letter(_ b: UInt8) -> Bool { (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || b == 95 }
-        guard letter(first), bytes.allSatisfy({ letter($0) || ($0 >= 48 && $0 <= 57) }) else { return false }
-        return !key.uppercased().hasPrefix("Z_")
+    /// `key` as the tail of an entity name, which stays an identifier (`first name` → `first_name`):
+    /// property names are any string, entity names are not.
+    static func identifierPart(_ key: String) -> String {
+        let part = String(String.UnicodeScalarView(key.unicodeScalars.map { s in
+            (s.isASCII && (s.properties.isAlphabetic || ("0"..."9").contains(s))) || s == "_" ? s : "_"
+        }))
+        return part.isEmpty ? "_" : part
     }
 
     /// Builds entities depth first, root first, naming nested entities after their path.
     private struct Builder {
         var entities: [EntityDescription] = []
         var notes: [String] = []
-        var errors: [String] = []
         /// Entity names in use, lower-cased (the store compares them without case).
         var usedNames = Set<String>()
 
@@ -178,24 +177,16 @@ enum ModelInference {
             var attributes: [AttributeDescription] = []
             var relationships: [RelationshipDescription] = []
             let index = entities.count
-            entities.append(EntityDescription(entity))
-            var lowerKeys: [String: String] = [:]
+            // Open: a key missing from a JSON object reads nil, so it does in the store too.
+            entities.append(EntityDescription(entity, open: true))
             for key in shape.keys {
                 let keyPath = (path + [key]).joined(separator: ".")
                 let field = shape.fields[key]!
-                guard ModelInference.isPropertyName(key) else {
-                    let record = field.kinds.first?.record ?? field.nilRecord ?? 0
-                    errors.append("error: key '\(keyPath)' (record \(record)) cannot name a property: model names are identifiers ([A-Za-z_][A-Za-z0-9_]*) not starting with 'Z_'")
-                    continue
-                }
-                if let other = lowerKeys[key.lowercased()] {
-                    errors.append("error: keys '\((path + [other]).joined(separator: "."))' and '\(keyPath)' differ only in case; the store compares property names without case")
-                    continue
-                }
-                lowerKeys[key.lowercased()] = key
                 switch decide(field, keyPath: keyPath) {
                 case .attribute(let type, let collection):
                     attributes.append(AttributeDescription(key, type, collection: collection))
+                case .mixed(let shapes):
+                    attributes.append(AttributeDescription(key, .mixed, shapes: shapes))
                 case .toOne(let child):
                     relationships.append(nest(child, key: key, toMany: false, entity: entity, path: path))
                 case .toMany(let child):
@@ -212,7 +203,7 @@ enum ModelInference {
             // Named so that it clashes with no key of this entity.
             var name = "owner"
             var n = 2
-            while lowerKeys[name.lowercased()] != nil { name = "owner\(n)"; n += 1 }
+            while shape.fields[name] != nil { name = "owner\(n)"; n += 1 }
             relationships.append(RelationshipDescription(name, to: parent.entity, toMany: !parent.toMany,
                                                          inverse: parent.relationship, deleteRule: .nullify))
             entities[index].attributes = attributes
@@ -223,13 +214,14 @@ enum ModelInference {
         /// The relationship from `entity` to the new entity for a nested object (or array of
         /// them) under `key`. Parent to child cascades: a nested object belongs to its record.
         mutating func nest(_ child: ObjectShape, key: String, toMany: Bool, entity: String, path: [String]) -> RelationshipDescription {
-            let name = uniqueEntityName("\(entity)_\(key)")
+            let name = uniqueEntityName("\(entity)_\(ModelInference.identifierPart(key))")
             let inverse = build(child, entity: name, path: path + [key], parent: (entity, key, toMany))
             return RelationshipDescription(key, to: name, toMany: toMany, ordered: toMany, inverse: inverse, deleteRule: .cascade)
         }
 
         enum Decision {
             case attribute(AttributeType, collection: Bool)
+            case mixed(MixedShapes)
             case toOne(ObjectShape)
             case toMany(ObjectShape)
         }
@@ -270,6 +262,10 @@ enum ModelInference {
                 }
                 let (type, why) = scalarType(elementKinds)
                 if type == .transformable {
+                    if let shapes = mixedShapes(f) {
+                        note("array elements are \(disagreement(e.kinds)); stored as mixed (\(Self.mixedWhy))")
+                        return .mixed(shapes)
+                    }
                     note("array elements are \(disagreement(e.kinds)); stored as transformable (\(why))")
                     return .attribute(.transformable, collection: false)
                 }
@@ -279,14 +275,44 @@ enum ModelInference {
                 return .attribute(type, collection: true)
             }
             if kinds.contains(.object) || kinds.contains(.array) {
+                if let shapes = mixedShapes(f) {
+                    note("\(disagreement(f.kinds)); stored as mixed (\(Self.mixedWhy))")
+                    return .mixed(shapes)
+                }
                 note("\(disagreement(f.kinds)); stored as transformable (it keeps any JSON value)")
                 return .attribute(.transformable, collection: false)
             }
             let (type, why) = scalarType(kinds)
+            if type == .transformable, let shapes = mixedShapes(f) {
+                note("\(disagreement(f.kinds)); stored as mixed (\(Self.mixedWhy))")
+                return .mixed(shapes)
+            }
             if type == .transformable || type == .dynamic {
                 note("\(disagreement(f.kinds)); stored as \(type.rawValue) (\(why))")
             }
             return .attribute(type, collection: false)
+        }
+
+        static let mixedWhy = "each value kept as it is, and queried in SQL by its shape"
+
+        /// The shapes of a mixed attribute that holds every value of `f`, or nil when one is an
+        /// object, or an array whose elements are objects, arrays, or dates beside scalars.
+        func mixedShapes(_ f: FieldShape) -> MixedShapes? {
+            let kinds = f.kindSet()
+            let scalars: Set<JSONKind> = [.boolean, .integer, .double, .string]
+            guard !kinds.contains(.object) else { return nil }
+            var shapes = MixedShapes(scalar: !kinds.isDisjoint(with: scalars), date: kinds.contains(.date))
+            if kinds.contains(.array) {
+                let elements = f.elements?.kindSet() ?? []
+                if elements.isSubset(of: scalars) {
+                    shapes.array = .scalar
+                } else if elements == [.date] {
+                    shapes.array = .date
+                } else {
+                    return nil
+                }
+            }
+            return shapes
         }
 
         /// "integers in some records, strings in others (record 3)", naming the record where each

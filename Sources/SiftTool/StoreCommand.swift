@@ -99,21 +99,25 @@ struct StoreInferModelCommand: ParsableCommand {
           arrays of objects                ordered to-many relationship to
                                            NAME_key, with a to-one 'owner' back
           arrays of scalars                collection attribute of their type
-          booleans or dates mixed with     transformable (keeps any JSON value;
-          other kinds, arrays or objects   predicates on it run in memory, not
-          mixed with anything else         in SQL)
+          booleans or dates mixed with     mixed (keeps each value as it is; SQL
+          other kinds, arrays of scalars   queries each row by its shape)
+          or of dates mixed with those
+          objects mixed with anything      transformable (keeps any JSON value;
+          else, arrays mixing dates with   predicates on it run in memory, not
+          scalars                          in SQL)
           null or missing everywhere,      transformable
           or empty arrays only
 
-        Every attribute is optional; null and missing keys are nil. Parents cascade deletes to \
+        Every attribute is optional; null and missing keys are nil, and the entities are open \
+        (a key no record has reads nil, as in 'sift filter'). Parents cascade deletes to \
         nested objects; the relationships back nullify. Each key where the records disagree, \
         or whose representation loses something, gets one 'note: key …' line on standard error \
         saying what was chosen and why (a to-many relationship is never nil, so a record \
         without the array reads as having an empty one).
 
-        Limitation: keys name entities and properties, so they must be identifiers \
-        ([A-Za-z_][A-Za-z0-9_]*, not starting with Z_) and differ in more than case; any other \
-        key is an error naming it (exit 1). Records that are not objects are errors too.
+        Any key names a property as it is ('first name', 'a' beside 'A'); a nested entity's \
+        name takes the key with each character other than an ASCII letter, digit or '_' made \
+        '_'. Limitation: records that are not objects are errors (exit 1).
         """
     )
 

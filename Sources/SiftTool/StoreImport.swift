@@ -153,7 +153,8 @@ struct StoreImporter {
     private func scalar(_ json: JSONValue, _ a: AttributeDescription, keyPath: String) throws(Problem) -> Value {
         if case .null = json { return .null }
         switch a.type {
-        case .transformable:
+        case .transformable, .mixed:
+            // A mixed value's shape is the store's to check against the attribute's shapes.
             return json.value
         case .date:
             guard let d = json.date else {

@@ -16,9 +16,10 @@ import SiftSQL
         let person = { (attrs: [AttributeDescription], rels: [RelationshipDescription]) in
             EntityDescription("Person", attributes: attrs, relationships: rels)
         }
-        #expect(error([person([AttributeDescription("first name", .string)], [])])?.contains("'first name' is not an identifier") == true)
-        #expect(error([person([AttributeDescription("Z_PK", .integer64)], [])])?.contains("reserved") == true)
-        #expect(error([person([AttributeDescription("a", .string), AttributeDescription("A", .integer64)], [])])?.contains("two properties named 'A'") == true)
+        #expect(error([person([AttributeDescription("", .string)], [])])?.contains("attribute 'Person.': the name is empty") == true)
+        #expect(error([person([], [RelationshipDescription("", to: "Person")])])?.contains("relationship 'Person.': the name is empty") == true)
+        #expect(error([person([AttributeDescription("a b", .string), AttributeDescription("a b", .integer64)], [])])?.contains("two properties named 'a b'") == true)
+        #expect(error([EntityDescription("first name")])?.contains("'first name' is not an identifier") == true)
         #expect(error([person([], [RelationshipDescription("pet", to: "Pet")])])?.contains("unknown entity 'Pet'") == true)
         #expect(error([person([AttributeDescription("age", .string, minValue: 1)], [])])?.contains("min/max apply to numeric") == true)
         #expect(error([person([AttributeDescription("name", .string, regularExpression: "(")], [])])?.contains("invalid regular expression") == true)
@@ -43,6 +44,120 @@ import SiftSQL
             EntityDescription("Dog", parent: "Animal", attributes: [AttributeDescription("x", .string)]),
             EntityDescription("Cat", parent: "Animal", attributes: [AttributeDescription("x", .integer64)]),
         ])?.contains("would share column 'x'") == true)
+    }
+
+    /// Property names are any non-empty string (JSON keys are): the store derives its SQL names
+    /// from them, unique as SQLite compares names, and never lets one reach SQL unquoted.
+    @Test func propertyNamesAreAnyStringAndTheirSQLNamesAreDerived() throws {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription("Item",
+                attributes: [
+                    AttributeDescription("first name", .string),
+                    AttributeDescription("a", .integer64), AttributeDescription("A", .integer64),
+                    AttributeDescription("Z_PK", .string),
+                    AttributeDescription("x\u{0}y", .string),
+                    AttributeDescription("say \"hi\"", .string),
+                    AttributeDescription("price.€", .decimal),
+                    AttributeDescription("two words", .string, collection: true),
+                ],
+                relationships: [
+                    RelationshipDescription("my parts", to: "Part", toMany: true, ordered: true, inverse: "the item", deleteRule: .cascade),
+                ]),
+            EntityDescription("Part", attributes: [AttributeDescription("n°", .integer64)],
+                              relationships: [RelationshipDescription("the item", to: "Item", inverse: "my parts")]),
+        ])
+        let item = try #require(model.resolved["Item"])
+        #expect(item.attribute("first name")?.column == "first name")
+        #expect(item.attribute("a")?.column == "a")
+        #expect(item.attribute("A")?.column == "A#2")           // SQLite: "a" and "A" are one column
+        #expect(item.attribute("Z_PK")?.column == "Z_PK#2")     // the store's own key keeps its name
+        #expect(item.attribute("x\u{0}y")?.column == "x?y")     // the C API stops at NUL
+        #expect(item.attribute("two words")?.valueTable == "Z_Item_two words")
+        let schema = try #require(model.schema.entity(named: "Item"))
+        #expect(schema.attribute(named: "A")?.column == "A#2")
+        #expect(try schema.relationship(named: "my parts")?.shape() == .toMany(destination: "Part", foreignKey: "the item"))
+
+        // Saved, reopened, fetched through SQL by those names.
+        let path = Fixtures.temporaryPath()
+        do {
+            let c = ManagedObjectContext(store: try PersistentStore(model: model, path: path))
+            let o = try c.insert("Item")
+            try o.setValue("Ana", forKey: "first name")
+            try o.setValue(1, forKey: "a")
+            try o.setValue(2, forKey: "A")
+            try o.setValue("pk", forKey: "Z_PK")
+            try o.setValue("nul", forKey: "x\u{0}y")
+            try o.setValue("quoted", forKey: "say \"hi\"")
+            try o.setValue(Decimal(string: "1.10")!, forKey: "price.€")
+            try o.setValue(["p", "q"], forKey: "two words")
+            let part = try c.insert("Part")
+            try part.setValue(7, forKey: "n°")
+            try o.add(part, to: "my parts")
+            try c.save()
+        }
+        let c = ManagedObjectContext(store: try PersistentStore(model: model, path: path))
+        let request = try FetchRequest("Item", predicate: "%K == 'Ana' AND %K == 1 AND %K == 2 AND %K == 'pk' AND ANY %K == 'q' AND ANY %K.%K == 7",
+                                       "first name", "a", "A", "Z_PK", "two words", "my parts", "n°")
+        #expect(try c.explain(request).residualPredicate == nil)
+        let found = try c.fetch(request)
+        #expect(found.count == 1)
+        let o = try #require(found.first)
+        #expect(try o.value(forKey: "x\u{0}y") == .string("nul"))
+        #expect(try o.value(forKey: "say \"hi\"") == .string("quoted"))
+        #expect(try o.value(forKey: "price.€") == .decimal(Decimal(string: "1.10")!))
+        #expect(try o.value(forKey: "two words") == .array([.string("p"), .string("q")]))
+    }
+
+    /// Tables derived from an entity and a property name could meet ("A_b" + "c", "A" + "b_c");
+    /// the second gets its own name instead of sharing the first's rows.
+    @Test func derivedTableNamesNeverCollide() throws {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription("A_b", attributes: [AttributeDescription("c", .string, collection: true)]),
+            EntityDescription("A", attributes: [AttributeDescription("b_c", .string, collection: true)]),
+        ])
+        #expect(model.resolved["A_b"]?.attribute("c")?.valueTable == "Z_A_b_c")
+        #expect(model.resolved["A"]?.attribute("b_c")?.valueTable == "Z_A_b_c#2")
+        let c = ManagedObjectContext(store: try PersistentStore.inMemory(model: model))
+        try c.insert("A_b").setValue(["one"], forKey: "c")
+        try c.insert("A").setValue(["two"], forKey: "b_c")
+        try c.save()
+        #expect(try c.fetch(try FetchRequest("A_b", predicate: "ANY c == 'one'")).count == 1)
+        #expect(try c.fetch(try FetchRequest("A", predicate: "ANY b_c == 'one'")).count == 0)
+        #expect(try c.fetch(try FetchRequest("A", predicate: "ANY b_c == 'two'")).count == 1)
+    }
+
+    /// An open entity reads nil for keys it does not declare, in memory and in SQL; with a
+    /// transformable (which SQL cannot read) or a sub-entity declaring more keys, the lowering's
+    /// entity stays closed, so such a key goes to memory instead of reading nil in SQL.
+    @Test func openEntitiesReadUndeclaredKeysAsNil() throws {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription("Doc", attributes: [AttributeDescription("n", .integer64)], open: true),
+            EntityDescription("Memo", parent: "Doc", attributes: [AttributeDescription("t", .string)]),
+            EntityDescription("Blob", attributes: [AttributeDescription("j", .transformable)], open: true),
+            EntityDescription("Closed", attributes: [AttributeDescription("n", .integer64)]),
+        ])
+        #expect(model.schema.entity(named: "Doc")?.open == false)    // Memo rows have a 't'
+        #expect(model.schema.entity(named: "Memo")?.open == true)     // inherited
+        #expect(model.schema.entity(named: "Blob")?.open == false)
+        #expect(model.schema.entity(named: "Closed")?.open == false)
+        #expect(try ManagedObjectModel(json: Data(model.jsonString.utf8)) == model)
+        let c = ManagedObjectContext(store: try PersistentStore.inMemory(model: model))
+        try c.insert("Doc").setValue(1, forKey: "n")
+        try c.insert("Memo").setValue("x", forKey: "t")
+        try c.insert("Blob").setValue(["k": 1], forKey: "j")
+        try c.insert("Closed").setValue(1, forKey: "n")
+        try c.save()
+        let doc = try #require(try c.fetch(FetchRequest("Doc", predicate: "n == 1")).first)
+        #expect(try doc.value(forKey: "missing") == .null)
+        #expect(throws: StoreError.self) { try doc.setValue(1, forKey: "missing") }
+        let missing = try FetchRequest("Memo", predicate: "missing == nil AND t == 'x'")
+        #expect(try c.explain(missing).residualPredicate == nil)
+        #expect(try c.fetch(missing).count == 1)
+        #expect(try c.fetch(try FetchRequest("Doc", predicate: "t == nil AND missing == nil")).count == 1)   // the Doc, not the Memo
+        let blob = try FetchRequest("Blob", predicate: "missing == nil AND j.k == 1")
+        #expect(try c.fetch(blob).count == 1)
+        #expect(try c.explain(blob).residualPredicate != nil)
+        #expect(throws: (any Error).self) { try c.fetch(try FetchRequest("Closed", predicate: "missing == nil")) }
     }
 
     @Test func jsonRoundTripAndVersionHash() throws {

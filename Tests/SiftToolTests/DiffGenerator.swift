@@ -497,7 +497,17 @@ struct DiffGenerator {
     /// A comparison on SELF, for records that are values.
     mutating func selfLeaf() -> GenPred {
         let op = pick(["==", "!=", "<", ">=", "BEGINSWITH", "LIKE"])
-        switch int(0...11) {
+        switch int(0...13) {
+        case 12:
+            // SELF computed on: arithmetic and functions of the record's own value
+            let value: GenExpr = chance(0.7)
+                ? .arithmetic(.key("SELF"), pick(["+", "-", "*", "/", "**"]), numberConstant())
+                : .call(pick(["abs:", "floor:", "sqrt:", "length:", "uppercase:"]), [.key("SELF")])
+            return .comparison(quantifier: "", value, op: pick(["==", "!=", "<", ">="]), options: "", anyConstant())
+        case 13:
+            // UTI operators: memory's type table, asked from SQL
+            let type: GenExpr = chance(0.6) ? .literal(quoted(pick(["public.item", "public.data", "public.image", "public.text"]))) : stringConstant()
+            return .comparison(quantifier: chance(0.2) ? "ANY" : "", .key("SELF"), op: pick(["UTI-CONFORMS-TO", "UTI-EQUALS"]), options: "", type)
         case 0, 1, 2:
             let rhs = op == "LIKE" ? .literal(quoted(pick(Self.likePatterns))) : op == "BEGINSWITH" ? stringConstant() : anyConstant()
             return .comparison(quantifier: "", .key("SELF"), op: op, options: options(), rhs)
@@ -539,6 +549,10 @@ struct DiffGenerator {
                                    op: pick(["==", "!=", "IN", "<"]), options: options(), rhs)
             }
             return .comparison(quantifier: "", stringOperand(prefix: prefix), op: pick(["==", "!=", ">="]), options: options(), numberConstant())
+        case 21 where chance(0.15):
+            // UTI operators on a key: memory's type table, asked from SQL
+            let type: GenExpr = chance(0.6) ? .literal(quoted(pick(["public.item", "public.data", "public.image"]))) : stringConstant()
+            return .comparison(quantifier: "", stringOperand(prefix: prefix), op: pick(["UTI-CONFORMS-TO", "UTI-EQUALS"]), options: "", type)
         case 21:
             // string IN string is a substring test
             let lhs: GenExpr = chance(0.6) ? stringConstant() : stringOperand(prefix: prefix)

@@ -449,6 +449,11 @@ private let typedCases: [TypedCase] = [
     c("employer.founded < %@", .date(day("2000-01-01"))), c("NOT employer.founded < %@", .date(day("2000-01-01"))),
     c("employer.founded == %@", .date(Date(timeIntervalSince1970: 0))), c("employer.founded == nil"),
     c("born IN %@", .array([.date(day("1990-03-01")), .date(day("2012-12-12"))])),
+    // Dates in two encodings compared, and date arithmetic: memory's own comparison and operator,
+    // asked from SQL.
+    c("employer.founded < updated"), c("NOT employer.founded < born"), c("born == updated"),
+    c("born != nil AND born + 86400 > %@", .date(day("1990-03-01"))), c("updated != nil AND born != nil AND updated - 0.5 < born"),
+    c("born != nil AND updated != nil AND updated - born > 1e9"),
     // Data.
     c("photo == %@", .data(Data([1, 2, 3]))), c("photo != %@", .data(Data([1, 2, 3]))), c("photo == nil"),
     // To-one paths, two levels, nil at each level.
@@ -920,7 +925,7 @@ private let rejections: [(format: String, kind: SQLLoweringError.Kind, location:
     ("age > $MAX", .unboundVariable, "1:7"),
     ("SUBQUERY(pets, $p, $p.name == 5).@count > 0", .typeMismatch, "1:20"),
     ("SUBQUERY(friends, $f, $f.tags.@count > 0).@count > 0", .toManyKeyPath, "1:23"),
-    ("employer.founded < updated", .unsupported, "1:1"),
+    ("born * 2 > 0", .typeMismatch, "1:1"),
     ("balance BETWEEN {score, 3}", .unsupported, "1:17"),
     ("friends == nil OR friends.@count == 1 OR friends == 3", .toManyKeyPath, "1:42"),
     ("employer.boss == employer.boss", .typeMismatch, "1:1"),

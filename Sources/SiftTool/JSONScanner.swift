@@ -1,0 +1,644 @@
+// The fast JSON reader behind `sift filter`: it walks a byte buffer (usually a memory-mapped file)
+// one record at a time and, per value, either validates and skips it, builds only the parts of it
+// a predicate reads (a `Projection`), or rewrites it as the compact text `JSONValue.write` prints,
+// without building a `JSONValue` at all. It accepts exactly the language of `JSONReader` and fails
+// with the same message at the same byte, so its errors print the same `line:column`; the line and
+// column are only computed once an error is thrown. The tests compare the two readers on valid and
+// broken documents.
+
+import Foundation
+import SiftEvaluation
+
+/// A syntax error found by ``JSONScanner``: the message and the byte offset it happened at.
+struct JSONScanError: Error {
+    var message: String
+    var offset: Int
+
+    /// The error with its 1-based line and column in `bytes`, counted as `JSONReader` counts them.
+    func located(in bytes: UnsafeBufferPointer<UInt8>) -> JSONError {
+        var line = 1, col = 1, j = 0
+        let end = Swift.min(offset, bytes.count)
+        while j < end {
+            let c = bytes[j]
+            if c == 0x0A { line += 1; col = 1 } else if c & 0xC0 != 0x80 { col += 1 }
+            j += 1
+        }
+        return JSONError(message: message, line: line, column: col)
+    }
+}
+
+/// Which parts of a JSON value to build: all of it, or, for an object, only some members (each with
+/// its own projection). An array applies the projection to each of its elements, as a key path
+/// maps over arrays.
+indirect enum Projection: Equatable, Sendable {
+    case whole
+    case members([ProjectedKey])
+
+    /// The union of two projections: a key needed whole by either is built whole.
+    func merged(with other: Projection) -> Projection {
+        guard case .members(var keys) = self, case .members(let more) = other else { return .whole }
+        for k in more {
+            if let n = keys.firstIndex(where: { $0.name == k.name }) {
+                keys[n].projection = keys[n].projection.merged(with: k.projection)
+            } else {
+                keys.append(k)
+            }
+        }
+        return .members(keys)
+    }
+}
+
+/// An object built only in part, for a projection: the members the predicate reads, in the
+/// projection's order (nil when absent), answered by a short scan instead of hashing a dictionary
+/// both to build it and to read it. It is only ever read key by key: a value the predicate uses
+/// whole (compared, counted, printed in an error) is built as a dictionary, so nothing can tell the
+/// two apart.
+struct ProjectedObject: KeyValueCoding {
+    /// The projection's members (shared by every object built for it).
+    let keys: [ProjectedKey]
+    /// One value per key (`.null` for a missing member); empty when none was present.
+    let values: [Value]
+
+    func value(forKey key: String) throws -> Value {
+        guard !values.isEmpty else { return .null }
+        for n in keys.indices where keys[n].name == key { return values[n] }
+        return .null
+    }
+}
+
+/// One member a projection builds, with its name as bytes so that a member's key can be matched
+/// without building a string.
+struct ProjectedKey: Equatable, Sendable {
+    var name: String
+    var bytes: [UInt8]
+    var projection: Projection
+
+    init(_ name: String, _ projection: Projection) {
+        self.name = name
+        self.bytes = Array(name.utf8)
+        self.projection = projection
+    }
+}
+
+struct JSONScanner {
+    let base: UnsafePointer<UInt8>
+    let count: Int
+    /// The offset of the next byte to read.
+    var i: Int
+    static let maximumDepth = 512
+
+    init(_ buffer: UnsafeBufferPointer<UInt8>, at offset: Int = 0) {
+        // A zero-length buffer may have no address; one static byte stands in (never read).
+        base = buffer.baseAddress ?? UnsafePointer(JSONScanner.empty)
+        count = buffer.count
+        i = offset
+    }
+
+    private nonisolated(unsafe) static let empty = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
+
+    // MARK: Errors (the messages of JSONReader)
+
+    private func char(_ j: Int) -> String {
+        guard j < count else { return "end of input" }
+        var k = j + 1
+        while k < count, base[k] & 0xC0 == 0x80 { k += 1 }
+        return String(decoding: UnsafeBufferPointer(start: base + j, count: k - j), as: UTF8.self)
+    }
+
+    func fail(_ message: String, at offset: Int? = nil) -> JSONScanError {
+        JSONScanError(message: message, offset: offset ?? i)
+    }
+
+    func unexpected() -> JSONScanError { fail("unexpected '\(char(i))' where a JSON value was expected") }
+
+    func trailing() -> JSONScanError { fail("unexpected '\(char(i))' after the JSON value") }
+
+    func expectedSeparator(_ close: Character) -> JSONScanError {
+        i < count ? fail("expected ',' or '\(close)', found '\(char(i))'") : fail("expected ',' or '\(close)', found end of input")
+    }
+
+    // MARK: Whitespace
+
+    @inline(__always)
+    mutating func skipSpace() {
+        while i < count {
+            let c = base[i]
+            guard c <= 0x20, c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 else { return }
+            i += 1
+        }
+    }
+
+    var atEnd: Bool { i >= count }
+
+    @inline(__always)
+    var current: UInt8 { base[i] }
+
+    // MARK: Skipping
+
+    /// Validates the value at `i` and moves past it.
+    mutating func skipValue(depth: Int) throws(JSONScanError) {
+        guard depth < Self.maximumDepth else { throw fail("JSON nested too deeply") }
+        guard i < count else { throw fail("expected a JSON value, found end of input") }
+        switch base[i] {
+        case UInt8(ascii: "{"):
+            i += 1
+            skipSpace()
+            if i < count, base[i] == UInt8(ascii: "}") { i += 1; return }
+            while true {
+                try memberKey()
+                try skipValue(depth: depth + 1)
+                skipSpace()
+                guard i < count else { throw expectedSeparator("}") }
+                if base[i] == UInt8(ascii: ",") { i += 1; continue }
+                if base[i] == UInt8(ascii: "}") { i += 1; return }
+                throw expectedSeparator("}")
+            }
+        case UInt8(ascii: "["):
+            i += 1
+            skipSpace()
+            if i < count, base[i] == UInt8(ascii: "]") { i += 1; return }
+            while true {
+                skipSpace()
+                try skipValue(depth: depth + 1)
+                skipSpace()
+                guard i < count else { throw expectedSeparator("]") }
+                if base[i] == UInt8(ascii: ",") { i += 1; continue }
+                if base[i] == UInt8(ascii: "]") { i += 1; return }
+                throw expectedSeparator("]")
+            }
+        case UInt8(ascii: "\""):
+            _ = try scanString()
+        case UInt8(ascii: "t"): try word(0x74_72_75_65, 4)
+        case UInt8(ascii: "f"): try word(0x66_61_6C_73_65, 5)
+        case UInt8(ascii: "n"): try word(0x6E_75_6C_6C, 4)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try scanNumber()
+        default: throw unexpected()
+        }
+    }
+
+    /// Reads `, "key" :` up to the member's value (the opening brace or comma already read), and
+    /// returns where the key's bytes are and whether they hold escapes.
+    @inline(__always) @discardableResult
+    mutating func memberKey() throws(JSONScanError) -> (start: Int, end: Int, escaped: Bool) {
+        skipSpace()
+        guard i < count, base[i] == UInt8(ascii: "\"") else { throw fail("expected a string key, found '\(char(i))'") }
+        let start = i + 1
+        let escaped = try scanString()
+        let end = i - 1
+        skipSpace()
+        guard i < count, base[i] == UInt8(ascii: ":") else { throw fail("expected ':', found '\(char(i))'") }
+        i += 1
+        skipSpace()
+        return (start, end, escaped)
+    }
+
+    /// `true`, `false` or `null`: `bytes` holds the word's letters, first letter highest.
+    @inline(__always)
+    private mutating func word(_ bytes: UInt64, _ length: Int) throws(JSONScanError) {
+        guard i + length <= count else { throw unexpected() }
+        for k in 0..<length where base[i + k] != UInt8(truncatingIfNeeded: bytes >> (8 * UInt64(length - 1 - k))) {
+            throw unexpected()
+        }
+        i += length
+    }
+
+    /// Moves past the string whose opening quote is at `i`, validating its escapes; answers whether
+    /// it has any (when not, its bytes are its content).
+    @inline(__always)
+    mutating func scanString() throws(JSONScanError) -> Bool {
+        let open = i
+        i += 1
+        var escaped = false
+        while true {
+            // Eight bytes at a time while none of them is a quote, a backslash or a control character.
+            while i + 8 <= count {
+                let w = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+                let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+                let q = w ^ (ones &* 0x22), b = w ^ (ones &* 0x5C)
+                let special = (((q &- ones) & ~q) | ((b &- ones) & ~b) | ((w &- ones &* 0x20) & ~w)) & highs
+                // The lowest flagged byte is exact (only bytes above a flagged one can be flagged
+                // wrongly), so the scan goes straight to it.
+                if special != 0 { i += special.trailingZeroBitCount >> 3; break }
+                i += 8
+            }
+            guard i < count else { throw fail("unterminated string", at: open) }
+            let c = base[i]
+            if c == UInt8(ascii: "\"") { i += 1; return escaped }
+            if c < 0x20 { throw fail("control character in string") }
+            if c != UInt8(ascii: "\\") { i += 1; continue }
+            escaped = true
+            i += 1
+            guard i < count else { throw fail("unterminated string") }
+            let e = base[i]
+            i += 1
+            switch e {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                 UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                continue
+            case UInt8(ascii: "u"):
+                _ = try escapedScalar()
+            default:
+                throw fail("invalid escape '\\\(char(i - 1))'")
+            }
+        }
+    }
+
+    /// The scalar of a `\u` escape whose `u` was just read (a surrogate pair takes two escapes).
+    private mutating func escapedScalar() throws(JSONScanError) -> Unicode.Scalar {
+        var v = try hex4()
+        if v >= 0xD800 && v < 0xDC00 {
+            guard i + 1 < count, base[i] == UInt8(ascii: "\\"), base[i + 1] == UInt8(ascii: "u") else { throw fail("unpaired surrogate in string") }
+            i += 2
+            let lo = try hex4()
+            guard lo >= 0xDC00 && lo < 0xE000 else { throw fail("unpaired surrogate in string") }
+            v = 0x10000 + ((v - 0xD800) << 10) + (lo - 0xDC00)
+        }
+        guard let s = Unicode.Scalar(v) else { throw fail("invalid \\u escape") }
+        return s
+    }
+
+    private mutating func hex4() throws(JSONScanError) -> UInt32 {
+        var v: UInt32 = 0
+        for _ in 0..<4 {
+            guard i < count else { throw fail("invalid \\u escape") }
+            let c = base[i] | 0x20
+            let d: UInt32
+            if c >= 0x30 && c <= 0x39 { d = UInt32(c - 0x30) } else if c >= 0x61 && c <= 0x66 { d = UInt32(c - 0x61 + 10) } else { throw fail("invalid \\u escape") }
+            v = v * 16 + d
+            i += 1
+        }
+        return v
+    }
+
+    /// The content of the string that was scanned between `start` and `end` (quotes excluded).
+    func stringContent(_ start: Int, _ end: Int, escaped: Bool) -> String {
+        guard escaped else { return String(decoding: UnsafeBufferPointer(start: base + start, count: end - start), as: UTF8.self) }
+        var out: [UInt8] = []
+        out.reserveCapacity(end - start)
+        var copy = self
+        copy.i = start
+        while copy.i < end {
+            let c = base[copy.i]
+            copy.i += 1
+            if c != UInt8(ascii: "\\") { out.append(c); continue }
+            let e = base[copy.i]
+            copy.i += 1
+            switch e {
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0C)
+            case UInt8(ascii: "n"): out.append(0x0A)
+            case UInt8(ascii: "r"): out.append(0x0D)
+            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "u"):
+                // Already validated by `scanString`.
+                let s = (try? copy.escapedScalar()) ?? "\u{FFFD}"
+                out.append(contentsOf: String(Character(s)).utf8)
+            default: out.append(e)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Reads the string at `i` (its opening quote) into a `String`.
+    @inline(__always)
+    mutating func string() throws(JSONScanError) -> String {
+        let start = i + 1
+        let escaped = try scanString()
+        return stringContent(start, i - 1, escaped: escaped)
+    }
+
+    // MARK: Numbers
+
+    /// A number's text, as `JSONReader` reads it: an integer when written without '.' or an
+    /// exponent and in Int64's range, else a Double.
+    enum Number {
+        case integer(Int64)
+        case double(Double)
+    }
+
+    /// Validates the number at `i`, moves past it and answers where it was and whether it is
+    /// written as an integer.
+    @inline(__always)
+    mutating func scanNumber() throws(JSONScanError) -> (start: Int, isInteger: Bool) {
+        let start = i
+        if base[i] == UInt8(ascii: "-") { i += 1 }
+        @inline(__always) func digits(_ s: inout JSONScanner) -> Bool {
+            let from = s.i
+            while s.i < s.count, s.base[s.i] &- 0x30 < 10 { s.i += 1 }
+            return s.i > from
+        }
+        guard digits(&self) else { throw fail("invalid number") }
+        var isInteger = true
+        if i < count, base[i] == UInt8(ascii: ".") {
+            i += 1; isInteger = false
+            guard digits(&self) else { throw fail("invalid number") }
+        }
+        if i < count, base[i] | 0x20 == UInt8(ascii: "e") {
+            i += 1; isInteger = false
+            if i < count, base[i] == UInt8(ascii: "+") || base[i] == UInt8(ascii: "-") { i += 1 }
+            guard digits(&self) else { throw fail("invalid number") }
+        }
+        return (start, isInteger)
+    }
+
+    /// The number scanned between `start` and `i`.
+    func numberValue(_ start: Int, isInteger: Bool) -> Number {
+        let negative = base[start] == UInt8(ascii: "-")
+        var j = negative ? start + 1 : start
+        if isInteger {
+            var magnitude: UInt64 = 0
+            var overflow = false
+            while j < i {
+                let (m, o1) = magnitude.multipliedReportingOverflow(by: 10)
+                let (a, o2) = m.addingReportingOverflow(UInt64(base[j] &- 0x30))
+                magnitude = a; overflow = overflow || o1 || o2
+                j += 1
+            }
+            if !overflow {
+                if !negative, magnitude <= UInt64(Int64.max) { return .integer(Int64(magnitude)) }
+                if negative, magnitude <= UInt64(Int64.max) + 1 { return .integer(Int64(truncatingIfNeeded: 0 &- magnitude)) }
+            }
+        } else if let d = fastDouble(start, negative: negative) {
+            return .double(d)
+        }
+        // Beyond the fast cases: the standard library's correctly rounded conversion.
+        let text = String(decoding: UnsafeBufferPointer(start: base + start, count: i - start), as: UTF8.self)
+        return .double(Double(text) ?? .nan)
+    }
+
+    /// Decimal numbers whose significant digits fit in 53 bits and whose power of ten is exact in
+    /// a Double: one IEEE multiplication or division of two exact values is correctly rounded, so
+    /// this gives the same Double as `Double(String)`. Nil for anything else.
+    private func fastDouble(_ start: Int, negative: Bool) -> Double? {
+        var j = negative ? start + 1 : start
+        var mantissa: UInt64 = 0
+        var digitCount = 0, scale = 0
+        var seenDot = false
+        while j < i {
+            let c = base[j]
+            if c == UInt8(ascii: ".") { seenDot = true; j += 1; continue }
+            if c | 0x20 == UInt8(ascii: "e") { break }
+            if mantissa != 0 || c != 0x30 { digitCount += 1 }
+            if digitCount > 15 { return nil }
+            mantissa = mantissa * 10 + UInt64(c &- 0x30)
+            if seenDot { scale -= 1 }
+            j += 1
+        }
+        if j < i {
+            j += 1
+            var sign = 1
+            if base[j] == UInt8(ascii: "-") { sign = -1; j += 1 } else if base[j] == UInt8(ascii: "+") { j += 1 }
+            var e = 0
+            while j < i { e = e * 10 + Int(base[j] &- 0x30); if e > 1000 { return nil }; j += 1 }
+            scale += sign * e
+        }
+        var d = Double(mantissa)
+        if mantissa == 0 {
+            d = 0
+        } else if scale >= 0 {
+            guard scale <= 22 else { return nil }
+            d *= Self.powersOfTen[scale]
+        } else {
+            guard scale >= -22 else { return nil }
+            d /= Self.powersOfTen[-scale]
+        }
+        return negative ? -d : d
+    }
+
+    private static let powersOfTen: [Double] = (0...22).map { (k: Int) -> Double in
+        var p = 1.0
+        for _ in 0..<k { p *= 10 }
+        return p
+    }
+}
+
+// MARK: - Building values
+
+extension JSONScanner {
+    /// The value at `i` as the evaluator sees it (`JSONValue.value`), built only as far as
+    /// `projection` asks; the members it leaves out are validated and skipped.
+    mutating func value(depth: Int, _ projection: Projection) throws(JSONScanError) -> Value {
+        guard depth < Self.maximumDepth else { throw fail("JSON nested too deeply") }
+        guard i < count else { throw fail("expected a JSON value, found end of input") }
+        switch base[i] {
+        case UInt8(ascii: "{"):
+            i += 1
+            var members: [String: Value] = [:]
+            skipSpace()
+            if i < count, base[i] == UInt8(ascii: "}") { i += 1; return .dictionary(members) }
+            // `{"$date": number}` and nothing else is a date: the first member is kept aside for that.
+            var memberCount = 0
+            var date: Value?
+            // A partly built object keeps its members in the projection's order (see ProjectedObject).
+            var slots: [Value] = []
+            while true {
+                let key = try memberKey()
+                memberCount += 1
+                if case .members(let keys) = projection {
+                    if let slot = wantedSlot(key, keys) {
+                        let v = try value(depth: depth + 1, keys[slot].projection)
+                        if memberCount == 1, keys[slot].name == "$date" { date = v }
+                        if slots.isEmpty { slots = Array(repeating: .null, count: keys.count) }
+                        slots[slot] = v
+                    } else if memberCount == 1, isDateKey(key) {
+                        date = try value(depth: depth + 1, .whole)
+                    } else {
+                        try skipValue(depth: depth + 1)
+                    }
+                } else if let (name, sub) = wantedMember(key, projection) {
+                    let v = try value(depth: depth + 1, sub)
+                    if memberCount == 1, name == "$date" { date = v }
+                    members[name] = v
+                } else if memberCount == 1, isDateKey(key) {
+                    date = try value(depth: depth + 1, .whole)
+                } else {
+                    try skipValue(depth: depth + 1)
+                }
+                skipSpace()
+                guard i < count else { throw expectedSeparator("}") }
+                if base[i] == UInt8(ascii: ",") { i += 1; continue }
+                if base[i] == UInt8(ascii: "}") { i += 1; break }
+                throw expectedSeparator("}")
+            }
+            if memberCount == 1, let date {
+                switch date {
+                case .integer(let n): return .date(Date(timeIntervalSince1970: Double(n)))
+                case .double(let d): return .date(Date(timeIntervalSince1970: d))
+                default: break
+                }
+            }
+            if case .members(let keys) = projection {
+                return .object(ProjectedObject(keys: keys, values: slots))
+            }
+            return .dictionary(members)
+        case UInt8(ascii: "["):
+            i += 1
+            var items: [Value] = []
+            skipSpace()
+            if i < count, base[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+            while true {
+                skipSpace()
+                items.append(try value(depth: depth + 1, projection))
+                skipSpace()
+                guard i < count else { throw expectedSeparator("]") }
+                if base[i] == UInt8(ascii: ",") { i += 1; continue }
+                if base[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+                throw expectedSeparator("]")
+            }
+        case UInt8(ascii: "\""):
+            return .string(try string())
+        case UInt8(ascii: "t"): try word(0x74_72_75_65, 4); return .bool(true)
+        case UInt8(ascii: "f"): try word(0x66_61_6C_73_65, 5); return .bool(false)
+        case UInt8(ascii: "n"): try word(0x6E_75_6C_6C, 4); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            let (start, isInteger) = try scanNumber()
+            switch numberValue(start, isInteger: isInteger) {
+            case .integer(let n): return .integer(n)
+            case .double(let d): return .double(d)
+            }
+        default: throw unexpected()
+        }
+    }
+
+    /// Whether a member's key is `$date`.
+    private func isDateKey(_ key: (start: Int, end: Int, escaped: Bool)) -> Bool {
+        if key.escaped { return stringContent(key.start, key.end, escaped: true) == "$date" }
+        return key.end - key.start == 5 && memcmp(base + key.start, "$date", 5) == 0
+    }
+
+    /// The index in `keys` of a member the projection builds, nil for one it skips.
+    @inline(__always)
+    private func wantedSlot(_ key: (start: Int, end: Int, escaped: Bool), _ keys: [ProjectedKey]) -> Int? {
+        if key.escaped {
+            let name = stringContent(key.start, key.end, escaped: true)
+            return keys.firstIndex { $0.name == name }
+        }
+        let length = key.end - key.start
+        for (n, k) in keys.enumerated() where k.bytes.count == length {
+            if k.bytes.withUnsafeBufferPointer({ memcmp(base + key.start, $0.baseAddress!, length) == 0 }) { return n }
+        }
+        return nil
+    }
+
+    /// The name and projection of a member the projection builds, nil for one it skips.
+    @inline(__always)
+    private func wantedMember(_ key: (start: Int, end: Int, escaped: Bool), _ projection: Projection) -> (String, Projection)? {
+        guard case .members(let keys) = projection else { return (stringContent(key.start, key.end, escaped: key.escaped), .whole) }
+        let length = key.end - key.start
+        if key.escaped {
+            let name = stringContent(key.start, key.end, escaped: true)
+            return keys.first { $0.name == name }.map { ($0.name, $0.projection) }
+        }
+        for k in keys where k.bytes.count == length {
+            let same = k.bytes.withUnsafeBufferPointer { memcmp(base + key.start, $0.baseAddress!, length) == 0 }
+            if same { return (k.name, k.projection) }
+        }
+        return nil
+    }
+}
+
+// MARK: - Printing
+
+extension JSONScanner {
+    /// Appends the compact text of the value at `i` to `out`, exactly as `JSONValue.write` prints
+    /// the parsed value: no whitespace, strings re-escaped, numbers re-printed.
+    mutating func writeValue(depth: Int, into out: inout [UInt8]) throws(JSONScanError) {
+        guard depth < Self.maximumDepth else { throw fail("JSON nested too deeply") }
+        guard i < count else { throw fail("expected a JSON value, found end of input") }
+        switch base[i] {
+        case UInt8(ascii: "{"):
+            i += 1
+            out.append(UInt8(ascii: "{"))
+            skipSpace()
+            if i < count, base[i] == UInt8(ascii: "}") { i += 1; out.append(UInt8(ascii: "}")); return }
+            while true {
+                let key = try memberKey()
+                writeString(key.start, key.end, escaped: key.escaped, into: &out)
+                out.append(UInt8(ascii: ":"))
+                try writeValue(depth: depth + 1, into: &out)
+                skipSpace()
+                guard i < count else { throw expectedSeparator("}") }
+                if base[i] == UInt8(ascii: ",") { i += 1; out.append(UInt8(ascii: ",")); continue }
+                if base[i] == UInt8(ascii: "}") { i += 1; out.append(UInt8(ascii: "}")); return }
+                throw expectedSeparator("}")
+            }
+        case UInt8(ascii: "["):
+            i += 1
+            out.append(UInt8(ascii: "["))
+            skipSpace()
+            if i < count, base[i] == UInt8(ascii: "]") { i += 1; out.append(UInt8(ascii: "]")); return }
+            while true {
+                skipSpace()
+                try writeValue(depth: depth + 1, into: &out)
+                skipSpace()
+                guard i < count else { throw expectedSeparator("]") }
+                if base[i] == UInt8(ascii: ",") { i += 1; out.append(UInt8(ascii: ",")); continue }
+                if base[i] == UInt8(ascii: "]") { i += 1; out.append(UInt8(ascii: "]")); return }
+                throw expectedSeparator("]")
+            }
+        case UInt8(ascii: "\""):
+            let start = i + 1
+            let escaped = try scanString()
+            writeString(start, i - 1, escaped: escaped, into: &out)
+        case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
+            let start = i
+            try skipValue(depth: depth)
+            out.append(contentsOf: UnsafeBufferPointer(start: base + start, count: i - start))
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            let (start, isInteger) = try scanNumber()
+            switch numberValue(start, isInteger: isInteger) {
+            case .integer(let n): Self.write(n, into: &out)
+            case .double(let d): Self.write(d, into: &out)
+            }
+        default: throw unexpected()
+        }
+    }
+
+    /// A string as `JSONValue.quote` prints it. Plain ASCII without escapes prints as it is written.
+    private func writeString(_ start: Int, _ end: Int, escaped: Bool, into out: inout [UInt8]) {
+        if !escaped {
+            var ascii = true
+            for j in start..<end where base[j] >= 0x80 { ascii = false; break }
+            if ascii {
+                out.append(UInt8(ascii: "\""))
+                out.append(contentsOf: UnsafeBufferPointer(start: base + start, count: end - start))
+                out.append(UInt8(ascii: "\""))
+                return
+            }
+        }
+        var s = ""
+        JSONValue.quote(stringContent(start, end, escaped: escaped), into: &s)
+        out.append(contentsOf: s.utf8)
+    }
+
+    static func write(_ n: Int64, into out: inout [UInt8]) {
+        if n < 0 { out.append(UInt8(ascii: "-")) }
+        writeDigits(n.magnitude, into: &out)
+    }
+
+    private static func writeDigits(_ m: UInt64, into out: inout [UInt8]) {
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        var n = 0
+        var m = m
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[23 - n] = UInt8(truncatingIfNeeded: m % 10) + 0x30
+                m /= 10; n += 1
+            } while m != 0
+            out.append(contentsOf: buffer[(24 - n)...])
+        }
+    }
+
+    /// A Double as `JSONValue.write` prints it (`%.1f` for integral values under 1e15, Swift's
+    /// shortest form otherwise, null for infinities and NaN).
+    static func write(_ d: Double, into out: inout [UInt8]) {
+        guard d.isFinite else { out.append(contentsOf: "null".utf8); return }
+        if d == d.rounded() && abs(d) < 1e15 {
+            if d.sign == .minus { out.append(UInt8(ascii: "-")) }
+            writeDigits(UInt64(abs(d)), into: &out)
+            out.append(contentsOf: ".0".utf8)
+        } else {
+            out.append(contentsOf: "\(d)".utf8)
+        }
+    }
+}

@@ -1,0 +1,119 @@
+// Exact SQL for TERNARY and for indexes into collections. Both are easy to get subtly wrong: a CASE
+// must take the ELSE branch exactly where memory's condition is not true (NULL included), and an
+// index must read the element at memory's position, which only an ordered collection has. The rows
+// these forms select are checked against memory by the corpus and the differential test; these
+// tests pin the shape, so that a change in it is seen and reviewed.
+
+import Foundation
+import SiftSQL
+import SiftSyntax
+import Testing
+
+/// `Person` with ordered `kids` (an order column in the child table), an unordered `pets`, an
+/// ordered value collection `tags`, and a to-one `address`.
+private let lowering: SQLLowering = {
+    let schema = try! Schema(entities: [
+        Entity(name: "Person", table: "person", attributes: [
+            Attribute(name: "name", type: .string),
+            Attribute(name: "age", type: .integer),
+            Attribute(name: "score", type: .double),
+        ], relationships: [
+            Relationship(name: "address", toOne: "Address", foreignKey: "address_id"),
+            Relationship(name: "kids", toMany: "Kid", foreignKey: "parent_id", orderColumn: "position"),
+            Relationship(name: "pets", toMany: "Kid", foreignKey: "owner_id"),
+            Relationship(name: "tags", values: .init(table: "person_tag", owner: "person_id", type: .string),
+                         orderColumn: "position"),
+        ]),
+        Entity(name: "Address", table: "address", attributes: [Attribute(name: "city", type: .string)]),
+        Entity(name: "Kid", table: "kid", attributes: [Attribute(name: "name", type: .string),
+                                                        Attribute(name: "age", type: .integer)]),
+    ])
+    return try! SQLLowering(schema: schema, entity: "Person")
+}()
+
+private func lower(_ format: String) throws -> SQLQuery {
+    try lowering.select(try PredicateSyntax.parse(format), source: format)
+}
+
+/// The WHERE clause alone.
+private func w(_ format: String) throws -> String {
+    let sql = try lower(format).sql
+    guard let start = sql.range(of: " WHERE "), let end = sql.range(of: " ORDER BY ", options: .backwards) else { return "" }
+    return String(sql[start.upperBound..<end.lowerBound])
+}
+
+private func b(_ format: String) throws -> [SQLValue] { try lower(format).bindings }
+
+@Suite struct TernaryLoweringTests {
+    @Test func caseOfTheLoweredCondition() throws {
+        #expect(try w("TERNARY(age > 5, name, 'none') == 'x'")
+                == #"(CASE WHEN t0."age" > ? THEN t0."name" ELSE ? END) = ?"#)
+        #expect(try b("TERNARY(age > 5, name, 'none') == 'x'") == [.integer(5), .text("none"), .text("x")])
+    }
+
+    /// Under NOT the comparison keeps NULL rows (a nil `name` branch is not 'x'), as memory does.
+    @Test func negatedComparisonKeepsNull() throws {
+        #expect(try w("NOT TERNARY(age > 5, name, 'none') == 'x'")
+                == #"(CASE WHEN t0."age" > ? THEN t0."name" ELSE ? END) IS NOT ?"#)
+    }
+
+    /// The condition is lowered as a predicate, so a NULL `age` makes `age != 5` true (memory's
+    /// nil != 5), and `name == nil` is `IS NULL`, not `= NULL`.
+    @Test func conditionFollowsMemoryForNull() throws {
+        #expect(try w("TERNARY(age != 5, 1, 2) == 1")
+                == #"(CASE WHEN t0."age" IS NOT ? THEN ? ELSE ? END) = ?"#)
+        #expect(try w("TERNARY(name == nil, 0, age) < 3")
+                == #"(CASE WHEN t0."name" IS NULL THEN ? ELSE t0."age" END) < ?"#)
+    }
+
+    /// A condition that reads no row is decided once; only the branch taken is lowered.
+    @Test func constantConditionLowersOneBranch() throws {
+        #expect(try w("TERNARY(1 == 1, age, score) > 3") == #"t0."age" > ?"#)
+        #expect(try w("TERNARY(1 == 2, age, score) > 3") == #"t0."score" > ?"#)
+        #expect(try b("TERNARY(1 == 1, age, score) > 3") == [.integer(3)])
+    }
+}
+
+@Suite struct IndexLoweringTests {
+    private static func element(_ column: String, _ table: String, _ owner: String, _ direction: String) -> String {
+        #"(SELECT t1."\#(column)" FROM "\#(table)" AS t1 WHERE t1."\#(owner)" = t0."id" ORDER BY t1."position" \#(direction) LIMIT 1 OFFSET ?)"#
+    }
+
+    @Test func firstLastAndPositionReadTheOrderColumn() throws {
+        let first = Self.element("name", "kid", "parent_id", "ASC")
+        #expect(try w("kids[FIRST].name == 'a'") == "\(first) = ?")
+        #expect(try b("kids[FIRST].name == 'a'") == [.integer(0), .text("a")])
+        #expect(try w("kids[2].age == 1") == "\(Self.element("age", "kid", "parent_id", "ASC")) = ?")
+        #expect(try b("kids[2].age == 1") == [.integer(2), .integer(1)])
+        #expect(try w("tags[0] == 'x'") == "\(Self.element("value", "person_tag", "person_id", "ASC")) = ?")
+        #expect(try w("tags[LAST] == 'x'") == "\(Self.element("value", "person_tag", "person_id", "DESC")) = ?")
+    }
+
+    /// A missing element (an empty collection) is NULL, which the negated comparison keeps.
+    @Test func negatedIndexKeepsMissingElements() throws {
+        let last = Self.element("age", "kid", "parent_id", "DESC")
+        #expect(try w("NOT kids[LAST].age > 3") == "(\(last) <= ? OR \(last) IS NULL)")
+    }
+
+    @Test func sizeCountsEveryCollection() throws {
+        #expect(try w("kids[SIZE] == 2") == #"(SELECT COUNT(*) FROM "kid" AS t1 WHERE t1."parent_id" = t0."id") = ?"#)
+        // SIZE needs no order, so it works on an unordered relationship too.
+        #expect(try w("pets[SIZE] > 1") == #"(SELECT COUNT(*) FROM "kid" AS t1 WHERE t1."owner_id" = t0."id") > ?"#)
+    }
+
+    /// An unordered relationship is a set in memory: a position in it means nothing SQL could match.
+    @Test func positionInUnorderedRelationshipIsRejected() throws {
+        for format in ["pets[FIRST].age == 1", "pets[LAST].age == 1", "pets[0].age == 1"] {
+            let error = #expect(throws: SQLLoweringError.self, "\(format)") { try lower(format) }
+            #expect(error?.kind == .unsupported)
+            #expect(error?.message.contains("unordered") == true, "\(String(describing: error))")
+            #expect(error?.location?.description == "1:1")
+        }
+    }
+
+    /// `object['key']` on a to-one is the key path `object.key`.
+    @Test func subscriptOfToOneIsItsKey() throws {
+        #expect(try w("address['city'] == 'Oslo'") == (try w("address.city == 'Oslo'")))
+        #expect(try lower("address['city'] == 'Oslo'").sql.contains(#"LEFT JOIN "address" AS t1"#))
+    }
+}

@@ -1,0 +1,204 @@
+// The streaming reader behind `sift filter` (JSONScanner, RecordCursor, RecordProjection) against
+// the tool's reference reader (JSONReader through Records.parse): the same values, the same
+// compact text, and, on thousands of broken documents made by mutating valid ones, the same error
+// message at the same line and column, whether members are built or skipped.
+
+import Foundation
+import Testing
+import SiftEvaluation
+import SiftSyntax
+import SiftTestSupport
+@testable import SiftTool
+
+/// Structural equality of values, case by case (unlike `==`, which compares numbers numerically).
+private func same(_ a: Value, _ b: Value) -> Bool {
+    switch (a, b) {
+    case (.null, .null): true
+    case let (.bool(x), .bool(y)): x == y
+    case let (.integer(x), .integer(y)): x == y
+    case let (.double(x), .double(y)): x.bitPattern == y.bitPattern || (x.isNaN && y.isNaN)
+    case let (.string(x), .string(y)): Array(x.utf8) == Array(y.utf8)
+    case let (.date(x), .date(y)): x == y
+    case let (.array(x), .array(y)): x.count == y.count && zip(x, y).allSatisfy { same($0, $1) }
+    case let (.dictionary(x), .dictionary(y)): x.count == y.count && x.allSatisfy { k, v in y[k].map { same(v, $0) } ?? false }
+    // An object built in part has every key of its projection; `project` below leaves absent ones out.
+    case let (.object(o as ProjectedObject), .dictionary(y)):
+        y.keys.allSatisfy { k in o.keys.contains { $0.name == k } }
+            && o.keys.allSatisfy { k in same((try? o.value(forKey: k.name)) ?? .null, y[k.name] ?? .null) }
+    default: false
+    }
+}
+
+/// A reader's answer: the records, or the error line `sift filter` prints.
+private enum Outcome<T> {
+    case success(T)
+    case failure(String)
+}
+
+/// What the streaming reader makes of `text`: each record as built with `projection` and as
+/// printed, or the error line `sift filter` prints.
+private func scan(_ text: [UInt8], _ projection: Projection) -> Outcome<[(Value, String)]> {
+    text.withUnsafeBufferPointer { bytes in
+        var cursor = RecordCursor(bytes)
+        var out: [(Value, String)] = []
+        do throws(JSONScanError) {
+            while let at = try cursor.next() {
+                let v = try cursor.scanner.value(depth: cursor.depth, projection)
+                var printer = JSONScanner(bytes, at: at)
+                var printed: [UInt8] = []
+                try printer.writeValue(depth: cursor.depth, into: &printed)
+                #expect(printer.i == cursor.scanner.i, "printing and reading end at the same byte")
+                out.append((v, String(decoding: printed, as: UTF8.self)))
+            }
+            return .success(out)
+        } catch {
+            return .failure("x:" + error.located(in: bytes).description)
+        }
+    }
+}
+
+/// What the reference reader makes of `text`.
+private func reference(_ text: [UInt8]) -> Outcome<[JSONValue]> {
+    do throws(RecordsError) { return .success(try Records.parse(text, name: "x")) } catch { return .failure(error.description) }
+}
+
+private let validDocuments: [String] = [
+    #"[{"a": 1, "b": [true, false, null], "c": {"d": -2.5e3, "e": "x\"y\\z\/\b\f\n\r\t"}}, 2, "s", [], {}]"#,
+    "{\"a\":1}\n{\"a\":2,\"b\":{\"c\":[1,{\"d\":\"é\u{1F600}\"}]}}\n\n  {\"a\": 3} 4 \"five\" [6]\n",
+    #"{"name": "\u00e9\ud83d\ude00\u0041", "n": -0, "m": 007, "big": 9223372036854775808, "min": -9223372036854775808}"#,
+    #"[1.5, -0.0, 0.1, 1e22, 1e23, 123456789012345678, 1.7976931348623157e308, 5e-324, 1e400, 2.5E+2, 0.000123, 100.0]"#,
+    #"{"$date": 12} {"$date": 1.5, "x": 1} {"$date": "s"} {"d": {"$date": -3}} {"$date": 1, "$date": 2}"#,
+    #"{"a": 1, "a": 2, "b": {"c": 1, "c": {"x": 3}}} {"\u0061": 9, "b\u00e9": 1}"#,
+    "[{\"k\": [ {\"a\" : 1 } , {\"b\":2} ] ,\"a\":\"\u{7F}\"}\r\n,\t{}]",
+    "",
+    "   \n ",
+    "[]",
+    " [ ] ",
+]
+
+/// Projections that build everything, some members, or nearly nothing.
+private let projections: [Projection] = [
+    .whole,
+    .members([]),
+    .members([ProjectedKey("a", .whole)]),
+    .members([ProjectedKey("b", .members([ProjectedKey("c", .whole)])), ProjectedKey("$date", .whole)]),
+    .members([ProjectedKey("k", .members([ProjectedKey("a", .whole)])), ProjectedKey("name", .whole)]),
+]
+
+/// `value` cut down to `projection`, as the reference reader's value would be projected.
+private func project(_ value: Value, _ projection: Projection) -> Value {
+    guard case .members(let keys) = projection else { return value }
+    switch value {
+    case .dictionary(let d):
+        var out: [String: Value] = [:]
+        for k in keys { if let v = d[k.name] { out[k.name] = project(v, k.projection) } }
+        return .dictionary(out)
+    case .array(let a): return .array(a.map { project($0, projection) })
+    default: return value
+    }
+}
+
+@Suite struct JSONScannerTests {
+    @Test func valuesAndTextMatchTheReferenceReader() throws {
+        for doc in validDocuments {
+            let bytes = Array(doc.utf8)
+            guard case .success(let expected) = reference(bytes) else { Issue.record("reference rejects \(doc)"); continue }
+            for projection in projections {
+                guard case .success(let got) = scan(bytes, projection) else { Issue.record("scanner rejects \(doc)"); continue }
+                try #require(got.count == expected.count, "\(doc)")
+                for (g, e) in zip(got, expected) {
+                    #expect(same(g.0, project(e.value, projection)), "\(doc) with \(projection): \(g.0) vs \(e.value)")
+                    #expect(g.1 == e.text, "\(doc)")
+                }
+            }
+        }
+    }
+
+    @Test func numbersConvertAsTheReferenceDoes() throws {
+        var rng = SplitMix64(seed: 14)
+        var texts: [String] = []
+        for _ in 0..<3000 {
+            let digits = (0..<Int.random(in: 1...20, using: &rng)).map { _ in String(Int.random(in: 0...9, using: &rng)) }.joined()
+            let fraction = Bool.random(using: &rng) ? "." + String(Int.random(in: 0...99_999_999, using: &rng)) : ""
+            let exponent = Int.random(in: 0...3, using: &rng) == 0 ? "e" + String(Int.random(in: -330...330, using: &rng)) : ""
+            texts.append((Bool.random(using: &rng) ? "-" : "") + digits + fraction + exponent)
+        }
+        let doc = Array(("[" + texts.joined(separator: ",") + "]").utf8)
+        guard case .success(let expected) = reference(doc), case .success(let got) = scan(doc, .whole) else {
+            Issue.record("rejected"); return
+        }
+        for (n, (g, e)) in zip(got, expected).enumerated() {
+            #expect(same(g.0, e.value), "\(texts[n]): \(g.0) vs \(e.value)")
+            #expect(g.1 == e.text, "\(texts[n])")
+        }
+    }
+
+    @Test func brokenDocumentsFailAtTheSamePlaceWithTheSameMessage() {
+        var rng = SplitMix64(seed: 1414)
+        let pieces: [String] = ["{", "}", "[", "]", ",", ":", "\"", "\\", "u", "d8", "\\ud800", "e", ".", "-", "+", "0", "1",
+                                "t", "nul", "\n", " ", "\u{01}", "é", "\u{FF}", "x"]
+        var checked = 0
+        for doc in validDocuments where !doc.isEmpty {
+            for _ in 0..<600 {
+                var bytes = Array(doc.utf8)
+                for _ in 0..<Int.random(in: 1...3, using: &rng) {
+                    let at = Int.random(in: 0..<bytes.count, using: &rng)
+                    switch Int.random(in: 0..<3, using: &rng) {
+                    case 0: bytes.remove(at: at)
+                    case 1: bytes.insert(contentsOf: Array(pieces.randomElement(using: &rng)!.utf8), at: at)
+                    default: bytes.removeSubrange(at...)
+                    }
+                    if bytes.isEmpty { bytes = [UInt8(ascii: "[")] }
+                }
+                // Some documents are made invalid UTF-8 on purpose (positions count code points).
+                if Int.random(in: 0..<10, using: &rng) == 0 { bytes.insert(0xC3, at: Int.random(in: 0..<bytes.count, using: &rng)) }
+                let expected = reference(bytes)
+                for projection in [Projection.whole, .members([ProjectedKey("a", .whole)])] {
+                    let got = scan(bytes, projection)
+                    switch (expected, got) {
+                    case (.failure(let e), .failure(let g)): #expect(e == g, "\(String(decoding: bytes, as: UTF8.self))")
+                    case (.success(let e), .success(let g)): #expect(e.map(\.text) == g.map(\.1))
+                    default: Issue.record("reference \(expected), scanner \(got) on \(String(decoding: bytes, as: UTF8.self))")
+                    }
+                }
+                checked += 1
+            }
+        }
+        #expect(checked > 5000)
+    }
+
+    @Test func nestingLimitIsTheReferenceOne() {
+        for depth in [510, 511, 512, 513] {
+            for array in [false, true] {
+                let inner = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+                let bytes = Array((array ? "[" + inner + "]" : inner).utf8)
+                let e = reference(bytes), g = scan(bytes, .whole)
+                switch (e, g) {
+                case (.failure(let x), .failure(let y)): #expect(x == y)
+                case (.success, .success): break
+                default: Issue.record("depth \(depth) array \(array): \(e) vs \(g)")
+                }
+            }
+        }
+    }
+
+    @Test func projectionsFollowTheKeyPathsAPredicateReads() throws {
+        func of(_ text: String) throws -> Projection { RecordProjection.of(try PredicateSyntax.parse(text)) }
+        #expect(try of("age > 3") == .members([ProjectedKey("age", .whole)]))
+        #expect(try of("age > 3 AND address.city == 'x' AND address.zip == 1") == .members([
+            ProjectedKey("age", .whole),
+            ProjectedKey("address", .members([ProjectedKey("city", .whole), ProjectedKey("zip", .whole)])),
+        ]))
+        // A key read whole and through a path is built whole.
+        #expect(try of("address.city == 'x' OR address != nil") == .members([ProjectedKey("address", .whole)]))
+        // What follows a collection operator reads inside the value before it.
+        #expect(try of("kids.@max.age > 3") == .members([ProjectedKey("kids", .whole)]))
+        #expect(try of("ANY kids.age < 10") == .members([ProjectedKey("kids", .members([ProjectedKey("age", .whole)]))]))
+        #expect(try of("SUBQUERY(kids, $k, $k.age < 10 AND name == 'x').@count > 0")
+                == .members([ProjectedKey("kids", .whole), ProjectedKey("name", .whole)]))
+        #expect(try of("@count > 2") == .whole)
+        #expect(try of("SELF > 2") == .whole)
+        #expect(try of("FUNCTION(SELF, 'f') == 1") == .whole)
+        #expect(try of("$x == 1 AND TRUEPREDICATE") == .members([]))
+    }
+}
