@@ -208,35 +208,47 @@ public final class SQLiteStatement {
 
     /// Binds `values` to parameters 1…n (clearing earlier bindings first).
     public func bind(_ values: [SQLValue]) throws(SQLiteError) {
-        sqlite3_clear_bindings(pointer)
-        for (i, value) in values.enumerated() {
-            let index = Int32(i + 1)
-            let rc: Int32
-            switch value {
-            case .null: rc = sqlite3_bind_null(pointer, index)
-            case .integer(let v): rc = sqlite3_bind_int64(pointer, index, v)
-            case .double(let v): rc = sqlite3_bind_double(pointer, index, v)
-            case .text(let s):
-                // Bound with its byte length, so an embedded NUL does not cut the text short.
-                var text = s
-                if text.isEmpty {
-                    // A nil pointer would bind NULL; the empty string needs a real one.
-                    rc = sqlite3_bind_text(pointer, index, "", 0, sqliteTransient)
-                } else {
-                    rc = text.withUTF8 { bytes in
-                        bytes.withMemoryRebound(to: CChar.self) { chars in
-                            sqlite3_bind_text(pointer, index, chars.baseAddress, Int32(chars.count), sqliteTransient)
-                        }
+        clearBindings()
+        for (i, value) in values.enumerated() { try bind(value, at: i + 1) }
+    }
+
+    /// Sets every parameter to NULL.
+    public func clearBindings() { sqlite3_clear_bindings(pointer) }
+
+    /// Binds one value to parameter `index` (1-based), for callers that bind a row's values as
+    /// they compute them rather than collecting them in an array first.
+    ///
+    /// ```swift
+    /// s.clearBindings()
+    /// try s.bind(.integer(7), at: 1)
+    /// ```
+    public func bind(_ value: SQLValue, at position: Int) throws(SQLiteError) {
+        let index = Int32(position)
+        let rc: Int32
+        switch value {
+        case .null: rc = sqlite3_bind_null(pointer, index)
+        case .integer(let v): rc = sqlite3_bind_int64(pointer, index, v)
+        case .double(let v): rc = sqlite3_bind_double(pointer, index, v)
+        case .text(let s):
+            // Bound with its byte length, so an embedded NUL does not cut the text short.
+            var text = s
+            if text.isEmpty {
+                // A nil pointer would bind NULL; the empty string needs a real one.
+                rc = sqlite3_bind_text(pointer, index, "", 0, sqliteTransient)
+            } else {
+                rc = text.withUTF8 { bytes in
+                    bytes.withMemoryRebound(to: CChar.self) { chars in
+                        sqlite3_bind_text(pointer, index, chars.baseAddress, Int32(chars.count), sqliteTransient)
                     }
                 }
-            case .blob(let b):
-                rc = b.withUnsafeBytes { raw in
-                    // A zero-length blob needs a non-null pointer to be a blob rather than NULL.
-                    sqlite3_bind_blob(pointer, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(b.count), sqliteTransient)
-                }
             }
-            if rc != SQLITE_OK { throw connection.error(rc, sql: sql) }
+        case .blob(let b):
+            rc = b.withUnsafeBytes { raw in
+                // A zero-length blob needs a non-null pointer to be a blob rather than NULL.
+                sqlite3_bind_blob(pointer, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(b.count), sqliteTransient)
+            }
         }
+        if rc != SQLITE_OK { throw connection.error(rc, sql: sql) }
     }
 
     /// Advances to the next row: true when a row is available, false when done.
@@ -281,4 +293,91 @@ public final class SQLiteStatement {
 
     /// Every column of the current row.
     public func row() -> [SQLValue] { (0..<columnCount).map(column) }
+
+    /// A column's storage class in the current row.
+    public enum StorageClass: Sendable {
+        /// A 64-bit signed integer.
+        case integer
+        /// An IEEE double.
+        case double
+        /// UTF-8 text.
+        case text
+        /// Bytes.
+        case blob
+        /// NULL.
+        case null
+    }
+
+    /// The storage class of column `i` (0-based) of the current row, for readers that take a
+    /// column's value by the type they expect instead of through a ``SQLValue``.
+    ///
+    /// ```swift
+    /// if s.storageClass(0) == .integer { total += s.int64(0) }
+    /// ```
+    @inline(__always)
+    public func storageClass(_ i: Int) -> StorageClass {
+        switch sqlite3_column_type(pointer, Int32(i)) {
+        case SQLITE_INTEGER: .integer
+        case SQLITE_FLOAT: .double
+        case SQLITE_TEXT: .text
+        case SQLITE_BLOB: .blob
+        default: .null
+        }
+    }
+
+    /// Column `i` as an integer (SQLite's conversion when it is not one; check
+    /// ``storageClass(_:)`` first).
+    @inline(__always)
+    public func int64(_ i: Int) -> Int64 { sqlite3_column_int64(pointer, Int32(i)) }
+
+    /// Column `i` as a double (SQLite's conversion when it is not one).
+    @inline(__always)
+    public func double(_ i: Int) -> Double { sqlite3_column_double(pointer, Int32(i)) }
+
+    /// Column `i` of the current row for typed reads: its storage class, then its value, at the
+    /// cost of one lookup of the column instead of one per question (valid until the next
+    /// `step`, `reset` or `bind`).
+    ///
+    /// ```swift
+    /// let v = s.value(0)
+    /// if v.storageClass == .integer { total += v.int64 }
+    /// ```
+    public func value(_ i: Int) -> ColumnValue { ColumnValue(handle: sqlite3_column_value(pointer, Int32(i))) }
+
+    /// Column `i` as text (SQLite's conversion when it is not text; "" for NULL).
+    public func text(_ i: Int) -> String {
+        let index = Int32(i)
+        guard let bytes = sqlite3_column_text(pointer, index) else { return "" }
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(pointer, index))), as: UTF8.self)
+    }
+}
+
+/// One column of a statement's current row (`SQLiteStatement.value(_:)`). SQLite calls the value
+/// "unprotected": reading it is safe while nothing else uses the connection at the same time,
+/// which holds for any statement used from one thread at a time (a store holds its lock).
+public struct ColumnValue {
+    let handle: OpaquePointer?
+
+    /// The value's storage class.
+    public var storageClass: SQLiteStatement.StorageClass {
+        switch sqlite3_value_type(handle) {
+        case SQLITE_INTEGER: .integer
+        case SQLITE_FLOAT: .double
+        case SQLITE_TEXT: .text
+        case SQLITE_BLOB: .blob
+        default: .null
+        }
+    }
+
+    /// The value as an integer (SQLite's conversion when it is not one).
+    public var int64: Int64 { sqlite3_value_int64(handle) }
+
+    /// The value as a double (SQLite's conversion when it is not one).
+    public var double: Double { sqlite3_value_double(handle) }
+
+    /// The value as text (SQLite's conversion when it is not text; "" for NULL).
+    public var text: String {
+        guard let bytes = sqlite3_value_text(handle) else { return "" }
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(handle))), as: UTF8.self)
+    }
 }

@@ -102,7 +102,7 @@ extension ManagedObjectContext {
             let objects = try scratch.fetch(fetch)
             var ids: [ObjectID] = []
             var failures: [String] = []
-            let writer = RowWriter(store: store, keys: [:])
+            let writer = RowWriter(store: store)
             for o in objects {
                 for s in setters {
                     let raw: Value
@@ -182,7 +182,7 @@ extension ManagedObjectContext {
             try scratch.propagateDeletes()
             let deleted = Array(scratch.deletedSet).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
             let updated = Array(scratch.updatedSet)
-            let writer = RowWriter(store: store, keys: [:])
+            let writer = RowWriter(store: store)
             do throws(SQLiteError) {
                 for o in deleted { try writer.delete(o) }
                 for o in updated { try writer.update(o); try writer.writeLinks(o) }
@@ -196,7 +196,7 @@ extension ManagedObjectContext {
     public func mergeChanges(from result: BatchResult) throws(StoreError) {
         var changes = ChangeSet()
         for id in result.objectIDs {
-            guard id.storeIdentifier == store.identifier, let o = registry[id.key] else { continue }
+            guard id.names.store == store.names, let o = registry[id.key] else { continue }
             if result.deleted {
                 registry[id.key] = nil
                 updatedSet.remove(o)

@@ -25,13 +25,20 @@ public final class ManagedObjectContext {
     public let store: PersistentStore
     /// One object per ID. Keyed by the ID's key alone: every registered object belongs to this
     /// context's store, so comparing store identifiers on each lookup would be wasted work.
-    var registry: [ObjectID.Key: ManagedObject] = [:]
+    // The bookkeeping every insert, change and fetched row touches skips the runtime's
+    // exclusivity checks (a context is used from one thread at a time, and a call per access
+    // cost more than the work itself).
+    @exclusivity(unchecked) var registry = ObjectRegistry()
+    /// Numbers the passes of `matchingObjects` that mark dirty objects (`ManagedObject.dirtyPass`).
+    @exclusivity(unchecked) var fetchPasses: UInt64 = 0
+    /// The entity `insert` made an object of last: bulk inserts name one entity again and again.
+    @exclusivity(unchecked) private var lastInserted: EntityInfo?
     /// Inserted objects in insertion order (their keys are given in this order at save).
-    var insertedList: [ManagedObject] = []
-    var updatedSet: Set<ManagedObject> = []
-    var deletedSet: Set<ManagedObject> = []
+    @exclusivity(unchecked) var insertedList: [ManagedObject] = []
+    @exclusivity(unchecked) var updatedSet: Set<ManagedObject> = []
+    @exclusivity(unchecked) var deletedSet: Set<ManagedObject> = []
     /// Changes since the last objects-did-change notification.
-    var unreported = ChangeSet()
+    @exclusivity(unchecked) var unreported = ChangeSet()
     var observers: [UUID: @Sendable (ContextNotification) -> Void] = [:]
     nonisolated(unsafe) static var temporaryCounter: Int64 = 0
     static let counterLock = NSLock()
@@ -84,7 +91,11 @@ public final class ManagedObjectContext {
 
     /// A new object of `entity`, with the model's default values, registered as inserted.
     public func insert(_ entity: String) throws(StoreError) -> ManagedObject {
-        let info = try store.info(entity)
+        let info: EntityInfo
+        if let last = lastInserted, last.name == entity { info = last } else {
+            info = try store.info(entity)
+            lastInserted = info
+        }
         guard !info.entity.description.isAbstract else {
             throw StoreError(.invalidOperation, "entity '\(entity)' is abstract: insert one of its sub-entities")
         }
@@ -92,10 +103,12 @@ public final class ManagedObjectContext {
         Self.temporaryCounter += 1
         let n = Self.temporaryCounter
         Self.counterLock.unlock()
-        let id = ObjectID(entity: entity, store: store.identifier, key: .temporary(n))
-        let o = ManagedObject(id: id, info: info, context: self, fault: false)
-        for (i, a) in info.entity.attributes.enumerated() { o.attributes[i] = a.defaultValue ?? .null }
-        for (i, r) in info.entity.relationships.enumerated() { o.links[i] = r.isToMany ? .many([]) : .one(nil) }
+        let id = ObjectID(info.names, key: .temporary(n))
+        // A fault has nothing to allocate; the new object then takes the entity's initial state.
+        let o = ManagedObject(id: id, info: info, context: self, fault: true)
+        o.isFault = false
+        o.attributes = info.initialAttributes
+        o.links = info.initialLinks
         registry[id.key] = o
         insertedList.append(o)
         o.pendingInsert = true
@@ -106,7 +119,7 @@ public final class ManagedObjectContext {
     /// The object with `id`: the registered one, or a fault that reads its row when touched.
     /// An ID of another store, or a temporary ID this context did not make, is `.objectNotFound`.
     public func object(with id: ObjectID) throws(StoreError) -> ManagedObject {
-        guard id.storeIdentifier == store.identifier else {
+        guard id.names.store == store.names else {
             throw StoreError(.objectNotFound, "\(id) is not an object of this store")
         }
         if let o = registry[id.key] { return o }
@@ -126,33 +139,31 @@ public final class ManagedObjectContext {
     /// The registered object for a primary key, or a fault of the declared entity (its concrete
     /// entity is read with its row).
     func faultObject(pk: Int64, declared: String) throws(StoreError) -> ManagedObject {
-        let id = ObjectID(entity: declared, store: store.identifier, key: .permanent(pk))
-        if let o = registry[id.key] { return o }
+        if let o = registry.permanent(pk) { return o }
         let info = try store.info(declared)
-        let o = ManagedObject(id: id, info: info, context: self, fault: true)
-        registry[id.key] = o
+        let o = ManagedObject(id: ObjectID(info.names, key: .permanent(pk)), info: info, context: self, fault: true)
+        registry.addPermanent(pk, o)
         return o
     }
 
     /// The object for a row read by a query (`Z_PK`, `Z_ENT`, then the layout's columns).
     func materialize(row: [SQLValue]) throws(StoreError) -> ManagedObject {
-        try materialize { row[$0] }
+        try materialize(RowValues(values: row))
     }
 
     /// The object for the current row of a query, read column by column (`Z_PK`, `Z_ENT`, then
     /// the layout's columns); a registered object that is not a fault reads nothing more.
-    func materialize(_ column: (Int) -> SQLValue) throws(StoreError) -> ManagedObject {
-        guard case .integer(let pk) = column(0), case .integer(let ent) = column(1), let info = store.infoByNumber[ent] else {
+    func materialize<Row: RowSource>(_ row: Row) throws(StoreError) -> ManagedObject {
+        guard case .integer(let pk) = row.key(0), case .integer(let ent) = row.key(1), let info = store.infoByNumber[ent] else {
             throw StoreError(.sqlite, "a row without a key or entity number")
         }
-        let id = ObjectID(entity: info.name, store: store.identifier, key: .permanent(pk))
-        if let o = registry[id.key] {
-            if o.isFault { try fill(o, info: info, column) }
+        if let o = registry.permanent(pk) {
+            if o.isFault { try fill(o, info: info, row) }
             return o
         }
-        let o = ManagedObject(id: id, info: info, context: self, fault: true)
-        try fill(o, info: info, column)
-        registry[id.key] = o
+        let o = ManagedObject(id: ObjectID(info.names, key: .permanent(pk)), info: info, context: self, fault: true)
+        try fill(o, info: info, row)
+        registry.addPermanent(pk, o)
         return o
     }
 
@@ -171,14 +182,14 @@ public final class ManagedObjectContext {
         guard let row = rows.first, case .integer(let ent) = row[1], let info = store.infoByNumber[ent] else {
             throw StoreError(.objectNotFound, "\(o.objectID) no longer exists in the store")
         }
-        try fill(o, info: info) { row[$0] }
+        try fill(o, info: info, RowValues(values: row))
     }
 
     /// Fills a fault from its row (the concrete entity may be a sub-entity of the one guessed).
-    func fill(_ o: ManagedObject, info: EntityInfo, _ row: (Int) -> SQLValue) throws(StoreError) {
+    func fill<Row: RowSource>(_ o: ManagedObject, info: EntityInfo, _ row: Row) throws(StoreError) {
         if o.info !== info {
             o.info = info
-            o.objectID = ObjectID(entity: info.name, store: store.identifier, key: o.objectID.key)
+            o.objectID = ObjectID(info.names, key: o.objectID.key)
             o.links = Array(repeating: nil, count: info.entity.relationships.count)
         }
         let resolved = info.entity.attributes
@@ -187,20 +198,23 @@ public final class ManagedObjectContext {
         attributes.reserveCapacity(resolved.count)
         for i in 0..<resolved.count {
             let a = resolved[i]
-            let raw = row(columns[i])
             if a.valueTable != nil {
-                if case .null = raw { attributes.append(.null); continue }
+                if case .null = row.column(columns[i]) { attributes.append(.null); continue }
                 attributes.append(try loadCollection(o.objectID.primaryKey!, a))
                 continue
             }
-            attributes.append(ColumnCodec.decode(raw, a.type, exact: info.exactColumns[i].map { row($0) } ?? .null))
+            if let x = info.exactColumns[i] {
+                attributes.append(ColumnCodec.decode(row.column(columns[i]), a.type, exact: row.column(x)))
+            } else {
+                attributes.append(row.attribute(columns[i], a.type))
+            }
         }
         o.attributes = attributes
         for (i, c) in info.foreignKeyColumns.enumerated() {
             guard let c else { continue }
-            if case .integer(let k) = row(c) { o.links[i] = .oneKey(k) } else { o.links[i] = .oneKey(nil) }
+            if case .integer(let k) = row.key(c) { o.links[i] = .oneKey(k) } else { o.links[i] = .oneKey(nil) }
         }
-        if case .integer(let v) = row(2) { o.version = v }
+        if case .integer(let v) = row.key(2) { o.version = v }
         o.isFault = false
     }
 
@@ -240,7 +254,7 @@ public final class ManagedObjectContext {
             let member = try faultObject(pk: k, declared: info.name)
             if member.isFault, member.info !== info {
                 member.info = info
-                member.objectID = ObjectID(entity: info.name, store: store.identifier, key: member.objectID.key)
+                member.objectID = ObjectID(info.names, key: member.objectID.key)
                 member.links = Array(repeating: nil, count: info.entity.relationships.count)
             }
             out.append(member)
@@ -267,32 +281,12 @@ public final class ManagedObjectContext {
     }
 
     func set(_ value: Any?, forKey key: String, of o: ManagedObject) throws(StoreError) {
-        try checkOwned(o)
         let e = o.info.entity
-        if let i = e.attributeIndex[key] {
-            let a = e.attributes[i]
-            let v = Value(storing: value)
-            let coerced: Value
-            do throws(CoercionError) {
-                if a.description.isCollection {
-                    switch v {
-                    case .null: coerced = .null
-                    case .array(let xs), .set(let xs):
-                        var out: [Value] = []
-                        for x in xs { out.append(try Value(coercing: x, to: a.type)) }
-                        coerced = .array(out)
-                    default: throw CoercionError(message: "\(v) is not a collection")
-                    }
-                } else {
-                    coerced = try Value(coercing: v, to: a.type)
-                }
-            } catch {
-                throw StoreError(.typeMismatch, "\(o.objectID) '\(key)': \(error.message)")
-            }
-            try willChange(o)
-            o.attributes[i] = coerced
+        if let i = o.info.attributeNumber(key) {
+            try setAttribute(Value(storing: value), i, forKey: key, of: o)
             return
         }
+        try checkOwned(o)
         guard let i = e.relationshipIndex[key] else {
             throw StoreError(.unknownKey, "entity '\(e.name)' has no attribute or relationship '\(key)'")
         }
@@ -323,6 +317,31 @@ public final class ManagedObjectContext {
         default: throw StoreError(.typeMismatch, "\(o.objectID) '\(key)': a to-one relationship takes an object or nil")
         }
         try setToOne(target, i, of: o)
+    }
+
+    /// Sets attribute `i` (named `key`) of `o` to `v`, coerced to the attribute's type.
+    func setAttribute(_ v: Value, _ i: Int, forKey key: String, of o: ManagedObject) throws(StoreError) {
+        try checkOwned(o)
+        let a = o.info.entity.attributes[i]
+        let coerced: Value
+        do throws(CoercionError) {
+            if a.description.isCollection {
+                switch v {
+                case .null: coerced = .null
+                case .array(let xs), .set(let xs):
+                    var out: [Value] = []
+                    for x in xs { out.append(try Value(coercing: x, to: a.type)) }
+                    coerced = .array(out)
+                default: throw CoercionError(message: "\(v) is not a collection")
+                }
+            } else {
+                coerced = try Value(coercing: v, to: a.type)
+            }
+        } catch {
+            throw StoreError(.typeMismatch, "\(o.objectID) '\(key)': \(error.message)")
+        }
+        try willChange(o)
+        o.attributes[i] = coerced
     }
 
     /// Checks that `t` may be a destination of relationship `rel`.
@@ -475,7 +494,7 @@ public final class ManagedObjectContext {
     /// Forgets every object (changes included); objects handed out before are detached.
     public func reset() {
         for o in registry.values { Self.detach(o) }
-        registry = [:]
+        registry = ObjectRegistry()
         for o in insertedList {
             Self.detach(o)
             o.pendingInsert = false
@@ -508,6 +527,52 @@ public final class ManagedObjectContext {
         o.snapshot = Snapshot(attributes: o.attributes, links: o.links)
         for i in changedAttributes { o.attributes[i] = mine[i] }
         for i in changedLinks { o.links[i] = myLinks[i] }
+    }
+}
+
+/// A row `fill` reads an object from: the current row of a query, or a row read before.
+protocol RowSource {
+    /// Column `i` with its own storage class.
+    func column(_ i: Int) -> SQLValue
+    /// Column `i` when only an integer is of use (keys, entity numbers, versions): `.null` for
+    /// any other storage class.
+    func key(_ i: Int) -> SQLValue
+    /// Column `i` as a value of attribute type `type` (a non-decimal, non-collection attribute).
+    func attribute(_ i: Int, _ type: AttributeType) -> Value
+}
+
+extension RowSource {
+    func key(_ i: Int) -> SQLValue { if case .integer(let k) = column(i) { .integer(k) } else { .null } }
+    func attribute(_ i: Int, _ type: AttributeType) -> Value { ColumnCodec.decode(column(i), type) }
+}
+
+/// A row already read into values, from `offset` on.
+struct RowValues: RowSource {
+    let values: [SQLValue]
+    var offset = 0
+    func column(_ i: Int) -> SQLValue { values[i + offset] }
+}
+
+// The current row of a statement, read by the type each column is expected to hold: the common
+// storage classes become values directly (the same values `ColumnCodec.decode` gives) without
+// a `SQLValue` in between; anything else goes through `decode`.
+extension SQLiteStatement: RowSource {
+    func key(_ i: Int) -> SQLValue {
+        let v = value(i)
+        return v.storageClass == .integer ? .integer(v.int64) : .null
+    }
+
+    func attribute(_ i: Int, _ type: AttributeType) -> Value {
+        let v = value(i)
+        switch (type, v.storageClass) {
+        case (_, .null): return .null
+        case (.integer16, .integer), (.integer32, .integer), (.integer64, .integer), (.dynamic, .integer): return .integer(v.int64)
+        case (.double, .double), (.float, .double), (.dynamic, .double): return .double(v.double)
+        case (.string, .text), (.uuid, .text), (.uri, .text), (.dynamic, .text): return .string(v.text)
+        case (.boolean, .integer): return .bool(v.int64 != 0)
+        case (.date, .double): return .date(Date(timeIntervalSinceReferenceDate: v.double))
+        default: return ColumnCodec.decode(column(i), type)
+        }
     }
 }
 

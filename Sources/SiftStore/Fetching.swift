@@ -52,15 +52,15 @@ extension ManagedObjectContext {
                     let s = try store.statement(q.sql)
                     try s.bind(q.bindings)
                     var out: [ObjectID] = []
-                    let storeID = store.identifier
                     while try s.step() {
-                        guard case .integer(let pk) = s.column(0) else { continue }
+                        // `key` asks SQLite for the column once (class and value together).
+                        guard case .integer(let pk) = s.key(0) else { continue }
                         if let single {
-                            out.append(ObjectID(entity: single.name, store: storeID, key: .permanent(pk)))
+                            out.append(ObjectID(single.names, key: .permanent(pk)))
                             continue
                         }
-                        guard case .integer(let ent) = s.column(1), let info = store.infoByNumber[ent] else { continue }
-                        out.append(ObjectID(entity: info.name, store: storeID, key: .permanent(pk)))
+                        guard case .integer(let ent) = s.key(1), let info = store.infoByNumber[ent] else { continue }
+                        out.append(ObjectID(info.names, key: .permanent(pk)))
                     }
                     try s.reset()
                     return out
@@ -255,7 +255,7 @@ extension ManagedObjectContext {
                 let s = try store.statement(q.sql)
                 try s.bind(q.bindings)
                 while try s.step() {
-                    let o = try materialize { s.column($0) }
+                    let o = try materialize(s)
                     objects.append(o)
                 }
                 try s.reset()
@@ -267,8 +267,13 @@ extension ManagedObjectContext {
         }
         var keep: [ManagedObject] = []
         keep.reserveCapacity(objects.count)
-        let dirtySet = dirty.map { Set($0.map(ObjectIdentifier.init)) } ?? []
-        for o in objects where !dirtySet.contains(ObjectIdentifier(o)) {
+        // The dirty objects are marked with a number of this pass rather than put in a set: every
+        // row asks, and a mark costs a load where a set costs a hash (a new number per pass, so
+        // the marks of earlier passes need no clearing; nothing below fetches again).
+        fetchPasses &+= 1
+        let pass = fetchPasses
+        for o in dirty ?? [] { o.dirtyPass = pass }
+        for o in objects where o.dirtyPass != pass {
             if let r = plan.residual {
                 do { if try !r.evaluate(with: o, variables: plan.variables) { continue } } catch { throw StoreError(error) }
             }
@@ -501,7 +506,7 @@ extension ManagedObjectContext {
             var members: [Int64: [ManagedObject]] = [:]
             for row in rows {
                 guard case .integer(let owner) = row[0] else { continue }
-                members[owner, default: []].append(try materialize { row[$0 + 1] })
+                members[owner, default: []].append(try materialize(RowValues(values: row, offset: 1)))
             }
             for o in group where o.links[i] == nil {
                 o.links[i] = .many(members[o.objectID.primaryKey!] ?? [])

@@ -8,6 +8,7 @@
 import Foundation
 import SiftEvaluation
 import SiftSQL
+import SiftSQLite
 import SiftText
 
 /// Per-entity facts shared by every object of the entity: the resolved model entity, where its
@@ -28,7 +29,29 @@ final class EntityInfo: @unchecked Sendable {
     let updateSQL: String
     /// The row positions `updateSQL` binds, in order (the key last).
     let updateColumns: [Int]
+    /// `insertSQL` prepared, once the store first needs it (only touched with its lock held).
+    var insertStatement: SQLiteStatement?
+    /// Per attribute: its name, its type, and whether it holds one value (not a collection).
+    let attributeNames: [String]
+    let attributeTypes: [AttributeType]
+    let isScalar: [Bool]
+    /// A new object's attributes (the model's defaults) and relationships (empty).
+    let initialAttributes: [Value]
+    let initialLinks: [Link?]
+    /// The interned store and entity names this entity's object IDs carry (set by the store once
+    /// it knows its identifier, before any object exists).
+    var names = IDNames.Pair(store: 0, entity: 0)
     var name: String { entity.name }
+
+    /// The position of attribute `key`. Entities have few attributes and callers name them with
+    /// the model's own strings, so comparing names (the byte count first) beats hashing the key;
+    /// a key the scan misses is looked up in the index, which settles it.
+    @inline(__always)
+    func attributeNumber(_ key: String) -> Int? {
+        let n = key.utf8.count
+        for i in attributeNames.indices where attributeNames[i].utf8.count == n && attributeNames[i] == key { return i }
+        return entity.attributeIndex[key]
+    }
 
     init(_ entity: ResolvedEntity, layout: TableLayout) {
         self.entity = entity
@@ -42,6 +65,11 @@ final class EntityInfo: @unchecked Sendable {
             if case .foreignKey(let c) = $0.storage { return layout.index[c]! }
             return nil
         }
+        attributeNames = entity.attributes.map(\.name)
+        attributeTypes = entity.attributes.map(\.type)
+        isScalar = entity.attributes.map { !$0.description.isCollection }
+        initialAttributes = entity.attributes.map { $0.defaultValue ?? .null }
+        initialLinks = entity.relationships.map { $0.isToMany ? .many([]) : .one(nil) }
         regexes = entity.attributes.map { a in a.description.regularExpression.flatMap { try? AttributeValidation.regex($0) } }
         let q = PersistentStore.q
         insertSQL = "INSERT INTO \(q(layout.table)) (\(layout.columns.map(q).joined(separator: ", "))) VALUES (\(layout.columns.map { _ in "?" }.joined(separator: ", ")))"
@@ -80,23 +108,30 @@ struct Snapshot {
 /// ```
 public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     /// Temporary until the object's first save, then the permanent ID of its row.
-    public internal(set) var objectID: ObjectID
-    var info: EntityInfo
+    @exclusivity(unchecked) public internal(set) var objectID: ObjectID
+    @exclusivity(unchecked) var info: EntityInfo
+    // The stored properties skip the runtime's exclusivity checks: a context and its objects are
+    // used from one thread at a time and no method holds one property while changing it, and
+    // the checks (a call per property access) cost more than reading a row's values.
     /// Not weak (a weak reference allocates a side table per object): the context clears it for
     /// every object it holds when it lets the object go or is itself released, so it never dangles.
-    unowned(unsafe) var context: ManagedObjectContext?
+    @exclusivity(unchecked) unowned(unsafe) var context: ManagedObjectContext?
     /// The row has not been read yet.
-    public internal(set) var isFault: Bool
-    var attributes: [Value]
+    @exclusivity(unchecked) public internal(set) var isFault: Bool
+    @exclusivity(unchecked) var attributes: [Value]
     /// Per relationship; nil when not loaded yet.
-    var links: [Link?]
-    var snapshot: Snapshot?
+    @exclusivity(unchecked) var links: [Link?]
+    @exclusivity(unchecked) var snapshot: Snapshot?
     /// The row's version counter when it was read.
-    var version: Int64 = 0
+    @exclusivity(unchecked) var version: Int64 = 0
     /// Faults of one fetch with a batch size: touching one reads the rows of all.
-    var batch: FaultBatch?
+    @exclusivity(unchecked) var batch: FaultBatch?
     /// Inserted in its context and not saved yet (the context's own bookkeeping).
-    var pendingInsert = false
+    @exclusivity(unchecked) var pendingInsert = false
+    /// The primary key a save in progress gave this inserted object (nil outside a save).
+    @exclusivity(unchecked) var assignedKey: Int64?
+    /// The last fetch pass of its context that judged it dirty (0: none).
+    @exclusivity(unchecked) var dirtyPass: UInt64 = 0
 
     init(id: ObjectID, info: EntityInfo, context: ManagedObjectContext, fault: Bool) {
         self.objectID = id
@@ -227,6 +262,76 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     public func setValue(_ value: Any?, forKey key: String) throws(StoreError) {
         guard let context else { throw StoreError(.invalidOperation, "\(objectID) no longer belongs to a context") }
         try context.set(value, forKey: key, of: self)
+    }
+
+    // Typed forms of `setValue(_:forKey:)` for the common attribute values: the same result as
+    // passing the value as `Any?`, without finding its dynamic type first (a bulk insert sets
+    // every attribute of every object through here).
+
+    /// Sets an attribute to a string (see `setValue(_:forKey:)` for coercion and errors).
+    ///
+    /// ```swift
+    /// try ann.setValue("Ann", forKey: "name")
+    /// ```
+    public func setValue(_ value: String, forKey key: String) throws(StoreError) {
+        try setTyped(.string(value), value, forKey: key) { $0 == .string }
+    }
+
+    /// Sets an attribute to an integer (checked against the attribute's width; see
+    /// `setValue(_:forKey:)`).
+    ///
+    /// ```swift
+    /// try ann.setValue(42, forKey: "age")
+    /// ```
+    public func setValue(_ value: Int, forKey key: String) throws(StoreError) {
+        try setTyped(.integer(Int64(value)), value, forKey: key) { $0.integerRange?.contains(Int64(value)) ?? false }
+    }
+
+    /// Sets an attribute to a 64-bit integer (see `setValue(_:forKey:)`).
+    ///
+    /// ```swift
+    /// try ann.setValue(Int64(42), forKey: "age")
+    /// ```
+    public func setValue(_ value: Int64, forKey key: String) throws(StoreError) {
+        try setTyped(.integer(value), value, forKey: key) { $0.integerRange?.contains(value) ?? false }
+    }
+
+    /// Sets an attribute to a double (see `setValue(_:forKey:)`).
+    ///
+    /// ```swift
+    /// try ann.setValue(5200.0, forKey: "salary")
+    /// ```
+    public func setValue(_ value: Double, forKey key: String) throws(StoreError) {
+        try setTyped(.double(value), value, forKey: key) { $0 == .double }
+    }
+
+    /// Sets an attribute to a boolean (see `setValue(_:forKey:)`).
+    ///
+    /// ```swift
+    /// try ann.setValue(true, forKey: "active")
+    /// ```
+    public func setValue(_ value: Bool, forKey key: String) throws(StoreError) {
+        try setTyped(.bool(value), value, forKey: key) { $0 == .boolean }
+    }
+
+    /// An attribute whose type `storesAsIs` says takes `value` unchanged (what coercion would
+    /// give); another attribute coerces it; anything else (a relationship, an unknown key) goes
+    /// the general way with `original`, so errors read exactly as they do there.
+    @inline(__always)
+    private func setTyped(_ value: Value, _ original: Any, forKey key: String,
+                          storesAsIs: (AttributeType) -> Bool) throws(StoreError) {
+        guard let context else { throw StoreError(.invalidOperation, "\(objectID) no longer belongs to a context") }
+        guard let i = info.attributeNumber(key) else {
+            try context.set(original, forKey: key, of: self)
+            return
+        }
+        if info.isScalar[i], storesAsIs(info.attributeTypes[i]) {
+            try context.checkOwned(self)
+            try context.willChange(self)
+            attributes[i] = value
+        } else {
+            try context.setAttribute(value, i, forKey: key, of: self)
+        }
     }
 
     /// Adds `object` to the to-many relationship `key` (kept in order when ordered).

@@ -1,6 +1,11 @@
 // Object identity: an entity, the store's UUID and either the row's primary key (permanent) or a
 // per-process counter (temporary, until the first save). IDs are plain `Sendable` values, so they
 // cross threads and tasks where managed objects may not, and they round-trip through a URI.
+//
+// An ID holds no strings: the entity name and store UUID are interned once per (store, entity)
+// in a process-wide table (`IDNames`) and the ID keeps their small numbers. Every fetched object
+// carries an ID, and copying two strings into each (a reference count on the UUID's storage per
+// copy) was a measurable part of a fetch; the names are looked up only to print or build a URI.
 
 import Foundation
 
@@ -12,28 +17,33 @@ import Foundation
 /// ObjectID(uri: id.uriRepresentation) == id   // true
 /// ```
 public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
-    /// The entity of the object.
-    public let entityName: String
-    /// The UUID of the store the object belongs to.
-    public let storeIdentifier: String
     enum Key: Hashable, Sendable {
         case permanent(Int64)
         case temporary(Int64)
     }
     let key: Key
+    /// The interned (store, entity) pair.
+    let names: IDNames.Pair
 
-    init(entity: String, store: String, key: Key) {
-        self.entityName = entity
-        self.storeIdentifier = store
+    init(_ names: IDNames.Pair, key: Key) {
+        self.names = names
         self.key = key
     }
 
+    init(entity: String, store: String, key: Key) {
+        self.init(IDNames.shared.pair(store: store, entity: entity), key: key)
+    }
+
+    /// The name of the object's entity.
+    public var entityName: String { IDNames.shared.entity(of: names) }
+    /// The UUID of the store the object belongs to.
+    public var storeIdentifier: String { IDNames.shared.store(of: names) }
+
     // Primary keys are unique across the whole store (one counter for every table), so the key
-    // and the store identify an object; the entity name is carried for display and URIs only.
+    // and the store identify an object; the entity is carried for display and URIs only.
     /// Two IDs are equal when they name the same object of the same store.
-    public static func == (a: ObjectID, b: ObjectID) -> Bool { a.key == b.key && a.storeIdentifier == b.storeIdentifier }
-    // The key alone: an object graph rarely mixes stores, and hashing the store's 36-character
-    // identifier for every registry lookup cost a sixth of a fetch.
+    public static func == (a: ObjectID, b: ObjectID) -> Bool { a.key == b.key && a.names.store == b.names.store }
+    // The key alone: an object graph rarely mixes stores.
     /// Hashes the object's key within its store.
     public func hash(into h: inout Hasher) { h.combine(key) }
 
@@ -64,8 +74,7 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
         case "t": key = .temporary(n)
         default: return nil
         }
-        entityName = parts[0]
-        storeIdentifier = host
+        names = IDNames.shared.pair(store: host, entity: parts[0])
     }
 
     /// The entity and the key, e.g. `Employee 3`, or `Employee (temporary 1)` before the first save.
@@ -74,5 +83,50 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
         case .permanent(let k): "\(entityName) \(k)"
         case .temporary(let k): "\(entityName) (temporary \(k))"
         }
+    }
+}
+
+/// The process-wide table of store UUIDs and entity names that IDs refer to by number. It only
+/// grows: an entry per store opened (or named by a parsed URI) and per entity of it, which is a
+/// few strings per store for the life of the process.
+final class IDNames: @unchecked Sendable {
+    static let shared = IDNames()
+
+    /// A store number and an entity number; equal pairs name the same store and entity.
+    struct Pair: Hashable, Sendable {
+        let store: UInt32
+        let entity: UInt32
+    }
+
+    private let lock = NSLock()
+    private var stores: [String] = []
+    private var storeNumbers: [String: UInt32] = [:]
+    private var entities: [String] = []
+    private var entityNumbers: [String: UInt32] = [:]
+
+    func pair(store: String, entity: String) -> Pair {
+        lock.lock()
+        defer { lock.unlock() }
+        return Pair(store: Self.number(store, &stores, &storeNumbers), entity: Self.number(entity, &entities, &entityNumbers))
+    }
+
+    private static func number(_ s: String, _ list: inout [String], _ numbers: inout [String: UInt32]) -> UInt32 {
+        if let n = numbers[s] { return n }
+        let n = UInt32(list.count)
+        list.append(s)
+        numbers[s] = n
+        return n
+    }
+
+    func store(of p: Pair) -> String {
+        lock.lock()
+        defer { lock.unlock() }
+        return stores[Int(p.store)]
+    }
+
+    func entity(of p: Pair) -> String {
+        lock.lock()
+        defer { lock.unlock() }
+        return entities[Int(p.entity)]
     }
 }

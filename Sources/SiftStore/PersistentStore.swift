@@ -25,6 +25,8 @@ public final class PersistentStore: @unchecked Sendable {
     public let path: String?
     /// The store's UUID (kept in its metadata; object ID URIs name the store by it).
     public let identifier: String
+    /// `identifier`'s number among the interned names object IDs refer to.
+    private(set) var names: UInt32 = 0
     let connection: SQLiteConnection
     let layouts: [String: TableLayout]
     let infos: [String: EntityInfo]
@@ -109,6 +111,12 @@ public final class PersistentStore: @unchecked Sendable {
             throw StoreError(.sqlite, "cannot open the store \(location.map { "'\($0)'" } ?? "in memory"): \(error.message)")
         }
         identifier = try Self.prepare(connection, model: model, layouts: layouts)
+        var storeNumber: UInt32 = 0
+        for (name, info) in infos {
+            info.names = IDNames.shared.pair(store: identifier, entity: name)
+            storeNumber = info.names.store
+        }
+        names = infos.isEmpty ? IDNames.shared.pair(store: identifier, entity: "").store : storeNumber
     }
 
     // MARK: Creating and checking
@@ -219,6 +227,14 @@ public final class PersistentStore: @unchecked Sendable {
         }
         let s = try connection.prepare(sql)
         statements[sql] = s
+        return s
+    }
+
+    /// The statement inserting rows of `info`'s entity (with the lock held).
+    func insertStatement(_ info: EntityInfo) throws(SQLiteError) -> SQLiteStatement {
+        if let s = info.insertStatement { return s }
+        let s = try statement(info.insertSQL)
+        info.insertStatement = s
         return s
     }
 

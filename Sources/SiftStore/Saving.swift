@@ -26,35 +26,43 @@ extension ManagedObjectContext {
         let inserted = insertedList
         let updated = Array(updatedSet).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
         let deleted = Array(deletedSet).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
-        let keys = try store.writeTransaction { () throws(StoreError) -> [ObjectIdentifier: Int64] in
-            do {
-                var keys: [ObjectIdentifier: Int64] = [:]
-                if !inserted.isEmpty {
-                    let first = try store.allocateKeys(count: inserted.count)
-                    for (n, o) in inserted.enumerated() { keys[ObjectIdentifier(o)] = first + Int64(n) }
+        do {
+            try store.writeTransaction { () throws(StoreError) in
+                do {
+                    if !inserted.isEmpty {
+                        let first = try store.allocateKeys(count: inserted.count)
+                        for (n, o) in inserted.enumerated() { o.assignedKey = first + Int64(n) }
+                    }
+                    try checkStoredUniqueness(inserted: inserted, updated: updated)
+                    let writer = RowWriter(store: store)
+                    for o in deleted { try writer.delete(o) }
+                    for o in inserted { try writer.insert(o) }
+                    for o in updated { try writer.update(o) }
+                    for o in inserted + updated { try writer.writeLinks(o) }
+                } catch let e as SQLiteError {
+                    throw e.storeError
+                } catch let e as StoreError {
+                    throw e
+                } catch {
+                    throw StoreError(.sqlite, "\(error)")
                 }
-                try checkStoredUniqueness(inserted: inserted, updated: updated, keys: keys)
-                let writer = RowWriter(store: store, keys: keys)
-                for o in deleted { try writer.delete(o) }
-                for o in inserted { try writer.insert(o) }
-                for o in updated { try writer.update(o) }
-                for o in inserted + updated { try writer.writeLinks(o) }
-                return keys
-            } catch let e as SQLiteError {
-                throw e.storeError
-            } catch let e as StoreError {
-                throw e
-            } catch {
-                throw StoreError(.sqlite, "\(error)")
             }
+        } catch {
+            // Nothing was written: the objects keep their temporary IDs.
+            for o in inserted { o.assignedKey = nil }
+            throw error
         }
         // Committed: temporary IDs become permanent, the committed state is the current one.
         var saved = ChangeSet()
+        saved.inserted.reserveCapacity(inserted.count)
+        registry.reservePermanent(inserted.count)
         for o in inserted {
             registry[o.objectID.key] = nil
-            o.objectID = ObjectID(entity: o.info.name, store: store.identifier, key: .permanent(keys[ObjectIdentifier(o)]!))
+            let pk = o.assignedKey!
+            o.assignedKey = nil
+            o.objectID = ObjectID(o.info.names, key: .permanent(pk))
             o.version = 0
-            registry[o.objectID.key] = o
+            registry.addPermanent(pk, o)
             saved.inserted.append(o.objectID)
         }
         for o in updated { o.snapshot = nil; o.version += 1; saved.updated.append(o.objectID) }
@@ -178,7 +186,7 @@ extension ManagedObjectContext {
 
     /// Collisions with stored rows that this save does not change (inside the write transaction,
     /// so no other writer can slip in between the check and the write).
-    func checkStoredUniqueness(inserted: [ManagedObject], updated: [ManagedObject], keys: [ObjectIdentifier: Int64]) throws(StoreError) {
+    func checkStoredUniqueness(inserted: [ManagedObject], updated: [ManagedObject]) throws(StoreError) {
         let changing = Set(updated.compactMap { $0.objectID.primaryKey } + deletedSet.compactMap { $0.objectID.primaryKey })
         var failures: [String] = []
         for o in inserted + updated {
@@ -194,7 +202,7 @@ extension ManagedObjectContext {
                 do throws(SQLiteError) { rows = try store.rows(sql, key + family.map { .integer($0) }) } catch { throw error.storeError }
                 for row in rows {
                     guard case .integer(let pk) = row[0], !changing.contains(pk), pk != o.objectID.primaryKey else { continue }
-                    failures.append("\(o.objectID) has the same \(Self.describe(c, o)) as the stored \(ObjectID(entity: e.name, store: store.identifier, key: .permanent(pk))) (uniqueness constraint [\(c.map { e.attributes[$0].name }.joined(separator: ", "))])")
+                    failures.append("\(o.objectID) has the same \(Self.describe(c, o)) as the stored \(ObjectID(o.info.names, key: .permanent(pk))) (uniqueness constraint [\(c.map { e.attributes[$0].name }.joined(separator: ", "))])")
                 }
             }
         }
@@ -205,42 +213,62 @@ extension ManagedObjectContext {
 /// Writes rows for one save, inside its transaction: the one place save SQL is made.
 struct RowWriter {
     let store: PersistentStore
-    /// Primary keys given to the inserted objects.
-    let keys: [ObjectIdentifier: Int64]
     let q = PersistentStore.q
 
-    func key(_ o: ManagedObject) -> Int64? { o.objectID.primaryKey ?? keys[ObjectIdentifier(o)] }
+    /// The row's key: its permanent one, or the one this save gave an inserted object.
+    func key(_ o: ManagedObject) -> Int64? { o.objectID.primaryKey ?? o.assignedKey }
 
-    /// The row of `o` in its table's column order.
-    func row(_ o: ManagedObject, version: Int64) -> [SQLValue] {
+    /// Hands `put` the value of every column of `o`'s row that the object decides (its table's
+    /// other columns are NULL), by position in the table's column order.
+    func columns<E: Error>(_ o: ManagedObject, version: Int64, _ put: (Int, SQLValue) throws(E) -> Void) throws(E) {
         let info = o.info
-        var row = [SQLValue](repeating: .null, count: info.layout.columns.count)
-        row[0] = .integer(key(o)!)
-        row[1] = .integer(info.entity.number)
-        row[2] = .integer(version)
-        for (i, a) in info.entity.attributes.enumerated() {
+        try put(0, .integer(key(o)!))
+        try put(1, .integer(info.entity.number))
+        try put(2, .integer(version))
+        let types = info.attributeTypes
+        for i in types.indices {
             let v = o.attributes[i]
-            if a.description.isCollection {
-                if case .array(let xs) = v { row[info.attributeColumns[i]] = .integer(Int64(xs.count)) }
+            if !info.isScalar[i] {
+                if case .array(let xs) = v { try put(info.attributeColumns[i], .integer(Int64(xs.count))) }
                 continue
             }
-            row[info.attributeColumns[i]] = ColumnCodec.encode(v, a.type)
-            if let x = info.exactColumns[i] { row[x] = ColumnCodec.exactText(v) }
-            if let m = info.mixedColumns[i] { MixedCodec.cells(v, m, into: &row) }
+            try put(info.attributeColumns[i], ColumnCodec.encode(v, types[i]))
+            if let x = info.exactColumns[i] { try put(x, ColumnCodec.exactText(v)) }
+            if let m = info.mixedColumns[i] {
+                // The shape and value cells of a mixed attribute; the others stay NULL.
+                var cells = [SQLValue](repeating: .null, count: info.layout.columns.count)
+                MixedCodec.cells(v, m, into: &cells)
+                for c in m.compactMap({ $0 }) {
+                    if case .null = cells[c] { continue }
+                    try put(c, cells[c])
+                }
+            }
         }
         for (i, c) in info.foreignKeyColumns.enumerated() {
             guard let c else { continue }
             switch o.links[i] {
-            case .oneKey(let k)?: row[c] = k.map { .integer($0) } ?? .null
-            case .one(let t)?: row[c] = t.flatMap { key($0) }.map { .integer($0) } ?? .null
-            default: row[c] = .null
+            case .oneKey(let k)?: try put(c, k.map { .integer($0) } ?? .null)
+            case .one(let t)?: try put(c, t.flatMap { key($0) }.map { .integer($0) } ?? .null)
+            default: try put(c, .null)
             }
         }
+    }
+
+    /// The row of `o` in its table's column order.
+    func row(_ o: ManagedObject, version: Int64) -> [SQLValue] {
+        var row = [SQLValue](repeating: .null, count: o.info.layout.columns.count)
+        columns(o, version: version) { c, v in row[c] = v }
         return row
     }
 
     func insert(_ o: ManagedObject) throws(SQLiteError) {
-        try store.run(o.info.insertSQL, row(o, version: 0))
+        // Bound column by column into the entity's own statement: no row array, and no lookup of
+        // the statement by its text for every object.
+        let s = try store.insertStatement(o.info)
+        s.clearBindings()
+        try columns(o, version: 0) { (c, v) throws(SQLiteError) in try s.bind(v, at: c + 1) }
+        while try s.step() {}
+        try s.reset()
         try writeCollections(o, all: true)
     }
 

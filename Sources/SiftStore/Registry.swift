@@ -1,0 +1,151 @@
+// A context's registry: one object per ID, looked up for every row a fetch reads and every object
+// a save renames. Swift's `Dictionary` hashes each key with SipHash (a seeded, attack-resistant
+// hash) and was a large share of a fetch's cost; primary keys and temporary counters are small
+// integers chosen by the store, not by an attacker, so an open-addressing table keyed by the
+// integer with a multiplicative hash does the same job for a fraction of the work.
+
+/// Objects by the integer part of their ID: permanent keys in one table, temporary ones in another.
+/// A reference type: a context holds one and replaces it whole when it forgets everything.
+final class ObjectRegistry {
+    private let permanent = IntTable()
+    private let temporary = IntTable()
+
+    subscript(key: ObjectID.Key) -> ManagedObject? {
+        get {
+            switch key {
+            case .permanent(let k): permanent.find(k)
+            case .temporary(let k): temporary.find(k)
+            }
+        }
+        set {
+            switch key {
+            case .permanent(let k):
+                if let newValue { permanent.insert(k, newValue) } else { permanent.remove(k) }
+            case .temporary(let k):
+                if let newValue { temporary.insert(k, newValue) } else { temporary.remove(k) }
+            }
+        }
+    }
+
+    /// The permanent object with primary key `k`.
+    func permanent(_ k: Int64) -> ManagedObject? { permanent.find(k) }
+
+    /// Registers `o` under primary key `k`, which must not be registered yet.
+    func addPermanent(_ k: Int64, _ o: ManagedObject) { permanent.insert(k, o) }
+
+    /// Room for `n` more permanent objects without growing on the way.
+    func reservePermanent(_ n: Int) { permanent.reserve(permanent.count + n) }
+
+    var count: Int { permanent.count + temporary.count }
+
+    /// Every registered object (in no particular order).
+    var values: [ManagedObject] { permanent.values + temporary.values }
+}
+
+/// Int64 → object, open addressing with linear probing and backward-shift deletion (no
+/// tombstones), at most half full. The slots are raw memory: growing moves the objects into the
+/// new slots without a retain and release each, which an array's copy would cost.
+private final class IntTable {
+    private struct Slot {
+        var key: Int64
+        var object: ManagedObject?
+    }
+    private var slots: UnsafeMutablePointer<Slot>
+    private var capacity = 0
+    /// `capacity - 1`; capacity is a power of two (or zero).
+    private var mask = 0
+    /// 64 - log2(capacity): a key's home is the top bits of its product.
+    private var shift: UInt64 = 63
+    private(set) var count = 0
+
+    init() { slots = UnsafeMutablePointer<Slot>.allocate(capacity: 0) }
+
+    deinit {
+        slots.deinitialize(count: capacity)
+        slots.deallocate()
+    }
+
+    @inline(__always)
+    private func home(_ k: Int64) -> Int {
+        // Fibonacci hashing: the product's top bits spread consecutive keys over the table.
+        Int(truncatingIfNeeded: (UInt64(bitPattern: k) &* 0x9E37_79B9_7F4A_7C15) >> shift)
+    }
+
+    func find(_ k: Int64) -> ManagedObject? {
+        guard count > 0 else { return nil }
+        var i = home(k)
+        while let o = slots[i].object {
+            if slots[i].key == k { return o }
+            i = (i + 1) & mask
+        }
+        return nil
+    }
+
+    func reserve(_ n: Int) {
+        var c = max(16, capacity)
+        while c < n * 2 { c *= 2 }
+        if c > capacity { rehash(c) }
+    }
+
+    /// Sets the object for `k` (replacing one already there).
+    func insert(_ k: Int64, _ o: ManagedObject) {
+        if (count + 1) * 2 > capacity { reserve(count + 1) }
+        var i = home(k)
+        while slots[i].object != nil {
+            if slots[i].key == k { slots[i].object = o; return }
+            i = (i + 1) & mask
+        }
+        slots[i] = Slot(key: k, object: o)
+        count += 1
+    }
+
+    func remove(_ k: Int64) {
+        guard count > 0 else { return }
+        var i = home(k)
+        while true {
+            guard slots[i].object != nil else { return }
+            if slots[i].key == k { break }
+            i = (i + 1) & mask
+        }
+        // Shift later members of the run back into the hole when their home allows it, so every
+        // key stays reachable from its home without gaps.
+        var hole = i
+        var j = i
+        while true {
+            j = (j + 1) & mask
+            guard slots[j].object != nil else { break }
+            let h = home(slots[j].key)
+            let between = hole <= j ? (hole < h && h <= j) : (hole < h || h <= j)
+            if !between {
+                slots[hole] = slots[j]
+                hole = j
+            }
+        }
+        slots[hole] = Slot(key: 0, object: nil)
+        count -= 1
+    }
+
+    var values: [ManagedObject] {
+        var out: [ManagedObject] = []
+        out.reserveCapacity(count)
+        for i in 0..<capacity { if let o = slots[i].object { out.append(o) } }
+        return out
+    }
+
+    private func rehash(_ newCapacity: Int) {
+        let old = slots, oldCapacity = capacity
+        slots = UnsafeMutablePointer<Slot>.allocate(capacity: newCapacity)
+        slots.initialize(repeating: Slot(key: 0, object: nil), count: newCapacity)
+        capacity = newCapacity
+        mask = newCapacity - 1
+        shift = UInt64(64 - newCapacity.trailingZeroBitCount)
+        for j in 0..<oldCapacity where old[j].object != nil {
+            var i = home(old[j].key)
+            while slots[i].object != nil { i = (i + 1) & mask }
+            // Moved over an empty slot (nothing to release there): the reference passes to the
+            // new slot as it is, and the old memory is freed without releasing it.
+            (slots + i).moveInitialize(from: old + j, count: 1)
+        }
+        old.deallocate()
+    }
+}
