@@ -25,6 +25,11 @@ extension LoweringContext {
     /// SUBQUERY variable, and every `$VAR` it reads is bound. `now()` counts (it is read once, when
     /// the predicate is lowered); `random()` and `randomn:` do not.
     func isConstant(_ e: ExpressionSyntax) -> Bool {
+        // Recursive over the subtree: it checks the stack like every walk (`StackGuard`).
+        StackGuard.ensure { isConstantHere(e) }
+    }
+
+    private func isConstantHere(_ e: ExpressionSyntax) -> Bool {
         switch e.kind {
         case .constant: return true
         case .variable(let name): return elementVariables[name] == nil && variables[name] != nil
@@ -42,6 +47,10 @@ extension LoweringContext {
     }
 
     func isConstant(_ p: PredicateSyntax) -> Bool {
+        StackGuard.ensure { isConstantHere(p) }
+    }
+
+    private func isConstantHere(_ p: PredicateSyntax) -> Bool {
         switch p.kind {
         case .constant: true
         case .not(let q): isConstant(q)
