@@ -37,7 +37,8 @@ sift=$(swift build -c release --show-bin-path)/sift
 "$work/parse_print" --check < "$work/candidates.txt" > "$work/gnustep-check.txt"
 "$sift" parse < "$work/candidates.txt" > "$work/sift-check.txt" || true
 paste -d '\t' "$work/gnustep-check.txt" "$work/sift-check.txt" "$work/candidates.txt" \
-  | awk -F '\t' '$1 == "ok" && $2 !~ /^[0-9]+:[0-9]+: error/ { print $3 }' > "$work/accepted.txt"
+  | awk -F '\t' '$1 == "ok" && $2 !~ /^[0-9]+:[0-9]+: error/ {
+      line = $0; sub(/^[^\t]*\t[^\t]*\t/, "", line); print line }' > "$work/accepted.txt"  # a line may hold tabs
 accepted=$(wc -l < "$work/accepted.txt")
 [ "$accepted" -gt 0 ] || { echo "gnustep-bench: no line is accepted by both parsers" >&2; exit 1; }
 awk -v n="$LINES" '{ a[NR] = $0 } END { for (i = 0; i < n; i++) print a[i % NR + 1] }' "$work/accepted.txt" > "$work/input.txt"
