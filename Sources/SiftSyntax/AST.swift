@@ -27,22 +27,19 @@ extension SyntaxNode {
 private enum NodeCodingKeys: String, CodingKey { case kind, range }
 
 extension SyntaxNode where Kind: Codable {
-    /// Encodes the kind and range, checking the stack first: encoding recurses through this for
-    /// every child node.
+    /// Encodes the kind and range. Not stack-guarded: Foundation's JSONEncoder recurses in its
+    /// own code between these calls and refuses deep nesting itself ("unable to encode the given
+    /// top-level value"), so `sift parse --json` encodes on a large stack of its own.
     func encodeNode(to encoder: any Encoder) throws {
-        try StackGuard.ensure { () throws(any Error) in
-            var container = encoder.container(keyedBy: NodeCodingKeys.self)
-            try container.encode(kind, forKey: .kind)
-            try container.encode(range, forKey: .range)
-        }
+        var container = encoder.container(keyedBy: NodeCodingKeys.self)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(range, forKey: .range)
     }
 
-    /// The kind and range of a node being decoded, checking the stack first.
+    /// The kind and range of a node being decoded.
     static func decodeNode(from decoder: any Decoder) throws -> (Kind, SourceRange) {
-        try StackGuard.ensure { () throws(any Error) -> (Kind, SourceRange) in
-            let container = try decoder.container(keyedBy: NodeCodingKeys.self)
-            return (try container.decode(Kind.self, forKey: .kind), try container.decode(SourceRange.self, forKey: .range))
-        }
+        let container = try decoder.container(keyedBy: NodeCodingKeys.self)
+        return (try container.decode(Kind.self, forKey: .kind), try container.decode(SourceRange.self, forKey: .range))
     }
 }
 

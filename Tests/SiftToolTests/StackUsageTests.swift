@@ -1,7 +1,7 @@
 // How much stack each recursive walk over a tree takes at the deepest nesting the parser accepts,
 // measured on a painted stack (`stackUsed`) for every nesting family and every stage: parsing,
 // printing, equality, hashing, substitution, release, compiling and evaluating (general and for
-// `[String: Any]`), SQL lowering, the `--tree` and `--json` printers. The table goes to standard
+// `[String: Any]`), SQL lowering and the `--tree` printer (Codable is not guarded). The table goes to standard
 // output; the test fails when a stage needs more than three quarters of a 512 KB stack, the margin
 // the other nesting tests rely on. The debug build is measured, whose frames are the larger.
 
@@ -70,7 +70,6 @@ private final class Holder<T>: @unchecked Sendable {
             ("evaluate [String: Any]", { _ = try? forDictionaries.evaluate(with: recordValue) }),
             ("lower", { _ = try? lowering.select(p, source: text) }),
             ("--tree", { _ = SyntaxTreePrinter.render(p) }),
-            ("--json", { _ = try? JSONEncoder().encode(p) }),
         ]
         var report = "\(family) at \(n):"
         for (stage, body) in stages {
