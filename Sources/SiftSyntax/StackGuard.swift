@@ -28,8 +28,9 @@ import Darwin
 /// ```
 public enum StackGuard {
     /// Bytes of stack a guarded step may use before the next check: one level of the largest
-    /// walk in a debug build (the parser's, about 20 KB) with a wide margin.
-    public static let redZone = 128 * 1024
+    /// walk in a debug build (the parser's fallback from a parenthesised predicate to an
+    /// expression, measured above 128 KB at the limit) with a margin.
+    public static let redZone = 192 * 1024
     /// The stack of a thread started when the current one runs low. Only the touched part of it
     /// is ever backed by memory.
     public static let largeStackSize = 16 << 20
