@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Builds the benchmarks in release mode (one separate scratch path, shared build), then runs the
-# SiftBench parse-throughput benchmark, the EvalBench evaluation benchmark, the SQLBench SQL
-# back-end benchmark, the `sift filter` benchmark against jq
+# SiftBench parse-throughput benchmark (with printing against parsing), the EvalBench evaluation
+# benchmark, the SQLBench SQL back-end benchmark, the `sift filter` benchmark against jq
 # (scripts/bench-cli.sh) and the StoreBench persistence benchmark (SiftStore vs the raw SQLite C API
 # and GRDB). Arguments go to SiftBench; EVALBENCH_ARGS (e.g. "--records 100000") go to EvalBench,
 # SQLBENCH_ARGS (e.g. "--rows 100000") to SQLBench and STOREBENCH_ARGS (e.g. "--rounds 3") to
-# StoreBench.
+# StoreBench; last, scripts/gnustep-bench.sh times `sift parse` against GNUstep's NSPredicate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build -c release --package-path Benchmarks --scratch-path Benchmarks/.build
@@ -21,4 +21,7 @@ echo
 bash scripts/bench-cli.sh
 echo
 # shellcheck disable=SC2086
-exec swift run -c release --skip-build --package-path Benchmarks --scratch-path Benchmarks/.build StoreBench ${STOREBENCH_ARGS:-}
+swift run -c release --skip-build --package-path Benchmarks --scratch-path Benchmarks/.build StoreBench ${STOREBENCH_ARGS:-}
+echo
+# `sift parse` against GNUstep's NSPredicate, whole processes (installs gobjc and GNUstep when missing).
+exec scripts/gnustep-bench.sh

@@ -87,10 +87,46 @@ public struct EvaluationOptions: Sendable {
     }
 }
 
+/// The compiled code below a stack check. Releasing compiled code recurses through every closure
+/// it captured, as deeply as the tree, so the release too continues on a large stack when the
+/// thread runs low (see `StackGuard`).
+final class GuardedClosure<F>: @unchecked Sendable {
+    private(set) var closure: F?
+    init(_ closure: F) { self.closure = closure }
+    deinit {
+        guard !StackGuard.hasRoom(below: StackGuard.lowWater) else { return }
+        var moved = closure
+        closure = nil
+        StackGuard.onLargeStack { moved = nil }
+        _ = moved
+    }
+}
+
 struct Compiler<Root> {
     let options: EvaluationOptions
     let source: String?
     let access: RootAccess<Root>
+    /// How deeply the compiler has recursed, to place the evaluation-time stack checks.
+    let nesting = Nesting()
+
+    /// A counter shared by the calls of one compilation (which runs on one thread at a time).
+    final class Nesting: @unchecked Sendable {
+        var depth = 0
+    }
+
+    /// Compiled code nests one call per level of the tree, like the compiler itself. Every
+    /// `guardInterval` levels of compilation, the compiled closure checks the stack before
+    /// calling further down (see `StackGuard`), so deep predicates evaluate on small stacks while
+    /// shallow ones never check.
+    static var guardInterval: Int { 16 }
+
+    /// Counts one level of compilation around `body`, itself run where the stack has room.
+    @inline(__always)
+    private func nested<T>(_ body: () -> T) -> (T, checks: Bool) {
+        nesting.depth += 1
+        defer { nesting.depth -= 1 }
+        return (StackGuard.ensure(body), nesting.depth % Self.guardInterval == 0)
+    }
 
     /// The compiler for code rooted at a value inside the object (collection elements).
     var values: Compiler<Value> { Compiler<Value>(options: options, source: source, access: .value) }
@@ -108,6 +144,15 @@ struct Compiler<Root> {
     }
 
     private func strictPredicate(_ p: PredicateSyntax) -> Test<Root> {
+        let (test, checks) = nested { strictPredicateBody(p) }
+        guard checks else { return test }
+        let box = GuardedClosure(test)
+        return { root, scope throws(EvaluationError) in
+            try StackGuard.ensure { () throws(EvaluationError) in try box.closure!(&root, &scope) }
+        }
+    }
+
+    private func strictPredicateBody(_ p: PredicateSyntax) -> Test<Root> {
         switch p.kind {
         case .constant(let b):
             return { _, _ in b }
@@ -164,6 +209,15 @@ struct Compiler<Root> {
     /// OR is true if any part is true, and only a definite true matches. So `NOT name < 5` does
     /// not match a record whose name is a string, while `name < 5 OR age > 3` still can.
     private func lenientPredicate(_ p: PredicateSyntax) -> LenientTest<Root> {
+        let (test, checks) = nested { lenientPredicateBody(p) }
+        guard checks else { return test }
+        let box = GuardedClosure(test)
+        return { root, scope throws(EvaluationError) in
+            try StackGuard.ensure { () throws(EvaluationError) in try box.closure!(&root, &scope) }
+        }
+    }
+
+    private func lenientPredicateBody(_ p: PredicateSyntax) -> LenientTest<Root> {
         switch p.kind {
         case .constant(let b):
             return { _, _ in b }
@@ -279,6 +333,15 @@ struct Compiler<Root> {
     // MARK: Expressions
 
     func expression(_ e: ExpressionSyntax) -> Expr<Root> {
+        let (compiled, checks) = nested { expressionBody(e) }
+        guard checks else { return compiled }
+        let box = GuardedClosure(compiled)
+        return { root, scope throws(EvaluationError) in
+            try StackGuard.ensure { () throws(EvaluationError) in try box.closure!(&root, &scope) }
+        }
+    }
+
+    private func expressionBody(_ e: ExpressionSyntax) -> Expr<Root> {
         let range = e.range
         let source = self.source
         switch e.kind {
@@ -524,6 +587,11 @@ extension ExpressionSyntax {
     /// Whether the expression reads nothing but constants (no key path, SELF, variable,
     /// subquery, assignment or application function), so it can be computed once.
     var isConstantFoldable: Bool {
+        // Recursive over the whole subtree: it checks the stack like the compiler (`StackGuard`).
+        StackGuard.ensure { isConstantFoldableHere }
+    }
+
+    private var isConstantFoldableHere: Bool {
         switch kind {
         case .constant: true
         case .evaluatedObject, .keyPath, .dynamicKey, .variable, .customFunction, .subquery, .assignment, .ternary: false

@@ -88,7 +88,8 @@ extension Value {
         case .string(let s): self = .string(s)
         case .date(let d): self = .date(d)
         case .data(let d): self = .data(d)
-        case .array(let a): self = .array(a.map(Value.init))
+        // Constant arrays nest as deeply as aggregates: check the stack (`StackGuard`).
+        case .array(let a): self = StackGuard.ensure { .array(a.map(Value.init)) }
         case .dictionary(let d): self = .dictionary(d.mapValues(Value.init))
         }
     }

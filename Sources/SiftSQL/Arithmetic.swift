@@ -195,6 +195,11 @@ extension LoweringContext {
         if a.type == .decimal && a.encodedAsText { throw unsupported("abs: of a TEXT-encoded decimal", range) }
         if a.mayBeNaN { return try memoryCall("abs:", [(a.op, arg)], type: a.type, mayBeNaN: true, range) }
         let x = a.fragment.parenthesized
+        // The operand is written four times: nested abs: grows as 4^depth and is refused, like
+        // deep wrapping arithmetic, long before the statement is too large to build.
+        if x.sql.utf8.count > 50_000 || x.bindings.count > 1_250 {
+            throw unsupported("abs: nested too deeply to lower (its operand is repeated)", range)
+        }
         let sql = Fragment("(CASE WHEN ") + x + Fragment(" < 0 AND ") + x + Fragment(" <> -9223372036854775808 THEN -") + x
             + Fragment(" ELSE ") + x + Fragment(" END)")
         return .scalar(Scalar(fragment: sql, attribute: Attribute(name: "abs:(\(arg))", type: a.type)))

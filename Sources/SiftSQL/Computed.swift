@@ -27,6 +27,11 @@ extension LoweringContext {
     /// collection whose predicate reads only its own variable (and constants) is constant too;
     /// `bound` holds the variables of the SUBQUERYs being looked into.
     func isConstant(_ e: ExpressionSyntax, bound: Set<String> = []) -> Bool {
+        // Recursive over the subtree: it checks the stack like every walk (`StackGuard`).
+        StackGuard.ensure { isConstantHere(e, bound: bound) }
+    }
+
+    private func isConstantHere(_ e: ExpressionSyntax, bound: Set<String>) -> Bool {
         switch e.kind {
         case .constant: return true
         case .variable(let name): return bound.contains(name) || (elementVariables[name] == nil && variables[name] != nil)
@@ -52,6 +57,10 @@ extension LoweringContext {
     }
 
     func isConstant(_ p: PredicateSyntax, bound: Set<String> = []) -> Bool {
+        StackGuard.ensure { isConstantHere(p, bound: bound) }
+    }
+
+    private func isConstantHere(_ p: PredicateSyntax, bound: Set<String>) -> Bool {
         switch p.kind {
         case .constant: true
         case .not(let q): isConstant(q, bound: bound)

@@ -108,7 +108,13 @@ final class LoweringContext {
 
     // MARK: Predicates
 
+    // The two recursive steps check the stack first: deep trees continue on a larger one
+    // (see `StackGuard`).
     func predicate(_ p: PredicateSyntax, negated: Bool, _ scope: Scope) throws(SQLLoweringError) -> Lowered {
+        try StackGuard.ensure { () throws(SQLLoweringError) in try predicateHere(p, negated: negated, scope) }
+    }
+
+    private func predicateHere(_ p: PredicateSyntax, negated: Bool, _ scope: Scope) throws(SQLLoweringError) -> Lowered {
         switch p.kind {
         case .constant(let v): return .constant(v != negated)
         case .not(let q): return try predicate(q, negated: !negated, scope)
@@ -210,6 +216,10 @@ final class LoweringContext {
     // MARK: Operands
 
     func operand(_ e: ExpressionSyntax, _ scope: Scope) throws(SQLLoweringError) -> Operand {
+        try StackGuard.ensure { () throws(SQLLoweringError) in try operandHere(e, scope) }
+    }
+
+    private func operandHere(_ e: ExpressionSyntax, _ scope: Scope) throws(SQLLoweringError) -> Operand {
         switch e.kind {
         case .constant, .variable, .keyPath: break
         default:

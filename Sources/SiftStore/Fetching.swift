@@ -573,7 +573,11 @@ struct KeyPathCollector {
             if !path.isEmpty { out.append(path) }
             return (entity, path)
         }
+        // Both walks check the stack at their recursion point (see `StackGuard`).
         func expression(_ e: ExpressionSyntax, _ start: String, _ prefix: [ResolvedRelationship]) {
+            StackGuard.ensure { expressionHere(e, start, prefix) }
+        }
+        func expressionHere(_ e: ExpressionSyntax, _ start: String, _ prefix: [ResolvedRelationship]) {
             switch e.kind {
             case .constant, .variable, .evaluatedObject: break
             case .keyPath(nil, let components): walk(components, start, prefix)
@@ -609,6 +613,9 @@ struct KeyPathCollector {
             }
         }
         func predicate(_ p: PredicateSyntax, _ start: String, _ prefix: [ResolvedRelationship]) {
+            StackGuard.ensure { predicateHere(p, start, prefix) }
+        }
+        func predicateHere(_ p: PredicateSyntax, _ start: String, _ prefix: [ResolvedRelationship]) {
             switch p.kind {
             case .constant: break
             case .and(let ops), .or(let ops): for o in ops { predicate(o, start, prefix) }

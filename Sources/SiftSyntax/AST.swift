@@ -20,10 +20,32 @@ public protocol SyntaxNode: Hashable, Sendable {
 }
 
 extension SyntaxNode {
+    // The kinds' synthesized == and hash(into:) recurse through these for every child node, so
+    // the stack check here covers the whole walk (see `StackGuard`).
     /// Whether two nodes have the same structure, wherever they were written (ranges are ignored).
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.kind == rhs.kind }
+    public static func == (lhs: Self, rhs: Self) -> Bool { StackGuard.ensure { lhs.kind == rhs.kind } }
     /// Hashes the kind alone, consistently with `==`.
-    public func hash(into hasher: inout Hasher) { hasher.combine(kind) }
+    public func hash(into hasher: inout Hasher) { StackGuard.ensure { hasher.combine(kind) } }
+}
+
+/// The coding keys of both node types, spelled as the synthesized ones were.
+private enum NodeCodingKeys: String, CodingKey { case kind, range }
+
+extension SyntaxNode where Kind: Codable {
+    /// Encodes the kind and range. Not stack-guarded: Foundation's JSONEncoder recurses in its
+    /// own code between these calls and refuses deep nesting itself ("unable to encode the given
+    /// top-level value"), so `sift parse --json` encodes on a large stack of its own.
+    func encodeNode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: NodeCodingKeys.self)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(range, forKey: .range)
+    }
+
+    /// The kind and range of a node being decoded.
+    static func decodeNode(from decoder: any Decoder) throws -> (Kind, SourceRange) {
+        let container = try decoder.container(keyedBy: NodeCodingKeys.self)
+        return (try container.decode(Kind.self, forKey: .kind), try container.decode(SourceRange.self, forKey: .range))
+    }
 }
 
 /// A parsed predicate.
@@ -64,6 +86,11 @@ public struct PredicateSyntax: SyntaxNode, Codable, CustomStringConvertible {
         self.range = range
     }
 
+    public init(from decoder: any Decoder) throws {
+        (kind, range) = try Self.decodeNode(from: decoder)
+    }
+
+    public func encode(to encoder: any Encoder) throws { try encodeNode(to: encoder) }
 }
 
 /// A parsed expression: the operands of comparisons.
@@ -119,6 +146,11 @@ public struct ExpressionSyntax: SyntaxNode, Codable, CustomStringConvertible {
         self.range = range
     }
 
+    public init(from decoder: any Decoder) throws {
+        (kind, range) = try Self.decodeNode(from: decoder)
+    }
+
+    public func encode(to encoder: any Encoder) throws { try encodeNode(to: encoder) }
 }
 
 /// The subscript of an index expression.
@@ -155,6 +187,39 @@ public indirect enum LiteralValue: Hashable, Sendable, Codable {
     case array([LiteralValue])
     /// A dictionary argument (prints as Apple's `{"key" = value}`, which does not parse back).
     case dictionary([String: LiteralValue])
+
+    // Written out instead of synthesized only to check the stack at each level: constant arrays
+    // nest as deeply as aggregates (see `StackGuard`).
+    public static func == (lhs: LiteralValue, rhs: LiteralValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.integer(let a), .integer(let b)): return a == b
+        case (.double(let a), .double(let b)): return a == b
+        case (.decimal(let a), .decimal(let b)): return a == b
+        case (.string(let a), .string(let b)): return a == b
+        case (.date(let a), .date(let b)): return a == b
+        case (.data(let a), .data(let b)): return a == b
+        case (.array(let a), .array(let b)): return StackGuard.ensure { a == b }
+        case (.dictionary(let a), .dictionary(let b)): return StackGuard.ensure { a == b }
+        default: return false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case .bool(let v): hasher.combine(1); hasher.combine(v)
+        case .integer(let v): hasher.combine(2); hasher.combine(v)
+        case .double(let v): hasher.combine(3); hasher.combine(v)
+        case .decimal(let v): hasher.combine(4); hasher.combine(v)
+        case .string(let v): hasher.combine(5); hasher.combine(v)
+        case .date(let v): hasher.combine(6); hasher.combine(v)
+        case .data(let v): hasher.combine(7); hasher.combine(v)
+        case .array(let v): hasher.combine(8); StackGuard.ensure { hasher.combine(v) }
+        case .dictionary(let v): hasher.combine(9); StackGuard.ensure { hasher.combine(v) }
+        }
+    }
 }
 
 /// `ANY` (also spelled `SOME`) or `ALL`. `NONE` is parsed as `NOT (ANY …)`.

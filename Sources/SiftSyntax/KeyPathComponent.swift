@@ -80,15 +80,43 @@ public enum KeyPathComponent {
 
     /// Appends `spelling(component)` to `out`.
     static func spell(_ component: String, into out: inout String) {
-        if isCollectionOperator(component) {
-            out += component
-        } else if isIdentifier(component) {
-            if Keyword.isReserved(component) || isCallForm(component) { out += "#" }
-            out += component
-        } else {
-            out += "#"
-            PredicatePrinter.string(component, into: &out)
+        // Printing spells every key: the common ASCII identifier is classified on its bytes in
+        // one pass, with no upper-cased copy and no dictionary lookup.
+        var utf8 = component
+        let ascii = utf8.withUTF8 { asciiSpelling($0) }
+        switch ascii {
+        case .bare: out += component
+        case .escaped: out += "#"; out += component
+        case .other:
+            if isCollectionOperator(component) {
+                out += component
+            } else if isIdentifier(component) {
+                if Keyword.isReserved(component) || isCallForm(component) { out += "#" }
+                out += component
+            } else {
+                out += "#"
+                PredicatePrinter.string(component, into: &out)
+            }
         }
+    }
+
+    private enum ASCIISpelling { case bare, escaped, other }
+
+    /// How an ASCII identifier is spelled: bare, or escaped with `#` when it is a keyword or a
+    /// call form; `.other` for anything else (operators, non-ASCII, keys to quote), which the
+    /// general path decides.
+    @inline(__always)
+    private static func asciiSpelling(_ bytes: UnsafeBufferPointer<UInt8>) -> ASCIISpelling {
+        guard let first = bytes.first, first == UInt8(ascii: "_") || isASCIILetter(first) else { return .other }
+        for b in bytes where !(b == UInt8(ascii: "_") || isASCIILetter(b) || (b >= 0x30 && b <= 0x39)) { return .other }
+        if Keyword.lookup(bytes, from: 0, to: bytes.count) != nil { return .escaped }
+        // TERNARY and FUNCTION, in any case: letters compared lower-cased with `| 0x20` (digits
+        // and `_` never become letters that way).
+        let callForm: StaticString? = bytes.count == 7 ? "ternary" : bytes.count == 8 ? "function" : nil
+        if let callForm, zip(bytes, UnsafeBufferPointer(start: callForm.utf8Start, count: callForm.utf8CodeUnitCount)).allSatisfy({ $0 | 0x20 == $1 }) {
+            return .escaped
+        }
+        return .bare
     }
 
     /// `ternary` and `function` are call forms only before "(": a key with that name needs no

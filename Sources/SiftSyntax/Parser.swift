@@ -8,8 +8,14 @@ import Foundation
 
 extension PredicateSyntax {
     /// How deeply predicates and expressions may nest (parentheses, NOT, operators, calls).
-    /// Deeper input is rejected with `nested-too-deeply` instead of overflowing the stack.
-    public static let maximumDepth = 128
+    /// Deeper input is rejected with `nested-too-deeply` instead of overflowing the stack. Every
+    /// stage (printing, evaluation, SQL lowering) handles trees this deep on a 512 KB stack.
+    ///
+    /// ```swift
+    /// let deep = String(repeating: "NOT ", count: PredicateSyntax.maximumDepth) + "a == 1"
+    /// _ = try PredicateSyntax.parse(deep)  // parses; one more NOT is `nested-too-deeply`
+    /// ```
+    public static let maximumDepth = 1000
 
     /// Parses a predicate format string, substituting `arguments` for `%@`, `%K`, `%d`, … in order.
     ///
@@ -49,9 +55,9 @@ struct Parser {
     private var argumentIndex = 0
     /// Nesting of tree nodes (NOT, operators, calls, aggregates…), limited to `maximumDepth`.
     private var depth = 0
-    /// Nesting of parenthesised predicates, which add no node, limited separately to `maximumDepth`,
-    /// so that the printer's parentheses around nested compounds never push a printed predicate
-    /// over the limit its source was within.
+    /// Nesting of parenthesised predicates and expressions, which add no node, limited separately
+    /// to `maximumDepth`, so that the printer's parentheses around nested compounds and operands
+    /// never push a printed predicate over the limit its source was within.
     private var groupDepth = 0
     /// The error that reached furthest into the input, reported when every alternative fails.
     private var furthestError: SyntaxError?
@@ -59,6 +65,9 @@ struct Parser {
     /// Only attempts that can be read again are stored (see `parseNotPredicate`), so input without
     /// nested groups never allocates it.
     private var parenthesisedPredicates: [Int: (PredicateSyntax, Int, Int)?] = [:]
+    /// `StackGuard.lowWater` of the thread parsing, read once: the recursive productions compare
+    /// the stack pointer with it and continue on a larger stack below it.
+    private var lowWater = StackGuard.lowWater
 
     private init(tokens: UnsafeBufferPointer<Token>, strings: [String], bytes: UnsafeBufferPointer<UInt8>, source: String, arguments: [Any?]) {
         self.tokens = tokens
@@ -193,6 +202,17 @@ struct Parser {
         if depth > PredicateSyntax.maximumDepth { throw tooDeep() }
     }
 
+    /// Runs `body` on a thread with a large stack (see `StackGuard`), with `lowWater` that thread's.
+    @inline(never)
+    private mutating func onLargeStack<T>(_ body: (inout Parser) throws(SyntaxError) -> T) throws(SyntaxError) -> T {
+        let saved = lowWater
+        defer { lowWater = saved }
+        return try StackGuard.onLargeStack { () throws(SyntaxError) -> T in
+            lowWater = StackGuard.lowWater
+            return try body(&self)
+        }
+    }
+
     @inline(never)
     private func tooDeep() -> SyntaxError {
         error(.nestedTooDeeply(limit: PredicateSyntax.maximumDepth))
@@ -317,6 +337,7 @@ struct Parser {
 
     /// NotPredicate = ("NOT" | "!") NotPredicate | "(" Predicate ")" | "TRUEPREDICATE" | "FALSEPREDICATE" | Comparison
     mutating func parseNotPredicate() throws(SyntaxError) -> PredicateSyntax {
+        guard StackGuard.hasRoom(below: lowWater) else { return try onLargeStack { p throws(SyntaxError) in try p.parseNotPredicate() } }
         let start = current
         if isKeyword(.not) || isPunct(.bang) {
             _ = advance()
@@ -338,7 +359,7 @@ struct Parser {
             let saved = (position, argumentIndex, depth)
             groupDepth += 1
             defer { groupDepth -= 1 }
-            if groupDepth > PredicateSyntax.maximumDepth { throw error(.nestedTooDeeply(limit: PredicateSyntax.maximumDepth)) }
+            if groupDepth > PredicateSyntax.maximumDepth { throw tooDeep() }
             // A position is read again only when an enclosing group attempt falls back, so an
             // attempt made outside any other group (groupDepth 1) is never looked up again and its
             // success is not stored; failures (rare) are stored always.
@@ -372,6 +393,8 @@ struct Parser {
             do {
                 return try parseComparison()
             } catch {
+                // Too deep is too deep whichever way the group is read.
+                if case .nestedTooDeeply = error.kind { throw error }
                 record(error)
                 throw furthestError!
             }
@@ -531,6 +554,7 @@ struct Parser {
 
     /// Expression = AssignmentExpression
     mutating func parseExpression() throws(SyntaxError) -> ExpressionSyntax {
+        guard StackGuard.hasRoom(below: lowWater) else { return try onLargeStack { p throws(SyntaxError) in try p.parseExpression() } }
         try descend()
         defer { depth -= 1 }
         // Unless the expression starts with a prefix operator or is an assignment, the chain
@@ -605,6 +629,7 @@ struct Parser {
 
     /// UnaryExpression = ("-" | "~") UnaryExpression | PostfixExpression
     mutating func parseUnaryExpression() throws(SyntaxError) -> ExpressionSyntax {
+        guard StackGuard.hasRoom(below: lowWater) else { return try onLargeStack { p throws(SyntaxError) in try p.parseUnaryExpression() } }
         let start = current
         if isPunct(.minus) || isPunct(.tilde) {
             let negate = isPunct(.minus)
@@ -654,8 +679,10 @@ struct Parser {
         while true {
             if isPunct(.leftBracket) {
                 _ = advance()
-                try descend()
+                // The index expression nests inside the new node only: counted before it, a
+                // nested index (`a[a[a[0]]]`) would cost two levels each.
                 let index = try parseIndex()
+                try descend()
                 let close = try expect(.rightBracket)
                 base = ExpressionSyntax(.index(base: base, index: index), range: base.range.union(close.range))
             } else if isPunct(.dot) {
@@ -763,6 +790,13 @@ struct Parser {
         case .punctuation(.leftParen):
             _ = advance()
             guard startsExpression(current) else { throw error(.expectedExpression(after: "(")) }
+            // The parentheses add no node: they count as a group, and the expression inside
+            // starts at the depth of the one they enclose, as a predicate group's does.
+            groupDepth += 1
+            defer { groupDepth -= 1 }
+            if groupDepth > PredicateSyntax.maximumDepth { throw tooDeep() }
+            depth -= 1
+            defer { depth += 1 }
             var e = try parseExpression()
             let close = try expect(.rightParen)
             e.range = t.range.union(close.range)

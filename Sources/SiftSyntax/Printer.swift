@@ -10,6 +10,14 @@ import Foundation
 enum PredicatePrinter {
     static func predicate(_ p: PredicateSyntax, into out: inout String) {
         switch p.kind {
+        case .comparison, .constant: predicateBody(p, into: &out)
+        // Only compounds nest: they alone check the stack (see `StackGuard`).
+        case .and, .or, .not: StackGuard.ensure { predicateBody(p, into: &out) }
+        }
+    }
+
+    private static func predicateBody(_ p: PredicateSyntax, into out: inout String) {
+        switch p.kind {
         case .constant(let v):
             out += v ? "TRUEPREDICATE" : "FALSEPREDICATE"
         case .and(let ops), .or(let ops):
@@ -27,10 +35,20 @@ enum PredicatePrinter {
             expression(lhs, into: &out)
             out += " "
             out += op.symbol
-            if !options.isEmpty { out += "["; out += options.letters; out += "]" }
+            if !options.isEmpty { self.options(options, into: &out) }
             out += " "
             expression(rhs, into: &out)
         }
+    }
+
+    /// `[cdln]`, letters in canonical order, appended without building the letters first.
+    private static func options(_ options: ComparisonOptions, into out: inout String) {
+        out += "["
+        if options.contains(.caseInsensitive) { out += "c" }
+        if options.contains(.diacriticInsensitive) { out += "d" }
+        if options.contains(.localeSensitive) { out += "l" }
+        if options.contains(.normalized) { out += "n" }
+        out += "]"
     }
 
     /// A sub-predicate of a compound: compounds are parenthesised.
@@ -50,6 +68,16 @@ enum PredicatePrinter {
     }
 
     static func expression(_ e: ExpressionSyntax, into out: inout String) {
+        switch e.kind {
+        case .keyPath(nil, _), .variable, .evaluatedObject, .constant(.integer), .constant(.string), .constant(.double):
+            expressionBody(e, into: &out)
+        // Everything else may nest: it checks the stack first (see `StackGuard`).
+        default:
+            StackGuard.ensure { expressionBody(e, into: &out) }
+        }
+    }
+
+    private static func expressionBody(_ e: ExpressionSyntax, into out: inout String) {
         switch e.kind {
         case .constant(let v):
             literal(v, into: &out)
@@ -195,6 +223,10 @@ enum PredicatePrinter {
         case .data(let d):
             out += "CAST("; string(d.base64EncodedString(), into: &out); out += ", \"NSData\")"
         case .array(let items):
+            // Constant arrays nest as deeply as aggregates do.
+            guard StackGuard.hasRoom(below: StackGuard.lowWater) else {
+                return StackGuard.onLargeStack { literal(v, into: &out) }
+            }
             out += "{"
             for (i, x) in items.enumerated() {
                 if i > 0 { out += ", " }
@@ -211,6 +243,15 @@ enum PredicatePrinter {
             }
             out += "}"
         }
+    }
+
+    /// Reserves room in the empty `out` for the printed form of a node parsed from `range`:
+    /// canonical forms are about as long as their source, so one allocation usually holds the
+    /// whole output instead of a growing string reallocating as it doubles. Output that fits a
+    /// small (inline) string, and trees built in code (empty range), get no reservation.
+    static func reserve(_ out: inout String, for range: SourceRange) {
+        let estimate = (range.upperBound - range.lowerBound) * 5 / 4 + 8
+        if estimate > 15 { out.reserveCapacity(estimate) }
     }
 
     static func decimalText(_ d: Decimal) -> String {
@@ -235,6 +276,7 @@ extension PredicateSyntax {
     /// The canonical format string; parsing it gives an equal predicate.
     public var description: String {
         var s = ""
+        PredicatePrinter.reserve(&s, for: range)
         PredicatePrinter.predicate(self, into: &s)
         return s
     }
@@ -244,6 +286,7 @@ extension ExpressionSyntax {
     /// The canonical format of this expression.
     public var description: String {
         var s = ""
+        PredicatePrinter.reserve(&s, for: range)
         PredicatePrinter.expression(self, into: &s)
         return s
     }

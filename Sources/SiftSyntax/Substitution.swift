@@ -33,7 +33,12 @@ extension ExpressionSyntax {
 private struct Substituter {
     var variables: [String: LiteralValue]
 
+    // Each walk checks the stack at its recursion point (see `StackGuard`).
     func predicate(_ kind: PredicateSyntax.Kind) -> PredicateSyntax.Kind {
+        StackGuard.ensure { predicateBody(kind) }
+    }
+
+    private func predicateBody(_ kind: PredicateSyntax.Kind) -> PredicateSyntax.Kind {
         switch kind {
         case .constant: return kind
         case .and(let ops): return .and(operands: ops.map { PredicateSyntax(predicate($0.kind), range: $0.range) })
@@ -45,6 +50,10 @@ private struct Substituter {
     }
 
     func expression(_ e: ExpressionSyntax) -> ExpressionSyntax {
+        StackGuard.ensure { expressionBody(e) }
+    }
+
+    private func expressionBody(_ e: ExpressionSyntax) -> ExpressionSyntax {
         var out = e
         switch e.kind {
         case .constant, .evaluatedObject: return e
@@ -88,6 +97,10 @@ private struct Substituter {
     }
 
     static func collect(_ p: PredicateSyntax, bound: Set<String>, into names: inout Set<String>) {
+        StackGuard.ensure { collectBody(p, bound: bound, into: &names) }
+    }
+
+    private static func collectBody(_ p: PredicateSyntax, bound: Set<String>, into names: inout Set<String>) {
         switch p.kind {
         case .constant: break
         case .and(let ops), .or(let ops): for o in ops { collect(o, bound: bound, into: &names) }
@@ -98,6 +111,10 @@ private struct Substituter {
     }
 
     static func collect(_ e: ExpressionSyntax, bound: Set<String>, into names: inout Set<String>) {
+        StackGuard.ensure { collectBody(e, bound: bound, into: &names) }
+    }
+
+    private static func collectBody(_ e: ExpressionSyntax, bound: Set<String>, into names: inout Set<String>) {
         switch e.kind {
         case .constant, .evaluatedObject: break
         case .variable(let n): if !bound.contains(n) { names.insert(n) }

@@ -78,7 +78,10 @@ struct ParseCommand: ParsableCommand {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
-            return String(decoding: try encoder.encode(p), as: UTF8.self)
+            // Foundation's JSON writer recurses over the encoded tree where no StackGuard check
+            // reaches: deep trees are encoded on a large stack of their own.
+            let data = try StackGuard.onLargeStack { () throws(any Error) -> Data in try encoder.encode(p) }
+            return String(decoding: data, as: UTF8.self)
         }
         return p.description
     }

@@ -11,7 +11,12 @@ enum SyntaxTreePrinter {
 
     private static func pad(_ depth: Int) -> String { String(repeating: "  ", count: depth) }
 
+    // Both walks check the stack at their recursion point (see `StackGuard`).
     private static func predicate(_ p: PredicateSyntax, _ d: Int, _ out: inout [String]) {
+        StackGuard.ensure { predicateBody(p, d, &out) }
+    }
+
+    private static func predicateBody(_ p: PredicateSyntax, _ d: Int, _ out: inout [String]) {
         let r = " @\(p.range)"
         switch p.kind {
         case .constant(let v): out.append(pad(d) + (v ? "TRUEPREDICATE" : "FALSEPREDICATE") + r)
@@ -29,6 +34,10 @@ enum SyntaxTreePrinter {
     }
 
     private static func expression(_ e: ExpressionSyntax, _ d: Int, _ out: inout [String]) {
+        StackGuard.ensure { expressionBody(e, d, &out) }
+    }
+
+    private static func expressionBody(_ e: ExpressionSyntax, _ d: Int, _ out: inout [String]) {
         let r = " @\(e.range)"
         switch e.kind {
         case .constant(let v): out.append(pad(d) + "constant " + ExpressionSyntax(.constant(value: v)).description + r)

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# `sift parse` against GNUstep's NSPredicate on the same 100,000 lines, whole processes: installs
+# gobjc and libgnustep-base-dev when missing (apt-get as root, sudo otherwise), compiles
+# Benchmarks/GNUstep/parse_print.m, builds `sift` in release mode, makes the input file from the
+# bundled samples and the parse corpus (only lines both parsers accept, repeated to LINES lines),
+# then times each process ROUNDS times and reports the best times and their ratio. Called by
+# scripts/bench.sh; Linux only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+LINES=${LINES:-100000}
+ROUNDS=${ROUNDS:-3}
+work=.build/gnustep-bench
+mkdir -p "$work"
+
+if [ "$(uname -s)" != Linux ]; then echo "gnustep-bench: Linux only; skipped" >&2; exit 0; fi
+if ! command -v gnustep-config >/dev/null 2>&1 || ! dpkg -s gobjc >/dev/null 2>&1; then
+  echo "gnustep-bench: installing gobjc and libgnustep-base-dev" >&2
+  if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null; then SUDO="sudo"; else
+    echo "gnustep-bench: need root or sudo to install gobjc libgnustep-base-dev" >&2; exit 1; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq gobjc libgnustep-base-dev >/dev/null
+fi
+
+# shellcheck disable=SC2046  # gnustep-config prints flags meant to be split
+gcc -O2 -o "$work/parse_print" Benchmarks/GNUstep/parse_print.m \
+  $(gnustep-config --objc-flags) $(gnustep-config --base-libs) -w
+swift build -c release --product sift >/dev/null
+sift=$(swift build -c release --show-bin-path)/sift
+
+# Candidate lines: the samples and every `in:` line of the parse corpus that needs no arguments,
+# up to 200 bytes (GNUstep's memory use explodes on the corpus's deeply nested lines: over 12 GB
+# within 10,000 lines).
+{ cat Samples/predicates.txt
+  for f in Corpus/parse/*.sift; do
+    awk '/^in: /{ if (held) print line; line = substr($0, 5); held = 1; next }
+         /^args: /{ held = 0 } END { if (held) print line }' "$f"
+  done; } | grep -v -e '%' -e '\\' | awk 'length($0) <= 200' | sort -u > "$work/candidates.txt"
+"$work/parse_print" --check < "$work/candidates.txt" > "$work/gnustep-check.txt"
+"$sift" parse < "$work/candidates.txt" > "$work/sift-check.txt" || true
+paste -d '\t' "$work/gnustep-check.txt" "$work/sift-check.txt" "$work/candidates.txt" \
+  | awk -F '\t' '$1 == "ok" && $2 !~ /^[0-9]+:[0-9]+: error/ {
+      line = $0; sub(/^[^\t]*\t[^\t]*\t/, "", line); print line }' > "$work/accepted.txt"  # a line may hold tabs
+accepted=$(wc -l < "$work/accepted.txt")
+[ "$accepted" -gt 0 ] || { echo "gnustep-bench: no line is accepted by both parsers" >&2; exit 1; }
+awk -v n="$LINES" '{ a[NR] = $0 } END { for (i = 0; i < n; i++) print a[i % NR + 1] }' "$work/accepted.txt" > "$work/input.txt"
+
+best() {  # best wall-clock seconds of ROUNDS runs of "$@" < input > /dev/null
+  local best="" start end t
+  for _ in $(seq "$ROUNDS"); do
+    start=$(date +%s%N)
+    "$@" < "$work/input.txt" > /dev/null || true
+    end=$(date +%s%N)
+    t=$(( (end - start) / 1000 ))  # microseconds
+    if [ -z "$best" ] || [ "$t" -lt "$best" ]; then best=$t; fi
+  done
+  awk -v us="$best" 'BEGIN { printf "%.3f", us / 1e6 }'
+}
+sift_s=$(best "$sift" parse)
+gnustep_s=$(best "$work/parse_print")
+echo "sift parse vs GNUstep NSPredicate: $LINES lines ($accepted distinct, $(wc -c < "$work/input.txt") bytes), best of $ROUNDS"
+echo "  sift parse          ${sift_s} s"
+echo "  GNUstep parse+print ${gnustep_s} s"
+awk -v s="$sift_s" -v g="$gnustep_s" 'BEGIN {
+  r = g / s; printf "  ratio %.1fx (target >= 30x): %s\n", r, (r >= 30 ? "MET" : "NOT MET") }'
