@@ -65,6 +65,11 @@ public enum StackGuard {
     /// including memory on the caller's stack.
     @inline(never)
     public static func onLargeStack<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        // A local's address is the stack pointer only when locals live on the stack: under
+        // AddressSanitizer's use-after-return detection they live on a "fake stack" in the heap,
+        // and every check would then fail and start a thread, whose checks fail too. When the
+        // address is not on this thread's stack, nothing can be measured: run here.
+        guard markerIsOnStack() else { return try body() }
         let result: Result<T, E> = withoutActuallyEscaping(body) { body in
             let handoff = Handoff<T, E>(body)
             let thread = Thread { handoff.run() }
@@ -100,6 +105,15 @@ public enum StackGuard {
         }
     }
 
+    /// Whether a local variable's address lies within the current thread's stack (see
+    /// `onLargeStack`). Only asked on the slow path.
+    private static func markerIsOnStack() -> Bool {
+        var marker: UInt8 = 0
+        let here = withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
+        guard let (base, size) = stackBounds() else { return true }
+        return here >= base && here < base + UInt(size)
+    }
+
     /// One slot per thread for its `lowWater`; 0 (unset) until the thread first asks.
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
@@ -109,17 +123,23 @@ public enum StackGuard {
 
     /// The lowest address of the current thread's stack.
     private static func stackBase() -> UInt {
+        stackBounds()?.base ?? fallbackBase()
+    }
+
+    /// The current thread's stack: its lowest address and its size, when the system says.
+    private static func stackBounds() -> (base: UInt, size: Int)? {
         #if canImport(Darwin)
         let top = UInt(bitPattern: pthread_get_stackaddr_np(pthread_self()))
-        return top - UInt(pthread_get_stacksize_np(pthread_self()))
+        let size = pthread_get_stacksize_np(pthread_self())
+        return (top - UInt(size), size)
         #else
         var attributes = pthread_attr_t()
-        guard let getattr = getattrNP, getattr(pthread_self(), &attributes) == 0 else { return fallbackBase() }
+        guard let getattr = getattrNP, getattr(pthread_self(), &attributes) == 0 else { return nil }
         defer { pthread_attr_destroy(&attributes) }
         var address: UnsafeMutableRawPointer?
         var size = 0
-        guard pthread_attr_getstack(&attributes, &address, &size) == 0, let address else { return fallbackBase() }
-        return UInt(bitPattern: address)
+        guard pthread_attr_getstack(&attributes, &address, &size) == 0, let address else { return nil }
+        return (UInt(bitPattern: address), size)
         #endif
     }
 
