@@ -214,6 +214,17 @@ public final class ManagedObjectContext {
             guard let c else { continue }
             if case .integer(let k) = row.key(c) { o.links[i] = .oneKey(k) } else { o.links[i] = .oneKey(nil) }
         }
+        if info.hasCountColumns {
+            // A NULL count is a nil to-many: nothing to load. Otherwise the objects load when touched.
+            for (i, c) in info.countColumns.enumerated() {
+                guard let c else { continue }
+                if case .null = row.key(c) {
+                    o.links[i] = .nilMany
+                } else if case .nilMany? = o.links[i] {
+                    o.links[i] = nil
+                }
+            }
+        }
         if case .integer(let v) = row.key(2) { o.version = v }
         o.isFault = false
     }
@@ -295,6 +306,7 @@ public final class ManagedObjectContext {
             let targets: [ManagedObject]
             switch value {
             case nil: targets = []
+            case let v as Value where v.isNull: targets = []
             case let a as [ManagedObject]: targets = a
             case let s as Set<ManagedObject>: targets = Array(s)
             default: throw StoreError(.typeMismatch, "\(o.objectID) '\(key)': a to-many relationship takes an array or set of objects")
@@ -306,6 +318,22 @@ public final class ManagedObjectContext {
                 // Adopt the caller's order.
                 try willChange(o)
                 o.links[i] = .many(targets.reduce(into: [ManagedObject]()) { acc, t in if !acc.contains(where: { $0 === t }) { acc.append(t) } })
+            }
+            if rel.description.allowsNil {
+                // nil and an empty collection are different values here; the loops above leave
+                // an empty relationship in whichever state it was.
+                let isNil: Bool
+                switch value {
+                case nil: isNil = true
+                case let v as Value: isNil = v.isNull
+                default: isNil = false
+                }
+                let wasNil: Bool
+                if case .nilMany = try o.link(i) { wasNil = true } else { wasNil = false }
+                if isNil != wasNil {
+                    try willChange(o)
+                    o.links[i] = isNil ? .nilMany : .many([])
+                }
             }
             return
         }

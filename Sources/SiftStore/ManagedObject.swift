@@ -23,6 +23,10 @@ final class EntityInfo: @unchecked Sendable {
     let mixedColumns: [[Int?]?]
     /// Per relationship: the foreign-key column's position (to-one only).
     let foreignKeyColumns: [Int?]
+    /// Per relationship: the count column's position (to-manys that allow nil only).
+    let countColumns: [Int?]
+    /// Whether any relationship has a count column (a save then writes them).
+    let hasCountColumns: Bool
     let regexes: [RegexPattern?]
     /// The statements a save runs for this entity's rows, made once.
     let insertSQL: String
@@ -65,16 +69,20 @@ final class EntityInfo: @unchecked Sendable {
             if case .foreignKey(let c) = $0.storage { return layout.index[c]! }
             return nil
         }
+        countColumns = entity.relationships.map { $0.countColumn.map { layout.index[$0]! } }
+        hasCountColumns = countColumns.contains { $0 != nil }
         attributeNames = entity.attributes.map(\.name)
         attributeTypes = entity.attributes.map(\.type)
         isScalar = entity.attributes.map { !$0.description.isCollection }
         initialAttributes = entity.attributes.map { $0.defaultValue ?? .null }
-        initialLinks = entity.relationships.map { $0.isToMany ? .many([]) : .one(nil) }
+        initialLinks = entity.relationships.map { $0.isToMany ? ($0.description.allowsNil ? .nilMany : .many([])) : .one(nil) }
         regexes = entity.attributes.map { a in a.description.regularExpression.flatMap { try? AttributeValidation.regex($0) } }
         let q = PersistentStore.q
         insertSQL = "INSERT INTO \(q(layout.table)) (\(layout.columns.map(q).joined(separator: ", "))) VALUES (\(layout.columns.map { _ in "?" }.joined(separator: ", ")))"
         // Z_ENT, Z_OPT and the entity's own columns; order columns (Z_FOK_) belong to the owner
-        // of an ordered to-many, which writes them, and a sibling's columns stay NULL.
+        // of an ordered to-many, which writes them, and a sibling's columns stay NULL. Count
+        // columns are written after the links (`RowWriter.writeCounts`), and triggers keep them
+        // in step afterwards, so a row write never touches them.
         let own = Set(attributeColumns + exactColumns.compactMap { $0 } + foreignKeyColumns.compactMap { $0 }
                       + mixedColumns.flatMap { ($0 ?? []).compactMap { $0 } })
         let columns = [1, 2] + layout.columns.indices.filter { own.contains($0) }
@@ -89,6 +97,8 @@ enum Link {
     case oneKey(Int64?)
     case one(ManagedObject?)
     case many([ManagedObject])
+    /// A to-many that allows nil and is nil (no objects, and not an empty collection either).
+    case nilMany
 }
 
 /// The committed state of an object, kept from its first change until save or rollback.
@@ -189,6 +199,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
             case .many(let objects):
                 let values = objects.map { Value.object($0) }
                 return info.entity.relationships[i].description.isOrdered ? .array(values) : .set(values)
+            case .nilMany: return .null
             case .oneKey: preconditionFailure("link(_:) resolves foreign keys")
             }
         }
@@ -411,6 +422,7 @@ extension Link {
         case (.one(let x)?, .one(let y)?): return x === y
         case (.one(let x)?, .oneKey(let k)?), (.oneKey(let k)?, .one(let x)?): return x?.objectID.primaryKey == k
         case (.many(let x)?, .many(let y)?): return x.count == y.count && zip(x, y).allSatisfy { $0 === $1 }
+        case (.nilMany?, .nilMany?): return true
         default: return false
         }
     }

@@ -205,11 +205,17 @@ public struct RelationshipDescription: Codable, Hashable, Sendable {
     public var minCount: Int
     /// The upper bound (0 = no bound).
     public var maxCount: Int
+    /// To-many only: the relationship may be nil as well as empty, as a JSON array may be null or
+    /// missing. Core Data's to-many relationships are never nil; with this set, a new object's
+    /// relationship starts nil, `setValue(nil, forKey:)` makes it nil again, adding an object makes
+    /// it a collection, and removing the last one leaves it empty (not nil). The store keeps a
+    /// count column beside it (NULL for nil), which the lowering reads for `== nil` and `@count`.
+    public var allowsNil: Bool
 
     /// A relationship; to-one, optional and with the nullify rule by default.
     public init(_ name: String, to destination: String, toMany: Bool = false, ordered: Bool = false,
                 inverse: String? = nil, deleteRule: DeleteRule = .nullify, optional: Bool = true,
-                minCount: Int = 0, maxCount: Int = 0) {
+                minCount: Int = 0, maxCount: Int = 0, allowsNil: Bool = false) {
         self.name = name
         self.destination = destination
         self.isToMany = toMany
@@ -219,10 +225,11 @@ public struct RelationshipDescription: Codable, Hashable, Sendable {
         self.isOptional = optional
         self.minCount = minCount
         self.maxCount = maxCount
+        self.allowsNil = allowsNil
     }
 
     private enum CodingKeys: String, CodingKey {
-        case name, destination, toMany, ordered, inverse, deleteRule, optional, minCount, maxCount
+        case name, destination, toMany, ordered, inverse, deleteRule, optional, minCount, maxCount, allowsNil
     }
 
     /// Decodes a relationship from a model file, applying the defaults.
@@ -237,6 +244,7 @@ public struct RelationshipDescription: Codable, Hashable, Sendable {
         isOptional = try c.decodeIfPresent(Bool.self, forKey: .optional) ?? true
         minCount = try c.decodeIfPresent(Int.self, forKey: .minCount) ?? 0
         maxCount = try c.decodeIfPresent(Int.self, forKey: .maxCount) ?? 0
+        allowsNil = try c.decodeIfPresent(Bool.self, forKey: .allowsNil) ?? false
     }
 
     /// Encodes the relationship; options that are unset are left out.
@@ -251,6 +259,7 @@ public struct RelationshipDescription: Codable, Hashable, Sendable {
         if !isOptional { try c.encode(false, forKey: .optional) }
         if minCount != 0 { try c.encode(minCount, forKey: .minCount) }
         if maxCount != 0 { try c.encode(maxCount, forKey: .maxCount) }
+        if allowsNil { try c.encode(true, forKey: .allowsNil) }
     }
 }
 

@@ -209,6 +209,25 @@ public final class PersistentStore: @unchecked Sendable {
                 extra.append("CREATE INDEX \(index(t + "_src")) ON \(q(t)) (\(q("Z_SRC")));")
                 extra.append("CREATE INDEX \(index(t + "_dst")) ON \(q(t)) (\(q("Z_DST")));")
             }
+            // A to-many that allows nil keeps its count in the source row; these triggers keep it
+            // in step with every write to the rows that hold the links (saves, batch deletes,
+            // deletes under `noAction`), while a save sets it whole for the objects it writes.
+            for rel in r.relationships where rel.declaringEntity == e.name {
+                guard let c = rel.countColumn else { continue }
+                let (t, fk): (String, String)
+                switch rel.storage {
+                case .inverseForeignKey(let table, let column, _): (t, fk) = (table, column)
+                case .joinTable(let table, let source, _, _): (t, fk) = (table, source)
+                case .foreignKey: continue
+                }
+                func bump(_ side: String, _ delta: String) -> String {
+                    "UPDATE \(q(r.table)) SET \(q(c)) = \(q(c)) \(delta) 1 WHERE \(q(Storage.primaryKey)) = \(side).\(q(fk)) AND \(q(c)) IS NOT NULL;"
+                }
+                let base = "Z_\(r.table)_\(c)"
+                extra.append("CREATE TRIGGER \(index(base + "_insert")) AFTER INSERT ON \(q(t)) WHEN NEW.\(q(fk)) IS NOT NULL BEGIN \(bump("NEW", "+")) END;")
+                extra.append("CREATE TRIGGER \(index(base + "_delete")) AFTER DELETE ON \(q(t)) WHEN OLD.\(q(fk)) IS NOT NULL BEGIN \(bump("OLD", "-")) END;")
+                extra.append("CREATE TRIGGER \(index(base + "_update")) AFTER UPDATE OF \(q(fk)) ON \(q(t)) WHEN OLD.\(q(fk)) IS NOT NEW.\(q(fk)) BEGIN \(bump("OLD", "-")) \(bump("NEW", "+")) END;")
+            }
             for constraint in r.constraints where e.uniquenessConstraints.contains(constraint.map { r.attributes[$0].name }) {
                 let cols = constraint.map { q(r.attributes[$0].column) }.joined(separator: ", ")
                 extra.append("CREATE INDEX \(index("Z_\(e.name)_unique_" + constraint.map { r.attributes[$0].name }.joined(separator: "_"))) ON \(q(r.table)) (\(cols));")
@@ -345,6 +364,7 @@ struct TableLayout: Sendable {
                     add(c, "INTEGER")
                     if !layout.foreignKeyColumns.contains(c) { layout.foreignKeyColumns.append(c) }
                 }
+                if let c = rel.countColumn { add(c, "INTEGER") }
             }
             out[r.table] = layout
         }

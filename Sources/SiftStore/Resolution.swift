@@ -111,10 +111,14 @@ final class ResolvedRelationship: Sendable {
     let storage: RelationshipStorage
     /// The entity that declares it (its storage is named after that one).
     let declaringEntity: String
-    init(description: RelationshipDescription, storage: RelationshipStorage, declaringEntity: String) {
+    /// A to-many that allows nil: the source table's column holding the number of objects, NULL
+    /// for nil.
+    let countColumn: String?
+    init(description: RelationshipDescription, storage: RelationshipStorage, declaringEntity: String, countColumn: String? = nil) {
         self.description = description
         self.storage = storage
         self.declaringEntity = declaringEntity
+        self.countColumn = countColumn
     }
     var name: String { description.name }
     var isToMany: Bool { description.isToMany }
@@ -305,8 +309,10 @@ enum ModelResolver {
                         throw ModelError("entity '\(e.name)' has two properties named '\(rel.name)'")
                     }
                     let storage = try resolveStorage(rel, declaringEntity: a.name, byName: byName, chains: chains, names: &names)
+                    let countColumn = rel.allowsNil ? names.storeColumn("\(rel.name)@count", in: root, for: "to-many count", rel.name) : nil
                     relationshipIndex[rel.name] = relationships.count
-                    relationships.append(ResolvedRelationship(description: rel, storage: storage, declaringEntity: a.name))
+                    relationships.append(ResolvedRelationship(description: rel, storage: storage, declaringEntity: a.name,
+                                                              countColumn: countColumn))
                 }
             }
             for a in ancestors {
@@ -434,6 +440,9 @@ enum ModelResolver {
             throw ModelError("\(what) points at unknown entity '\(rel.destination)'")
         }
         if rel.isOrdered, !rel.isToMany { throw ModelError("\(what): only to-many relationships are ordered") }
+        if rel.allowsNil, !rel.isToMany {
+            throw ModelError("\(what): 'allowsNil' applies to to-many relationships (a to-one is nil when it holds no object)")
+        }
         if rel.minCount < 0 || rel.maxCount < 0 || (rel.maxCount > 0 && rel.minCount > rel.maxCount) {
             throw ModelError("\(what): invalid count bounds \(rel.minCount)…\(rel.maxCount)")
         }
@@ -532,11 +541,12 @@ extension ManagedObjectModel {
                 case .foreignKey(let column):
                     relationships.append(Relationship(name: rel.name, toOne: rel.destination, foreignKey: column))
                 case .inverseForeignKey(_, let column, let order):
-                    relationships.append(Relationship(name: rel.name, toMany: rel.destination, foreignKey: column, orderColumn: order))
+                    relationships.append(Relationship(name: rel.name, toMany: rel.destination, foreignKey: column,
+                                                      countColumn: rel.countColumn, orderColumn: order))
                 case .joinTable(let table, let source, let destination, let order):
                     relationships.append(Relationship(name: rel.name, toMany: rel.destination,
                                                       joinTable: .init(table: table, source: source, destination: destination),
-                                                      orderColumn: order))
+                                                      countColumn: rel.countColumn, orderColumn: order))
                 }
             }
             let hierarchy = entities.filter { resolved[$0.name]!.root == r.root }

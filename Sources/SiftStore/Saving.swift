@@ -39,6 +39,7 @@ extension ManagedObjectContext {
                     for o in inserted { try writer.insert(o) }
                     for o in updated { try writer.update(o) }
                     for o in inserted + updated { try writer.writeLinks(o) }
+                    for o in inserted + updated where o.info.hasCountColumns { try writer.writeCounts(o) }
                 } catch let e as SQLiteError {
                     throw e.storeError
                 } catch let e as StoreError {
@@ -92,7 +93,7 @@ extension ManagedObjectContext {
                 switch try o.link(i) {
                 case .one(let t): targets = t.map { [$0] } ?? []
                 case .many(let m): targets = m
-                case .oneKey: targets = []
+                case .oneKey, .nilMany: targets = []
                 }
                 switch rel.description.deleteRule {
                 case .deny:
@@ -303,6 +304,32 @@ struct RowWriter {
                 try store.run("INSERT INTO \(q(t)) (\(q(Storage.owner)), \(q(Storage.order)), \(q(Storage.value))) VALUES (?, ?, ?)",
                               [.integer(pk), .integer(Int64(n)), a.mixed.map { MixedCodec.element(x, $0) } ?? ColumnCodec.encode(x, a.type)])
             }
+        }
+    }
+
+    /// The count columns of `o`'s to-manys that allow nil: NULL for nil, otherwise counted from
+    /// the rows that hold the links, after every row of the save is written (an object's members
+    /// may be written before or after it, and another context may have added some since this
+    /// one read them).
+    func writeCounts(_ o: ManagedObject) throws(SQLiteError) {
+        let e = o.info.entity
+        let pk = key(o)!
+        for (i, rel) in e.relationships.enumerated() {
+            guard let c = rel.countColumn else { continue }
+            let set = "UPDATE \(q(e.table)) SET \(q(c)) = "
+            let row = " WHERE \(q(Storage.primaryKey)) = ?"
+            if case .nilMany? = o.links[i] {
+                try store.run(set + "NULL" + row, [.integer(pk)])
+                continue
+            }
+            let count: String
+            switch rel.storage {
+            case .inverseForeignKey(let table, let column, _), .joinTable(let table, let column, _, _):
+                count = "(SELECT count(*) FROM \(q(table)) WHERE \(q(column)) = ?)"
+            case .foreignKey:
+                continue
+            }
+            try store.run(set + count + row, [.integer(pk), .integer(pk)])
         }
     }
 

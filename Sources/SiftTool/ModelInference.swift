@@ -1,7 +1,8 @@
 // `sift store infer-model`: a managed object model inferred from JSON records. Every record (and
 // every nested object and array element) is walked once and each key's shapes are merged; a key
 // then becomes an attribute of the one type its values share, a to-one relationship (objects), an
-// ordered to-many relationship (arrays of objects) or a collection attribute (arrays of scalars).
+// ordered to-many relationship (arrays of objects; one that allows nil where some records have
+// null or no array) or a collection attribute (arrays of scalars).
 // Where records disagree the inference picks the representation that keeps every value exactly
 // (`dynamic` for numbers mixed with strings, `mixed` for scalars, dates and arrays of either
 // mixed otherwise, `transformable` where objects are involved) and says so in a note, so
@@ -189,8 +190,10 @@ enum ModelInference {
                     attributes.append(AttributeDescription(key, .mixed, shapes: shapes))
                 case .toOne(let child):
                     relationships.append(nest(child, key: key, toMany: false, entity: entity, path: path))
-                case .toMany(let child):
-                    relationships.append(nest(child, key: key, toMany: true, entity: entity, path: path))
+                case .toMany(let child, let allowsNil):
+                    var r = nest(child, key: key, toMany: true, entity: entity, path: path)
+                    r.allowsNil = allowsNil
+                    relationships.append(r)
                 }
             }
             guard let parent else {
@@ -223,7 +226,8 @@ enum ModelInference {
             case attribute(AttributeType, collection: Bool)
             case mixed(MixedShapes)
             case toOne(ObjectShape)
-            case toMany(ObjectShape)
+            /// `allowsNil` when some records have null or no array there: nil stays apart from [].
+            case toMany(ObjectShape, allowsNil: Bool)
         }
 
         /// The representation of one key, with a note when the records disagree.
@@ -251,10 +255,7 @@ enum ModelInference {
                         note("arrays of objects with null elements (record \(r)); stored as transformable (a to-many relationship holds objects only)")
                         return .attribute(.transformable, collection: false)
                     }
-                    if let r = f.nilRecord {
-                        note("null or missing in some records (record \(r)); a to-many relationship is never nil, so there it reads as an empty array")
-                    }
-                    return .toMany(e.object!)
+                    return .toMany(e.object!, allowsNil: f.nilRecord != nil)
                 }
                 if elementKinds.contains(.object) || elementKinds.contains(.array) {
                     note("array elements are \(disagreement(e.kinds)); stored as transformable (it keeps any JSON value)")

@@ -112,8 +112,9 @@ struct StoreInferModelCommand: ParsableCommand {
         (a key no record has reads nil, as in 'sift filter'). Parents cascade deletes to \
         nested objects; the relationships back nullify. Each key where the records disagree, \
         or whose representation loses something, gets one 'note: key …' line on standard error \
-        saying what was chosen and why (a to-many relationship is never nil, so a record \
-        without the array reads as having an empty one).
+        saying what was chosen and why. An array of objects that is null or missing in some \
+        records becomes a to-many relationship that allows nil ("allowsNil": true), so nil \
+        and [] stay apart.
 
         Any key names a property as it is ('first name', 'a' beside 'A'); a nested entity's \
         name takes the key with each character other than an ASCII letter, digit or '_' made \
@@ -251,7 +252,8 @@ struct StoreQueryCommand: ParsableCommand {
         to-many relationships as arrays of nested objects. Keys come in the order 'sift store \
         import' first saw them, then any others in model order. A nil attribute or to-one is \
         left out, so a record whose key was missing prints as it was imported (with --nulls it \
-        prints as null instead); a to-many relationship is never nil and prints [] when empty. \
+        prints as null instead); so is a nil to-many (one that allows nil), and an empty one \
+        prints []. \
         The relationship back to the object a nested object was reached through is not \
         printed (the output would recurse).
 

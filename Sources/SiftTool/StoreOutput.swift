@@ -4,8 +4,8 @@
 // objects and to-many relationships as arrays of them. Keys come in the order `sift store import`
 // first saw them, then any others in model order (inherited properties first, attributes before
 // relationships). A nil attribute or to-one is left out (so a record whose key was absent prints
-// as it was read) unless nils are asked for; a to-many relationship is never nil and always
-// prints, `[]` when empty. The relationship back to the object a nested object was reached from is
+// as it was read) unless nils are asked for, and so is a nil to-many (one that allows nil); an
+// empty one prints `[]`. The relationship back to the object a nested object was reached from is
 // not printed, and no object is printed inside itself, so output never recurses.
 
 import Foundation
@@ -67,7 +67,10 @@ struct StoreRenderer {
                 if v.isNull && !printsNils { continue }
                 members.append((name, json(v)))
             case .relationship(let r):
-                if r.isToMany {
+                if r.isToMany, v.isNull {
+                    // A nil to-many (one that allows nil): printed or left out as a nil attribute is.
+                    if printsNils { members.append((r.name, .null)) }
+                } else if r.isToMany {
                     var items: [JSONValue] = []
                     for case .object(let x) in v.collectionElements ?? [] {
                         guard let m = x as? ManagedObject, !inside.contains(ObjectIdentifier(m)) else { continue }
