@@ -235,20 +235,23 @@ enum ModelInference {
             let kinds = f.kindSet()
             func note(_ text: String) { notes.append("note: key '\(keyPath)': \(text)") }
             if kinds.isEmpty {
-                note("null or missing in every record; stored as transformable (it keeps any JSON value)")
-                return .attribute(.transformable, collection: false)
+                // Nothing says what the key holds: dynamic keeps it nil here, queryable in SQL.
+                note("null or missing in every record; stored as dynamic (nil in every object; it takes numbers and strings later)")
+                return .attribute(.dynamic, collection: false)
             }
             if kinds == [.object] { return .toOne(f.object!) }
             if kinds == [.array] {
                 let e = f.elements ?? FieldShape()
                 let elementKinds = e.kindSet()
                 if elementKinds.isEmpty {
+                    // No element says what the arrays hold: a collection of dynamic keeps them
+                    // exactly (nil apart from [], null elements nil) and queryable in SQL.
                     if e.nilRecord != nil {
-                        note("arrays of nulls only; stored as transformable (it keeps any JSON value)")
+                        note("arrays of nulls only; stored as a collection of dynamic (its elements take numbers and strings)")
                     } else {
-                        note("empty arrays only, nothing says what they hold; stored as transformable (it keeps any JSON value)")
+                        note("empty arrays only, nothing says what they hold; stored as a collection of dynamic (its elements take numbers and strings)")
                     }
-                    return .attribute(.transformable, collection: false)
+                    return .attribute(.dynamic, collection: true)
                 }
                 if elementKinds == [.object] {
                     if let r = e.nilRecord {

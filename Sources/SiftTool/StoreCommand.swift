@@ -98,6 +98,8 @@ struct StoreInferModelCommand: ParsableCommand {
                                            'owner' back
           arrays of objects                ordered to-many relationship to
                                            NAME_key, with a to-one 'owner' back
+                                           (allowing nil where some records
+                                           have null or no array)
           arrays of scalars                collection attribute of their type
           booleans or dates mixed with     mixed (keeps each value as it is; SQL
           other kinds, arrays of scalars   queries each row by its shape)
@@ -105,8 +107,9 @@ struct StoreInferModelCommand: ParsableCommand {
           objects mixed with anything      transformable (keeps any JSON value;
           else, arrays mixing dates with   predicates on it run in memory, not
           scalars                          in SQL)
-          null or missing everywhere,      transformable
-          or empty arrays only
+          null or missing everywhere       dynamic
+          empty arrays (or arrays of       a collection of dynamic
+          nulls) only
 
         Every attribute is optional; null and missing keys are nil, and the entities are open \
         (a key no record has reads nil, as in 'sift filter'). Parents cascade deletes to \
