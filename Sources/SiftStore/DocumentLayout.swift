@@ -1,0 +1,561 @@
+// JSON documents in SQLite tables: given the shapes every key took over a set of documents (a
+// `DocumentShape`, serialisable so a model can carry it), decide the tables and columns that hold
+// them and the lowering's `Schema` entities that read them, then write documents into those
+// tables. Per key: scalars (bool, integer, double, string) → a column keeping each value's storage
+// class; `{"$date": seconds}` → a date column (seconds since 1970); objects → a to-one row in a
+// child table; arrays of objects → child rows with an owner column and a count column (NULL for
+// a null or missing array; a null element is a row of NULLs); arrays of scalars or dates → a
+// value table with a count column. A key with several shapes keeps all of them plus a shape
+// column naming each row's, and so does a document that is not an object (the root's `selfShape`).
+// Arrays of arrays and arrays mixing objects with values are left out (`unsupportedKeys`).
+// This is the one JSON-to-SQLite layout: `sift filter --backend sqlite` loads through it. Names
+// are derived from the keys, made unique as SQLite compares them, and only ever written quoted.
+
+import Foundation
+import SiftSQL
+import SiftSQLite
+
+/// The shapes one key took over a set of JSON documents (or, for the root, the shapes of the
+/// documents themselves). More than one makes a mixed key.
+///
+/// ```swift
+/// var tags = DocumentShape()
+/// tags.scalar = true                  // "tags": "a" in some documents
+/// tags.array = true                   // "tags": ["a", "b"] in others
+/// tags.element = .scalar
+/// ```
+public struct DocumentShape: Codable, Hashable, Sendable {
+    /// Booleans, numbers or strings.
+    public var scalar: Bool
+    /// `{"$date": seconds since 1970}` values.
+    public var date: Bool
+    /// Objects, with the shapes of their keys.
+    public var object: DocumentObjectShape?
+    /// Arrays.
+    public var array: Bool
+    /// What the arrays hold; nil while only empty arrays and null elements were seen.
+    public var element: DocumentElementShape?
+    /// Why the key cannot be stored (an array of arrays…): it is left out.
+    public var conflict: String?
+
+    /// No shape yet: null or missing everywhere.
+    public init(scalar: Bool = false, date: Bool = false, object: DocumentObjectShape? = nil, array: Bool = false,
+                element: DocumentElementShape? = nil, conflict: String? = nil) {
+        self.scalar = scalar; self.date = date; self.object = object; self.array = array
+        self.element = element; self.conflict = conflict
+    }
+
+    /// How many of scalar, date, object and array were seen.
+    public var kindCount: Int { [scalar, date, object != nil, array].filter { $0 }.count }
+}
+
+/// The keys of the objects found at one place, in the order they were first seen.
+public struct DocumentObjectShape: Codable, Hashable, Sendable {
+    /// One key and its shapes.
+    public struct Key: Codable, Hashable, Sendable {
+        /// The key as it is written in the documents.
+        public var name: String
+        /// The shapes its values took.
+        public var shape: DocumentShape
+        /// A key with its shapes.
+        public init(name: String, shape: DocumentShape) { self.name = name; self.shape = shape }
+    }
+
+    /// The keys in order of first appearance.
+    public var keys: [Key]
+
+    /// Objects with these keys.
+    public init(keys: [Key] = []) { self.keys = keys }
+}
+
+/// The one kind of element every array of a key holds.
+public indirect enum DocumentElementShape: Codable, Hashable, Sendable {
+    /// Booleans, numbers or strings.
+    case scalar
+    /// Dates.
+    case date
+    /// Objects, with the shapes of their keys.
+    case object(DocumentObjectShape)
+}
+
+/// What a JSON value is, as the layout tells documents apart.
+public enum DocumentKind: Sendable {
+    case scalar, date, object, array
+}
+
+/// A JSON value that can be written into a ``DocumentLayout``'s tables.
+///
+/// ```swift
+/// extension MyJSON: DocumentValue { … }
+/// try loader.insert(layout.root, document: record, primaryKey: 0, owner: nil)
+/// ```
+public protocol DocumentValue {
+    /// The value's kind; nil for null.
+    var documentKind: DocumentKind? { get }
+    /// A scalar as a column stores it: booleans as 0/1, integers, doubles, text in NFC; NULL for
+    /// anything else.
+    var documentScalar: SQLValue { get }
+    /// A date as seconds since 1970; NULL for anything else.
+    var documentDate: SQLValue { get }
+    /// An object's members, a duplicate key resolved to its last value (as memory reads it).
+    var documentMembers: [String: Self] { get }
+    /// An array's elements, in order.
+    var documentElements: [Self] { get }
+}
+
+/// The shape tags, stable across stores: what a row's shape column holds.
+public enum DocumentTag {
+    public static let scalar: Int64 = 1, date: Int64 = 2, object: Int64 = 3, array: Int64 = 4
+}
+
+/// Table and index names unique across one database (SQLite compares them without ASCII case).
+struct DocumentNames {
+    var used: Set<String>
+    mutating func table(_ base: String) -> String { StorageNames.unique(base, in: &used) }
+}
+
+/// The tables of one set of documents: the root table (one row per document) and its children,
+/// with the lowering's entities for them.
+///
+/// ```swift
+/// let layout = DocumentLayout(shape: shape, entity: "Record", nonObjects: false)
+/// try connection.execute(layout.createScript)
+/// var loader = try DocumentLoader(connection: connection, layout: layout)
+/// for (i, r) in records.enumerated() { try loader.insert(r, primaryKey: Int64(i)) }
+/// try connection.execute(layout.indexScript)
+/// ```
+public final class DocumentLayout {
+    /// The root's table plan.
+    let root: DocumentTable
+    /// The lowering's entities: the root (named `entity`) first, then every child table's.
+    public let entities: [Entity]
+    /// Key path (keys joined by ".") → why the key is left out of the tables.
+    public let unsupportedKeys: [String: String]
+    /// `CREATE TABLE` statements for every table.
+    public let createScript: String
+    /// `CREATE INDEX` statements, best run after the documents are written (one sorted build per
+    /// index is faster than maintaining them row by row).
+    public let indexScript: String
+
+    /// Plans the tables for documents of `shape` (the shapes of the documents themselves), the
+    /// root table named after `entity` unless that name is in `takenNames`. `nonObjects`: some
+    /// documents are not objects (values, or null), so each row also says what SELF is.
+    public init(shape: DocumentShape, entity: String, nonObjects: Bool, takenNames: Set<String> = []) {
+        var names = DocumentNames(used: Set(takenNames.map { $0.lowercased() }))
+        var unsupported: [String: String] = [:]
+        let table = names.table(entity)
+        root = DocumentTable(node: shape.object ?? DocumentObjectShape(), entity: entity, table: table, owner: nil,
+                             path: [], names: &names, unsupported: &unsupported)
+        if nonObjects {
+            if let why = shape.conflict {
+                unsupported["SELF"] = why
+            } else {
+                root.addSelfShape(shape, names: &names, unsupported: &unsupported)
+            }
+        }
+        var entities: [Entity] = []
+        root.collectEntities(into: &entities)
+        self.entities = entities
+        unsupportedKeys = unsupported
+        createScript = root.createScript()
+        indexScript = root.indexScript(names: &names)
+    }
+
+    /// The root table's name.
+    public var table: String { root.table }
+    /// The root table's primary-key column.
+    public var primaryKey: String { root.primaryKey }
+}
+
+/// Quotes an identifier through the SQLite dialect, the one place Sift quotes identifiers.
+private func quote(_ name: String) -> String {
+    SQLiteDialect().quote(name)
+}
+
+/// One table to create and fill: its entity, columns and children, all names decided.
+final class DocumentTable {
+    indirect enum Column {
+        case scalar(key: String, column: String)
+        case date(key: String, column: String)
+        case toOne(key: String, column: String, child: DocumentTable)
+        case toMany(key: String, countColumn: String, child: DocumentTable)
+        case values(key: String, countColumn: String, table: String, isDate: Bool)
+        /// A key of several shapes: the shape column, then one column per shape with its tag.
+        case mixed(key: String, shapeColumn: String, parts: [(tag: Int64, column: Column)])
+
+        var key: String {
+            switch self {
+            case .scalar(let k, _), .date(let k, _), .toOne(let k, _, _), .toMany(let k, _, _),
+                 .values(let k, _, _, _), .mixed(let k, _, _): k
+            }
+        }
+    }
+
+    let entity: String
+    let table: String
+    let primaryKey: String
+    /// The owner column, for the children of a to-many relationship.
+    let owner: String?
+    var columns: [Column] = []
+    /// Root only, when some documents are not objects: what SELF is per row (no part for objects,
+    /// whose tag is `DocumentTag.object`: the row itself).
+    var selfShape: (shapeColumn: String, parts: [(tag: Int64, column: Column)], hasObjects: Bool)?
+    var nextRowID: Int64 = 0
+    /// Some key of this object was left out for conflicting shapes. Then the entity cannot be open
+    /// (undeclared keys reading nil): that key is not nil in memory.
+    var hasUnsupportedKey = false
+    /// Column names taken in this table (lower-cased).
+    private var used = Set<String>()
+
+    init(node: DocumentObjectShape, entity: String, table: String, owner: String?, path: [String],
+         names: inout DocumentNames, unsupported: inout [String: String]) {
+        self.entity = entity
+        self.table = table
+        // Column names of this table: the primary key and owner first, chosen to avoid every key.
+        let lowerKeys = Set(node.keys.map { $0.name.lowercased() })
+        var pk = "_id"
+        while lowerKeys.contains(pk.lowercased()) { pk = "_" + pk }
+        primaryKey = StorageNames.unique(pk, in: &used)
+        if owner != nil {
+            var o = "_owner"
+            while lowerKeys.contains(o.lowercased()) { o = "_" + o }
+            self.owner = StorageNames.unique(o, in: &used)
+        } else {
+            self.owner = nil
+        }
+        // Keys claim their own names before the extra columns, so those never take a key's name.
+        var keyColumns: [String: String] = [:]
+        for key in node.keys { keyColumns[key.name] = StorageNames.unique(key.name, in: &used) }
+        for key in node.keys {
+            if let why = key.shape.conflict {
+                unsupported[(path + [key.name]).joined(separator: ".")] = why
+                hasUnsupportedKey = true
+                continue
+            }
+            let parts = self.parts(key: key.name, key.shape, scalarColumn: keyColumns[key.name]!, path: path + [key.name],
+                                   names: &names, unsupported: &unsupported)
+            if parts.count == 1 {
+                columns.append(parts[0].column)
+            } else {
+                let shapeColumn = StorageNames.unique(key.name + "@shape", in: &used)
+                columns.append(.mixed(key: key.name, shapeColumn: shapeColumn, parts: parts))
+            }
+        }
+    }
+
+    /// One column per shape the key took (a scalar column of NULLs when it was only ever null).
+    private func parts(key: String, _ shapes: DocumentShape, scalarColumn: String, path: [String],
+                       names: inout DocumentNames, unsupported: inout [String: String]) -> [(tag: Int64, column: Column)] {
+        let mixed = shapes.kindCount > 1
+        var out: [(tag: Int64, column: Column)] = []
+        if shapes.scalar || shapes.kindCount == 0 { out.append((DocumentTag.scalar, .scalar(key: key, column: scalarColumn))) }
+        if shapes.date {
+            let column = mixed ? StorageNames.unique(key + "@date", in: &used) : scalarColumn
+            out.append((DocumentTag.date, .date(key: key, column: column)))
+        }
+        if let child = shapes.object {
+            // Entity and table share one unique name ("Record.address").
+            let name = names.table(entity + "." + key)
+            let plan = DocumentTable(node: child, entity: name, table: name, owner: nil,
+                                     path: path, names: &names, unsupported: &unsupported)
+            let column = mixed ? StorageNames.unique(key + "@object", in: &used) : scalarColumn
+            out.append((DocumentTag.object, .toOne(key: key, column: column, child: plan)))
+        }
+        if shapes.array {
+            let count = StorageNames.unique(key + "@count", in: &used)
+            let name = names.table(entity + "." + key)
+            switch shapes.element {
+            case .object(let child)?:
+                let plan = DocumentTable(node: child, entity: name, table: name, owner: "_owner",
+                                         path: path, names: &names, unsupported: &unsupported)
+                out.append((DocumentTag.array, .toMany(key: key, countColumn: count, child: plan)))
+            case let element:
+                var isDate = false
+                if case .date? = element { isDate = true }
+                out.append((DocumentTag.array, .values(key: key, countColumn: count, table: name, isDate: isDate)))
+            }
+        }
+        return out
+    }
+
+    /// Columns for what the documents that are not objects are (root only).
+    func addSelfShape(_ shapes: DocumentShape, names: inout DocumentNames, unsupported: inout [String: String]) {
+        let value = StorageNames.unique("SELF", in: &used)
+        var values = shapes
+        values.object = nil  // the object documents are this table's own rows
+        let parts = self.parts(key: "SELF", values, scalarColumn: value, path: ["SELF"], names: &names, unsupported: &unsupported)
+            .filter { part in
+                // A scalar column of NULLs only when nothing else is there: null documents need no part.
+                if case .scalar = part.column, !shapes.scalar { return false }
+                return true
+            }
+        selfShape = (StorageNames.unique("SELF@shape", in: &used), parts, shapes.object != nil)
+    }
+
+    /// The schema side of one column: an attribute, a relationship and its child plan, or a mixed key.
+    private static func property(_ c: Column) -> (attribute: Attribute?, relationship: Relationship?, child: DocumentTable?) {
+        switch c {
+        case .scalar(let key, let column):
+            return (Attribute(name: key, column: column, type: .any), nil, nil)
+        case .date(let key, let column):
+            return (Attribute(name: key, column: column, type: .date, encoding: .secondsSince1970), nil, nil)
+        case .toOne(let key, let column, let child):
+            return (nil, Relationship(name: key, toOne: child.entity, foreignKey: column), child)
+        case .toMany(let key, let count, let child):
+            // Child rows and value rows are numbered in array order: the key is the position.
+            return (nil, Relationship(name: key, toMany: child.entity, foreignKey: child.owner!, countColumn: count,
+                                      orderColumn: child.primaryKey), child)
+        case .values(let key, let count, let table, let isDate):
+            let values = Relationship.ValueTable(table: table, owner: "owner", column: "value",
+                                                 type: isDate ? .date : .any, encoding: isDate ? .secondsSince1970 : nil)
+            return (nil, Relationship(name: key, values: values, countColumn: count, orderColumn: "id"), nil)
+        case .mixed:
+            return (nil, nil, nil)
+        }
+    }
+
+    private static func mixedKey(_ key: String, _ shapeColumn: String, _ parts: [(tag: Int64, column: Column)],
+                                 children: inout [DocumentTable]) -> MixedKey {
+        var cases: [MixedKey.Case] = []
+        for part in parts {
+            let p = property(part.column)
+            cases.append(MixedKey.Case(tag: part.tag, attribute: p.attribute, relationship: p.relationship))
+            if let child = p.child { children.append(child) }
+        }
+        return MixedKey(name: key, shapeColumn: shapeColumn, cases: cases)
+    }
+
+    func collectEntities(into out: inout [Entity]) {
+        var attributes: [Attribute] = []
+        var relationships: [Relationship] = []
+        var mixedKeys: [MixedKey] = []
+        var children: [DocumentTable] = []
+        for c in columns {
+            if case .mixed(let key, let shapeColumn, let parts) = c {
+                mixedKeys.append(Self.mixedKey(key, shapeColumn, parts, children: &children))
+                continue
+            }
+            let p = Self.property(c)
+            if let a = p.attribute { attributes.append(a) }
+            if let r = p.relationship { relationships.append(r) }
+            if let child = p.child { children.append(child) }
+        }
+        var selfKey: MixedKey?
+        if let selfShape {
+            var key = Self.mixedKey("SELF", selfShape.shapeColumn, selfShape.parts, children: &children)
+            if selfShape.hasObjects { key.cases.append(MixedKey.Case(tag: DocumentTag.object, object: true)) }
+            selfKey = key
+        }
+        // JSON objects answer nil for keys they lack, so the entities are open.
+        out.append(Entity(name: entity, table: table, primaryKey: primaryKey,
+                          attributes: attributes, relationships: relationships, open: !hasUnsupportedKey,
+                          mixedKeys: mixedKeys, selfShape: selfKey))
+        for child in children { child.collectEntities(into: &out) }
+    }
+
+    /// Every column, nested parts flattened, in insert order.
+    private var allColumns: [Column] {
+        func flatten(_ c: Column) -> [Column] {
+            if case .mixed(_, _, let parts) = c { return parts.map(\.column) }
+            return [c]
+        }
+        return columns.flatMap(flatten) + (selfShape?.parts.map(\.column) ?? [])
+    }
+
+    /// The columns of this table in insert order: primary key, owner, then per key its shape
+    /// column (mixed keys) and its value columns, then SELF's.
+    var columnNames: [String] {
+        var names = [primaryKey]
+        if let owner { names.append(owner) }
+        func add(_ c: Column) {
+            switch c {
+            case .scalar(_, let n), .date(_, let n), .toOne(_, let n, _): names.append(n)
+            case .toMany(_, let n, _), .values(_, let n, _, _): names.append(n)
+            case .mixed(_, let shape, let parts):
+                names.append(shape)
+                for p in parts { add(p.column) }
+            }
+        }
+        for c in columns { add(c) }
+        if let selfShape {
+            names.append(selfShape.shapeColumn)
+            for p in selfShape.parts { add(p.column) }
+        }
+        return names
+    }
+
+    func createScript() -> String {
+        var defs = [quote(primaryKey) + " INTEGER PRIMARY KEY"]
+        defs += columnNames.dropFirst().map(quote)
+        var script = "CREATE TABLE \(quote(table)) (\(defs.joined(separator: ", ")));\n"
+        for c in allColumns {
+            switch c {
+            case .toOne(_, _, let child), .toMany(_, _, let child):
+                script += child.createScript()
+            case .values(_, _, let valueTable, _):
+                script += "CREATE TABLE \(quote(valueTable)) (\"id\" INTEGER PRIMARY KEY, \"owner\" INTEGER, \"value\");\n"
+            default: break
+            }
+        }
+        return script
+    }
+
+    func indexScript(names: inout DocumentNames) -> String {
+        var script = ""
+        func index(_ table: String, _ column: String) {
+            let name = names.table("sift_index_\(table)_\(column)")
+            script += "CREATE INDEX \(quote(name)) ON \(quote(table)) (\(quote(column)));\n"
+        }
+        if let owner { index(table, owner) }
+        for c in allColumns {
+            switch c {
+            case .scalar(_, let column), .date(_, let column): index(table, column)
+            case .toOne(_, let column, let child):
+                index(table, column)
+                script += child.indexScript(names: &names)
+            case .toMany(_, _, let child):
+                script += child.indexScript(names: &names)
+            case .values(_, _, let valueTable, _):
+                index(valueTable, "owner")
+                index(valueTable, "value")
+            case .mixed: break
+            }
+        }
+        return script
+    }
+}
+
+// MARK: - Writing
+
+/// Writes documents into a ``DocumentLayout``'s tables through one prepared statement per table.
+///
+/// ```swift
+/// var loader = try DocumentLoader(connection: connection, layout: layout)
+/// try loader.insert(record, primaryKey: 0)
+/// ```
+public struct DocumentLoader<V: DocumentValue> {
+    let layout: DocumentLayout
+    var statements: [ObjectIdentifier: SQLiteStatement] = [:]
+    var valueStatements: [String: SQLiteStatement] = [:]
+    var valueRowID: [String: Int64] = [:]
+
+    /// Prepares the statements for `layout`'s tables on `connection`.
+    public init(connection: SQLiteConnection, layout: DocumentLayout) throws(SQLiteError) {
+        self.layout = layout
+        try prepare(connection, layout.root)
+    }
+
+    mutating func prepare(_ connection: SQLiteConnection, _ plan: DocumentTable) throws(SQLiteError) {
+        let names = plan.columnNames
+        let sql = "INSERT INTO \(quote(plan.table)) (\(names.map(quote).joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))"
+        statements[ObjectIdentifier(plan)] = try connection.prepare(sql)
+        func prepare(_ c: DocumentTable.Column) throws(SQLiteError) {
+            switch c {
+            case .toOne(_, _, let child), .toMany(_, _, let child): try self.prepare(connection, child)
+            case .values(_, _, let table, _):
+                valueStatements[table] = try connection.prepare(
+                    "INSERT INTO \(quote(table)) (\"id\", \"owner\", \"value\") VALUES (?, ?, ?)")
+                valueRowID[table] = 0
+            case .mixed(_, _, let parts):
+                for p in parts { try prepare(p.column) }
+            default: break
+            }
+        }
+        for c in plan.columns { try prepare(c) }
+        for p in plan.selfShape?.parts ?? [] { try prepare(p.column) }
+    }
+
+    /// Writes one document as the root row `primaryKey` (and its child and value rows).
+    public mutating func insert(_ document: V, primaryKey: Int64) throws(SQLiteError) {
+        try insert(layout.root, document: document, primaryKey: primaryKey, owner: nil)
+    }
+
+    /// The shape tag of a value (nil for null: the shape column is NULL).
+    static func tag(_ v: V) -> Int64? {
+        switch v.documentKind {
+        case nil: nil
+        case .scalar?: DocumentTag.scalar
+        case .date?: DocumentTag.date
+        case .object?: DocumentTag.object
+        case .array?: DocumentTag.array
+        }
+    }
+
+    /// The cells of the parts of a mixed key (or of SELF): the shape tag, then the value in the
+    /// part of its shape and NULL in the others.
+    mutating func mixedCells(_ parts: [(tag: Int64, column: DocumentTable.Column)], _ value: V?, owner: Int64,
+                             into row: inout [SQLValue]) throws(SQLiteError) {
+        var tag: Int64?
+        if let value { tag = Self.tag(value) }
+        let hasPart = parts.contains { $0.tag == tag }
+        row.append(hasPart ? tag.map(SQLValue.integer) ?? .null : .null)
+        for part in parts {
+            try cells(part.column, part.tag == tag ? value : nil, owner: owner, into: &row)
+        }
+    }
+
+    /// The cells of one column for `value` (nil: missing), inserting its child and value rows.
+    mutating func cells(_ column: DocumentTable.Column, _ value: V?, owner primaryKey: Int64,
+                        into row: inout [SQLValue]) throws(SQLiteError) {
+        switch column {
+        case .scalar:
+            row.append(value?.documentScalar ?? .null)
+        case .date:
+            row.append(value?.documentDate ?? .null)
+        case .toOne(_, _, let child):
+            guard let value, value.documentKind == .object else { row.append(.null); return }
+            let id = child.nextRowID
+            child.nextRowID += 1
+            try insert(child, document: value, primaryKey: id, owner: nil)
+            row.append(.integer(id))
+        case .toMany(_, _, let child):
+            guard let value, value.documentKind == .array else { row.append(.null); return }
+            let items = value.documentElements
+            for item in items {
+                let id = child.nextRowID
+                child.nextRowID += 1
+                // A null element (or any element that is not an object) is a child row whose
+                // every value is NULL.
+                try insert(child, document: item.documentKind == .object ? item : nil, primaryKey: id, owner: primaryKey)
+            }
+            row.append(.integer(Int64(items.count)))
+        case .values(_, _, let table, let isDate):
+            guard let value, value.documentKind == .array else { row.append(.null); return }
+            let items = value.documentElements
+            let statement = valueStatements[table]!
+            for item in items {
+                let id = valueRowID[table]!
+                valueRowID[table] = id + 1
+                try statement.reset()
+                try statement.bind([.integer(id), .integer(primaryKey), isDate ? item.documentDate : item.documentScalar])
+                _ = try statement.step()
+            }
+            row.append(.integer(Int64(items.count)))
+        case .mixed(_, _, let parts):
+            try mixedCells(parts, value, owner: primaryKey, into: &row)
+        }
+    }
+
+    /// One row of `plan` for `document` (nil: a row of NULLs, for a null array element).
+    mutating func insert(_ plan: DocumentTable, document: V?, primaryKey: Int64, owner: Int64?) throws(SQLiteError) {
+        let isObject = document?.documentKind == .object
+        let members = isObject ? document!.documentMembers : [:]
+        var row: [SQLValue] = [.integer(primaryKey)]
+        if plan.owner != nil { row.append(owner.map(SQLValue.integer) ?? .null) }
+        for c in plan.columns {
+            try cells(c, members[c.key], owner: primaryKey, into: &row)
+        }
+        if let selfShape = plan.selfShape {
+            if isObject {
+                row.append(.integer(DocumentTag.object))
+                for part in selfShape.parts { try cells(part.column, nil, owner: primaryKey, into: &row) }
+            } else {
+                try mixedCells(selfShape.parts, document, owner: primaryKey, into: &row)
+            }
+        }
+        let statement = statements[ObjectIdentifier(plan)]!
+        try statement.reset()
+        try statement.bind(row)
+        _ = try statement.step()
+    }
+}
