@@ -82,6 +82,9 @@ extension ManagedObjectContext {
     /// Runs a batch update on the store (this context's unsaved changes are not part of it).
     public func execute(_ request: BatchUpdateRequest) throws(StoreError) -> BatchResult {
         let info = try store.info(request.entityName)
+        if info.entity.document != nil {
+            throw StoreError(.invalidOperation, "entity '\(info.name)' holds documents: a batch update sets attributes, and a document has none (change documents with setDocument and save)")
+        }
         var setters: [(index: Int, attribute: ResolvedAttribute, value: BatchUpdateRequest.NewValue, reader: SiftSortDescriptor?)] = []
         for (key, v) in request.propertiesToUpdate.sorted(by: { $0.key < $1.key }) {
             guard let i = info.entity.attributeIndex[key] else {

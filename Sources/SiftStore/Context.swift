@@ -198,6 +198,10 @@ public final class ManagedObjectContext {
         attributes.reserveCapacity(resolved.count)
         for i in 0..<resolved.count {
             let a = resolved[i]
+            if info.entity.document != nil {
+                if case .blob(let bytes) = row.column(columns[i]) { attributes.append(DocumentCodec.decode(bytes)) } else { attributes.append(.null) }
+                continue
+            }
             if a.valueTable != nil {
                 if case .null = row.column(columns[i]) { attributes.append(.null); continue }
                 attributes.append(try loadCollection(o.objectID.primaryKey!, a))

@@ -47,6 +47,30 @@ public struct DocumentShape: Codable, Hashable, Sendable {
 
     /// How many of scalar, date, object and array were seen.
     public var kindCount: Int { [scalar, date, object != nil, array].filter { $0 }.count }
+
+    private enum CodingKeys: String, CodingKey { case scalar, date, object, array, element, conflict }
+
+    /// Decodes shapes; a shape left out was not seen.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        scalar = try c.decodeIfPresent(Bool.self, forKey: .scalar) ?? false
+        date = try c.decodeIfPresent(Bool.self, forKey: .date) ?? false
+        object = try c.decodeIfPresent(DocumentObjectShape.self, forKey: .object)
+        array = try c.decodeIfPresent(Bool.self, forKey: .array) ?? false
+        element = try c.decodeIfPresent(DocumentElementShape.self, forKey: .element)
+        conflict = try c.decodeIfPresent(String.self, forKey: .conflict)
+    }
+
+    /// Encodes the shapes seen, leaving out the others.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        if scalar { try c.encode(true, forKey: .scalar) }
+        if date { try c.encode(true, forKey: .date) }
+        try c.encodeIfPresent(object, forKey: .object)
+        if array { try c.encode(true, forKey: .array) }
+        try c.encodeIfPresent(element, forKey: .element)
+        try c.encodeIfPresent(conflict, forKey: .conflict)
+    }
 }
 
 /// The keys of the objects found at one place, in the order they were first seen.
@@ -68,7 +92,8 @@ public struct DocumentObjectShape: Codable, Hashable, Sendable {
     public init(keys: [Key] = []) { self.keys = keys }
 }
 
-/// The one kind of element every array of a key holds.
+/// The one kind of element every array of a key holds: `"scalar"`, `"date"` or
+/// `{"object": {"keys": […]}}` in a model file.
 public indirect enum DocumentElementShape: Codable, Hashable, Sendable {
     /// Booleans, numbers or strings.
     case scalar
@@ -76,11 +101,43 @@ public indirect enum DocumentElementShape: Codable, Hashable, Sendable {
     case date
     /// Objects, with the shapes of their keys.
     case object(DocumentObjectShape)
+
+    private enum CodingKeys: String, CodingKey { case object }
+
+    /// Decodes `"scalar"`, `"date"` or `{"object": …}`.
+    public init(from decoder: any Decoder) throws {
+        if let word = try? decoder.singleValueContainer().decode(String.self) {
+            switch word {
+            case "scalar": self = .scalar
+            case "date": self = .date
+            default: throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "unknown element shape '\(word)' (scalar, date or {\"object\": …})"))
+            }
+            return
+        }
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self = .object(try c.decode(DocumentObjectShape.self, forKey: .object))
+    }
+
+    /// Encodes `"scalar"`, `"date"` or `{"object": …}`.
+    public func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .scalar: var c = encoder.singleValueContainer(); try c.encode("scalar")
+        case .date: var c = encoder.singleValueContainer(); try c.encode("date")
+        case .object(let o): var c = encoder.container(keyedBy: CodingKeys.self); try c.encode(o, forKey: .object)
+        }
+    }
 }
 
 /// What a JSON value is, as the layout tells documents apart.
 public enum DocumentKind: Sendable {
-    case scalar, date, object, array
+    /// A boolean, number or string.
+    case scalar
+    /// `{"$date": seconds since 1970}`.
+    case date
+    /// An object (not a date).
+    case object
+    /// An array.
+    case array
 }
 
 /// A JSON value that can be written into a ``DocumentLayout``'s tables.
@@ -105,7 +162,14 @@ public protocol DocumentValue {
 
 /// The shape tags, stable across stores: what a row's shape column holds.
 public enum DocumentTag {
-    public static let scalar: Int64 = 1, date: Int64 = 2, object: Int64 = 3, array: Int64 = 4
+    /// A boolean, number or string.
+    public static let scalar: Int64 = 1
+    /// A date.
+    public static let date: Int64 = 2
+    /// An object (for SELF: the row itself).
+    public static let object: Int64 = 3
+    /// An array.
+    public static let array: Int64 = 4
 }
 
 /// Table and index names unique across one database (SQLite compares them without ASCII case).
@@ -124,7 +188,9 @@ struct DocumentNames {
 /// for (i, r) in records.enumerated() { try loader.insert(r, primaryKey: Int64(i)) }
 /// try connection.execute(layout.indexScript)
 /// ```
-public final class DocumentLayout {
+public final class DocumentLayout: @unchecked Sendable {
+    // Immutable once planned (the loader keeps its own counters), so one layout serves every
+    // thread that holds the model.
     /// The root's table plan.
     let root: DocumentTable
     /// The lowering's entities: the root (named `entity`) first, then every child table's.
@@ -140,12 +206,23 @@ public final class DocumentLayout {
     /// Plans the tables for documents of `shape` (the shapes of the documents themselves), the
     /// root table named after `entity` unless that name is in `takenNames`. `nonObjects`: some
     /// documents are not objects (values, or null), so each row also says what SELF is.
-    public init(shape: DocumentShape, entity: String, nonObjects: Bool, takenNames: Set<String> = []) {
+    public convenience init(shape: DocumentShape, entity: String, nonObjects: Bool, takenNames: Set<String> = []) {
+        self.init(shape: shape, entity: entity, nonObjects: nonObjects, takenNames: takenNames, storeRoot: nil)
+    }
+
+    /// The store's form: the root table is an entity's table (`table`, keyed by `primaryKey`, with
+    /// the store's own `reserved` columns), created by the store with ``rootColumns`` added; every
+    /// other table has a column naming the root row its rows belong to, so a document's rows can
+    /// be replaced or deleted together.
+    init(shape: DocumentShape, entity: String, nonObjects: Bool, takenNames: Set<String>,
+         storeRoot: (table: String, primaryKey: String, reserved: [String])?) {
         var names = DocumentNames(used: Set(takenNames.map { $0.lowercased() }))
         var unsupported: [String: String] = [:]
-        let table = names.table(entity)
+        let table = storeRoot?.table ?? names.table(entity)
+        if storeRoot != nil { names.used.insert(table.lowercased()) }
         root = DocumentTable(node: shape.object ?? DocumentObjectShape(), entity: entity, table: table, owner: nil,
-                             path: [], names: &names, unsupported: &unsupported)
+                             path: [], names: &names, unsupported: &unsupported,
+                             store: storeRoot.map { DocumentTable.StoreRoot(primaryKey: $0.primaryKey, reserved: $0.reserved) })
         if nonObjects {
             if let why = shape.conflict {
                 unsupported["SELF"] = why
@@ -157,9 +234,16 @@ public final class DocumentLayout {
         root.collectEntities(into: &entities)
         self.entities = entities
         unsupportedKeys = unsupported
-        createScript = root.createScript()
+        createScript = root.createScript(root: storeRoot == nil)
         indexScript = root.indexScript(names: &names)
+        tables = root.allTables
     }
+
+    /// The root table's columns other than its primary key (the store adds them to the entity's
+    /// table).
+    var rootColumns: [String] { Array(root.columnNames.dropFirst()) }
+    /// Every table other than the root, with the column naming a row's root (store form only).
+    let tables: [(table: String, rootColumn: String?)]
 
     /// The root table's name.
     public var table: String { root.table }
@@ -173,7 +257,7 @@ private func quote(_ name: String) -> String {
 }
 
 /// One table to create and fill: its entity, columns and children, all names decided.
-final class DocumentTable {
+final class DocumentTable: @unchecked Sendable {
     indirect enum Column {
         case scalar(key: String, column: String)
         case date(key: String, column: String)
@@ -191,16 +275,25 @@ final class DocumentTable {
         }
     }
 
+    /// How the store keeps a document: the root table's key and own columns.
+    struct StoreRoot {
+        var primaryKey: String
+        var reserved: [String]
+    }
+
     let entity: String
     let table: String
     let primaryKey: String
     /// The owner column, for the children of a to-many relationship.
     let owner: String?
+    /// In a store, the column of every table but the root naming the document's root row.
+    let rootColumn: String?
+    /// Whether this layout is a store's (nested tables carry `rootColumn`, value tables `root`).
+    let inStore: Bool
     var columns: [Column] = []
     /// Root only, when some documents are not objects: what SELF is per row (no part for objects,
     /// whose tag is `DocumentTag.object`: the row itself).
     var selfShape: (shapeColumn: String, parts: [(tag: Int64, column: Column)], hasObjects: Bool)?
-    var nextRowID: Int64 = 0
     /// Some key of this object was left out for conflicting shapes. Then the entity cannot be open
     /// (undeclared keys reading nil): that key is not nil in memory.
     var hasUnsupportedKey = false
@@ -208,20 +301,33 @@ final class DocumentTable {
     private var used = Set<String>()
 
     init(node: DocumentObjectShape, entity: String, table: String, owner: String?, path: [String],
-         names: inout DocumentNames, unsupported: inout [String: String]) {
+         names: inout DocumentNames, unsupported: inout [String: String], store: StoreRoot? = nil, inStore: Bool = false) {
         self.entity = entity
         self.table = table
+        self.inStore = inStore || store != nil
         // Column names of this table: the primary key and owner first, chosen to avoid every key.
         let lowerKeys = Set(node.keys.map { $0.name.lowercased() })
-        var pk = "_id"
-        while lowerKeys.contains(pk.lowercased()) { pk = "_" + pk }
-        primaryKey = StorageNames.unique(pk, in: &used)
+        if let store {
+            primaryKey = StorageNames.unique(store.primaryKey, in: &used)
+            for c in store.reserved { _ = StorageNames.unique(c, in: &used) }
+        } else {
+            var pk = "_id"
+            while lowerKeys.contains(pk.lowercased()) { pk = "_" + pk }
+            primaryKey = StorageNames.unique(pk, in: &used)
+        }
         if owner != nil {
             var o = "_owner"
             while lowerKeys.contains(o.lowercased()) { o = "_" + o }
             self.owner = StorageNames.unique(o, in: &used)
         } else {
             self.owner = nil
+        }
+        if self.inStore && store == nil {
+            var r = "_root"
+            while lowerKeys.contains(r.lowercased()) { r = "_" + r }
+            rootColumn = StorageNames.unique(r, in: &used)
+        } else {
+            rootColumn = nil
         }
         // Keys claim their own names before the extra columns, so those never take a key's name.
         var keyColumns: [String: String] = [:]
@@ -257,7 +363,7 @@ final class DocumentTable {
             // Entity and table share one unique name ("Record.address").
             let name = names.table(entity + "." + key)
             let plan = DocumentTable(node: child, entity: name, table: name, owner: nil,
-                                     path: path, names: &names, unsupported: &unsupported)
+                                     path: path, names: &names, unsupported: &unsupported, inStore: inStore)
             let column = mixed ? StorageNames.unique(key + "@object", in: &used) : scalarColumn
             out.append((DocumentTag.object, .toOne(key: key, column: column, child: plan)))
         }
@@ -267,7 +373,7 @@ final class DocumentTable {
             switch shapes.element {
             case .object(let child)?:
                 let plan = DocumentTable(node: child, entity: name, table: name, owner: "_owner",
-                                         path: path, names: &names, unsupported: &unsupported)
+                                         path: path, names: &names, unsupported: &unsupported, inStore: inStore)
                 out.append((DocumentTag.array, .toMany(key: key, countColumn: count, child: plan)))
             case let element:
                 var isDate = false
@@ -367,6 +473,7 @@ final class DocumentTable {
     var columnNames: [String] {
         var names = [primaryKey]
         if let owner { names.append(owner) }
+        if let rootColumn { names.append(rootColumn) }
         func add(_ c: Column) {
             switch c {
             case .scalar(_, let n), .date(_, let n), .toOne(_, let n, _): names.append(n)
@@ -384,20 +491,41 @@ final class DocumentTable {
         return names
     }
 
-    func createScript() -> String {
-        var defs = [quote(primaryKey) + " INTEGER PRIMARY KEY"]
-        defs += columnNames.dropFirst().map(quote)
-        var script = "CREATE TABLE \(quote(table)) (\(defs.joined(separator: ", ")));\n"
+    /// `CREATE TABLE` statements for this table (unless it is a store's root, which the store
+    /// creates) and every table below it.
+    func createScript(root: Bool = true) -> String {
+        var script = ""
+        if root {
+            var defs = [quote(primaryKey) + " INTEGER PRIMARY KEY"]
+            defs += columnNames.dropFirst().map(quote)
+            script += "CREATE TABLE \(quote(table)) (\(defs.joined(separator: ", ")));\n"
+        }
         for c in allColumns {
             switch c {
             case .toOne(_, _, let child), .toMany(_, _, let child):
                 script += child.createScript()
             case .values(_, _, let valueTable, _):
-                script += "CREATE TABLE \(quote(valueTable)) (\"id\" INTEGER PRIMARY KEY, \"owner\" INTEGER, \"value\");\n"
+                script += "CREATE TABLE \(quote(valueTable)) (\"id\" INTEGER PRIMARY KEY, \"owner\" INTEGER, \"value\"\(inStore ? ", \"root\" INTEGER" : ""));\n"
             default: break
             }
         }
         return script
+    }
+
+    /// Every table below this one (children and value tables), with its root column.
+    var allTables: [(table: String, rootColumn: String?)] {
+        var out: [(table: String, rootColumn: String?)] = []
+        for c in allColumns {
+            switch c {
+            case .toOne(_, _, let child), .toMany(_, _, let child):
+                out.append((child.table, child.rootColumn))
+                out += child.allTables
+            case .values(_, _, let valueTable, _):
+                out.append((valueTable, inStore ? "root" : nil))
+            default: break
+            }
+        }
+        return out
     }
 
     func indexScript(names: inout DocumentNames) -> String {
@@ -407,6 +535,7 @@ final class DocumentTable {
             script += "CREATE INDEX \(quote(name)) ON \(quote(table)) (\(quote(column)));\n"
         }
         if let owner { index(table, owner) }
+        if let rootColumn { index(table, rootColumn) }
         for c in allColumns {
             switch c {
             case .scalar(_, let column), .date(_, let column): index(table, column)
@@ -418,6 +547,7 @@ final class DocumentTable {
             case .values(_, _, let valueTable, _):
                 index(valueTable, "owner")
                 index(valueTable, "value")
+                if inStore { index(valueTable, "root") }
             case .mixed: break
             }
         }
@@ -437,25 +567,39 @@ public struct DocumentLoader<V: DocumentValue> {
     let layout: DocumentLayout
     var statements: [ObjectIdentifier: SQLiteStatement] = [:]
     var valueStatements: [String: SQLiteStatement] = [:]
+    /// The next primary key of each child table and each value table: rows are numbered in the
+    /// order they are written, which is array order (the lowering's order column).
+    var nextID: [ObjectIdentifier: Int64] = [:]
     var valueRowID: [String: Int64] = [:]
+    /// In a store, the root row the document being written belongs to.
+    var currentRoot: Int64 = 0
 
     /// Prepares the statements for `layout`'s tables on `connection`.
     public init(connection: SQLiteConnection, layout: DocumentLayout) throws(SQLiteError) {
         self.layout = layout
-        try prepare(connection, layout.root)
+        try prepare(connection, layout.root, isRoot: true)
     }
 
-    mutating func prepare(_ connection: SQLiteConnection, _ plan: DocumentTable) throws(SQLiteError) {
+    mutating func prepare(_ connection: SQLiteConnection, _ plan: DocumentTable, isRoot: Bool) throws(SQLiteError) {
         let names = plan.columnNames
-        let sql = "INSERT INTO \(quote(plan.table)) (\(names.map(quote).joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))"
+        let sql: String
+        if isRoot && plan.inStore {
+            // The store has inserted the row with its own columns; the document fills the rest.
+            let set = names.dropFirst().map { "\(quote($0)) = ?" }.joined(separator: ", ")
+            sql = set.isEmpty ? "SELECT 1 WHERE ? IS NOT NULL" : "UPDATE \(quote(plan.table)) SET \(set) WHERE \(quote(plan.primaryKey)) = ?"
+        } else {
+            sql = "INSERT INTO \(quote(plan.table)) (\(names.map(quote).joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))"
+        }
         statements[ObjectIdentifier(plan)] = try connection.prepare(sql)
+        nextID[ObjectIdentifier(plan)] = plan.inStore && !isRoot ? try Self.nextKey(connection, plan.table, plan.primaryKey) : 0
         func prepare(_ c: DocumentTable.Column) throws(SQLiteError) {
             switch c {
-            case .toOne(_, _, let child), .toMany(_, _, let child): try self.prepare(connection, child)
+            case .toOne(_, _, let child), .toMany(_, _, let child): try self.prepare(connection, child, isRoot: false)
             case .values(_, _, let table, _):
-                valueStatements[table] = try connection.prepare(
-                    "INSERT INTO \(quote(table)) (\"id\", \"owner\", \"value\") VALUES (?, ?, ?)")
-                valueRowID[table] = 0
+                valueStatements[table] = try connection.prepare(plan.inStore
+                    ? "INSERT INTO \(quote(table)) (\"id\", \"owner\", \"value\", \"root\") VALUES (?, ?, ?, ?)"
+                    : "INSERT INTO \(quote(table)) (\"id\", \"owner\", \"value\") VALUES (?, ?, ?)")
+                valueRowID[table] = plan.inStore ? try Self.nextKey(connection, table, "id") : 0
             case .mixed(_, _, let parts):
                 for p in parts { try prepare(p.column) }
             default: break
@@ -465,9 +609,25 @@ public struct DocumentLoader<V: DocumentValue> {
         for p in plan.selfShape?.parts ?? [] { try prepare(p.column) }
     }
 
+    /// One past the largest key of `table` (0 when it is empty).
+    static func nextKey(_ connection: SQLiteConnection, _ table: String, _ key: String) throws(SQLiteError) -> Int64 {
+        let s = try connection.prepare("SELECT coalesce(max(\(quote(key))) + 1, 0) FROM \(quote(table))")
+        _ = try s.step()
+        if case .integer(let n) = s.column(0) { return n }
+        return 0
+    }
+
     /// Writes one document as the root row `primaryKey` (and its child and value rows).
     public mutating func insert(_ document: V, primaryKey: Int64) throws(SQLiteError) {
+        currentRoot = primaryKey
         try insert(layout.root, document: document, primaryKey: primaryKey, owner: nil)
+    }
+
+    /// The next key of `plan`'s table.
+    mutating func takeID(_ plan: DocumentTable) -> Int64 {
+        let id = nextID[ObjectIdentifier(plan)]!
+        nextID[ObjectIdentifier(plan)] = id + 1
+        return id
     }
 
     /// The shape tag of a value (nil for null: the shape column is NULL).
@@ -504,16 +664,14 @@ public struct DocumentLoader<V: DocumentValue> {
             row.append(value?.documentDate ?? .null)
         case .toOne(_, _, let child):
             guard let value, value.documentKind == .object else { row.append(.null); return }
-            let id = child.nextRowID
-            child.nextRowID += 1
+            let id = takeID(child)
             try insert(child, document: value, primaryKey: id, owner: nil)
             row.append(.integer(id))
         case .toMany(_, _, let child):
             guard let value, value.documentKind == .array else { row.append(.null); return }
             let items = value.documentElements
             for item in items {
-                let id = child.nextRowID
-                child.nextRowID += 1
+                let id = takeID(child)
                 // A null element (or any element that is not an object) is a child row whose
                 // every value is NULL.
                 try insert(child, document: item.documentKind == .object ? item : nil, primaryKey: id, owner: primaryKey)
@@ -527,7 +685,9 @@ public struct DocumentLoader<V: DocumentValue> {
                 let id = valueRowID[table]!
                 valueRowID[table] = id + 1
                 try statement.reset()
-                try statement.bind([.integer(id), .integer(primaryKey), isDate ? item.documentDate : item.documentScalar])
+                var cells: [SQLValue] = [.integer(id), .integer(primaryKey), isDate ? item.documentDate : item.documentScalar]
+                if layout.root.inStore { cells.append(.integer(currentRoot)) }
+                try statement.bind(cells)
                 _ = try statement.step()
             }
             row.append(.integer(Int64(items.count)))
@@ -542,6 +702,7 @@ public struct DocumentLoader<V: DocumentValue> {
         let members = isObject ? document!.documentMembers : [:]
         var row: [SQLValue] = [.integer(primaryKey)]
         if plan.owner != nil { row.append(owner.map(SQLValue.integer) ?? .null) }
+        if plan.rootColumn != nil { row.append(.integer(currentRoot)) }
         for c in plan.columns {
             try cells(c, members[c.key], owner: primaryKey, into: &row)
         }
@@ -552,6 +713,10 @@ public struct DocumentLoader<V: DocumentValue> {
             } else {
                 try mixedCells(selfShape.parts, document, owner: primaryKey, into: &row)
             }
+        }
+        if plan.inStore, plan === layout.root {
+            // The UPDATE's key comes last.
+            row.append(row.removeFirst())
         }
         let statement = statements[ObjectIdentifier(plan)]!
         try statement.reset()

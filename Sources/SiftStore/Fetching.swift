@@ -88,6 +88,14 @@ extension ManagedObjectContext {
         return Self.limited(try matchingObjects(unlimited, plan).count, request)
     }
 
+    /// Memory's answer for `o`: on its document for a document entity (so a document that is not
+    /// an object is SELF itself), through key-value coding otherwise.
+    @inline(__always)
+    static func matches(_ p: SiftPredicate, _ o: ManagedObject, _ variables: [String: Value]) throws(EvaluationError) -> Bool {
+        if o.info.entity.document != nil { return try p.evaluate(with: o.evaluationRoot, variables: variables) }
+        return try p.evaluate(with: o, variables: variables)
+    }
+
     static func limited(_ n: Int, _ r: FetchRequest) -> Int {
         let afterOffset = max(0, n - r.fetchOffset)
         return r.fetchLimit.map { min($0, afterOffset) } ?? afterOffset
@@ -103,7 +111,10 @@ extension ManagedObjectContext {
         let plan = try makePlan(request)
         let objects = try matchingObjects(request.propertiesToGroupBy == nil && !request.returnsDistinctResults ? request : unlimited, plan)
         let info = plan.info
-        let properties = request.propertiesToFetch ?? info.entity.attributes.map(\.name)
+        // A document entity's properties are its documents' top-level keys.
+        let properties = request.propertiesToFetch
+            ?? info.entity.document.map { _ in info.entity.description.document?.shape.object?.keys.map(\.name) ?? [] }
+            ?? info.entity.attributes.map(\.name)
         func readers(_ paths: [String]) throws(StoreError) -> [(String, SiftSortDescriptor)] {
             var out: [(String, SiftSortDescriptor)] = []
             for p in paths {
@@ -112,7 +123,7 @@ extension ManagedObjectContext {
             return out
         }
         func read(_ d: SiftSortDescriptor, _ o: ManagedObject) throws(StoreError) -> Value {
-            do { return try d.key(of: .object(o)) } catch { throw StoreError(error) }
+            do { return try d.key(of: o.evaluationRoot) } catch { throw StoreError(error) }
         }
         /// The dictionary of one object, and its values as a hashable key (groups, distinct rows).
         func readRow(_ keys: [(String, SiftSortDescriptor)], _ o: ManagedObject) throws(StoreError) -> ([String: Value], [ValueKey]) {
@@ -275,13 +286,13 @@ extension ManagedObjectContext {
         for o in dirty ?? [] { o.dirtyPass = pass }
         for o in objects where o.dirtyPass != pass {
             if let r = plan.residual {
-                do { if try !r.evaluate(with: o, variables: plan.variables) { continue } } catch { throw StoreError(error) }
+                do { if try !Self.matches(r, o, plan.variables) { continue } } catch { throw StoreError(error) }
             }
             keep.append(o)
         }
         var changed: [ManagedObject] = []
         for o in dirty ?? [] where !deletedSet.contains(o) && plan.family.contains(o.info.name) {
-            do { if try plan.full.evaluate(with: o, variables: plan.variables) { changed.append(o) } } catch { throw StoreError(error) }
+            do { if try Self.matches(plan.full, o, plan.variables) { changed.append(o) } } catch { throw StoreError(error) }
         }
         var result: [ManagedObject]
         if changed.isEmpty && (request.sortDescriptors.isEmpty || plan.sqlSort != nil) {
@@ -310,7 +321,7 @@ extension ManagedObjectContext {
                     if let k = keyCache[ObjectIdentifier(o)] { return k }
                     var k: [Value] = []
                     for d in request.sortDescriptors {
-                        do { k.append(try d.key(of: .object(o))) } catch { throw StoreError(error) }
+                        do { k.append(try d.key(of: o.evaluationRoot)) } catch { throw StoreError(error) }
                     }
                     keyCache[ObjectIdentifier(o)] = k
                     return k

@@ -179,6 +179,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// `.null`; a to-many is a `.set`, or an `.array` when ordered). Loads the row or the
     /// relationship when needed.
     public func value(forKey key: String) throws -> Value {
+        if info.entity.document != nil { return try storeValue(forKey: key) }
         guard info.entity.attributeIndex[key] != nil || info.entity.relationshipIndex[key] != nil else {
             if info.entity.isOpen { return .null }
             // The evaluator's own error for a key the type does not have (`unknown-key`).
@@ -189,6 +190,12 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
 
     /// `value(forKey:)` with the store's typed error.
     public func storeValue(forKey key: String) throws(StoreError) -> Value {
+        if info.entity.document != nil {
+            // A document's keys, as a JSON object answers them (nil when missing or not an object).
+            try fire()
+            if case .dictionary(let d) = attributes.first ?? .null { return d[key] ?? .null }
+            return .null
+        }
         if let i = info.entity.attributeIndex[key] {
             try fire()
             return attributes[i]
@@ -204,6 +211,12 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
             }
         }
         throw StoreError(.unknownKey, "entity '\(info.name)' has no attribute or relationship '\(key)'")
+    }
+
+    /// A document object's members (key-value coding's dictionary form: `@count`, `==`).
+    public var dictionaryValue: [String: Value]? {
+        guard info.entity.document != nil, case .dictionary(let d)? = document else { return nil }
+        return d
     }
 
     /// The value for `key`, or nil when the key is unknown or cannot be read.

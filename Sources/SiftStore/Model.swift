@@ -288,6 +288,9 @@ public struct EntityDescription: Codable, Hashable, Sendable {
     /// Whether a key the entity (or an ancestor) does not declare reads nil, as a key missing
     /// from a JSON object does, instead of being an `unknown-key` error. Sub-entities inherit it.
     public var isOpen: Bool
+    /// Set for a document entity: each object is one JSON document of these shapes (see
+    /// ``DocumentDescription``), and the entity declares no attributes or relationships.
+    public var document: DocumentDescription?
 
     /// An entity; concrete, without a parent, properties or constraints by default.
     public init(_ name: String, abstract: Bool = false, parent: String? = nil,
@@ -302,7 +305,17 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         self.isOpen = open
     }
 
-    private enum CodingKeys: String, CodingKey { case name, abstract, parent, attributes, relationships, uniquenessConstraints, open }
+    /// A document entity: its objects are JSON documents of `document`'s shapes.
+    ///
+    /// ```swift
+    /// let records = EntityDescription("Record", document: DocumentDescription(shape: shape))
+    /// ```
+    public init(_ name: String, document: DocumentDescription) {
+        self.init(name, open: true)
+        self.document = document
+    }
+
+    private enum CodingKeys: String, CodingKey { case name, abstract, parent, attributes, relationships, uniquenessConstraints, open, document }
 
     /// Decodes an entity from a model file, applying the defaults.
     public init(from decoder: any Decoder) throws {
@@ -314,6 +327,7 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         relationships = try c.decodeIfPresent([RelationshipDescription].self, forKey: .relationships) ?? []
         uniquenessConstraints = try c.decodeIfPresent([[String]].self, forKey: .uniquenessConstraints) ?? []
         isOpen = try c.decodeIfPresent(Bool.self, forKey: .open) ?? false
+        document = try c.decodeIfPresent(DocumentDescription.self, forKey: .document)
     }
 
     /// Encodes the entity; options that are unset are left out.
@@ -326,6 +340,32 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         try c.encode(relationships, forKey: .relationships)
         if !uniquenessConstraints.isEmpty { try c.encode(uniquenessConstraints, forKey: .uniquenessConstraints) }
         if isOpen { try c.encode(true, forKey: .open) }
+        try c.encodeIfPresent(document, forKey: .document)
+    }
+}
+
+/// What the JSON documents of a document entity may be: the shapes of their keys (nested objects
+/// and arrays included) and whether documents that are not objects (strings, numbers, dates,
+/// arrays, null) are allowed. The store keeps each document exactly, and also spread over tables
+/// as ``DocumentLayout`` plans them, so predicates run in SQL with the answers memory gives on
+/// the documents themselves. A document with a key or a shape the description lacks is refused
+/// at save.
+///
+/// ```swift
+/// var shape = DocumentShape()
+/// shape.object = DocumentObjectShape(keys: [.init(name: "name", shape: DocumentShape(scalar: true))])
+/// let d = DocumentDescription(shape: shape)
+/// ```
+public struct DocumentDescription: Codable, Hashable, Sendable {
+    /// The shapes of the documents (their `object` shape lists the keys).
+    public var shape: DocumentShape
+    /// Documents that are not objects are allowed (their `SELF` is a value, or nil).
+    public var allowsValues: Bool
+
+    /// Documents of `shape`; objects only unless `allowsValues`.
+    public init(shape: DocumentShape, allowsValues: Bool = false) {
+        self.shape = shape
+        self.allowsValues = allowsValues
     }
 }
 

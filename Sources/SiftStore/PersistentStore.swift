@@ -37,6 +37,8 @@ public final class PersistentStore: @unchecked Sendable {
     let ownEntitySchema: Schema
     let lock = NSRecursiveLock()
     private var statements: [String: SQLiteStatement] = [:]
+    /// Per document layout, its loader for the current write transaction (with the lock held).
+    var documentLoaders: [ObjectIdentifier: DocumentLoader<Value>] = [:]
 
     /// Opens the store at `path`, creating it (tables, metadata) when the file is new or empty.
     /// An existing store made with another model is a `.modelMismatch` error naming what differs.
@@ -180,6 +182,7 @@ public final class PersistentStore: @unchecked Sendable {
         // string, so they are made unique against every table and each other.
         var taken = Set(([Storage.metadataTable, Storage.keyTable] + layouts.keys).map { $0.lowercased() })
         for r in model.resolved.values {
+            for t in r.document?.tables ?? [] { taken.insert(t.table.lowercased()) }
             for a in r.attributes { if let t = a.valueTable ?? a.mixed?.valueTable { taken.insert(t.lowercased()) } }
             for rel in r.relationships { if case .joinTable(let t, _, _, _) = rel.storage { taken.insert(t.lowercased()) } }
         }
@@ -196,6 +199,10 @@ public final class PersistentStore: @unchecked Sendable {
         }
         for e in model.entities {
             let r = model.resolved[e.name]!
+            if let layout = r.document {
+                extra.append(layout.createScript + layout.indexScript)
+                continue
+            }
             for a in r.attributes {
                 // A mixed attribute's elements keep their storage class, or are dates.
                 let elementType = a.mixed.map { $0.shapes.array == .date ? TableLayout.sqlType(.date) : TableLayout.sqlType(.dynamic) }
@@ -281,6 +288,9 @@ public final class PersistentStore: @unchecked Sendable {
         do { try connection.execute("BEGIN IMMEDIATE") } catch {
             throw StoreError(.sqlite, "cannot start a write: \(error.message)")
         }
+        // Another connection may have written documents since: loaders start again from the
+        // stored row numbers.
+        documentLoaders = [:]
         do throws(StoreError) {
             let r = try body()
             do { try connection.execute("COMMIT") } catch { throw StoreError(.sqlite, "cannot commit: \(error.message)") }
@@ -366,6 +376,8 @@ struct TableLayout: Sendable {
                 }
                 if let c = rel.countColumn { add(c, "INTEGER") }
             }
+            // A document's own columns, untyped: each value keeps its storage class.
+            for c in r.document?.rootColumns ?? [] { add(c, "") }
             out[r.table] = layout
         }
         // Order columns of ordered to-manys live in the destination's table.

@@ -147,11 +147,15 @@ final class ResolvedEntity: Sendable {
     let hasRules: Bool
     let hasCollections: Bool
     let hasToMany: Bool
+    /// A document entity's layout: its one attribute (`Storage.documentColumn`) keeps each
+    /// document exactly, the layout spreads it over columns and tables for SQL.
+    let document: DocumentLayout?
 
     init(description: EntityDescription, number: Int64, root: String, table: String, family: [String],
          attributes: [ResolvedAttribute], relationships: [ResolvedRelationship], attributeIndex: [String: Int],
-         relationshipIndex: [String: Int], constraints: [[Int]], isOpen: Bool) {
+         relationshipIndex: [String: Int], constraints: [[Int]], isOpen: Bool, document: DocumentLayout? = nil) {
         self.description = description
+        self.document = document
         self.isOpen = isOpen
         self.number = number
         self.root = root
@@ -181,6 +185,8 @@ enum Storage {
     static let order = "Z_ORD"
     static let value = "value"
     static let metadataTable = "sift_metadata"
+    /// A document entity's exact documents.
+    static let documentColumn = "Z_DOC"
     static let keyTable = "sift_primary_key"
 }
 
@@ -194,6 +200,8 @@ struct StorageNames {
     /// Taken names, lower-cased: tables (and indexes, which share their namespace) database-wide,
     /// columns per table.
     private var tables: Set<String>
+    /// Every table name handed out so far, lower-cased.
+    var takenTables: Set<String> { tables }
     private var columns: [String: Set<String>] = [:]
     /// What each property (or store-side name) was given, by kind, owner and name.
     private var given: [String: String] = [:]
@@ -281,6 +289,19 @@ enum ModelResolver {
         }
         var chains: [String: [EntityDescription]] = [:]
         for e in entities { chains[e.name] = try chain(e) }
+        // A document entity stands alone: its objects are documents, not rows of declared keys.
+        let documents = Set(entities.filter { $0.document != nil }.map(\.name))
+        for e in entities {
+            if e.document != nil {
+                guard e.attributes.isEmpty, e.relationships.isEmpty, e.uniquenessConstraints.isEmpty, e.parent == nil, !e.isAbstract else {
+                    throw ModelError("document entity '\(e.name)' declares attributes, relationships, constraints, a parent or abstract (its documents' keys are its properties)")
+                }
+            }
+            if let p = e.parent, documents.contains(p) { throw ModelError("entity '\(e.name)' cannot inherit from document entity '\(p)'") }
+            for rel in e.relationships where documents.contains(rel.destination) {
+                throw ModelError("relationship '\(e.name).\(rel.name)' cannot point at document entity '\(rel.destination)'")
+            }
+        }
 
         var names = StorageNames(tables: entities.map(\.name))
         var resolved: [String: ResolvedEntity] = [:]
@@ -338,6 +359,18 @@ enum ModelResolver {
                 attributes: attributes, relationships: relationships, attributeIndex: attributeIndex,
                 relationshipIndex: relationshipIndex, constraints: constraints,
                 isOpen: ancestors.contains { $0.isOpen })
+        }
+        // Document entities: their layout is planned once every other table has its name.
+        for e in entities {
+            guard let d = e.document, let r = resolved[e.name] else { continue }
+            let layout = DocumentLayout(shape: d.shape, entity: e.name, nonObjects: d.allowsValues, takenNames: names.takenTables,
+                                        storeRoot: (r.table, Storage.primaryKey, [Storage.entityColumn, Storage.versionColumn, Storage.documentColumn]))
+            let doc = ResolvedAttribute(description: AttributeDescription("", .transformable), column: Storage.documentColumn,
+                                        exactColumn: nil, valueTable: nil, defaultValue: nil)
+            resolved[e.name] = ResolvedEntity(
+                description: e, number: r.number, root: r.root, table: r.table, family: r.family,
+                attributes: [doc], relationships: [], attributeIndex: [:], relationshipIndex: [:], constraints: [],
+                isOpen: true, document: layout)
         }
         // Sibling entities share their root's table: one column name, one property.
         var columnsByTable: [String: [String: (String, String)]] = [:]
@@ -516,6 +549,11 @@ extension ManagedObjectModel {
         var out: [Entity] = []
         for e in entities {
             let r = resolved[e.name]!
+            if let layout = r.document {
+                // The root entity reads the entity's own table; its children are the layout's.
+                out += layout.entities
+                continue
+            }
             var attributes: [Attribute] = []
             var relationships: [Relationship] = []
             var mixedKeys: [MixedKey] = []

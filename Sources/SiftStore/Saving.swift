@@ -125,6 +125,10 @@ extension ManagedObjectContext {
         let objects = insertedList + updatedSet.sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
         for o in objects {
             let e = o.info.entity
+            if let d = e.description.document {
+                if let p = d.problem(o.attributes.first ?? .null) { failures.append("\(o.objectID) \(p)") }
+                continue
+            }
             guard e.hasRules else { continue }
             for (i, a) in e.attributes.enumerated() where a.hasRules {
                 if let p = AttributeValidation.problem(o.attributes[i], a, regex: o.info.regexes[i]) {
@@ -227,6 +231,11 @@ struct RowWriter {
         try put(1, .integer(info.entity.number))
         try put(2, .integer(version))
         let types = info.attributeTypes
+        if info.entity.document != nil {
+            // A document's exact form; its layout is written after the row (`writeDocument`).
+            try put(info.attributeColumns[0], .blob(DocumentCodec.encode(o.attributes.first ?? .null)))
+            return
+        }
         for i in types.indices {
             let v = o.attributes[i]
             if !info.isScalar[i] {
@@ -271,18 +280,21 @@ struct RowWriter {
         while try s.step() {}
         try s.reset()
         try writeCollections(o, all: true)
+        try writeDocument(o, replacing: false)
     }
 
     func update(_ o: ManagedObject) throws(SQLiteError) {
         let r = row(o, version: o.version + 1)
         try store.run(o.info.updateSQL, o.info.updateColumns.map { r[$0] })
         try writeCollections(o, all: false)
+        try writeDocument(o, replacing: true)
     }
 
     func delete(_ o: ManagedObject) throws(SQLiteError) {
         guard let pk = o.objectID.primaryKey else { return }
         let e = o.info.entity
         try store.run("DELETE FROM \(q(e.table)) WHERE \(q(Storage.primaryKey)) = ?", [.integer(pk)])
+        if let layout = e.document { try deleteDocumentRows(layout, pk) }
         for a in e.attributes { if let t = a.valueTable ?? a.mixed?.valueTable { try store.run("DELETE FROM \(q(t)) WHERE \(q(Storage.owner)) = ?", [.integer(pk)]) } }
         // Join-table rows on either side go with the object.
         for (table, columns) in store.joinTables(of: e.name) {

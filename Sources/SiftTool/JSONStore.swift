@@ -12,6 +12,7 @@ import Foundation
 import SiftSQL
 import SiftSQLite
 import SiftStore
+import SiftEvaluation
 
 /// Why a JSON store could not be built: `id` is stable (`sqlite-error`, `schema-error`).
 ///
@@ -25,9 +26,11 @@ public struct JSONStoreError: Error, Sendable, CustomStringConvertible {
     public var description: String { "\(id): \(message)" }
 }
 
-/// JSON records in an in-memory SQLite database, with the schema the lowering needs to query them.
+/// JSON records in an in-memory SiftStore, as documents of one document entity, with the schema
+/// the lowering needs to query them. The records go through the store's import (`sift store
+/// import`'s), the one way JSON reaches SQLite; the document entity's shapes are inferred here.
 ///
-/// Shapes, per key, over all records:
+/// Shapes, per key, over all records (see SiftStore's `DocumentLayout`):
 /// - scalars (bool, integer, double, string) → an `any` column keeping each value's storage class
 ///   (bool → INTEGER 0/1, double → REAL, string → TEXT in NFC);
 /// - `{"$date": seconds}` objects (every non-null value) → a `date` column, seconds since 1970;
@@ -35,8 +38,7 @@ public struct JSONStoreError: Error, Sendable, CustomStringConvertible {
 /// - arrays of objects → a to-many relationship to a child table (owner column) with a count
 ///   column (NULL when the array is null or missing); a null element is a child row of NULLs;
 /// - arrays of scalars (or of dates) → a `values` relationship with a count column;
-/// - arrays that are empty in every record → a `values` relationship of type `any` (no element is
-///   ever seen, so the shape cannot matter to a predicate).
+/// - arrays that are empty in every record → a `values` relationship of type `any`.
 /// A key that is null (or missing) everywhere → an `any` column of NULLs. A key with several of
 /// these shapes → a ``MixedKey``: one column (or table) per shape and a shape column per row.
 /// Duplicate keys in one object: the last wins, as in memory. When some records are not objects
@@ -46,47 +48,55 @@ public struct JSONStoreError: Error, Sendable, CustomStringConvertible {
 /// ```swift
 /// let store = try JSONStore(records: [try JSONReader.parse(#"{"name": "Jörg", "tags": ["a"]}"#)])
 /// let table = store.schema.entity(named: "Record")!.table
-/// try store.recordIndices(sql: "SELECT \"_id\" FROM \"\(table)\"", bindings: [])  // [0]
+/// try store.recordIndices(sql: "SELECT \"Z_PK\" FROM \"\(table)\"", bindings: [])  // [0]
 /// ```
 public final class JSONStore {
-    /// The inferred schema; the root entity is named `entity`.
+    /// The inferred schema (the model's); the root entity is named `entity`.
     public let schema: Schema
-    public let connection: SQLiteConnection
+    /// The store holding the records.
+    public let store: PersistentStore
     /// Key path (keys joined by ".") → why the key is not in the schema.
-    public var unsupportedKeys: [String: String]
+    public let unsupportedKeys: [String: String]
     /// Indices of records that are not JSON objects (their `SELF` is kept in the root's value columns).
     public let nonObjectRecords: [Int]
+    /// Record index by the primary key of its row.
+    private let recordOfKey: [Int64: Int]
 
     public init(records: [JSONValue], entity: String = "Record") throws(JSONStoreError) {
-        let root = KeyShapes()
         var nonObject: [Int] = []
-        for (index, record) in records.enumerated() {
-            root.merge(record, record: index)
-            if record.documentKind != .object { nonObject.append(index) }
-        }
-        let layout = DocumentLayout(shape: root.document, entity: entity, nonObjects: !nonObject.isEmpty)
+        for (index, record) in records.enumerated() where record.documentKind != .object { nonObject.append(index) }
+        let model: ManagedObjectModel
         do {
-            schema = try Schema(entities: layout.entities)
+            model = try ManagedObjectModel(entities: [EntityDescription(entity, document: DocumentInference.describe(records))])
         } catch {
-            throw JSONStoreError(id: "schema-error", message: "the inferred schema is invalid: \(error.message)")
+            throw JSONStoreError(id: "schema-error", message: "the inferred model is invalid: \(error.message)")
         }
-        unsupportedKeys = layout.unsupportedKeys
+        schema = model.schema
+        unsupportedKeys = model.unsupportedDocumentKeys(of: entity)
         nonObjectRecords = nonObject
-        do {
-            connection = try SQLiteConnection()
-            try connection.execute(layout.createScript)
-            var loader = try DocumentLoader<JSONValue>(connection: connection, layout: layout)
-            try connection.transaction { () throws(SQLiteError) in
-                for (index, record) in records.enumerated() {
-                    try loader.insert(record, primaryKey: Int64(index))
-                }
-            }
-            // Indexes after the data: one sorted build per index is faster than maintaining them.
-            try connection.execute(layout.indexScript)
-            try connection.execute("ANALYZE")
+        do throws(StoreError) {
+            store = try PersistentStore.inMemory(model: model)
         } catch {
-            throw JSONStoreError(id: "sqlite-error", message: "cannot load the records: \(error)")
+            throw JSONStoreError(id: "sqlite-error", message: "cannot make the store: \(error.message)")
         }
+        let context = ManagedObjectContext(store: store)
+        var importer = StoreImporter(context: context)
+        do throws(StoreCommandError) {
+            _ = try importer.run(records, entity: entity)
+        } catch {
+            throw JSONStoreError(id: "sqlite-error", message: "cannot load the records: \(error.lines.joined(separator: "; "))")
+        }
+        var keys: [Int64: Int] = [:]
+        keys.reserveCapacity(records.count)
+        for (i, o) in importer.roots.enumerated() { if let pk = o.objectID.primaryKey { keys[pk] = i } }
+        recordOfKey = keys
+        // Statistics for the planner, as a store's indexes are built with the rows.
+        _ = try? store.query("ANALYZE")
+    }
+
+    /// Runs `sql` on the store and returns its rows.
+    public func query(_ sql: String, _ bindings: [SQLValue] = []) throws(StoreError) -> [[SQLValue]] {
+        try store.query(sql, bindings)
     }
 
     /// Runs a query whose first result column is the root primary key; returns record indices
@@ -95,15 +105,13 @@ public final class JSONStore {
     /// ```swift
     /// try store.recordIndices(sql: q.sql, bindings: q.bindings)  // [0, 3, 7]
     /// ```
-    public func recordIndices(sql: String, bindings: [SQLValue]) throws(SQLiteError) -> [Int] {
-        let statement = try connection.prepare(sql)
-        try statement.bind(bindings)
+    public func recordIndices(sql: String, bindings: [SQLValue]) throws(StoreError) -> [Int] {
         var out: [Int] = []
-        while try statement.step() {
-            guard case .integer(let pk) = statement.column(0) else {
-                throw SQLiteError(code: 20 /* SQLITE_MISMATCH */, message: "the first result column is not a record index: \(statement.column(0))", sql: sql)
+        for row in try store.query(sql, bindings) {
+            guard case .integer(let pk)? = row.first, let i = recordOfKey[pk] else {
+                throw StoreError(.sqlite, "the first result column is not a record's key: \(row.first ?? .null)")
             }
-            out.append(Int(pk))
+            out.append(i)
         }
         return out
     }
@@ -200,6 +208,20 @@ private final class ShapeNode {
 }
 
 // MARK: - Shapes as the layout takes them
+
+/// The document description of a set of JSON records: their merged shapes, and whether some are
+/// not objects.
+enum DocumentInference {
+    static func describe(_ records: [JSONValue]) -> DocumentDescription {
+        let root = KeyShapes()
+        var values = false
+        for (index, record) in records.enumerated() {
+            root.merge(record, record: index)
+            if record.documentKind != .object { values = true }
+        }
+        return DocumentDescription(shape: root.document, allowsValues: values)
+    }
+}
 
 extension KeyShapes {
     /// The merged shapes as SiftStore's layout takes them.

@@ -1,5 +1,5 @@
 // The SQLite back-end of `sift filter` and `sift batch` (`--backend sqlite`): the JSON records are
-// loaded into an in-memory SQLite database through the schema JSONStore infers from them, the
+// imported into an in-memory SiftStore as documents whose shapes JSONStore infers from them, the
 // predicate is lowered to SQL against that schema's root entity, and the matching record indices
 // come back from the database. Memory stays the default and the reference: for every predicate
 // that evaluates without error in memory, both back-ends print the same thing.
@@ -9,6 +9,7 @@ import Foundation
 import SiftEvaluation
 import SiftSQL
 import SiftSQLite
+import SiftStore
 import SiftSyntax
 
 /// Which evaluator `sift filter` and `sift batch` use.
@@ -55,8 +56,8 @@ final class SQLBackend {
     func matches(_ syntax: PredicateSyntax, source: String, variables: [String: LiteralValue],
                  sortedBy keys: [SiftSortDescriptor] = []) throws(SQLBackendError) -> [Int] {
         let q = try query(syntax, source: source, variables: variables, sortedBy: keys)
-        do throws(SQLiteError) { return try store.recordIndices(sql: q.sql, bindings: q.bindings) }
-        catch { throw SQLBackendError(stage: "sql", description: "sql: \(error)") }
+        do throws(StoreError) { return try store.recordIndices(sql: q.sql, bindings: q.bindings) }
+        catch { throw SQLBackendError(stage: "sql", description: "sql: \(error.message)") }
     }
 }
 

@@ -121,7 +121,15 @@ struct StoreInferModelCommand: ParsableCommand {
 
         Any key names a property as it is ('first name', 'a' beside 'A'); a nested entity's \
         name takes the key with each character other than an ASCII letter, digit or '_' made \
-        '_'. Limitation: records that are not objects are errors (exit 1).
+        '_'. Records that are not objects are errors (exit 1) unless --document is given.
+
+        With --document the model has one document entity NAME instead: each record is one \
+        object, kept exactly as read, whatever its shape (objects whose keys disagree, null \
+        elements, records that are strings, numbers or arrays), with the shapes of its keys \
+        declared so that predicates run in SQL with the answers 'sift filter' gives; this is \
+        how 'sift filter --backend sqlite' loads records. Keys the tables cannot hold (arrays \
+        of arrays, arrays mixing objects with values) get a 'note:' line: predicates naming \
+        them run in memory.
         """
     )
 
@@ -131,10 +139,26 @@ struct StoreInferModelCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The root entity's name.", valueName: "NAME"))
     var entity = "Record"
 
+    @Flag(help: "One document entity whose objects are the records as they are (any JSON).")
+    var document = false
+
     func run() throws {
         try reportingStoreErrors {
             let records: [JSONValue]
             do throws(RecordsError) { records = try Records.load(file) } catch { throw StoreCommandError(error.description) }
+            if document {
+                let model: ManagedObjectModel
+                do throws(ModelError) {
+                    model = try ManagedObjectModel(entities: [EntityDescription(entity, document: DocumentInference.describe(records))])
+                } catch {
+                    throw StoreCommandError("error: the inferred model is invalid: \(error.message)")
+                }
+                for (key, why) in model.unsupportedDocumentKeys(of: entity).sorted(by: { $0.key < $1.key }) {
+                    writeError("note: key '\(key)': \(why); kept in the documents, and predicates naming it run in memory")
+                }
+                FileHandle.standardOutput.write(Data((model.jsonString + "\n").utf8))
+                return
+            }
             let inferred: InferredModel
             do throws(ModelInferenceError) { inferred = try ModelInference.infer(records, entity: entity) } catch {
                 throw StoreCommandError(lines: error.lines)
@@ -199,7 +223,8 @@ struct StoreImportCommand: ParsableCommand {
         attribute is kept as it reads in memory; dates are {"$date": seconds since 1970}, \
         binary data {"$data": "base64"}, UUIDs and URIs strings; dynamic attributes take \
         numbers and strings; null or a missing key is nil (a missing key keeps the model's \
-        default value).
+        default value). Into a document entity each record is one object kept as it is (any \
+        JSON value when the entity allows values), checked against the entity's shapes.
 
         A key the entity does not have, a value of the wrong type, or a broken validation rule \
         is an error naming the 0-based record index and the key path in it ('error: record 3: \

@@ -19,6 +19,8 @@ struct StoreImporter {
     private var seenIndex: [String: Int] = [:]
     /// Where each inserted object came from, to name the record when the save refuses it.
     private var origins: [String: (record: Int, path: String)] = [:]
+    /// The object made of each record, in record order.
+    private(set) var roots: [ManagedObject] = []
 
     init(context: ManagedObjectContext) {
         self.context = context
@@ -36,12 +38,32 @@ struct StoreImporter {
         guard model.entity(named: entity) != nil else {
             throw StoreCommandError("error: the store's model has no entity '\(entity)' (entities: \(model.entities.map(\.name).joined(separator: ", ")))")
         }
+        if model.entity(named: entity)?.document != nil {
+            // A document entity: each record is one object, kept whole (its shapes are checked
+            // at save).
+            roots.reserveCapacity(records.count)
+            for (n, record) in records.enumerated() {
+                do throws(StoreError) {
+                    let o = try context.insert(entity)
+                    try o.setDocument(record.value)
+                    origins[o.objectID.description] = (n, "")
+                    roots.append(o)
+                } catch {
+                    throw StoreCommandError("error: record \(n): \(error.message)")
+                }
+                if case .object(let members) = record { noteKeys(entity, members.map(\.0)) }
+            }
+            do { try context.save() } catch {
+                throw StoreCommandError(lines: error.failures.map(describeSaveFailure))
+            }
+            return records.count
+        }
         for (n, record) in records.enumerated() {
             guard case .object(let members) = record, record.date == nil else {
                 throw StoreCommandError("error: record \(n): not a JSON object (a record becomes one '\(entity)' object)")
             }
             do throws(Problem) {
-                _ = try insert(entity, members, record: n, path: "")
+                roots.append(try insert(entity, members, record: n, path: ""))
             } catch {
                 let at = error.path.isEmpty ? "" : "key '\(error.path)': "
                 throw StoreCommandError("error: record \(n): \(at)\(error.message)")

@@ -52,6 +52,15 @@ struct StoreRenderer {
 
     private func render(_ o: ManagedObject, skipping: String?, inside: Set<ObjectIdentifier>,
                         cache: inout [String: [Property]]) throws(StoreError) -> JSONValue {
+        if let document = o.document {
+            // A document prints as it is, null keys included (they are part of it); its top-level
+            // keys in the order the import saw them, nested objects' keys sorted (a document's
+            // objects keep no order).
+            guard case .dictionary(let d) = document else { return json(document) }
+            let seen = (keyOrder[o.entityName] ?? []).filter { d[$0] != nil }
+            let rest = d.keys.filter { !seen.contains($0) }.sorted()
+            return .object((seen + rest).map { ($0, json(d[$0]!)) })
+        }
         let properties: [Property]
         if let p = cache[o.entityName] { properties = p } else {
             properties = self.properties(of: o.entityName)

@@ -8,6 +8,7 @@ import SiftEvaluation
 import SiftSyntax
 import SiftSQL
 import SiftSQLite
+import SiftStore
 @testable import SiftTool
 
 /// What the back-end under test answered for one predicate.
@@ -64,7 +65,7 @@ struct MemoryBackend: DiffBackend {
     func load(_ records: [JSONValue]) throws -> any LoadedDataset { Loaded(values: records.map(\.value)) }
 }
 
-/// The SQLite back-end of `sift filter --backend sqlite`: JSONStore's inferred schema, the lowering,
+/// The SQLite back-end of `sift filter --backend sqlite`: the records in a store (JSONStore), the lowering,
 /// and the query run on the store.
 struct SQLiteBackend: DiffBackend {
     var name: String { "sqlite" }
@@ -77,7 +78,7 @@ struct SQLiteBackend: DiffBackend {
             let q: SQLQuery
             do { q = try backend.query(syntax, source: source, variables: variables) }
             catch { return .rejected(kind: error.id ?? error.stage, message: error.description) }
-            do throws(SQLiteError) {
+            do throws(StoreError) {
                 return .matches(Set(try backend.store.recordIndices(sql: q.sql, bindings: q.bindings)), sql: Self.render(q))
             } catch {
                 return .runtimeError("\(error)", sql: Self.render(q))

@@ -1,5 +1,5 @@
 // Runs every evaluation case in Corpus/eval through the SQL back-end too: each dataset is loaded
-// into a JSONStore once, each predicate is lowered against the inferred schema and run, and the
+// into a JSONStore (an in-memory SiftStore) once, each predicate is lowered against the inferred schema and run, and the
 // selected records must be exactly those for which in-memory evaluation is true, compared on the
 // records where memory does not raise. A case the SQL back-end must reject carries `sql:` in its
 // corpus file (Corpus/README.md); the rejection must then happen, and nothing else may be rejected.

@@ -5,6 +5,7 @@ import SiftSQL
 import SiftSyntax
 import SiftSQLite
 import SiftTool
+import SiftStore
 import Testing
 
 private func records(_ text: String) throws -> [JSONValue] {
@@ -14,10 +15,18 @@ private func records(_ text: String) throws -> [JSONValue] {
 
 private func q(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 
+/// SQLite's plan for `sql`, one detail line per step.
+private func queryPlan(_ store: JSONStore, _ sql: String, _ bindings: [SQLValue]) throws -> [String] {
+    try store.query("EXPLAIN QUERY PLAN " + sql, bindings).map { row in
+        if case .text(let t)? = row.last { return t }
+        return ""
+    }
+}
+
 /// One column of the root table, in record order.
 private func rootColumn(_ store: JSONStore, _ column: String) throws -> [SQLValue] {
     let root = try #require(store.schema.entity(named: "Record"))
-    return try store.connection.query("SELECT \(q(column)) FROM \(q(root.table)) ORDER BY \(q(root.primaryKey))").map { $0[0] }
+    return try store.query("SELECT \(q(column)) FROM \(q(root.table)) ORDER BY \(q(root.primaryKey))").map { $0[0] }
 }
 
 @Suite struct JSONStoreTests {
@@ -35,7 +44,8 @@ private func rootColumn(_ store: JSONStore, _ column: String) throws -> [SQLValu
         #expect(try rootColumn(store, "b") == [.double(2.5), .null, .null])
         #expect(try rootColumn(store, "c") == [.text("x"), .null, .null])
         #expect(try rootColumn(store, "d") == [.integer(1), .integer(0), .null])
-        #expect(try rootColumn(store, root.primaryKey) == [.integer(0), .integer(1), .integer(2)])
+        // The store's keys, given in record order from 1.
+        #expect(try rootColumn(store, root.primaryKey) == [.integer(1), .integer(2), .integer(3)])
         #expect(store.unsupportedKeys.isEmpty)
     }
 
@@ -76,7 +86,7 @@ private func rootColumn(_ store: JSONStore, _ column: String) throws -> [SQLValu
         #expect(address.relationship(named: "geo")?.toOne != nil)
         let fks = try rootColumn(store, fk)
         #expect(fks[1] == .null && fks[2] == .null)
-        let cities = try store.connection.query("""
+        let cities = try store.query("""
             SELECT a.\(q("city")) FROM \(q(root.table)) r LEFT JOIN \(q(address.table)) a
             ON a.\(q(address.primaryKey)) = r.\(q(fk)) ORDER BY r.\(q(root.primaryKey))
             """).map { $0[0] }
@@ -98,10 +108,10 @@ private func rootColumn(_ store: JSONStore, _ column: String) throws -> [SQLValu
         #expect(try rootColumn(store, count) == [.integer(2), .integer(0), .null, .null, .integer(2)])
         let kid = try #require(store.schema.entity(named: destination))
         #expect(kid.attributes.map(\.name) == ["n", "m"])
-        let rows = try store.connection.query(
+        let rows = try store.query(
             "SELECT \(q(owner)), \(q("n")), \(q("m")) FROM \(q(kid.table)) ORDER BY \(q(kid.primaryKey))")
-        #expect(rows == [[.integer(0), .integer(1), .null], [.integer(0), .integer(2), .null],
-                         [.integer(4), .null, .null], [.integer(4), .text("x"), .integer(1)]])
+        #expect(rows == [[.integer(1), .integer(1), .null], [.integer(1), .integer(2), .null],
+                         [.integer(5), .null, .null], [.integer(5), .text("x"), .integer(1)]])
     }
 
     @Test func arraysOfScalarsAreValueTablesWithCounts() throws {
@@ -115,12 +125,12 @@ private func rootColumn(_ store: JSONStore, _ column: String) throws -> [SQLValu
         guard case .values(let table) = try tags.shape() else { Issue.record("not values"); return }
         #expect(table.type == .any)
         #expect(try rootColumn(store, try #require(tags.countColumn)) == [.integer(3), .integer(0), .null])
-        let values = try store.connection.query(
+        let values = try store.query(
             "SELECT \(q(table.owner)), \(q(table.column)) FROM \(q(table.table)) ORDER BY rowid")
-        #expect(values == [[.integer(0), .text("a")], [.integer(0), .integer(1)], [.integer(0), .null]])
+        #expect(values == [[.integer(1), .text("a")], [.integer(1), .integer(1)], [.integer(1), .null]])
         let when = try #require(root.relationship(named: "when")?.values)
         #expect(when.type == .date && when.encoding == .secondsSince1970)
-        #expect(try store.connection.query("SELECT \(q(when.column)) FROM \(q(when.table))") == [[.double(3)]])
+        #expect(try store.query("SELECT \(q(when.column)) FROM \(q(when.table))") == [[.double(3)]])
         // Only empty arrays: a value table of type any.
         let none = try #require(root.relationship(named: "none"))
         #expect(none.values?.type == .any)
@@ -204,10 +214,10 @@ private func rootColumn(_ store: JSONStore, _ column: String) throws -> [SQLValu
     @Test func textIsNFCNormalized() throws {
         let store = try JSONStore(records: try records("{\"s\": \"Jo\u{0065}\u{0301}\", \"t\": [\"e\u{0301}\"]}"))
         #expect(try rootColumn(store, "s") == [.text("Jo\u{e9}")])
-        let rows = try store.connection.query("SELECT hex(\(q("s"))) FROM \(q("Record"))")
+        let rows = try store.query("SELECT hex(\(q("s"))) FROM \(q("Record"))")
         #expect(rows == [[.text("4A6FC3A9")]])
         let t = try #require(store.schema.entity(named: "Record")?.relationship(named: "t")?.values)
-        #expect(try store.connection.query("SELECT hex(value) FROM \(q(t.table))") == [[.text("C3A9")]])
+        #expect(try store.query("SELECT hex(value) FROM \(q(t.table))") == [[.text("C3A9")]])
     }
 
     @Test func recordIndicesRunsAQuery() throws {
@@ -219,21 +229,21 @@ private func rootColumn(_ store: JSONStore, _ column: String) throws -> [SQLValu
         let sql = "SELECT \(q(root.primaryKey)) FROM \(q(root.table)) WHERE sift_text(1, \(q("name")), ?, 3) ORDER BY 1"
         #expect(try store.recordIndices(sql: sql, bindings: [.text("jo")]) == [0, 2])
         #expect(try store.recordIndices(sql: "SELECT \(q(root.primaryKey)) FROM \(q(root.table)) ORDER BY 1 DESC", bindings: []) == [4, 3, 2, 1, 0])
-        #expect(throws: SQLiteError.self) { try store.recordIndices(sql: "SELECT 'a'", bindings: []) }
+        #expect(throws: StoreError.self) { try store.recordIndices(sql: "SELECT 'a'", bindings: []) }
     }
 
     @Test func scalarAndForeignKeyColumnsAreIndexed() throws {
         let store = try JSONStore(records: try records(#"{"n": 1, "o": {"p": 2}, "k": [{"q": 1}], "v": [1]}"#))
         let root = try #require(store.schema.entity(named: "Record"))
-        let plan = try store.connection.queryPlan("SELECT 1 FROM \(q(root.table)) WHERE \(q("n")) = ?", [.integer(1)])
+        let plan = try queryPlan(store, "SELECT 1 FROM \(q(root.table)) WHERE \(q("n")) = ?", [.integer(1)])
         #expect(plan.contains { $0.contains("USING") && $0.contains("INDEX") }, "\(plan)")
         let kidName = try #require(root.relationship(named: "k")?.toMany)
         let kid = try #require(store.schema.entity(named: kidName))
         let owner = try #require(root.relationship(named: "k")?.foreignKey)
-        let kidPlan = try store.connection.queryPlan("SELECT 1 FROM \(q(kid.table)) WHERE \(q(owner)) = ?", [.integer(0)])
+        let kidPlan = try queryPlan(store, "SELECT 1 FROM \(q(kid.table)) WHERE \(q(owner)) = ?", [.integer(0)])
         #expect(kidPlan.contains { $0.contains("INDEX") }, "\(kidPlan)")
         let v = try #require(root.relationship(named: "v")?.values)
-        let valuePlan = try store.connection.queryPlan("SELECT 1 FROM \(q(v.table)) WHERE \(q(v.owner)) = ?", [.integer(0)])
+        let valuePlan = try queryPlan(store, "SELECT 1 FROM \(q(v.table)) WHERE \(q(v.owner)) = ?", [.integer(0)])
         #expect(valuePlan.contains { $0.contains("INDEX") }, "\(valuePlan)")
     }
 
@@ -257,16 +267,16 @@ private func rootColumn(_ store: JSONStore, _ column: String) throws -> [SQLValu
         let bEntity = try #require(store.schema.entity(named: bName))
         let c = try #require(bEntity.relationship(named: "c"))
         let cCount = try #require(c.countColumn)
-        let counts = try store.connection.query(
+        let counts = try store.query(
             "SELECT \(q(cCount)) FROM \(q(bEntity.table)) ORDER BY \(q(bEntity.primaryKey))")
         #expect(counts == [[.integer(2)], [.null], [.integer(1)]])
         let valueTable = try #require(c.values)
-        let values = try store.connection.query(
+        let values = try store.query(
             "SELECT \(q(valueTable.owner)), \(q(valueTable.column)) FROM \(q(valueTable.table)) ORDER BY rowid")
         #expect(values == [[.integer(0), .integer(1)], [.integer(0), .integer(2)], [.integer(2), .integer(3)]])
         let dName = try #require(bEntity.relationship(named: "d")?.toOne)
         let dEntity = try #require(store.schema.entity(named: dName))
-        #expect(try store.connection.query("SELECT \(q("e")) FROM \(q(dEntity.table))") == [[.text("x")]])
+        #expect(try store.query("SELECT \(q("e")) FROM \(q(dEntity.table))") == [[.text("x")]])
         // The inferred schema survives its own JSON form.
         #expect(try Schema(json: store.schema.jsonString) == store.schema)
     }
