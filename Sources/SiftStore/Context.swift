@@ -196,9 +196,10 @@ public final class ManagedObjectContext {
         let columns = info.attributeColumns
         var attributes = [Value]()
         attributes.reserveCapacity(resolved.count)
+        let isDocument = info.entity.document != nil
         for i in 0..<resolved.count {
             let a = resolved[i]
-            if info.entity.document != nil {
+            if isDocument {
                 if case .blob(let bytes) = row.column(columns[i]) { attributes.append(DocumentCodec.decode(bytes)) } else { attributes.append(.null) }
                 continue
             }
