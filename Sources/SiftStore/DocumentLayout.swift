@@ -497,7 +497,11 @@ final class DocumentTable: @unchecked Sendable {
         var script = ""
         if root {
             var defs = [quote(primaryKey) + " INTEGER PRIMARY KEY"]
-            defs += columnNames.dropFirst().map(quote)
+            // Value columns have no type (each value keeps its storage class). The owner and root
+            // columns are INTEGER, as the keys they are compared with: a column without affinity
+            // compared with an INTEGER key cannot use its index, and every correlated subquery
+            // over an array then scanned all elements for each row (quadratic).
+            defs += columnNames.dropFirst().map { $0 == owner || $0 == rootColumn ? quote($0) + " INTEGER" : quote($0) }
             script += "CREATE TABLE \(quote(table)) (\(defs.joined(separator: ", ")));\n"
         }
         for c in allColumns {
@@ -530,15 +534,20 @@ final class DocumentTable: @unchecked Sendable {
 
     func indexScript(names: inout DocumentNames) -> String {
         var script = ""
-        func index(_ table: String, _ column: String) {
+        func index(_ table: String, _ column: String, after owner: String? = nil) {
             let name = names.table("sift_index_\(table)_\(column)")
-            script += "CREATE INDEX \(quote(name)) ON \(quote(table)) (\(quote(column)));\n"
+            let columns = (owner.map { [$0] } ?? []) + [column]
+            script += "CREATE INDEX \(quote(name)) ON \(quote(table)) (\(columns.map(quote).joined(separator: ", ")));\n"
         }
         if let owner { index(table, owner) }
         if let rootColumn { index(table, rootColumn) }
         for c in allColumns {
             switch c {
-            case .scalar(_, let column), .date(_, let column): index(table, column)
+            // The rows of an array are only ever read through their owner (EXISTS, counts,
+            // aggregates correlated to the owning row), so their columns are indexed after the
+            // owner: an index on the column alone lets the planner scan every owner's elements
+            // for each row (quadratic; 20,000 records took minutes).
+            case .scalar(_, let column), .date(_, let column): index(table, column, after: owner)
             case .toOne(_, let column, let child):
                 index(table, column)
                 script += child.indexScript(names: &names)
@@ -546,7 +555,7 @@ final class DocumentTable: @unchecked Sendable {
                 script += child.indexScript(names: &names)
             case .values(_, _, let valueTable, _):
                 index(valueTable, "owner")
-                index(valueTable, "value")
+                index(valueTable, "value", after: "owner")
                 if inStore { index(valueTable, "root") }
             case .mixed: break
             }
