@@ -185,7 +185,7 @@ extension ManagedObjectContext {
             do { d = try SiftSortDescriptor(path) } catch { throw StoreError(error) }
         }
         // The collection operator over the group, as KVC applies it to an array of objects.
-        do { return try d.key(of: .array(members.map { .object($0) })) } catch { throw StoreError(error) }
+        do { return try d.key(of: .array(members.map(\.evaluationRoot))) } catch { throw StoreError(error) }
     }
 
     /// The SQL, plan and residual of a request.
@@ -308,13 +308,13 @@ extension ManagedObjectContext {
             let sqlOrdered = request.sortDescriptors.isEmpty || plan.sqlSort != nil
             if !sqlOrdered {
                 result = (keep + changed).sorted { tiebreak($0) < tiebreak($1) }
-                do { result = try result.sortedIndices(by: request.sortDescriptors).map { result[$0] } } catch { throw StoreError(error) }
+                do { result = try result.map(\.evaluationRoot).sortedIndices(by: request.sortDescriptors).map { result[$0] } } catch { throw StoreError(error) }
             } else {
                 // SQL already ordered the clean rows: sort the few changed objects the same way
                 // and insert each where a binary search over the clean rows puts it.
                 var sortedChanged = changed.sorted { tiebreak($0) < tiebreak($1) }
                 if !request.sortDescriptors.isEmpty {
-                    do { sortedChanged = try sortedChanged.sortedIndices(by: request.sortDescriptors).map { sortedChanged[$0] } } catch { throw StoreError(error) }
+                    do { sortedChanged = try sortedChanged.map(\.evaluationRoot).sortedIndices(by: request.sortDescriptors).map { sortedChanged[$0] } } catch { throw StoreError(error) }
                 }
                 var keyCache: [ObjectIdentifier: [Value]] = [:]
                 func keys(_ o: ManagedObject) throws(StoreError) -> [Value] {
