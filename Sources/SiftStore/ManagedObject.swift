@@ -31,6 +31,9 @@ final class EntityInfo: @unchecked Sendable {
     let updateColumns: [Int]
     /// `insertSQL` prepared, once the store first needs it (only touched with its lock held).
     var insertStatement: SQLiteStatement?
+    /// Every insert binds every column of the row (no collections, no mixed attributes, no other
+    /// entity's columns in the table), so nothing bound for one row can linger into the next.
+    let insertBindsEveryColumn: Bool
     /// Per attribute: its name, its type, and whether it holds one value (not a collection).
     let attributeNames: [String]
     let attributeTypes: [AttributeType]
@@ -79,6 +82,9 @@ final class EntityInfo: @unchecked Sendable {
                       + mixedColumns.flatMap { ($0 ?? []).compactMap { $0 } })
         let columns = [1, 2] + layout.columns.indices.filter { own.contains($0) }
         updateColumns = columns + [0]
+        let bound = Set([0, 1, 2] + attributeColumns + exactColumns.compactMap { $0 } + foreignKeyColumns.compactMap { $0 })
+        insertBindsEveryColumn = isScalar.allSatisfy { $0 } && mixedColumns.allSatisfy { $0 == nil }
+            && bound == Set(layout.columns.indices)
         updateSQL = "UPDATE \(q(layout.table)) SET \(columns.map { "\(q(layout.columns[$0])) = ?" }.joined(separator: ", ")) WHERE \(q(Storage.primaryKey)) = ?"
     }
 }
@@ -318,7 +324,8 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// give); another attribute coerces it; anything else (a relationship, an unknown key) goes
     /// the general way with `original`, so errors read exactly as they do there.
     @inline(__always)
-    private func setTyped(_ value: Value, _ original: Any, forKey key: String,
+    // `original` is generic, not `Any`: boxed only on the rare path that needs it.
+    private func setTyped<T>(_ value: Value, _ original: T, forKey key: String,
                           storesAsIs: (AttributeType) -> Bool) throws(StoreError) {
         guard let context else { throw StoreError(.invalidOperation, "\(objectID) no longer belongs to a context") }
         guard let i = info.attributeNumber(key) else {
@@ -326,8 +333,12 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
             return
         }
         if info.isScalar[i], storesAsIs(info.attributeTypes[i]) {
-            try context.checkOwned(self)
-            try context.willChange(self)
+            // An object inserted in its context passes both: it is never in the deleted set (a
+            // delete takes it out of the context) and has no committed state to record.
+            if !pendingInsert {
+                try context.checkOwned(self)
+                try context.willChange(self)
+            }
             attributes[i] = value
         } else {
             try context.setAttribute(value, i, forKey: key, of: self)
