@@ -41,6 +41,8 @@ final class EntityInfo: @unchecked Sendable {
     /// A new object's attributes (the model's defaults) and relationships (empty).
     let initialAttributes: [Value]
     let initialLinks: [Link?]
+    /// No attribute has a default (every initial value is nil).
+    let initialAttributesAreNil: Bool
     /// The interned store and entity names this entity's object IDs carry (set by the store once
     /// it knows its identifier, before any object exists).
     var names = IDNames.Pair(store: 0, entity: 0)
@@ -73,6 +75,7 @@ final class EntityInfo: @unchecked Sendable {
         isScalar = entity.attributes.map { !$0.description.isCollection }
         initialAttributes = entity.attributes.map { $0.defaultValue ?? .null }
         initialLinks = entity.relationships.map { $0.isToMany ? .many([]) : .one(nil) }
+        initialAttributesAreNil = initialAttributes.allSatisfy(\.isNull)
         regexes = entity.attributes.map { a in a.description.regularExpression.flatMap { try? AttributeValidation.regex($0) } }
         let q = PersistentStore.q
         insertSQL = "INSERT INTO \(q(layout.table)) (\(layout.columns.map(q).joined(separator: ", "))) VALUES (\(layout.columns.map { _ in "?" }.joined(separator: ", ")))"

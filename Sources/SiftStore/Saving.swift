@@ -38,7 +38,7 @@ extension ManagedObjectContext {
                     for o in deleted { try writer.delete(o) }
                     for o in inserted { try writer.insert(o) }
                     for o in updated { try writer.update(o) }
-                    for o in inserted + updated { try writer.writeLinks(o) }
+                    for o in [inserted, updated].joined() { try writer.writeLinks(o) }
                 } catch let e as SQLiteError {
                     throw e.storeError
                 } catch let e as StoreError {
@@ -189,7 +189,7 @@ extension ManagedObjectContext {
     func checkStoredUniqueness(inserted: [ManagedObject], updated: [ManagedObject]) throws(StoreError) {
         let changing = Set(updated.compactMap { $0.objectID.primaryKey } + deletedSet.compactMap { $0.objectID.primaryKey })
         var failures: [String] = []
-        for o in inserted + updated {
+        for o in [inserted, updated].joined() {
             for c in o.info.entity.constraints {
                 guard let key = Self.constraintKey(o, c) else { continue }
                 let e = o.info.entity
@@ -220,23 +220,23 @@ struct RowWriter {
 
     /// Hands `put` the value of every column of `o`'s row that the object decides (its table's
     /// other columns are NULL), by position in the table's column order; a scalar attribute's
-    /// value goes to `putAttribute` with its type instead, still to be encoded.
+    /// value goes to `putAttribute` with its type instead, still to be encoded, where it lies in
+    /// the object's array (a `Value` copied out is a call to copy and another to destroy).
     @inline(__always)
     func columns<E: Error>(_ o: ManagedObject, version: Int64, _ put: (Int, SQLValue) throws(E) -> Void,
-                           putAttribute: (Int, Value, AttributeType) throws(E) -> Void) throws(E) {
+                           putAttribute: (Int, UnsafePointer<Value>, AttributeType) throws(E) -> Void) throws(E) {
         let info = o.info
         try put(0, .integer(key(o)!))
         try put(1, .integer(info.entity.number))
         try put(2, .integer(version))
         let types = info.attributeTypes
-        // Values are read in place, not copied out of the object's array one by one.
         try o.attributes.withUnsafeBufferPointer { (attributes) throws(E) in
             for i in types.indices {
                 if !info.isScalar[i] {
                     if case .array(let xs) = attributes[i] { try put(info.attributeColumns[i], .integer(Int64(xs.count))) }
                     continue
                 }
-                try putAttribute(info.attributeColumns[i], attributes[i], types[i])
+                try putAttribute(info.attributeColumns[i], attributes.baseAddress! + i, types[i])
                 if let x = info.exactColumns[i] { try put(x, ColumnCodec.exactText(attributes[i])) }
                 if let m = info.mixedColumns[i] {
                     // The shape and value cells of a mixed attribute; the others stay NULL.
@@ -262,7 +262,7 @@ struct RowWriter {
     /// The row of `o` in its table's column order.
     func row(_ o: ManagedObject, version: Int64) -> [SQLValue] {
         var row = [SQLValue](repeating: .null, count: o.info.layout.columns.count)
-        columns(o, version: version, { c, v in row[c] = v }, putAttribute: { c, v, t in row[c] = ColumnCodec.encode(v, t) })
+        columns(o, version: version, { c, v in row[c] = v }, putAttribute: { c, v, t in row[c] = ColumnCodec.encode(v.pointee, t) })
         return row
     }
 
