@@ -326,10 +326,10 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// An attribute whose type `storesAsIs` says takes `value` unchanged (what coercion would
     /// give); another attribute coerces it; anything else (a relationship, an unknown key) goes
     /// the general way with `original`, so errors read exactly as they do there.
+    // `original` is generic, not `Any`: it is boxed only on the rare path that needs it.
     @inline(__always)
-    // `original` is generic, not `Any`: boxed only on the rare path that needs it.
     private func setTyped<T>(_ value: Value, _ original: T, forKey key: String,
-                          storesAsIs: (AttributeType) -> Bool) throws(StoreError) {
+                             storesAsIs: (AttributeType) -> Bool) throws(StoreError) {
         guard let context else { throw StoreError(.invalidOperation, "\(objectID) no longer belongs to a context") }
         guard let i = info.attributeNumber(key) else {
             try context.set(original, forKey: key, of: self)
