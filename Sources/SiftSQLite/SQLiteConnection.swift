@@ -223,31 +223,67 @@ public final class SQLiteStatement {
     /// try s.bind(.integer(7), at: 1)
     /// ```
     public func bind(_ value: SQLValue, at position: Int) throws(SQLiteError) {
+        switch value {
+        case .null: try bindNull(at: position)
+        case .integer(let v): try bind(int64: v, at: position)
+        case .double(let v): try bind(double: v, at: position)
+        case .text(let s): try bind(text: s, at: position)
+        case .blob(let b):
+            let rc = b.withUnsafeBytes { raw in
+                // A zero-length blob needs a non-null pointer to be a blob rather than NULL.
+                sqlite3_bind_blob(pointer, Int32(position), raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(b.count), sqliteTransient)
+            }
+            try check(rc)
+        }
+    }
+
+    // Typed binds: a caller that knows a value's storage class binds it without wrapping it in a
+    // `SQLValue` first (a bulk save binds every column of every row).
+
+    /// Binds NULL to parameter `position` (1-based).
+    @inline(__always)
+    public func bindNull(at position: Int) throws(SQLiteError) {
+        try check(sqlite3_bind_null(pointer, Int32(position)))
+    }
+
+    /// Binds an integer to parameter `position` (1-based).
+    ///
+    /// ```swift
+    /// try s.bind(int64: 7, at: 1)
+    /// ```
+    @inline(__always)
+    public func bind(int64 value: Int64, at position: Int) throws(SQLiteError) {
+        try check(sqlite3_bind_int64(pointer, Int32(position), value))
+    }
+
+    /// Binds a REAL to parameter `position` (1-based).
+    @inline(__always)
+    public func bind(double value: Double, at position: Int) throws(SQLiteError) {
+        try check(sqlite3_bind_double(pointer, Int32(position), value))
+    }
+
+    /// Binds text to parameter `position` (1-based), by its UTF-8 bytes (copied by SQLite).
+    public func bind(text: String, at position: Int) throws(SQLiteError) {
         let index = Int32(position)
         let rc: Int32
-        switch value {
-        case .null: rc = sqlite3_bind_null(pointer, index)
-        case .integer(let v): rc = sqlite3_bind_int64(pointer, index, v)
-        case .double(let v): rc = sqlite3_bind_double(pointer, index, v)
-        case .text(let s):
-            // Bound with its byte length, so an embedded NUL does not cut the text short.
-            var text = s
-            if text.isEmpty {
-                // A nil pointer would bind NULL; the empty string needs a real one.
-                rc = sqlite3_bind_text(pointer, index, "", 0, sqliteTransient)
-            } else {
-                rc = text.withUTF8 { bytes in
-                    bytes.withMemoryRebound(to: CChar.self) { chars in
-                        sqlite3_bind_text(pointer, index, chars.baseAddress, Int32(chars.count), sqliteTransient)
-                    }
+        // Bound with its byte length, so an embedded NUL does not cut the text short.
+        var text = text
+        if text.isEmpty {
+            // A nil pointer would bind NULL; the empty string needs a real one.
+            rc = sqlite3_bind_text(pointer, index, "", 0, sqliteTransient)
+        } else {
+            rc = text.withUTF8 { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { chars in
+                    sqlite3_bind_text(pointer, index, chars.baseAddress, Int32(chars.count), sqliteTransient)
                 }
             }
-        case .blob(let b):
-            rc = b.withUnsafeBytes { raw in
-                // A zero-length blob needs a non-null pointer to be a blob rather than NULL.
-                sqlite3_bind_blob(pointer, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(b.count), sqliteTransient)
-            }
         }
+        try check(rc)
+    }
+
+    /// Throws the connection's error for a failed bind.
+    @inline(__always)
+    func check(_ rc: Int32) throws(SQLiteError) {
         if rc != SQLITE_OK { throw connection.error(rc, sql: sql) }
     }
 

@@ -107,7 +107,16 @@ public final class ManagedObjectContext {
         // A fault has nothing to allocate; the new object then takes the entity's initial state.
         let o = ManagedObject(id: id, info: info, context: self, fault: true)
         o.isFault = false
-        o.attributes = info.initialAttributes
+        if info.initialAttributesAreNil {
+            // An array of its own at once: the entity's, shared, would be copied value by value
+            // (through the generic copy of each value) by the first `setValue`.
+            var attributes = [Value]()
+            attributes.reserveCapacity(info.attributeTypes.count)
+            for _ in info.attributeTypes.indices { attributes.append(.null) }
+            o.attributes = attributes
+        } else {
+            o.attributes = info.initialAttributes
+        }
         o.links = info.initialLinks
         registry[id.key] = o
         insertedList.append(o)
@@ -192,26 +201,29 @@ public final class ManagedObjectContext {
             o.objectID = ObjectID(info.names, key: o.objectID.key)
             o.links = Array(repeating: nil, count: info.entity.relationships.count)
         }
-        let resolved = info.entity.attributes
+        let types = info.attributeTypes
         let columns = info.attributeColumns
         var attributes = [Value]()
-        attributes.reserveCapacity(resolved.count)
+        attributes.reserveCapacity(types.count)
         let isDocument = info.entity.document != nil
-        for i in 0..<resolved.count {
-            let a = resolved[i]
+        // The per-attribute facts come from the info's arrays of plain values: taking each
+        // attribute (a class) out of the entity would be a retain and a release per value read.
+        for i in 0..<types.count {
             if isDocument {
+                // A document's exact form (its one attribute).
                 if case .blob(let bytes) = row.column(columns[i]) { attributes.append(DocumentCodec.decode(bytes)) } else { attributes.append(.null) }
                 continue
             }
-            if a.valueTable != nil {
+            if !info.isScalar[i] {
+                // A collection: its values are rows of its table.
                 if case .null = row.column(columns[i]) { attributes.append(.null); continue }
-                attributes.append(try loadCollection(o.objectID.primaryKey!, a))
+                attributes.append(try loadCollection(o.objectID.primaryKey!, info.entity.attributes[i]))
                 continue
             }
             if let x = info.exactColumns[i] {
-                attributes.append(ColumnCodec.decode(row.column(columns[i]), a.type, exact: row.column(x)))
+                attributes.append(ColumnCodec.decode(row.column(columns[i]), types[i], exact: row.column(x)))
             } else {
-                attributes.append(row.attribute(columns[i], a.type))
+                attributes.append(row.attribute(columns[i], types[i]))
             }
         }
         o.attributes = attributes

@@ -35,6 +35,9 @@ final class EntityInfo: @unchecked Sendable {
     let updateColumns: [Int]
     /// `insertSQL` prepared, once the store first needs it (only touched with its lock held).
     var insertStatement: SQLiteStatement?
+    /// Every insert binds every column of the row (no collections, no mixed attributes, no other
+    /// entity's columns in the table), so nothing bound for one row can linger into the next.
+    let insertBindsEveryColumn: Bool
     /// Per attribute: its name, its type, and whether it holds one value (not a collection).
     let attributeNames: [String]
     let attributeTypes: [AttributeType]
@@ -42,6 +45,8 @@ final class EntityInfo: @unchecked Sendable {
     /// A new object's attributes (the model's defaults) and relationships (empty).
     let initialAttributes: [Value]
     let initialLinks: [Link?]
+    /// No attribute has a default (every initial value is nil).
+    let initialAttributesAreNil: Bool
     /// The interned store and entity names this entity's object IDs carry (set by the store once
     /// it knows its identifier, before any object exists).
     var names = IDNames.Pair(store: 0, entity: 0)
@@ -76,6 +81,7 @@ final class EntityInfo: @unchecked Sendable {
         isScalar = entity.attributes.map { !$0.description.isCollection }
         initialAttributes = entity.attributes.map { $0.defaultValue ?? .null }
         initialLinks = entity.relationships.map { $0.isToMany ? ($0.description.allowsNil ? .nilMany : .many([])) : .one(nil) }
+        initialAttributesAreNil = initialAttributes.allSatisfy(\.isNull)
         regexes = entity.attributes.map { a in a.description.regularExpression.flatMap { try? AttributeValidation.regex($0) } }
         let q = PersistentStore.q
         insertSQL = "INSERT INTO \(q(layout.table)) (\(layout.columns.map(q).joined(separator: ", "))) VALUES (\(layout.columns.map { _ in "?" }.joined(separator: ", ")))"
@@ -87,6 +93,9 @@ final class EntityInfo: @unchecked Sendable {
                       + mixedColumns.flatMap { ($0 ?? []).compactMap { $0 } })
         let columns = [1, 2] + layout.columns.indices.filter { own.contains($0) }
         updateColumns = columns + [0]
+        let bound = Set([0, 1, 2] + attributeColumns + exactColumns.compactMap { $0 } + foreignKeyColumns.compactMap { $0 })
+        insertBindsEveryColumn = isScalar.allSatisfy { $0 } && mixedColumns.allSatisfy { $0 == nil }
+            && bound == Set(layout.columns.indices)
         updateSQL = "UPDATE \(q(layout.table)) SET \(columns.map { "\(q(layout.columns[$0])) = ?" }.joined(separator: ", ")) WHERE \(q(Storage.primaryKey)) = ?"
     }
 }
@@ -341,17 +350,22 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// An attribute whose type `storesAsIs` says takes `value` unchanged (what coercion would
     /// give); another attribute coerces it; anything else (a relationship, an unknown key) goes
     /// the general way with `original`, so errors read exactly as they do there.
+    // `original` is generic, not `Any`: it is boxed only on the rare path that needs it.
     @inline(__always)
-    private func setTyped(_ value: Value, _ original: Any, forKey key: String,
-                          storesAsIs: (AttributeType) -> Bool) throws(StoreError) {
+    private func setTyped<T>(_ value: Value, _ original: T, forKey key: String,
+                             storesAsIs: (AttributeType) -> Bool) throws(StoreError) {
         guard let context else { throw StoreError(.invalidOperation, "\(objectID) no longer belongs to a context") }
         guard let i = info.attributeNumber(key) else {
             try context.set(original, forKey: key, of: self)
             return
         }
         if info.isScalar[i], storesAsIs(info.attributeTypes[i]) {
-            try context.checkOwned(self)
-            try context.willChange(self)
+            // An object inserted in its context passes both: it is never in the deleted set (a
+            // delete takes it out of the context) and has no committed state to record.
+            if !pendingInsert {
+                try context.checkOwned(self)
+                try context.willChange(self)
+            }
             attributes[i] = value
         } else {
             try context.setAttribute(value, i, forKey: key, of: self)

@@ -38,8 +38,8 @@ extension ManagedObjectContext {
                     for o in deleted { try writer.delete(o) }
                     for o in inserted { try writer.insert(o) }
                     for o in updated { try writer.update(o) }
-                    for o in inserted + updated { try writer.writeLinks(o) }
-                    for o in inserted + updated where o.info.hasCountColumns { try writer.writeCounts(o) }
+                    for o in [inserted, updated].joined() { try writer.writeLinks(o) }
+                    for o in [inserted, updated].joined() where o.info.hasCountColumns { try writer.writeCounts(o) }
                 } catch let e as SQLiteError {
                     throw e.storeError
                 } catch let e as StoreError {
@@ -194,7 +194,7 @@ extension ManagedObjectContext {
     func checkStoredUniqueness(inserted: [ManagedObject], updated: [ManagedObject]) throws(StoreError) {
         let changing = Set(updated.compactMap { $0.objectID.primaryKey } + deletedSet.compactMap { $0.objectID.primaryKey })
         var failures: [String] = []
-        for o in inserted + updated {
+        for o in [inserted, updated].joined() {
             for c in o.info.entity.constraints {
                 guard let key = Self.constraintKey(o, c) else { continue }
                 let e = o.info.entity
@@ -224,8 +224,12 @@ struct RowWriter {
     func key(_ o: ManagedObject) -> Int64? { o.objectID.primaryKey ?? o.assignedKey }
 
     /// Hands `put` the value of every column of `o`'s row that the object decides (its table's
-    /// other columns are NULL), by position in the table's column order.
-    func columns<E: Error>(_ o: ManagedObject, version: Int64, _ put: (Int, SQLValue) throws(E) -> Void) throws(E) {
+    /// other columns are NULL), by position in the table's column order; a scalar attribute's
+    /// value goes to `putAttribute` with its type instead, still to be encoded, where it lies in
+    /// the object's array (a `Value` copied out is a call to copy and another to destroy).
+    @inline(__always)
+    func columns<E: Error>(_ o: ManagedObject, version: Int64, _ put: (Int, SQLValue) throws(E) -> Void,
+                           putAttribute: (Int, UnsafePointer<Value>, AttributeType) throws(E) -> Void) throws(E) {
         let info = o.info
         try put(0, .integer(key(o)!))
         try put(1, .integer(info.entity.number))
@@ -236,21 +240,22 @@ struct RowWriter {
             try put(info.attributeColumns[0], .blob(DocumentCodec.encode(o.attributes.first ?? .null)))
             return
         }
-        for i in types.indices {
-            let v = o.attributes[i]
-            if !info.isScalar[i] {
-                if case .array(let xs) = v { try put(info.attributeColumns[i], .integer(Int64(xs.count))) }
-                continue
-            }
-            try put(info.attributeColumns[i], ColumnCodec.encode(v, types[i]))
-            if let x = info.exactColumns[i] { try put(x, ColumnCodec.exactText(v)) }
-            if let m = info.mixedColumns[i] {
-                // The shape and value cells of a mixed attribute; the others stay NULL.
-                var cells = [SQLValue](repeating: .null, count: info.layout.columns.count)
-                MixedCodec.cells(v, m, into: &cells)
-                for c in m.compactMap({ $0 }) {
-                    if case .null = cells[c] { continue }
-                    try put(c, cells[c])
+        try o.attributes.withUnsafeBufferPointer { (attributes) throws(E) in
+            for i in types.indices {
+                if !info.isScalar[i] {
+                    if case .array(let xs) = attributes[i] { try put(info.attributeColumns[i], .integer(Int64(xs.count))) }
+                    continue
+                }
+                try putAttribute(info.attributeColumns[i], attributes.baseAddress! + i, types[i])
+                if let x = info.exactColumns[i] { try put(x, ColumnCodec.exactText(attributes[i])) }
+                if let m = info.mixedColumns[i] {
+                    // The shape and value cells of a mixed attribute; the others stay NULL.
+                    var cells = [SQLValue](repeating: .null, count: info.layout.columns.count)
+                    MixedCodec.cells(attributes[i], m, into: &cells)
+                    for c in m.compactMap({ $0 }) {
+                        if case .null = cells[c] { continue }
+                        try put(c, cells[c])
+                    }
                 }
             }
         }
@@ -267,7 +272,7 @@ struct RowWriter {
     /// The row of `o` in its table's column order.
     func row(_ o: ManagedObject, version: Int64) -> [SQLValue] {
         var row = [SQLValue](repeating: .null, count: o.info.layout.columns.count)
-        columns(o, version: version) { c, v in row[c] = v }
+        columns(o, version: version, { c, v in row[c] = v }, putAttribute: { c, v, t in row[c] = ColumnCodec.encode(v.pointee, t) })
         return row
     }
 
@@ -275,8 +280,13 @@ struct RowWriter {
         // Bound column by column into the entity's own statement: no row array, and no lookup of
         // the statement by its text for every object.
         let s = try store.insertStatement(o.info)
-        s.clearBindings()
-        try columns(o, version: 0) { (c, v) throws(SQLiteError) in try s.bind(v, at: c + 1) }
+        // Left over from the previous row, a column this row does not bind would keep its value.
+        if !o.info.insertBindsEveryColumn { s.clearBindings() }
+        try columns(o, version: 0, { (c, v) throws(SQLiteError) in
+            // Keys, entity numbers and versions: the integer bind without the general switch.
+            if case .integer(let k) = v { try s.bind(int64: k, at: c + 1) } else { try s.bind(v, at: c + 1) }
+        },
+                    putAttribute: { (c, v, t) throws(SQLiteError) in try ColumnCodec.bind(v, t, to: s, at: c + 1) })
         while try s.step() {}
         try s.reset()
         try writeCollections(o, all: true)

@@ -7,6 +7,7 @@
 import Foundation
 import SiftEvaluation
 import SiftSQL
+import SiftSQLite
 import SiftText
 
 /// Why a value does not fit its attribute.
@@ -108,6 +109,23 @@ enum ColumnCodec {
         }
     }
 
+    /// Binds `encode(v.pointee, type)` to parameter `position` of `s`. The kinds a row mostly holds are
+    /// bound straight from the value: a bulk save binds every column of every row, and making,
+    /// switching on and destroying a `SQLValue` for each cost as much as the bind itself.
+    @inline(__always)
+    static func bind(_ v: UnsafePointer<Value>, _ type: AttributeType, to s: SQLiteStatement, at position: Int) throws(SQLiteError) {
+        // No `where` clauses: a guarded pattern makes the switch copy the whole value first.
+        guard type != .transformable && type != .mixed else { try s.bind(encode(v.pointee, type), at: position); return }
+        switch v.pointee {
+        case .null: try s.bindNull(at: position)
+        case .bool(let b): try s.bind(int64: b ? 1 : 0, at: position)
+        case .integer(let i): try s.bind(int64: i, at: position)
+        case .double(let d): if d.isNaN { try s.bindNull(at: position) } else { try s.bind(double: d, at: position) }
+        case .string(let t): try s.bind(text: TextFolding.nfc(t), at: position)
+        case .date(let d): try s.bind(double: d.timeIntervalSinceReferenceDate, at: position)
+        default: try s.bind(encode(v.pointee, type), at: position)
+        }
+    }
 
     /// The exact text of a decimal (beside its REAL column).
     static func exactText(_ v: Value) -> SQLValue {

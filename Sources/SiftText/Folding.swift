@@ -73,9 +73,22 @@ public enum TextFolding {
     /// TextFolding.nfc("e\u{301}") == "\u{E9}"  // true
     /// ```
     public static func nfc(_ s: String) -> String {
-        let stable = s.utf8.withContiguousStorageIfAvailable { !$0.contains { $0 >= 0xCC } }
-            ?? !s.utf8.contains { $0 >= 0xCC }
+        let stable = s.utf8.withContiguousStorageIfAvailable { belowU0300($0) } ?? !s.utf8.contains { $0 >= 0xCC }
         return stable ? s : s.precomposedStringWithCanonicalMapping
+    }
+
+    /// Whether every byte is below 0xCC. Stores bind every string through `nfc`, so the ASCII
+    /// runs are skipped eight bytes at a time before the bytes are looked at one by one.
+    static func belowU0300(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        var i = 0
+        while i + 8 <= bytes.count, raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 { i += 8 }
+        while i < bytes.count {
+            if base[i] >= 0xCC { return false }
+            i += 1
+        }
+        return true
     }
 
     /// The reference fold: Foundation's, made canonical.
