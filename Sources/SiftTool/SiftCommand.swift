@@ -97,14 +97,30 @@ struct ParseCommand: ParsableCommand {
             }
             return
         }
+        // One predicate per line of standard input, read and written in large blocks (see
+        // LineInput): per line, `readLine` and `print` cost more than parsing does. The flags are
+        // read once: each read of an ArgumentParser property looks up generic metadata.
+        let canonical = !tree && !json
+        var output = OutputBuffer()
+        var input = LineInput(fd: STDIN_FILENO)
+        defer { input.deallocate() }
         var failed = false
-        while let line = readLine(strippingNewline: true) {
+        let completed = try input.forEachLine(beforeRead: { output.flush() }) { bytes in
+            let line = String(decoding: bytes, as: UTF8.self)
             do {
-                print(try render(try PredicateSyntax.parse(line, arguments: values)))
+                let p = try PredicateSyntax.parse(line, arguments: values)
+                if canonical { p.printCanonical(into: &output.text) } else { output.text += try render(p) }
             } catch let e as SyntaxError {
-                print(e.description)
+                output.text += e.description
                 failed = true
             }
+            output.text.bytes.append(0x0A)
+            output.flushIfFull()
+        }
+        output.flush()
+        if !completed {
+            writeError("<stdin>: error: cannot read the input (\(String(cString: strerror(errno))))")
+            throw ExitCode.failure
         }
         if failed { throw ExitCode.failure }
     }
