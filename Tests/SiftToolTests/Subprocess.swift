@@ -1,6 +1,6 @@
 // Runs the built `sift` executable as a subprocess for the command-line tests: finds it beside the
-// test bundle, feeds standard input, and drains stdout and stderr concurrently so a large output
-// cannot block the child.
+// test bundle, and feeds standard input while draining stdout and stderr concurrently, so that
+// neither a large input nor a large output can block the child.
 
 import Foundation
 import Testing
@@ -23,8 +23,16 @@ func runSift(_ args: [String], stdin: String = "") throws -> SiftOutput {
     let group = DispatchGroup()
     group.enter()
     DispatchQueue.global().async { errBox.data = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-    input.fileHandleForWriting.write(Data(stdin.utf8))
-    try input.fileHandleForWriting.close()
+    // Standard input is written on a thread of its own too: a child that answers line by line
+    // fills the output pipe before it has read a large input, and would wait for this thread
+    // while this thread waits for it.
+    let writer = input.fileHandleForWriting
+    group.enter()
+    DispatchQueue.global().async {
+        writer.write(Data(stdin.utf8))
+        try? writer.close()
+        group.leave()
+    }
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     group.wait()
     process.waitUntilExit()
