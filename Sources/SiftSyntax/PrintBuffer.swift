@@ -25,7 +25,10 @@ package struct PrintBuffer {
 
     @inline(__always)
     package static func += (out: inout PrintBuffer, text: String) {
-        out.bytes.append(contentsOf: text.utf8)
+        // A native string's bytes are copied in one piece; the generic sequence append would
+        // go through the UTF-8 view's copy machinery, which cost more than the copy itself.
+        let copied: Void? = text.utf8.withContiguousStorageIfAvailable { out.bytes.append(contentsOf: $0) }
+        if copied == nil { out.bytes.append(contentsOf: text.utf8) }
     }
 
     /// Appends one scalar, encoded.
