@@ -5,7 +5,8 @@
 # jq's. Then a ~2 GB NDJSON file (generated in a temporary folder, deleted afterwards) is filtered
 # to report the peak resident size, from a file and from a pipe. Speeds are ratios measured in this
 # run on the same files, so they do not depend on the machine. Installs jq and GNU time when
-# missing. RECORDS (default 100000), BIG_MB (default 2048) and ROUNDS (default 5, best kept) tune it.
+# missing. RECORDS (default 100000), BIG_MB (default 2048) and ROUNDS (default 5, best kept) tune it;
+# SIFT=path uses that release binary instead of building one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,8 +21,11 @@ if [ ${#need[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then apt-get install -y "${need[@]}" >/dev/null; else sudo apt-get install -y "${need[@]}" >/dev/null; fi
 fi
 
-swift build -c release --product sift >/dev/null
-SIFT=$(swift build -c release --show-bin-path)/sift
+# SIFT names an already built release binary (one built with another --scratch-path), else it is built.
+if [ -z "${SIFT:-}" ]; then
+    swift build -c release --product sift >/dev/null
+    SIFT=$(swift build -c release --show-bin-path)/sift
+fi
 
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/sift-bench-cli.XXXXXX")
 trap 'rm -rf "$DIR"' EXIT

@@ -73,13 +73,13 @@ public enum KeyPathComponent {
     /// and any other key quoted (`#"user-agent"`, `#"@timestamp"`, `#"a.b"`, `#""`) with `"` and
     /// `\` escaped as in string literals.
     public static func spelling(_ component: String) -> String {
-        var out = ""
+        var out = PrintBuffer()
         spell(component, into: &out)
-        return out
+        return out.string
     }
 
     /// Appends `spelling(component)` to `out`.
-    static func spell(_ component: String, into out: inout String) {
+    static func spell(_ component: String, into out: inout PrintBuffer) {
         // Printing spells every key: the common ASCII identifier is classified on its bytes in
         // one pass, with no upper-cased copy and no dictionary lookup.
         var utf8 = component

@@ -8,7 +8,7 @@
 import Foundation
 
 enum PredicatePrinter {
-    static func predicate(_ p: PredicateSyntax, into out: inout String) {
+    static func predicate(_ p: PredicateSyntax, into out: inout PrintBuffer) {
         switch p.kind {
         case .comparison, .constant: predicateBody(p, into: &out)
         // Only compounds nest: they alone check the stack (see `StackGuard`).
@@ -16,7 +16,7 @@ enum PredicatePrinter {
         }
     }
 
-    private static func predicateBody(_ p: PredicateSyntax, into out: inout String) {
+    private static func predicateBody(_ p: PredicateSyntax, into out: inout PrintBuffer) {
         switch p.kind {
         case .constant(let v):
             out += v ? "TRUEPREDICATE" : "FALSEPREDICATE"
@@ -42,7 +42,7 @@ enum PredicatePrinter {
     }
 
     /// `[cdln]`, letters in canonical order, appended without building the letters first.
-    private static func options(_ options: ComparisonOptions, into out: inout String) {
+    private static func options(_ options: ComparisonOptions, into out: inout PrintBuffer) {
         out += "["
         if options.contains(.caseInsensitive) { out += "c" }
         if options.contains(.diacriticInsensitive) { out += "d" }
@@ -52,7 +52,7 @@ enum PredicatePrinter {
     }
 
     /// A sub-predicate of a compound: compounds are parenthesised.
-    private static func operand(_ p: PredicateSyntax, into out: inout String) {
+    private static func operand(_ p: PredicateSyntax, into out: inout PrintBuffer) {
         switch p.kind {
         case .and(let ops) where ops.count == 1: operand(ops[0], into: &out)
         case .or(let ops) where ops.count == 1: operand(ops[0], into: &out)
@@ -67,7 +67,7 @@ enum PredicatePrinter {
         }
     }
 
-    static func expression(_ e: ExpressionSyntax, into out: inout String) {
+    static func expression(_ e: ExpressionSyntax, into out: inout PrintBuffer) {
         switch e.kind {
         case .keyPath(nil, _), .variable, .evaluatedObject, .constant(.integer), .constant(.string), .constant(.double):
             expressionBody(e, into: &out)
@@ -77,7 +77,7 @@ enum PredicatePrinter {
         }
     }
 
-    private static func expressionBody(_ e: ExpressionSyntax, into out: inout String) {
+    private static func expressionBody(_ e: ExpressionSyntax, into out: inout PrintBuffer) {
         switch e.kind {
         case .constant(let v):
             literal(v, into: &out)
@@ -171,14 +171,14 @@ enum PredicatePrinter {
         }
     }
 
-    private static func list(_ items: [ExpressionSyntax], into out: inout String) {
+    private static func list(_ items: [ExpressionSyntax], into out: inout PrintBuffer) {
         for (i, x) in items.enumerated() {
             if i > 0 { out += ", " }
             expression(x, into: &out)
         }
     }
 
-    private static func binaryOperand(_ e: ExpressionSyntax, into out: inout String) {
+    private static func binaryOperand(_ e: ExpressionSyntax, into out: inout PrintBuffer) {
         switch e.kind {
         case .binary, .assignment:
             out += "("; expression(e, into: &out); out += ")"
@@ -188,7 +188,7 @@ enum PredicatePrinter {
     }
 
     /// The base of `.key` or `[index]` must be a primary expression.
-    private static func postfixBase(_ e: ExpressionSyntax, into out: inout String) {
+    private static func postfixBase(_ e: ExpressionSyntax, into out: inout PrintBuffer) {
         let needsParens: Bool
         switch e.kind {
         case .binary, .unary, .assignment: needsParens = true
@@ -202,16 +202,16 @@ enum PredicatePrinter {
     }
 
     static func literal(_ v: LiteralValue) -> String {
-        var s = ""
+        var s = PrintBuffer()
         literal(v, into: &s)
-        return s
+        return s.string
     }
 
-    static func literal(_ v: LiteralValue, into out: inout String) {
+    static func literal(_ v: LiteralValue, into out: inout PrintBuffer) {
         switch v {
         case .null: out += "nil"
         case .bool(let b): out += b ? "YES" : "NO"
-        case .integer(let i): out += String(i)
+        case .integer(let i): out.append(i)
         case .double(let d):
             if d.isFinite { out += d.description }
             else { out += "CAST(\""; out += d.isNaN ? "nan" : d < 0 ? "-inf" : "inf"; out += "\", \"NSNumber\")" }
@@ -245,13 +245,12 @@ enum PredicatePrinter {
         }
     }
 
-    /// Reserves room in the empty `out` for the printed form of a node parsed from `range`:
-    /// canonical forms are about as long as their source, so one allocation usually holds the
-    /// whole output instead of a growing string reallocating as it doubles. Output that fits a
-    /// small (inline) string, and trees built in code (empty range), get no reservation.
-    static func reserve(_ out: inout String, for range: SourceRange) {
-        let estimate = (range.upperBound - range.lowerBound) * 5 / 4 + 8
-        if estimate > 15 { out.reserveCapacity(estimate) }
+    /// Reserves room in `out` for the printed form of a node parsed from `range`: canonical forms
+    /// are about as long as their source, so one allocation usually holds the whole output instead
+    /// of a growing buffer reallocating as it doubles. Trees built in code (empty range) get the
+    /// small reservation only.
+    static func reserve(_ out: inout PrintBuffer, for range: SourceRange) {
+        out.reserve((range.upperBound - range.lowerBound) * 5 / 4 + 8)
     }
 
     static func decimalText(_ d: Decimal) -> String {
@@ -259,13 +258,13 @@ enum PredicatePrinter {
         return NSDecimalString(&copy, Locale(identifier: "en_US_POSIX"))
     }
 
-    static func string(_ s: String, into out: inout String) {
+    static func string(_ s: String, into out: inout PrintBuffer) {
         out += "\""
         if !s.utf8.contains(where: { $0 == 0x22 || $0 == 0x5C }) {
             out += s
         } else {
             for ch in s.unicodeScalars {
-                if ch == "\"" { out += "\\\"" } else if ch == "\\" { out += "\\\\" } else { out.unicodeScalars.append(ch) }
+                if ch == "\"" { out += "\\\"" } else if ch == "\\" { out += "\\\\" } else { out.append(ch) }
             }
         }
         out += "\""
@@ -275,19 +274,25 @@ enum PredicatePrinter {
 extension PredicateSyntax {
     /// The canonical format string; parsing it gives an equal predicate.
     public var description: String {
-        var s = ""
-        PredicatePrinter.reserve(&s, for: range)
-        PredicatePrinter.predicate(self, into: &s)
-        return s
+        var out = PrintBuffer()
+        PredicatePrinter.reserve(&out, for: range)
+        PredicatePrinter.predicate(self, into: &out)
+        return out.string
+    }
+
+    /// Appends the canonical format string (`description`) to `out`, for printing many predicates
+    /// into one buffer without a string for each.
+    package func printCanonical(into out: inout PrintBuffer) {
+        PredicatePrinter.predicate(self, into: &out)
     }
 }
 
 extension ExpressionSyntax {
     /// The canonical format of this expression.
     public var description: String {
-        var s = ""
-        PredicatePrinter.reserve(&s, for: range)
-        PredicatePrinter.expression(self, into: &s)
-        return s
+        var out = PrintBuffer()
+        PredicatePrinter.reserve(&out, for: range)
+        PredicatePrinter.expression(self, into: &out)
+        return out.string
     }
 }

@@ -100,7 +100,7 @@ struct FilterCommand: ParsableCommand {
                              compileTime: Duration) throws {
         let clock = ContinuousClock()
         let name = Records.displayName(file)
-        var readTime = Duration.zero, evaluateTime = Duration.zero
+        var readTime = Duration.zero
         var start = clock.now
         let input: MappedInput
         do { input = try MappedInput.open(file) } catch {
@@ -113,55 +113,24 @@ struct FilterCommand: ParsableCommand {
         var progress = FilterProgress(enabled: !quiet)
 
         // First pass: each record read (as projected) and evaluated at once, so only one record's
-        // values are alive at a time. The clock is only read per record for --stats.
-        var cursor = RecordCursor(bytes)
-        let depth = cursor.depth
-        var recordCount = 0
-        var matchIndices: [Int] = []
-        var matchStarts: [Int] = []
-        var failure: (record: Int, error: EvaluationError)?
-        var seen = 0
-        // Option values read once: each read of an ArgumentParser property looks up generic metadata.
+        // values are alive at a time; on two cores for a large sequence of values (see
+        // FirstPass). Option values are read once: each read of an ArgumentParser property
+        // looks up generic metadata.
         let timed = stats
-        do throws(JSONScanError) {
-            while let at = try cursor.next() {
-                seen += 1
-                if seen & 1023 == 0 {
-                    input.release(before: at)
-                    progress.update(records: seen, matches: matchIndices.count, offset: at)
-                }
-                guard failure == nil else {
-                    // After an evaluation error the rest is only checked: a syntax error anywhere in
-                    // the input is reported before it, as when the whole input was read first.
-                    try cursor.scanner.skipValue(depth: depth)
-                    continue
-                }
-                var t0 = start
-                if timed { t0 = clock.now }
-                let record = try cursor.scanner.value(depth: depth, projection)
-                var t1 = t0
-                if timed { t1 = clock.now; readTime += t1 - t0 }
-                let matched: Bool
-                do throws(EvaluationError) {
-                    matched = try compiled.evaluate(with: record, variables: variables)
-                } catch {
-                    failure = (recordCount, error)
-                    continue
-                }
-                if timed { evaluateTime += clock.now - t1 }
-                if matched {
-                    matchIndices.append(recordCount)
-                    matchStarts.append(at)
-                }
-                recordCount += 1
-            }
-        } catch {
-            progress.finish()
+        let pass = FirstPass.run(input, compiled: compiled, variables: variables, projection: projection,
+                                 timed: timed, progress: &progress)
+        progress.finish()
+        readTime += pass.readTime
+        let evaluateTime = pass.evaluateTime
+        let recordCount = pass.recordCount
+        var matchIndices = pass.matchIndices
+        var matchStarts = pass.matchStarts
+        let depth = pass.depth
+        if let error = pass.syntaxError {
             writeError("\(name):\(error.located(in: bytes).description)")
             throw ExitCode.failure
         }
-        progress.finish()
-        if let failure {
+        if let failure = pass.failure {
             writeError("record \(failure.record): \(failure.error.annotated)")
             throw ExitCode.failure
         }

@@ -107,6 +107,18 @@ final class MappedInput {
         released = end
     }
 
+    /// As `release(before:)`, from the caller's own position `released`: for a part of the input
+    /// read on another thread (disjoint parts release their pages independently).
+    func release(_ released: inout Int, before offset: Int) {
+        guard isMapped, offset - released >= Self.releaseStep, let base = bytes.baseAddress else { return }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let from = (released + page - 1) / page * page
+        let end = offset / page * page
+        guard end > from else { return }
+        madvise(UnsafeMutableRawPointer(mutating: base) + from, end - from, MADV_DONTNEED)
+        released = end
+    }
+
     /// Starts releasing from the beginning again (for a second pass over the input).
     func rewind() { released = 0 }
 }
@@ -123,6 +135,13 @@ struct RecordCursor {
         scanner = JSONScanner(bytes)
         scanner.skipSpace()
         isArray = !scanner.atEnd && scanner.current == UInt8(ascii: "[")
+    }
+
+    /// A cursor over the values of a sequence from `offset` on, which must be where a value starts
+    /// (for the second half of a sequence read on two threads).
+    init(sequenceIn bytes: UnsafeBufferPointer<UInt8>, from offset: Int) {
+        scanner = JSONScanner(bytes, at: offset)
+        isArray = false
     }
 
     /// The depth of each record, as `JSONReader` counts it (for its nesting limit).

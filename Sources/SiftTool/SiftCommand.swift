@@ -97,15 +97,86 @@ struct ParseCommand: ParsableCommand {
             }
             return
         }
+        // One predicate per line of standard input, read and written in large blocks (see
+        // LineInput): per line, `readLine` and `print` cost more than parsing does. The flags are
+        // read once: each read of an ArgumentParser property looks up generic metadata.
+        let canonical = !tree && !json
+        let render: ((PredicateSyntax) throws -> String)? = canonical ? nil : { try self.render($0) }
+        var output = OutputBuffer()
+        var input = LineInput(fd: STDIN_FILENO)
+        defer { input.deallocate() }
         var failed = false
-        while let line = readLine(strippingNewline: true) {
-            do {
-                print(try render(try PredicateSyntax.parse(line, arguments: values)))
-            } catch let e as SyntaxError {
-                print(e.description)
-                failed = true
+        let completed = try input.forEachRun(beforeRead: { output.flush() }) { run in
+            if canonical, run.count >= Self.parallelRun, let cut = LineInput.middleLineBoundary(of: run) {
+                // A large run is cut in two at a line boundary and the halves parsed on both
+                // cores, each into a buffer of its own, written in order.
+                output.flush()
+                let halves = Halves(first: UnsafeBufferPointer(rebasing: run[..<cut]),
+                                    second: UnsafeBufferPointer(rebasing: run[cut...]), values: values)
+                DispatchQueue.concurrentPerform(iterations: 2) { k in halves.parse(k) }
+                OutputBuffer.write(halves.output0.bytes)
+                OutputBuffer.write(halves.output1.bytes)
+                if halves.failed0 || halves.failed1 { failed = true }
+                return
+            }
+            try LineInput.forEachLine(in: run) { line in
+                if try !Self.parseLine(line, values, into: &output.text, render: render) { failed = true }
+                output.flushIfFull()
             }
         }
+        output.flush()
+        if !completed {
+            writeError("<stdin>: error: cannot read the input (\(String(cString: strerror(errno))))")
+            throw ExitCode.failure
+        }
         if failed { throw ExitCode.failure }
+    }
+
+    /// Runs of standard input at least this long are parsed on two threads: below it, starting the
+    /// second costs more than it saves, and interactive input (a line per read) stays on one.
+    static let parallelRun = 64 << 10
+
+    /// Parses one line and appends its result and a newline to `out`: the canonical form (or
+    /// `render`'s, for --tree and --json), or the diagnostic. Answers false for a diagnostic.
+    static func parseLine(_ bytes: UnsafeBufferPointer<UInt8>, _ values: [Any?], into out: inout PrintBuffer,
+                          render: ((PredicateSyntax) throws -> String)?) throws -> Bool {
+        let line = String(decoding: bytes, as: UTF8.self)
+        defer { out.bytes.append(0x0A) }
+        do {
+            let p = try PredicateSyntax.parse(line, arguments: values)
+            if let render { out += try render(p) } else { p.printCanonical(into: &out) }
+            return true
+        } catch let e as SyntaxError {
+            out += e.description
+            return false
+        }
+    }
+}
+
+/// The two halves of a run of lines parsed on two threads: each thread reads only its half and
+/// writes only its own slot, and the caller reads the slots after both threads are done.
+private final class Halves: @unchecked Sendable {
+    let runs: [UnsafeBufferPointer<UInt8>]
+    /// The `--arg` values, only read.
+    let values: [Any?]
+    /// Each half's output and whether a line of it failed: separate properties, as the two
+    /// threads must not write into one array.
+    var output0 = PrintBuffer(), output1 = PrintBuffer()
+    var failed0 = false, failed1 = false
+
+    init(first: UnsafeBufferPointer<UInt8>, second: UnsafeBufferPointer<UInt8>, values: [Any?]) {
+        runs = [first, second]
+        self.values = values
+    }
+
+    func parse(_ k: Int) {
+        var out = PrintBuffer()
+        out.reserve(runs[k].count + runs[k].count / 4)
+        var anyFailed = false
+        // Canonical forms only (no renderer), so nothing but a syntax error can be thrown.
+        try? LineInput.forEachLine(in: runs[k]) { line in
+            if try !ParseCommand.parseLine(line, values, into: &out, render: nil) { anyFailed = true }
+        }
+        if k == 0 { output0 = out; failed0 = anyFailed } else { output1 = out; failed1 = anyFailed }
     }
 }

@@ -2,7 +2,9 @@
 // computed in this process (the whole input read by JSONReader, every record converted to a
 // Value, evaluated, sorted and printed with JSONValue.write): the same stdout, stderr and status
 // for predicates that read part of a record, all of it, or nothing, on inputs with duplicate keys,
-// `$date` objects, non-object records, evaluation errors and syntax errors after them.
+// `$date` objects, non-object records, evaluation errors and syntax errors after them; and on
+// sequences large enough to be read on two threads (FirstPass), wherever the errors are and
+// whether or not the middle of the input falls between two records.
 
 import Foundation
 import Testing
@@ -133,5 +135,58 @@ private let mixed = """
         let b = try runSift(["filter", "a > 0", broken])
         #expect(b.status == 1)
         #expect(b.stderr == "\(broken):2:7: error: expected ':', found '2'\n")
+    }
+}
+
+/// Inputs over `FirstPass.parallelThreshold`, read in two halves: the reference reads them whole.
+@Suite(.serialized) struct FilterTwoThreadTests {
+    /// `count` NDJSON records of about 120 bytes, `line(n)` replacing record `n` where it answers one.
+    static func records(_ count: Int, pretty: Bool = false, _ line: (Int) -> String? = { _ in nil }) -> String {
+        var input = ""
+        input.reserveCapacity(count * 130)
+        let pad = String(repeating: "p", count: 60)
+        for n in 0..<count {
+            if let replaced = line(n) { input += replaced + "\n"; continue }
+            if pretty {
+                input += "{\n  \"n\": \(n),\n  \"pad\": \"\(pad)\",\n  \"even\": \(n % 2 == 0)\n}\n"
+            } else {
+                input += "{\"n\": \(n), \"pad\": \"\(pad)\", \"even\": \(n % 2 == 0)}\n"
+            }
+        }
+        return input
+    }
+
+    @Test func largeInputsAreBigEnough() {
+        #expect(Self.records(50_000).utf8.count > FirstPass.parallelThreshold)
+    }
+
+    @Test func matchesInInputOrder() throws {
+        let input = Self.records(50_000)
+        try expectSame("even == true AND modulus:by:(n, 7) == 3", input, indices: true)
+        try expectSame("modulus:by:(n, 1000) == 999", input)
+        try expectSame("n > 100", input, count: true)
+        try expectSame("modulus:by:(n, 5000) == 1", input, sort: ["n:desc"])
+    }
+
+    @Test func recordsSpanningTheMiddle() throws {
+        // Multi-line records: the middle of the input is most likely inside one, and the records
+        // after it are read again by the first thread.
+        let pretty = Self.records(50_000, pretty: true)
+        try expectSame("modulus:by:(n, 999) == 0", pretty, indices: true)
+        // One line holding every record: no line boundary to cut at.
+        let oneLine = Self.records(50_000).replacingOccurrences(of: "\n", with: " ")
+        try expectSame("modulus:by:(n, 999) == 0", oneLine, indices: true)
+    }
+
+    @Test func errorsAsOnOneThread() throws {
+        let late = 40_000, early = 10_000
+        // An evaluation error in the second half, with the record's position in the whole input.
+        try expectSame("n > 2", Self.records(50_000) { $0 == late ? "{\"n\": \"x\"}" : nil })
+        // In both halves: the first is reported.
+        try expectSame("n > 2", Self.records(50_000) { $0 == early || $0 == late ? "{\"n\": \"x\"}" : nil })
+        // A syntax error in the second half is reported before an evaluation error in the first.
+        try expectSame("n > 2", Self.records(50_000) { $0 == early ? "{\"n\": \"x\"}" : $0 == late ? "{\"n\": }" : nil })
+        // A syntax error in each half: the first.
+        try expectSame("n > 2", Self.records(50_000) { $0 == early ? "[1," : $0 == late ? "{\"n\": }" : nil })
     }
 }

@@ -1,0 +1,192 @@
+// The first pass of `sift filter`'s memory back-end: every record read as far as the predicate looks
+// into it and evaluated at once, keeping only the positions of the matches. A large sequence of
+// values (NDJSON) is read on two threads: the second starts at a line boundary near the middle and
+// reads to the end, while the first reads from the start and stops at the first record that starts
+// at or after that boundary. The halves are joined only when that record starts exactly at the
+// boundary: the second thread then read the very records a single pass would have read from there
+// (a sequence carries no state from one record to the next). Otherwise (the boundary fell inside a
+// record spanning lines) the first thread goes on to the end and the second's work is dropped. Errors
+// are reported as one pass reports them: the first syntax error in the input, else the evaluation
+// error of the lowest record, so the output is the same byte for byte, and all or nothing.
+
+import Foundation
+import SiftEvaluation
+import SiftSyntax
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct FirstPass {
+    /// Records read and evaluated (up to the first evaluation failure, counted on after it).
+    var recordCount = 0
+    /// The 0-based positions of the matching records, and the offsets where they start.
+    var matchIndices: [Int] = []
+    var matchStarts: [Int] = []
+    /// The first evaluation error, by record position.
+    var failure: (record: Int, error: EvaluationError)?
+    /// The first syntax error of the input read, which is reported before any evaluation error.
+    var syntaxError: JSONScanError?
+    /// Where the pass stopped when asked to stop at a boundary: the start of the first record at or
+    /// after it (nil when the input ended, or a syntax error came, first).
+    var stoppedAt: Int?
+    var readTime = Duration.zero, evaluateTime = Duration.zero
+    /// The depth of each record (`RecordCursor.depth`).
+    var depth = 0
+
+    /// Inputs smaller than this are read on one thread: a thread costs more than it saves.
+    static let parallelThreshold = 4 << 20
+
+    /// The first pass over all of `input`.
+    static func run(_ input: MappedInput, compiled: SiftPredicate, variables: [String: Value], projection: Projection,
+                    timed: Bool, progress: inout FilterProgress) -> FirstPass {
+        let bytes = input.bytes
+        var cursor = RecordCursor(bytes)
+        guard !cursor.isArray, bytes.count >= parallelThreshold, ProcessInfo.processInfo.activeProcessorCount >= 2,
+              let boundary = lineBoundary(near: bytes.count / 2, in: bytes) else {
+            var released = 0
+            return scan(&cursor, stopAt: nil, input: input, released: &released, compiled: compiled, variables: variables,
+                        projection: projection, timed: timed, progress: &progress, shared: nil)
+        }
+
+        // The second half on a thread of its own, with the main thread's stack size: records nest
+        // up to JSONScanner.maximumDepth and are read recursively.
+        let second = SecondHalf()
+        let done = DispatchSemaphore(value: 0)
+        // The input and its bytes are only read by both threads (and released page by page in
+        // disjoint parts), and outlive the thread: the main thread waits for it below.
+        nonisolated(unsafe) let unsafeInput = input, unsafeBytes = bytes
+        let thread = Thread {
+            var cursor = RecordCursor(sequenceIn: unsafeBytes, from: boundary)
+            var released = boundary
+            var quiet = FilterProgress(enabled: false)
+            second.result = scan(&cursor, stopAt: nil, input: unsafeInput, released: &released, compiled: compiled,
+                                 variables: variables, projection: projection, timed: timed, progress: &quiet, shared: second)
+            done.signal()
+        }
+        thread.stackSize = 8 << 20
+        thread.start()
+
+        var released = 0
+        var first = scan(&cursor, stopAt: boundary, input: input, released: &released, compiled: compiled,
+                         variables: variables, projection: projection, timed: timed, progress: &progress, shared: second)
+        done.wait()
+        guard let later = second.result else { preconditionFailure("the second half ended without a result") }
+        if first.syntaxError != nil { return first }
+        guard first.stoppedAt == boundary else {
+            // The boundary was inside a record (or the input ended before it): read on from where
+            // the first half stopped, alone.
+            guard first.stoppedAt != nil else { return first }
+            var rest = scan(&cursor, stopAt: nil, input: input, released: &released, compiled: compiled, variables: variables,
+                            projection: projection, timed: timed, progress: &progress, shared: nil, continuing: first)
+            rest.stoppedAt = nil
+            return rest
+        }
+        // Joined: the second half's positions follow the first half's records.
+        first.syntaxError = later.syntaxError
+        if first.failure == nil, let failure = later.failure {
+            first.failure = (first.recordCount + failure.record, failure.error)
+        }
+        let offset = first.recordCount
+        first.matchIndices.append(contentsOf: later.matchIndices.lazy.map { $0 + offset })
+        first.matchStarts.append(contentsOf: later.matchStarts)
+        first.recordCount += later.recordCount
+        first.readTime += later.readTime
+        first.evaluateTime += later.evaluateTime
+        first.stoppedAt = nil
+        return first
+    }
+
+    /// The start of a line near `offset` (after a "\n", blanks skipped), or nil when there is none
+    /// with a record after it.
+    private static func lineBoundary(near offset: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard let base = bytes.baseAddress, offset < bytes.count,
+              let nl = memchr(base + offset, 0x0A, bytes.count - offset) else { return nil }
+        var i = base.distance(to: nl.assumingMemoryBound(to: UInt8.self)) + 1
+        while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09 { i += 1 }
+        return i < bytes.count ? i : nil
+    }
+
+    /// Reads and evaluates the records from `cursor` on until the input ends, a syntax error comes,
+    /// or (with `stop`) a record starts at or after `stop`. `continuing` carries the counts of a
+    /// pass this one continues.
+    private static func scan(_ cursor: inout RecordCursor, stopAt stop: Int?, input: MappedInput, released: inout Int,
+                             compiled: SiftPredicate, variables: [String: Value], projection: Projection, timed: Bool,
+                             progress: inout FilterProgress, shared: SecondHalf?, continuing: FirstPass? = nil) -> FirstPass {
+        let clock = ContinuousClock()
+        // The clock is only read per record for --stats; `began` stands in otherwise.
+        let began = clock.now
+        let origin = cursor.scanner.i
+        var pass = continuing ?? FirstPass()
+        let depth = cursor.depth
+        pass.depth = depth
+        // Records seen, including those only checked after an evaluation error.
+        var seen = pass.recordCount
+        let isSecondHalf = shared != nil && stop == nil
+        do throws(JSONScanError) {
+            while let at = try cursor.next() {
+                if let stop, at >= stop { pass.stoppedAt = at; break }
+                seen += 1
+                if seen & 1023 == 0 {
+                    input.release(&released, before: at)
+                    if isSecondHalf {
+                        shared?.publish(records: seen, matches: pass.matchIndices.count, bytes: at - origin)
+                    } else {
+                        let other = shared?.published ?? (records: 0, matches: 0)
+                        progress.update(records: seen + other.records, matches: pass.matchIndices.count + other.matches,
+                                        offset: at + (shared?.bytesRead ?? 0))
+                    }
+                }
+                guard pass.failure == nil else {
+                    // After an evaluation error the rest is only checked: a syntax error anywhere in
+                    // the input is reported before it, as when the whole input was read first.
+                    try cursor.scanner.skipValue(depth: depth)
+                    continue
+                }
+                var t0 = began
+                if timed { t0 = clock.now }
+                let record = try cursor.scanner.value(depth: depth, projection)
+                var t1 = t0
+                if timed { t1 = clock.now; pass.readTime += t1 - t0 }
+                let matched: Bool
+                do throws(EvaluationError) {
+                    matched = try compiled.evaluate(with: record, variables: variables)
+                } catch {
+                    pass.failure = (pass.recordCount, error)
+                    continue
+                }
+                if timed { pass.evaluateTime += clock.now - t1 }
+                if matched {
+                    pass.matchIndices.append(pass.recordCount)
+                    pass.matchStarts.append(at)
+                }
+                pass.recordCount += 1
+            }
+        } catch {
+            pass.syntaxError = error
+        }
+        return pass
+    }
+}
+
+/// The second half's result, handed to the main thread once (after the semaphore), and its
+/// progress counts, published under a lock for the progress line.
+private final class SecondHalf: @unchecked Sendable {
+    var result: FirstPass?
+    private let lock = NSLock()
+    private var counts = (records: 0, matches: 0, bytes: 0)
+
+    func publish(records: Int, matches: Int, bytes: Int) {
+        lock.lock(); counts = (records, matches, bytes); lock.unlock()
+    }
+
+    var published: (records: Int, matches: Int) {
+        lock.lock(); defer { lock.unlock() }
+        return (counts.records, counts.matches)
+    }
+
+    var bytesRead: Int {
+        lock.lock(); defer { lock.unlock() }
+        return counts.bytes
+    }
+}
