@@ -276,20 +276,24 @@ extension ManagedObjectContext {
             if batch > 0 { makeBatches(objects, size: batch) }
             return objects
         }
-        var keep: [ManagedObject] = []
-        keep.reserveCapacity(objects.count)
         // The dirty objects are marked with a number of this pass rather than put in a set: every
         // row asks, and a mark costs a load where a set costs a hash (a new number per pass, so
-        // the marks of earlier passes need no clearing; nothing below fetches again).
+        // the marks of earlier passes need no clearing; nothing below fetches again). The rows
+        // are filtered in place: a second array would retain and release every object again.
         fetchPasses &+= 1
         let pass = fetchPasses
         for o in dirty ?? [] { o.dirtyPass = pass }
-        for o in objects where o.dirtyPass != pass {
-            if let r = plan.residual {
-                do { if try !Self.matches(r, o, plan.variables) { continue } } catch { throw StoreError(error) }
+        if let r = plan.residual {
+            var failure: EvaluationError?
+            objects.removeAll { o in
+                if failure != nil || o.dirtyPass == pass { return true }
+                do throws(EvaluationError) { return try !Self.matches(r, o, plan.variables) } catch { failure = error; return true }
             }
-            keep.append(o)
+            if let failure { throw StoreError(failure) }
+        } else if dirty != nil {
+            objects.removeAll { $0.dirtyPass == pass }
         }
+        let keep = objects
         var changed: [ManagedObject] = []
         for o in dirty ?? [] where !deletedSet.contains(o) && plan.family.contains(o.info.name) {
             do { if try Self.matches(plan.full, o, plan.variables) { changed.append(o) } } catch { throw StoreError(error) }
