@@ -154,28 +154,37 @@ extension LoweringContext {
     }
 
     /// Whether the objects of `c` (memory's array of dictionaries) equal the constant `other`, as
-    /// two-valued SQL (never NULL); nil when it cannot be said here. `{}` holds exactly for an
-    /// empty, non-nil collection (nil is no array). A dictionary equals no string, number, date or
-    /// data, so a list of such values (no nil in it: the store keeps a null element apart from an
-    /// empty object in no way) is equal to no collection, and a single value equals no array.
-    func emptyOrObjectsEqual(_ c: Collection, _ other: LiteralValue) throws(SQLLoweringError) -> Lowered? {
+    /// two-valued SQL (never NULL) in both polarities (`equal`, `unequal`); nil when it cannot be
+    /// said here. `{}` holds exactly for an empty, non-nil collection (nil is no array). A
+    /// dictionary equals no string, number, date or data, so a list of such values (no nil in it:
+    /// the store keeps a null element apart from an empty object in no way) is equal to no
+    /// collection, and a single value equals no array.
+    func emptyOrObjectsEqual(_ c: Collection, _ other: LiteralValue) throws(SQLLoweringError) -> (equal: Lowered, unequal: Lowered)? {
         switch other {
-        case .array(let items) where items.isEmpty: return try collectionIsEmpty(c)
-        case .array(let items): return items.allSatisfy({ $0.isScalar && $0 != .null }) ? .constant(false) : nil
+        case .array(let items) where items.isEmpty: return try collectionIsEmpty(c, nil)
+        case .array(let items): return items.allSatisfy({ $0.isScalar && $0 != .null }) ? (.constant(false), .constant(true)) : nil
         case .null, .dictionary: return nil
-        default: return .constant(false)
+        default: return (.constant(false), .constant(true))
         }
     }
 
-    /// Two-valued SQL that is true exactly when the collection is empty and not nil.
-    func collectionIsEmpty(_ c: Collection) throws(SQLLoweringError) -> Lowered {
-        if let cc = c.relationship.countColumn {
-            // NULL when the collection (or its owner) is nil: `IS` makes that false.
-            return .sql(Fragment(dialect.isNotDistinct(column(c.owner.alias, cc), String(Fragment.marker)), [.integer(0)]))
+    /// Two-valued SQL that is true exactly when the collection is not nil and no element of it
+    /// passes `kept` (nil: no element at all), and its complement.
+    func collectionIsEmpty(_ c: Collection, _ kept: ((Scope?, Scalar?) throws(SQLLoweringError) -> Lowered)?) throws(SQLLoweringError) -> (Lowered, Lowered) {
+        if kept == nil, let cc = c.relationship.countColumn {
+            // The count column is NULL when the collection (or its owner) is nil: `IS` makes that false.
+            let empty = Fragment(dialect.isNotDistinct(column(c.owner.alias, cc), String(Fragment.marker)), [.integer(0)])
+            return (.sql(empty), .sql(Fragment(dialect.isDistinct(column(c.owner.alias, cc), String(Fragment.marker)), [.integer(0)])))
         }
-        let none = not(try exists(c) { _, _ in .constant(true) })
-        guard let isNil = collectionIsNil(c), case .sql(let f) = none else { return none }
-        return .sql((Fragment("NOT \(isNil) AND ") + f).parenthesized)
+        let isNil = collectionIsNil(c)
+        let any = try exists(c) { (es, value) throws(SQLLoweringError) in try kept?(es, value) ?? .constant(true) }
+        switch (isNil, any) {
+        case (nil, _): return (not(any), any)
+        case (let n?, .constant(false)): return (.sql(Fragment("NOT \(n)")), .sql(Fragment(n)))
+        case (_?, .constant(true)): return (.constant(false), .constant(true))
+        case (let n?, .sql(let f)):
+            return (.sql(Fragment("NOT \(n) AND NOT ") + f), .sql(Fragment("\(n) OR ") + f))
+        }
     }
 
     /// One comparison without quantifier, in the requested polarity.
@@ -258,10 +267,9 @@ extension LoweringContext {
                 return try memoryComparison(l, op, options, r, negated: negated, range: range)
             case .collection(let c):
                 if c.rest.isEmpty, c.union == nil, !c.shape.isValuesShape, c.relationship.orderColumn != nil,
-                   op == .equal || op == .notEqual, case .constant(let list) = other, let equal = try emptyOrObjectsEqual(c, list) {
-                    // The objects of an ordered to-many (an array of dictionaries in memory)
-                    // compared with a constant; `equal` is two-valued, so NOT is its complement.
-                    return (op == .equal) != negated ? equal : not(equal)
+                   op == .equal || op == .notEqual, case .constant(let list) = other, let (equal, unequal) = try emptyOrObjectsEqual(c, list) {
+                    // The objects of an ordered to-many (an array of dictionaries in memory) compared with a constant.
+                    return (op == .equal) != negated ? equal : unequal
                 }
                 // Only an ordered collection is an array in memory; a set's equality ignores order.
                 // Equality never raises in memory; other operators do on an array, which only one

@@ -53,9 +53,8 @@ extension LoweringContext {
         case .null:
             return answer(collectionIsNil(c).map { .sql(Fragment($0)) } ?? .constant(false))
         case .array(let items) where items.isEmpty:
-            let none = not(try exists(c, kept))
-            guard let isNil = collectionIsNil(c), case .sql(let f) = none else { return answer(none) }
-            return answer(.sql((Fragment("NOT \(isNil) AND ") + f).parenthesized))
+            let (empty, nonEmpty) = try collectionIsEmpty(c, kept)
+            return (op == .equal) != negated ? empty : nonEmpty
         case .array(let items) where key.isEmpty && !c.shape.isValuesShape:
             // Dictionaries equal no plain value (a nil in the list could match a null element,
             // which the store does not keep apart from an empty object).
