@@ -9,7 +9,8 @@ import SiftSyntax
 extension LoweringContext {
     func comparison(_ q: Quantifier?, _ l: ExpressionSyntax, _ op: ComparisonOperator, _ options: ComparisonOptions,
                     _ r: ExpressionSyntax, negated: Bool, range: SourceRange, _ scope: Scope) throws(SQLLoweringError) -> Lowered {
-        if q == nil, op == .equal || op == .notEqual {
+        // Tested first without allocating: every comparison passes here.
+        if q == nil, op == .equal || op == .notEqual, isSubqueryResult(l) || isSubqueryResult(r) {
             // A SUBQUERY's result as a whole against a constant (nil, a list): see SubqueryComparison.swift.
             for (a, b) in [(l, r), (r, l)] where isSubqueryResult(a) && isConstant(b) {
                 guard case .constant(let v) = try operand(b, scope) else { continue }
@@ -190,9 +191,9 @@ extension LoweringContext {
     /// One comparison without quantifier, in the requested polarity.
     func leaf(_ l: Operand, _ op: ComparisonOperator, _ options: ComparisonOptions, _ r: Operand,
               negated: Bool, range: SourceRange) throws(SQLLoweringError) -> Lowered {
-        for o in [l, r] {
+        if l.isComputedList || r.isComputedList {
             // A list computed by memory (`mode:`) is compared by memory, whatever the operator.
-            if case .scalar(let s) = o, s.isCollection { return try memoryComparison(l, op, options, r, negated: negated, range: range) }
+            return try memoryComparison(l, op, options, r, negated: negated, range: range)
         }
         do {
             return try typedLeaf(l, op, options, r, negated: negated, range: range)

@@ -72,6 +72,12 @@ enum Operand {
     /// A to-one relationship object: its foreign-key column.
     case object(Fragment, String)
     case collection(Collection)
+
+    /// A scalar holding a list computed by memory (``Scalar/isCollection``).
+    var isComputedList: Bool {
+        if case .scalar(let s) = self { return s.isCollection }
+        return false
+    }
 }
 
 final class LoweringContext {
