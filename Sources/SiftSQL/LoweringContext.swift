@@ -481,15 +481,14 @@ final class LoweringContext {
         return .scalar(Scalar(fragment: sql, attribute: Attribute(name: "SUBQUERY", type: .integer)))
     }
 
-    /// The collection a SUBQUERY filters, or nil where it is nil. One shape of `SELF` (records that
-    /// are not all arrays) may be nil (SUBQUERY of nil is nil) or a value (memory raises on it, so
-    /// any answer will do: nil); a dictionary's elements have no SQL form (its values, unordered).
+    /// The collection a SUBQUERY filters, or nil where it is nil. One shape of `SELF` or of a mixed
+    /// key (records that are not all arrays) may be nil (SUBQUERY of nil is nil), or a value or an
+    /// object, on which memory raises ("SUBQUERY needs a collection"), so any answer will do: nil.
     func subqueryCollection(_ collection: ExpressionSyntax, _ scope: Scope) throws(SQLLoweringError) -> Collection? {
         switch try operand(collection, scope) {
         case .collection(let c) where c.rest.isEmpty && c.union == nil: return c
         case .constant(.null): return nil
-        case .scalar where isLoweringOneShape: return nil
-        case .object where isLoweringOneShape: throw unsupported("SUBQUERY over an object (a dictionary's values)", collection.range)
+        case .scalar where isLoweringOneShape, .object where isLoweringOneShape: return nil
         default: throw SQLLoweringError(.notACollection, "SUBQUERY needs a to-many relationship, got '\(collection)'", range: collection.range)
         }
     }

@@ -542,7 +542,12 @@ struct DiffGenerator {
 
     /// A comparison on `mix`, a key of every shape.
     mutating func mixLeaf() -> GenPred {
-        switch int(0...4) {
+        switch int(0...5) {
+        case 5:
+            // SUBQUERY over a key that is an array in some records (nil for null, memory raises on the rest)
+            let p: GenPred = .comparison(quantifier: "", .key("$x"), op: pick(["==", "!="]), options: options(), anyConstant())
+            if chance(0.5) { return .comparison(quantifier: "", .filtered("mix", "x", p, ".@count"), op: pick(["==", ">"]), options: "", .literal(String(int(0...2)))) }
+            return .comparison(quantifier: "", .filtered("mix", "x", p, ""), op: pick(["==", "!="]), options: "", .literal(pick(["nil", "{}", "{'Ann'}", "{1}"])))
         case 0, 1:
             let op = pick(["==", "!=", "<", ">=", "BEGINSWITH", "LIKE"])
             let rhs = op == "LIKE" ? .literal(quoted(pick(Self.likePatterns))) : op == "BEGINSWITH" ? stringConstant() : anyConstant()
