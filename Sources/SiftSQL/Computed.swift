@@ -105,11 +105,10 @@ extension LoweringContext {
         case .sql(let f): sql = f
         }
         let x = try scalarize(try operand(a, scope)), y = try scalarize(try operand(b, scope))
-        for (o, e) in [(x, a), (y, b)] {
-            if case .scalar(let s) = o, s.isCollection {
-                // The CASE would lose which rows hold a list: memory's collection has no plain SQL form.
-                throw unsupported("a TERNARY branch that is a collection ('\(e)')", e.range)
-            }
+        if x.isComputedList || y.isComputedList {
+            // The CASE would lose which rows hold a list: memory's collection has no plain SQL form.
+            let e = x.isComputedList ? a : b
+            throw unsupported("a TERNARY branch that is a collection ('\(e)')", e.range)
         }
         let (attribute, fx, fy, nan) = try unify(x, y, a, b, range)
         let f = Fragment("(CASE WHEN ") + sql + Fragment(" THEN ") + fx + Fragment(" ELSE ") + fy + Fragment(" END)")

@@ -12,7 +12,12 @@ extension LoweringContext {
         // Tested first without allocating: every comparison passes here.
         if q == nil, op == .equal || op == .notEqual, isSubqueryResult(l) || isSubqueryResult(r) {
             // A SUBQUERY's result as a whole against a constant (nil, a list): see SubqueryComparison.swift.
-            for (a, b) in [(l, r), (r, l)] where isSubqueryResult(a) && isConstant(b) {
+            for (a, b) in [(l, r), (r, l)] where isSubqueryResult(a) {
+                if !isConstant(b) {
+                    // Against its own collection (`SUBQUERY(kids, $k, P) == kids`).
+                    if options.isEmpty, let lowered = try subqueryAgainstItsCollection(a, op, b, negated: negated, scope) { return lowered }
+                    continue
+                }
                 guard case .constant(let v) = try operand(b, scope) else { continue }
                 if let lowered = try subqueryComparison(a, op, options, v, negated: negated, range: range, scope) { return lowered }
             }

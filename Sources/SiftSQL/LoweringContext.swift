@@ -494,13 +494,14 @@ final class LoweringContext {
     }
 
     /// A SUBQUERY's predicate over one element (`es` for objects, `value` for values), with its
-    /// variable bound while it is lowered; the rest of the predicate reads the outer row.
+    /// variable bound while it is lowered, in the requested polarity; the rest of the predicate
+    /// reads the outer row.
     func subqueryCondition(_ variable: String, _ body: PredicateSyntax, _ es: Scope?, _ value: Scalar?,
-                           _ scope: Scope) throws(SQLLoweringError) -> Lowered {
+                           _ scope: Scope, negated: Bool = false) throws(SQLLoweringError) -> Lowered {
         let saved = elementVariables[variable]
         elementVariables[variable] = (es, value)
         defer { elementVariables[variable] = saved }
-        return try predicate(body, negated: false, scope)
+        return try predicate(body, negated: negated, scope)
     }
 
     /// The SQL condition under which the collection itself is nil (its count column is NULL, or

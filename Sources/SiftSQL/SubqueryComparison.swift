@@ -3,7 +3,9 @@
 // SUBQUERY is nil where its collection is nil and otherwise the array of the elements P is true for
 // (a key after it maps over them), and equality between arrays never raises, so each form has an
 // exact two-valued rendering: the collection's nil test, NOT EXISTS over the kept elements, or the
-// kept values collected in element order and compared by memory (`sift_call`).
+// kept values collected in element order and compared by memory (`sift_call`). Against its own
+// collection (`SUBQUERY(kids, $k, P) == kids`) it is a subsequence, equal exactly when nothing was
+// dropped: NOT EXISTS an element where P is false.
 
 import SiftSyntax
 import SiftEvaluation
@@ -74,5 +76,32 @@ extension LoweringContext {
             // A string, number, date or data equals neither an array nor nil.
             return answer(.constant(false))
         }
+    }
+
+    /// `SUBQUERY(c, $v, P) == c` / `!=`, the same collection on the other side: the kept elements
+    /// are a subsequence of `c`, and a subsequence is equal to the whole exactly when it is as long,
+    /// so the two are equal when `c` is nil (nil == nil) or when P is false for no element (an
+    /// element where P raises makes memory raise on the row: any answer will do there). nil when
+    /// `other` is not `sub`'s own collection.
+    func subqueryAgainstItsCollection(_ sub: ExpressionSyntax, _ op: ComparisonOperator, _ other: ExpressionSyntax,
+                                      negated: Bool, _ scope: Scope) throws(SQLLoweringError) -> Lowered? {
+        guard case .subquery(let source, let variable, let body) = sub.kind, source.description == other.description,
+              !isConstant(sub) else { return nil }
+        let wantEqual = (op == .equal) != negated
+        // Nil (equal to itself), or a value or an object memory raises on.
+        guard let c = try subqueryCollection(source, scope) else { return .constant(wantEqual) }
+        // A set's SUBQUERY has memory's order of a set.
+        guard c.relationship.orderColumn != nil else { return nil }
+        let dropped = try exists(c) { (es, value) throws(SQLLoweringError) in
+            try subqueryCondition(variable, body, es, value, scope, negated: true)
+        }
+        let equal: Lowered, unequal: Lowered
+        switch (collectionIsNil(c), dropped) {
+        case (nil, _): (equal, unequal) = (not(dropped), dropped)
+        case (_?, .constant(false)): (equal, unequal) = (.constant(true), .constant(false))
+        case (let n?, .constant(true)): (equal, unequal) = (.sql(Fragment(n)), .sql(Fragment("NOT \(n)")))
+        case (let n?, .sql(let f)): (equal, unequal) = (.sql(Fragment("\(n) OR NOT ") + f), .sql(Fragment("NOT \(n) AND ") + f))
+        }
+        return wantEqual ? equal : unequal
     }
 }

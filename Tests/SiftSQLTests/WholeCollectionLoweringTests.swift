@@ -122,7 +122,20 @@ private func rejection(_ f: String) -> SQLLoweringError.Kind? {
         #expect(try w("SUBQUERY(kids, $k, $k.age > 3).name != {'a'}") == names + " = 1")
         #expect(rejection("SUBQUERY(kids, $k, $k.age > 3) == {nil}") == .unsupported)
         #expect(rejection("SUBQUERY(friends, $f, $f.age > 3).name == {'a'}") == .unsupported)
-        #expect(rejection("SUBQUERY(kids, $k, $k.age > 3) == kids") == .unsupported)
+        #expect(rejection("SUBQUERY(friends, $f, $f.age > 3) == friends") == .unsupported)
+        #expect(rejection("SUBQUERY(kids, $k, $k.age > 3) == pets") == .unsupported)
+    }
+
+    @Test func subqueryAgainstItsOwnCollection() throws {
+        // A subsequence equals the whole when nothing was dropped (P false for no element), or both are nil.
+        let dropped = #"EXISTS (SELECT 1 FROM "kid" AS t1 WHERE t1."parent_id" = t0."id" AND ((t1."age" <= ? OR t1."age" IS NULL)))"#
+        #expect(try w("SUBQUERY(kids, $k, $k.age > 3) == kids") == "NOT " + dropped)
+        #expect(try w("kids != SUBQUERY(kids, $k, $k.age > 3)") == dropped)
+        #expect(try w("NOT SUBQUERY(kids, $k, $k.age > 3) == kids") == dropped)
+        let pets = #"EXISTS (SELECT 1 FROM "kid" AS t1 WHERE t1."owner_id" = t0."id" AND ((t1."age" <= ? OR t1."age" IS NULL)))"#
+        #expect(try w("SUBQUERY(pets, $k, $k.age > 3) == pets") == #"t0."pet_count" IS NULL OR NOT "# + pets)
+        #expect(try w("SUBQUERY(pets, $k, $k.age > 3) != pets") == #"NOT t0."pet_count" IS NULL AND "# + pets)
+        #expect(try w("SUBQUERY(pets, $k, TRUEPREDICATE) == pets") == "")
     }
 
     @Test func modeOfRowValues() throws {

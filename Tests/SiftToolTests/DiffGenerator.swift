@@ -580,6 +580,7 @@ struct DiffGenerator {
             let key = pick(["", "", "", ".name", ".age", ".address.city"])
             let p = predicate(depth: 1, prefix: "$k.")
             let rhs: GenExpr
+            if key.isEmpty && chance(0.25) { return either(.filtered("kids", "k", p, ""), eq, "", .key("kids")) }
             if key.isEmpty { rhs = .literal(pick(["nil", "{}", "{}", "{'Ann'}", "'Ann'", "5"])) }
             else if chance(0.4) { rhs = .literal(pick(["nil", "{}", "{nil}", "{nil, 3}"])) }
             else { rhs = wholeList(strings: key != ".age") }
@@ -587,6 +588,7 @@ struct DiffGenerator {
         case 3:
             let p: GenPred = .comparison(quantifier: "", .key("$t"), op: pick(["==", "BEGINSWITH", "!=", "<"]), options: options(), stringConstant())
             let rhs: GenExpr = chance(0.3) ? .literal(pick(["nil", "{}"])) : (chance(0.5) ? wholeList(strings: true) : list(strings: true))
+            if chance(0.25) { return either(.filtered("tags", "t", p, ""), eq, "", .key("tags")) }
             return either(.filtered("tags", "t", p, ""), eq, options(), rhs)
         default:
             let key = pick(["kids.age", "tags", "kids.name", "kids.address.zip"])

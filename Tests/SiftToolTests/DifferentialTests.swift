@@ -245,6 +245,7 @@ enum Differential {
         some("a SUBQUERY's key against a list") { $0.range(of: #"SUBQUERY\(kids, \$k, .*\)\.name [!=]=(\[[cdn]+\])? \{"#, options: .regularExpression) != nil }
         some("a SUBQUERY of values against a list") { $0.range(of: #"SUBQUERY\(tags, \$t, .*\) [!=]=(\[[cdn]+\])? \{"#, options: .regularExpression) != nil }
         some("a SUBQUERY over SELF counted") { $0.contains("SUBQUERY(SELF, $x,") && $0.contains("@count") }
+        some("a SUBQUERY against its own collection") { $0.range(of: #"SUBQUERY\((kids|tags), \$[kt], .*\) [!=]= (kids|tags)$"#, options: .regularExpression) != nil }
         some("a SUBQUERY over a key of several shapes") { $0.contains("SUBQUERY(mix, $x,") }
         some("a SUBQUERY over SELF against a list") { $0.range(of: #"SUBQUERY\(SELF, \$x, .*\) [!=]= \{"#, options: .regularExpression) != nil }
         for form in ["ANY mode:(", "ALL mode:(", " IN mode:(", "mode:(tags) CONTAINS", "mode:(kids.age)[SIZE]", "mode:(tags).@count", "count:(mode:(", "mode:(kids.name) =="] {
