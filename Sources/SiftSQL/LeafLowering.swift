@@ -97,8 +97,10 @@ extension LoweringContext {
 
     /// Collection operators (`@count`, `@sum.x`, …) become scalar subqueries.
     func scalarize(_ o: Operand) throws(SQLLoweringError) -> Operand {
-        if case .collection(let c) = o, let counted = try mappedCount(c) { return try scalarize(.collection(counted)) }
-        guard case .collection(let c) = o, let first = c.rest.first, KeyPathComponent.isCollectionOperator(first) else { return o }
+        // One binding of the collection (a copy of it costs retains on every operand lowered).
+        guard case .collection(var c) = o else { return o }
+        if let counted = try mappedCount(c) { c = counted }
+        guard let first = c.rest.first, KeyPathComponent.isCollectionOperator(first) else { return o }
         let key = Array(c.rest.dropFirst())
         let countColumn = c.relationship.countColumn.map { column(c.owner.alias, $0) }
         func nilWhenCollectionNil(_ f: Fragment) -> Fragment {

@@ -16,9 +16,10 @@ extension LoweringContext {
     func isSubqueryResult(_ e: ExpressionSyntax) -> Bool {
         switch e.kind {
         case .subquery: return true
-        case .keyPath(let base?, let components):
-            if case .subquery = base.kind { return !components.contains(where: KeyPathComponent.isCollectionOperator) }
-            return false
+        case .keyPath(let base?, _):
+            // The components are read only behind a SUBQUERY: binding them costs every key path a retain.
+            guard case .subquery = base.kind, case .keyPath(_, let components) = e.kind else { return false }
+            return !components.contains(where: KeyPathComponent.isCollectionOperator)
         default: return false
         }
     }
