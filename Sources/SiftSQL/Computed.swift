@@ -105,6 +105,11 @@ extension LoweringContext {
         case .sql(let f): sql = f
         }
         let x = try scalarize(try operand(a, scope)), y = try scalarize(try operand(b, scope))
+        if x.isComputedList || y.isComputedList {
+            // The CASE would lose which rows hold a list: memory's collection has no plain SQL form.
+            let e = x.isComputedList ? a : b
+            throw unsupported("a TERNARY branch that is a collection ('\(e)')", e.range)
+        }
         let (attribute, fx, fy, nan) = try unify(x, y, a, b, range)
         let f = Fragment("(CASE WHEN ") + sql + Fragment(" THEN ") + fx + Fragment(" ELSE ") + fy + Fragment(" END)")
         var s = Scalar(fragment: f, attribute: attribute)
@@ -201,12 +206,13 @@ extension LoweringContext {
             case .data(let d): return (.param(.blob(Array(d))), .natural)
             case .date(let d): return (.param(.double(d.timeIntervalSinceReferenceDate)), .secondsSince2001)
             case .decimal(let d): return (.param(.text(d.description)), .decimal)
-            case .array(let items) where SQLFunctions.comparison(selector) != nil && items.allSatisfy(\.isScalar):
+            case .array(let items) where (SQLFunctions.comparison(selector) != nil || SQLFunctions.quantifiedComparison(selector) != nil)
+                                         && items.allSatisfy(\.isScalar):
                 // A list compared by memory: bound as the BLOB `sift_collect` makes.
                 return (.param(.blob(CollectedValues.encode(items.map(Value.init)))), .collection)
             case .array, .dictionary: throw unsupported("\(selector) of the constant \(show(c)) next to a key path", e.range)
             }
-        case .scalar(let s): return (s.fragment, tag(s.attribute))
+        case .scalar(let s): return (s.fragment, s.isCollection ? .collection : tag(s.attribute))
         case .collection(let c):
             if let union = c.union {
                 // The elements' values through memory's own union (nil dropped, and for the distinct
@@ -218,7 +224,7 @@ extension LoweringContext {
                 whole.union = nil
                 return (try callSQL(union, [(try collected(whole, selector: "count:"), .collection)], c.range), .collection)
             }
-            if SQLFunctions.comparison(selector) != nil {
+            if SQLFunctions.comparison(selector) != nil || SQLFunctions.quantifiedComparison(selector) != nil {
                 // Compared as memory's array: only an ordered collection is one (a set's equality ignores order).
                 guard c.relationship.orderColumn != nil else { throw unsupported("comparing the unordered collection '\(c.relationship.name)'", c.range) }
                 return (try collected(c, selector: selector), .collection)
@@ -234,8 +240,10 @@ extension LoweringContext {
     }
 
     /// `(SELECT sift_collect(tag, element) FROM <elements> WHERE <correlation>)`, NULL when the
-    /// collection is nil: the collection as the evaluator's array, in row order.
-    private func collected(_ c: Collection, selector: String) throws(SQLLoweringError) -> Fragment {
+    /// collection is nil: the collection as the evaluator's array, in row order. `filter` (a
+    /// SUBQUERY's predicate over one element) keeps only the elements it is true for.
+    func collected(_ c: Collection, selector: String,
+                   filter: ((Scope?, Scalar?) throws(SQLLoweringError) -> Lowered)? = nil) throws(SQLLoweringError) -> Fragment {
         guard let collect = dialect.collectFunction else { throw unsupported("\(selector) of a collection in this dialect", c.range) }
         let (from, corr, es, value, order) = try elementSource(c)
         let element: Scalar
@@ -261,9 +269,17 @@ extension LoweringContext {
         }
         // The elements in element order: SQLite keeps a subquery's ORDER BY under an aggregate (it
         // does not flatten such a subquery), and before 3.44 an aggregate has no ORDER BY of its own.
+        // Lowered before the joins are written: the filter may add joins to the element scope.
+        let kept = try filter?(es, value)
         var elements = Fragment("SELECT ") + element.fragment + Fragment(" AS sift_element FROM \(from)")
         for j in es?.joins ?? [] { elements = elements + Fragment(" " + j) }
-        elements = elements + Fragment(" WHERE \(corr)" + (order.map { " ORDER BY \($0)" } ?? ""))
+        elements = elements + Fragment(" WHERE \(corr)")
+        switch kept {
+        case nil, .constant(true)?: break
+        case .constant(false)?: elements = elements + Fragment(" AND " + dialect.booleanLiteral(false))
+        case .sql(let f)?: elements = elements + Fragment(" AND ") + f.parenthesized
+        }
+        elements = elements + Fragment(order.map { " ORDER BY \($0)" } ?? "")
         var sql = Fragment("(SELECT \(collect)(") + .param(.text(String(tag(element.attribute).rawValue)))
             + Fragment(", sift_element) FROM (") + elements + Fragment("))")
         if let isNil = collectionIsNil(c) { sql = Fragment("(CASE WHEN \(isNil) THEN NULL ELSE ") + sql + Fragment(" END)") }
@@ -272,7 +288,7 @@ extension LoweringContext {
 
     /// `sift_call(selector, tags, args…)` with the result typed `type`.
     /// `sift_call(?, ?, args…)`: the selector and the arguments' tags bound, then the arguments.
-    private func callSQL(_ selector: String, _ arguments: [(Fragment, SQLFunctions.ValueTag)], _ range: SourceRange?) throws(SQLLoweringError) -> Fragment {
+    func callSQL(_ selector: String, _ arguments: [(Fragment, SQLFunctions.ValueTag)], _ range: SourceRange?) throws(SQLLoweringError) -> Fragment {
         guard let call = dialect.callFunction else { throw unsupported("\(selector) in this dialect", range) }
         let tags = String(arguments.map(\.1.rawValue))
         let parts: [Fragment] = [.param(.text(selector)), .param(.text(tags))] + arguments.map(\.0)
@@ -293,7 +309,7 @@ extension LoweringContext {
 
     /// The built-in functions whose argument is a collection.
     static let collectionFunctions: Set<String> = ["count:", "sum:", "min:", "max:", "average:", "median:", "stddev:", "groupConcat:separator:",
-                                                   "@min", "@max"]
+                                                   "mode:", "@min", "@max"]
 
     /// A built-in function over operands that read the row.
     func function(_ name: String, _ arguments: [ExpressionSyntax], _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
@@ -304,8 +320,6 @@ extension LoweringContext {
             return try scalarize(try operand(arguments[0], scope))
         case "random", "randomn:":
             throw unsupported("'\(name)', whose value in memory is random for each object,", range)
-        case "mode:":
-            throw unsupported("mode: of values read from the row (its result is a collection)", range)
         default: break
         }
         var args: [(Operand, ExpressionSyntax)] = []
@@ -330,6 +344,15 @@ extension LoweringContext {
             return .any
         }
         switch name {
+        case "mode:":
+            if case .collection(let c) = args[0].0, c.relationship.orderColumn == nil {
+                // The most frequent values in the order they first appear: a set has memory's order.
+                throw unsupported("mode: of the unordered collection '\(c.relationship.name)'", range)
+            }
+            // The list memory returns (it raises on nil and on anything but a collection).
+            guard case .scalar(var s) = try memoryCall(name, args, type: .any, range) else { throw unsupported(name, range) }
+            s.isCollection = true
+            return .scalar(s)
         case "sqrt:", "log:", "ln:", "exp:", "floor:", "ceiling:", "trunc:":
             return try memoryCall(name, args, type: .double, mayBeNaN: true, range)
         case "onesComplement:", "count:", "length:":
@@ -435,6 +458,10 @@ extension LoweringContext {
         case .constant(.null):
             // An index of nil is nil.
             return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Attribute(name: "[]", type: .any)))
+        case .scalar(let s) where s.isCollection:
+            // A function's list (`mode:(x)[SIZE]`): memory counts it; its elements have no SQL form.
+            guard case .size = index, path.isEmpty else { throw unsupported("an element of '\(base)', a collection computed by memory", range) }
+            return try memoryCall("count:", [(b, base)], type: .integer, range)
         case .scalar(let s) where path.isEmpty:
             // A value that is not a collection: memory raises, or gives nil when it is nil.
             return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Attribute(name: "\(s.attribute.name)[]", type: s.attribute.type,

@@ -165,6 +165,8 @@ extension LoweringContext {
         guard case .scalar(let s) = try scalarize(try operand(e, scope)) else {
             throw SQLLoweringError(.unsupported, "sort key '\(key.keyPath)' is not an attribute or a collection operator")
         }
+        // A list (`mode:`) has no SQL order.
+        guard !s.isCollection else { throw SQLLoweringError(.unsupported, "sort key '\(key.keyPath)' is a collection") }
         var term = s.fragment
         if [.string, .any].contains(s.attribute.type), let coll = dialect.collation(for: key.options) {
             term = term + Fragment(" COLLATE \(dialect.quote(coll))")

@@ -9,6 +9,19 @@ import SiftSyntax
 extension LoweringContext {
     func comparison(_ q: Quantifier?, _ l: ExpressionSyntax, _ op: ComparisonOperator, _ options: ComparisonOptions,
                     _ r: ExpressionSyntax, negated: Bool, range: SourceRange, _ scope: Scope) throws(SQLLoweringError) -> Lowered {
+        // Tested first without allocating: every comparison passes here.
+        if q == nil, op == .equal || op == .notEqual, isSubqueryResult(l) || isSubqueryResult(r) {
+            // A SUBQUERY's result as a whole against a constant (nil, a list): see SubqueryComparison.swift.
+            for (a, b) in [(l, r), (r, l)] where isSubqueryResult(a) {
+                if !isConstant(b) {
+                    // Against its own collection (`SUBQUERY(kids, $k, P) == kids`).
+                    if options.isEmpty, let lowered = try subqueryAgainstItsCollection(a, op, b, negated: negated, scope) { return lowered }
+                    continue
+                }
+                guard case .constant(let v) = try operand(b, scope) else { continue }
+                if let lowered = try subqueryComparison(a, op, options, v, negated: negated, range: range, scope) { return lowered }
+            }
+        }
         let lo = try scalarize(try operand(l, scope))
         let ro = try scalarize(try operand(r, scope))
         if case .constant(let a) = lo, case .constant(let b) = ro {
@@ -33,6 +46,12 @@ extension LoweringContext {
             let junction = PredicateSyntax(isAny ? .or(operands: parts) : .and(operands: parts), range: range)
             if parts.isEmpty { return .constant(isAny == negated) }
             return try predicate(junction, negated: negated, scope)
+        }
+        if case .scalar(let s) = lo, s.isCollection {
+            // ANY/ALL over a list computed by memory (`mode:`): memory's own quantified comparison.
+            guard case .scalar(let call) = try memoryCall(SQLFunctions.quantifiedSelector(q, op, options), [(lo, l), (ro, r)],
+                                                          type: .boolean, range) else { throw unsupported(op.symbol, range) }
+            return .sql(call.fragment + Fragment(negated ? " = 0" : " = 1"))
         }
         guard case .collection(let c) = lo else {
             if isLoweringOneShape {
@@ -78,7 +97,10 @@ extension LoweringContext {
 
     /// Collection operators (`@count`, `@sum.x`, …) become scalar subqueries.
     func scalarize(_ o: Operand) throws(SQLLoweringError) -> Operand {
-        guard case .collection(let c) = o, let first = c.rest.first, KeyPathComponent.isCollectionOperator(first) else { return o }
+        // One binding of the collection (a copy of it costs retains on every operand lowered).
+        guard case .collection(var c) = o else { return o }
+        if let counted = try mappedCount(c) { c = counted }
+        guard let first = c.rest.first, KeyPathComponent.isCollectionOperator(first) else { return o }
         let key = Array(c.rest.dropFirst())
         let countColumn = c.relationship.countColumn.map { column(c.owner.alias, $0) }
         func nilWhenCollectionNil(_ f: Fragment) -> Fragment {
@@ -117,9 +139,69 @@ extension LoweringContext {
         }
     }
 
+    /// `kids.age.@count` as `kids.@count`: memory maps a key over the elements and keeps a nil for
+    /// every element without a value, so the mapped array has exactly one entry per element (and is
+    /// nil when the collection is). The key is still resolved in the element's scope, so a path
+    /// memory would raise on (a key of an attribute, a to-many inside) is rejected as before.
+    /// nil when `c` is not such a count.
+    func mappedCount(_ c: Collection) throws(SQLLoweringError) -> Collection? {
+        guard c.union == nil, c.rest.count >= 2, c.rest.last == "@count",
+              !c.rest.dropLast().contains(where: KeyPathComponent.isCollectionOperator) else { return nil }
+        let key = Array(c.rest.dropLast())
+        guard let es = try elements(c).element else {
+            throw SQLLoweringError(.unknownKey, "the values of '\(c.relationship.name)' have no key '\(key[0])'", range: c.range)
+        }
+        switch try keyPath(key, es, c.range) {
+        case .scalar, .object: break
+        case .constant, .collection:
+            throw SQLLoweringError(.toManyKeyPath, "'\(key.joined(separator: "."))' of the elements of '\(c.relationship.name)' is not a value", range: c.range)
+        }
+        var counted = c
+        counted.rest = ["@count"]
+        return counted
+    }
+
+    /// Whether the objects of `c` (memory's array of dictionaries) equal the constant `other`, as
+    /// two-valued SQL (never NULL) in both polarities (`equal`, `unequal`); nil when it cannot be
+    /// said here. `{}` holds exactly for an empty, non-nil collection (nil is no array). A
+    /// dictionary equals no string, number, date or data, so a list of such values (no nil in it:
+    /// the store keeps a null element apart from an empty object in no way) is equal to no
+    /// collection, and a single value equals no array.
+    func emptyOrObjectsEqual(_ c: Collection, _ other: LiteralValue) throws(SQLLoweringError) -> (equal: Lowered, unequal: Lowered)? {
+        switch other {
+        case .array(let items) where items.isEmpty: return try collectionIsEmpty(c, nil)
+        case .array(let items): return items.allSatisfy({ $0.isScalar && $0 != .null }) ? (.constant(false), .constant(true)) : nil
+        case .null, .dictionary: return nil
+        default: return (.constant(false), .constant(true))
+        }
+    }
+
+    /// Two-valued SQL that is true exactly when the collection is not nil and no element of it
+    /// passes `kept` (nil: no element at all), and its complement.
+    func collectionIsEmpty(_ c: Collection, _ kept: ((Scope?, Scalar?) throws(SQLLoweringError) -> Lowered)?) throws(SQLLoweringError) -> (Lowered, Lowered) {
+        if kept == nil, let cc = c.relationship.countColumn {
+            // The count column is NULL when the collection (or its owner) is nil: `IS` makes that false.
+            let empty = Fragment(dialect.isNotDistinct(column(c.owner.alias, cc), String(Fragment.marker)), [.integer(0)])
+            return (.sql(empty), .sql(Fragment(dialect.isDistinct(column(c.owner.alias, cc), String(Fragment.marker)), [.integer(0)])))
+        }
+        let isNil = collectionIsNil(c)
+        let any = try exists(c) { (es, value) throws(SQLLoweringError) in try kept?(es, value) ?? .constant(true) }
+        switch (isNil, any) {
+        case (nil, _): return (not(any), any)
+        case (let n?, .constant(false)): return (.sql(Fragment("NOT \(n)")), .sql(Fragment(n)))
+        case (_?, .constant(true)): return (.constant(false), .constant(true))
+        case (let n?, .sql(let f)):
+            return (.sql(Fragment("NOT \(n) AND NOT ") + f), .sql(Fragment("\(n) OR ") + f))
+        }
+    }
+
     /// One comparison without quantifier, in the requested polarity.
     func leaf(_ l: Operand, _ op: ComparisonOperator, _ options: ComparisonOptions, _ r: Operand,
               negated: Bool, range: SourceRange) throws(SQLLoweringError) -> Lowered {
+        if l.isComputedList || r.isComputedList {
+            // A list computed by memory (`mode:`) is compared by memory, whatever the operator.
+            return try memoryComparison(l, op, options, r, negated: negated, range: range)
+        }
         do {
             return try typedLeaf(l, op, options, r, negated: negated, range: range)
         } catch {
@@ -192,6 +274,11 @@ extension LoweringContext {
                 // Memory's own union and comparison, nil included.
                 return try memoryComparison(l, op, options, r, negated: negated, range: range)
             case .collection(let c):
+                if c.rest.isEmpty, c.union == nil, !c.shape.isValuesShape, c.relationship.orderColumn != nil,
+                   op == .equal || op == .notEqual, case .constant(let list) = other, let (equal, unequal) = try emptyOrObjectsEqual(c, list) {
+                    // The objects of an ordered to-many (an array of dictionaries in memory) compared with a constant.
+                    return (op == .equal) != negated ? equal : unequal
+                }
                 // Only an ordered collection is an array in memory; a set's equality ignores order.
                 // Equality never raises in memory; other operators do on an array, which only one
                 // shape of a mixed key may lower (to anything).

@@ -10,7 +10,8 @@
 // - unknown keys (of entities that are not open: an open entity reads nil for them) or entities (`unknown-key`, `unknown-entity`); `$VAR` not in `variables`
 //   (`unbound-variable`);
 // - a to-many key path without a quantifier, collection operator, SUBQUERY or IN/CONTAINS, except
-//   `rel == nil` / `rel != nil`; a to-many path inside a to-many path or SUBQUERY (`to-many-key-path`);
+//   `rel == nil` / `rel != nil` and an ordered one `==`/`!=` `{}`, a list of non-nil plain values or
+//   one value; a to-many path inside a to-many path or SUBQUERY (`to-many-key-path`);
 // - ANY/ALL, SUBQUERY or IN/CONTAINS over something that is neither a to-many relationship nor
 //   (for IN/CONTAINS) a string (`not-a-collection`);
 // - comparing a relationship object with anything but nil, the objects of a to-many collection
@@ -20,8 +21,11 @@
 // - (`unsupported`) SELF where the entity has no `selfShape`, and the object case's dictionary
 //   semantics (`SELF.@count`, `SELF CONTAINS x`); a mixed key where its shape column is not in
 //   scope (inside a to-many aggregate), and more than 256 lowerings of mixed-key combinations; `$x` alone when it is an entity object; `random()`/`randomn:`; a constant
-//   part that raises in memory; `mode:` of row values; FUNCTION(), assignments, dynamic keys;
-//   element objects compared whole, indexes of unordered collections, non-constant indexes;
+//   part that raises in memory; `mode:` of an unordered collection, an element of its list, a
+//   TERNARY branch or sort key holding such a list; FUNCTION(), assignments, dynamic keys;
+//   element objects (or lists holding nil) compared with objects whole, a SUBQUERY result compared
+//   with anything but a constant, ordered or quantified;
+//   indexes of unordered collections, non-constant indexes;
 //   aggregates with non-constant elements; `@unionOfArrays`, `@distinctUnionOfArrays`, a union
 //   followed by another operator, and unknown collection operators; functions, string casts, UTI operators,
 //   date arithmetic and comparisons of dates in two encodings in a dialect without `callFunction`;

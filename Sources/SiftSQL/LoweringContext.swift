@@ -39,6 +39,10 @@ struct Scalar {
     var attribute: Attribute
     /// The value may be NaN, stored as `SQLFunctions.nanMarker` (see Computed.swift).
     var mayBeNaN = false
+    /// The value is a list (a function's collection result, `mode:`) as the BLOB
+    /// `CollectedValues` reads, or NULL where memory raised: only memory can compare it, count it
+    /// or quantify over it, so every use goes through `sift_call`.
+    var isCollection = false
 }
 
 /// A to-many collection reached from a scope: the relationship and the path after it.
@@ -68,6 +72,12 @@ enum Operand {
     /// A to-one relationship object: its foreign-key column.
     case object(Fragment, String)
     case collection(Collection)
+
+    /// A scalar holding a list computed by memory (``Scalar/isCollection``).
+    var isComputedList: Bool {
+        if case .scalar(let s) = self { return s.isCollection }
+        return false
+    }
 }
 
 final class LoweringContext {
@@ -249,6 +259,10 @@ final class LoweringContext {
                 return try subqueryCount(c, v, p, scope, e.range)
             }
             if case .index(let b, let index) = base.kind { return try indexed(b, index, path: components, scope, e.range) }
+            if components == ["@count"], case .scalar(let s) = try operand(base, scope), s.isCollection {
+                // `mode:(x).@count`: memory counts the list it returned.
+                return try memoryCall("count:", [(.scalar(s), base)], type: .integer, e.range)
+            }
             throw unsupported("a key path on a computed value", e.range)
         case .index(let base, .size):
             if case .subquery(let c, let v, let p) = base.kind { return try subqueryCount(c, v, p, scope, e.range) }
@@ -447,14 +461,11 @@ final class LoweringContext {
             guard case .array(let selected) = try fold(whole) else { throw unsupported("the value of '\(whole)'", range) }
             return .constant(.integer(Int64(selected.count)))
         }
-        guard case .collection(let c) = try operand(collection, scope), c.rest.isEmpty else {
-            throw SQLLoweringError(.notACollection, "SUBQUERY needs a to-many relationship, got '\(collection)'", range: collection.range)
+        guard let c = try subqueryCollection(collection, scope) else {
+            return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Attribute(name: "SUBQUERY", type: .integer)))
         }
         let (from, corr, es, value) = try elements(c)
-        let saved = elementVariables[variable]
-        elementVariables[variable] = (es, value)
-        defer { elementVariables[variable] = saved }
-        let cond = try predicate(body, negated: false, scope)
+        let cond = try subqueryCondition(variable, body, es, value, scope)
         var sql = Fragment("(SELECT COUNT(*) FROM \(from)")
         for j in es?.joins ?? [] { sql = sql + Fragment(" " + j) }
         sql = sql + Fragment(" WHERE \(corr)")
@@ -468,6 +479,29 @@ final class LoweringContext {
             sql = Fragment("CASE WHEN \(isNil) THEN NULL ELSE ") + sql + Fragment(" END")
         }
         return .scalar(Scalar(fragment: sql, attribute: Attribute(name: "SUBQUERY", type: .integer)))
+    }
+
+    /// The collection a SUBQUERY filters, or nil where it is nil. One shape of `SELF` or of a mixed
+    /// key (records that are not all arrays) may be nil (SUBQUERY of nil is nil), or a value or an
+    /// object, on which memory raises ("SUBQUERY needs a collection"), so any answer will do: nil.
+    func subqueryCollection(_ collection: ExpressionSyntax, _ scope: Scope) throws(SQLLoweringError) -> Collection? {
+        switch try operand(collection, scope) {
+        case .collection(let c) where c.rest.isEmpty && c.union == nil: return c
+        case .constant(.null): return nil
+        case .scalar where isLoweringOneShape, .object where isLoweringOneShape: return nil
+        default: throw SQLLoweringError(.notACollection, "SUBQUERY needs a to-many relationship, got '\(collection)'", range: collection.range)
+        }
+    }
+
+    /// A SUBQUERY's predicate over one element (`es` for objects, `value` for values), with its
+    /// variable bound while it is lowered, in the requested polarity; the rest of the predicate
+    /// reads the outer row.
+    func subqueryCondition(_ variable: String, _ body: PredicateSyntax, _ es: Scope?, _ value: Scalar?,
+                           _ scope: Scope, negated: Bool = false) throws(SQLLoweringError) -> Lowered {
+        let saved = elementVariables[variable]
+        elementVariables[variable] = (es, value)
+        defer { elementVariables[variable] = saved }
+        return try predicate(body, negated: negated, scope)
     }
 
     /// The SQL condition under which the collection itself is nil (its count column is NULL, or

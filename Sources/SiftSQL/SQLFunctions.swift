@@ -28,6 +28,21 @@ public enum SQLFunctions {
         return (op, ComparisonOptions(rawValue: raw))
     }
 
+    /// The `sift_call` selector of a quantified comparison made by memory, `ANY list op b` or
+    /// `ALL list op b` over a list argument: `quantified:<quantifier>:<options>:<operator>`.
+    public static func quantifiedSelector(_ q: Quantifier, _ op: ComparisonOperator, _ options: ComparisonOptions) -> String {
+        "quantified:\(q.rawValue):\(options.rawValue):\(op.rawValue)"
+    }
+
+    /// The quantifier, operator and options of a `quantifiedSelector`, or nil for any other selector.
+    public static func quantifiedComparison(_ selector: String) -> (Quantifier, ComparisonOperator, ComparisonOptions)? {
+        guard selector.utf8.starts(with: "quantified:".utf8) else { return nil }
+        let parts = selector.split(separator: ":", maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count == 4, let q = Quantifier(rawValue: String(parts[1])), let raw = UInt8(parts[2]),
+              let op = ComparisonOperator(rawValue: String(parts[3])) else { return nil }
+        return (q, op, ComparisonOptions(rawValue: raw))
+    }
+
     /// `sift_text(op, s, needle, flags)` → 1 / 0, or NULL when an operand is NULL (or memory would raise).
     public static let text = "sift_text"
     /// `sift_compare(a, b, flags)` → -1 / 0 / 1, or NULL when either is NULL or they have no order.

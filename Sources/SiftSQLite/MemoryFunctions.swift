@@ -99,6 +99,18 @@ func callMemory(_ selector: String, _ args: [Value]) -> Value {
         if let (op, options) = SQLFunctions.comparison(selector), args.count == 2 {
             return .bool(try Builtins.compare(args[0], op, options, args[1]))
         }
+        if let (q, op, options) = SQLFunctions.quantifiedComparison(selector), args.count == 2 {
+            // Memory's quantified comparison: nil quantifies over nothing, anything but a
+            // collection raises, and the elements are tested in order until one decides.
+            let all = q == .all
+            switch args[0] {
+            case .null: return .bool(all)
+            case .array(let elements), .set(let elements):
+                for e in elements where try Builtins.compare(e, op, options, args[1]) != all { return .bool(!all) }
+                return .bool(all)
+            default: return .null
+            }
+        }
         return try Builtins.call(selector, args)
     } catch {
         // Memory raises on this row: NULL, which the lowering never relies on.

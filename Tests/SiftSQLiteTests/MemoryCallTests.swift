@@ -77,3 +77,42 @@ import Testing
         #expect(try one(db, "SELECT sift_call('compare:0:==', 'vv', sift_call('sqrt:', 'v', -1), NULL)") == .integer(0))
     }
 }
+
+/// `quantified:` selectors: memory's ANY/ALL over a list computed in SQL (a `mode:` result).
+@Suite struct QuantifiedCallTests {
+    private func one(_ db: SQLiteConnection, _ sql: String, _ bindings: [SQLValue] = []) throws -> SQLValue {
+        try #require(try db.query(sql, bindings).first?.first)
+    }
+
+    @Test func quantifiedSelectorsRoundTrip() throws {
+        for q in Quantifier.allCases {
+            for op in ComparisonOperator.allCases {
+                let selector = SQLFunctions.quantifiedSelector(q, op, [.caseInsensitive])
+                let parsed = try #require(SQLFunctions.quantifiedComparison(selector), "\(selector)")
+                #expect(parsed.0 == q && parsed.1 == op && parsed.2 == [.caseInsensitive])
+                #expect(SQLFunctions.comparison(selector) == nil)
+            }
+        }
+        #expect(SQLFunctions.quantifiedComparison("compare:0:==") == nil)
+        #expect(SQLFunctions.quantifiedComparison("quantified:SOME:0:==") == nil)
+    }
+
+    @Test func memoryQuantifiesOverAList() throws {
+        let db = try SQLiteConnection()
+        let call = "SELECT sift_call(?, ?, ?, ?)"
+        let list = SQLValue.blob(CollectedValues.encode([.integer(1), .string("A"), .null]))
+        let any = SQLFunctions.quantifiedSelector(.any, .equal, [.caseInsensitive])
+        let all = SQLFunctions.quantifiedSelector(.all, .greaterThan, [])
+        #expect(try one(db, call, [.text(any), .text("cv"), list, .text("a")]) == .integer(1))
+        #expect(try one(db, call, [.text(SQLFunctions.quantifiedSelector(.any, .equal, [])), .text("cv"), list, .text("a")]) == .integer(0))
+        // nil quantifies over nothing: ANY false, ALL true; an empty list the same.
+        #expect(try one(db, call, [.text(any), .text("cv"), .null, .text("a")]) == .integer(0))
+        #expect(try one(db, call, [.text(all), .text("cv"), .null, .integer(0)]) == .integer(1))
+        #expect(try one(db, call, [.text(all), .text("cv"), .blob([]), .integer(0)]) == .integer(1))
+        // ALL stops at the first element that fails (1 > 5) before reaching "A", which would raise.
+        #expect(try one(db, call, [.text(all), .text("cv"), list, .integer(5)]) == .integer(0))
+        // Memory raises on ordering "A" against a number (NULL), and on a value that is not a collection.
+        #expect(try one(db, call, [.text(all), .text("cv"), list, .integer(0)]) == .null)
+        #expect(try one(db, call, [.text(any), .text("vv"), .integer(3), .integer(3)]) == .null)
+    }
+}

@@ -29,6 +29,9 @@ indirect enum GenExpr: Hashable {
     case call(String, [GenExpr])
     /// `TERNARY(condition, then, else)`.
     case ternary(GenPred, GenExpr, GenExpr)
+    /// `SUBQUERY(collection, $variable, P)` followed by `suffix` (`""`, `.name`, `.@count`): a
+    /// SUBQUERY's result as a whole.
+    case filtered(String, String, GenPred, String)
 
     func render(_ args: inout [JSONValue]) -> String {
         switch self {
@@ -49,6 +52,8 @@ indirect enum GenExpr: Hashable {
             let c = p.render(&args)
             let x = a.render(&args)
             return "TERNARY(\(c), \(x), \(b.render(&args)))"
+        case .filtered(let collection, let variable, let p, let suffix):
+            return "SUBQUERY(\(collection), $\(variable), \(p.render(&args)))\(suffix)"
         }
     }
 
@@ -81,6 +86,8 @@ indirect enum GenExpr: Hashable {
             return out
         case .ternary(let p, let a, let b):
             return [a, b] + p.shrinks.map { .ternary($0, a, b) } + a.shrinks.map { .ternary(p, $0, b) } + b.shrinks.map { .ternary(p, a, $0) }
+        case .filtered(let c, let v, let p, let suffix):
+            return p.shrinks.map { .filtered(c, v, $0, suffix) } + (suffix.isEmpty ? [] : [.filtered(c, v, p, "")])
         }
     }
 
@@ -93,6 +100,7 @@ indirect enum GenExpr: Hashable {
         case .bounds(let a, let b): a.collectVariables(into: &out); b.collectVariables(into: &out)
         case .call(_, let xs): for x in xs { x.collectVariables(into: &out) }
         case .ternary(let p, let a, let b): p.collectVariables(into: &out); a.collectVariables(into: &out); b.collectVariables(into: &out)
+        case .filtered(_, _, let p, _): p.collectVariables(into: &out)
         default: break
         }
     }
@@ -434,7 +442,7 @@ struct DiffGenerator {
             // operators SQL computes differently: memory's own through sift_call, or SQLite's on integers
             return .arithmetic(numeric(depth: depth - 1), pick(["/", "**", "&", "|", "^", "<<", ">>", "/"]), chance(0.6) ? numberConstant() : numeric(depth: depth - 1))
         case 0...5: return .key(pick(Self.numberKeys))
-        case 6: return .key(pick(["kids.@count", "tags.@count"]))
+        case 6: return .key(pick(["kids.@count", "tags.@count", "kids.age.@count", "kids.name.@count", "kids.address.zip.@count"]))
         case 7: return .key(pick(["kids.@sum.age", "kids.@avg.age", "kids.@min.age", "kids.@max.age"]))
         case 8 where depth > 0: return .subquery(predicate(depth: depth - 1, prefix: "$k."), size: chance(0.3))
         case 9...10 where depth > 0:
@@ -497,7 +505,16 @@ struct DiffGenerator {
     /// A comparison on SELF, for records that are values.
     mutating func selfLeaf() -> GenPred {
         let op = pick(["==", "!=", "<", ">=", "BEGINSWITH", "LIKE"])
-        switch int(0...13) {
+        switch int(0...14) {
+        case 14:
+            // SUBQUERY over the record itself (an array, or nil, or a value memory raises on)
+            let elementOp = pick(["==", ">", "BEGINSWITH", "!=", "=="])
+            let p: GenPred = .comparison(quantifier: "", .key("$x"), op: elementOp, options: options(), elementOp == "BEGINSWITH" ? stringConstant() : anyConstant())
+            if chance(0.4) {
+                return .comparison(quantifier: "", .filtered("SELF", "x", p, pick([".@count", "[SIZE]"])), op: pick(["==", ">"]), options: "", .literal(String(int(0...2))))
+            }
+            return .comparison(quantifier: "", .filtered("SELF", "x", p, ""), op: pick(["==", "!="]), options: "",
+                               .literal(pick(["nil", "{}", "{}", "{'Ann'}", "{1, 2}", "{2.5}"])))
         case 12:
             // SELF computed on: arithmetic and functions of the record's own value
             let value: GenExpr = chance(0.7)
@@ -525,7 +542,12 @@ struct DiffGenerator {
 
     /// A comparison on `mix`, a key of every shape.
     mutating func mixLeaf() -> GenPred {
-        switch int(0...4) {
+        switch int(0...5) {
+        case 5:
+            // SUBQUERY over a key that is an array in some records (nil for null, memory raises on the rest)
+            let p: GenPred = .comparison(quantifier: "", .key("$x"), op: pick(["==", "!="]), options: options(), anyConstant())
+            if chance(0.5) { return .comparison(quantifier: "", .filtered("mix", "x", p, ".@count"), op: pick(["==", ">"]), options: "", .literal(String(int(0...2)))) }
+            return .comparison(quantifier: "", .filtered("mix", "x", p, ""), op: pick(["==", "!="]), options: "", .literal(pick(["nil", "{}", "{'Ann'}", "{1}"])))
         case 0, 1:
             let op = pick(["==", "!=", "<", ">=", "BEGINSWITH", "LIKE"])
             let rhs = op == "LIKE" ? .literal(quoted(pick(Self.likePatterns))) : op == "BEGINSWITH" ? stringConstant() : anyConstant()
@@ -536,9 +558,59 @@ struct DiffGenerator {
         }
     }
 
+    /// A list of values to compare a collection with as a whole (no nil: see `wholeCollectionLeaf`).
+    mutating func wholeList(strings: Bool) -> GenExpr {
+        let items: [JSONValue] = (0..<int(0...2)).map { _ in strings ? .string(pick(Self.constants)) : number() }
+        return chance(0.5) ? .argument(.array(items)) : .literal(pick(strings ? ["{}", "{'Ann'}", "{'Ann', 'ann'}", "{'b', 'Bob'}"] : ["{}", "{3}", "{3, 7.0}", "{1, 1}"]))
+    }
+
+    /// A to-many collection read as a whole (issue 12): the objects of `kids` against `{}` or
+    /// plain values, a SUBQUERY's result against nil or a list, and `mode:` of row values read by
+    /// `@count`, `[SIZE]`, `count:`, ANY/ALL/NONE, IN, CONTAINS and equality with a list.
+    mutating func wholeCollectionLeaf() -> GenPred {
+        func either(_ a: GenExpr, _ op: String, _ options: String, _ b: GenExpr) -> GenPred {
+            chance(0.8) ? .comparison(quantifier: "", a, op: op, options: options, b) : .comparison(quantifier: "", b, op: op, options: options, a)
+        }
+        let eq = pick(["==", "!="])
+        switch int(0...7) {
+        case 0:
+            // A nil in the list is left out: the store keeps a null element as an object of NULLs.
+            return either(.key("kids"), eq, "", .literal(pick(["{}", "{}", "{'Ann'}", "{1, 'b'}", "5", "'Ann'", "nil"])))
+        case 1, 2:
+            let key = pick(["", "", "", ".name", ".age", ".address.city"])
+            let p = predicate(depth: 1, prefix: "$k.")
+            let rhs: GenExpr
+            if key.isEmpty && chance(0.25) { return either(.filtered("kids", "k", p, ""), eq, "", .key("kids")) }
+            if key.isEmpty { rhs = .literal(pick(["nil", "{}", "{}", "{'Ann'}", "'Ann'", "5"])) }
+            else if chance(0.4) { rhs = .literal(pick(["nil", "{}", "{nil}", "{nil, 3}"])) }
+            else { rhs = wholeList(strings: key != ".age") }
+            return either(.filtered("kids", "k", p, key), eq, key.isEmpty ? "" : options(), rhs)
+        case 3:
+            let p: GenPred = .comparison(quantifier: "", .key("$t"), op: pick(["==", "BEGINSWITH", "!=", "<"]), options: options(), stringConstant())
+            let rhs: GenExpr = chance(0.3) ? .literal(pick(["nil", "{}"])) : (chance(0.5) ? wholeList(strings: true) : list(strings: true))
+            if chance(0.25) { return either(.filtered("tags", "t", p, ""), eq, "", .key("tags")) }
+            return either(.filtered("tags", "t", p, ""), eq, options(), rhs)
+        default:
+            let key = pick(["kids.age", "tags", "kids.name", "kids.address.zip"])
+            let strings = key == "tags" || key == "kids.name"
+            let mode: GenExpr = .call("mode:", [.key(key)])
+            let value: GenExpr = strings ? stringConstant() : numberConstant()
+            switch int(0...5) {
+            case 0: return either(mode, eq, strings ? options() : "", chance(0.7) ? wholeList(strings: strings) : list(strings: strings))
+            case 1: return .comparison(quantifier: pick(["ANY", "ALL", "NONE"]), mode, op: pick(["==", "<", ">=", "!="] + (strings ? ["BEGINSWITH"] : [])),
+                                       options: strings ? options() : "", value)
+            case 2: return .comparison(quantifier: "", value, op: "IN", options: strings ? options() : "", mode)
+            case 3: return .comparison(quantifier: "", mode, op: "CONTAINS", options: "", value)
+            case 4: return .comparison(quantifier: "", .key("mode:(\(key))" + pick(["[SIZE]", ".@count"])), op: pick(["==", ">", "<="]), options: "", .literal(String(int(0...2))))
+            default: return .comparison(quantifier: "", .call(pick(["count:", "sum:", "max:"]), [mode]), op: pick(["==", ">"]), options: "", numberConstant())
+            }
+        }
+    }
+
     mutating func leaf(depth: Int, prefix: String) -> GenPred {
         if selfRecords { return selfLeaf() }
         if prefix.isEmpty && chance(0.05) { return mixLeaf() }
+        if prefix.isEmpty && chance(0.06) { return wholeCollectionLeaf() }
         switch int(0...21) {
         case 20:
             // different kinds: a number column against strings that look like numbers, a string

@@ -227,6 +227,30 @@ enum Differential {
             #expect(all.contains(needle), "no generated predicate contains '\(needle)'")
         }
         #expect(texts.count > 2500, "only \(texts.count) distinct predicates")
+        // Collections read as a whole (issue 12), on object records and on records that are values.
+        gen.selfRecords = true
+        for _ in 0..<1000 {
+            if case .success(let (syntax, _)) = Differential.parse(gen.predicate(depth: 2)) { texts.insert(syntax.description) }
+        }
+        let lines = texts.sorted()
+        func some(_ what: String, _ test: (String) -> Bool) {
+            let found = lines.contains(where: test)
+            #expect(found, "no generated predicate has \(what)")
+        }
+        some("a mapped key counted") { $0.contains("kids.age.@count") || $0.contains("kids.name.@count") }
+        some("kids against {}") { $0.contains("kids == {}") || $0.contains("kids != {}") }
+        some("kids against plain values") { $0.contains("kids == {\"") || $0.contains("kids != {\"") }
+        some("a SUBQUERY against nil") { $0.range(of: #"SUBQUERY\(kids, \$k, .*\) [!=]= nil"#, options: .regularExpression) != nil }
+        some("a SUBQUERY against {}") { $0.range(of: #"SUBQUERY\(kids, \$k, .*\) [!=]= \{\}"#, options: .regularExpression) != nil }
+        some("a SUBQUERY's key against a list") { $0.range(of: #"SUBQUERY\(kids, \$k, .*\)\.name [!=]=(\[[cdn]+\])? \{"#, options: .regularExpression) != nil }
+        some("a SUBQUERY of values against a list") { $0.range(of: #"SUBQUERY\(tags, \$t, .*\) [!=]=(\[[cdn]+\])? \{"#, options: .regularExpression) != nil }
+        some("a SUBQUERY over SELF counted") { $0.contains("SUBQUERY(SELF, $x,") && $0.contains("@count") }
+        some("a SUBQUERY against its own collection") { $0.range(of: #"SUBQUERY\((kids|tags), \$[kt], .*\) [!=]= (kids|tags)$"#, options: .regularExpression) != nil }
+        some("a SUBQUERY over a key of several shapes") { $0.contains("SUBQUERY(mix, $x,") }
+        some("a SUBQUERY over SELF against a list") { $0.range(of: #"SUBQUERY\(SELF, \$x, .*\) [!=]= \{"#, options: .regularExpression) != nil }
+        for form in ["ANY mode:(", "ALL mode:(", " IN mode:(", "mode:(tags) CONTAINS", "mode:(kids.age)[SIZE]", "mode:(tags).@count", "count:(mode:(", "mode:(kids.name) =="] {
+            some("'\(form)'") { $0.contains(form) }
+        }
     }
 
     /// The memory back-end agrees with the oracle (the harness itself reports no false failures).
@@ -257,7 +281,9 @@ enum Differential {
                 Loaded(inner: try MemoryBackend().load(records), records: records)
             }
         }
-        let summary = try Differential.run(seed: 5, cases: 2000, backend: Broken(), maxFailures: 1)
+        // A seed whose datasets hold records named "Ann" that generated predicates select (the generator
+        // draws from one stream, so a new kind of predicate moves the datasets of every seed).
+        let summary = try Differential.run(seed: 3, cases: 2000, backend: Broken(), maxFailures: 1)
         #expect(summary.failures.count == 1)
         let report = summary.failures.first ?? ""
         #expect(report.contains("disagreement"))
