@@ -106,6 +106,11 @@ extension DocumentShape {
 
 extension DocumentObjectShape {
     func problem(_ d: [String: Value], path: String) -> String? {
+        // Most documents fit: check in the dictionary's own order, and sort only to name the
+        // first broken key the same way every time.
+        guard d.contains(where: { k, v in keys.first(where: { $0.name == k }).map { $0.shape.problem(v, path: "") != nil } ?? true }) else {
+            return nil
+        }
         for (k, v) in d.sorted(by: { $0.key < $1.key }) {
             let here = path.isEmpty ? k : "\(path).\(k)"
             guard let key = keys.first(where: { $0.name == k }) else { return "key '\(here)' is not declared" }
@@ -237,7 +242,8 @@ enum DocumentCodec {
         case .dictionary(let d):
             out.append(8)
             int(UInt64(d.count), into: &out)
-            for (k, e) in d.sorted(by: { $0.key < $1.key }) { text(k, into: &out); write(e, into: &out) }
+            // In the dictionary's own order: the form is read back into a dictionary.
+            for (k, e) in d { text(k, into: &out); write(e, into: &out) }
         case .decimal(let d): out.append(9); text("\(d)", into: &out)
         case .data(let d): out.append(10); int(UInt64(d.count), into: &out); out += d
         case .object(let o):

@@ -90,6 +90,8 @@ public final class JSONStore {
         keys.reserveCapacity(records.count)
         for (i, o) in importer.roots.enumerated() { if let pk = o.objectID.primaryKey { keys[pk] = i } }
         recordOfKey = keys
+        // Queries read the rows; the objects are not needed any more.
+        context.reset()
         // Statistics for the planner, as a store's indexes are built with the rows.
         _ = try? store.query("ANALYZE")
     }

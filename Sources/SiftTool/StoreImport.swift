@@ -46,7 +46,6 @@ struct StoreImporter {
                 do throws(StoreError) {
                     let o = try context.insert(entity)
                     try o.setDocument(record.value)
-                    origins[o.objectID.description] = (n, "")
                     roots.append(o)
                 } catch {
                     throw StoreCommandError("error: record \(n): \(error.message)")
@@ -54,6 +53,8 @@ struct StoreImporter {
                 if case .object(let members) = record { noteKeys(entity, members.map(\.0)) }
             }
             do { try context.save() } catch {
+                // Which record each refused object came from, worked out only when a save fails.
+                for (n, o) in roots.enumerated() { origins[o.objectID.description] = (n, "") }
                 throw StoreCommandError(lines: error.failures.map(describeSaveFailure))
             }
             return records.count
