@@ -193,7 +193,8 @@ extension PersistentStore {
     /// ```
     public func query(_ sql: String, _ bindings: [SQLValue] = []) throws(StoreError) -> [[SQLValue]] {
         try locked { () throws(StoreError) in
-            do throws(SQLiteError) { return try rows(sql, bindings) } catch { throw error.storeError }
+            // SQLite's own words and code ("sqlite error 1: …"), as a tool prints them.
+            do throws(SQLiteError) { return try rows(sql, bindings) } catch { throw StoreError(.sqlite, error.description) }
         }
     }
 
