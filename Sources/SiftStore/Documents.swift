@@ -169,9 +169,13 @@ extension RowWriter {
     func writeDocument(_ o: ManagedObject, replacing: Bool) throws(SQLiteError) {
         guard let layout = o.info.entity.document, let pk = key(o) else { return }
         if replacing { try deleteDocumentRows(layout, pk) }
-        var loader = try store.documentLoader(layout)
-        try loader.insert(o.attributes.first ?? .null, primaryKey: pk)
-        store.documentLoaders[ObjectIdentifier(layout)] = loader
+        // The loader is used where it is kept: a copy taken out and put back would copy its
+        // statement and counter tables for every document.
+        let id = ObjectIdentifier(layout)
+        if store.documentLoaders[id] == nil {
+            store.documentLoaders[id] = try DocumentLoader(connection: store.connection, layout: layout)
+        }
+        try store.documentLoaders[id]!.insert(o.attributes.first ?? .null, primaryKey: pk)
     }
 
     /// Removes the child and value rows of document `pk`.
@@ -196,13 +200,6 @@ extension PersistentStore {
             // SQLite's own words and code ("sqlite error 1: …"), as a tool prints them.
             do throws(SQLiteError) { return try rows(sql, bindings) } catch { throw StoreError(.sqlite, error.description) }
         }
-    }
-
-    /// The loader of `layout` for the current write transaction (its statements prepared once,
-    /// its row numbers continuing from the stored ones).
-    func documentLoader(_ layout: DocumentLayout) throws(SQLiteError) -> DocumentLoader<Value> {
-        if let l = documentLoaders[ObjectIdentifier(layout)] { return l }
-        return try DocumentLoader(connection: connection, layout: layout)
     }
 }
 
