@@ -34,6 +34,13 @@ extension LoweringContext {
         }
         let nan = a.mayBeNaN || b.mayBeNaN
         let bitwise: Set<BinaryOperator> = [.bitwiseAnd, .bitwiseOr, .bitwiseXor, .leftShift, .rightShift]
+        let traits = dialect.traits
+        if !traits.contains(.silentFloatOverflow), !bothIntegers, [.add, .subtract, .multiply].contains(op) {
+            throw unsupported("'\(op.rawValue)' on doubles in this dialect (it raises on overflow where memory gives infinity)", range)
+        }
+        if !traits.contains(.integerShifts), op == .leftShift || op == .rightShift {
+            throw unsupported("'\(op.rawValue)' in this dialect (its shifts take a 32-bit count)", range)
+        }
         switch op {
         case _ where nan:
             // A NaN operand is a BLOB in SQL: only memory's operator computes with it.

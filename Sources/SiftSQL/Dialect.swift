@@ -1,8 +1,10 @@
 // What differs between SQL databases, as far as the lowering cares: how identifiers are quoted,
-// how parameters are written, the names of Sift's functions, NULLS FIRST/LAST, boolean literals
-// and null-safe equality. The lowering writes every identifier through `quote(_:)` and nowhere
-// else, so a schema name can never be read as SQL. Only SQLite is implemented; the protocol keeps
-// PostgreSQL's `$1` placeholders and `IS NOT DISTINCT FROM` in mind.
+// how parameters are written, the names of Sift's functions (or their absence), NULLS FIRST/LAST,
+// boolean literals, null-safe equality, and the traits that decide whether a form can be exact at
+// all (dynamic typing, silent float overflow, exact integer/double comparison). The lowering writes
+// every identifier through `quote(_:)` and nowhere else, so a schema name can never be read as SQL.
+// Two dialects: SQLite, where Sift registers its own functions, and PostgreSQL, which cannot call
+// Swift, so the lowering writes native SQL for what it can make exact and rejects the rest.
 
 import SiftSyntax
 
@@ -18,10 +20,12 @@ public protocol SQLDialect: Sendable {
     func quote(_ identifier: String) -> String
     /// The text of the `index`-th (1-based) parameter.
     func placeholder(_ index: Int) -> String
-    /// The name of the text-operator function (`sift_text`).
-    var textFunction: String { get }
-    /// The name of the three-way comparison function (`sift_compare`).
-    var compareFunction: String { get }
+    /// The name of the text-operator function (`sift_text`), nil when the database cannot call
+    /// Sift's (text operators are then written natively where that is exact, and rejected otherwise).
+    var textFunction: String? { get }
+    /// The name of the three-way comparison function (`sift_compare`), nil when there is none
+    /// (ordering under string options, or of values that may be NaN, is then rejected).
+    var compareFunction: String? { get }
     /// The collation name for ORDER BY under these options, nil for the default order.
     func collation(for options: ComparisonOptions) -> String?
     /// Whether `ORDER BY x NULLS FIRST` is understood.
@@ -37,6 +41,47 @@ public protocol SQLDialect: Sendable {
     var callFunction: String? { get }
     /// The aggregate that gathers a collection's elements for `callFunction` (`sift_collect`).
     var collectFunction: String? { get }
+    /// `(sql) IS NOT TRUE`: true when the condition is false or NULL (the negation that keeps NULL rows).
+    func isNotTrue(_ sql: String) -> String
+    /// What the database can do exactly (see ``SQLDialectTraits``).
+    var traits: SQLDialectTraits { get }
+    /// The bound value of `LIMIT` that means no limit (SQLite needs a LIMIT before an OFFSET).
+    var noLimit: SQLValue { get }
+    /// The sum of integer expression `sql` as a 64-bit integer (PostgreSQL's SUM of bigint is numeric).
+    func integerSum(_ sql: String) -> String
+    /// The average of numeric expression `sql` as a double, as memory computes `@avg`.
+    func doubleAverage(_ sql: String) -> String
+    /// The collation that orders text by Unicode scalar values (UTF-8 bytes), written after text
+    /// comparisons and ORDER BY terms; nil when the default already does (SQLite's BINARY).
+    var scalarOrderCollation: String? { get }
+    /// Whether NULL sorts first ascending and last descending by default (memory's nil order);
+    /// when not, ORDER BY terms say NULLS FIRST / NULLS LAST.
+    var nullsSortFirst: Bool { get }
+}
+
+/// What a database does exactly, as far as the lowering's exactness depends on it.
+///
+/// ```swift
+/// SQLiteDialect().traits.contains(.dynamicTyping)    // true
+/// PostgreSQLDialect().traits.contains(.dynamicTyping) // false
+/// ```
+public struct SQLDialectTraits: OptionSet, Hashable, Sendable {
+    public let rawValue: UInt8
+    /// A trait set from its raw bits.
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// A column may hold values of several types (`any` attributes, `typeof`).
+    public static let dynamicTyping = SQLDialectTraits(rawValue: 1 << 0)
+    /// Double arithmetic overflows to infinity as memory's does (PostgreSQL raises instead).
+    public static let silentFloatOverflow = SQLDialectTraits(rawValue: 1 << 1)
+    /// An integer compared with a double is compared exactly (PostgreSQL converts the integer to
+    /// a double, which is inexact beyond 2^53).
+    public static let exactIntegerDoubleComparison = SQLDialectTraits(rawValue: 1 << 2)
+    /// Text may contain U+0000 (PostgreSQL's cannot).
+    public static let textWithNUL = SQLDialectTraits(rawValue: 1 << 3)
+    /// `x << y` and `x >> y` take a 64-bit count and shift like Swift's smart shifts.
+    public static let integerShifts = SQLDialectTraits(rawValue: 1 << 4)
+    /// Everything SQLite does.
+    public static let all: SQLDialectTraits = [.dynamicTyping, .silentFloatOverflow, .exactIntegerDoubleComparison, .textWithNUL, .integerShifts]
 }
 
 extension SQLDialect {
@@ -44,6 +89,20 @@ extension SQLDialect {
     public var callFunction: String? { nil }
     /// No collecting aggregate by default.
     public var collectFunction: String? { nil }
+    /// `(sql) IS NOT TRUE`, standard SQL.
+    public func isNotTrue(_ sql: String) -> String { "(\(sql)) IS NOT TRUE" }
+    /// Every trait by default (SQLite's).
+    public var traits: SQLDialectTraits { .all }
+    /// `-1`, SQLite's "no limit".
+    public var noLimit: SQLValue { .integer(-1) }
+    /// `SUM(sql)`.
+    public func integerSum(_ sql: String) -> String { "SUM(\(sql))" }
+    /// `AVG(sql)`.
+    public func doubleAverage(_ sql: String) -> String { "AVG(\(sql))" }
+    /// None: the default order is by bytes.
+    public var scalarOrderCollation: String? { nil }
+    /// True: SQLite's NULL is the smallest value.
+    public var nullsSortFirst: Bool { true }
 }
 
 /// SQLite: double-quoted identifiers, `?` parameters, 1/0 booleans, `IS` / `IS NOT`.
@@ -63,9 +122,9 @@ public struct SQLiteDialect: SQLDialect {
     /// Always `?`: SQLite binds positional parameters in order.
     public func placeholder(_ index: Int) -> String { "?" }
     /// `sift_text`, registered by SiftSQLite.
-    public var textFunction: String { SQLFunctions.text }
+    public var textFunction: String? { SQLFunctions.text }
     /// `sift_compare`, registered by SiftSQLite.
-    public var compareFunction: String { SQLFunctions.compare }
+    public var compareFunction: String? { SQLFunctions.compare }
     /// `sift_c`, `sift_d` or `sift_cd` under `[c]`, `[d]`, `[cd]`; nil otherwise.
     public func collation(for options: ComparisonOptions) -> String? { SQLFunctions.collation(for: options) }
     /// SQLite understands NULLS FIRST/LAST since 3.30, but its default (NULL smallest) is already
@@ -77,6 +136,8 @@ public struct SQLiteDialect: SQLDialect {
     public func isNotDistinct(_ lhs: String, _ rhs: String) -> String { "\(lhs) IS \(rhs)" }
     /// `lhs IS NOT rhs`.
     public func isDistinct(_ lhs: String, _ rhs: String) -> String { "\(lhs) IS NOT \(rhs)" }
+    /// `(sql) IS NOT 1`: SQLite's booleans are the integers 0 and 1.
+    public func isNotTrue(_ sql: String) -> String { "(\(sql)) IS NOT 1" }
     /// `sift_call`, registered by SiftSQLite.
     public var callFunction: String? { SQLFunctions.call }
     /// `sift_collect`, registered by SiftSQLite.

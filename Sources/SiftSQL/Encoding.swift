@@ -19,6 +19,9 @@ extension LoweringContext {
         case .null: return .null
         case .string(let s):
             guard t == .string || t == .any else { throw mismatch() }
+            if !dialect.traits.contains(.textWithNUL), s.utf8.contains(0) {
+                throw unsupported("the string \(show(c)), which holds U+0000 (this database's text cannot)", range)
+            }
             return .text(options.contains(.normalized) ? s : nfc(s))
         case .bool(let b):
             guard t == .any || Self.numeric.contains(t) else { throw mismatch() }
@@ -132,6 +135,10 @@ extension LoweringContext {
     func checkCompatible(_ a: Attribute, _ b: Attribute, _ range: SourceRange) throws(SQLLoweringError) {
         if a.type == .any || b.type == .any { return }
         if Self.numeric.contains(a.type) && Self.numeric.contains(b.type) {
+            let integral: Set<AttributeType> = [.integer, .boolean]
+            if !dialect.traits.contains(.exactIntegerDoubleComparison), integral.contains(a.type) != integral.contains(b.type) {
+                throw unsupported("comparing the integer and double values '\(a.name)' and '\(b.name)' in this dialect (it compares them as doubles, inexact beyond 2^53)", range)
+            }
             if a.effectiveEncoding == .text || b.effectiveEncoding == .text {
                 if a.effectiveEncoding != b.effectiveEncoding { throw unsupported("comparing a TEXT-encoded decimal with a number", range) }
             }
@@ -170,8 +177,15 @@ extension LoweringContext {
         var term = s.fragment
         if [.string, .any].contains(s.attribute.type), let coll = dialect.collation(for: key.options) {
             term = term + Fragment(" COLLATE \(dialect.quote(coll))")
+        } else if s.attribute.type == .string, dialect.textFunction == nil,
+                  !key.options.intersection([.caseInsensitive, .diacriticInsensitive]).isEmpty, !key.options.contains(.normalized) {
+            throw SQLLoweringError(.unsupported, "sort key '\(key.keyPath)' with string options in this dialect (they need Sift's Unicode folding)")
+        } else {
+            term = textOrdered(term, s.attribute)
         }
-        return term + Fragment(key.ascending ? " ASC" : " DESC")
+        // Memory sorts nil first ascending, last descending: SQLite's default, not PostgreSQL's.
+        let nulls = dialect.nullsSortFirst ? "" : (key.ascending ? " NULLS FIRST" : " NULLS LAST")
+        return term + Fragment((key.ascending ? " ASC" : " DESC") + nulls)
     }
 }
 

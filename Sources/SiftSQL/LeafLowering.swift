@@ -229,7 +229,7 @@ extension LoweringContext {
     func typedLeaf(_ l: Operand, _ op: ComparisonOperator, _ options: ComparisonOptions, _ r: Operand,
               negated: Bool, range: SourceRange) throws(SQLLoweringError) -> Lowered {
         func pick(_ pos: Fragment, _ neg: Fragment? = nil) -> Lowered {
-            .sql(negated ? (neg ?? (pos.parenthesized + Fragment(" IS NOT 1"))) : pos)
+            .sql(negated ? (neg ?? (notTrue(pos))) : pos)
         }
         func const(_ v: Bool) -> Lowered { .constant(v != negated) }
         let f = SQLValue.integer(Int64(options.rawValue))
@@ -341,13 +341,15 @@ extension LoweringContext {
                     (pos, neg) = (col + Fragment(" IS NULL"), col + Fragment(" IS NOT NULL"))
                 } else if altering, case .string = c, [.string, .any].contains(s.attribute.type) {
                     let v = try encode(c, for: s.attribute, options, range)
-                    (pos, neg) = (Fragment("\(dialect.textFunction)(0, ") + col + Fragment(", ") + .param(v) + Fragment(", ") + .param(f) + Fragment(") = 1"), nil)
+                    (pos, neg) = (try textCall(.equal, col, .param(v), f, range), nil)
+                } else if let exact = try integerDoubleComparison(s, c, op, range) {
+                    return pick(exact.pos, exact.neg)
                 } else {
                     let v = try encode(c, for: s.attribute, options, range)
-                    (pos, neg) = (col + Fragment(" = ") + .param(v), col + Fragment(" IS NOT ") + .param(v))
+                    (pos, neg) = (col + Fragment(" = ") + .param(v), Fragment(dialect.isDistinct(col.sql, String(Fragment.marker)), col.bindings + [v]))
                 }
                 if op == .equal { return pick(pos, neg) }
-                return .sql(negated ? pos : (neg ?? (pos.parenthesized + Fragment(" IS NOT 1"))))
+                return .sql(negated ? pos : (neg ?? (notTrue(pos))))
             case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
                 if c == .null {
                     // Both nil is true for <= and >=; one nil is false.
@@ -355,14 +357,17 @@ extension LoweringContext {
                     return pick(col + Fragment(" IS NULL"), col + Fragment(" IS NOT NULL"))
                 }
                 try checkOrderable(s.attribute, range)
+                if let exact = try integerDoubleComparison(s, c, op, range) { return pick(exact.pos, exact.neg) }
                 let v = try encode(c, for: s.attribute, options, range)
                 if s.mayBeNaN || (altering && { if case .string = c { true } else { false } }() && [.string, .any].contains(s.attribute.type)) {
                     // Text under options, or a NaN (a BLOB here): Sift's order, not SQLite's.
-                    return pick(Fragment("\(dialect.compareFunction)(") + col + Fragment(", ") + .param(v) + Fragment(", ") + .param(f) + Fragment(") \(op.symbol) 0"))
+                    let compare = try compareFunction(s.mayBeNaN ? "ordering a value that may be NaN" : "ordering text under string options", range)
+                    return pick(Fragment("\(compare)(") + col + Fragment(", ") + .param(v) + Fragment(", ") + .param(f) + Fragment(") \(op.symbol) 0"))
                 }
                 let negOp = [ComparisonOperator.lessThan: ">=", .lessThanOrEqual: ">", .greaterThan: "<=", .greaterThanOrEqual: "<"][op]!
-                return pick(col + Fragment(" \(op.symbol) ") + .param(v),
-                            Fragment("(") + col + Fragment(" \(negOp) ") + .param(v) + Fragment(" OR ") + col + Fragment(" IS NULL)"))
+                let bound = textOrdered(.param(v), s.attribute)
+                return pick(col + Fragment(" \(op.symbol) ") + bound,
+                            Fragment("(") + col + Fragment(" \(negOp) ") + bound + Fragment(" OR ") + col + Fragment(" IS NULL)"))
             case .beginsWith, .endsWith, .like, .matches:
                 if c == .null { return const(false) }
                 try checkText(s.attribute, op, range)
@@ -370,9 +375,9 @@ extension LoweringContext {
                 let v = try encode(c, for: Attribute(name: "", type: .string), options, range)
                 if op == .beginsWith, !altering, case .text(let prefix) = v {
                     if prefix.isEmpty { return const(false) } // an empty needle never matches
-                    if let range = prefixRange(col, prefix, f) { return pick(range) }
+                    if let prefixed = try prefixRange(col, prefix, f, range) { return pick(prefixed) }
                 }
-                return pick(textCall(op, col, .param(v), f))
+                return pick(try textCall(op, col, .param(v), f, range))
             case .between:
                 return try between(s, c, options, negated: negated, range: range)
             default:
@@ -386,7 +391,7 @@ extension LoweringContext {
             try checkText(s.attribute, op, range)
             guard case .string = c else { throw SQLLoweringError(.typeMismatch, "\(op.symbol) needs a string, got \(show(c))", range: range) }
             let v = try encode(c, for: Attribute(name: "", type: .string), options, range)
-            return pick(textCall(op, .param(v), s.fragment, f))
+            return pick(try textCall(op, .param(v), s.fragment, f, range))
 
         case (.scalar(let a), .scalar(let b)):
             try checkCompatible(a.attribute, b.attribute, range)
@@ -398,19 +403,23 @@ extension LoweringContext {
             case .equal, .notEqual:
                 let pos: Fragment, neg: Fragment?
                 if altering && textual {
-                    pos = Fragment("((") + x + Fragment(" IS NULL AND ") + y + Fragment(" IS NULL) OR ") + textCall(.equal, x, y, f) + Fragment(")")
+                    pos = Fragment("((") + x + Fragment(" IS NULL AND ") + y + Fragment(" IS NULL) OR ") + (try textCall(.equal, x, y, f, range)) + Fragment(")")
                     neg = nil
                 } else {
                     (pos, neg) = (Fragment(dialect.isNotDistinct(x.sql, y.sql), x.bindings + y.bindings),
                                   Fragment(dialect.isDistinct(x.sql, y.sql), x.bindings + y.bindings))
                 }
                 if op == .equal { return pick(pos, neg) }
-                return .sql(negated ? pos : (neg ?? (pos.parenthesized + Fragment(" IS NOT 1"))))
+                return .sql(negated ? pos : (neg ?? (notTrue(pos))))
             case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
                 try checkOrderable(a.attribute, range)
-                var pos = (altering && textual) || nan
-                    ? Fragment("\(dialect.compareFunction)(") + x + Fragment(", ") + y + Fragment(", ") + .param(f) + Fragment(") \(op.symbol) 0")
-                    : x + Fragment(" \(op.symbol) ") + y
+                var pos: Fragment
+                if (altering && textual) || nan {
+                    let compare = try compareFunction(nan ? "ordering a value that may be NaN" : "ordering text under string options", range)
+                    pos = Fragment("\(compare)(") + x + Fragment(", ") + y + Fragment(", ") + .param(f) + Fragment(") \(op.symbol) 0")
+                } else {
+                    pos = x + Fragment(" \(op.symbol) ") + textOrdered(y, b.attribute)
+                }
                 if op == .lessThanOrEqual || op == .greaterThanOrEqual {
                     pos = Fragment("(") + pos + Fragment(" OR (") + x + Fragment(" IS NULL AND ") + y + Fragment(" IS NULL))")
                 }
@@ -418,7 +427,7 @@ extension LoweringContext {
             case .beginsWith, .endsWith, .like, .matches:
                 try checkText(a.attribute, op, range)
                 try checkText(b.attribute, op, range)
-                return pick(textCall(op, x, y, f))
+                return pick(try textCall(op, x, y, f, range))
             default:
                 throw unsupported("\(op.symbol) between two key paths", range)
             }
@@ -437,7 +446,7 @@ extension LoweringContext {
     /// One index range, and in the common case one more comparison per row and no function call.
     /// (Two ranges joined by OR read the same rows but make SQLite build a row set: measured slower.)
     /// nil when p ends in U+10FFFF (no successor): use `sift_text` alone.
-    func prefixRange(_ col: Fragment, _ prefix: String, _ flags: SQLValue) -> Fragment? {
+    func prefixRange(_ col: Fragment, _ prefix: String, _ flags: SQLValue, _ range: SourceRange) throws(SQLLoweringError) -> Fragment? {
         var scalars = Array(prefix.unicodeScalars)
         let last = scalars.removeLast().value
         let next: UInt32 = last == 0xD7FF ? 0xE000 : last + 1
@@ -447,12 +456,17 @@ extension LoweringContext {
         var marked = prefix.unicodeScalars
         marked.append("\u{300}")
         let split = String(marked)
-        return Fragment("(") + col + Fragment(" >= ") + .param(.text(prefix)) + Fragment(" AND ") + col + Fragment(" < ")
-            + .param(.text(String(upper))) + Fragment(" AND (") + col + Fragment(" < ") + .param(.text(split))
-            + Fragment(" OR ") + textCall(.beginsWith, col, .param(.text(prefix)), flags) + Fragment("))")
+        let text = Attribute(name: "", type: .string)
+        return Fragment("(") + col + Fragment(" >= ") + textOrdered(.param(.text(prefix)), text) + Fragment(" AND ") + col + Fragment(" < ")
+            + textOrdered(.param(.text(String(upper))), text) + Fragment(" AND (") + col + Fragment(" < ") + textOrdered(.param(.text(split)), text)
+            + Fragment(" OR ") + (try textCall(.beginsWith, col, .param(.text(prefix)), flags, range)) + Fragment("))")
     }
 
-    func textCall(_ op: ComparisonOperator, _ s: Fragment, _ needle: Fragment, _ flags: SQLValue) -> Fragment {
+    /// A text operator (`==` under options, BEGINSWITH, ENDSWITH, CONTAINS, LIKE, MATCHES) that is
+    /// 1 exactly where memory says true: Sift's `sift_text`, or in a dialect without it the native
+    /// SQL of ``nativeText(_:_:_:_:_:)``.
+    func textCall(_ op: ComparisonOperator, _ s: Fragment, _ needle: Fragment, _ flags: SQLValue, _ range: SourceRange) throws(SQLLoweringError) -> Fragment {
+        guard let function = dialect.textFunction else { return try nativeText(op, s, needle, flags, range) }
         let code: SQLFunctions.TextOp = switch op {
         case .beginsWith: .beginsWith
         case .endsWith: .endsWith
@@ -461,7 +475,136 @@ extension LoweringContext {
         case .contains, .in: .contains
         default: .equal
         }
-        return Fragment("\(dialect.textFunction)(\(code.rawValue), ") + s + Fragment(", ") + needle + Fragment(", ") + .param(flags) + Fragment(") = 1")
+        return Fragment("\(function)(\(code.rawValue), ") + s + Fragment(", ") + needle + Fragment(", ") + .param(flags) + Fragment(") = 1")
+    }
+
+    /// A text operator in a dialect that cannot call Sift (PostgreSQL), exact or rejected:
+    /// - string options `[c]`/`[d]` need Sift's Unicode folding: rejected; `[n]` drops the
+    ///   combining-mark rule, as memory's literal search does;
+    /// - MATCHES: PostgreSQL's regular expressions are not PCRE2's: rejected;
+    /// - LIKE with a constant pattern: PostgreSQL's LIKE (`?` and `_` are both one scalar);
+    /// - BEGINSWITH, ENDSWITH, CONTAINS: a regular expression with memory's rule that a match may
+    ///   not end before a combining mark, built here for a constant needle, in SQL otherwise.
+    /// NULL on either side gives NULL, which the callers treat as memory's false.
+    func nativeText(_ op: ComparisonOperator, _ s: Fragment, _ needle: Fragment, _ flags: SQLValue, _ range: SourceRange) throws(SQLLoweringError) -> Fragment {
+        guard case .integer(let raw) = flags else { throw unsupported(op.symbol, range) }
+        let options = ComparisonOptions(rawValue: UInt8(truncatingIfNeeded: raw))
+        let literal = options.contains(.normalized)
+        if !literal && !options.intersection([.caseInsensitive, .diacriticInsensitive]).isEmpty {
+            throw unsupported("string options [c] and [d] in this dialect (they need Sift's Unicode case and diacritic folding)", range)
+        }
+        // A bound constant needle, which the pattern can be built from here.
+        var constant: String?
+        if needle.sql == String(Fragment.marker), needle.bindings.count == 1, case .text(let t) = needle.bindings[0] { constant = t }
+        switch op {
+        case .matches:
+            throw unsupported("MATCHES in this dialect (its regular expressions are not the ICU/PCRE2 dialect memory uses)", range)
+        case .like:
+            guard let pattern = constant else { throw unsupported("LIKE with a pattern that is not a constant in this dialect", range) }
+            guard let translated = PostgreSQLPatterns.like(pattern, normalize: literal ? { $0 } : nfc) else {
+                throw unsupported("the LIKE pattern '\(pattern)', which ends in a lone backslash (memory raises on it)", range)
+            }
+            return Fragment("(") + s + Fragment(" LIKE ") + .param(.text(translated)) + Fragment(" ESCAPE ") + .param(.text("\\")) + Fragment(")")
+        case .equal:
+            // `==[n]`: the stored NFC text against the literal constant, byte for byte.
+            return Fragment("(") + s + Fragment(" = ") + needle + Fragment(")")
+        case .beginsWith, .endsWith, .contains, .in:
+            let mark = literal || op == .endsWith ? "" : "(?!" + PostgreSQLPatterns.combiningMark + ")"
+            if let constant {
+                if constant.isEmpty { return Fragment(dialect.booleanLiteral(false)) }
+                let body = PostgreSQLPatterns.literal(constant)
+                let pattern = op == .beginsWith ? "^" + body + mark : op == .endsWith ? body + "$" : body + mark
+                return Fragment("(") + s + Fragment(" ~ ") + .param(.text(pattern)) + Fragment(")")
+            }
+            // The needle is a column: escape it in SQL (a backslash before every ASCII character
+            // that is not a letter or digit) and build the same expression.
+            let escaped = Fragment("regexp_replace(") + needle + Fragment(", ") + .param(.text("([^0-9A-Za-z\u{80}-\u{10FFFF}])"))
+                + Fragment(", ") + .param(.text("\\\\\\1")) + Fragment(", ") + .param(.text("g")) + Fragment(")")
+            var pattern = op == .beginsWith ? Fragment.param(.text("^")) + Fragment(" || ") + escaped : escaped
+            pattern = pattern + Fragment(" || ") + .param(.text(op == .endsWith ? "$" : mark))
+            return Fragment("(char_length(") + needle + Fragment(") > 0 AND ") + s + Fragment(" ~ (") + pattern + Fragment("))")
+        default:
+            throw unsupported(op.symbol, range)
+        }
+    }
+
+    /// `(pos) IS NOT TRUE` in the dialect's words: the negation that keeps rows where `pos` is NULL.
+    func notTrue(_ pos: Fragment) -> Fragment { Fragment(dialect.isNotTrue(pos.sql), pos.bindings) }
+
+    /// The dialect's three-way comparison function, or `unsupported` naming `what` needs it.
+    func compareFunction(_ what: String, _ range: SourceRange) throws(SQLLoweringError) -> String {
+        guard let f = dialect.compareFunction else { throw unsupported("\(what) in this dialect", range) }
+        return f
+    }
+
+    /// The right side of an ordering comparison, with the dialect's scalar-order collation when it
+    /// is text (PostgreSQL: `COLLATE "C"`, whatever the column's own collation).
+    func textOrdered(_ f: Fragment, _ a: Attribute) -> Fragment {
+        guard a.type == .string, let c = dialect.scalarOrderCollation else { return f }
+        return f + Fragment(" COLLATE " + dialect.quote(c))
+    }
+
+    /// An integer column compared with a double constant (or a double column with an integer
+    /// constant) in a dialect that compares the two as doubles (inexact beyond 2^53): the
+    /// constant moved to the other column's type, exactly. `x < 2.5` is `x < 3` on integers,
+    /// `x == 2.5` is false; `d == 9007199254740993` is false on doubles (no double equals it).
+    /// Returns the positive and negated SQL, or a constant as SQL; nil when no rewrite is needed.
+    func integerDoubleComparison(_ s: Scalar, _ c: LiteralValue, _ op: ComparisonOperator, _ range: SourceRange) throws(SQLLoweringError) -> (pos: Fragment, neg: Fragment?)? {
+        guard !dialect.traits.contains(.exactIntegerDoubleComparison) else { return nil }
+        let integral = s.attribute.type == .integer || s.attribute.type == .boolean
+        let floating = s.attribute.type == .double || s.attribute.type == .date || (s.attribute.type == .decimal && s.attribute.effectiveEncoding != .text)
+        let col = s.fragment
+        let t = dialect.booleanLiteral(true), f = dialect.booleanLiteral(false)
+        func notNull(_ v: Bool) -> (Fragment, Fragment?) {
+            // A comparison true (false) for every non-nil value; nil is false under `<`…, true under `!=`.
+            v ? (col + Fragment(" IS NOT NULL"), col + Fragment(" IS NULL")) : (Fragment(f), Fragment(t))
+        }
+        func ordered(_ symbol: String, _ bound: SQLValue) -> (Fragment, Fragment?) {
+            let negOp = ["<": ">=", "<=": ">", ">": "<=", ">=": "<"][symbol]!
+            return (col + Fragment(" \(symbol) ") + .param(bound),
+                    Fragment("(") + col + Fragment(" \(negOp) ") + .param(bound) + Fragment(" OR ") + col + Fragment(" IS NULL)"))
+        }
+        if integral, case .double(let d) = c {
+            if d.isNaN { throw unsupported("comparing the integer '\(s.attribute.name)' with NaN", range) }
+            // The integers below and above d (equal when d is one), or past the Int64 range.
+            let lo = d.rounded(.down), hi = d.rounded(.up)
+            let fitsLo = lo >= -9.223372036854775808e18 && lo < 9.223372036854775808e18
+            let fitsHi = hi >= -9.223372036854775808e18 && hi < 9.223372036854775808e18
+            switch op {
+            case .equal:
+                return lo == d && fitsLo ? (col + Fragment(" = ") + .param(.integer(Int64(lo))), Fragment(dialect.isDistinct(col.sql, String(Fragment.marker)), col.bindings + [.integer(Int64(lo))])) : (Fragment(f), nil)
+            case .notEqual:
+                return lo == d && fitsLo ? (Fragment(dialect.isDistinct(col.sql, String(Fragment.marker)), col.bindings + [.integer(Int64(lo))]), col + Fragment(" = ") + .param(.integer(Int64(lo)))) : (Fragment(t), Fragment(f))
+            case .lessThan:        // x < d  ⇔  x < ceil(d)
+                if !fitsHi { return notNull(hi > 0) }
+                return ordered("<", .integer(Int64(hi)))
+            case .greaterThanOrEqual: // x >= d ⇔ x >= ceil(d)
+                if !fitsHi { return notNull(hi < 0) }
+                return ordered(">=", .integer(Int64(hi)))
+            case .lessThanOrEqual:  // x <= d ⇔ x <= floor(d)
+                if !fitsLo { return notNull(lo > 0) }
+                return ordered("<=", .integer(Int64(lo)))
+            case .greaterThan:      // x > d ⇔ x > floor(d)
+                if !fitsLo { return notNull(lo < 0) }
+                return ordered(">", .integer(Int64(lo)))
+            default: return nil
+            }
+        }
+        if floating, case .integer(let i) = c, Double(exactly: i) == nil {
+            // No double equals i; the doubles around it bound the orderings.
+            let nearest = Double(i)
+            let nearestAbove = Int64(exactly: nearest).map { $0 > i } ?? (nearest > 0)
+            let below = nearestAbove ? nearest.nextDown : nearest
+            let above = below.nextUp
+            switch op {
+            case .equal: return (Fragment(f), nil)
+            case .notEqual: return (Fragment(t), Fragment(f))
+            case .lessThan, .lessThanOrEqual: return ordered("<=", .double(below))
+            case .greaterThan, .greaterThanOrEqual: return ordered(">=", .double(above))
+            default: return nil
+            }
+        }
+        return nil
     }
 
     /// IN/CONTAINS in a value that is neither a collection nor a string (memory raises on it,
@@ -473,7 +616,7 @@ extension LoweringContext {
     /// `value IN collection` / `collection CONTAINS value`.
     func membership(collection: Operand, value: Operand, _ options: ComparisonOptions, negated: Bool, range: SourceRange) throws(SQLLoweringError) -> Lowered {
         func pick(_ pos: Fragment, _ neg: Fragment? = nil) -> Lowered {
-            .sql(negated ? (neg ?? (pos.parenthesized + Fragment(" IS NOT 1"))) : pos)
+            .sql(negated ? (neg ?? (notTrue(pos))) : pos)
         }
         let f = SQLValue.integer(Int64(options.rawValue))
         if case .constant(.null) = value { return .constant(negated) }
@@ -490,7 +633,18 @@ extension LoweringContext {
         case (.constant(.null), _): return .constant(negated)
         case (.constant(.array(let list)), .scalar(let s)):
             // nil is never IN anything; a date the column cannot hold equals no row.
-            let items = list.filter { $0 != .null && !isUnstorable($0, s.attribute) }
+            var items = list.filter { $0 != .null && !isUnstorable($0, s.attribute) }
+            if !dialect.traits.contains(.exactIntegerDoubleComparison) {
+                // Each number as the column's own type, exactly; one it cannot equal is dropped.
+                let integral = s.attribute.type == .integer || s.attribute.type == .boolean
+                items = items.compactMap { item in
+                    switch item {
+                    case .double(let d) where integral: return Int64(exactly: d).map { .integer($0) }
+                    case .integer(let i) where !integral && s.attribute.type != .any: return Double(exactly: i) == nil ? nil : item
+                    default: return item
+                    }
+                }
+            }
             if items.isEmpty { return .constant(negated) }
             var params: [Fragment] = []
             for item in items { params.append(.param(try encode(item, for: s.attribute, [], range))) }
@@ -507,7 +661,7 @@ extension LoweringContext {
         case (.constant(.string), .scalar(let s)):
             try checkText(s.attribute, .in, range)
             let v = try encode(collectionConstant(collection), for: Attribute(name: "", type: .string), options, range)
-            return pick(textCall(.contains, .param(v), s.fragment, f))
+            return pick(try textCall(.contains, .param(v), s.fragment, f, range))
         case (.scalar(let s), .constant(let c)):
             guard [.string, .any].contains(s.attribute.type) else { throw notSearchable(s.attribute, range) }
             guard case .string = c else {
@@ -515,11 +669,11 @@ extension LoweringContext {
                 throw .ofValues(.typeMismatch, "CONTAINS in a string needs a string, got \(show(c))", range: range)
             }
             let v = try encode(c, for: Attribute(name: "", type: .string), options, range)
-            return pick(textCall(.contains, s.fragment, .param(v), f))
+            return pick(try textCall(.contains, s.fragment, .param(v), f, range))
         case (.scalar(let s), .scalar(let t)):
             guard [.string, .any].contains(s.attribute.type) else { throw notSearchable(s.attribute, range) }
             try checkText(t.attribute, .contains, range)
-            return pick(textCall(.contains, s.fragment, t.fragment, f))
+            return pick(try textCall(.contains, s.fragment, t.fragment, f, range))
         case (.collection(let c), .constant), (.collection(let c), .scalar):
             guard !(c.rest.first.map(KeyPathComponent.isCollectionOperator) ?? false) else { throw unsupported("IN over a collection operator", range) }
             let inner = try exists(c) { (es, elementColumn) throws(SQLLoweringError) in
@@ -571,6 +725,16 @@ extension LoweringContext {
             throw unsupported("BETWEEN with bounds \(show(lo)) and \(show(hi)) that cannot be ordered", range)
         }
         if greater { swap(&lo, &hi) }
+        if !dialect.traits.contains(.exactIntegerDoubleComparison), s.attribute.type == .integer || s.attribute.type == .boolean {
+            // Fractional bounds of integers move inwards, exactly (the dialect compares as doubles).
+            func inward(_ v: LiteralValue, up: Bool) throws(SQLLoweringError) -> LiteralValue {
+                guard case .double(let d) = v else { return v }
+                let r = d.rounded(up ? .up : .down)
+                guard let i = Int64(exactly: r) else { throw unsupported("BETWEEN with the bound \(show(v)) beyond the integers of '\(s.attribute.name)'", range) }
+                return .integer(i)
+            }
+            (lo, hi) = (try inward(lo, up: true), try inward(hi, up: false))
+        }
         // Bounds the column cannot hold move inwards to storable dates (see `storableDate`).
         (lo, hi) = (snappedToStorable(lo, s.attribute, up: true), snappedToStorable(hi, s.attribute, up: false))
         let a = Fragment.param(try encode(lo, for: s.attribute, options, range))

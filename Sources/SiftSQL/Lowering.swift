@@ -133,8 +133,8 @@ public struct SQLLowering: Sendable {
                 sql = sql + Fragment(" ORDER BY ") + Fragment.join(orderParts, ", ")
             }
             if limit != nil || offset > 0 {
-                // SQLite needs a LIMIT before an OFFSET; -1 is "no limit".
-                sql = sql + Fragment(" LIMIT ") + Fragment.param(.integer(Int64(limit ?? -1)))
+                // SQLite needs a LIMIT before an OFFSET; the dialect says what "no limit" is.
+                sql = sql + Fragment(" LIMIT ") + Fragment.param(limit.map { .integer(Int64($0)) } ?? dialect.noLimit)
                     + Fragment(" OFFSET ") + Fragment.param(.integer(Int64(offset)))
             }
             return sql.query(dialect)

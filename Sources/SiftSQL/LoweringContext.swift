@@ -111,6 +111,15 @@ final class LoweringContext {
 
     func column(_ alias: String, _ name: String) -> String { "\(alias).\(dialect.quote(name))" }
 
+    /// The column of `a`, or `unsupported` for a dynamically typed attribute in a dialect whose
+    /// columns have one type each (its values could not all be stored, nor compared as memory does).
+    func typedColumn(_ a: Attribute, _ range: SourceRange) throws(SQLLoweringError) -> String {
+        if a.type == .any && !dialect.traits.contains(.dynamicTyping) {
+            throw unsupported("the dynamically typed '\(a.name)' in this dialect (its columns hold one type each)", range)
+        }
+        return a.column
+    }
+
     func destination(_ name: String, _ range: SourceRange) throws(SQLLoweringError) -> Entity {
         guard let e = schema.entity(named: name) else { throw SQLLoweringError(.unknownEntity, "the schema has no entity '\(name)'", range: range) }
         return e
@@ -193,7 +202,7 @@ final class LoweringContext {
         guard let root = rootScope, let shapes = root.entity.selfShape else { throw unsupported("SELF", range) }
         guard let c = try shapeCase(shapes, alias: root.alias, root, range) else { return .constant(.null) }
         if c.object { return .object(Fragment(column(root.alias, root.entity.primaryKey)), "SELF") }
-        if let a = c.attribute { return .scalar(Scalar(fragment: Fragment(column(root.alias, a.column)), attribute: a)) }
+        if let a = c.attribute { return .scalar(Scalar(fragment: Fragment(column(root.alias, try typedColumn(a, range))), attribute: a)) }
         return try ownedCollection(c.relationship!, root, rest: [], range)
     }
 
@@ -340,7 +349,7 @@ final class LoweringContext {
                 guard isLast else {
                     throw SQLLoweringError(.unknownKey, "'\(key)' of \(entity.name) is an attribute; it has no key '\(components[i + 1])'", range: range)
                 }
-                return .scalar(Scalar(fragment: Fragment(column(alias, a.column)), attribute: a))
+                return .scalar(Scalar(fragment: Fragment(column(alias, try typedColumn(a, range))), attribute: a))
             }
             guard let r = relationship else {
                 // An open entity answers nil for a key it does not declare, and a key on nil is nil,
@@ -430,6 +439,7 @@ final class LoweringContext {
                     c.relationship.orderColumn.map { column(ja, $0) })
         case .values(let v):
             let attr = v.elementAttribute(named: c.relationship.name)
+            if !c.nullElements { _ = try typedColumn(attr, c.range) }
             return ("\(dialect.quote(v.table)) AS \(a)", "\(column(a, v.owner)) = \(ownerPK)", nil,
                     Scalar(fragment: Fragment(c.nullElements ? "NULL" : column(a, v.column)), attribute: c.nullElements ? Attribute(name: attr.name, type: .any) : attr),
                     c.relationship.orderColumn.map { column(a, $0) })
@@ -538,9 +548,18 @@ final class LoweringContext {
             // (fewer than 2^31 rows), and recombining them with a shift (SQLite shifts as u64) and
             // a bitwise OR gives the sum modulo 2^64: exactly memory's wrapped sum.
             let x = arg.parenthesized
-            let low = Fragment("SUM(") + x + Fragment(" & 4294967295)")
-            sql = Fragment("(SELECT (((SUM(") + x + Fragment(" >> 32) + (") + low + Fragment(" >> 32)) << 32) | (")
+            func sum(_ f: Fragment) -> Fragment {
+                let parts = dialect.integerSum(String(Fragment.marker)).components(separatedBy: String(Fragment.marker))
+                return Fragment(parts[0]) + f + Fragment(parts.dropFirst().joined(separator: String(Fragment.marker)))
+            }
+            let low = sum(x + Fragment(" & 4294967295"))
+            sql = Fragment("(SELECT (((") + sum(x + Fragment(" >> 32")) + Fragment(" + (") + low + Fragment(" >> 32)) << 32) | (")
                 + low + Fragment(" & 4294967295)) FROM \(from)")
+        } else if fn == "AVG" {
+            let parts = dialect.doubleAverage(String(Fragment.marker)).components(separatedBy: String(Fragment.marker))
+            sql = Fragment("(SELECT " + parts[0]) + arg + Fragment(parts.dropFirst().joined(separator: String(Fragment.marker)) + " FROM \(from)")
+        } else if fn == "MIN" || fn == "MAX" {
+            sql = Fragment("(SELECT \(fn)(") + textOrdered(arg, attr) + Fragment(") FROM \(from)")
         } else {
             sql = Fragment("(SELECT \(fn)(") + arg + Fragment(") FROM \(from)")
         }

@@ -10,8 +10,8 @@ import Testing
 private struct NumberedDialect: SQLDialect {
     func quote(_ identifier: String) -> String { "[" + identifier + "]" }
     func placeholder(_ index: Int) -> String { "$\(index)" }
-    var textFunction: String { "txt" }
-    var compareFunction: String { "cmp" }
+    var textFunction: String? { "txt" }
+    var compareFunction: String? { "cmp" }
     func collation(for options: ComparisonOptions) -> String? { nil }
     var supportsNullsOrdering: Bool { true }
     func booleanLiteral(_ value: Bool) -> String { value ? "TRUE" : "FALSE" }
