@@ -1,5 +1,6 @@
 // `sift sql`: lower one predicate to SQL against a schema file and print the SQL text and the values
-// to bind, without touching a database, so the output can be fed to any SQLite driver.
+// to bind, without touching a database, so the output can be fed to any SQLite (or, with
+// `--dialect postgres`, PostgreSQL) driver.
 
 import ArgumentParser
 import Foundation
@@ -21,6 +22,10 @@ struct SQLCommand: ParsableCommand {
         --arg and --var take JSON values as for 'sift filter'; $VARIABLES are bound at lowering \
         time. --sort KEY[opts][:desc] adds ORDER BY terms that order like 'sift filter --sort'.
 
+        --dialect postgres prints PostgreSQL's form ($1 placeholders, no Sift functions): what \
+        PostgreSQL cannot select exactly (string options, MATCHES, functions, double arithmetic, \
+        dynamically typed attributes) is an error naming the construct.
+
         Exit status: 0 success; 1 invalid predicate, unreadable or invalid schema, unknown entity, \
         or a predicate the SQL back-end cannot express faithfully (line:column and a caret); \
         2 usage error.
@@ -40,6 +45,9 @@ struct SQLCommand: ParsableCommand {
 
     @Flag(help: "Print {\"sql\": …, \"bindings\": […]} as one line of JSON.")
     var json = false
+
+    @Option(help: ArgumentHelp("The SQL dialect: sqlite or postgres.", valueName: "NAME"))
+    var dialect: SQLDialectName = .sqlite
 
     func run() throws {
         let variables = try inputs.variables().mapValues(\.literal)
@@ -64,7 +72,7 @@ struct SQLCommand: ParsableCommand {
 
         let query: SQLQuery
         do throws(SQLLoweringError) {
-            let lowering = try SQLLowering(schema: mapping, entity: entity)
+            let lowering = try SQLLowering(schema: mapping, entity: entity, dialect: dialect.dialect)
             query = try lowering.select(syntax, source: predicate, variables: variables,
                                         sortedBy: descriptors.map { SQLSortKey(keyPath: $0.keyPath, ascending: $0.ascending, options: $0.options) })
         } catch {
@@ -79,11 +87,24 @@ struct SQLCommand: ParsableCommand {
         } else {
             out = query.sql + "\n"
             for (n, value) in query.bindings.enumerated() {
-                out += "?\(n + 1) = "
+                out += dialect == .postgres ? "$\(n + 1) = " : "?\(n + 1) = "
                 value.json.write(into: &out)
                 out += "\n"
             }
         }
         FileHandle.standardOutput.write(Data(out.utf8))
+    }
+}
+
+/// The dialects `sift sql --dialect` names.
+enum SQLDialectName: String, ExpressibleByArgument, CaseIterable {
+    case sqlite
+    case postgres
+
+    var dialect: any SQLDialect {
+        switch self {
+        case .sqlite: SQLiteDialect()
+        case .postgres: PostgreSQLDialect()
+        }
     }
 }
