@@ -247,6 +247,8 @@ extension LoweringContext {
             guard Self.numeric.contains(s.attribute.type) else {
                 throw SQLLoweringError(.typeMismatch, "'\(op.rawValue)' needs numbers, '\(s.attribute.name)' is \(s.attribute.type.rawValue)", range: range)
             }
+            // Memory keeps integers and doubles apart (wrapping or IEEE); a NUMERIC column does not.
+            try singleTyped(s, "'\(op.rawValue)'", range)
             return NumericOperand(op: o, fragment: s.fragment, type: s.attribute.type, integral: Self.integral.contains(s.attribute.type),
                                   encodedAsText: s.attribute.effectiveEncoding == .text, mayBeNaN: s.mayBeNaN)
         default:

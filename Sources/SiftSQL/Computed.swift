@@ -143,7 +143,9 @@ extension LoweringContext {
             case .constant(let c):
                 guard let (t, v) = plain(c) else { throw unsupported("a TERNARY branch of \(show(c))", e.range) }
                 return (Attribute(name: name, type: t), .param(v), false)
-            case .scalar(let s): return (s.attribute, s.fragment, s.mayBeNaN)
+            case .scalar(let s):
+                try singleTyped(s, "a TERNARY branch", e.range)
+                return (s.attribute, s.fragment, s.mayBeNaN)
             case .object, .collection:
                 throw SQLLoweringError(.typeMismatch, "a TERNARY branch must be a value, '\(e)' is a relationship", range: e.range)
             }
@@ -212,7 +214,9 @@ extension LoweringContext {
                 return (.param(.blob(CollectedValues.encode(items.map(Value.init)))), .collection)
             case .array, .dictionary: throw unsupported("\(selector) of the constant \(show(c)) next to a key path", e.range)
             }
-        case .scalar(let s): return (s.fragment, s.isCollection ? .collection : tag(s.attribute))
+        case .scalar(let s):
+            try singleTyped(s, "\(selector)", e.range)
+            return (s.fragment, s.isCollection ? .collection : tag(s.attribute))
         case .collection(let c):
             if let union = c.union {
                 // The elements' values through memory's own union (nil dropped, and for the distinct
@@ -521,12 +525,16 @@ extension LoweringContext {
                 return .scalar(Scalar(fragment: Fragment("NULL"), attribute: element.attribute))
             }
             guard let order else { throw unsupported("an index of '\(c.relationship.name)'", range) }
-            var sql = Fragment("(SELECT ") + element.fragment + Fragment(" FROM \(from)")
-            for j in es?.joins ?? [] { sql = sql + Fragment(" " + j) }
-            sql = sql + Fragment(" WHERE \(corr) ORDER BY \(order) \(descending ? "DESC" : "ASC") LIMIT 1 OFFSET ")
-                + .param(.integer(offset)) + Fragment(")")
-            var s = Scalar(fragment: sql, attribute: element.attribute)
+            func pick(_ value: Fragment) -> Fragment {
+                var sql = Fragment("(SELECT ") + value + Fragment(" FROM \(from)")
+                for j in es?.joins ?? [] { sql = sql + Fragment(" " + j) }
+                return sql + Fragment(" WHERE \(corr) ORDER BY \(order) \(descending ? "DESC" : "ASC") LIMIT 1 OFFSET ")
+                    + .param(.integer(offset)) + Fragment(")")
+            }
+            var s = Scalar(fragment: pick(element.fragment), attribute: element.attribute)
             s.mayBeNaN = element.mayBeNaN
+            // A dynamically typed element in two columns: the same element's two columns.
+            s.text = element.text.map(pick)
             return .scalar(s)
         default:
             throw unsupported("this index", range)

@@ -174,6 +174,12 @@ extension LoweringContext {
         }
         // A list (`mode:`) has no SQL order.
         guard !s.isCollection else { throw SQLLoweringError(.unsupported, "sort key '\(key.keyPath)' is a collection") }
+        if s.text != nil {
+            if !key.options.intersection([.caseInsensitive, .diacriticInsensitive]).isEmpty, !key.options.contains(.normalized) {
+                throw SQLLoweringError(.unsupported, "sort key '\(key.keyPath)' with string options in this dialect (they need Sift's Unicode folding)")
+            }
+            return dynamicOrderTerms(s, ascending: key.ascending)
+        }
         var term = s.fragment
         if [.string, .any].contains(s.attribute.type), let coll = dialect.collation(for: key.options) {
             term = term + Fragment(" COLLATE \(dialect.quote(coll))")

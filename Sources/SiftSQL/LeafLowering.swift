@@ -112,7 +112,7 @@ extension LoweringContext {
             guard key.isEmpty else { throw unsupported("a key path after @count", c.range) }
             // The count column is NULL when the collection is nil, and NULL with a missing owner.
             if let countColumn { return .scalar(Scalar(fragment: Fragment(countColumn), attribute: Attribute(name: "@count", type: .integer))) }
-            let (f, a) = try aggregate(c, "COUNT", [])
+            let (f, a, _) = try aggregate(c, "COUNT", [])
             return .scalar(Scalar(fragment: nilWhenCollectionNil(f), attribute: a))
         case _ where (first == "@min" || first == "@max") && c.rest.count == 2 && (try? elementAttribute(c))?.type == .any && dialect.callFunction != nil:
             // Among equal numbers of both kinds (10 and 10.0) memory keeps the first, SQL any one:
@@ -123,7 +123,7 @@ extension LoweringContext {
                                   type: .any, c.range)
         case "@sum", "@avg", "@min", "@max":
             let fn = ["@sum": "SUM", "@avg": "AVG", "@min": "MIN", "@max": "MAX"][first]!
-            let (f, a) = try aggregate(c, fn, key)
+            let (f, a, dualText) = try aggregate(c, fn, key)
             if fn == "SUM" || fn == "AVG" {
                 guard [.integer, .double, .decimal, .boolean, .any].contains(a.type) else {
                     throw SQLLoweringError(.typeMismatch, "\(first) needs numbers, '\(a.name)' is \(a.type.rawValue)", range: c.range)
@@ -133,7 +133,9 @@ extension LoweringContext {
             // SUM of nothing is 0 in memory, NULL in SQL.
             let value = fn == "SUM" ? Fragment("COALESCE(") + f + Fragment(", 0)") : f
             let type: AttributeType = (fn == "SUM" || fn == "AVG") ? .double : a.type
-            return .scalar(Scalar(fragment: nilWhenCollectionNil(value), attribute: Attribute(name: first, type: type, encoding: type == a.type ? a.encoding : nil)))
+            var result = Scalar(fragment: nilWhenCollectionNil(value), attribute: Attribute(name: first, type: type, encoding: type == a.type ? a.encoding : nil))
+            result.text = dualText.map(nilWhenCollectionNil)
+            return .scalar(result)
         default:
             throw unsupported("the collection operator '\(first)'", c.range)
         }
@@ -203,6 +205,7 @@ extension LoweringContext {
             return try memoryComparison(l, op, options, r, negated: negated, range: range)
         }
         do {
+            if let dynamic = try dynamicLeaf(l, op, options, r, negated: negated, range: range) { return dynamic }
             return try typedLeaf(l, op, options, r, negated: negated, range: range)
         } catch {
             // A type error only for one shape of a mixed key: elsewhere it is worth reporting (a
@@ -620,6 +623,17 @@ extension LoweringContext {
         }
         let f = SQLValue.integer(Int64(options.rawValue))
         if case .constant(.null) = value { return .constant(negated) }
+        // Values kept in two columns (see DynamicLowering.swift): a list tests each kind against
+        // its column; a string search reads the strings.
+        if case .scalar(let s) = value, s.text != nil, case .constant(.array(let list)) = collection {
+            return dynamicInList(s, list.filter { $0 != .null }, negated: negated)
+        }
+        let dynamicText: (Operand) -> Operand = { o in
+            if case .scalar(let s) = o, s.text != nil { return .scalar(self.textView(s)) }
+            return o
+        }
+        var collection = collection, value = value
+        if case .collection = collection {} else { (collection, value) = (dynamicText(collection), dynamicText(value)) }
         if case .collection(let c) = value {
             // Memory asks whether the array itself is an element (or a substring): its own answer.
             throw .ofValues(.toManyKeyPath, "the to-many key path '\(c.relationship.name)' needs ANY, ALL or NONE on this side of IN/CONTAINS", range: range)
@@ -684,6 +698,7 @@ extension LoweringContext {
                 } else if let es, case .scalar(let s) = try keyPath(c.rest, es, range) {
                     element = s
                 } else { throw SQLLoweringError(.unknownKey, "'\(c.relationship.name)' has no attribute '\(c.rest.joined(separator: "."))'", range: range) }
+                if let dynamic = try dynamicElementEquals(element, value, range) { return dynamic }
                 switch value {
                 case .constant(let v):
                     if isUnstorable(v, element.attribute) { return .constant(false) }

@@ -89,7 +89,7 @@ public struct SQLLowering: Sendable {
                 guard case .scalar(let s) = op else {
                     throw SQLLoweringError(.unsupported, "column '\(c)' is not an attribute")
                 }
-                parts.append(s.fragment)
+                parts.append(try ctx.singleTyped(s, "selecting the column '\(c)'", e.range).fragment)
             }
             return Fragment.join(parts, ", ")
         }

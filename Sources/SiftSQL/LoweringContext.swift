@@ -43,6 +43,11 @@ struct Scalar {
     /// `CollectedValues` reads, or NULL where memory raised: only memory can compare it, count it
     /// or quantify over it, so every use goes through `sift_call`.
     var isCollection = false
+    /// A dynamically typed value in a dialect whose columns hold one type each: its strings are
+    /// here, and `fragment` holds its numbers (booleans as 0/1) as exact NUMERIC; at most one of
+    /// the two is non-NULL in a row. Only the comparisons of DynamicLowering.swift read both;
+    /// every other use rejects it (``LoweringContext/singleTyped(_:_:_:)``).
+    var text: Fragment?
 }
 
 /// A to-many collection reached from a scope: the relationship and the path after it.
@@ -111,13 +116,28 @@ final class LoweringContext {
 
     func column(_ alias: String, _ name: String) -> String { "\(alias).\(dialect.quote(name))" }
 
-    /// The column of `a`, or `unsupported` for a dynamically typed attribute in a dialect whose
-    /// columns have one type each (its values could not all be stored, nor compared as memory does).
-    func typedColumn(_ a: Attribute, _ range: SourceRange) throws(SQLLoweringError) -> String {
+    /// The value of attribute `a` in the row `alias`. A dynamically typed attribute in a dialect
+    /// whose columns hold one type each is read from two columns (``Scalar/text``); without a
+    /// text column it is `unsupported`.
+    func attributeScalar(_ alias: String, _ a: Attribute, _ range: SourceRange) throws(SQLLoweringError) -> Scalar {
+        var s = Scalar(fragment: Fragment(column(alias, a.column)), attribute: a)
         if a.type == .any && !dialect.traits.contains(.dynamicTyping) {
-            throw unsupported("the dynamically typed '\(a.name)' in this dialect (its columns hold one type each)", range)
+            guard let t = a.textColumn else {
+                throw unsupported("the dynamically typed '\(a.name)' without a text column in this dialect (its columns hold one type each)", range)
+            }
+            s.text = Fragment(column(alias, t))
         }
-        return a.column
+        return s
+    }
+
+    /// `s` when it has one SQL value; `unsupported` for a dynamically typed value kept in two
+    /// columns, which only comparisons, IN, BETWEEN, @min/@max and sorting can read.
+    @discardableResult
+    func singleTyped(_ s: Scalar, _ what: String, _ range: SourceRange) throws(SQLLoweringError) -> Scalar {
+        if s.text != nil {
+            throw unsupported("\(what) of the dynamically typed '\(s.attribute.name)' in this dialect (its numbers and strings are in two columns)", range)
+        }
+        return s
     }
 
     func destination(_ name: String, _ range: SourceRange) throws(SQLLoweringError) -> Entity {
@@ -202,7 +222,7 @@ final class LoweringContext {
         guard let root = rootScope, let shapes = root.entity.selfShape else { throw unsupported("SELF", range) }
         guard let c = try shapeCase(shapes, alias: root.alias, root, range) else { return .constant(.null) }
         if c.object { return .object(Fragment(column(root.alias, root.entity.primaryKey)), "SELF") }
-        if let a = c.attribute { return .scalar(Scalar(fragment: Fragment(column(root.alias, try typedColumn(a, range))), attribute: a)) }
+        if let a = c.attribute { return .scalar(try attributeScalar(root.alias, a, range)) }
         return try ownedCollection(c.relationship!, root, rest: [], range)
     }
 
@@ -349,7 +369,7 @@ final class LoweringContext {
                 guard isLast else {
                     throw SQLLoweringError(.unknownKey, "'\(key)' of \(entity.name) is an attribute; it has no key '\(components[i + 1])'", range: range)
                 }
-                return .scalar(Scalar(fragment: Fragment(column(alias, try typedColumn(a, range))), attribute: a))
+                return .scalar(try attributeScalar(alias, a, range))
             }
             guard let r = relationship else {
                 // An open entity answers nil for a key it does not declare, and a key on nil is nil,
@@ -439,9 +459,8 @@ final class LoweringContext {
                     c.relationship.orderColumn.map { column(ja, $0) })
         case .values(let v):
             let attr = v.elementAttribute(named: c.relationship.name)
-            if !c.nullElements { _ = try typedColumn(attr, c.range) }
             return ("\(dialect.quote(v.table)) AS \(a)", "\(column(a, v.owner)) = \(ownerPK)", nil,
-                    Scalar(fragment: Fragment(c.nullElements ? "NULL" : column(a, v.column)), attribute: c.nullElements ? Attribute(name: attr.name, type: .any) : attr),
+                    c.nullElements ? Scalar(fragment: Fragment("NULL"), attribute: Attribute(name: attr.name, type: .any)) : try attributeScalar(a, attr, c.range),
                     c.relationship.orderColumn.map { column(a, $0) })
         }
     }
@@ -525,9 +544,13 @@ final class LoweringContext {
     }
 
     /// A scalar subquery over a collection: `(SELECT <agg> FROM … WHERE <correlation>)`.
-    func aggregate(_ c: Collection, _ fn: String, _ key: [String]) throws(SQLLoweringError) -> (Fragment, Attribute) {
+    /// The third value is the strings' result of `@min`/`@max` over dynamically typed values kept
+    /// in two columns (see ``Scalar/text``).
+    func aggregate(_ c: Collection, _ fn: String, _ key: [String]) throws(SQLLoweringError) -> (Fragment, Attribute, Fragment?) {
         let (from, corr, scope, value) = try elements(c)
         let arg: Fragment
+        var dualText: Fragment?
+        var dualResult: Fragment?
         var attr = Attribute(name: "@count", type: .integer)
         if fn == "COUNT" { arg = Fragment("*") } else {
             let target: Scalar
@@ -538,8 +561,12 @@ final class LoweringContext {
                 }
                 target = s
             } else { throw SQLLoweringError(.unsupported, "the collection operator needs a key path of numbers", range: c.range) }
+            if target.text != nil && fn != "MIN" && fn != "MAX" {
+                try singleTyped(target, fn == "SUM" ? "@sum" : "@avg", c.range)
+            }
             arg = target.fragment
             attr = target.attribute
+            dualText = target.text
         }
         var sql: Fragment
         if fn == "SUM" && (attr.type == .integer || attr.type == .boolean) {
@@ -558,12 +585,19 @@ final class LoweringContext {
         } else if fn == "AVG" {
             let parts = dialect.doubleAverage(String(Fragment.marker)).components(separatedBy: String(Fragment.marker))
             sql = Fragment("(SELECT " + parts[0]) + arg + Fragment(parts.dropFirst().joined(separator: String(Fragment.marker)) + " FROM \(from)")
+        } else if let dualText {
+            // @min/@max of dynamically typed values: of the numbers and of the strings apart (memory
+            // raises on a collection holding both, so at most one is asked for).
+            sql = Fragment("(SELECT \(fn)(") + arg + Fragment(") FROM \(from)")
+            var text = Fragment("(SELECT \(fn)(") + textOrdered(dualText, Attribute(name: "", type: .string)) + Fragment(") FROM \(from)")
+            for j in scope?.joins ?? [] { text = text + Fragment(" " + j) }
+            dualResult = text + Fragment(" WHERE \(corr))")
         } else if fn == "MIN" || fn == "MAX" {
             sql = Fragment("(SELECT \(fn)(") + textOrdered(arg, attr) + Fragment(") FROM \(from)")
         } else {
             sql = Fragment("(SELECT \(fn)(") + arg + Fragment(") FROM \(from)")
         }
         for j in scope?.joins ?? [] { sql = sql + Fragment(" " + j) }
-        return (sql + Fragment(" WHERE \(corr))"), attr)
+        return (sql + Fragment(" WHERE \(corr))"), attr, dualResult)
     }
 }

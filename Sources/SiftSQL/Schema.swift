@@ -331,13 +331,18 @@ public struct Attribute: Codable, Hashable, Sendable {
     public var type: AttributeType
     /// nil means the type's default (seconds since 2001 for dates, 0/1 for booleans, REAL for decimals).
     public var encoding: StorageEncoding?
+    /// For a dynamically typed (`any`) attribute in a database whose columns hold one type each
+    /// (PostgreSQL): the column holding its strings, while `column` holds its numbers (booleans as
+    /// 0/1) as exact NUMERIC. nil in SQLite, where one column holds every kind.
+    public var textColumn: String?
 
     /// An attribute; the column defaults to the name, the encoding to the type's default.
-    public init(name: String, column: String? = nil, type: AttributeType, encoding: StorageEncoding? = nil) {
+    public init(name: String, column: String? = nil, type: AttributeType, encoding: StorageEncoding? = nil, textColumn: String? = nil) {
         self.name = name
         self.column = column ?? name
         self.type = type
         self.encoding = encoding
+        self.textColumn = textColumn
     }
 
     /// The encoding in effect, defaults applied.
@@ -351,7 +356,7 @@ public struct Attribute: Codable, Hashable, Sendable {
         }
     }
 
-    private enum CodingKeys: String, CodingKey { case name, column, type, encoding }
+    private enum CodingKeys: String, CodingKey { case name, column, type, encoding, textColumn }
 
     /// Decodes an attribute; the column defaults to the name.
     public init(from decoder: any Decoder) throws {
@@ -360,6 +365,7 @@ public struct Attribute: Codable, Hashable, Sendable {
         column = try c.decodeIfPresent(String.self, forKey: .column) ?? name
         type = try c.decode(AttributeType.self, forKey: .type)
         encoding = try c.decodeIfPresent(StorageEncoding.self, forKey: .encoding)
+        textColumn = try c.decodeIfPresent(String.self, forKey: .textColumn)
     }
 }
 
@@ -437,12 +443,17 @@ public struct Relationship: Codable, Hashable, Sendable {
         public var type: AttributeType
         /// How the elements are stored; nil means the type's default.
         public var encoding: StorageEncoding?
+        /// The column holding the string elements of `any` values in a database whose columns hold
+        /// one type each (see ``Attribute/textColumn``).
+        public var textColumn: String?
         /// A value table; the element column defaults to `value`.
-        public init(table: String, owner: String, column: String = "value", type: AttributeType, encoding: StorageEncoding? = nil) {
+        public init(table: String, owner: String, column: String = "value", type: AttributeType, encoding: StorageEncoding? = nil,
+                    textColumn: String? = nil) {
             self.table = table; self.owner = owner; self.column = column; self.type = type; self.encoding = encoding
+            self.textColumn = textColumn
         }
 
-        private enum CodingKeys: String, CodingKey { case table, owner, column, type, encoding }
+        private enum CodingKeys: String, CodingKey { case table, owner, column, type, encoding, textColumn }
 
         /// Decodes a value table; the element column defaults to `value`.
         public init(from decoder: any Decoder) throws {
@@ -452,11 +463,12 @@ public struct Relationship: Codable, Hashable, Sendable {
             column = try c.decodeIfPresent(String.self, forKey: .column) ?? "value"
             type = try c.decode(AttributeType.self, forKey: .type)
             encoding = try c.decodeIfPresent(StorageEncoding.self, forKey: .encoding)
+            textColumn = try c.decodeIfPresent(String.self, forKey: .textColumn)
         }
 
         /// The element as an attribute (named after the relationship), for type checks and encodings.
         public func elementAttribute(named name: String) -> Attribute {
-            Attribute(name: name, column: column, type: type, encoding: encoding)
+            Attribute(name: name, column: column, type: type, encoding: encoding, textColumn: textColumn)
         }
     }
 
