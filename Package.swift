@@ -62,7 +62,7 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "sift", dependencies: ["SiftTool"]),
-        // Helpers shared by the test targets (a seeded random generator).
+        // Helpers shared by the test targets (a seeded random generator, the test server's URL).
         .target(name: "SiftTestSupport", path: "Tests/SiftTestSupport"),
         .testTarget(name: "SiftSyntaxTests", dependencies: ["SiftSyntax", "SiftTestSupport"]),
         .testTarget(name: "SiftTextTests", dependencies: ["SiftText", "SiftTestSupport"]),
@@ -70,6 +70,8 @@ let package = Package(
         .testTarget(name: "SiftSQLTests", dependencies: ["SiftSQL", "SiftSyntax", "SiftTestSupport"]),
         .testTarget(name: "SiftSQLiteTests", dependencies: ["SiftSQLite", "SiftSQL", "SiftSyntax", "SiftText", "SiftEvaluation", "SiftTestSupport"]),
         .testTarget(name: "SiftStoreTests", dependencies: ["SiftStore", "SiftEvaluation", "SiftSQL", "SiftSQLite", "SiftSyntax", "SiftTestSupport"]),
+        // Runs against a real PostgreSQL server: `make test` or `bash scripts/with-postgres.sh swift test`.
+        .testTarget(name: "SiftPostgresTests", dependencies: ["SiftPostgres", "SiftSQL", "SiftTestSupport"]),
         // The writer the store's crash test kills (Tests/SiftStoreTests/CrashTests.swift).
         .executableTarget(name: "sift-crash-child", dependencies: ["SiftStore"], path: "Tests/SiftCrashChild"),
         .testTarget(
