@@ -17,8 +17,7 @@ cleanup() {
   bash "$here/postgres.sh" stop "$dir" || echo "with-postgres.sh: could not remove the test server in $dir" >&2
 }
 trap cleanup EXIT
-# The signal handlers only exit; the EXIT trap then cleans up, once. The command, in the
-# foreground, gets Ctrl-C itself, and bash runs a handler once the command has returned.
+# Until the command runs, a signal only exits (and the EXIT trap removes what was started).
 trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
@@ -26,6 +25,18 @@ trap 'exit 129' HUP
 url=$(bash "$here/postgres.sh" start "$dir") || exit 1
 export SIFT_POSTGRES_URL=$url
 
-status=0
-"$@" || status=$?
-exit "$status"
+# The command runs in the background so that a signal to this script is handled at once, not
+# when the command happens to finish: the handler stops the command, and the EXIT trap then
+# removes the server. (A background command would read /dev/null and ignore Ctrl-C; `<&0` keeps
+# its standard input, and Ctrl-C reaches it as the TERM the handler sends.)
+"$@" <&0 &
+child=$!
+stop_command() {
+  kill -TERM "$child" 2>/dev/null
+  wait "$child" 2>/dev/null
+  exit "$1"
+}
+trap 'stop_command 130' INT
+trap 'stop_command 143' TERM
+trap 'stop_command 129' HUP
+wait "$child"
