@@ -305,6 +305,20 @@ private let trickyTexts: [String] = [
         #expect(error?.message.contains(c.host) == true)
     }
 
+    @Test func oneConnectionServesSeveralThreadsInTurn() throws {
+        let scratch = try PostgresScratch()
+        defer { scratch.drop() }
+        let c = scratch.connection
+        try c.executeScript("CREATE TABLE t(thread bigint, x bigint)")
+        let sums = try concurrently(threads: 4, rounds: 5) { thread in
+            try c.copy(into: "t", columns: ["thread", "x"], rows: (1...100).map { [.integer(Int64(thread)), .integer(Int64($0))] })
+            return try c.execute("SELECT $1::bigint * 1000 + 7", [.integer(Int64(thread))])
+        }
+        #expect(sums.count == 20)
+        for (i, rows) in sums.enumerated() { #expect(rows == [[.integer(Int64(i / 5) * 1000 + 7)]]) }
+        #expect(try c.execute("SELECT count(*), sum(x) FROM t") == [[.integer(2000), .double(101_000)]])   // sum(bigint) is numeric
+    }
+
     @Test func aConnectionKilledByTheServerIsAConnectionError() throws {
         let scratch = try PostgresScratch()
         defer { scratch.drop() }
