@@ -1,5 +1,5 @@
-# Sift's entry points. Every target first makes sure the C libraries are installed
-# (scripts/install-deps.sh: apt-get as root, sudo otherwise, Homebrew on macOS).
+# Sift's entry points. Every target first makes sure the C libraries and the PostgreSQL server the
+# tests use are installed (scripts/install-deps.sh: apt-get as root, sudo otherwise, Homebrew on macOS).
 
 SWIFT ?= swift
 
@@ -15,9 +15,11 @@ build: deps
 # empty XCTest pass (which would print "Executed 0 tests") is switched off. The store's crash test
 # (200 SIGKILLs of a writer process) runs on its own afterwards, so its child process does not
 # compete for the two cores with the suites that time themselves. Then the sanitizer runs.
+# The suites run next to a throwaway PostgreSQL server (scripts/with-postgres.sh starts it, passes
+# its URL in SIFT_POSTGRES_URL and removes it afterwards, whatever the outcome).
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --disable-xctest --skip CrashTests
+	bash scripts/with-postgres.sh $(SWIFT) test --skip-build --disable-xctest --skip CrashTests
 	$(SWIFT) test --skip-build --disable-xctest --filter CrashTests
 	$(MAKE) --no-print-directory sanitizers
 

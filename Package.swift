@@ -7,6 +7,7 @@
 //     (the lowering hands the parts that read no row to the evaluator, so their values are memory's)
 //   SiftText, SiftEvaluation ← SiftSQLite (the C API, and Sift's functions and collations registered on a connection)
 //   SiftEvaluation, SiftSQL, SiftSQLite ← SiftStore (model, SQLite store, contexts, fetch requests) ← SiftTool
+//   CLibPQ, SiftSQL ← SiftPostgres (a synchronous PostgreSQL connection over libpq; SiftSQL never imports it)
 import PackageDescription
 
 let package = Package(
@@ -18,6 +19,7 @@ let package = Package(
         .library(name: "SiftSQL", targets: ["SiftSQL"]),
         .library(name: "SiftSQLite", targets: ["SiftSQLite"]),
         .library(name: "SiftStore", targets: ["SiftStore"]),
+        .library(name: "SiftPostgres", targets: ["SiftPostgres"]),
         .executable(name: "sift", targets: ["sift"]),
     ],
     dependencies: [
@@ -41,6 +43,12 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         .target(name: "SiftSQLite", dependencies: ["CSQLite", "SiftSQL", "SiftText", "SiftEvaluation"]),
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
+        .target(name: "SiftPostgres", dependencies: ["CLibPQ", "SiftSQL"]),
         .target(name: "SiftStore", dependencies: ["SiftSyntax", "SiftText", "SiftEvaluation", "SiftSQL", "SiftSQLite"]),
         .target(
             name: "SiftTool",
@@ -54,7 +62,7 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "sift", dependencies: ["SiftTool"]),
-        // Helpers shared by the test targets (a seeded random generator).
+        // Helpers shared by the test targets (a seeded random generator, the test server's URL).
         .target(name: "SiftTestSupport", path: "Tests/SiftTestSupport"),
         .testTarget(name: "SiftSyntaxTests", dependencies: ["SiftSyntax", "SiftTestSupport"]),
         .testTarget(name: "SiftTextTests", dependencies: ["SiftText", "SiftTestSupport"]),
@@ -62,6 +70,8 @@ let package = Package(
         .testTarget(name: "SiftSQLTests", dependencies: ["SiftSQL", "SiftSyntax", "SiftTestSupport"]),
         .testTarget(name: "SiftSQLiteTests", dependencies: ["SiftSQLite", "SiftSQL", "SiftSyntax", "SiftText", "SiftEvaluation", "SiftTestSupport"]),
         .testTarget(name: "SiftStoreTests", dependencies: ["SiftStore", "SiftEvaluation", "SiftSQL", "SiftSQLite", "SiftSyntax", "SiftTestSupport"]),
+        // Runs against a real PostgreSQL server: `make test` or `bash scripts/with-postgres.sh swift test`.
+        .testTarget(name: "SiftPostgresTests", dependencies: ["SiftPostgres", "SiftSQL", "SiftTestSupport"]),
         // The writer the store's crash test kills (Tests/SiftStoreTests/CrashTests.swift).
         .executableTarget(name: "sift-crash-child", dependencies: ["SiftStore"], path: "Tests/SiftCrashChild"),
         .testTarget(
