@@ -39,8 +39,11 @@ extension LoweringContext {
             switch s.attribute.type {
             case .integer, .boolean: return (s.fragment, nil, s.fragment + Fragment(" IS NULL"))
             case .string: return (nil, s.fragment, s.fragment + Fragment(" IS NULL"))
+            case .any where s.fragment.sql == "NULL":
+                // A key an open entity lacks: nil, NULL as a number and as a string.
+                return (s.fragment, s.fragment, s.fragment + Fragment(" IS NULL"))
             default:
-                throw unsupported("comparing the dynamically typed value with '\(s.attribute.name)', a \(s.attribute.type.rawValue) (NUMERIC against it would round)", range)
+                throw unsupported("comparing the dynamically typed value with '\(s.attribute.name)', a \(s.attribute.type.rawValue), in this dialect (NUMERIC against it would round)", range)
             }
         default: return nil
         }
@@ -78,7 +81,7 @@ extension LoweringContext {
                 case .equal, .lessThanOrEqual, .greaterThanOrEqual: return pick(isNil, notNil)
                 case .notEqual: return pick(notNil, isNil)
                 case .lessThan, .greaterThan: return .constant(negated)
-                default: throw unsupported(op.symbol, range)
+                default: throw unsupported("\(op.symbol) nil on a dynamically typed value in this dialect", range)
                 }
             case .string:
                 return try typedLeaf(.scalar(textView(s)), op, options, r, negated: negated, range: range)
@@ -90,7 +93,7 @@ extension LoweringContext {
                 }
                 guard var lo = exactNumber(bounds[0]), var hi = exactNumber(bounds[1]),
                       let greater = try foldConstant(bounds[0], .greaterThan, [], bounds[1], range) else {
-                    throw unsupported("BETWEEN with the bounds \(show(bounds[0])) and \(show(bounds[1])) on a dynamically typed value", range)
+                    throw unsupported("BETWEEN with the bounds \(show(bounds[0])) and \(show(bounds[1])) on a dynamically typed value in this dialect", range)
                 }
                 if greater { swap(&lo, &hi) }
                 let col = s.fragment
@@ -108,14 +111,14 @@ extension LoweringContext {
                     let negOp = [ComparisonOperator.lessThan: ">=", .lessThanOrEqual: ">", .greaterThan: "<=", .greaterThanOrEqual: "<"][op]!
                     return pick(col + Fragment(" \(op.symbol) ") + p,
                                 Fragment("(") + col + Fragment(" \(negOp) ") + p + Fragment(" OR ") + col + Fragment(" IS NULL)"))
-                default: throw unsupported("\(op.symbol) with a number", range)
+                default: throw unsupported("\(op.symbol) with a number on a dynamically typed value in this dialect", range)
                 }
             }
         }
 
         // Two values, at least one of them in two columns: view by view.
         guard let a = try views(l, range), let b = try views(r, range) else {
-            throw unsupported("\(op.symbol) between a dynamically typed value and a relationship", range)
+            throw unsupported("\(op.symbol) between a dynamically typed value and a relationship in this dialect", range)
         }
         let pairs: [(Fragment?, Fragment?, Bool)] = [(a.number, b.number, false), (a.text, b.text, true)]
         switch op {
@@ -143,7 +146,7 @@ extension LoweringContext {
             if terms.isEmpty { return .constant(negated) }
             return pick(Fragment("(") + Fragment.join(terms, " OR ") + Fragment(")"))
         default:
-            throw unsupported("\(op.symbol) with a dynamically typed value", range)
+            throw unsupported("\(op.symbol) with a dynamically typed value in this dialect", range)
         }
     }
 

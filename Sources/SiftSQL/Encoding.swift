@@ -20,7 +20,7 @@ extension LoweringContext {
         case .string(let s):
             guard t == .string || t == .any else { throw mismatch() }
             if !dialect.traits.contains(.textWithNUL), s.utf8.contains(0) {
-                throw unsupported("the string \(show(c)), which holds U+0000 (this database's text cannot)", range)
+                throw unsupported("the string \(show(c)), which holds U+0000, in this dialect (its text cannot hold it)", range)
             }
             return .text(options.contains(.normalized) ? s : nfc(s))
         case .bool(let b):
@@ -169,23 +169,22 @@ extension LoweringContext {
         do { e = try ExpressionSyntax.parse(key.keyPath) } catch {
             throw SQLLoweringError(.unknownKey, "sort key '\(key.keyPath)' is not a key path")
         }
-        guard case .scalar(let s) = try scalarize(try operand(e, scope)) else {
+        guard case .scalar(var s) = try scalarize(try operand(e, scope)) else {
             throw SQLLoweringError(.unsupported, "sort key '\(key.keyPath)' is not an attribute or a collection operator")
         }
         // A list (`mode:`) has no SQL order.
         guard !s.isCollection else { throw SQLLoweringError(.unsupported, "sort key '\(key.keyPath)' is a collection") }
-        if s.text != nil {
-            if !key.options.intersection([.caseInsensitive, .diacriticInsensitive]).isEmpty, !key.options.contains(.normalized) {
-                throw SQLLoweringError(.unsupported, "sort key '\(key.keyPath)' with string options in this dialect (they need Sift's Unicode folding)")
+        if dialect.textFunction == nil, FoldedColumns(c: "", d: "", cd: "").column(for: key.options) != nil, s.attribute.type == .string || s.text != nil {
+            // No Sift collation in the database: order by the writer's folded copy.
+            guard s.folded != nil, case .scalar(let folded) = try? foldedOperand(.scalar(s), key.options, SourceRange(0, 0)) else {
+                throw SQLLoweringError(.unsupported, "sort key '\(key.keyPath)' with string options in this dialect ('\(s.attribute.name)' has no folded copies, and the database cannot call Sift's folding)")
             }
-            return dynamicOrderTerms(s, ascending: key.ascending)
+            s = folded
         }
+        if s.text != nil { return dynamicOrderTerms(s, ascending: key.ascending) }
         var term = s.fragment
         if [.string, .any].contains(s.attribute.type), let coll = dialect.collation(for: key.options) {
             term = term + Fragment(" COLLATE \(dialect.quote(coll))")
-        } else if s.attribute.type == .string, dialect.textFunction == nil,
-                  !key.options.intersection([.caseInsensitive, .diacriticInsensitive]).isEmpty, !key.options.contains(.normalized) {
-            throw SQLLoweringError(.unsupported, "sort key '\(key.keyPath)' with string options in this dialect (they need Sift's Unicode folding)")
         } else {
             term = textOrdered(term, s.attribute)
         }

@@ -5,6 +5,7 @@
 
 import Foundation
 import SiftSyntax
+import SiftText
 
 extension LoweringContext {
     func comparison(_ q: Quantifier?, _ l: ExpressionSyntax, _ op: ComparisonOperator, _ options: ComparisonOptions,
@@ -204,6 +205,22 @@ extension LoweringContext {
             // A list computed by memory (`mode:`) is compared by memory, whatever the operator.
             return try memoryComparison(l, op, options, r, negated: negated, range: range)
         }
+        var (l, r, options) = (l, r, options)
+        func isList(_ o: Operand) -> Bool {
+            switch o {
+            case .collection, .constant(.array): true
+            default: false
+            }
+        }
+        // (IN and CONTAINS over a list compare elements with `==` without options, as memory does.)
+        if dialect.textFunction == nil, FoldedColumns(c: "", d: "", cd: "").column(for: options) != nil,
+           !{ if case .collection = l { true } else { false } }(), !{ if case .collection = r { true } else { false } }(),
+           !((op == .in || op == .contains) && (isList(l) || isList(r))) {
+            // No Sift folding in the database: compare the writer's folded copies, and the
+            // constants folded here, as memory folds both sides.
+            (l, r) = (try foldedOperand(l, options, range), try foldedOperand(r, options, range, likePattern: op == .like))
+            options.subtract([.caseInsensitive, .diacriticInsensitive, .localeSensitive])
+        }
         do {
             if let dynamic = try dynamicLeaf(l, op, options, r, negated: negated, range: range) { return dynamic }
             return try typedLeaf(l, op, options, r, negated: negated, range: range)
@@ -220,6 +237,7 @@ extension LoweringContext {
     /// where memory raises.
     func memoryComparison(_ l: Operand, _ op: ComparisonOperator, _ options: ComparisonOptions, _ r: Operand,
                           negated: Bool, range: SourceRange) throws(SQLLoweringError) -> Lowered {
+        guard dialect.callFunction != nil else { throw unsupported("\(op.symbol) of these values in this dialect (only memory can compare them)", range) }
         let placeholder = ExpressionSyntax(.constant(value: .null), range: range)
         guard case .scalar(let call) = try memoryCall(SQLFunctions.comparisonSelector(op, options),
                                                       [(l, placeholder), (r, placeholder)], type: .boolean, range) else {
@@ -285,7 +303,8 @@ extension LoweringContext {
                 // Only an ordered collection is an array in memory; a set's equality ignores order.
                 // Equality never raises in memory; other operators do on an array, which only one
                 // shape of a mixed key may lower (to anything).
-                if dialect.callFunction != nil, c.relationship.orderColumn != nil, !c.rest.contains(where: KeyPathComponent.isCollectionOperator),
+                // (A dialect without Sift's functions rejects it there, naming the comparison.)
+                if c.relationship.orderColumn != nil, !c.rest.contains(where: KeyPathComponent.isCollectionOperator),
                    op == .equal || op == .notEqual || isLoweringOneShape,
                    !c.rest.isEmpty || c.shape.isValuesShape {
                     switch other {
@@ -505,7 +524,7 @@ extension LoweringContext {
         case .like:
             guard let pattern = constant else { throw unsupported("LIKE with a pattern that is not a constant in this dialect", range) }
             guard let translated = PostgreSQLPatterns.like(pattern, normalize: literal ? { $0 } : nfc) else {
-                throw unsupported("the LIKE pattern '\(pattern)', which ends in a lone backslash (memory raises on it)", range)
+                throw unsupported("the LIKE pattern '\(pattern)' in this dialect: it ends in a lone backslash (memory raises on it)", range)
             }
             return Fragment("(") + s + Fragment(" LIKE ") + .param(.text(translated)) + Fragment(" ESCAPE ") + .param(.text("\\")) + Fragment(")")
         case .equal:
@@ -528,6 +547,35 @@ extension LoweringContext {
             return Fragment("(char_length(") + needle + Fragment(") > 0 AND ") + s + Fragment(" ~ (") + pattern + Fragment("))")
         default:
             throw unsupported(op.symbol, range)
+        }
+    }
+
+    /// `o` as `[c]`, `[d]` or `[cd]` (in `options`) folds it: a string constant folded here, a
+    /// string column read from its folded copy, a two-column value with its strings folded; values
+    /// that are not strings unchanged (folding does not touch them). A string column without
+    /// folded copies is `unsupported`.
+    func foldedOperand(_ o: Operand, _ options: ComparisonOptions, _ range: SourceRange, likePattern: Bool = false) throws(SQLLoweringError) -> Operand {
+        let textOptions = TextOptions(rawValue: options.rawValue)
+        func fold(_ v: LiteralValue) -> LiteralValue {
+            switch v {
+            case .string(let s) where likePattern:
+                // Memory folds a LIKE pattern run by run (a mark after `*` folds on its own).
+                return PostgreSQLPatterns.foldedLike(s) { TextFolding.fold($0, textOptions) }.map(LiteralValue.string) ?? v
+            case .string(let s): return .string(TextFolding.fold(s, textOptions))
+            case .array(let items): return .array(items.map(fold))
+            default: return v
+            }
+        }
+        switch o {
+        case .constant(let v): return .constant(fold(v))
+        case .scalar(var s) where s.attribute.type == .string || s.text != nil:
+            guard let columns = s.folded, let alias = s.foldedAlias, let name = columns.column(for: options) else {
+                throw unsupported("string options [c] and [d] on '\(s.attribute.name)', which has no folded copies, in this dialect (they need Sift's Unicode case and diacritic folding)", range)
+            }
+            if s.text != nil { s.text = Fragment(column(alias, name)) } else { s.fragment = Fragment(column(alias, name)) }
+            s.folded = nil
+            return .scalar(s)
+        default: return o
         }
     }
 
@@ -568,7 +616,7 @@ extension LoweringContext {
                     Fragment("(") + col + Fragment(" \(negOp) ") + .param(bound) + Fragment(" OR ") + col + Fragment(" IS NULL)"))
         }
         if integral, case .double(let d) = c {
-            if d.isNaN { throw unsupported("comparing the integer '\(s.attribute.name)' with NaN", range) }
+            if d.isNaN { throw unsupported("comparing the integer '\(s.attribute.name)' with NaN in this dialect", range) }
             // The integers below and above d (equal when d is one), or past the Int64 range.
             let lo = d.rounded(.down), hi = d.rounded(.up)
             let fitsLo = lo >= -9.223372036854775808e18 && lo < 9.223372036854775808e18
@@ -745,7 +793,7 @@ extension LoweringContext {
             func inward(_ v: LiteralValue, up: Bool) throws(SQLLoweringError) -> LiteralValue {
                 guard case .double(let d) = v else { return v }
                 let r = d.rounded(up ? .up : .down)
-                guard let i = Int64(exactly: r) else { throw unsupported("BETWEEN with the bound \(show(v)) beyond the integers of '\(s.attribute.name)'", range) }
+                guard let i = Int64(exactly: r) else { throw unsupported("BETWEEN with the bound \(show(v)) beyond the integers of '\(s.attribute.name)' in this dialect", range) }
                 return .integer(i)
             }
             (lo, hi) = (try inward(lo, up: true), try inward(hi, up: false))

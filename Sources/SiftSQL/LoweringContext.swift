@@ -48,6 +48,11 @@ struct Scalar {
     /// the two is non-NULL in a row. Only the comparisons of DynamicLowering.swift read both;
     /// every other use rejects it (``LoweringContext/singleTyped(_:_:_:)``).
     var text: Fragment?
+    /// The writer-kept folded copies of its strings (`[c]`, `[d]`, `[cd]`), in a dialect without
+    /// Sift's folding (see ``FoldedColumns``).
+    var folded: FoldedColumns?
+    /// The alias of the row holding `folded`.
+    var foldedAlias: String?
 }
 
 /// A to-many collection reached from a scope: the relationship and the path after it.
@@ -121,6 +126,7 @@ final class LoweringContext {
     /// text column it is `unsupported`.
     func attributeScalar(_ alias: String, _ a: Attribute, _ range: SourceRange) throws(SQLLoweringError) -> Scalar {
         var s = Scalar(fragment: Fragment(column(alias, a.column)), attribute: a)
+        if dialect.textFunction == nil, let f = a.foldedColumns { s.folded = f; s.foldedAlias = alias }
         if a.type == .any && !dialect.traits.contains(.dynamicTyping) {
             guard let t = a.textColumn else {
                 throw unsupported("the dynamically typed '\(a.name)' without a text column in this dialect (its columns hold one type each)", range)

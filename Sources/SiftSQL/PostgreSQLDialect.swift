@@ -105,6 +105,34 @@ enum PostgreSQLPatterns {
         }
     }
 
+    /// A LIKE pattern of the predicate language with each literal run folded by `fold`, written
+    /// back in the predicate language (`*`, `?` and `\\` in the folded text escaped), as memory
+    /// folds a pattern under `[c]`/`[d]`; nil for a pattern ending in a lone backslash.
+    static func foldedLike(_ pattern: String, fold: (String) -> String) -> String? {
+        var out = ""
+        var run = String.UnicodeScalarView()
+        func flush() {
+            guard !run.isEmpty else { return }
+            for s in fold(String(run)).unicodeScalars {
+                if s == "*" || s == "?" || s == "\\" { out.unicodeScalars.append("\\") }
+                out.unicodeScalars.append(s)
+            }
+            run.removeAll()
+        }
+        var scalars = pattern.unicodeScalars.makeIterator()
+        while let s = scalars.next() {
+            switch s {
+            case "\\":
+                guard let escaped = scalars.next() else { return nil }
+                run.append(escaped)
+            case "*", "?": flush(); out.unicodeScalars.append(s)
+            default: run.append(s)
+            }
+        }
+        flush()
+        return out
+    }
+
     /// A LIKE pattern of the predicate language (`*`, `?`, `\\` escapes) as PostgreSQL's LIKE with
     /// `ESCAPE '\\'`: `*` → `%`, `?` → `_` (one character: one Unicode scalar in a UTF-8 database,
     /// as memory's `?` is one scalar), literal runs NFC like the subject and with `%`, `_` and `\\`

@@ -6,6 +6,7 @@
 // The same structure is the JSON file the CLI loads (`sift sql --schema FILE`).
 
 import Foundation
+import SiftSyntax
 
 /// A database schema as the SQL lowering sees it.
 ///
@@ -335,14 +336,20 @@ public struct Attribute: Codable, Hashable, Sendable {
     /// (PostgreSQL): the column holding its strings, while `column` holds its numbers (booleans as
     /// 0/1) as exact NUMERIC. nil in SQLite, where one column holds every kind.
     public var textColumn: String?
+    /// For a database that cannot call Sift's Unicode folding (PostgreSQL): columns the writer
+    /// keeps holding this attribute's strings folded under `[c]`, `[d]` and `[cd]`, so that
+    /// comparisons under those options compare folded text exactly. nil: such comparisons are rejected.
+    public var foldedColumns: FoldedColumns?
 
     /// An attribute; the column defaults to the name, the encoding to the type's default.
-    public init(name: String, column: String? = nil, type: AttributeType, encoding: StorageEncoding? = nil, textColumn: String? = nil) {
+    public init(name: String, column: String? = nil, type: AttributeType, encoding: StorageEncoding? = nil, textColumn: String? = nil,
+                foldedColumns: FoldedColumns? = nil) {
         self.name = name
         self.column = column ?? name
         self.type = type
         self.encoding = encoding
         self.textColumn = textColumn
+        self.foldedColumns = foldedColumns
     }
 
     /// The encoding in effect, defaults applied.
@@ -356,7 +363,7 @@ public struct Attribute: Codable, Hashable, Sendable {
         }
     }
 
-    private enum CodingKeys: String, CodingKey { case name, column, type, encoding, textColumn }
+    private enum CodingKeys: String, CodingKey { case name, column, type, encoding, textColumn, foldedColumns }
 
     /// Decodes an attribute; the column defaults to the name.
     public init(from decoder: any Decoder) throws {
@@ -366,6 +373,36 @@ public struct Attribute: Codable, Hashable, Sendable {
         type = try c.decode(AttributeType.self, forKey: .type)
         encoding = try c.decodeIfPresent(StorageEncoding.self, forKey: .encoding)
         textColumn = try c.decodeIfPresent(String.self, forKey: .textColumn)
+        foldedColumns = try c.decodeIfPresent(FoldedColumns.self, forKey: .foldedColumns)
+    }
+}
+
+/// The columns holding a text column's strings folded as `[c]`, `[d]` and `[cd]` fold them
+/// (SiftText's `TextFolding`), for databases that cannot call Sift's folding.
+///
+/// ```swift
+/// let folded = FoldedColumns(c: "name@c", d: "name@d", cd: "name@cd")
+/// folded.column(for: [.caseInsensitive])   // "name@c"
+/// ```
+public struct FoldedColumns: Codable, Hashable, Sendable {
+    /// Case folded (`[c]`).
+    public var c: String
+    /// Diacritics removed (`[d]`).
+    public var d: String
+    /// Both (`[cd]`).
+    public var cd: String
+    /// The three columns.
+    public init(c: String, d: String, cd: String) { self.c = c; self.d = d; self.cd = cd }
+    /// The column for the folding `options` ask for; nil when they ask for none (no `c` or `d`, or
+    /// `[n]`, which compares literally).
+    public func column(for options: ComparisonOptions) -> String? {
+        if options.contains(.normalized) { return nil }
+        switch (options.contains(.caseInsensitive), options.contains(.diacriticInsensitive)) {
+        case (true, true): return cd
+        case (true, false): return c
+        case (false, true): return d
+        case (false, false): return nil
+        }
     }
 }
 
@@ -446,14 +483,17 @@ public struct Relationship: Codable, Hashable, Sendable {
         /// The column holding the string elements of `any` values in a database whose columns hold
         /// one type each (see ``Attribute/textColumn``).
         public var textColumn: String?
+        /// The columns of the elements' strings folded (see ``Attribute/foldedColumns``).
+        public var foldedColumns: FoldedColumns?
         /// A value table; the element column defaults to `value`.
         public init(table: String, owner: String, column: String = "value", type: AttributeType, encoding: StorageEncoding? = nil,
-                    textColumn: String? = nil) {
+                    textColumn: String? = nil, foldedColumns: FoldedColumns? = nil) {
             self.table = table; self.owner = owner; self.column = column; self.type = type; self.encoding = encoding
             self.textColumn = textColumn
+            self.foldedColumns = foldedColumns
         }
 
-        private enum CodingKeys: String, CodingKey { case table, owner, column, type, encoding, textColumn }
+        private enum CodingKeys: String, CodingKey { case table, owner, column, type, encoding, textColumn, foldedColumns }
 
         /// Decodes a value table; the element column defaults to `value`.
         public init(from decoder: any Decoder) throws {
@@ -464,11 +504,12 @@ public struct Relationship: Codable, Hashable, Sendable {
             type = try c.decode(AttributeType.self, forKey: .type)
             encoding = try c.decodeIfPresent(StorageEncoding.self, forKey: .encoding)
             textColumn = try c.decodeIfPresent(String.self, forKey: .textColumn)
+            foldedColumns = try c.decodeIfPresent(FoldedColumns.self, forKey: .foldedColumns)
         }
 
         /// The element as an attribute (named after the relationship), for type checks and encodings.
         public func elementAttribute(named name: String) -> Attribute {
-            Attribute(name: name, column: column, type: type, encoding: encoding, textColumn: textColumn)
+            Attribute(name: name, column: column, type: type, encoding: encoding, textColumn: textColumn, foldedColumns: foldedColumns)
         }
     }
 

@@ -65,7 +65,10 @@ extension LoweringContext {
             return answer(.constant(false))
         case .array(let items):
             // The kept values in element order, compared with the list by memory.
-            guard items.allSatisfy(\.isScalar), c.relationship.orderColumn != nil, dialect.callFunction != nil else { return nil }
+            guard items.allSatisfy(\.isScalar), c.relationship.orderColumn != nil else { return nil }
+            guard dialect.callFunction != nil else {
+                throw unsupported("comparing the elements of a SUBQUERY with a list in this dialect (only memory compares arrays)", range)
+            }
             let selector = SQLFunctions.comparisonSelector(op, options)
             let values = try collected(c, selector: selector, filter: kept)
             let list = Fragment.param(.blob(CollectedValues.encode(items.map(Value.init))))
