@@ -7,7 +7,8 @@
 //     (the lowering hands the parts that read no row to the evaluator, so their values are memory's)
 //   SiftText, SiftEvaluation ← SiftSQLite (the C API, and Sift's functions and collations registered on a connection)
 //   SiftEvaluation, SiftSQL, SiftSQLite ← SiftStore (model, SQLite store, contexts, fetch requests) ← SiftTool
-//   CLibPQ, SiftSQL ← SiftPostgres (a synchronous PostgreSQL connection over libpq; SiftSQL never imports it)
+//   CLibPQ, SiftSQL ← SiftPostgres (a synchronous PostgreSQL connection over libpq, and a schema's
+//     tables there; SiftSQL never imports it) ← SiftTool (`--backend postgres`)
 import PackageDescription
 
 let package = Package(
@@ -48,7 +49,7 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
         ),
-        .target(name: "SiftPostgres", dependencies: ["CLibPQ", "SiftSQL"]),
+        .target(name: "SiftPostgres", dependencies: ["CLibPQ", "SiftSQL", "SiftText"]),
         .target(name: "SiftStore", dependencies: ["SiftSyntax", "SiftText", "SiftEvaluation", "SiftSQL", "SiftSQLite"]),
         .target(
             name: "SiftTool",
@@ -58,6 +59,7 @@ let package = Package(
                 "SiftEvaluation",
                 "SiftSQL",
                 "SiftSQLite",
+                "SiftPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -76,7 +78,7 @@ let package = Package(
         .executableTarget(name: "sift-crash-child", dependencies: ["SiftStore"], path: "Tests/SiftCrashChild"),
         .testTarget(
             name: "SiftToolTests",
-            dependencies: ["SiftTool", "SiftStore", "SiftSyntax", "SiftEvaluation", "SiftSQL", "SiftSQLite", "SiftTestSupport"]
+            dependencies: ["SiftTool", "SiftStore", "SiftSyntax", "SiftEvaluation", "SiftSQL", "SiftSQLite", "SiftPostgres", "SiftTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -29,9 +29,13 @@ struct BatchCommand: ParsableCommand {
         database (the --data records once for all cases that use them) and the predicate runs \
         as lowered SQL; "results" are then true or false, and a predicate the SQL back-end cannot \
         express, or a failing query, is a failed case with the stage "lower" or "sql". For every \
-        predicate that evaluates without error in memory the answer is the same as in memory.
+        predicate that evaluates without error in memory the answer is the same as in memory. \
+        --backend postgres does the same on the server named by --database-url URL (default: \
+        DATABASE_URL), each case's objects in a schema of their own, dropped afterwards; a server \
+        that cannot be reached is an error naming the host (exit 1).
 
-        Exit status: 0 once every line has been answered, whatever the cases' outcomes; 1 when \
+        Exit status: 0 once every line has been answered, whatever the cases' outcomes; 1 when the \
+        PostgreSQL server of --backend postgres cannot be reached, or when \
         --data cannot be read or parsed; 2 usage error.
         """
     )
@@ -39,8 +43,11 @@ struct BatchCommand: ParsableCommand {
     @Option(help: "Default objects for cases without \"objects\": a JSON array of records, or NDJSON.")
     var data: String?
 
-    @Option(help: "Evaluate in memory, or load the objects into SQLite and run the lowered SQL.")
+    @Option(help: "Evaluate in memory, or load the objects into SQLite or PostgreSQL and run the lowered SQL.")
     var backend: BackendKind = .memory
+
+    @Option(help: ArgumentHelp("The PostgreSQL server for --backend postgres (default: $DATABASE_URL).", valueName: "URL"))
+    var databaseURL: String?
 
     func run() throws {
         var defaultObjects: [JSONValue] = []
@@ -53,6 +60,12 @@ struct BatchCommand: ParsableCommand {
             }
         }
         let cache = BatchCase.StoreCache()
+        if backend == .postgres {
+            do throws(SQLBackendError) { cache.server = try PostgresServer(url: databaseURL) } catch {
+                writeError(error.description)
+                throw ExitCode.failure
+            }
+        }
         while var line = readLine(strippingNewline: true) {
             if line.hasSuffix("\r") { line.removeLast() }
             if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
@@ -68,6 +81,8 @@ enum BatchCase {
     /// The SQLite store of the --data records, built on first use and shared by every case.
     final class StoreCache {
         var defaultStore: SQLBackend?
+        /// The server of `--backend postgres`.
+        var server: PostgresServer?
     }
 
     /// The JSON line answering one case.
@@ -95,16 +110,16 @@ enum BatchCase {
                 return failure("parse", error.description)
             }
             var out: [(String, JSONValue)] = [("id", id), ("ok", .bool(true)), ("canonical", .string(predicate.description))]
-            if c.evaluate && backend == .sqlite {
+            if c.evaluate && backend != .memory {
                 let literals = c.variables.mapValues(\.literal)
                 do throws(SQLBackendError) {
                     let store: SQLBackend
                     if c.ownObjects {
-                        store = try SQLBackend(records: c.json)
+                        store = try SQLBackend(records: c.json, server: cache.server)
                     } else if let s = cache.defaultStore {
                         store = s
                     } else {
-                        store = try SQLBackend(records: c.json)
+                        store = try SQLBackend(records: c.json, server: cache.server)
                         cache.defaultStore = store
                     }
                     let matched = Set(try store.matches(predicate.syntax, source: c.format, variables: literals))

@@ -34,6 +34,13 @@ struct FilterCommand: ParsableCommand {
         error (exit 1). SQL raises no per-record data errors: a record on which memory would \
         raise may come out either way, and --lenient only affects the memory back-end.
 
+        --backend postgres does the same on the PostgreSQL server named by --database-url URL \
+        (default: the DATABASE_URL environment variable; a libpq URI or key=value string): the \
+        records go into a fresh schema there, which is dropped afterwards. What PostgreSQL cannot \
+        select exactly (string options [c]/[d], MATCHES, functions, arithmetic on doubles or on \
+        keys of mixed types) is an error naming the construct; a server that cannot be reached \
+        is an error naming the host (exit 1).
+
         Exit status: 0 success (also when nothing matches); 1 invalid predicate, invalid or \
         unreadable JSON input (FILE:line:column), or an evaluation error (reported as \
         'record N: ' with N the 0-based record index); 2 usage error.
@@ -63,8 +70,11 @@ struct FilterCommand: ParsableCommand {
     @Flag(help: "No progress line on standard error (it only appears on a terminal, for inputs taking over a second).")
     var quiet = false
 
-    @Option(help: "Evaluate in memory, or load the records into SQLite and run the lowered SQL.")
+    @Option(help: "Evaluate in memory, or load the records into SQLite or PostgreSQL and run the lowered SQL.")
     var backend: BackendKind = .memory
+
+    @Option(help: ArgumentHelp("The PostgreSQL server for --backend postgres (default: $DATABASE_URL).", valueName: "URL"))
+    var databaseURL: String?
 
     func validate() throws {
         if count && indices { throw ValidationError("--count and --indices cannot be used together") }
@@ -85,7 +95,7 @@ struct FilterCommand: ParsableCommand {
             throw ExitCode.failure
         }
         let compileTime = clock.now - start
-        if backend == .sqlite {
+        if backend != .memory {
             try runSQL(compiled, variableJSON, descriptors, compileTime: compileTime)
         } else {
             try runInMemory(compiled, variableJSON.mapValues(\.value), descriptors, compileTime: compileTime)
@@ -207,7 +217,8 @@ struct FilterCommand: ParsableCommand {
         start = clock.now
         var matches: [Int] = []
         do throws(SQLBackendError) {
-            let sql = try SQLBackend(records: records)
+            let server = backend == .postgres ? try PostgresServer(url: databaseURL) : nil
+            let sql = try SQLBackend(records: records, server: server)
             matches = try sql.matches(compiled.syntax, source: predicate, variables: variableJSON.mapValues(\.literal),
                                       sortedBy: count ? [] : descriptors)
         } catch {

@@ -107,6 +107,9 @@ public final class JSONStore {
     /// ```swift
     /// try store.recordIndices(sql: q.sql, bindings: q.bindings)  // [0, 3, 7]
     /// ```
+    /// The record index of the root row with primary key `pk`, nil for no such row.
+    public func recordIndex(ofKey pk: Int64) -> Int? { recordOfKey[pk] }
+
     public func recordIndices(sql: String, bindings: [SQLValue]) throws(StoreError) -> [Int] {
         var out: [Int] = []
         for row in try store.query(sql, bindings) {

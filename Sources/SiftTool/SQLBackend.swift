@@ -1,8 +1,10 @@
-// The SQLite back-end of `sift filter` and `sift batch` (`--backend sqlite`): the JSON records are
-// imported into an in-memory SiftStore as documents whose shapes JSONStore infers from them, the
-// predicate is lowered to SQL against that schema's root entity, and the matching record indices
-// come back from the database. Memory stays the default and the reference: for every predicate
-// that evaluates without error in memory, both back-ends print the same thing.
+// The SQL back-ends of `sift filter` and `sift batch` (`--backend sqlite`, `--backend postgres`):
+// the JSON records are imported into an in-memory SiftStore as documents whose shapes JSONStore
+// infers from them (and for PostgreSQL copied from there into a schema on the server, see
+// PostgresBackend.swift), the predicate is lowered to SQL against that schema's root entity, and
+// the matching record indices come back from the database. Memory stays the default and the
+// reference: for every predicate that evaluates without error in memory, the back-ends print the
+// same thing.
 
 import ArgumentParser
 import Foundation
@@ -14,7 +16,7 @@ import SiftSyntax
 
 /// Which evaluator `sift filter` and `sift batch` use.
 enum BackendKind: String, ExpressibleByArgument, CaseIterable {
-    case memory, sqlite
+    case memory, sqlite, postgres
 }
 
 /// Why the SQLite back-end could not answer; `description` is what the tool prints.
@@ -27,18 +29,29 @@ struct SQLBackendError: Error, CustomStringConvertible {
     var id: String? = nil
 }
 
-/// Records loaded into SQLite once, queried with any number of predicates.
+/// Records loaded into SQLite (and, given a server, PostgreSQL) once, queried with any number of predicates.
 final class SQLBackend {
     /// The root entity's name in the inferred schema.
     static let entity = "Record"
     let store: JSONStore
     let lowering: SQLLowering
+    /// The copy on a PostgreSQL server that the queries run on, when there is one.
+    let postgres: PostgresTablesOnServer?
 
-    init(records: [JSONValue]) throws(SQLBackendError) {
+    /// Loads `records`; with `server`, into PostgreSQL too, where the queries then run.
+    init(records: [JSONValue], server: PostgresServer? = nil) throws(SQLBackendError) {
         do throws(JSONStoreError) { store = try JSONStore(records: records, entity: SQLBackend.entity) }
         catch { throw SQLBackendError(stage: "load", description: "cannot load the records into SQLite: \(error)") }
-        do throws(SQLLoweringError) { lowering = try SQLLowering(schema: store.schema, entity: SQLBackend.entity) }
-        catch { throw SQLBackendError(stage: "load", description: error.description) }
+        if let server {
+            let onServer = try PostgresTablesOnServer(store: store, server: server)
+            postgres = onServer
+            do throws(SQLLoweringError) { lowering = try SQLLowering(schema: onServer.tables.schema, entity: SQLBackend.entity, dialect: PostgreSQLDialect()) }
+            catch { throw SQLBackendError(stage: "load", description: error.description) }
+        } else {
+            postgres = nil
+            do throws(SQLLoweringError) { lowering = try SQLLowering(schema: store.schema, entity: SQLBackend.entity) }
+            catch { throw SQLBackendError(stage: "load", description: error.description) }
+        }
     }
 
     /// The lowered query for `syntax`; a rejection carries line:column and a caret under `source`.
@@ -56,6 +69,14 @@ final class SQLBackend {
     func matches(_ syntax: PredicateSyntax, source: String, variables: [String: LiteralValue],
                  sortedBy keys: [SiftSortDescriptor] = []) throws(SQLBackendError) -> [Int] {
         let q = try query(syntax, source: source, variables: variables, sortedBy: keys)
+        if let postgres {
+            return try postgres.primaryKeys(q).map { (pk) throws(SQLBackendError) -> Int in
+                guard let i = store.recordIndex(ofKey: pk) else {
+                    throw SQLBackendError(stage: "sql", description: "sql: the first result column is not a record's key: \(pk)")
+                }
+                return i
+            }
+        }
         do throws(StoreError) { return try store.recordIndices(sql: q.sql, bindings: q.bindings) }
         catch { throw SQLBackendError(stage: "sql", description: "sql: \(error.message)") }
     }
