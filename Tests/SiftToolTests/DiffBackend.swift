@@ -9,6 +9,7 @@ import SiftSyntax
 import SiftSQL
 import SiftSQLite
 import SiftStore
+import SiftTestSupport
 @testable import SiftTool
 
 /// What the back-end under test answered for one predicate.
@@ -18,6 +19,8 @@ enum BackendAnswer: Equatable {
     case rejected(kind: String, message: String)
     /// The predicate was accepted but running it failed (e.g. an SQL function raised).
     case runtimeError(String, sql: String)
+    /// The back-end declined a form it documents it cannot select exactly (PostgreSQL's string options…).
+    case declined(String)
 }
 
 /// A dataset loaded into a back-end, ready for many predicates.
@@ -91,4 +94,49 @@ struct SQLiteBackend: DiffBackend {
         }
     }
     func load(_ records: [JSONValue]) throws -> any LoadedDataset { Loaded(backend: try SQLBackend(records: records)) }
+}
+
+/// The PostgreSQL back-end of `sift filter --backend postgres`: the records copied from the store
+/// into a schema of their own on the test server, the lowering in PostgreSQL's dialect, the query
+/// run there. A rejection the dialect declares (a form PostgreSQL cannot select exactly, whose
+/// message says "in this dialect") is counted, not failed; every other rejection fails as for SQLite.
+final class PostgresDiffBackend: DiffBackend {
+    var name: String { "postgres" }
+    let server: PostgresServer
+    /// Predicates answered and declined, over all datasets.
+    var answered = 0, declined = 0
+    var declinedReasons: [String: Int] = [:]
+
+    init() throws {
+        let url = try postgresTestURL()
+        do throws(SQLBackendError) { server = try PostgresServer(url: url) } catch { throw error }
+    }
+
+    struct Loaded: LoadedDataset {
+        var backend: SQLBackend
+        var owner: PostgresDiffBackend
+        func answer(_ syntax: PredicateSyntax, source: String, variables: [String: JSONValue]) -> BackendAnswer {
+            let q: SQLQuery
+            do { q = try backend.query(syntax, source: source, variables: variables.mapValues(\.literal)) }
+            catch {
+                if error.description.contains("in this dialect") {
+                    owner.declined += 1
+                    let reason = error.description.split(separator: "\n").first.map { $0.split(separator: "error: ", maxSplits: 1).last.map(String.init) ?? "" } ?? ""
+                    owner.declinedReasons[String(reason.prefix(60)), default: 0] += 1
+                    return .declined(reason)
+                }
+                return .rejected(kind: error.id ?? error.stage, message: error.description)
+            }
+            owner.answered += 1
+            do throws(SQLBackendError) {
+                return .matches(Set(try backend.matches(syntax, source: source, variables: variables.mapValues(\.literal))),
+                                sql: SQLiteBackend.Loaded.render(q))
+            } catch {
+                return .runtimeError(error.description, sql: SQLiteBackend.Loaded.render(q))
+            }
+        }
+    }
+    func load(_ records: [JSONValue]) throws -> any LoadedDataset {
+        Loaded(backend: try SQLBackend(records: records, server: server), owner: self)
+    }
 }

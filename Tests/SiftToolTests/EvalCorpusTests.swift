@@ -23,6 +23,8 @@ struct EvalCase {
     /// `sql:` — the SQL back-end must reject this case: `unsupported` (any lowering error) or
     /// the lowering error's id.
     var sqlRejection: String?
+    /// `postgres: unsupported # why`: PostgreSQL (only) rejects the case, for the reason given.
+    var postgresRejection: String?
     /// `vars:` and `objects:` as JSON, for the SQL back-end.
     var varsJSON: [String: JSONValue] = [:]
     var objectsJSON: [JSONValue]?
@@ -123,6 +125,8 @@ enum EvalCorpus {
                     current!.match = try ids(value, name, number)
                 case "sql":
                     current!.sqlRejection = value.split(separator: "#").first.map { $0.trimmingCharacters(in: .whitespaces) }
+                case "postgres":
+                    current!.postgresRejection = value.split(separator: "#").first.map { $0.trimmingCharacters(in: .whitespaces) }
                 case "lenient":
                     current!.lenient = try ids(value, name, number)
                 case "error":
