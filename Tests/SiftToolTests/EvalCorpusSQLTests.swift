@@ -30,8 +30,8 @@ import SiftSQLite
         var stores: [String: any LoadedDataset] = [:]
         var failures: [String] = []
         var agreed = 0, declaredCount = 0
-        // Declines to declare: with SIFT_CORPUS_UNDECLARED=FILE, listed there as `file:line<TAB>reason`
-        // (what scripts/declare-postgres-rejections.py writes into the corpus, for review).
+        // Undeclared declines: with SIFT_CORPUS_UNDECLARED=FILE, also listed there as
+        // `file:line<TAB>reason`, for a maintainer to review and declare with `postgres:`.
         var undeclared: [String] = []
         defer {
             if let path = ProcessInfo.processInfo.environment["SIFT_CORPUS_UNDECLARED"], !undeclared.isEmpty {
