@@ -8,12 +8,14 @@ import SiftTestSupport
 
 struct SiftOutput { var status: Int32; var stdout: String; var stderr: String }
 
-/// Runs `sift args…` with `stdin` on standard input (drained concurrently so large outputs cannot block).
-func runSift(_ args: [String], stdin: String = "") throws -> SiftOutput {
+/// Runs `sift args…` with `stdin` on standard input (drained concurrently so large outputs cannot
+/// block), in this process's environment or `environment`.
+func runSift(_ args: [String], stdin: String = "", environment: [String: String]? = nil) throws -> SiftOutput {
     let exe = try #require(builtExecutable(named: "sift"), "no sift executable next to the test bundle")
     let process = Process()
     process.executableURL = exe
     process.arguments = args
+    if let environment { process.environment = environment }
     let out = Pipe(), err = Pipe(), input = Pipe()
     process.standardOutput = out
     process.standardError = err
