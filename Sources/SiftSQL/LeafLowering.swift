@@ -254,7 +254,11 @@ extension LoweringContext {
         }
         func const(_ v: Bool) -> Lowered { .constant(v != negated) }
         let f = SQLValue.integer(Int64(options.rawValue))
+        // `[n]` alone compares the stored text literally, which a dialect without Sift's functions
+        // does natively (its constants are bound as written); folding options are handled before
+        // this point there (see `leaf`), or rejected.
         let altering = !options.intersection([.caseInsensitive, .diacriticInsensitive, .normalized]).isEmpty
+            && !(dialect.textFunction == nil && options.intersection([.caseInsensitive, .diacriticInsensitive]).isEmpty)
 
         switch op {
         case .in: return try membership(collection: r, value: l, options, negated: negated, range: range)
