@@ -80,7 +80,7 @@ extension LoweringContext {
             }
             // Only Int64.min / -1 overflows; memory wraps it to Int64.min, which is ~x + 1 wrapped.
             sql = Fragment("(CASE WHEN ") + y + Fragment(" = 0 THEN 0 WHEN ") + y + Fragment(" = -1 THEN ")
-                + Self.wrappingAdd(Fragment("(~") + x + Fragment(")"), Fragment("1")) + Fragment(" ELSE ") + x + Fragment(" / ") + y + Fragment(" END)")
+                + Self.wrappingAdd(Fragment("(~") + x + Fragment(")"), Fragment(dialect.integerLiteral(1))) + Fragment(" ELSE ") + x + Fragment(" / ") + y + Fragment(" END)")
         case .add, .subtract, .multiply:
             let wrapped: Fragment
             switch op {

@@ -57,6 +57,9 @@ public protocol SQLDialect: Sendable {
     /// Whether NULL sorts first ascending and last descending by default (memory's nil order);
     /// when not, ORDER BY terms say NULLS FIRST / NULLS LAST.
     var nullsSortFirst: Bool { get }
+    /// A 64-bit integer literal the lowering writes itself (not a value from the predicate), such
+    /// as the 1 of `~x + 1`: PostgreSQL types a bare `1` as a 32-bit integer, whose shifts differ.
+    func integerLiteral(_ value: Int64) -> String
 }
 
 /// What a database does exactly, as far as the lowering's exactness depends on it.
@@ -103,6 +106,8 @@ extension SQLDialect {
     public var scalarOrderCollation: String? { nil }
     /// True: SQLite's NULL is the smallest value.
     public var nullsSortFirst: Bool { true }
+    /// The digits: every SQLite integer is 64 bits.
+    public func integerLiteral(_ value: Int64) -> String { String(value) }
 }
 
 /// SQLite: double-quoted identifiers, `?` parameters, 1/0 booleans, `IS` / `IS NOT`.

@@ -53,6 +53,8 @@ public struct PostgreSQLDialect: SQLDialect {
     public var scalarOrderCollation: String? { "C" }
     /// False: PostgreSQL's NULL is the largest value.
     public var nullsSortFirst: Bool { false }
+    /// `CAST(n AS BIGINT)`: a bare literal is a 32-bit integer, and `1 >> 32` is 1 there.
+    public func integerLiteral(_ value: Int64) -> String { "CAST(\(value) AS BIGINT)" }
 }
 
 /// The pieces of PostgreSQL regular expressions (ARE) the lowering builds text operators from.
