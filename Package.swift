@@ -73,7 +73,7 @@ let package = Package(
         .testTarget(name: "SiftSQLiteTests", dependencies: ["SiftSQLite", "SiftSQL", "SiftSyntax", "SiftText", "SiftEvaluation", "SiftTestSupport"]),
         .testTarget(name: "SiftStoreTests", dependencies: ["SiftStore", "SiftEvaluation", "SiftSQL", "SiftSQLite", "SiftSyntax", "SiftTestSupport"]),
         // Runs against a real PostgreSQL server: `make test` or `bash scripts/with-postgres.sh swift test`.
-        .testTarget(name: "SiftPostgresTests", dependencies: ["SiftPostgres", "SiftSQL", "SiftTestSupport"]),
+        .testTarget(name: "SiftPostgresTests", dependencies: ["SiftPostgres", "SiftSQL", "SiftSyntax", "SiftTestSupport"]),
         // The writer the store's crash test kills (Tests/SiftStoreTests/CrashTests.swift).
         .executableTarget(name: "sift-crash-child", dependencies: ["SiftStore"], path: "Tests/SiftCrashChild"),
         .testTarget(
