@@ -10,7 +10,9 @@
 //   hand  = execute SQL written by hand with the same semantics on this data.
 // Both must return the same ids, or the run fails: comparing different work is worthless. The two
 // are timed interleaved, query by query, so drift on a shared machine hits both alike; the ratio
-// of the medians is the price of Sift (target ≤ 1.1×), and the geometric mean sums up the run.
+// of the medians is the price of Sift (target ≤ 1.1×), and the geometric mean sums up the run. A
+// third interleaved query runs Sift's SQL lowered beforehand, which separates the price of the SQL
+// itself from that of parsing and lowering.
 // The schema is dropped afterwards, also when a case fails.
 //
 // Usage: PGBench [--rows N] [--rounds R] [--only TEXT] [--database-url URL]
