@@ -85,7 +85,7 @@ fuzz-diff: deps
 # Any DocC warning (an unresolved symbol link, a malformed article…) fails the build. Not part of
 # `make test`: it rebuilds each target for its symbol graph, which CI time does not afford; the
 # articles' Swift samples are compiled and run by the ordinary tests (DocumentationSampleTests).
-DOC_TARGETS := SiftSyntax SiftText SiftEvaluation SiftSQL SiftSQLite SiftStore
+DOC_TARGETS := SiftSyntax SiftText SiftEvaluation SiftSQL SiftSQLite SiftStore SiftPostgres
 DOCS_DIR := .build/docs
 
 docs: deps

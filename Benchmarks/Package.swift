@@ -2,8 +2,9 @@
 // SiftBench: release-mode parse-throughput benchmark for SiftSyntax; EvalBench: evaluation throughput of
 // SiftEvaluation vs hand-written closures and Foundation's #Predicate; SQLBench: Sift's lowered SQL vs
 // hand-written SQL through the raw SQLite C API; StoreBench: SiftStore's insert + save, fetch,
-// fetchObjectIDs and count vs the raw SQLite C API and GRDB records (all four run via
-// scripts/bench.sh). GRDB is a dependency of this benchmark package only, never of the main package.
+// fetchObjectIDs and count vs the raw SQLite C API and GRDB records; PGBench: Sift's lowered SQL vs
+// hand-written SQL on a PostgreSQL server (all five run via scripts/bench.sh, PGBench next to a
+// throwaway server). GRDB is a dependency of this benchmark package only, never of the main package.
 import PackageDescription
 
 let package = Package(
@@ -30,6 +31,15 @@ let package = Package(
                 .product(name: "SiftSyntax", package: "Sift"),
                 .product(name: "SiftSQL", package: "Sift"),
                 .product(name: "SiftSQLite", package: "Sift"),
+            ]
+        ),
+        .executableTarget(
+            name: "PGBench",
+            dependencies: [
+                "BenchSupport",
+                .product(name: "SiftSyntax", package: "Sift"),
+                .product(name: "SiftSQL", package: "Sift"),
+                .product(name: "SiftPostgres", package: "Sift"),
             ]
         ),
         .executableTarget(
