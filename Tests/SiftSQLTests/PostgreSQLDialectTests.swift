@@ -40,9 +40,10 @@ import Testing
         guard case .text(let p) = pattern else { Issue.record("not text"); return }
         #expect(p.hasPrefix(#"a\.b(?![\u0300-\u036F"#))
         #expect(p.hasSuffix("])"))
-        // BEGINSWITH keeps its index range, with the regular expression only past U+0300.
+        // BEGINSWITH keeps its index range, with the regular expression only past U+0300 (in a
+        // CASE, which keeps it out of the planner's selectivity estimate).
         let b = try Self.lower("name BEGINSWITH 'Jo'")
-        #expect(b.sql.contains(#"t0."name" >= $1 COLLATE "C" AND t0."name" < $2 COLLATE "C" AND (t0."name" < $3 COLLATE "C" OR (t0."name" ~ $4))"#))
+        #expect(b.sql.contains(#"t0."name" >= $1 COLLATE "C" AND t0."name" < $2 COLLATE "C" AND CASE WHEN t0."name" < $3 COLLATE "C" THEN TRUE ELSE (t0."name" ~ $4) END)"#))
         #expect(b.bindings.prefix(3) == [.text("Jo"), .text("Jp"), .text("Jo\u{300}")])
         // [n] is literal: no look-ahead.
         let n = try Self.lower("name CONTAINS[n] 'é'")
