@@ -16,6 +16,8 @@ import SiftStore
 final class PostgresServer {
     let connection: PostgresConnection
     private var schemas = 0
+    /// The schema the connection's search path names now (set by the last query), nil at first.
+    var searchPath: String?
 
     /// Connects; without a URL, or when the server cannot be reached, a `load` error naming the host.
     init(url: String?) throws(SQLBackendError) {
@@ -48,7 +50,10 @@ final class PostgresTablesOnServer {
         let c = server.connection
         do throws(PostgresError) {
             try c.executeScript("BEGIN; CREATE SCHEMA \(PostgresTables.quote(schemaName)); SET LOCAL search_path TO \(PostgresTables.quote(schemaName));"
-                                + tables.createScript)
+                                + tables.tablesScript)
+            // Indexes after the rows (one sort instead of one insertion per row), and only on tables
+            // big enough for the planner to choose them: a few rows are read faster than an index.
+            var indexes = ""
             let sqlite = SQLiteDialect()
             for table in tables.tables {
                 let columns = table.columns.compactMap(\.source)
@@ -59,19 +64,26 @@ final class PostgresTablesOnServer {
                     throw PostgresError(kind: .query, message: "cannot read '\(table.source)' from the SQLite store: \(error.message)")
                 }
                 try tables.load(table, rows: rows, on: c)
+                if rows.count >= Self.indexedRows { indexes += tables.indexScript(table) }
             }
-            try c.executeScript("ANALYZE " + tables.tables.map { PostgresTables.quote($0.name) }.joined(separator: ", ") + "; COMMIT;")
+            try c.executeScript(indexes + "ANALYZE " + tables.tables.map { PostgresTables.quote($0.name) }.joined(separator: ", ") + "; COMMIT;")
         } catch {
             try? c.executeScript("ROLLBACK")
             throw SQLBackendError(stage: "load", description: "cannot load the records into PostgreSQL: \(error.message)")
         }
     }
 
+    /// Tables with fewer rows get no indexes.
+    static let indexedRows = 1_000
+
     /// Runs `query` in this back-end's schema; the first result column is a root primary key.
     func primaryKeys(_ query: SQLQuery) throws(SQLBackendError) -> [Int64] {
         do throws(PostgresError) {
             let c = server.connection
-            _ = try c.execute("SELECT set_config('search_path', $1, false)", [.text(PostgresTables.quote(schemaName))])
+            if server.searchPath != schemaName {
+                _ = try c.execute("SELECT set_config('search_path', $1, false)", [.text(PostgresTables.quote(schemaName))])
+                server.searchPath = schemaName
+            }
             return try c.execute(query).map { row in
                 if case .integer(let pk)? = row.first { return pk }
                 return -1
