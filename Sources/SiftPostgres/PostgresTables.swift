@@ -304,6 +304,11 @@ public struct PostgresTables: Sendable {
     /// column's type exactly. A value without an exact counterpart (a fraction in an integer
     /// column, an infinite number of a dynamically typed value, a blob where text goes) is an
     /// error naming the table and column.
+    ///
+    /// ```swift
+    /// // person(id, name, age): the text column's folded copies are filled in here.
+    /// try tables.load(tables.tables[0], rows: [[.integer(1), .text("José"), .integer(41)]], on: db)
+    /// ```
     public func load(_ table: Table, rows: [[SQLValue]], on connection: PostgresConnection) throws(PostgresError) {
         let sourceCount = table.columns.filter { $0.source != nil }.count
         let position = Dictionary(uniqueKeysWithValues: table.columns.enumerated().map { ($1.name, $0) })
