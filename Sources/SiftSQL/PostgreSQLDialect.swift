@@ -107,16 +107,17 @@ enum PostgreSQLPatterns {
         }
     }
 
-    /// A LIKE pattern of the predicate language with each literal run folded by `fold`, written
-    /// back in the predicate language (`*`, `?` and `\\` in the folded text escaped), as memory
-    /// folds a pattern under `[c]`/`[d]`; nil for a pattern ending in a lone backslash.
-    static func foldedLike(_ pattern: String, fold: (String) -> String) -> String? {
+    /// A LIKE pattern of the predicate language rewritten run by run: `transform` turns each
+    /// literal run (escapes resolved) into `escaping(scalar)`-escaped text, `wildcard` each `*`
+    /// and `?`. nil for a pattern ending in a lone backslash (memory raises on it).
+    private static func rewriteLike(_ pattern: String, transform: (String) -> String, escaping: Set<Unicode.Scalar>,
+                                    wildcard: (Unicode.Scalar) -> String) -> String? {
         var out = ""
         var run = String.UnicodeScalarView()
         func flush() {
             guard !run.isEmpty else { return }
-            for s in fold(String(run)).unicodeScalars {
-                if s == "*" || s == "?" || s == "\\" { out.unicodeScalars.append("\\") }
+            for s in transform(String(run)).unicodeScalars {
+                if escaping.contains(s) { out.unicodeScalars.append("\\") }
                 out.unicodeScalars.append(s)
             }
             run.removeAll()
@@ -127,7 +128,7 @@ enum PostgreSQLPatterns {
             case "\\":
                 guard let escaped = scalars.next() else { return nil }
                 run.append(escaped)
-            case "*", "?": flush(); out.unicodeScalars.append(s)
+            case "*", "?": flush(); out += wildcard(s)
             default: run.append(s)
             }
         }
@@ -135,33 +136,18 @@ enum PostgreSQLPatterns {
         return out
     }
 
+    /// A LIKE pattern of the predicate language with each literal run folded by `fold`, written
+    /// back in the predicate language (`*`, `?` and `\\` in the folded text escaped), as memory
+    /// folds a pattern under `[c]`/`[d]`; nil for a pattern ending in a lone backslash.
+    static func foldedLike(_ pattern: String, fold: (String) -> String) -> String? {
+        rewriteLike(pattern, transform: fold, escaping: ["*", "?", "\\"]) { String($0) }
+    }
+
     /// A LIKE pattern of the predicate language (`*`, `?`, `\\` escapes) as PostgreSQL's LIKE with
     /// `ESCAPE '\\'`: `*` → `%`, `?` → `_` (one character: one Unicode scalar in a UTF-8 database,
     /// as memory's `?` is one scalar), literal runs NFC like the subject and with `%`, `_` and `\\`
     /// escaped. nil for a pattern ending in a lone backslash (memory raises on it).
     static func like(_ pattern: String, normalize: (String) -> String) -> String? {
-        var out = ""
-        var run = String.UnicodeScalarView()
-        func flush() {
-            guard !run.isEmpty else { return }
-            for s in normalize(String(run)).unicodeScalars {
-                if s == "%" || s == "_" || s == "\\" { out.unicodeScalars.append("\\") }
-                out.unicodeScalars.append(s)
-            }
-            run.removeAll()
-        }
-        var scalars = pattern.unicodeScalars.makeIterator()
-        while let s = scalars.next() {
-            switch s {
-            case "\\":
-                guard let escaped = scalars.next() else { return nil }
-                run.append(escaped)
-            case "*": flush(); out += "%"
-            case "?": flush(); out += "_"
-            default: run.append(s)
-            }
-        }
-        flush()
-        return out
+        rewriteLike(pattern, transform: normalize, escaping: ["%", "_", "\\"]) { $0 == "*" ? "%" : "_" }
     }
 }
