@@ -174,7 +174,7 @@ extension LoweringContext {
         }
         // A list (`mode:`) has no SQL order.
         guard !s.isCollection else { throw SQLLoweringError(.unsupported, "sort key '\(key.keyPath)' is a collection") }
-        if dialect.textFunction == nil, FoldedColumns(c: "", d: "", cd: "").column(for: key.options) != nil, s.attribute.type == .string || s.text != nil {
+        if dialect.textFunction == nil, FoldedColumns.fold(key.options), s.attribute.type == .string || s.text != nil {
             // No Sift collation in the database: order by the writer's folded copy.
             guard s.folded != nil, case .scalar(let folded) = try? foldedOperand(.scalar(s), key.options, SourceRange(0, 0)) else {
                 throw SQLLoweringError(.unsupported, "sort key '\(key.keyPath)' with string options in this dialect ('\(s.attribute.name)' has no folded copies, and the database cannot call Sift's folding)")

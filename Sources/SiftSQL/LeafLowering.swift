@@ -206,15 +206,11 @@ extension LoweringContext {
             return try memoryComparison(l, op, options, r, negated: negated, range: range)
         }
         var (l, r, options) = (l, r, options)
-        func isList(_ o: Operand) -> Bool {
-            switch o {
-            case .collection, .constant(.array): true
-            default: false
-            }
-        }
-        // (IN and CONTAINS over a list compare elements with `==` without options, as memory does.)
-        if dialect.textFunction == nil, FoldedColumns(c: "", d: "", cd: "").column(for: options) != nil,
-           !{ if case .collection = l { true } else { false } }(), !{ if case .collection = r { true } else { false } }(),
+        func isCollection(_ o: Operand) -> Bool { if case .collection = o { true } else { false } }
+        func isList(_ o: Operand) -> Bool { if case .constant(.array) = o { true } else { isCollection(o) } }
+        // A collection's elements are folded where each is compared (the inner `leaf`); IN and
+        // CONTAINS over a list compare elements with `==` without options, as memory does.
+        if dialect.textFunction == nil, FoldedColumns.fold(options), !isCollection(l), !isCollection(r),
            !((op == .in || op == .contains) && (isList(l) || isList(r))) {
             // No Sift folding in the database: compare the writer's folded copies, and the
             // constants folded here, as memory folds both sides.

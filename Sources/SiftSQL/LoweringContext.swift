@@ -581,16 +581,13 @@ final class LoweringContext {
             // (fewer than 2^31 rows), and recombining them with a shift (SQLite shifts as u64) and
             // a bitwise OR gives the sum modulo 2^64: exactly memory's wrapped sum.
             let x = arg.parenthesized
-            func sum(_ f: Fragment) -> Fragment {
-                let parts = dialect.integerSum(String(Fragment.marker)).components(separatedBy: String(Fragment.marker))
-                return Fragment(parts[0]) + f + Fragment(parts.dropFirst().joined(separator: String(Fragment.marker)))
-            }
+            // The dialect wraps the text; the parameter markers inside keep their bindings' order.
+            func sum(_ f: Fragment) -> Fragment { Fragment(dialect.integerSum(f.sql), f.bindings) }
             let low = sum(x + Fragment(" & 4294967295"))
             sql = Fragment("(SELECT (((") + sum(x + Fragment(" >> 32")) + Fragment(" + (") + low + Fragment(" >> 32)) << 32) | (")
                 + low + Fragment(" & 4294967295)) FROM \(from)")
         } else if fn == "AVG" {
-            let parts = dialect.doubleAverage(String(Fragment.marker)).components(separatedBy: String(Fragment.marker))
-            sql = Fragment("(SELECT " + parts[0]) + arg + Fragment(parts.dropFirst().joined(separator: String(Fragment.marker)) + " FROM \(from)")
+            sql = Fragment("(SELECT ") + Fragment(dialect.doubleAverage(arg.sql), arg.bindings) + Fragment(" FROM \(from)")
         } else if let dualText {
             // @min/@max of dynamically typed values: of the numbers and of the strings apart (memory
             // raises on a collection holding both, so at most one is asked for).

@@ -393,10 +393,14 @@ public struct FoldedColumns: Codable, Hashable, Sendable {
     public var cd: String
     /// The three columns.
     public init(c: String, d: String, cd: String) { self.c = c; self.d = d; self.cd = cd }
-    /// The column for the folding `options` ask for; nil when they ask for none (no `c` or `d`, or
-    /// `[n]`, which compares literally).
+    /// Whether `options` ask for folding: `c` or `d`, without `[n]` (which compares literally).
+    public static func fold(_ options: ComparisonOptions) -> Bool {
+        !options.contains(.normalized) && !options.isDisjoint(with: [.caseInsensitive, .diacriticInsensitive])
+    }
+
+    /// The column for the folding `options` ask for; nil when they ask for none (see ``fold(_:)``).
     public func column(for options: ComparisonOptions) -> String? {
-        if options.contains(.normalized) { return nil }
+        guard Self.fold(options) else { return nil }
         switch (options.contains(.caseInsensitive), options.contains(.diacriticInsensitive)) {
         case (true, true): return cd
         case (true, false): return c

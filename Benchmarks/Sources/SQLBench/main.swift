@@ -158,16 +158,7 @@ print("SQLBench: \(rowCount) people loaded and indexed in \(String(format: "%.1f
 
 let schema: Schema
 do {
-    schema = try Schema(json: """
-        {"entities": [
-          {"name": "Person", "table": "person",
-           "attributes": [{"name": "name", "type": "string"}, {"name": "city", "type": "string"},
-                          {"name": "age", "type": "integer"}, {"name": "score", "type": "double"}],
-           "relationships": [{"name": "kids", "toMany": "Kid", "foreignKey": "parent_id", "orderColumn": "id"}]},
-          {"name": "Kid", "table": "kid",
-           "attributes": [{"name": "name", "type": "string"}, {"name": "age", "type": "integer"}]}
-        ]}
-        """)
+    schema = try Schema(json: peopleSchemaJSON)
 } catch { fail("\(error)") }
 
 // MARK: - Cases
