@@ -43,7 +43,7 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
-        .target(name: "SiftSQLite", dependencies: ["CSQLite", "SiftSQL", "SiftText", "SiftEvaluation"]),
+        .target(name: "SiftSQLite", dependencies: ["CSQLite", "SiftSyntax", "SiftSQL", "SiftText", "SiftEvaluation"]),
         .systemLibrary(
             name: "CLibPQ",
             pkgConfig: "libpq",

@@ -74,7 +74,7 @@ extension LoweringContext {
     func fold(_ e: ExpressionSyntax) throws(SQLLoweringError) -> LiteralValue {
         let value: Value
         do { value = try SiftExpression(e).evaluate(variables: variableValues) } catch {
-            throw SQLLoweringError(.unsupported, "'\(e)' raises in memory (\(error.message)), so no SQL can stand for it", range: e.range)
+            throw SQLLoweringError.everyRow("'\(e)' raises in memory (\(error.message)), so no SQL can stand for it", range: e.range)
         }
         guard let literal = value.literal else { throw unsupported("the value of '\(e)'", e.range) }
         return literal
@@ -323,7 +323,7 @@ extension LoweringContext {
             // Identity on the first argument; memory's only effect is its value.
             return try scalarize(try operand(arguments[0], scope))
         case "random", "randomn:":
-            throw unsupported("'\(name)', whose value in memory is random for each object,", range)
+            throw SQLLoweringError.everyRow("'\(name)', whose value in memory is random for each object, cannot be lowered to SQL", range: range)
         default: break
         }
         var args: [(Operand, ExpressionSyntax)] = []

@@ -41,6 +41,9 @@ public protocol SQLDialect: Sendable {
     var callFunction: String? { get }
     /// The aggregate that gathers a collection's elements for `callFunction` (`sift_collect`).
     var collectFunction: String? { get }
+    /// The function that evaluates a comparison on a row's whole document (`sift_document`, see
+    /// ``Entity/documentColumn``), nil when the database cannot call into Swift.
+    var documentFunction: String? { get }
     /// `(sql) IS NOT TRUE`: true when the condition is false or NULL (the negation that keeps NULL rows).
     func isNotTrue(_ sql: String) -> String
     /// What the database can do exactly (see ``SQLDialectTraits``).
@@ -92,6 +95,8 @@ extension SQLDialect {
     public var callFunction: String? { nil }
     /// No collecting aggregate by default.
     public var collectFunction: String? { nil }
+    /// No document evaluation by default.
+    public var documentFunction: String? { nil }
     /// `(sql) IS NOT TRUE`, standard SQL.
     public func isNotTrue(_ sql: String) -> String { "(\(sql)) IS NOT TRUE" }
     /// Every trait by default (SQLite's).
@@ -147,4 +152,6 @@ public struct SQLiteDialect: SQLDialect {
     public var callFunction: String? { SQLFunctions.call }
     /// `sift_collect`, registered by SiftSQLite.
     public var collectFunction: String? { SQLFunctions.collect }
+    /// `sift_document`, registered by SiftSQLite.
+    public var documentFunction: String? { SQLFunctions.document }
 }

@@ -28,7 +28,7 @@ extension LoweringContext {
         if case .constant(let a) = lo, case .constant(let b) = ro {
             // Two constants: the evaluator's own answer, quantifiers and options included.
             guard let v = evaluateConstants(q, a, op, options, b, range) else {
-                throw unsupported("comparing the constants \(show(a)) and \(show(b)), which raises in memory,", range)
+                throw SQLLoweringError.everyRow("comparing the constants \(show(a)) and \(show(b)), which raises in memory, cannot be lowered to SQL", range: range)
             }
             return .constant(v != negated)
         }
@@ -287,7 +287,10 @@ extension LoweringContext {
                     }
                 }
                 guard case .constant(.null) = other, op == .equal || op == .notEqual else {
-                    throw SQLLoweringError(.typeMismatch, "the relationship '\(name)' can only be compared with nil", range: range)
+                    var e = SQLLoweringError(.typeMismatch, "the relationship '\(name)' can only be compared with nil", range: range)
+                    // Equality of dictionaries is memory's, on the document; ordering one raises.
+                    e.readsDocument = op == .equal || op == .notEqual
+                    throw e
                 }
                 let isNull = Fragment(fk.sql + " IS NULL"), notNull = Fragment(fk.sql + " IS NOT NULL")
                 return op == .equal ? pick(isNull, notNull) : pick(notNull, isNull)
@@ -697,7 +700,9 @@ extension LoweringContext {
         if case .object(_, let name) = value {
             // An object is an element of no list of values (and nil of none).
             if isLoweringOneShape, case .constant(.array(let list)) = collection, list.allSatisfy(\.isScalar) { return .constant(negated) }
-            throw SQLLoweringError(.typeMismatch, "the relationship '\(name)' can only be compared with nil", range: range)
+            var e = SQLLoweringError(.typeMismatch, "the relationship '\(name)' can only be compared with nil", range: range)
+            e.readsDocument = true
+            throw e
         }
         switch (collection, value) {
         case (.constant(.null), _): return .constant(negated)

@@ -166,8 +166,13 @@ final class LoweringContext {
         case .and(let ops): return try junction(ops, isAnd: !negated, negated: negated, scope)
         case .or(let ops): return try junction(ops, isAnd: negated, negated: negated, scope)
         case .comparison(let q, let l, let op, let o, let r):
-            return try splitOnShapes { () throws(SQLLoweringError) in
-                try comparison(q, l, op, o, r, negated: negated, range: p.range, scope)
+            do {
+                return try splitOnShapes { () throws(SQLLoweringError) in
+                    try comparison(q, l, op, o, r, negated: negated, range: p.range, scope)
+                }
+            } catch {
+                guard let decided = try documentComparison(p, negated: negated, scope, rejectedWith: error) else { throw error }
+                return decided
             }
         }
     }
@@ -238,7 +243,7 @@ final class LoweringContext {
         do { shape = try r.shape() } catch { throw SQLLoweringError(.unknownKey, error.message, range: range) }
         guard shape.isToMany else { throw SQLLoweringError(.unknownKey, "SELF is not a to-one relationship", range: range) }
         if owner.insideCollection {
-            throw SQLLoweringError(.toManyKeyPath, "the to-many relationship '\(r.name)' is inside another to-many key path", range: range)
+            throw nestedToMany(r.name, range)
         }
         return .collection(try withUnion(Collection(relationship: r, shape: shape, owner: owner, rest: rest, range: range)))
     }
@@ -329,6 +334,14 @@ final class LoweringContext {
         }
     }
 
+    /// A to-many relationship inside another (arrays of arrays): no SQL reads it in one piece, but
+    /// the row's document holds it.
+    func nestedToMany(_ name: String, _ range: SourceRange) -> SQLLoweringError {
+        var e = SQLLoweringError(.toManyKeyPath, "the to-many relationship '\(name)' is inside another to-many key path", range: range)
+        e.readsDocument = true
+        return e
+    }
+
     func unsupported(_ what: String, _ range: SourceRange?) -> SQLLoweringError {
         SQLLoweringError(.unsupported, "\(what) cannot be lowered to SQL", range: range)
     }
@@ -373,7 +386,11 @@ final class LoweringContext {
                     return nilValue(key)
                 }
                 guard isLast else {
-                    throw SQLLoweringError(.unknownKey, "'\(key)' of \(entity.name) is an attribute; it has no key '\(components[i + 1])'", range: range)
+                    // Memory raises on the rows holding a value, and answers on the others (nil of
+                    // nil, or a short-circuit before it): the document can tell which.
+                    var error = SQLLoweringError(.unknownKey, "'\(key)' of \(entity.name) is an attribute; it has no key '\(components[i + 1])'", range: range)
+                    error.readsDocument = true
+                    throw error
                 }
                 return .scalar(try attributeScalar(alias, a, range))
             }
@@ -382,7 +399,9 @@ final class LoweringContext {
                 // so the rest of the path is nil too.
                 // Collection operators (`@count`, …) are not keys: memory applies them to the object.
                 if entity.open && !isOperator { return nilValue(key) }
-                throw SQLLoweringError(.unknownKey, "\(entity.name) has no key '\(key)'", range: range)
+                var error = SQLLoweringError(.unknownKey, "\(entity.name) has no key '\(key)'", range: range)
+                error.readsDocument = true
+                throw error
             }
             let shape: Relationship.Shape
             do { shape = try r.shape() } catch { throw SQLLoweringError(.unknownKey, error.message, range: range) }
@@ -401,7 +420,7 @@ final class LoweringContext {
                 }
             case .toMany, .manyToMany, .values:
                 if scope.insideCollection {
-                    throw SQLLoweringError(.toManyKeyPath, "the to-many relationship '\(key)' is inside another to-many key path", range: range)
+                    throw nestedToMany(key, range)
                 }
                 // The owner of the collection is the row reached so far.
                 let owner: Scope

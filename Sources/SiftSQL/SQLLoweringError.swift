@@ -45,6 +45,25 @@ public struct SQLLoweringError: Error, Hashable, Sendable, CustomStringConvertib
     /// stored: dates in two encodings, a dynamically typed value against a date. The lowering then
     /// asks memory from SQL wherever it meets one.
     var askMemory = false
+    /// A rejection that holds for every row alike, or for no row reproducibly: a constant part that
+    /// raises in memory, `random()`. Memory on the row's document would not do better (see
+    /// ``documentCanDecide``).
+    var rowIndependent = false
+    /// A key an object's table does not declare, a key or collection operator applied to a value
+    /// or an object, a to-many inside another, an object compared whole: the row's document (when
+    /// there is one) holds what memory reads.
+    var readsDocument = false
+
+    /// Whether memory, given the row's whole document, answers the comparison this error rejects
+    /// exactly (see ``Entity/documentColumn``): forms the tables cannot express, not type errors
+    /// (which memory raises on too) nor rejections that hold whatever the row.
+    var documentCanDecide: Bool {
+        switch kind {
+        case .unsupported: return !rowIndependent
+        case .unknownKey, .toManyKeyPath, .typeMismatch: return readsDocument
+        default: return false
+        }
+    }
 
     /// An error of `kind`; pass the node's `range` and the predicate's `source` for `line:column`.
     public init(_ kind: Kind, _ message: String, range: SourceRange? = nil, source: String? = nil) {
@@ -65,6 +84,13 @@ public struct SQLLoweringError: Error, Hashable, Sendable, CustomStringConvertib
     static func forMemory(_ message: String, range: SourceRange?) -> SQLLoweringError {
         var e = SQLLoweringError(.unsupported, "\(message) cannot be lowered to SQL", range: range)
         e.askMemory = true
+        return e
+    }
+
+    /// A `rowIndependent` error (see there).
+    static func everyRow(_ message: String, range: SourceRange?) -> SQLLoweringError {
+        var e = SQLLoweringError(.unsupported, message, range: range)
+        e.rowIndependent = true
         return e
     }
 

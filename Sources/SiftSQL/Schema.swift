@@ -157,11 +157,18 @@ public struct Entity: Codable, Hashable, Sendable {
     /// Set when the rows are not all objects (JSON records that are strings, numbers, arrays or
     /// null): what `SELF` is in each row. Its `object` case is a row read through the entity's keys.
     public var selfShape: MixedKey?
+    /// Set when each row also keeps its whole record (a JSON document) in this column, in the
+    /// ``DocumentValues`` form: a comparison that needs the record as memory sees it (a
+    /// dictionary's `@count` or values, an element that is null, arrays of arrays, a SUBQUERY's
+    /// result as a whole…) is then decided by memory on the document, from SQL, in a dialect with
+    /// a ``SQLDialect/documentFunction``.
+    public var documentColumn: String?
 
     /// An entity; the table defaults to the name, the primary key to `id`.
     public init(name: String, table: String? = nil, primaryKey: String = "id",
                 attributes: [Attribute] = [], relationships: [Relationship] = [], open: Bool = false,
-                discriminator: Discriminator? = nil, mixedKeys: [MixedKey] = [], selfShape: MixedKey? = nil) {
+                discriminator: Discriminator? = nil, mixedKeys: [MixedKey] = [], selfShape: MixedKey? = nil,
+                documentColumn: String? = nil) {
         self.name = name
         self.table = table ?? name
         self.primaryKey = primaryKey
@@ -171,6 +178,7 @@ public struct Entity: Codable, Hashable, Sendable {
         self.discriminator = discriminator
         self.mixedKeys = mixedKeys
         self.selfShape = selfShape
+        self.documentColumn = documentColumn
     }
 
     /// The column that tells the entities of one table apart, and the values of this entity (its
@@ -191,7 +199,7 @@ public struct Entity: Codable, Hashable, Sendable {
     /// The mixed key called `key`, if any.
     public func mixedKey(named key: String) -> MixedKey? { mixedKeys.first { $0.name == key } }
 
-    private enum CodingKeys: String, CodingKey { case name, table, primaryKey, attributes, relationships, open, discriminator, mixedKeys, selfShape }
+    private enum CodingKeys: String, CodingKey { case name, table, primaryKey, attributes, relationships, open, discriminator, mixedKeys, selfShape, documentColumn }
 
     /// Decodes an entity from its JSON form, applying the defaults (table, primary key, empty lists).
     public init(from decoder: any Decoder) throws {
@@ -205,6 +213,7 @@ public struct Entity: Codable, Hashable, Sendable {
         discriminator = try c.decodeIfPresent(Discriminator.self, forKey: .discriminator)
         mixedKeys = try c.decodeIfPresent([MixedKey].self, forKey: .mixedKeys) ?? []
         selfShape = try c.decodeIfPresent(MixedKey.self, forKey: .selfShape)
+        documentColumn = try c.decodeIfPresent(String.self, forKey: .documentColumn)
     }
 
     /// Encodes the entity; options that are unset are left out.
@@ -219,6 +228,7 @@ public struct Entity: Codable, Hashable, Sendable {
         try c.encodeIfPresent(discriminator, forKey: .discriminator)
         if !mixedKeys.isEmpty { try c.encode(mixedKeys, forKey: .mixedKeys) }
         try c.encodeIfPresent(selfShape, forKey: .selfShape)
+        try c.encodeIfPresent(documentColumn, forKey: .documentColumn)
     }
 }
 

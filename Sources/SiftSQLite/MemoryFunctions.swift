@@ -5,11 +5,13 @@
 // it. Arguments arrive in the store's encodings and are read back into evaluator values as each
 // argument's tag says; results go back in the encodings the lowering compares them in. Where memory
 // raises, the result is NULL: the lowering only relies on rows where memory does not raise.
+// `sift_document` goes further: a whole comparison, evaluated on the row's document.
 
 import CSQLite
 import Foundation
 import SiftEvaluation
 import SiftSQL
+import SiftSyntax
 import SiftText
 
 typealias ValueTag = SQLFunctions.ValueTag
@@ -20,6 +22,8 @@ extension SiftSQLite {
         try check(sqlite3_create_function_v2(db, SQLFunctions.call, -1, flags, nil, siftCallFunction, nil, nil, nil), SQLFunctions.call)
         try check(sqlite3_create_function_v2(db, SQLFunctions.collect, 2, flags, nil, nil, siftCollectStep, siftCollectFinal, nil),
                   SQLFunctions.collect)
+        try check(sqlite3_create_function_v2(db, SQLFunctions.document, 2, flags, nil, siftDocumentFunction, nil, nil, nil),
+                  SQLFunctions.document)
     }
 }
 
@@ -169,5 +173,46 @@ private func resultBlob(_ ctx: OpaquePointer?, _ bytes: some ContiguousBytes) {
     bytes.withUnsafeBytes { raw in
         sqlite3_result_blob64(ctx, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(raw.count),
                               unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+    }
+}
+
+/// A comparison parsed and compiled once per statement, kept as SQLite's auxiliary data on the
+/// constant text argument of `sift_document`.
+private final class DocumentComparison {
+    let predicate: SiftPredicate
+    init(_ predicate: SiftPredicate) { self.predicate = predicate }
+}
+
+private let releaseDocumentComparison: @convention(c) (UnsafeMutableRawPointer?) -> Void = { raw in
+    if let raw { Unmanaged<DocumentComparison>.fromOpaque(raw).release() }
+}
+
+/// `sift_document(comparison, document)`: 1 or 0 as memory decides `comparison` with the decoded
+/// document as `SELF`; NULL for a NULL document or where memory raises.
+private let siftDocumentFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { ctx, argc, argv in
+    guard let argv, argc == 2 else { sqlite3_result_error(ctx, "sift_document: needs a comparison and a document", -1); return }
+    let comparison: DocumentComparison
+    if let raw = sqlite3_get_auxdata(ctx, 0) {
+        comparison = Unmanaged<DocumentComparison>.fromOpaque(raw).takeUnretainedValue()
+    } else {
+        let text = textOf(argv[0])
+        let syntax: PredicateSyntax
+        do { syntax = try PredicateSyntax.parse(text) } catch {
+            sqlite3_result_error(ctx, "sift_document: \(error)", -1)
+            return
+        }
+        // The local reference keeps it alive for this row even if SQLite drops the auxiliary
+        // data at once (it may, for an argument that is not constant).
+        comparison = DocumentComparison(SiftPredicate(syntax, source: text))
+        sqlite3_set_auxdata(ctx, 0, Unmanaged.passRetained(comparison).toOpaque(), releaseDocumentComparison)
+    }
+    guard sqlite3_value_type(argv[1]) == SQLITE_BLOB else { sqlite3_result_null(ctx); return }
+    let count = Int(sqlite3_value_bytes(argv[1]))
+    var bytes: [UInt8] = []
+    if count > 0, let p = sqlite3_value_blob(argv[1]) { bytes = Array(UnsafeRawBufferPointer(start: p, count: count)) }
+    do throws(EvaluationError) {
+        sqlite3_result_int64(ctx, try comparison.predicate.evaluate(with: DocumentValues.decode(bytes)) ? 1 : 0)
+    } catch {
+        sqlite3_result_null(ctx)
     }
 }

@@ -211,7 +211,7 @@ public final class ManagedObjectContext {
         for i in 0..<types.count {
             if isDocument {
                 // A document's exact form (its one attribute).
-                if case .blob(let bytes) = row.column(columns[i]) { attributes.append(DocumentCodec.decode(bytes)) } else { attributes.append(.null) }
+                if case .blob(let bytes) = row.column(columns[i]) { attributes.append(DocumentValues.decode(bytes)) } else { attributes.append(.null) }
                 continue
             }
             if !info.isScalar[i] {

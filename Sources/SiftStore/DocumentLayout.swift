@@ -232,6 +232,9 @@ public final class DocumentLayout: @unchecked Sendable {
         }
         var entities: [Entity] = []
         root.collectEntities(into: &entities)
+        // In a store the root row keeps the whole document too: what the tables cannot say
+        // (a dictionary's count, a null element, arrays of arrays) memory decides on it from SQL.
+        if storeRoot != nil { entities[0].documentColumn = Storage.documentColumn }
         self.entities = entities
         unsupportedKeys = unsupported
         createScript = root.createScript(root: storeRoot == nil)

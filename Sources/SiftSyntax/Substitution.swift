@@ -18,7 +18,19 @@ extension PredicateSyntax {
     /// The names of the variables that occur free in this predicate (not bound by SUBQUERY).
     public var variableNames: Set<String> {
         var names = Set<String>()
-        Substituter.collect(self, bound: [], into: &names)
+        Substituter.collect(self, bound: [], targets: false, into: &names)
+        return names
+    }
+
+    /// The names of the variables this predicate assigns (`$v := …`) outside a SUBQUERY that binds
+    /// them; they are also in ``variableNames``.
+    ///
+    /// ```swift
+    /// try PredicateSyntax.parse("$v := age * 2 == 10").assignedVariableNames   // ["v"]
+    /// ```
+    public var assignedVariableNames: Set<String> {
+        var names = Set<String>()
+        Substituter.collect(self, bound: [], targets: true, into: &names)
         return names
     }
 }
@@ -96,47 +108,47 @@ private struct Substituter {
         return out
     }
 
-    static func collect(_ p: PredicateSyntax, bound: Set<String>, into names: inout Set<String>) {
-        StackGuard.ensure { collectBody(p, bound: bound, into: &names) }
+    static func collect(_ p: PredicateSyntax, bound: Set<String>, targets: Bool, into names: inout Set<String>) {
+        StackGuard.ensure { collectBody(p, bound: bound, targets: targets, into: &names) }
     }
 
-    private static func collectBody(_ p: PredicateSyntax, bound: Set<String>, into names: inout Set<String>) {
+    private static func collectBody(_ p: PredicateSyntax, bound: Set<String>, targets: Bool, into names: inout Set<String>) {
         switch p.kind {
         case .constant: break
-        case .and(let ops), .or(let ops): for o in ops { collect(o, bound: bound, into: &names) }
-        case .not(let o): collect(o, bound: bound, into: &names)
+        case .and(let ops), .or(let ops): for o in ops { collect(o, bound: bound, targets: targets, into: &names) }
+        case .not(let o): collect(o, bound: bound, targets: targets, into: &names)
         case .comparison(_, let l, _, _, let r):
-            collect(l, bound: bound, into: &names); collect(r, bound: bound, into: &names)
+            collect(l, bound: bound, targets: targets, into: &names); collect(r, bound: bound, targets: targets, into: &names)
         }
     }
 
-    static func collect(_ e: ExpressionSyntax, bound: Set<String>, into names: inout Set<String>) {
-        StackGuard.ensure { collectBody(e, bound: bound, into: &names) }
+    static func collect(_ e: ExpressionSyntax, bound: Set<String>, targets: Bool, into names: inout Set<String>) {
+        StackGuard.ensure { collectBody(e, bound: bound, targets: targets, into: &names) }
     }
 
-    private static func collectBody(_ e: ExpressionSyntax, bound: Set<String>, into names: inout Set<String>) {
+    private static func collectBody(_ e: ExpressionSyntax, bound: Set<String>, targets: Bool, into names: inout Set<String>) {
         switch e.kind {
         case .constant, .evaluatedObject: break
-        case .variable(let n): if !bound.contains(n) { names.insert(n) }
-        case .keyPath(let b, _): if let b { collect(b, bound: bound, into: &names) }
-        case .dynamicKey(let b, let k): collect(b, bound: bound, into: &names); collect(k, bound: bound, into: &names)
-        case .aggregate(let xs), .function(_, let xs): for x in xs { collect(x, bound: bound, into: &names) }
+        case .variable(let n): if !targets, !bound.contains(n) { names.insert(n) }
+        case .keyPath(let b, _): if let b { collect(b, bound: bound, targets: targets, into: &names) }
+        case .dynamicKey(let b, let k): collect(b, bound: bound, targets: targets, into: &names); collect(k, bound: bound, targets: targets, into: &names)
+        case .aggregate(let xs), .function(_, let xs): for x in xs { collect(x, bound: bound, targets: targets, into: &names) }
         case .index(let b, let i):
-            collect(b, bound: bound, into: &names)
-            if case .expression(let x) = i { collect(x, bound: bound, into: &names) }
-        case .binary(_, let l, let r), .cast(let l, let r): collect(l, bound: bound, into: &names); collect(r, bound: bound, into: &names)
-        case .unary(_, let x): collect(x, bound: bound, into: &names)
+            collect(b, bound: bound, targets: targets, into: &names)
+            if case .expression(let x) = i { collect(x, bound: bound, targets: targets, into: &names) }
+        case .binary(_, let l, let r), .cast(let l, let r): collect(l, bound: bound, targets: targets, into: &names); collect(r, bound: bound, targets: targets, into: &names)
+        case .unary(_, let x): collect(x, bound: bound, targets: targets, into: &names)
         case .customFunction(let t, _, let xs):
-            collect(t, bound: bound, into: &names)
-            for x in xs { collect(x, bound: bound, into: &names) }
+            collect(t, bound: bound, targets: targets, into: &names)
+            for x in xs { collect(x, bound: bound, targets: targets, into: &names) }
         case .subquery(let c, let v, let p):
-            collect(c, bound: bound, into: &names)
-            collect(p, bound: bound.union([v]), into: &names)
+            collect(c, bound: bound, targets: targets, into: &names)
+            collect(p, bound: bound.union([v]), targets: targets, into: &names)
         case .ternary(let c, let a, let b):
-            collect(c, bound: bound, into: &names); collect(a, bound: bound, into: &names); collect(b, bound: bound, into: &names)
+            collect(c, bound: bound, targets: targets, into: &names); collect(a, bound: bound, targets: targets, into: &names); collect(b, bound: bound, targets: targets, into: &names)
         case .assignment(let v, let x):
             if !bound.contains(v) { names.insert(v) }
-            collect(x, bound: bound, into: &names)
+            collect(x, bound: bound, targets: targets, into: &names)
         }
     }
 }

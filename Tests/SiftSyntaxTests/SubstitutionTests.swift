@@ -242,7 +242,19 @@ private func roundTrips(_ p: PredicateSyntax) -> Bool {
         let p = try PredicateSyntax.parse("a == $x AND SUBQUERY(items, $i, $i.v > $min).@count > 0 OR $a.$b == 'q'")
         #expect(p.variableNames == ["x", "min", "a", "b"])
         #expect(try PredicateSyntax.parse("a == 1").variableNames.isEmpty)
+        #expect(try PredicateSyntax.parse("a == 1").assignedVariableNames.isEmpty)
         // Outside its SUBQUERY the iteration variable's name is free.
         #expect(try PredicateSyntax.parse("$i == 1 AND SUBQUERY(s, $i, $i == 2).@count > 0").variableNames == ["i"])
+    }
+}
+
+@Suite struct AssignedVariableNameTests {
+    @Test func assignmentTargetsAreListedApart() throws {
+        let p = try PredicateSyntax.parse("$v := age * 2 == 10 AND $w == 1")
+        #expect(p.assignedVariableNames == ["v"])
+        #expect(p.variableNames == ["v", "w"])
+        // A target inside the SUBQUERY that binds it is not the predicate's.
+        let q = try PredicateSyntax.parse("SUBQUERY(kids, $k, ($k := 1) == 1).@count > 0 AND ($u := 2) == 2")
+        #expect(q.assignedVariableNames == ["u"])
     }
 }

@@ -273,6 +273,10 @@ struct DiffGenerator {
         if let v = full ? address(depth: 1, full: true) : maybe({ $0.address(depth: 1, full: false) }, missing: 0.4, null: 0.2) {
             o.append(("address", v))
         }
+        // An array in each element: `kids.@unionOfArrays.toys` (only the document holds it as a whole).
+        if let v = full ? .array([string()]) : maybe({ g in .array((0..<g.int(0...2)).map { _ in g.string() }) }, missing: 0.5, null: 0.1) {
+            o.append(("toys", v))
+        }
         return .object(o)
     }
 
@@ -286,8 +290,9 @@ struct DiffGenerator {
         add("score", full ? number() : maybe({ $0.number() }))
         add("born", full ? date() : maybe({ $0.date() }))
         add("address", full ? address(depth: 0, full: true) : maybe({ $0.address(depth: 0, full: false) }))
+        // Now and then a null element, which only the document keeps apart from an empty object.
         add("kids", full ? .array([kid(full: true), kid(full: false)]) : maybe({ g in
-            .array((0..<g.int(0...3)).map { _ in g.kid(full: false) })
+            .array((0..<g.int(0...3)).map { _ in g.chance(0.08) ? .null : g.kid(full: false) })
         }))
         add("tags", full ? .array([string(), string()]) : maybe({ g in
             .array((0..<g.int(0...3)).map { _ in g.string() })
@@ -607,8 +612,51 @@ struct DiffGenerator {
         }
     }
 
+    /// A comparison only memory can decide, on the record's whole document (issue 12): a
+    /// dictionary's `@count` and values, an element compared with nil (null elements), unions of
+    /// arrays, a SUBQUERY's result quantified over or compared with the row.
+    mutating func documentLeaf() -> GenPred {
+        let eq = pick(["==", "!="])
+        let count: GenExpr = .literal(String(int(0...4)))
+        switch int(0...7) {
+        case 0:
+            return .comparison(quantifier: "", .key(pick(["SELF.@count", "address.@count", "address.geo.@count", "kids[FIRST].@count"])),
+                               op: pick(["==", "!=", "<", ">="]), options: "", count)
+        case 1:
+            // A dictionary's values: CONTAINS / IN search them.
+            let value: GenExpr = chance(0.5) ? stringConstant() : numberConstant()
+            if chance(0.5) { return .comparison(quantifier: "", .key(pick(["address", "address.geo", "SELF"])), op: "CONTAINS", options: "", value) }
+            return .comparison(quantifier: "", value, op: "IN", options: "", .key(pick(["address", "address.geo", "kids[LAST]"])))
+        case 2:
+            let index = pick(["FIRST", "LAST", "0", "1", "SIZE"])
+            return .comparison(quantifier: "", .key("kids[\(index)]"), op: eq, options: "", .literal("nil"))
+        case 3:
+            let key = pick(["kids.@unionOfArrays.toys", "kids.@distinctUnionOfArrays.toys"])
+            switch int(0...2) {
+            case 0: return .comparison(quantifier: "", .key(key + ".@count"), op: pick(["==", ">"]), options: "", count)
+            case 1: return .comparison(quantifier: pick(["ANY", "ALL", "NONE"]), .key(key), op: pick(["==", "BEGINSWITH"]), options: options(), stringConstant())
+            default: return .comparison(quantifier: "", stringConstant(), op: "IN", options: options(), .key(key))
+            }
+        case 4:
+            return .comparison(quantifier: "", .key(pick(["kids.toys.@count", "kids[FIRST].toys.@count"])), op: pick(["==", ">"]), options: "", count)
+        case 5:
+            // Quantified over a SUBQUERY's result.
+            let p = predicate(depth: 1, prefix: "$k.")
+            let q = pick(["ANY", "ALL", "NONE"])
+            if chance(0.5) { return .comparison(quantifier: q, .filtered("kids", "k", p, ".name"), op: pick(["==", "BEGINSWITH"]), options: options(), stringConstant()) }
+            return .comparison(quantifier: q, .filtered("kids", "k", p, ".age"), op: pick(["<", ">=", "=="]), options: "", numberConstant())
+        case 6:
+            // A SUBQUERY's result against a key path of the row.
+            let p = predicate(depth: 1, prefix: "$k.")
+            return .comparison(quantifier: "", .filtered("kids", "k", p, ".name"), op: eq, options: "", .key(pick(["kids.name", "tags"])))
+        default:
+            return .comparison(quantifier: "", .key(pick(["SELF", "address", "kids[0]"])), op: eq, options: "", .key(pick(["SELF", "address", "kids[LAST]"])))
+        }
+    }
+
     mutating func leaf(depth: Int, prefix: String) -> GenPred {
         if selfRecords { return selfLeaf() }
+        if prefix.isEmpty && chance(0.05) { return documentLeaf() }
         if prefix.isEmpty && chance(0.05) { return mixLeaf() }
         if prefix.isEmpty && chance(0.06) { return wholeCollectionLeaf() }
         switch int(0...21) {
