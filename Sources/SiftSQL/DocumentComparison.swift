@@ -7,6 +7,9 @@
 // document. The rows are memory's by construction; what it costs is one decode and one evaluation
 // per row the rest of the WHERE clause does not exclude first, so only forms the tables cannot
 // express go this way: everything the lowering already translates keeps its SQL and its indexes.
+// The same call keeps statements within SQLite's parser depth: a predicate whose SQL would nest
+// too deeply for it (TERNARY, SUBQUERY or AND/OR hundreds of levels deep) is lowered again with
+// its deep parts handed to memory.
 
 import SiftSyntax
 
@@ -19,23 +22,101 @@ extension LoweringContext {
     func documentComparison(_ p: PredicateSyntax, negated: Bool, _ scope: Scope,
                             rejectedWith error: SQLLoweringError) throws(SQLLoweringError) -> Lowered? {
         guard error.documentCanDecide, let root = rootScope, scope === root, elementVariables.isEmpty,
-              let documentColumn = root.entity.documentColumn else { return nil }
-        guard let function = dialect.documentFunction else {
+              root.entity.documentColumn != nil else { return nil }
+        guard dialect.documentFunction != nil else {
             var e = error
             e.message += " in this dialect (only memory, on the whole record, decides it)"
             throw e
         }
+        return documentCall(p, negated: negated, scope)
+    }
+
+    /// `sift_document(<p's text>, <document>) = 1` (`= 0` negated): memory's answer to `p`, any
+    /// predicate, on the row's document; nil where that is not available or not exact (see
+    /// ``documentComparison(_:negated:_:rejectedWith:)``).
+    func documentCall(_ p: PredicateSyntax, negated: Bool, _ scope: Scope) -> Lowered? {
+        guard let root = rootScope, scope === root, elementVariables.isEmpty,
+              let documentColumn = root.entity.documentColumn, let function = dialect.documentFunction else { return nil }
         // A `$VARIABLE` the caller bound becomes its constant; one bound nowhere (not even by an
-        // assignment in the comparison) stays rejected: memory would raise on every row.
-        let comparison = variables.isEmpty ? p : p.withSubstitutionVariables(variables)
-        let free = comparison.variableNames
-        guard free.isEmpty || free.isSubset(of: comparison.assignedVariableNames) else { return nil }
-        // The text must parse back to this very comparison: a dictionary constant, say, prints in
-        // a form the language cannot read, and is then left rejected.
-        let text = comparison.description
-        guard let again = try? PredicateSyntax.parse(text), again == comparison else { return nil }
+        // assignment in the predicate) stays rejected: memory would raise on every row.
+        let predicate = variables.isEmpty ? p : p.withSubstitutionVariables(variables)
+        let free = predicate.variableNames
+        guard free.isEmpty || free.isSubset(of: predicate.assignedVariableNames) else { return nil }
+        // The text must parse back to this very predicate: a dictionary constant, say, prints in a
+        // form the language cannot read, and is then left as it was.
+        let text = predicate.description
+        guard let again = try? PredicateSyntax.parse(text), again == predicate else { return nil }
         let call = Fragment("\(function)(") + Fragment.param(.text(text)) + Fragment(", \(column(root.alias, documentColumn)))")
         // 1 or 0, NULL where memory raises: neither polarity selects such a row.
         return .sql(call + Fragment(negated ? " = 0" : " = 1"))
     }
+
+    /// Whether lowering keeps the SQL within the database's parser depth by handing deep parts to
+    /// memory on the document (see ``SQLNesting``): possible for the records' own predicates when
+    /// they keep their documents and the dialect can call memory.
+    var canDecideOnDocuments: Bool {
+        rootScope?.entity.documentColumn != nil && dialect.documentFunction != nil
+    }
+}
+
+/// How deeply SQLite's parser must nest to read a piece of SQL, estimated from its text. SQLite
+/// reads a statement with a fixed stack (YYSTACKDEPTH, 100 entries in the system's library here),
+/// and measured on it a nested `(` takes up to about 3.2 entries, a `CASE … END` or a `(SELECT …)`
+/// about 5.5: 18 nested CASEs already fail with "parser stack overflow". The estimate counts half
+/// entries, rounded up: 7 for each open parenthesis, 12 for each open CASE, 6 more for a SELECT
+/// inside a parenthesis, skipping quoted identifiers. It is only ever compared with ``limit``.
+enum SQLNesting {
+    /// Half-entries beyond which a statement is lowered again with its deep parts handed to
+    /// memory: 60 entries, leaving room for the statement around the WHERE clause.
+    static let limit = 120
+
+    /// Whether the estimated depth of `sql` passes ``limit``.
+    static func exceeds(_ sql: String) -> Bool {
+        // Each half-entry needs at least one byte of text.
+        guard sql.utf8.count > limit else { return false }
+        var frames: [Int] = []   // the weight of each open construct; a CASE's is negative
+        var depth = 0, deepest = 0
+        var quote: UInt8? = nil
+        // The current word's first eight bytes, packed, and its length: no allocation per word.
+        var word: UInt64 = 0, length = 0
+        func endWord() {
+            switch (word, length) {
+            case (case_, 4): frames.append(-12); depth += 12
+            case (end, 3):
+                if let last = frames.last, last < 0 { frames.removeLast(); depth += last }
+            case (select, 6):
+                if let last = frames.last, last > 0 { frames[frames.count - 1] += 6; depth += 6 }
+            default: break
+            }
+            deepest = max(deepest, depth)
+            word = 0; length = 0
+        }
+        for b in sql.utf8 {
+            if let q = quote { if b == q { quote = nil }; continue }
+            switch b {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "_"):
+                if length < 8 { word = word << 8 | UInt64(b) }
+                length += 1
+                continue
+            default: break
+            }
+            if length > 0 { endWord() }
+            switch b {
+            case UInt8(ascii: "\""), UInt8(ascii: "'"): quote = b
+            case UInt8(ascii: "("):
+                frames.append(7); depth += 7
+                deepest = max(deepest, depth)
+            case UInt8(ascii: ")"):
+                // Close the parenthesis and any CASE left open inside it (none in valid SQL).
+                while let last = frames.popLast() { depth -= abs(last); if last > 0 { break } }
+            default: break
+            }
+            if deepest > limit { return true }
+        }
+        if length > 0 { endWord() }
+        return deepest > limit
+    }
+
+    private static let case_ = packed("CASE"), end = packed("END"), select = packed("SELECT")
+    private static func packed(_ s: String) -> UInt64 { s.utf8.reduce(0) { $0 << 8 | UInt64($1) } }
 }

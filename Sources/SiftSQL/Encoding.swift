@@ -53,7 +53,11 @@ extension LoweringContext {
             guard t == .data || t == .any else { throw mismatch() }
             return .blob(Array(d))
         case .array, .dictionary:
-            throw mismatch()
+            // A list or a dictionary equals no value a column holds, but memory may be asked
+            // about it in other ways (an element of a list of lists): the document can answer.
+            var e = mismatch()
+            e.readsDocument = true
+            throw e
         }
     }
 

@@ -221,9 +221,12 @@ extension LoweringContext {
             if let dynamic = try dynamicLeaf(l, op, options, r, negated: negated, range: range) { return dynamic }
             return try typedLeaf(l, op, options, r, negated: negated, range: range)
         } catch {
-            // A type error only for one shape of a mixed key: elsewhere it is worth reporting (a
-            // store then runs the comparison in memory, which raises where the types do not fit).
-            guard error.askMemory || (error.betweenValues && isLoweringOneShape) else { throw error }
+            // A type error only for one shape of a mixed key, or under == and != over records
+            // whose types were inferred, not declared (memory answers those between any two
+            // values): elsewhere it is worth reporting (a store then runs the comparison in memory,
+            // which raises where the types do not fit).
+            let inferred = (op == .equal || op == .notEqual) && canDecideOnDocuments
+            guard error.askMemory || (error.betweenValues && (isLoweringOneShape || inferred)) else { throw error }
             return try memoryComparison(l, op, options, r, negated: negated, range: range)
         }
     }

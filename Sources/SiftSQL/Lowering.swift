@@ -104,11 +104,19 @@ public struct SQLLowering: Sendable {
     private func build(_ predicate: PredicateSyntax, source: String?, variables: [String: LiteralValue],
                        sortedBy: [SQLSortKey], ordered: Bool = true, limit: Int? = nil, offset: Int = 0,
                        columns: (LoweringContext, Scope) throws(SQLLoweringError) -> Fragment) throws(SQLLoweringError) -> SQLQuery {
-        let ctx = LoweringContext(schema: schema, dialect: dialect, variables: variables)
-        let scope = ctx.makeScope(entity: entity, alias: ctx.newAlias())
-        ctx.rootScope = scope
+        func lower(guardingNesting: Bool) throws(SQLLoweringError) -> (LoweringContext, Scope, Lowered) {
+            let ctx = LoweringContext(schema: schema, dialect: dialect, variables: variables)
+            let scope = ctx.makeScope(entity: entity, alias: ctx.newAlias())
+            ctx.rootScope = scope
+            ctx.guardsNesting = guardingNesting
+            return (ctx, scope, try ctx.predicate(predicate, negated: false, scope))
+        }
         do {
-            var whereClause = try ctx.predicate(predicate, negated: false, scope)
+            var (ctx, scope, whereClause) = try lower(guardingNesting: false)
+            if case .sql(let f) = whereClause, ctx.canDecideOnDocuments, SQLNesting.exceeds(f.sql) {
+                // Too deep for the database's parser: again, with the deep parts decided by memory.
+                (ctx, scope, whereClause) = try lower(guardingNesting: true)
+            }
             if let d = entity.discriminator {
                 let test = Fragment(ctx.column(scope.alias, d.column) + " IN (")
                     + Fragment.join(d.values.map { Fragment.param(.integer($0)) }, ", ") + Fragment(")")

@@ -103,6 +103,9 @@ final class LoweringContext {
     /// Shape column → the case chosen for the comparison being lowered (nil: the key is nil).
     private var shapeChoices: [String: Int64?] = [:]
     private var pendingShape: ShapeRequest?
+    /// The records' own predicates whose SQL would nest past ``SQLNesting/limit`` are decided by
+    /// memory on the document (the second try of a statement too deep for the parser).
+    var guardsNesting = false
     /// Lowering one case of a mixed key: a shape where memory raises may be lowered to anything.
     var isLoweringOneShape: Bool { !shapeChoices.isEmpty }
     /// Comparisons lowered once per case, counted to bound the product of several mixed keys.
@@ -160,6 +163,14 @@ final class LoweringContext {
     }
 
     private func predicateHere(_ p: PredicateSyntax, negated: Bool, _ scope: Scope) throws(SQLLoweringError) -> Lowered {
+        let lowered = try predicateKind(p, negated: negated, scope)
+        // Bottom-up, so only the lowest parts that pass the depth are handed to memory.
+        if guardsNesting, case .sql(let f) = lowered, SQLNesting.exceeds(f.sql),
+           let decided = documentCall(p, negated: negated, scope) { return decided }
+        return lowered
+    }
+
+    private func predicateKind(_ p: PredicateSyntax, negated: Bool, _ scope: Scope) throws(SQLLoweringError) -> Lowered {
         switch p.kind {
         case .constant(let v): return .constant(v != negated)
         case .not(let q): return try predicate(q, negated: !negated, scope)

@@ -656,7 +656,7 @@ struct DiffGenerator {
 
     mutating func leaf(depth: Int, prefix: String) -> GenPred {
         if selfRecords { return selfLeaf() }
-        if prefix.isEmpty && chance(0.05) { return documentLeaf() }
+        if prefix.isEmpty && chance(0.03) { return documentLeaf() }
         if prefix.isEmpty && chance(0.05) { return mixLeaf() }
         if prefix.isEmpty && chance(0.06) { return wholeCollectionLeaf() }
         switch int(0...21) {
