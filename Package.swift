@@ -69,7 +69,7 @@ let package = Package(
         .testTarget(name: "SiftSyntaxTests", dependencies: ["SiftSyntax", "SiftTestSupport"]),
         .testTarget(name: "SiftTextTests", dependencies: ["SiftText", "SiftTestSupport"]),
         .testTarget(name: "SiftEvaluationTests", dependencies: ["SiftEvaluation", "SiftSyntax", "SiftTestSupport"]),
-        .testTarget(name: "SiftSQLTests", dependencies: ["SiftSQL", "SiftSyntax", "SiftTestSupport"]),
+        .testTarget(name: "SiftSQLTests", dependencies: ["SiftSQL", "SiftSyntax", "SiftEvaluation", "SiftTestSupport"]),
         .testTarget(name: "SiftSQLiteTests", dependencies: ["SiftSQLite", "SiftSQL", "SiftSyntax", "SiftText", "SiftEvaluation", "SiftTestSupport"]),
         .testTarget(name: "SiftStoreTests", dependencies: ["SiftStore", "SiftEvaluation", "SiftSQL", "SiftSQLite", "SiftSyntax", "SiftTestSupport"]),
         // Runs against a real PostgreSQL server: `make test` or `bash scripts/with-postgres.sh swift test`.

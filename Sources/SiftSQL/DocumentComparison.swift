@@ -11,6 +11,7 @@
 // too deeply for it (TERNARY, SUBQUERY or AND/OR hundreds of levels deep) is lowered again with
 // its deep parts handed to memory.
 
+import SiftEvaluation
 import SiftSyntax
 
 extension LoweringContext {
@@ -28,6 +29,11 @@ extension LoweringContext {
             e.message += " in this dialect (only memory, on the whole record, decides it)"
             throw e
         }
+        // A variable bound nowhere is the error to report: memory would raise on every row.
+        let substituted = variables.isEmpty ? p : p.withSubstitutionVariables(variables)
+        if let name = substituted.variableNames.subtracting(substituted.assignedVariableNames).sorted().first {
+            throw SQLLoweringError(.unboundVariable, "variable '$\(name)' is not bound", range: p.range)
+        }
         return documentCall(p, negated: negated, scope)
     }
 
@@ -39,16 +45,30 @@ extension LoweringContext {
               let documentColumn = root.entity.documentColumn, let function = dialect.documentFunction else { return nil }
         // A `$VARIABLE` the caller bound becomes its constant; one bound nowhere (not even by an
         // assignment in the predicate) stays rejected: memory would raise on every row.
-        let predicate = variables.isEmpty ? p : p.withSubstitutionVariables(variables)
-        let free = predicate.variableNames
-        guard free.isEmpty || free.isSubset(of: predicate.assignedVariableNames) else { return nil }
-        // The text must parse back to this very predicate: a dictionary constant, say, prints in a
-        // form the language cannot read, and is then left as it was.
+        let substituted = variables.isEmpty ? p : p.withSubstitutionVariables(variables)
+        let free = substituted.variableNames
+        guard free.isEmpty || free.isSubset(of: substituted.assignedVariableNames) else { return nil }
+        // A dictionary (a `%@` argument, or a bound variable's value) has no spelling in the
+        // language: it travels apart, as a variable of the call's third argument.
+        let (predicate, lifted) = substituted.liftingConstants(prefix: "sift_", where: Self.holdsDictionary)
+        // The text must parse back to this very predicate, or the call would ask memory something else.
         let text = predicate.description
         guard let again = try? PredicateSyntax.parse(text), again == predicate else { return nil }
-        let call = Fragment("\(function)(") + Fragment.param(.text(text)) + Fragment(", \(column(root.alias, documentColumn)))")
+        var call = Fragment("\(function)(") + Fragment.param(.text(text)) + Fragment(", \(column(root.alias, documentColumn))")
+        if !lifted.isEmpty {
+            call = call + Fragment(", ") + Fragment.param(.blob(DocumentValues.encode(.dictionary(lifted.mapValues(Value.init)))))
+        }
+        call = call + Fragment(")")
         // 1 or 0, NULL where memory raises: neither polarity selects such a row.
         return .sql(call + Fragment(negated ? " = 0" : " = 1"))
+    }
+
+    private static func holdsDictionary(_ v: LiteralValue) -> Bool {
+        switch v {
+        case .dictionary: true
+        case .array(let items): items.contains(where: holdsDictionary)
+        default: false
+        }
     }
 
     /// Whether lowering keeps the SQL within the database's parser depth by handing deep parts to
@@ -72,8 +92,8 @@ enum SQLNesting {
 
     /// Whether the estimated depth of `sql` passes ``limit``.
     static func exceeds(_ sql: String) -> Bool {
-        // Each half-entry needs at least one byte of text.
-        guard sql.utf8.count > limit else { return false }
+        // Each open construct needs at least one byte of text (a parenthesis, 7 half-entries).
+        guard sql.utf8.count * 7 > limit else { return false }
         var frames: [Int] = []   // the weight of each open construct; a CASE's is negative
         var depth = 0, deepest = 0
         var quote: UInt8? = nil

@@ -777,7 +777,10 @@ extension LoweringContext {
         case (.constant(.string), .constant):
             throw unsupported("a substring test between two constants", range)
         case (.scalar, _), (.constant, _):
-            throw SQLLoweringError(.notACollection, "IN/CONTAINS needs a collection or a string", range: range)
+            var e = SQLLoweringError(.notACollection, "IN/CONTAINS needs a collection or a string", range: range)
+            // A dictionary is searched by its values in memory: the document can answer.
+            if case .constant(.dictionary) = collection { e.readsDocument = true }
+            throw e
         default:
             throw unsupported("this IN/CONTAINS", range)
         }

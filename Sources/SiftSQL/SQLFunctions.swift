@@ -56,10 +56,11 @@ public enum SQLFunctions {
     /// `sift_collect(tag, value)`, an aggregate: the evaluator's array of the values in row order,
     /// serialized for `sift_call` (an argument tagged ``ValueTag/collection``).
     public static let collect = "sift_collect"
-    /// `sift_document(predicate, document)`: memory's answer to the comparison `predicate` (its
+    /// `sift_document(predicate, document [, variables])`: memory's answer to `predicate` (its
     /// canonical text, `$VARIABLE`s already substituted) with the row's document (a BLOB in the
     /// ``DocumentValues`` form) as `SELF`: 1 or 0, or NULL where memory raises (or the document is
-    /// NULL), which the lowering never relies on.
+    /// NULL), which the lowering never relies on. `variables`, a dictionary in the same form, binds
+    /// the constants the text cannot spell (dictionaries).
     public static let document = "sift_document"
     /// How a NaN result of `sift_call` is stored: SQLite turns a NaN REAL into NULL, which memory
     /// keeps apart from NaN (it orders NaN below every number and equal to itself). Sift's

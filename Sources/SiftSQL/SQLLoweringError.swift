@@ -60,7 +60,7 @@ public struct SQLLoweringError: Error, Hashable, Sendable, CustomStringConvertib
     var documentCanDecide: Bool {
         switch kind {
         case .unsupported: return !rowIndependent
-        case .unknownKey, .toManyKeyPath, .typeMismatch: return readsDocument
+        case .unknownKey, .toManyKeyPath, .typeMismatch, .notACollection: return readsDocument
         default: return false
         }
     }

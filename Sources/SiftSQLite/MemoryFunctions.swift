@@ -22,7 +22,7 @@ extension SiftSQLite {
         try check(sqlite3_create_function_v2(db, SQLFunctions.call, -1, flags, nil, siftCallFunction, nil, nil, nil), SQLFunctions.call)
         try check(sqlite3_create_function_v2(db, SQLFunctions.collect, 2, flags, nil, nil, siftCollectStep, siftCollectFinal, nil),
                   SQLFunctions.collect)
-        try check(sqlite3_create_function_v2(db, SQLFunctions.document, 2, flags, nil, siftDocumentFunction, nil, nil, nil),
+        try check(sqlite3_create_function_v2(db, SQLFunctions.document, -1, flags, nil, siftDocumentFunction, nil, nil, nil),
                   SQLFunctions.document)
     }
 }
@@ -187,10 +187,14 @@ private let releaseDocumentComparison: @convention(c) (UnsafeMutableRawPointer?)
     if let raw { Unmanaged<DocumentComparison>.fromOpaque(raw).release() }
 }
 
-/// `sift_document(comparison, document)`: 1 or 0 as memory decides `comparison` with the decoded
-/// document as `SELF`; NULL for a NULL document or where memory raises.
+/// `sift_document(predicate, document [, variables])`: 1 or 0 as memory decides `predicate` with
+/// the decoded document as `SELF` (and the decoded dictionary `variables` bound); NULL for a NULL
+/// document or where memory raises.
 private let siftDocumentFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { ctx, argc, argv in
-    guard let argv, argc == 2 else { sqlite3_result_error(ctx, "sift_document: needs a comparison and a document", -1); return }
+    guard let argv, argc == 2 || argc == 3 else {
+        sqlite3_result_error(ctx, "sift_document: needs a predicate, a document and optional variables", -1)
+        return
+    }
     let comparison: DocumentComparison
     if let raw = sqlite3_get_auxdata(ctx, 0) {
         comparison = Unmanaged<DocumentComparison>.fromOpaque(raw).takeUnretainedValue()
@@ -207,12 +211,18 @@ private let siftDocumentFunction: @convention(c) (OpaquePointer?, Int32, UnsafeM
         sqlite3_set_auxdata(ctx, 0, Unmanaged.passRetained(comparison).toOpaque(), releaseDocumentComparison)
     }
     guard sqlite3_value_type(argv[1]) == SQLITE_BLOB else { sqlite3_result_null(ctx); return }
-    let count = Int(sqlite3_value_bytes(argv[1]))
-    var bytes: [UInt8] = []
-    if count > 0, let p = sqlite3_value_blob(argv[1]) { bytes = Array(UnsafeRawBufferPointer(start: p, count: count)) }
+    var variables: [String: Value] = [:]
+    if argc == 3, case .dictionary(let bound) = DocumentValues.decode(blobBytes(argv[2])) { variables = bound }
     do throws(EvaluationError) {
-        sqlite3_result_int64(ctx, try comparison.predicate.evaluate(with: DocumentValues.decode(bytes)) ? 1 : 0)
+        sqlite3_result_int64(ctx, try comparison.predicate.evaluate(with: DocumentValues.decode(blobBytes(argv[1])), variables: variables) ? 1 : 0)
     } catch {
         sqlite3_result_null(ctx)
     }
+}
+
+/// The bytes of a BLOB argument (none for another type).
+private func blobBytes(_ value: OpaquePointer?) -> [UInt8] {
+    let count = Int(sqlite3_value_bytes(value))
+    guard sqlite3_value_type(value) == SQLITE_BLOB, count > 0, let p = sqlite3_value_blob(value) else { return [] }
+    return Array(UnsafeRawBufferPointer(start: p, count: count))
 }

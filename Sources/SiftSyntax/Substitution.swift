@@ -42,8 +42,59 @@ extension ExpressionSyntax {
     }
 }
 
+extension PredicateSyntax {
+    /// A copy with every constant for which `lift` is true replaced by a new `$variable`, and the
+    /// values those variables stand for: the inverse of ``withSubstitutionVariables(_:)``, for a
+    /// predicate that must travel as text although some of its constants have no spelling in the
+    /// language (a dictionary from a `%@` argument). The new names start with `prefix` and do not
+    /// clash with the predicate's own variables.
+    ///
+    /// ```swift
+    /// let p = try PredicateSyntax.parse("SELF == %@", arguments: [["a": 1]])
+    /// let (q, values) = p.liftingConstants { if case .dictionary = $0 { true } else { false } }
+    /// q.description   // SELF == $c1
+    /// values          // ["c1": .dictionary(["a": .integer(1)])]
+    /// ```
+    public func liftingConstants(prefix: String = "c", where lift: (LiteralValue) -> Bool) -> (PredicateSyntax, [String: LiteralValue]) {
+        withoutActuallyEscaping(lift) { lift in
+            let lifter = Substituter.Lifter(prefix: prefix, taken: variableNames, lift: lift)
+            var copy = self
+            copy.kind = Substituter(variables: [:], lifter: lifter).predicate(kind)
+            return (copy, lifter.values)
+        }
+    }
+}
+
 private struct Substituter {
     var variables: [String: LiteralValue]
+    /// Set when constants are lifted into variables instead (``PredicateSyntax/liftingConstants(prefix:where:)``).
+    var lifter: Lifter?
+
+    init(variables: [String: LiteralValue], lifter: Lifter? = nil) {
+        self.variables = variables
+        self.lifter = lifter
+    }
+
+    /// The constants lifted so far; a class so the walk's copies share it.
+    final class Lifter {
+        let prefix: String
+        let taken: Set<String>
+        let lift: (LiteralValue) -> Bool
+        var values: [String: LiteralValue] = [:]
+        private var count = 0
+
+        init(prefix: String, taken: Set<String>, lift: @escaping (LiteralValue) -> Bool) {
+            self.prefix = prefix; self.taken = taken; self.lift = lift
+        }
+
+        /// A fresh variable name for `value`.
+        func name(for value: LiteralValue) -> String {
+            var name: String
+            repeat { count += 1; name = "\(prefix)\(count)" } while taken.contains(name)
+            values[name] = value
+            return name
+        }
+    }
 
     // Each walk checks the stack at its recursion point (see `StackGuard`).
     func predicate(_ kind: PredicateSyntax.Kind) -> PredicateSyntax.Kind {
@@ -68,7 +119,9 @@ private struct Substituter {
     private func expressionBody(_ e: ExpressionSyntax) -> ExpressionSyntax {
         var out = e
         switch e.kind {
-        case .constant, .evaluatedObject: return e
+        case .constant(let v):
+            if let lifter, lifter.lift(v) { out.kind = .variable(name: lifter.name(for: v)) }
+        case .evaluatedObject: return e
         case .variable(let name):
             if let v = variables[name] { out.kind = .constant(value: v) }
         case .keyPath(let base, let components):
