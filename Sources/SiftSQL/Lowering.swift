@@ -6,6 +6,15 @@
 // Every constant is bound, never spliced; every identifier comes from the schema and is quoted by
 // the dialect.
 //
+// Where the entity keeps each row's whole document (`Entity.documentColumn`, a store's JSON
+// records) and the dialect can call memory, a top-level comparison rejected below for a reason the
+// document settles (`SQLLoweringError.documentCanDecide`: the object case's dictionary semantics,
+// null elements, a to-many inside another, SUBQUERY results, objects compared whole, unknown keys
+// of entities that are not open, keys of values, assignments) is decided by memory on the document
+// instead (DocumentComparison.swift), as are the parts of a statement too deep for SQLite's parser.
+// What stays rejected there: type errors on which memory raises for every row with a value,
+// unbound variables, constant parts that raise, `random()`.
+//
 // Rejected forms (each throws `SQLLoweringError`, never emits SQL that could differ):
 // - unknown keys (of entities that are not open: an open entity reads nil for them) or entities (`unknown-key`, `unknown-entity`); `$VAR` not in `variables`
 //   (`unbound-variable`);
