@@ -14,16 +14,34 @@ struct Fragment: Sendable {
     /// One bound parameter.
     static func param(_ v: SQLValue) -> Fragment { Fragment(String(marker), [v]) }
 
-    static func + (a: Fragment, b: Fragment) -> Fragment { Fragment(a.sql + b.sql, a.bindings + b.bindings) }
+    // The left operand is consumed: in a chain `a + b + c` each step appends to the buffer the
+    // previous one made instead of copying it again.
+    static func + (a: consuming Fragment, b: Fragment) -> Fragment {
+        a.sql += b.sql
+        if !b.bindings.isEmpty { a.bindings += b.bindings }
+        return a
+    }
 
     static func join(_ parts: [Fragment], _ sep: String) -> Fragment {
-        var out = Fragment("")
-        for (i, p) in parts.enumerated() { out = i == 0 ? p : out + Fragment(sep) + p }
+        guard var out = parts.first else { return Fragment("") }
+        // One buffer for the whole list: joining n parts pairwise would copy it n times.
+        out.sql.reserveCapacity(parts.reduce(0) { $0 + $1.sql.utf8.count + sep.utf8.count })
+        for p in parts.dropFirst() {
+            out.sql += sep
+            out.sql += p.sql
+            if !p.bindings.isEmpty { out.bindings += p.bindings }
+        }
         return out
     }
 
     /// `(self)`.
-    var parenthesized: Fragment { Fragment("(") + self + Fragment(")") }
+    var parenthesized: Fragment {
+        var text = "("
+        text.reserveCapacity(sql.utf8.count + 2)
+        text += sql
+        text += ")"
+        return Fragment(text, bindings)
+    }
 
     /// The finished statement with the dialect's placeholders.
     func query(_ dialect: any SQLDialect) -> SQLQuery {
