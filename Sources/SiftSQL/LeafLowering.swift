@@ -48,7 +48,7 @@ extension LoweringContext {
             if parts.isEmpty { return .constant(isAny == negated) }
             return try predicate(junction, negated: negated, scope)
         }
-        if case .scalar(let s) = lo, s.isCollection {
+        if lo.isComputedList {
             // ANY/ALL over a list computed by memory (`mode:`): memory's own quantified comparison.
             guard case .scalar(let call) = try memoryCall(SQLFunctions.quantifiedSelector(q, op, options), [(lo, l), (ro, r)],
                                                           type: .boolean, range) else { throw unsupported(op.symbol, range) }
@@ -205,7 +205,6 @@ extension LoweringContext {
             // A list computed by memory (`mode:`) is compared by memory, whatever the operator.
             return try memoryComparison(l, op, options, r, negated: negated, range: range)
         }
-        var (l, r, options) = (l, r, options)
         func isCollection(_ o: Operand) -> Bool { if case .collection = o { true } else { false } }
         func isList(_ o: Operand) -> Bool { if case .constant(.array) = o { true } else { isCollection(o) } }
         // A collection's elements are folded where each is compared (the inner `leaf`); IN and
@@ -214,9 +213,18 @@ extension LoweringContext {
            !((op == .in || op == .contains) && (isList(l) || isList(r))) {
             // No Sift folding in the database: compare the writer's folded copies, and the
             // constants folded here, as memory folds both sides.
-            (l, r) = (try foldedOperand(l, options, range), try foldedOperand(r, options, range, likePattern: op == .like))
-            options.subtract([.caseInsensitive, .diacriticInsensitive, .localeSensitive])
+            var plain = options
+            plain.subtract([.caseInsensitive, .diacriticInsensitive, .localeSensitive])
+            return try unfoldedLeaf(try foldedOperand(l, options, range), op, plain,
+                                    try foldedOperand(r, options, range, likePattern: op == .like), negated: negated, range: range)
         }
+        // The operands are passed on as they are: copying an operand costs a retain per string it holds.
+        return try unfoldedLeaf(l, op, options, r, negated: negated, range: range)
+    }
+
+    /// `leaf` once string options need no folded copies.
+    private func unfoldedLeaf(_ l: Operand, _ op: ComparisonOperator, _ options: ComparisonOptions, _ r: Operand,
+                              negated: Bool, range: SourceRange) throws(SQLLoweringError) -> Lowered {
         do {
             if let dynamic = try dynamicLeaf(l, op, options, r, negated: negated, range: range) { return dynamic }
             return try typedLeaf(l, op, options, r, negated: negated, range: range)
