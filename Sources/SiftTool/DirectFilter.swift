@@ -1,0 +1,266 @@
+// A faster way for `sift filter` to test records against the common predicates: AND, OR and NOT
+// over comparisons of a plain key path (no collection operator; ANY/ALL allowed) with a constant or
+// a variable. Building a `Value` for every record (an object per level, an array per member array)
+// and reading it back key by key cost more than reading the JSON itself, so instead each record is
+// validated once while the offsets of the top-level members the predicate names are noted, and each
+// comparison reads its key path straight from the bytes, building only the value it compares, which
+// the comparison itself, compiled over `SELF`, then tests. Whatever this cannot decide exactly as
+// the general path would (a record that is not a plain object, a `{"$date": …}` object on the way,
+// a key read from a number or a string, a comparison that raises) is sent back to the general path,
+// which evaluates the record again and decides: answers and errors are always the general path's.
+// Lenient predicates take the general path throughout: three-valued logic does not reduce to one
+// Boolean per comparison.
+
+import Foundation
+import SiftEvaluation
+import SiftSyntax
+
+struct DirectFilter: Sendable {
+    /// The predicate's logic, with comparisons as indices into `leaves`.
+    indirect enum Node: Sendable {
+        case constant(Bool)
+        case and([Node])
+        case or([Node])
+        case not(Node)
+        case leaf(Int)
+    }
+
+    /// One comparison: which top-level member its key path starts at, the keys below that, and
+    /// the comparison with the key path replaced by `SELF`. A class, so that taking one out of
+    /// `leaves` per record is one retain rather than one per array and per part of the predicate.
+    final class Leaf: Sendable {
+        let member: Int
+        let rest: [[UInt8]]
+        let restNames: [String]
+        let test: SiftPredicate
+
+        init(member: Int, rest: [[UInt8]], restNames: [String], test: SiftPredicate) {
+            self.member = member
+            self.rest = rest
+            self.restNames = restNames
+            self.test = test
+        }
+    }
+
+    let tree: Node
+    let leaves: [Leaf]
+    /// The top-level members the leaves read, by name and as bytes.
+    let memberNames: [String]
+    let memberBytes: [[UInt8]]
+
+    /// The direct form of `predicate`, or nil when it has a form this does not handle (the general
+    /// path is then used for every record).
+    init?(_ predicate: SiftPredicate) {
+        guard !predicate.options.lenient else { return nil }
+        var leaves: [Leaf] = []
+        var names: [String] = []
+        func node(_ p: PredicateSyntax) -> Node? {
+            switch p.kind {
+            case .constant(let value): return .constant(value)
+            case .and(let operands):
+                var nodes: [Node] = []
+                for o in operands { guard let n = node(o) else { return nil }; nodes.append(n) }
+                return .and(nodes)
+            case .or(let operands):
+                var nodes: [Node] = []
+                for o in operands { guard let n = node(o) else { return nil }; nodes.append(n) }
+                return .or(nodes)
+            case .not(let operand):
+                return node(operand).map { .not($0) }
+            case .comparison(let quantifier, let lhs, let op, let options, let rhs):
+                // A plain key path on the left, something that does not read the record on the right.
+                guard case .keyPath(nil, let components) = lhs.kind, let first = components.first,
+                      !components.contains(where: { $0.hasPrefix("@") || KeyPathComponent.isCollectionOperator($0) })
+                else { return nil }
+                switch rhs.kind {
+                case .constant, .variable: break
+                default: return nil
+                }
+                let member: Int
+                if let n = names.firstIndex(of: first) { member = n } else { member = names.count; names.append(first) }
+                let comparison = PredicateSyntax(.comparison(quantifier: quantifier, lhs: ExpressionSyntax(.evaluatedObject, range: lhs.range),
+                                                             operator: op, options: options, rhs: rhs), range: p.range)
+                let rest = Array(components.dropFirst())
+                leaves.append(Leaf(member: member, rest: rest.map { Array($0.utf8) }, restNames: rest,
+                                   test: SiftPredicate(comparison, source: predicate.source, options: predicate.options)))
+                return .leaf(leaves.count - 1)
+            }
+        }
+        guard let tree = node(predicate.syntax) else { return nil }
+        self.tree = tree
+        self.leaves = leaves
+        self.memberNames = names
+        self.memberBytes = names.map { Array($0.utf8) }
+    }
+
+    // MARK: Reading
+
+    /// Validates the record at the scanner's position and moves past it, noting in `offsets` where
+    /// the value of each member in `memberNames` starts (-1 when absent; the last of duplicates, as
+    /// the general reader keeps). Answers false when the record is not a plain object, so that only
+    /// the general path may read it. Fails as the general reader fails, at the same byte.
+    func locate(_ s: inout JSONScanner, depth: Int, offsets: inout [Int]) throws(JSONScanError) -> Bool {
+        for n in offsets.indices { offsets[n] = -1 }
+        guard depth < JSONScanner.maximumDepth, s.i < s.count, s.base[s.i] == UInt8(ascii: "{") else {
+            try s.skipValue(depth: depth)
+            return false
+        }
+        s.i += 1
+        s.skipSpace()
+        if s.i < s.count, s.base[s.i] == UInt8(ascii: "}") { s.i += 1; return true }
+        var plain = true
+        var first = true
+        while true {
+            let key = try s.memberKey()
+            // `{"$date": …}` may be a date; the general path decides.
+            if first, s.isKey(key, "$date") { plain = false }
+            first = false
+            if let n = s.index(of: key, in: memberBytes, names: memberNames) { offsets[n] = s.i }
+            try s.skipValue(depth: depth + 1)
+            s.skipSpace()
+            guard s.i < s.count else { throw s.expectedSeparator("}") }
+            if s.base[s.i] == UInt8(ascii: ",") { s.i += 1; continue }
+            if s.base[s.i] == UInt8(ascii: "}") { s.i += 1; return plain }
+            throw s.expectedSeparator("}")
+        }
+    }
+
+    // MARK: Evaluating
+
+    /// Whether the record whose members `locate` found matches, or nil when the general path must
+    /// decide. `s` is any scanner over the input.
+    func evaluate(_ s: JSONScanner, depth: Int, offsets: [Int], variables: [String: Value]) -> Bool? {
+        func run(_ node: Node) -> Bool? {
+            switch node {
+            case .constant(let value): return value
+            case .and(let nodes):
+                for n in nodes {
+                    guard let r = run(n) else { return nil }
+                    if !r { return false }
+                }
+                return true
+            case .or(let nodes):
+                for n in nodes {
+                    guard let r = run(n) else { return nil }
+                    if r { return true }
+                }
+                return false
+            case .not(let n):
+                return run(n).map { !$0 }
+            case .leaf(let k):
+                let leaf = leaves[k]
+                let value: Value
+                let at = offsets[leaf.member]
+                if at < 0 {
+                    // A key on a missing member, and any key below it, reads nil.
+                    value = .null
+                } else {
+                    var t = s
+                    t.i = at
+                    guard let v = t.resolve(leaf.rest[...], leaf.restNames[...], depth: depth + 1) else { return nil }
+                    value = v
+                }
+                do throws(EvaluationError) { return try leaf.test.evaluate(with: value, variables: variables) } catch { return nil }
+            }
+        }
+        return run(tree)
+    }
+}
+
+extension JSONScanner {
+    /// Whether a member's key (as `memberKey` answered it) is `name`.
+    @inline(__always)
+    func isKey(_ key: (start: Int, end: Int, escaped: Bool), _ name: StaticString) -> Bool {
+        if key.escaped { return stringContent(key.start, key.end, escaped: true) == name.description }
+        return key.end - key.start == name.utf8CodeUnitCount && memcmp(base + key.start, name.utf8Start, name.utf8CodeUnitCount) == 0
+    }
+
+    /// The index of a member's key among `names` (given also as bytes), or nil.
+    @inline(__always)
+    func index(of key: (start: Int, end: Int, escaped: Bool), in bytes: [[UInt8]], names: [String]) -> Int? {
+        if key.escaped {
+            let name = stringContent(key.start, key.end, escaped: true)
+            return names.firstIndex(of: name)
+        }
+        let length = key.end - key.start
+        for n in bytes.indices where bytes[n].count == length {
+            if bytes[n].withUnsafeBufferPointer({ memcmp(base + key.start, $0.baseAddress!, length) == 0 }) { return n }
+        }
+        return nil
+    }
+
+    /// The value of the key path `keys` read from the (already validated) value at `i`, built as
+    /// the general path builds it: a key on an object is its member (the last of duplicates) or nil,
+    /// a key on nil is nil, a key on an array maps over the elements. Nil where the general path may
+    /// answer otherwise or raise: a key on a number, string or Boolean, or an object that starts
+    /// with `$date`.
+    func resolve(_ keys: ArraySlice<[UInt8]>, _ names: ArraySlice<String>, depth: Int) -> Value? {
+        var s = self
+        guard let key = keys.first else { return s.leafValue(depth: depth) }
+        switch s.base[s.i] {
+        case UInt8(ascii: "{"):
+            s.i += 1
+            s.skipSpace()
+            if s.base[s.i] == UInt8(ascii: "}") { return .null }
+            var found = -1
+            var first = true
+            while true {
+                guard let k = try? s.memberKey() else { return nil }
+                if first, s.isKey(k, "$date") { return nil }
+                first = false
+                if k.escaped {
+                    if s.stringContent(k.start, k.end, escaped: true) == names.first! { found = s.i }
+                } else if k.end - k.start == key.count,
+                          key.withUnsafeBufferPointer({ memcmp(s.base + k.start, $0.baseAddress!, key.count) == 0 }) {
+                    found = s.i
+                }
+                guard (try? s.skipValue(depth: depth + 1)) != nil else { return nil }
+                s.skipSpace()
+                guard s.i < s.count, s.base[s.i] == UInt8(ascii: ",") else { break }
+                s.i += 1
+            }
+            guard found >= 0 else { return .null }
+            s.i = found
+            return s.resolve(keys.dropFirst(), names.dropFirst(), depth: depth + 1)
+        case UInt8(ascii: "n"):
+            return .null
+        case UInt8(ascii: "["):
+            s.i += 1
+            s.skipSpace()
+            var items: [Value] = []
+            if s.base[s.i] == UInt8(ascii: "]") { return .array(items) }
+            while true {
+                s.skipSpace()
+                guard let v = s.resolve(keys, names, depth: depth + 1) else { return nil }
+                items.append(v)
+                guard (try? s.skipValue(depth: depth + 1)) != nil else { return nil }
+                s.skipSpace()
+                guard s.i < s.count, s.base[s.i] == UInt8(ascii: ",") else { break }
+                s.i += 1
+            }
+            return .array(items)
+        default:
+            return nil
+        }
+    }
+
+    /// The (already validated) value at `i`: scalars built directly, containers as the general
+    /// path builds a value read whole.
+    private func leafValue(depth: Int) -> Value? {
+        var s = self
+        switch s.base[s.i] {
+        case UInt8(ascii: "\""): return try? .string(s.string())
+        case UInt8(ascii: "t"): return .bool(true)
+        case UInt8(ascii: "f"): return .bool(false)
+        case UInt8(ascii: "n"): return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            guard let (start, isInteger) = try? s.scanNumber() else { return nil }
+            switch s.numberValue(start, isInteger: isInteger) {
+            case .integer(let n): return .integer(n)
+            case .double(let d): return .double(d)
+            }
+        default:
+            return try? s.value(depth: depth, .whole)
+        }
+    }
+}
