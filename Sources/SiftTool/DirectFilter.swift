@@ -33,12 +33,47 @@ struct DirectFilter: Sendable {
         let rest: [[UInt8]]
         let restNames: [String]
         let test: SiftPredicate
+        /// For an ordering or equality against an integer constant: the test on an integer value,
+        /// and the quantifier, so that integers are compared where they are written.
+        let integer: IntegerTest?
+        let quantifier: Quantifier?
 
-        init(member: Int, rest: [[UInt8]], restNames: [String], test: SiftPredicate) {
+        init(member: Int, rest: [[UInt8]], restNames: [String], test: SiftPredicate, integer: IntegerTest?, quantifier: Quantifier?) {
             self.member = member
             self.rest = rest
             self.restNames = restNames
             self.test = test
+            self.integer = integer
+            self.quantifier = quantifier
+        }
+    }
+
+    /// `x op k` for an integer `x` and an integer constant `k`: two integers compare as integers
+    /// on the general path too. Any other value takes the general comparison.
+    struct IntegerTest: Sendable {
+        let op: ComparisonOperator
+        let k: Int64
+
+        init?(_ op: ComparisonOperator, _ options: ComparisonOptions, _ rhs: ExpressionSyntax) {
+            guard options.isEmpty, case .constant(.integer(let k)) = rhs.kind else { return nil }
+            switch op {
+            case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual, .equal, .notEqual: break
+            default: return nil
+            }
+            self.op = op
+            self.k = k
+        }
+
+        @inline(__always)
+        func callAsFunction(_ x: Int64) -> Bool {
+            switch op {
+            case .lessThan: x < k
+            case .lessThanOrEqual: x <= k
+            case .greaterThan: x > k
+            case .greaterThanOrEqual: x >= k
+            case .equal: x == k
+            default: x != k
+            }
         }
     }
 
@@ -82,7 +117,8 @@ struct DirectFilter: Sendable {
                                                              operator: op, options: options, rhs: rhs), range: p.range)
                 let rest = Array(components.dropFirst())
                 leaves.append(Leaf(member: member, rest: rest.map { Array($0.utf8) }, restNames: rest,
-                                   test: SiftPredicate(comparison, source: predicate.source, options: predicate.options)))
+                                   test: SiftPredicate(comparison, source: predicate.source, options: predicate.options),
+                                   integer: IntegerTest(op, options, rhs), quantifier: quantifier))
                 return .leaf(leaves.count - 1)
             }
         }
@@ -116,7 +152,7 @@ struct DirectFilter: Sendable {
             if first, s.isKey(key, "$date") { plain = false }
             first = false
             if let n = s.index(of: key, in: memberBytes, names: memberNames) { offsets[n] = s.i }
-            try s.skipValue(depth: depth + 1)
+            try s.skipElement(depth: depth + 1)
             s.skipSpace()
             guard s.i < s.count else { throw s.expectedSeparator("}") }
             if s.base[s.i] == UInt8(ascii: ",") { s.i += 1; continue }
@@ -149,8 +185,13 @@ struct DirectFilter: Sendable {
                 return run(n).map { !$0 }
             case .leaf(let k):
                 let leaf = leaves[k]
-                let value: Value
                 let at = offsets[leaf.member]
+                if let integer = leaf.integer, at >= 0 {
+                    var t = s
+                    t.i = at
+                    if let answer = t.integerAnswer(integer, leaf.quantifier, leaf.rest[...], leaf.restNames[...]) { return answer }
+                }
+                let value: Value
                 if at < 0 {
                     // A key on a missing member, and any key below it, reads nil.
                     value = .null
@@ -199,26 +240,7 @@ extension JSONScanner {
         guard let key = keys.first else { return s.leafValue(depth: depth) }
         switch s.base[s.i] {
         case UInt8(ascii: "{"):
-            s.i += 1
-            s.skipSpace()
-            if s.base[s.i] == UInt8(ascii: "}") { return .null }
-            var found = -1
-            var first = true
-            while true {
-                guard let k = try? s.memberKey() else { return nil }
-                if first, s.isKey(k, "$date") { return nil }
-                first = false
-                if k.escaped {
-                    if s.stringContent(k.start, k.end, escaped: true) == names.first! { found = s.i }
-                } else if k.end - k.start == key.count,
-                          key.withUnsafeBufferPointer({ memcmp(s.base + k.start, $0.baseAddress!, key.count) == 0 }) {
-                    found = s.i
-                }
-                guard (try? s.skipValue(depth: depth + 1)) != nil else { return nil }
-                s.skipSpace()
-                guard s.i < s.count, s.base[s.i] == UInt8(ascii: ",") else { break }
-                s.i += 1
-            }
+            guard let found = s.member(key, names.first!) else { return nil }
             guard found >= 0 else { return .null }
             s.i = found
             return s.resolve(keys.dropFirst(), names.dropFirst(), depth: depth + 1)
@@ -241,6 +263,130 @@ extension JSONScanner {
             return .array(items)
         default:
             return nil
+        }
+    }
+
+    /// Where a key path read through objects only leads from the (already validated) value at `i`.
+    enum Walk {
+        /// The value at this offset.
+        case value(Int)
+        /// Nil: a key missing, or a null on the way.
+        case null
+        /// An array at this offset, to map the keys from the given index on over.
+        case array(Int, Int)
+        /// Something the general path reads otherwise (a key on a scalar, a `$date` object).
+        case other
+    }
+
+    func walk(_ keys: ArraySlice<[UInt8]>, _ names: ArraySlice<String>) -> Walk {
+        var s = self
+        var keys = keys, names = names
+        while let key = keys.first {
+            switch s.base[s.i] {
+            case UInt8(ascii: "{"):
+                guard let found = s.member(key, names.first!) else { return .other }
+                guard found >= 0 else { return .null }
+                s.i = found
+            case UInt8(ascii: "n"): return .null
+            case UInt8(ascii: "["): return .array(s.i, keys.startIndex)
+            default: return .other
+            }
+            keys = keys.dropFirst()
+            names = names.dropFirst()
+        }
+        return .value(s.i)
+    }
+
+    /// The offset of the value of member `key` (`name` as a string) of the (already validated)
+    /// object at `i`, the last of duplicates; -1 when it has none; nil for an object starting with
+    /// `$date` (the general path may read it as a date).
+    func member(_ key: [UInt8], _ name: String) -> Int? {
+        var s = self
+        s.i += 1
+        s.skipSpace()
+        if s.base[s.i] == UInt8(ascii: "}") { return -1 }
+        var found = -1
+        var first = true
+        while true {
+            guard let k = try? s.memberKey() else { return nil }
+            if first, s.isKey(k, "$date") { return nil }
+            first = false
+            if k.escaped {
+                if s.stringContent(k.start, k.end, escaped: true) == name { found = s.i }
+            } else if k.end - k.start == key.count,
+                      key.withUnsafeBufferPointer({ memcmp(s.base + k.start, $0.baseAddress!, key.count) == 0 }) {
+                found = s.i
+            }
+            guard (try? s.skipValue(depth: 0)) != nil else { return nil }
+            s.skipSpace()
+            guard s.i < s.count, s.base[s.i] == UInt8(ascii: ",") else { return found }
+            s.i += 1
+        }
+    }
+
+    /// The integer written at `i`, or nil for anything else.
+    @inline(__always)
+    func integer() -> Int64? {
+        var s = self
+        let c = s.base[s.i]
+        guard c == UInt8(ascii: "-") || c &- 0x30 < 10, let (start, isInteger) = try? s.scanNumber(), isInteger,
+              case .integer(let n) = s.numberValue(start, isInteger: true) else { return nil }
+        return n
+    }
+
+    /// The answer of an integer comparison (quantified or not) on the key path `keys` from the
+    /// value at `i`, when every value it compares is an integer; nil otherwise (the general
+    /// comparison then decides). ANY and ALL decide where the general path does, at the first
+    /// element that decides, having compared only integers before it; but every element is still
+    /// read through the path, as the general path maps the whole path before comparing, and a key
+    /// it cannot read in any element is an error there.
+    func integerAnswer(_ test: DirectFilter.IntegerTest, _ quantifier: Quantifier?,
+                       _ keys: ArraySlice<[UInt8]>, _ names: ArraySlice<String>) -> Bool? {
+        guard let quantifier else {
+            guard case .value(let at) = walk(keys, names) else { return nil }
+            var t = self
+            t.i = at
+            return t.integer().map { test($0) }
+        }
+        let all = quantifier == .all
+        var s = self
+        var rest = keys[keys.endIndex...], restNames = names[names.endIndex...]
+        switch walk(keys, names) {
+        case .null: return all
+        case .other: return nil
+        case .value(let at):
+            s.i = at
+            if s.base[at] == UInt8(ascii: "n") { return all }
+            guard s.base[at] == UInt8(ascii: "[") else { return nil }
+        case .array(let at, let from):
+            s.i = at
+            rest = keys[from...]
+            restNames = names[from...]
+        }
+        // The elements of the array at `i`, each read through the rest of the path.
+        s.i += 1
+        s.skipSpace()
+        if s.base[s.i] == UInt8(ascii: "]") { return all }
+        var decided: Bool?
+        while true {
+            s.skipSpace()
+            switch s.walk(rest, restNames) {
+            case .value(let at):
+                if decided == nil {
+                    var t = s
+                    t.i = at
+                    guard let x = t.integer() else { return nil }
+                    if test(x) != all { decided = !all }
+                }
+            case .null:
+                if decided == nil { return nil }
+            case .array, .other:
+                return nil
+            }
+            guard (try? s.skipValue(depth: 0)) != nil else { return nil }
+            s.skipSpace()
+            guard s.i < s.count, s.base[s.i] == UInt8(ascii: ",") else { return decided ?? all }
+            s.i += 1
         }
     }
 

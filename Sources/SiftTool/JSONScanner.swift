@@ -146,7 +146,7 @@ struct JSONScanner {
             if i < count, base[i] == UInt8(ascii: "}") { i += 1; return }
             while true {
                 try memberKey()
-                try skipValue(depth: depth + 1)
+                try skipElement(depth: depth + 1)
                 skipSpace()
                 guard i < count else { throw expectedSeparator("}") }
                 if base[i] == UInt8(ascii: ",") { i += 1; continue }
@@ -159,7 +159,7 @@ struct JSONScanner {
             if i < count, base[i] == UInt8(ascii: "]") { i += 1; return }
             while true {
                 skipSpace()
-                try skipValue(depth: depth + 1)
+                try skipElement(depth: depth + 1)
                 skipSpace()
                 guard i < count else { throw expectedSeparator("]") }
                 if base[i] == UInt8(ascii: ",") { i += 1; continue }
@@ -174,6 +174,18 @@ struct JSONScanner {
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try scanNumber()
         default: throw unexpected()
         }
+    }
+
+    /// Validates the member or element value at `i` and moves past it, as `skipValue` does; strings
+    /// and numbers, most of what is skipped, without the call.
+    @inline(__always)
+    mutating func skipElement(depth: Int) throws(JSONScanError) {
+        if depth < Self.maximumDepth, i < count {
+            let c = base[i]
+            if c == UInt8(ascii: "\"") { _ = try scanString(); return }
+            if c &- 0x30 < 10 || c == UInt8(ascii: "-") { _ = try scanNumber(); return }
+        }
+        try skipValue(depth: depth)
     }
 
     /// Reads `, "key" :` up to the member's value (the opening brace or comma already read), and

@@ -20,7 +20,8 @@ private let directPredicates: [String] = [
     "a >= 18 AND b.c BEGINSWITH 'O' AND ANY kids.age < 10", "b.c.d == 1", "b == nil", "kids.age == nil",
     "a == $v", "a > 9223372036854775806", "a < -9223372036854775807", "a == 9223372036854775807",
     "a == 1e300", "a LIKE 'x*'", "a MATCHES '[0-9]+'", "TRUEPREDICATE AND a > 0",
-    "(a > 1 OR b.c == 'x') AND NOT (ANY kids.age == 2)",
+    "(a > 1 OR b.c == 'x') AND NOT (ANY kids.age == 2)", "ALL kids.age < 10", "ANY tags < 3", "a != 5", "a <= -1",
+    "ANY kids.age == 9223372036854775807", "ALL b.c.d > 0", "ANY b.c > 1", "ANY kids.age.x == 1", "ANY a < 10",
 ]
 
 /// Predicates it leaves to the general path.
@@ -44,6 +45,12 @@ private let handWritten: [String] = [
     #"{}"#, #"[]"#, #"[1, 2]"#, #"5"#, #""s""#, #"null"#, #"{"a": -0.0}"#, #"{"a": 0.1, "b": {}}"#,
     #"{"b": {"c": {"d": [[{"x": 1}]]}}}"#, #"{"kids": [[[{"age": 1}]], {"age": null}]}"#,
     #"{"a": 1, "b": {"c": "x"}, "b": {"d": 1}}"#,
+    #"{"kids": [{"age": 3}, {"age": "x"}]}"#, #"{"kids": [{"age": "x"}, {"age": 3}]}"#, #"{"kids": [{"age": 30}, {"age": "x"}]}"#,
+    #"{"kids": [{"age": 1}, {}]}"#, #"{"kids": [{}, {"age": 1}]}"#, #"{"kids": [{"age": 1.0}, {"age": 2}]}"#,
+    #"{"kids": [{"age": 2, "age": 20}, {"age": 1e1}]}"#, #"{"a": 18}"#, #"{"a": 17}"#, #"{"a": "18"}"#, #"{"a": null}"#,
+    #"{"tags": [1, 2, "x"]}"#, #"{"tags": ["x", 1]}"#, #"{"tags": [5, [1]]}"#, #"{"tags": []}"#, #"{"tags": {"x": 1}}"#,
+    #"{"b": {"c": [1, 5]}, "kids": [{"age": {"x": 1}}]}"#, #"{"b": [{"c": {"d": 1}}, {"c": {"d": -1}}]}"#,
+    #"{"kids": [{"age": 12}, {"$date": 1}]}"#, #"{"kids": [{"$date": 1}, {"age": 1}]}"#, #"{"kids": [null, {"age": 1}]}"#,
     "{\"a\" : 3 ,\n \"b\"\t:\r{ \"c\" : \"Oxford\" } , \"kids\" : [ { \"age\" : 4 } ] }",
     "{\"b\":{\"c\":" + String(repeating: "[", count: 300) + String(repeating: "]", count: 300) + "}}",
 ]
