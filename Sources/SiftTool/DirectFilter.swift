@@ -163,9 +163,16 @@ struct DirectFilter: Sendable {
 
     // MARK: Evaluating
 
+    /// Stands in for an instant when nothing is timed.
+    private static let epoch = ContinuousClock.now
+
     /// Whether the record whose members `locate` found matches, or nil when the general path must
-    /// decide. `s` is any scanner over the input.
-    func evaluate(_ s: JSONScanner, depth: Int, offsets: [Int], variables: [String: Value]) -> Bool? {
+    /// decide. `s` is any scanner over the input. When `timed` (for --stats), the time spent
+    /// reading key paths from the bytes is added to `pathTime`: it is reading, not evaluating.
+    /// (The clock is only read then; an optional clock cost more than the paths themselves.)
+    func evaluate(_ s: JSONScanner, depth: Int, offsets: [Int], variables: [String: Value],
+                  timed: Bool = false, pathTime: inout Duration) -> Bool? {
+        let clock = ContinuousClock()
         func run(_ node: Node) -> Bool? {
             switch node {
             case .constant(let value): return value
@@ -186,10 +193,14 @@ struct DirectFilter: Sendable {
             case .leaf(let k):
                 let leaf = leaves[k]
                 let at = offsets[leaf.member]
+                var mark = Self.epoch
+                if timed { mark = clock.now }
                 if let integer = leaf.integer, at >= 0 {
                     var t = s
                     t.i = at
-                    if let answer = t.integerAnswer(integer, leaf.quantifier, leaf.rest[...], leaf.restNames[...]) { return answer }
+                    let answer = t.integerAnswer(integer, leaf.quantifier, leaf.rest[...], leaf.restNames[...])
+                    if timed { let now = clock.now; pathTime += now - mark; mark = now }
+                    if let answer { return answer }
                 }
                 let value: Value
                 if at < 0 {
@@ -201,6 +212,7 @@ struct DirectFilter: Sendable {
                     guard let v = t.resolve(leaf.rest[...], leaf.restNames[...], depth: depth + 1) else { return nil }
                     value = v
                 }
+                if timed { pathTime += clock.now - mark }
                 do throws(EvaluationError) { return try leaf.test.evaluate(with: value, variables: variables) } catch { return nil }
             }
         }

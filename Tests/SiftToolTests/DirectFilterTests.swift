@@ -114,11 +114,13 @@ private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String:
     text.withUnsafeBufferPointer { bytes in
         var cursor = RecordCursor(bytes)
         var offsets = [Int](repeating: -1, count: filter.memberNames.count)
+        var pathTime = Duration.zero
         var out: [String] = []
         do throws(JSONScanError) {
             while try cursor.next() != nil {
                 guard try filter.locate(&cursor.scanner, depth: cursor.depth, offsets: &offsets),
-                      let answer = filter.evaluate(cursor.scanner, depth: cursor.depth, offsets: offsets, variables: variables)
+                      let answer = filter.evaluate(cursor.scanner, depth: cursor.depth, offsets: offsets, variables: variables,
+                                                   pathTime: &pathTime)
                 else { out.append("general"); continue }
                 out.append(String(answer))
             }
