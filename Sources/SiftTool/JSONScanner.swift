@@ -56,13 +56,35 @@ indirect enum Projection: Equatable, Sendable {
 struct ProjectedObject: KeyValueCoding {
     /// The projection's members (shared by every object built for it).
     let keys: [ProjectedKey]
-    /// One value per key (`.null` for a missing member); empty when none was present.
-    let values: [Value]
+    /// One value per key (`.null` for a missing member); nil when none was present.
+    let values: ValueSlots?
 
     func value(forKey key: String) throws -> Value {
-        guard !values.isEmpty else { return .null }
+        guard let values else { return .null }
         for n in keys.indices where keys[n].name == key { return values[n] }
         return .null
+    }
+}
+
+/// The values of a partly built object, one per projected key, in one allocation of a class of its
+/// own. An array of `Value`s looked its generic metadata up in the runtime on every allocation
+/// (about 650 instructions with the allocation, against about 150 here), and a record allocates one
+/// per object it builds. Written only while its object is built, read-only after.
+final class ValueSlots: ManagedBuffer<Int, Value> {
+    /// `count` slots holding nil.
+    static func make(count: Int) -> ValueSlots {
+        let slots = unsafeDowncast(ValueSlots.create(minimumCapacity: count) { _ in count }, to: ValueSlots.self)
+        slots.withUnsafeMutablePointerToElements { $0.initialize(repeating: .null, count: count) }
+        return slots
+    }
+
+    deinit {
+        _ = withUnsafeMutablePointers { count, values in values.deinitialize(count: count.pointee) }
+    }
+
+    subscript(n: Int) -> Value {
+        get { withUnsafeMutablePointerToElements { $0[n] } }
+        set { withUnsafeMutablePointerToElements { $0[n] = newValue } }
     }
 }
 
@@ -442,7 +464,7 @@ extension JSONScanner {
             var memberCount = 0
             var date: Value?
             // A partly built object keeps its members in the projection's order (see ProjectedObject).
-            var slots: [Value] = []
+            var slots: ValueSlots?
             while true {
                 let key = try memberKey()
                 memberCount += 1
@@ -450,8 +472,8 @@ extension JSONScanner {
                     if let slot = wantedSlot(key, keys) {
                         let v = try value(depth: depth + 1, keys[slot].projection)
                         if memberCount == 1, keys[slot].name == "$date" { date = v }
-                        if slots.isEmpty { slots = Array(repeating: .null, count: keys.count) }
-                        slots[slot] = v
+                        if slots == nil { slots = ValueSlots.make(count: keys.count) }
+                        slots![slot] = v
                     } else if memberCount == 1, isDateKey(key) {
                         date = try value(depth: depth + 1, .whole)
                     } else {
