@@ -15,7 +15,9 @@ import Foundation
 import SiftEvaluation
 import SiftSyntax
 
-struct DirectFilter: Sendable {
+/// A class: the pass binds it once per record, and a struct would be copied there, retaining each
+/// of its arrays.
+final class DirectFilter: Sendable {
     /// The predicate's logic, with comparisons as indices into `leaves`.
     indirect enum Node: Sendable {
         case constant(Bool)
@@ -198,7 +200,7 @@ struct DirectFilter: Sendable {
                 if let integer = leaf.integer, at >= 0 {
                     var t = s
                     t.i = at
-                    let answer = t.integerAnswer(integer, leaf.quantifier, leaf.rest[...], leaf.restNames[...])
+                    let answer = t.integerAnswer(integer, leaf)
                     if timed { let now = clock.now; pathTime += now - mark; mark = now }
                     if let answer { return answer }
                 }
@@ -209,7 +211,7 @@ struct DirectFilter: Sendable {
                 } else {
                     var t = s
                     t.i = at
-                    guard let v = t.resolve(leaf.rest[...], leaf.restNames[...], depth: depth + 1) else { return nil }
+                    guard let v = t.resolve(leaf, from: 0, depth: depth + 1) else { return nil }
                     value = v
                 }
                 if timed { pathTime += clock.now - mark }
@@ -242,20 +244,20 @@ extension JSONScanner {
         return nil
     }
 
-    /// The value of the key path `keys` read from the (already validated) value at `i`, built as
-    /// the general path builds it: a key on an object is its member (the last of duplicates) or nil,
-    /// a key on nil is nil, a key on an array maps over the elements. Nil where the general path may
-    /// answer otherwise or raise: a key on a number, string or Boolean, or an object that starts
-    /// with `$date`.
-    func resolve(_ keys: ArraySlice<[UInt8]>, _ names: ArraySlice<String>, depth: Int) -> Value? {
+    /// The value of `leaf`'s key path from key `k` on, read from the (already validated) value at
+    /// `i` and built as the general path builds it: a key on an object is its member (the last of
+    /// duplicates) or nil, a key on nil is nil, a key on an array maps over the elements. Nil where
+    /// the general path may answer otherwise or raise: a key on a number, string or Boolean, or an
+    /// object that starts with `$date`.
+    func resolve(_ leaf: DirectFilter.Leaf, from k: Int, depth: Int) -> Value? {
         var s = self
-        guard let key = keys.first else { return s.leafValue(depth: depth) }
+        guard k < leaf.rest.count else { return s.leafValue(depth: depth) }
         switch s.base[s.i] {
         case UInt8(ascii: "{"):
-            guard let found = s.member(key, names.first!) else { return nil }
+            guard let found = s.member(leaf.rest[k], leaf.restNames[k]) else { return nil }
             guard found >= 0 else { return .null }
             s.i = found
-            return s.resolve(keys.dropFirst(), names.dropFirst(), depth: depth + 1)
+            return s.resolve(leaf, from: k + 1, depth: depth + 1)
         case UInt8(ascii: "n"):
             return .null
         case UInt8(ascii: "["):
@@ -265,7 +267,7 @@ extension JSONScanner {
             if s.base[s.i] == UInt8(ascii: "]") { return .array(items) }
             while true {
                 s.skipSpace()
-                guard let v = s.resolve(keys, names, depth: depth + 1) else { return nil }
+                guard let v = s.resolve(leaf, from: k, depth: depth + 1) else { return nil }
                 items.append(v)
                 guard (try? s.skipValue(depth: depth + 1)) != nil else { return nil }
                 s.skipSpace()
@@ -290,21 +292,21 @@ extension JSONScanner {
         case other
     }
 
-    func walk(_ keys: ArraySlice<[UInt8]>, _ names: ArraySlice<String>) -> Walk {
+    /// Follows `leaf`'s key path from key `k` on through objects, from the value at `i`.
+    func walk(_ leaf: DirectFilter.Leaf, from k: Int) -> Walk {
         var s = self
-        var keys = keys, names = names
-        while let key = keys.first {
+        var k = k
+        while k < leaf.rest.count {
             switch s.base[s.i] {
             case UInt8(ascii: "{"):
-                guard let found = s.member(key, names.first!) else { return .other }
+                guard let found = s.member(leaf.rest[k], leaf.restNames[k]) else { return .other }
                 guard found >= 0 else { return .null }
                 s.i = found
             case UInt8(ascii: "n"): return .null
-            case UInt8(ascii: "["): return .array(s.i, keys.startIndex)
+            case UInt8(ascii: "["): return .array(s.i, k)
             default: return .other
             }
-            keys = keys.dropFirst()
-            names = names.dropFirst()
+            k += 1
         }
         return .value(s.i)
     }
@@ -346,24 +348,23 @@ extension JSONScanner {
         return n
     }
 
-    /// The answer of an integer comparison (quantified or not) on the key path `keys` from the
+    /// The answer of `leaf`'s integer comparison (quantified or not) on its key path from the
     /// value at `i`, when every value it compares is an integer; nil otherwise (the general
     /// comparison then decides). ANY and ALL decide where the general path does, at the first
     /// element that decides, having compared only integers before it; but every element is still
     /// read through the path, as the general path maps the whole path before comparing, and a key
     /// it cannot read in any element is an error there.
-    func integerAnswer(_ test: DirectFilter.IntegerTest, _ quantifier: Quantifier?,
-                       _ keys: ArraySlice<[UInt8]>, _ names: ArraySlice<String>) -> Bool? {
-        guard let quantifier else {
-            guard case .value(let at) = walk(keys, names) else { return nil }
+    func integerAnswer(_ test: DirectFilter.IntegerTest, _ leaf: DirectFilter.Leaf) -> Bool? {
+        guard let quantifier = leaf.quantifier else {
+            guard case .value(let at) = walk(leaf, from: 0) else { return nil }
             var t = self
             t.i = at
             return t.integer().map { test($0) }
         }
         let all = quantifier == .all
         var s = self
-        var rest = keys[keys.endIndex...], restNames = names[names.endIndex...]
-        switch walk(keys, names) {
+        var rest = leaf.rest.count
+        switch walk(leaf, from: 0) {
         case .null: return all
         case .other: return nil
         case .value(let at):
@@ -372,8 +373,7 @@ extension JSONScanner {
             guard s.base[at] == UInt8(ascii: "[") else { return nil }
         case .array(let at, let from):
             s.i = at
-            rest = keys[from...]
-            restNames = names[from...]
+            rest = from
         }
         // The elements of the array at `i`, each read through the rest of the path.
         s.i += 1
@@ -382,7 +382,7 @@ extension JSONScanner {
         var decided: Bool?
         while true {
             s.skipSpace()
-            switch s.walk(rest, restNames) {
+            switch s.walk(leaf, from: rest) {
             case .value(let at):
                 if decided == nil {
                     var t = s
