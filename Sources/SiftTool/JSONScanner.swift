@@ -215,6 +215,26 @@ struct JSONScanner {
     @inline(__always) @discardableResult
     mutating func memberKey() throws(JSONScanError) -> (start: Int, end: Int, escaped: Bool) {
         skipSpace()
+        // Most keys are short, plain and followed at once by the colon: one word read decides.
+        if i + 9 <= count, base[i] == UInt8(ascii: "\"") {
+            let special = Self.specialBytes(UnsafeRawPointer(base + i + 1).loadUnaligned(as: UInt64.self))
+            if special != 0 {
+                let end = i + 1 + special.trailingZeroBitCount >> 3
+                if base[end] == UInt8(ascii: "\""), end + 1 < count, base[end + 1] == UInt8(ascii: ":") {
+                    let start = i + 1
+                    i = end + 2
+                    skipSpace()
+                    return (start, end, false)
+                }
+            }
+        }
+        return try memberKeyInFull()
+    }
+
+    /// `memberKey` for any key, spaces and errors included: a call of its own, so that the short
+    /// path above stays small enough to inline.
+    @inline(never)
+    private mutating func memberKeyInFull() throws(JSONScanError) -> (start: Int, end: Int, escaped: Bool) {
         guard i < count, base[i] == UInt8(ascii: "\"") else { throw fail("expected a string key, found '\(char(i))'") }
         let start = i + 1
         let escaped = try scanString()
@@ -246,12 +266,8 @@ struct JSONScanner {
         while true {
             // Eight bytes at a time while none of them is a quote, a backslash or a control character.
             while i + 8 <= count {
-                let w = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
-                let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-                let q = w ^ (ones &* 0x22), b = w ^ (ones &* 0x5C)
-                let special = (((q &- ones) & ~q) | ((b &- ones) & ~b) | ((w &- ones &* 0x20) & ~w)) & highs
-                // The lowest flagged byte is exact (only bytes above a flagged one can be flagged
-                // wrongly), so the scan goes straight to it.
+                let special = Self.specialBytes(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self))
+                // The lowest flagged byte is exact, so the scan goes straight to it.
                 if special != 0 { i += special.trailingZeroBitCount >> 3; break }
                 i += 8
             }
@@ -275,6 +291,16 @@ struct JSONScanner {
                 throw fail("invalid escape '\\\(char(i - 1))'")
             }
         }
+    }
+
+    /// The high bit of each byte of `w` (read little-endian) that is a quote, a backslash or a
+    /// control character. Only bytes above a flagged one can be flagged wrongly (by the borrow), so
+    /// the lowest flagged byte is always exact.
+    @inline(__always)
+    static func specialBytes(_ w: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let q = w ^ (ones &* 0x22), b = w ^ (ones &* 0x5C)
+        return (((q &- ones) & ~q) | ((b &- ones) & ~b) | ((w &- ones &* 0x20) & ~w)) & highs
     }
 
     /// The scalar of a `\u` escape whose `u` was just read (a surrogate pair takes two escapes).
