@@ -269,7 +269,7 @@ extension JSONScanner {
                 s.skipSpace()
                 guard let v = s.resolve(leaf, from: k, depth: depth + 1) else { return nil }
                 items.append(v)
-                guard (try? s.skipValue(depth: depth + 1)) != nil else { return nil }
+                guard (try? s.skipElement(depth: depth + 1)) != nil else { return nil }
                 s.skipSpace()
                 guard s.i < s.count, s.base[s.i] == UInt8(ascii: ",") else { break }
                 s.i += 1
@@ -331,7 +331,7 @@ extension JSONScanner {
                       key.withUnsafeBufferPointer({ memcmp(s.base + k.start, $0.baseAddress!, key.count) == 0 }) {
                 found = s.i
             }
-            guard (try? s.skipValue(depth: 0)) != nil else { return nil }
+            guard (try? s.skipElement(depth: 0)) != nil else { return nil }
             s.skipSpace()
             guard s.i < s.count, s.base[s.i] == UInt8(ascii: ",") else { return found }
             s.i += 1
@@ -395,7 +395,7 @@ extension JSONScanner {
             case .array, .other:
                 return nil
             }
-            guard (try? s.skipValue(depth: 0)) != nil else { return nil }
+            guard (try? s.skipElement(depth: 0)) != nil else { return nil }
             s.skipSpace()
             guard s.i < s.count, s.base[s.i] == UInt8(ascii: ",") else { return decided ?? all }
             s.i += 1
