@@ -39,14 +39,53 @@ final class DirectFilter: Sendable {
         /// and the quantifier, so that integers are compared where they are written.
         let integer: IntegerTest?
         let quantifier: Quantifier?
+        /// For a string test against a printable ASCII constant (not quantified): the test on the
+        /// bytes of a printable ASCII string, compared where it is written.
+        let text: TextTest?
 
-        init(member: Int, rest: [[UInt8]], restNames: [String], test: SiftPredicate, integer: IntegerTest?, quantifier: Quantifier?) {
+        init(member: Int, rest: [[UInt8]], restNames: [String], test: SiftPredicate, integer: IntegerTest?,
+             quantifier: Quantifier?, text: TextTest?) {
             self.member = member
             self.rest = rest
             self.restNames = restNames
             self.test = test
             self.integer = integer
             self.quantifier = quantifier
+            self.text = text
+        }
+    }
+
+    /// `s op k` for strings `s` and `k` of printable ASCII (space to tilde) and no options: there
+    /// every byte is a character of its own, canonical equivalence is byte equality and no
+    /// combining mark can follow a match, so the general path's BEGINSWITH, ENDSWITH, == and !=
+    /// compare bytes. An empty constant (which BEGINSWITH and ENDSWITH never match) and any other
+    /// string take the general comparison.
+    struct TextTest: Sendable {
+        let op: ComparisonOperator
+        let k: [UInt8]
+
+        init?(_ op: ComparisonOperator, _ options: ComparisonOptions, _ rhs: ExpressionSyntax) {
+            guard options.isEmpty, case .constant(.string(let k)) = rhs.kind, !k.isEmpty,
+                  k.utf8.allSatisfy({ $0 >= 0x20 && $0 <= 0x7E }) else { return nil }
+            switch op {
+            case .beginsWith, .endsWith, .equal, .notEqual: break
+            default: return nil
+            }
+            self.op = op
+            self.k = Array(k.utf8)
+        }
+
+        /// The answer for the `count` bytes at `s`, all printable ASCII.
+        func callAsFunction(_ s: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+            k.withUnsafeBufferPointer { k in
+                let n = k.count
+                switch op {
+                case .beginsWith: return count >= n && memcmp(s, k.baseAddress!, n) == 0
+                case .endsWith: return count >= n && memcmp(s + count - n, k.baseAddress!, n) == 0
+                case .equal: return count == n && memcmp(s, k.baseAddress!, n) == 0
+                default: return !(count == n && memcmp(s, k.baseAddress!, n) == 0)
+                }
+            }
         }
     }
 
@@ -120,7 +159,8 @@ final class DirectFilter: Sendable {
                 let rest = Array(components.dropFirst())
                 leaves.append(Leaf(member: member, rest: rest.map { Array($0.utf8) }, restNames: rest,
                                    test: SiftPredicate(comparison, source: predicate.source, options: predicate.options),
-                                   integer: IntegerTest(op, options, rhs), quantifier: quantifier))
+                                   integer: IntegerTest(op, options, rhs), quantifier: quantifier,
+                                   text: quantifier == nil ? TextTest(op, options, rhs) : nil))
                 return .leaf(leaves.count - 1)
             }
         }
@@ -201,6 +241,13 @@ final class DirectFilter: Sendable {
                     var t = s
                     t.i = at
                     let answer = t.integerAnswer(integer, leaf)
+                    if timed { let now = clock.now; pathTime += now - mark; mark = now }
+                    if let answer { return answer }
+                }
+                if let text = leaf.text, at >= 0 {
+                    var t = s
+                    t.i = at
+                    let answer = t.textAnswer(text, leaf)
                     if timed { let now = clock.now; pathTime += now - mark; mark = now }
                     if let answer { return answer }
                 }
@@ -400,6 +447,18 @@ extension JSONScanner {
             guard s.i < s.count, s.base[s.i] == UInt8(ascii: ",") else { return decided ?? all }
             s.i += 1
         }
+    }
+
+    /// The answer of `leaf`'s string test on its key path from the value at `i`, when that is a
+    /// string of printable ASCII without escapes; nil otherwise (the general comparison decides).
+    func textAnswer(_ test: DirectFilter.TextTest, _ leaf: DirectFilter.Leaf) -> Bool? {
+        guard case .value(let at) = walk(leaf, from: 0), base[at] == UInt8(ascii: "\"") else { return nil }
+        var t = self
+        t.i = at
+        guard let escaped = try? t.scanString(), !escaped else { return nil }
+        let start = at + 1, count = t.i - 1 - start
+        for j in start..<start + count where base[j] < 0x20 || base[j] > 0x7E { return nil }
+        return test(base + start, count)
     }
 
     /// The (already validated) value at `i`: scalars built directly, containers as the general

@@ -22,6 +22,8 @@ private let directPredicates: [String] = [
     "a == 1e300", "a LIKE 'x*'", "a MATCHES '[0-9]+'", "TRUEPREDICATE AND a > 0",
     "(a > 1 OR b.c == 'x') AND NOT (ANY kids.age == 2)", "ALL kids.age < 10", "ANY tags < 3", "a != 5", "a <= -1",
     "ANY kids.age == 9223372036854775807", "ALL b.c.d > 0", "ANY b.c > 1", "ANY kids.age.x == 1", "ANY a < 10",
+    "b.c ENDSWITH 'lo'", "b.c == 'Oslo'", "b.c != 'Oslo'", "a BEGINSWITH ''", "a == ''", "a ENDSWITH 'x'",
+    "b.c BEGINSWITH 'Os'", "a != 'x\"y'", "b.c BEGINSWITH 'O' AND a ENDSWITH '8'", "ANY tags BEGINSWITH 'r'",
 ]
 
 /// Predicates it leaves to the general path.
@@ -50,6 +52,9 @@ private let handWritten: [String] = [
     #"{"kids": [{"age": 2, "age": 20}, {"age": 1e1}]}"#, #"{"a": 18}"#, #"{"a": 17}"#, #"{"a": "18"}"#, #"{"a": null}"#,
     #"{"tags": [1, 2, "x"]}"#, #"{"tags": ["x", 1]}"#, #"{"tags": [5, [1]]}"#, #"{"tags": []}"#, #"{"tags": {"x": 1}}"#,
     #"{"b": {"c": [1, 5]}, "kids": [{"age": {"x": 1}}]}"#, #"{"b": [{"c": {"d": 1}}, {"c": {"d": -1}}]}"#,
+    #"{"b": {"c": "O\u0301slo"}}"#, "{\"b\": {\"c\": \"O\u{301}slo\"}}", #"{"b": {"c": "Os\tlo"}}"#, #"{"b": {"c": "lo"}}"#,
+    #"{"b": {"c": "O"}}"#, #"{"b": {"c": "Ö"}}"#, #"{"a": ""}"#, #"{"a": "x\"y"}"#, #"{"a": "18"}"#, #"{"b": {"c": "Oslo\u007f"}}"#,
+    "{\"b\": {\"c\": \"Oslo\u{7F}\"}}", #"{"b": {"c": "\u004fslo"}}"#, #"{"b": {"c": 5}}"#, #"{"b": {"c": null}}"#,
     #"{"kids": [{"age": 12}, {"$date": 1}]}"#, #"{"kids": [{"$date": 1}, {"age": 1}]}"#, #"{"kids": [null, {"age": 1}]}"#,
     "{\"a\" : 3 ,\n \"b\"\t:\r{ \"c\" : \"Oxford\" } , \"kids\" : [ { \"age\" : 4 } ] }",
     "{\"b\":{\"c\":" + String(repeating: "[", count: 300) + String(repeating: "]", count: 300) + "}}",
@@ -193,6 +198,26 @@ private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String:
             }
         }
         #expect(failures > 1000)
+    }
+
+    @Test func integersAndPlainStringsAreComparedWhereTheyAreWritten() throws {
+        func leaf(_ source: String) throws -> DirectFilter.Leaf {
+            try #require(DirectFilter(try SiftPredicate(format: source, arguments: []))).leaves[0]
+        }
+        #expect(try leaf("a >= 18").integer != nil)
+        #expect(try leaf("ANY kids.age < 10").integer != nil)
+        #expect(try leaf("a >= 1.5").integer == nil)
+        #expect(try leaf("b.c BEGINSWITH 'O'").text != nil)
+        #expect(try leaf("b.c == 'Oslo'").text != nil)
+        #expect(try leaf("b.c BEGINSWITH[c] 'o'").text == nil)
+        #expect(try leaf("b.c BEGINSWITH ''").text == nil)
+        #expect(try leaf("b.c BEGINSWITH 'é'").text == nil)
+        #expect(try leaf("ANY tags BEGINSWITH 'r'").text == nil)
+        #expect(try leaf("b.c CONTAINS 'O'").text == nil)
+        // Decided on the bytes, as the general path decides.
+        let filter = try #require(DirectFilter(try SiftPredicate(format: "a >= 18 AND b.c BEGINSWITH 'O'", arguments: [])))
+        #expect(direct(filter, Array(#"{"a": 20, "b": {"c": "Oslo"}} {"a": 20, "b": {"c": "Lima"}}"#.utf8), variables: [:])
+                == ["true", "false"])
     }
 
     @Test func formsItDoesNotTakeAreLeftToTheGeneralPath() throws {
