@@ -130,7 +130,13 @@ final class DirectFilter: Sendable {
         guard !predicate.options.lenient else { return nil }
         var leaves: [Leaf] = []
         var names: [String] = []
+        // Predicates nested deeper than this keep the general path, whose compiled code checks the
+        // stack as it recurses; this form recurses without checks, so it stays shallow.
+        var nesting = 0
         func node(_ p: PredicateSyntax) -> Node? {
+            nesting += 1
+            defer { nesting -= 1 }
+            guard nesting <= 64 else { return nil }
             switch p.kind {
             case .constant(let value): return .constant(value)
             case .and(let operands):

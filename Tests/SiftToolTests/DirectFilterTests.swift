@@ -224,6 +224,10 @@ private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String:
         for source in generalPredicates {
             #expect(DirectFilter(try SiftPredicate(format: source, arguments: [])) == nil, "\(source)")
         }
+        let deep = String(repeating: "NOT (", count: 70) + "a > 1" + String(repeating: ")", count: 70)
+        #expect(DirectFilter(try SiftPredicate(format: deep, arguments: [])) == nil)
+        let shallow = String(repeating: "NOT (", count: 20) + "a > 1" + String(repeating: ")", count: 20)
+        #expect(DirectFilter(try SiftPredicate(format: shallow, arguments: [])) != nil)
         let lenient = try SiftPredicate(format: "a > 1", arguments: [], options: EvaluationOptions(lenient: true))
         #expect(DirectFilter(lenient) == nil)
     }
