@@ -1,0 +1,489 @@
+// A faster way for `sift filter` to test records against the common predicates: AND, OR and NOT
+// over comparisons of a plain key path (no collection operator; ANY/ALL allowed) with a constant or
+// a variable. Building a `Value` for every record (an object per level, an array per member array)
+// and reading it back key by key cost more than reading the JSON itself, so instead each record is
+// validated once while the offsets of the top-level members the predicate names are noted, and each
+// comparison reads its key path straight from the bytes, building only the value it compares, which
+// the comparison itself, compiled over `SELF`, then tests. Whatever this cannot decide exactly as
+// the general path would (a record that is not a plain object, a `{"$date": …}` object on the way,
+// a key read from a number or a string, a comparison that raises) is sent back to the general path,
+// which evaluates the record again and decides: answers and errors are always the general path's.
+// Lenient predicates take the general path throughout: three-valued logic does not reduce to one
+// Boolean per comparison.
+
+import Foundation
+import SiftEvaluation
+import SiftSyntax
+
+/// A class: the pass binds it once per record, and a struct would be copied there, retaining each
+/// of its arrays.
+final class DirectFilter: Sendable {
+    /// The predicate's logic, with comparisons as indices into `leaves`.
+    indirect enum Node: Sendable {
+        case constant(Bool)
+        case and([Node])
+        case or([Node])
+        case not(Node)
+        case leaf(Int)
+    }
+
+    /// One comparison: which top-level member its key path starts at, the keys below that, and
+    /// the comparison with the key path replaced by `SELF`. A class, so that taking one out of
+    /// `leaves` per record is one retain rather than one per array and per part of the predicate.
+    final class Leaf: Sendable {
+        let member: Int
+        let rest: [[UInt8]]
+        let restNames: [String]
+        let test: SiftPredicate
+        /// For an ordering or equality against an integer constant: the test on an integer value,
+        /// and the quantifier, so that integers are compared where they are written.
+        let integer: IntegerTest?
+        let quantifier: Quantifier?
+        /// For a string test against a printable ASCII constant (not quantified): the test on the
+        /// bytes of a printable ASCII string, compared where it is written.
+        let text: TextTest?
+
+        init(member: Int, rest: [[UInt8]], restNames: [String], test: SiftPredicate, integer: IntegerTest?,
+             quantifier: Quantifier?, text: TextTest?) {
+            self.member = member
+            self.rest = rest
+            self.restNames = restNames
+            self.test = test
+            self.integer = integer
+            self.quantifier = quantifier
+            self.text = text
+        }
+    }
+
+    /// `s op k` for strings `s` and `k` of printable ASCII (space to tilde) and no options: there
+    /// every byte is a character of its own, canonical equivalence is byte equality and no
+    /// combining mark can follow a match, so the general path's BEGINSWITH, ENDSWITH, == and !=
+    /// compare bytes. An empty constant (which BEGINSWITH and ENDSWITH never match) and any other
+    /// string take the general comparison.
+    struct TextTest: Sendable {
+        let op: ComparisonOperator
+        let k: [UInt8]
+
+        init?(_ op: ComparisonOperator, _ options: ComparisonOptions, _ rhs: ExpressionSyntax) {
+            guard options.isEmpty, case .constant(.string(let k)) = rhs.kind, !k.isEmpty,
+                  k.utf8.allSatisfy({ $0 >= 0x20 && $0 <= 0x7E }) else { return nil }
+            switch op {
+            case .beginsWith, .endsWith, .equal, .notEqual: break
+            default: return nil
+            }
+            self.op = op
+            self.k = Array(k.utf8)
+        }
+
+        /// The answer for the `count` bytes at `s`, all printable ASCII.
+        func callAsFunction(_ s: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+            k.withUnsafeBufferPointer { k in
+                let n = k.count
+                switch op {
+                case .beginsWith: return count >= n && memcmp(s, k.baseAddress!, n) == 0
+                case .endsWith: return count >= n && memcmp(s + count - n, k.baseAddress!, n) == 0
+                case .equal: return count == n && memcmp(s, k.baseAddress!, n) == 0
+                default: return !(count == n && memcmp(s, k.baseAddress!, n) == 0)
+                }
+            }
+        }
+    }
+
+    /// `x op k` for an integer `x` and an integer constant `k`: two integers compare as integers
+    /// on the general path too. Any other value takes the general comparison.
+    struct IntegerTest: Sendable {
+        let op: ComparisonOperator
+        let k: Int64
+
+        init?(_ op: ComparisonOperator, _ options: ComparisonOptions, _ rhs: ExpressionSyntax) {
+            guard options.isEmpty, case .constant(.integer(let k)) = rhs.kind else { return nil }
+            switch op {
+            case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual, .equal, .notEqual: break
+            default: return nil
+            }
+            self.op = op
+            self.k = k
+        }
+
+        @inline(__always)
+        func callAsFunction(_ x: Int64) -> Bool {
+            switch op {
+            case .lessThan: x < k
+            case .lessThanOrEqual: x <= k
+            case .greaterThan: x > k
+            case .greaterThanOrEqual: x >= k
+            case .equal: x == k
+            default: x != k
+            }
+        }
+    }
+
+    let tree: Node
+    let leaves: [Leaf]
+    /// The top-level members the leaves read, by name and as bytes.
+    let memberNames: [String]
+    let memberBytes: [[UInt8]]
+
+    /// The direct form of `predicate`, or nil when it has a form this does not handle (the general
+    /// path is then used for every record).
+    init?(_ predicate: SiftPredicate) {
+        guard !predicate.options.lenient else { return nil }
+        var leaves: [Leaf] = []
+        var names: [String] = []
+        // Predicates nested deeper than this keep the general path, whose compiled code checks the
+        // stack as it recurses; this form recurses without checks, so it stays shallow.
+        var nesting = 0
+        func node(_ p: PredicateSyntax) -> Node? {
+            nesting += 1
+            defer { nesting -= 1 }
+            guard nesting <= 64 else { return nil }
+            switch p.kind {
+            case .constant(let value): return .constant(value)
+            case .and(let operands):
+                var nodes: [Node] = []
+                for o in operands { guard let n = node(o) else { return nil }; nodes.append(n) }
+                return .and(nodes)
+            case .or(let operands):
+                var nodes: [Node] = []
+                for o in operands { guard let n = node(o) else { return nil }; nodes.append(n) }
+                return .or(nodes)
+            case .not(let operand):
+                return node(operand).map { .not($0) }
+            case .comparison(let quantifier, let lhs, let op, let options, let rhs):
+                // A plain key path on the left, something that does not read the record on the right.
+                guard case .keyPath(nil, let components) = lhs.kind, let first = components.first,
+                      !components.contains(where: { $0.hasPrefix("@") || KeyPathComponent.isCollectionOperator($0) })
+                else { return nil }
+                switch rhs.kind {
+                case .constant, .variable: break
+                default: return nil
+                }
+                let member: Int
+                if let n = names.firstIndex(of: first) { member = n } else { member = names.count; names.append(first) }
+                let comparison = PredicateSyntax(.comparison(quantifier: quantifier, lhs: ExpressionSyntax(.evaluatedObject, range: lhs.range),
+                                                             operator: op, options: options, rhs: rhs), range: p.range)
+                let rest = Array(components.dropFirst())
+                leaves.append(Leaf(member: member, rest: rest.map { Array($0.utf8) }, restNames: rest,
+                                   test: SiftPredicate(comparison, source: predicate.source, options: predicate.options),
+                                   integer: IntegerTest(op, options, rhs), quantifier: quantifier,
+                                   text: quantifier == nil ? TextTest(op, options, rhs) : nil))
+                return .leaf(leaves.count - 1)
+            }
+        }
+        guard let tree = node(predicate.syntax) else { return nil }
+        self.tree = tree
+        self.leaves = leaves
+        self.memberNames = names
+        self.memberBytes = names.map { Array($0.utf8) }
+    }
+
+    // MARK: Reading
+
+    /// Validates the record at the scanner's position and moves past it, noting in `offsets` where
+    /// the value of each member in `memberNames` starts (-1 when absent; the last of duplicates, as
+    /// the general reader keeps). Answers false when the record is not a plain object, so that only
+    /// the general path may read it. Fails as the general reader fails, at the same byte.
+    func locate(_ s: inout JSONScanner, depth: Int, offsets: inout [Int]) throws(JSONScanError) -> Bool {
+        for n in offsets.indices { offsets[n] = -1 }
+        guard depth < JSONScanner.maximumDepth, s.i < s.count, s.base[s.i] == UInt8(ascii: "{") else {
+            try s.skipValue(depth: depth)
+            return false
+        }
+        s.i += 1
+        s.skipSpace()
+        if s.i < s.count, s.base[s.i] == UInt8(ascii: "}") { s.i += 1; return true }
+        var plain = true
+        var first = true
+        while true {
+            let key = try s.memberKey()
+            // `{"$date": …}` may be a date; the general path decides.
+            if first, s.isKey(key, "$date") { plain = false }
+            first = false
+            if let n = s.index(of: key, in: memberBytes, names: memberNames) { offsets[n] = s.i }
+            try s.skipElement(depth: depth + 1)
+            s.skipSpace()
+            guard s.i < s.count else { throw s.expectedSeparator("}") }
+            if s.base[s.i] == UInt8(ascii: ",") { s.i += 1; continue }
+            if s.base[s.i] == UInt8(ascii: "}") { s.i += 1; return plain }
+            throw s.expectedSeparator("}")
+        }
+    }
+
+    // MARK: Evaluating
+
+    /// Stands in for an instant when nothing is timed.
+    private static let epoch = ContinuousClock.now
+
+    /// Whether the record whose members `locate` found matches, or nil when the general path must
+    /// decide. `s` is any scanner over the input. When `timed` (for --stats), the time spent
+    /// reading key paths from the bytes is added to `pathTime`: it is reading, not evaluating.
+    /// (The clock is only read then; an optional clock cost more than the paths themselves.)
+    func evaluate(_ s: JSONScanner, depth: Int, offsets: [Int], variables: [String: Value],
+                  timed: Bool = false, pathTime: inout Duration) -> Bool? {
+        let clock = ContinuousClock()
+        func run(_ node: Node) -> Bool? {
+            switch node {
+            case .constant(let value): return value
+            case .and(let nodes):
+                for n in nodes {
+                    guard let r = run(n) else { return nil }
+                    if !r { return false }
+                }
+                return true
+            case .or(let nodes):
+                for n in nodes {
+                    guard let r = run(n) else { return nil }
+                    if r { return true }
+                }
+                return false
+            case .not(let n):
+                return run(n).map { !$0 }
+            case .leaf(let k):
+                let leaf = leaves[k]
+                let at = offsets[leaf.member]
+                var mark = Self.epoch
+                if timed { mark = clock.now }
+                if let integer = leaf.integer, at >= 0 {
+                    var t = s
+                    t.i = at
+                    let answer = t.integerAnswer(integer, leaf)
+                    if timed { let now = clock.now; pathTime += now - mark; mark = now }
+                    if let answer { return answer }
+                }
+                if let text = leaf.text, at >= 0 {
+                    var t = s
+                    t.i = at
+                    let answer = t.textAnswer(text, leaf)
+                    if timed { let now = clock.now; pathTime += now - mark; mark = now }
+                    if let answer { return answer }
+                }
+                let value: Value
+                if at < 0 {
+                    // A key on a missing member, and any key below it, reads nil.
+                    value = .null
+                } else {
+                    var t = s
+                    t.i = at
+                    guard let v = t.resolve(leaf, from: 0, depth: depth + 1) else { return nil }
+                    value = v
+                }
+                if timed { pathTime += clock.now - mark }
+                do throws(EvaluationError) { return try leaf.test.evaluate(with: value, variables: variables) } catch { return nil }
+            }
+        }
+        return run(tree)
+    }
+}
+
+extension JSONScanner {
+    /// Whether a member's key (as `memberKey` answered it) is `name`.
+    @inline(__always)
+    func isKey(_ key: (start: Int, end: Int, escaped: Bool), _ name: StaticString) -> Bool {
+        if key.escaped { return stringContent(key.start, key.end, escaped: true) == name.description }
+        return key.end - key.start == name.utf8CodeUnitCount && memcmp(base + key.start, name.utf8Start, name.utf8CodeUnitCount) == 0
+    }
+
+    /// The index of a member's key among `names` (given also as bytes), or nil.
+    @inline(__always)
+    func index(of key: (start: Int, end: Int, escaped: Bool), in bytes: [[UInt8]], names: [String]) -> Int? {
+        if key.escaped {
+            let name = stringContent(key.start, key.end, escaped: true)
+            return names.firstIndex(of: name)
+        }
+        let length = key.end - key.start
+        for n in bytes.indices where bytes[n].count == length {
+            if bytes[n].withUnsafeBufferPointer({ memcmp(base + key.start, $0.baseAddress!, length) == 0 }) { return n }
+        }
+        return nil
+    }
+
+    /// The value of `leaf`'s key path from key `k` on, read from the (already validated) value at
+    /// `i` and built as the general path builds it: a key on an object is its member (the last of
+    /// duplicates) or nil, a key on nil is nil, a key on an array maps over the elements. Nil where
+    /// the general path may answer otherwise or raise: a key on a number, string or Boolean, or an
+    /// object that starts with `$date`.
+    func resolve(_ leaf: DirectFilter.Leaf, from k: Int, depth: Int) -> Value? {
+        var s = self
+        guard k < leaf.rest.count else { return s.leafValue(depth: depth) }
+        switch s.base[s.i] {
+        case UInt8(ascii: "{"):
+            guard let found = s.member(leaf.rest[k], leaf.restNames[k]) else { return nil }
+            guard found >= 0 else { return .null }
+            s.i = found
+            return s.resolve(leaf, from: k + 1, depth: depth + 1)
+        case UInt8(ascii: "n"):
+            return .null
+        case UInt8(ascii: "["):
+            s.i += 1
+            s.skipSpace()
+            var items: [Value] = []
+            if s.base[s.i] == UInt8(ascii: "]") { return .array(items) }
+            while true {
+                s.skipSpace()
+                guard let v = s.resolve(leaf, from: k, depth: depth + 1) else { return nil }
+                items.append(v)
+                guard (try? s.skipElement(depth: depth + 1)) != nil else { return nil }
+                s.skipSpace()
+                guard s.i < s.count, s.base[s.i] == UInt8(ascii: ",") else { break }
+                s.i += 1
+            }
+            return .array(items)
+        default:
+            return nil
+        }
+    }
+
+    /// Where a key path read through objects only leads from the (already validated) value at `i`.
+    enum Walk {
+        /// The value at this offset.
+        case value(Int)
+        /// Nil: a key missing, or a null on the way.
+        case null
+        /// An array at this offset, to map the keys from the given index on over.
+        case array(Int, Int)
+        /// Something the general path reads otherwise (a key on a scalar, a `$date` object).
+        case other
+    }
+
+    /// Follows `leaf`'s key path from key `k` on through objects, from the value at `i`.
+    func walk(_ leaf: DirectFilter.Leaf, from k: Int) -> Walk {
+        var s = self
+        var k = k
+        while k < leaf.rest.count {
+            switch s.base[s.i] {
+            case UInt8(ascii: "{"):
+                guard let found = s.member(leaf.rest[k], leaf.restNames[k]) else { return .other }
+                guard found >= 0 else { return .null }
+                s.i = found
+            case UInt8(ascii: "n"): return .null
+            case UInt8(ascii: "["): return .array(s.i, k)
+            default: return .other
+            }
+            k += 1
+        }
+        return .value(s.i)
+    }
+
+    /// The offset of the value of member `key` (`name` as a string) of the (already validated)
+    /// object at `i`, the last of duplicates; -1 when it has none; nil for an object starting with
+    /// `$date` (the general path may read it as a date).
+    func member(_ key: [UInt8], _ name: String) -> Int? {
+        var s = self
+        s.i += 1
+        s.skipSpace()
+        if s.base[s.i] == UInt8(ascii: "}") { return -1 }
+        var found = -1
+        var first = true
+        while true {
+            guard let k = try? s.memberKey() else { return nil }
+            if first, s.isKey(k, "$date") { return nil }
+            first = false
+            if k.escaped {
+                if s.stringContent(k.start, k.end, escaped: true) == name { found = s.i }
+            } else if k.end - k.start == key.count,
+                      key.withUnsafeBufferPointer({ memcmp(s.base + k.start, $0.baseAddress!, key.count) == 0 }) {
+                found = s.i
+            }
+            guard (try? s.skipElement(depth: 0)) != nil else { return nil }
+            s.skipSpace()
+            guard s.i < s.count, s.base[s.i] == UInt8(ascii: ",") else { return found }
+            s.i += 1
+        }
+    }
+
+    /// The integer written at `i`, or nil for anything else.
+    @inline(__always)
+    func integer() -> Int64? {
+        var s = self
+        let c = s.base[s.i]
+        guard c == UInt8(ascii: "-") || c &- 0x30 < 10, let (start, isInteger) = try? s.scanNumber(), isInteger,
+              case .integer(let n) = s.numberValue(start, isInteger: true) else { return nil }
+        return n
+    }
+
+    /// The answer of `leaf`'s integer comparison (quantified or not) on its key path from the
+    /// value at `i`, when every value it compares is an integer; nil otherwise (the general
+    /// comparison then decides). ANY and ALL decide where the general path does, at the first
+    /// element that decides, having compared only integers before it; but every element is still
+    /// read through the path, as the general path maps the whole path before comparing, and a key
+    /// it cannot read in any element is an error there.
+    func integerAnswer(_ test: DirectFilter.IntegerTest, _ leaf: DirectFilter.Leaf) -> Bool? {
+        guard let quantifier = leaf.quantifier else {
+            guard case .value(let at) = walk(leaf, from: 0) else { return nil }
+            var t = self
+            t.i = at
+            return t.integer().map { test($0) }
+        }
+        let all = quantifier == .all
+        var s = self
+        var rest = leaf.rest.count
+        switch walk(leaf, from: 0) {
+        case .null: return all
+        case .other: return nil
+        case .value(let at):
+            s.i = at
+            if s.base[at] == UInt8(ascii: "n") { return all }
+            guard s.base[at] == UInt8(ascii: "[") else { return nil }
+        case .array(let at, let from):
+            s.i = at
+            rest = from
+        }
+        // The elements of the array at `i`, each read through the rest of the path.
+        s.i += 1
+        s.skipSpace()
+        if s.base[s.i] == UInt8(ascii: "]") { return all }
+        var decided: Bool?
+        while true {
+            s.skipSpace()
+            switch s.walk(leaf, from: rest) {
+            case .value(let at):
+                if decided == nil {
+                    var t = s
+                    t.i = at
+                    guard let x = t.integer() else { return nil }
+                    if test(x) != all { decided = !all }
+                }
+            case .null:
+                if decided == nil { return nil }
+            case .array, .other:
+                return nil
+            }
+            guard (try? s.skipElement(depth: 0)) != nil else { return nil }
+            s.skipSpace()
+            guard s.i < s.count, s.base[s.i] == UInt8(ascii: ",") else { return decided ?? all }
+            s.i += 1
+        }
+    }
+
+    /// The answer of `leaf`'s string test on its key path from the value at `i`, when that is a
+    /// string of printable ASCII without escapes; nil otherwise (the general comparison decides).
+    func textAnswer(_ test: DirectFilter.TextTest, _ leaf: DirectFilter.Leaf) -> Bool? {
+        guard case .value(let at) = walk(leaf, from: 0), base[at] == UInt8(ascii: "\"") else { return nil }
+        var t = self
+        t.i = at
+        guard let escaped = try? t.scanString(), !escaped else { return nil }
+        let start = at + 1, count = t.i - 1 - start
+        for j in start..<start + count where base[j] < 0x20 || base[j] > 0x7E { return nil }
+        return test(base + start, count)
+    }
+
+    /// The (already validated) value at `i`: scalars built directly, containers as the general
+    /// path builds a value read whole.
+    private func leafValue(depth: Int) -> Value? {
+        var s = self
+        switch s.base[s.i] {
+        case UInt8(ascii: "\""): return try? .string(s.string())
+        case UInt8(ascii: "t"): return .bool(true)
+        case UInt8(ascii: "f"): return .bool(false)
+        case UInt8(ascii: "n"): return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            guard let (start, isInteger) = try? s.scanNumber() else { return nil }
+            switch s.numberValue(start, isInteger: isInteger) {
+            case .integer(let n): return .integer(n)
+            case .double(let d): return .double(d)
+            }
+        default:
+            return try? s.value(depth: depth, .whole)
+        }
+    }
+}

@@ -1,0 +1,234 @@
+// `sift filter`'s direct form of a predicate (DirectFilter) against the general path it stands in
+// for (the record built as projected, then evaluated): on generated and hand-written records with
+// escapes, unicode, duplicate keys, deep nesting, numbers at the Int64 edges, `{"$date": …}` and
+// values of the wrong type, whenever the direct form answers, the general path gives the same
+// answer without error; and on broken input both readers fail at the same byte with the same
+// message.
+
+import Foundation
+import Testing
+import SiftEvaluation
+import SiftSyntax
+import SiftTestSupport
+@testable import SiftTool
+
+/// Predicates the direct form takes (plain key paths against constants or variables).
+private let directPredicates: [String] = [
+    "a >= 18", "a < 10 OR a == 'x'", "NOT a > 1.5", "a == nil", "a != nil AND b.c BEGINSWITH 'O'",
+    "b.c BEGINSWITH[c] 'o'", "b.c ==[cd] 'e'", "b.c CONTAINS 'é'", "b.c IN {'x', 'é', 1}", "a BETWEEN {1, 20}",
+    "ANY kids.age < 10", "ALL kids.age >= 3", "NONE kids.age > 5", "ANY kids == 1", "ANY tags == 'red'",
+    "a >= 18 AND b.c BEGINSWITH 'O' AND ANY kids.age < 10", "b.c.d == 1", "b == nil", "kids.age == nil",
+    "a == $v", "a > 9223372036854775806", "a < -9223372036854775807", "a == 9223372036854775807",
+    "a == 1e300", "a LIKE 'x*'", "a MATCHES '[0-9]+'", "TRUEPREDICATE AND a > 0",
+    "(a > 1 OR b.c == 'x') AND NOT (ANY kids.age == 2)", "ALL kids.age < 10", "ANY tags < 3", "a != 5", "a <= -1",
+    "ANY kids.age == 9223372036854775807", "ALL b.c.d > 0", "ANY b.c > 1", "ANY kids.age.x == 1", "ANY a < 10",
+    "b.c ENDSWITH 'lo'", "b.c == 'Oslo'", "b.c != 'Oslo'", "a BEGINSWITH ''", "a == ''", "a ENDSWITH 'x'",
+    "b.c BEGINSWITH 'Os'", "a != 'x\"y'", "b.c BEGINSWITH 'O' AND a ENDSWITH '8'", "ANY tags BEGINSWITH 'r'",
+]
+
+/// Predicates it leaves to the general path.
+private let generalPredicates: [String] = [
+    "SELF == 1", "kids.@count > 1", "18 < a", "a == b.c", "SUBQUERY(kids, $k, $k.age < 3).@count > 0",
+    "a + 1 > 2", "kids[0].age == 1",
+]
+
+private let handWritten: [String] = [
+    #"{"a": 20, "b": {"c": "Oslo"}, "kids": [{"age": 3}, {"age": 12}], "tags": ["red"]}"#,
+    #"{"a": 20, "a": 5, "b": {"c": "x", "c": "Oslo"}, "kids": [{"age": 30}, {"age": 1, "age": 40}]}"#,
+    #"{"\u0061": 19, "b": {"\u0063": "\u00e9"}, "k\u0069ds": [{"\u0061ge": 2}]}"#,
+    #"{"a": "x\"y\\z", "b": {"c": "O\u00e9\ud83d\ude00"}, "kids": null}"#,
+    #"{"a": 9223372036854775807, "b": {"c": -9223372036854775808}, "kids": [{"age": 9223372036854775808}]}"#,
+    #"{"a": -9223372036854775808, "b": null, "kids": [null, {"age": 1}, [{"age": 2}], []]}"#,
+    #"{"$date": 12}"#, #"{"$date": 12, "a": 1}"#, #"{"a": 1, "$date": 12}"#, #"{"b": {"$date": 3}, "a": 1}"#,
+    #"{"b": {"$date": "x"}}"#, #"{"b": {"c": {"$date": 1}}}"#, #"{"kids": [{"$date": 1}]}"#, #"{"b": {"$date": 2}}"#,
+    #"{"b": "Oslo"}"#, #"{"b": 5}"#, #"{"b": [{"c": "Oslo"}, {"c": "x"}]}"#, #"{"b": [{"c": {"d": 1}}, null]}"#,
+    #"{"kids": 5}"#, #"{"kids": "s"}"#, #"{"kids": [1, 2]}"#, #"{"kids": {"age": 4}}"#, #"{"kids": [{"age": "x"}]}"#,
+    #"{"a": [1, 2], "b": {"c": ["O", "P"]}}"#, #"{"a": {"x": 1}}"#, #"{"a": true}"#, #"{"a": 1.5e3}"#, #"{"a": 1e400}"#,
+    #"{}"#, #"[]"#, #"[1, 2]"#, #"5"#, #""s""#, #"null"#, #"{"a": -0.0}"#, #"{"a": 0.1, "b": {}}"#,
+    #"{"b": {"c": {"d": [[{"x": 1}]]}}}"#, #"{"kids": [[[{"age": 1}]], {"age": null}]}"#,
+    #"{"a": 1, "b": {"c": "x"}, "b": {"d": 1}}"#,
+    #"{"kids": [{"age": 3}, {"age": "x"}]}"#, #"{"kids": [{"age": "x"}, {"age": 3}]}"#, #"{"kids": [{"age": 30}, {"age": "x"}]}"#,
+    #"{"kids": [{"age": 1}, {}]}"#, #"{"kids": [{}, {"age": 1}]}"#, #"{"kids": [{"age": 1.0}, {"age": 2}]}"#,
+    #"{"kids": [{"age": 2, "age": 20}, {"age": 1e1}]}"#, #"{"a": 18}"#, #"{"a": 17}"#, #"{"a": "18"}"#, #"{"a": null}"#,
+    #"{"tags": [1, 2, "x"]}"#, #"{"tags": ["x", 1]}"#, #"{"tags": [5, [1]]}"#, #"{"tags": []}"#, #"{"tags": {"x": 1}}"#,
+    #"{"b": {"c": [1, 5]}, "kids": [{"age": {"x": 1}}]}"#, #"{"b": [{"c": {"d": 1}}, {"c": {"d": -1}}]}"#,
+    #"{"b": {"c": "O\u0301slo"}}"#, "{\"b\": {\"c\": \"O\u{301}slo\"}}", #"{"b": {"c": "Os\tlo"}}"#, #"{"b": {"c": "lo"}}"#,
+    #"{"b": {"c": "O"}}"#, #"{"b": {"c": "Ö"}}"#, #"{"a": ""}"#, #"{"a": "x\"y"}"#, #"{"a": "18"}"#, #"{"b": {"c": "Oslo\u007f"}}"#,
+    "{\"b\": {\"c\": \"Oslo\u{7F}\"}}", #"{"b": {"c": "\u004fslo"}}"#, #"{"b": {"c": 5}}"#, #"{"b": {"c": null}}"#,
+    #"{"kids": [{"age": 12}, {"$date": 1}]}"#, #"{"kids": [{"$date": 1}, {"age": 1}]}"#, #"{"kids": [null, {"age": 1}]}"#,
+    "{\"a\" : 3 ,\n \"b\"\t:\r{ \"c\" : \"Oxford\" } , \"kids\" : [ { \"age\" : 4 } ] }",
+    "{\"b\":{\"c\":" + String(repeating: "[", count: 300) + String(repeating: "]", count: 300) + "}}",
+]
+
+/// A random record over the keys the predicates read, with values of every kind.
+private func randomRecord(_ rng: inout SplitMix64, depth: Int = 0) -> String {
+    func scalar() -> String {
+        switch Int.random(in: 0..<14, using: &rng) {
+        case 0: return "null"
+        case 1: return Bool.random(using: &rng) ? "true" : "false"
+        case 2: return String(Int.random(in: -20...40, using: &rng))
+        case 3: return ["9223372036854775807", "-9223372036854775808", "9223372036854775808", "-0", "1e2", "2.5", "1e400"]
+            .randomElement(using: &rng)!
+        case 4: return ["\"Oslo\"", "\"oslo\"", "\"Öl\"", "\"O\\u00e9\"", "\"\\ud83d\\ude00\"", "\"x\\\"y\"", "\"é\"", "\"\"", "\"12\"", "\"red\""]
+            .randomElement(using: &rng)!
+        case 5: return "{\"$date\": \(Int.random(in: 0...9, using: &rng))}"
+        default: return String(Int.random(in: 0...25, using: &rng))
+        }
+    }
+    func value(_ depth: Int) -> String {
+        guard depth < 4 else { return scalar() }
+        switch Int.random(in: 0..<6, using: &rng) {
+        case 0: return "[" + (0..<Int.random(in: 0...3, using: &rng)).map { _ in value(depth + 1) }.joined(separator: ",") + "]"
+        case 1: return object(depth + 1)
+        default: return scalar()
+        }
+    }
+    func object(_ depth: Int) -> String {
+        let keys = ["a", "b", "c", "d", "age", "kids", "tags", "$date", "\\u0061", "x"]
+        let members = (0..<Int.random(in: 0...5, using: &rng)).map { _ in
+            "\"\(keys.randomElement(using: &rng)!)\": \(value(depth))"
+        }
+        return "{" + members.joined(separator: ", ") + "}"
+    }
+    return object(depth)
+}
+
+/// The general path's answer for every record of `text`: a Boolean or an error message.
+private func general(_ predicate: SiftPredicate, _ text: [UInt8], variables: [String: Value]) -> [String] {
+    text.withUnsafeBufferPointer { bytes in
+        var cursor = RecordCursor(bytes)
+        let projection = RecordProjection.of(predicate.syntax)
+        var out: [String] = []
+        do throws(JSONScanError) {
+            while try cursor.next() != nil {
+                let record = try cursor.scanner.value(depth: cursor.depth, projection)
+                do throws(EvaluationError) { out.append(String(try predicate.evaluate(with: record, variables: variables))) } catch {
+                    out.append("error: \(error)")
+                }
+            }
+        } catch {
+            out.append("syntax: \(error.located(in: bytes))")
+        }
+        return out
+    }
+}
+
+/// The direct form's answer for every record: a Boolean, "general" when it leaves the record to the
+/// general path, or the syntax error.
+private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String: Value]) -> [String] {
+    text.withUnsafeBufferPointer { bytes in
+        var cursor = RecordCursor(bytes)
+        var offsets = [Int](repeating: -1, count: filter.memberNames.count)
+        var pathTime = Duration.zero
+        var out: [String] = []
+        do throws(JSONScanError) {
+            while try cursor.next() != nil {
+                guard try filter.locate(&cursor.scanner, depth: cursor.depth, offsets: &offsets),
+                      let answer = filter.evaluate(cursor.scanner, depth: cursor.depth, offsets: offsets, variables: variables,
+                                                   pathTime: &pathTime)
+                else { out.append("general"); continue }
+                out.append(String(answer))
+            }
+        } catch {
+            out.append("syntax: \(error.located(in: bytes))")
+        }
+        return out
+    }
+}
+
+@Suite struct DirectFilterTests {
+    private let variables: [String: Value] = ["v": .integer(20)]
+
+    /// Every direct answer is the general path's answer, and the general path raised on none of them.
+    private func compare(_ text: String, _ counts: inout (direct: Int, general: Int)) throws {
+        let bytes = Array(text.utf8)
+        for source in directPredicates {
+            let predicate = try SiftPredicate(format: source, arguments: [])
+            let filter = try #require(DirectFilter(predicate), "\(source) has a direct form")
+            let expected = general(predicate, bytes, variables: variables)
+            let got = direct(filter, bytes, variables: variables)
+            try #require(expected.count == got.count, "\(source) on \(text): \(expected) vs \(got)")
+            for (e, g) in zip(expected, got) {
+                if g == "general" { counts.general += 1; continue }
+                if !g.hasPrefix("syntax") { counts.direct += 1 }
+                #expect(e == g, "\(source) on \(text)")
+            }
+        }
+    }
+
+    @Test func answersAsTheGeneralPathOnHandWrittenRecords() throws {
+        var counts = (direct: 0, general: 0)
+        for text in handWritten { try compare(text, &counts) }
+        try compare(handWritten.joined(separator: "\n"), &counts)
+        try compare("[" + handWritten.joined(separator: ",") + "]", &counts)
+        #expect(counts.direct > 1000 && counts.general > 100, "\(counts)")
+    }
+
+    @Test func answersAsTheGeneralPathOnGeneratedRecords() throws {
+        var rng = SplitMix64(seed: 1414)
+        var counts = (direct: 0, general: 0)
+        for _ in 0..<40 {
+            let records = (0..<50).map { _ in randomRecord(&rng) }
+            try compare(records.joined(separator: "\n"), &counts)
+        }
+        #expect(counts.direct > 20000 && counts.general > 1000, "\(counts)")
+    }
+
+    @Test func brokenRecordsFailAsTheGeneralReaderFails() throws {
+        var rng = SplitMix64(seed: 14)
+        let predicate = try SiftPredicate(format: "a >= 18 AND b.c BEGINSWITH 'O' AND ANY kids.age < 10", arguments: [])
+        let filter = try #require(DirectFilter(predicate))
+        let pieces = ["{", "}", "[", "]", ",", ":", "\"", "\\", "\\u", "\\ud800", "e", ".", "-", "0", "t", "nul", "\n", "\u{01}", "é", "x"]
+        var failures = 0
+        for base in handWritten + (0..<20).map({ _ in randomRecord(&rng) }) {
+            for _ in 0..<100 {
+                var bytes = Array((base + "\n" + base).utf8)
+                for _ in 0..<Int.random(in: 1...2, using: &rng) {
+                    let at = Int.random(in: 0..<bytes.count, using: &rng)
+                    if Bool.random(using: &rng) { bytes.remove(at: at) } else {
+                        bytes.insert(contentsOf: Array(pieces.randomElement(using: &rng)!.utf8), at: at)
+                    }
+                    if bytes.isEmpty { bytes = [UInt8(ascii: "{")] }
+                }
+                let expected = general(predicate, bytes, variables: [:])
+                let got = direct(filter, bytes, variables: [:])
+                guard let e = expected.last, e.hasPrefix("syntax") else { continue }
+                failures += 1
+                #expect(got.last == e, "\(String(decoding: bytes, as: UTF8.self))")
+            }
+        }
+        #expect(failures > 1000)
+    }
+
+    @Test func integersAndPlainStringsAreComparedWhereTheyAreWritten() throws {
+        func leaf(_ source: String) throws -> DirectFilter.Leaf {
+            try #require(DirectFilter(try SiftPredicate(format: source, arguments: []))).leaves[0]
+        }
+        #expect(try leaf("a >= 18").integer != nil)
+        #expect(try leaf("ANY kids.age < 10").integer != nil)
+        #expect(try leaf("a >= 1.5").integer == nil)
+        #expect(try leaf("b.c BEGINSWITH 'O'").text != nil)
+        #expect(try leaf("b.c == 'Oslo'").text != nil)
+        #expect(try leaf("b.c BEGINSWITH[c] 'o'").text == nil)
+        #expect(try leaf("b.c BEGINSWITH ''").text == nil)
+        #expect(try leaf("b.c BEGINSWITH 'é'").text == nil)
+        #expect(try leaf("ANY tags BEGINSWITH 'r'").text == nil)
+        #expect(try leaf("b.c CONTAINS 'O'").text == nil)
+        // Decided on the bytes, as the general path decides.
+        let filter = try #require(DirectFilter(try SiftPredicate(format: "a >= 18 AND b.c BEGINSWITH 'O'", arguments: [])))
+        #expect(direct(filter, Array(#"{"a": 20, "b": {"c": "Oslo"}} {"a": 20, "b": {"c": "Lima"}}"#.utf8), variables: [:])
+                == ["true", "false"])
+    }
+
+    @Test func formsItDoesNotTakeAreLeftToTheGeneralPath() throws {
+        for source in generalPredicates {
+            #expect(DirectFilter(try SiftPredicate(format: source, arguments: [])) == nil, "\(source)")
+        }
+        let deep = String(repeating: "NOT (", count: 70) + "a > 1" + String(repeating: ")", count: 70)
+        #expect(DirectFilter(try SiftPredicate(format: deep, arguments: [])) == nil)
+        let shallow = String(repeating: "NOT (", count: 20) + "a > 1" + String(repeating: ")", count: 20)
+        #expect(DirectFilter(try SiftPredicate(format: shallow, arguments: [])) != nil)
+        let lenient = try SiftPredicate(format: "a > 1", arguments: [], options: EvaluationOptions(lenient: true))
+        #expect(DirectFilter(lenient) == nil)
+    }
+}
