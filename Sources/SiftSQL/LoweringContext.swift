@@ -375,6 +375,12 @@ final class LoweringContext {
                 return .collection(keyOfValues(values))
             }
         }
+        // The common case, one attribute of the scope's own entity, read in place: the general walk
+        // below copies the entity (and retains each of its arrays and names) to follow joins.
+        if components.count == 1, scope.entity.mixedKeys.isEmpty, !KeyPathComponent.isCollectionOperator(components[0]),
+           let a = scope.entity.attribute(named: components[0]) {
+            return .scalar(try attributeScalar(scope.alias, a, range))
+        }
         var entity = scope.entity
         var alias = scope.alias
         var path = ""
