@@ -25,7 +25,9 @@ extension LoweringContext {
         }
         let lo = try scalarize(try operand(l, scope))
         let ro = try scalarize(try operand(r, scope))
-        if case .constant(let a) = lo, case .constant(let b) = ro {
+        // Matched without binding first: binding an operand's payload copies it (a retain per
+        // string and array it holds), and most comparisons have a key path on one side.
+        if case .constant = lo, case .constant = ro, case .constant(let a) = lo, case .constant(let b) = ro {
             // Two constants: the evaluator's own answer, quantifiers and options included.
             guard let v = evaluateConstants(q, a, op, options, b, range) else {
                 throw SQLLoweringError.everyRow("comparing the constants \(show(a)) and \(show(b)), which raises in memory, cannot be lowered to SQL", range: range)
@@ -33,7 +35,7 @@ extension LoweringContext {
             return .constant(v != negated)
         }
         guard let q else { return try leaf(lo, op, options, ro, negated: negated, range: range) }
-        if case .constant(let c) = lo, c == .null || { if case .array = c { true } else { false } }() {
+        if case .constant = lo, case .constant(let c) = lo, c == .null || { if case .array = c { true } else { false } }() {
             // ANY / ALL over a constant list: one leaf per element, ORed (ANY) or ANDed (ALL); nil
             // is an empty list (memory quantifies over no element).
             var items: [LiteralValue] = []
@@ -97,8 +99,10 @@ extension LoweringContext {
     }
 
     /// Collection operators (`@count`, `@sum.x`, …) become scalar subqueries.
-    func scalarize(_ o: Operand) throws(SQLLoweringError) -> Operand {
-        // One binding of the collection (a copy of it costs retains on every operand lowered).
+    func scalarize(_ o: consuming Operand) throws(SQLLoweringError) -> Operand {
+        // One binding of the collection (a copy of it costs retains on every operand lowered),
+        // and none for the other operands, which are handed back as they came.
+        guard case .collection = o else { return o }
         guard case .collection(var c) = o else { return o }
         if let counted = try mappedCount(c) { c = counted }
         guard let first = c.rest.first, KeyPathComponent.isCollectionOperator(first) else { return o }
@@ -281,8 +285,10 @@ extension LoweringContext {
             // The same object (or nil) on both sides.
             return const(op == .equal)
         }
-        // Relationship objects and bare to-many paths: only nil comparisons.
-        for (side, other) in [(l, r), (r, l)] {
+        // Relationship objects and bare to-many paths: only nil comparisons. (Tested first: the
+        // array of pairs copies both operands, which most leaves, two values, do not need.)
+        func isObjectOrCollection(_ o: Operand) -> Bool { switch o { case .object, .collection: true; default: false } }
+        for (side, other) in isObjectOrCollection(l) || isObjectOrCollection(r) ? [(l, r), (r, l)] : [] {
             switch side {
             case .object(let fk, let name):
                 if isLoweringOneShape, case .constant(let c) = other, c != .null {
