@@ -50,35 +50,39 @@ public final class PostgresConnection: @unchecked Sendable {
         guard !url.utf8.contains(0) else {
             throw PostgresError(kind: .connection, message: "cannot connect to PostgreSQL: the connection URL contains a NUL character")
         }
+        // libpq is loaded on the first connection, not with the program (see CLibPQ.h).
+        if let failure = sift_pq_load() {
+            throw PostgresError(kind: .connection, message: "cannot connect to PostgreSQL: \(String(cString: failure))")
+        }
         // The URL is expanded in place of `dbname`; the keywords after it override what it says,
         // so the encoding the decoder relies on cannot be changed by the URL.
         let connection = withCStringArray(["dbname", "client_encoding", "fallback_application_name"]) { keywords in
-            withCStringArray([url, "UTF8", "sift"]) { values in PQconnectdbParams(keywords, values, 1) }
+            withCStringArray([url, "UTF8", "sift"]) { values in sift_PQconnectdbParams(keywords, values, 1) }
         }
         guard let connection else {
             throw PostgresError(kind: .connection, message: "cannot connect to PostgreSQL: libpq could not allocate a connection")
         }
         let target = Self.target(of: connection)
-        guard PQstatus(connection) == CONNECTION_OK else {
-            let reason = Self.oneLine(PQerrorMessage(connection)) ?? "unknown error"
-            PQfinish(connection)
+        guard sift_PQstatus(connection) == CONNECTION_OK else {
+            let reason = Self.oneLine(sift_PQerrorMessage(connection)) ?? "unknown error"
+            sift_PQfinish(connection)
             throw PostgresError(kind: .connection, message: "cannot connect to PostgreSQL\(target.isEmpty ? "" : " at " + target): \(reason)")
         }
-        PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        sift_PQsetNoticeProcessor(connection, { _, _ in }, nil)
         // Doubles come back exact only with shortest-precise output (extra_float_digits ≥ 1, the
         // default since PostgreSQL 12 but settable lower); bytea is decoded fastest from hex.
-        if let result = PQexec(connection, "SET extra_float_digits = 3; SET bytea_output = 'hex'") {
-            let ok = PQresultStatus(result) == PGRES_COMMAND_OK
+        if let result = sift_PQexec(connection, "SET extra_float_digits = 3; SET bytea_output = 'hex'") {
+            let ok = sift_PQresultStatus(result) == PGRES_COMMAND_OK
             let error = ok ? nil : Self.error(from: result, connection: connection, target: target)
-            PQclear(result)
-            if let error { PQfinish(connection); throw error }
+            sift_PQclear(result)
+            if let error { sift_PQfinish(connection); throw error }
         }
         handle = connection
         host = target
     }
 
     deinit {
-        if let handle { PQfinish(handle) }
+        if let handle { sift_PQfinish(handle) }
     }
 
     /// Closes the connection. Closing twice does nothing; any later call throws a `.connection`
@@ -90,7 +94,7 @@ public final class PostgresConnection: @unchecked Sendable {
     public func close() {
         lock.lock()
         defer { lock.unlock() }
-        if let handle { PQfinish(handle) }
+        if let handle { sift_PQfinish(handle) }
         handle = nil
     }
 
@@ -114,10 +118,10 @@ public final class PostgresConnection: @unchecked Sendable {
         defer { lock.unlock() }
         let connection = try open()
         let result = parameters.withValuePointers { values in
-            PQexecParams(connection, sql, Int32(values.count), parameters.types, values, parameters.lengths, parameters.formats, 0)
+            sift_PQexecParams(connection, sql, Int32(values.count), parameters.types, values, parameters.lengths, parameters.formats, 0)
         }
         let finished = try finish(result, connection)
-        defer { PQclear(finished) }
+        defer { sift_PQclear(finished) }
         return Self.rows(of: finished)
     }
 
@@ -143,7 +147,7 @@ public final class PostgresConnection: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         let connection = try open()
-        PQclear(try finish(PQexec(connection, sql), connection))
+        sift_PQclear(try finish(sift_PQexec(connection, sql), connection))
     }
 
     /// Loads `rows` into `table` with `COPY … FROM STDIN`, much faster than one INSERT per row.
@@ -168,12 +172,12 @@ public final class PostgresConnection: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         let connection = try open()
-        guard let start = PQexec(connection, sql) else { throw failure(connection) }
-        guard PQresultStatus(start) == PGRES_COPY_IN else {
-            PQclear(try finish(start, connection))
+        guard let start = sift_PQexec(connection, sql) else { throw failure(connection) }
+        guard sift_PQresultStatus(start) == PGRES_COPY_IN else {
+            sift_PQclear(try finish(start, connection))
             throw PostgresError(kind: .query, message: "COPY into \(PostgresText.quoteIdentifier(table)) did not start")
         }
-        PQclear(start)
+        sift_PQclear(start)
 
         do throws(PostgresError) {
             var buffer: [UInt8] = []
@@ -198,17 +202,17 @@ public final class PostgresConnection: @unchecked Sendable {
             if !buffer.isEmpty { try send(buffer, connection) }
         } catch {
             // Ending the COPY with an error message makes the server fail it, so nothing is loaded.
-            _ = PQputCopyEnd(connection, "COPY abandoned by the client: " + error.message)
+            _ = sift_PQputCopyEnd(connection, "COPY abandoned by the client: " + error.message)
             drainResults(connection)
             throw error
         }
-        guard PQputCopyEnd(connection, nil) == 1 else { throw failure(connection) }
+        guard sift_PQputCopyEnd(connection, nil) == 1 else { throw failure(connection) }
         var firstError: PostgresError?
-        while let result = PQgetResult(connection) {
-            if firstError == nil, PQresultStatus(result) != PGRES_COMMAND_OK {
+        while let result = sift_PQgetResult(connection) {
+            if firstError == nil, sift_PQresultStatus(result) != PGRES_COMMAND_OK {
                 firstError = Self.error(from: result, connection: connection, target: host)
             }
-            PQclear(result)
+            sift_PQclear(result)
         }
         if let firstError { throw firstError }
     }
@@ -228,24 +232,24 @@ public final class PostgresConnection: @unchecked Sendable {
     /// (the connection stays usable) and reported as an error: only `copy` feeds COPY data.
     private func finish(_ result: OpaquePointer?, _ connection: OpaquePointer) throws(PostgresError) -> OpaquePointer {
         guard let result else { throw failure(connection) }
-        let status = PQresultStatus(result)
+        let status = sift_PQresultStatus(result)
         switch status {
         case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
             return result
         case PGRES_COPY_IN:
-            PQclear(result)
-            _ = PQputCopyEnd(connection, "COPY FROM STDIN is only supported through copy(into:columns:rows:)")
+            sift_PQclear(result)
+            _ = sift_PQputCopyEnd(connection, "COPY FROM STDIN is only supported through copy(into:columns:rows:)")
             drainResults(connection)
             throw PostgresError(kind: .query, message: "COPY FROM STDIN is only supported through copy(into:columns:rows:)")
         case PGRES_COPY_OUT:
-            PQclear(result)
+            sift_PQclear(result)
             var chunk: UnsafeMutablePointer<CChar>?
-            while PQgetCopyData(connection, &chunk, 0) > 0 { PQfreemem(chunk) }
+            while sift_PQgetCopyData(connection, &chunk, 0) > 0 { sift_PQfreemem(chunk) }
             drainResults(connection)
             throw PostgresError(kind: .query, message: "COPY TO STDOUT is not supported; select the rows instead")
         default:
             let error = Self.error(from: result, connection: connection, target: host)
-            PQclear(result)
+            sift_PQclear(result)
             drainResults(connection)
             throw error
         }
@@ -254,18 +258,18 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Sends one chunk of COPY data.
     private func send(_ bytes: [UInt8], _ connection: OpaquePointer) throws(PostgresError) {
         let sent = bytes.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { PQputCopyData(connection, $0.baseAddress, Int32(buffer.count)) }
+            buffer.withMemoryRebound(to: CChar.self) { sift_PQputCopyData(connection, $0.baseAddress, Int32(buffer.count)) }
         }
         guard sent == 1 else { throw failure(connection) }
     }
 
     /// Reads and discards whatever results are left, so the connection is ready for the next call.
     private func drainResults(_ connection: OpaquePointer) {
-        while let result = PQgetResult(connection) {
-            let status = PQresultStatus(result)
-            PQclear(result)
+        while let result = sift_PQgetResult(connection) {
+            let status = sift_PQresultStatus(result)
+            sift_PQclear(result)
             // A COPY left open would hand back the same status forever: end it instead.
-            if status == PGRES_COPY_IN { _ = PQputCopyEnd(connection, "abandoned") }
+            if status == PGRES_COPY_IN { _ = sift_PQputCopyEnd(connection, "abandoned") }
             if status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH { return }
         }
     }
@@ -273,8 +277,8 @@ public final class PostgresConnection: @unchecked Sendable {
     /// The error for a call libpq could not complete (no result at all): a lost connection, or a
     /// request it refused to send.
     private func failure(_ connection: OpaquePointer) -> PostgresError {
-        let reason = Self.oneLine(PQerrorMessage(connection)) ?? "unknown error"
-        if PQstatus(connection) != CONNECTION_OK {
+        let reason = Self.oneLine(sift_PQerrorMessage(connection)) ?? "unknown error"
+        if sift_PQstatus(connection) != CONNECTION_OK {
             return PostgresError(kind: .connection, message: "lost the connection to PostgreSQL at \(host): \(reason)")
         }
         return PostgresError(kind: .query, message: "postgres error: \(reason)")
@@ -283,13 +287,13 @@ public final class PostgresConnection: @unchecked Sendable {
     /// The error a failed result reports: SQLSTATE, primary message, detail and hint.
     private static func error(from result: OpaquePointer, connection: OpaquePointer, target: String) -> PostgresError {
         func field(_ code: Character) -> String? {
-            oneLine(PQresultErrorField(result, Int32(code.asciiValue!)))
+            oneLine(sift_PQresultErrorField(result, Int32(code.asciiValue!)))
         }
         let state = field("C")
-        var text = field("M") ?? oneLine(PQresultErrorMessage(result)) ?? oneLine(PQerrorMessage(connection)) ?? "unknown error"
+        var text = field("M") ?? oneLine(sift_PQresultErrorMessage(result)) ?? oneLine(sift_PQerrorMessage(connection)) ?? "unknown error"
         if let detail = field("D") { text += " (detail: \(detail))" }
         if let hint = field("H") { text += " (hint: \(hint))" }
-        if PQstatus(connection) != CONNECTION_OK {
+        if sift_PQstatus(connection) != CONNECTION_OK {
             let reported = state.map { "postgres error \($0): " + text } ?? text
             return PostgresError(kind: .connection, sqlState: state, message: "lost the connection to PostgreSQL at \(target): \(reported)")
         }
@@ -298,20 +302,20 @@ public final class PostgresConnection: @unchecked Sendable {
 
     /// The rows of a successful result, each field mapped by its column's type.
     private static func rows(of result: OpaquePointer) -> [[SQLValue]] {
-        let rowCount = PQntuples(result)
-        let columnCount = PQnfields(result)
+        let rowCount = sift_PQntuples(result)
+        let columnCount = sift_PQnfields(result)
         guard rowCount > 0, columnCount > 0 else { return Array(repeating: [], count: Int(rowCount)) }
-        let types = (0..<columnCount).map { PQftype(result, $0) }
+        let types = (0..<columnCount).map { sift_PQftype(result, $0) }
         var rows: [[SQLValue]] = []
         rows.reserveCapacity(Int(rowCount))
         for r in 0..<rowCount {
             var row: [SQLValue] = []
             row.reserveCapacity(Int(columnCount))
             for c in 0..<columnCount {
-                if PQgetisnull(result, r, c) != 0 {
+                if sift_PQgetisnull(result, r, c) != 0 {
                     row.append(.null)
                 } else {
-                    let text = UnsafeRawBufferPointer(start: PQgetvalue(result, r, c), count: Int(PQgetlength(result, r, c)))
+                    let text = UnsafeRawBufferPointer(start: sift_PQgetvalue(result, r, c), count: Int(sift_PQgetlength(result, r, c)))
                     row.append(PostgresText.value(text, type: types[Int(c)]))
                 }
             }
@@ -322,8 +326,8 @@ public final class PostgresConnection: @unchecked Sendable {
 
     /// Where libpq tried to connect: `host:port`, or the socket file for a socket directory.
     private static func target(of connection: OpaquePointer) -> String {
-        let host = PQhost(connection).map { String(cString: $0) } ?? ""
-        let port = PQport(connection).map { String(cString: $0) } ?? ""
+        let host = sift_PQhost(connection).map { String(cString: $0) } ?? ""
+        let port = sift_PQport(connection).map { String(cString: $0) } ?? ""
         if host.isEmpty { return "" }
         if host.hasPrefix("/") || host.hasPrefix("@") {
             return port.isEmpty ? host : host + (host.hasSuffix("/") ? "" : "/") + ".s.PGSQL." + port

@@ -198,8 +198,8 @@ enum PostgresText {
         // The escape form needs the NUL terminator libpq keeps after every field.
         guard let start = text.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return [] }
         var count = 0
-        guard let decoded = PQunescapeBytea(start, &count) else { return nil }
-        defer { PQfreemem(decoded) }
+        guard let decoded = sift_PQunescapeBytea(start, &count) else { return nil }
+        defer { sift_PQfreemem(decoded) }
         return Array(UnsafeBufferPointer(start: decoded, count: count))
     }
 

@@ -81,6 +81,10 @@ import SiftTestSupport
     static func siftSchemas(_ url: String) throws -> [SQLValue] {
         let c = try PostgresConnection(url: url)
         defer { c.close() }
-        return try c.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE $1 ORDER BY 1", [.text("sift\\_%")]).map { $0[0] }
+        // The schemas of `sift` processes; this test process's own (other suites running at the
+        // same time load datasets through the same code) are named after its pid and left out.
+        let own = "sift\\_\(ProcessInfo.processInfo.processIdentifier)\\_%"
+        return try c.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE $1 AND nspname NOT LIKE $2 ORDER BY 1",
+                             [.text("sift\\_%"), .text(own)]).map { $0[0] }
     }
 }
