@@ -44,9 +44,9 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         .target(name: "SiftSQLite", dependencies: ["CSQLite", "SiftSyntax", "SiftSQL", "SiftText", "SiftEvaluation"]),
-        // libpq is loaded with dlopen on first use (see Sources/CLibPQ/include/CLibPQ.h): linked,
-        // it would load with every `sift` process, twenty libraries and all.
-        .target(name: "CLibPQ"),
+        // libpq's types only: the library is loaded with dlopen on the first connection (see
+        // Sources/SiftPostgres/LibPQ.swift); linked, it would load with every `sift` process.
+        .systemLibrary(name: "CLibPQ"),
         .target(name: "SiftPostgres", dependencies: ["CLibPQ", "SiftSQL", "SiftText"]),
         .target(name: "SiftStore", dependencies: ["SiftSyntax", "SiftText", "SiftEvaluation", "SiftSQL", "SiftSQLite"]),
         .target(

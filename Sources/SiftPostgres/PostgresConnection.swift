@@ -50,10 +50,8 @@ public final class PostgresConnection: @unchecked Sendable {
         guard !url.utf8.contains(0) else {
             throw PostgresError(kind: .connection, message: "cannot connect to PostgreSQL: the connection URL contains a NUL character")
         }
-        // libpq is loaded on the first connection, not with the program (see CLibPQ.h).
-        if let failure = sift_pq_load() {
-            throw PostgresError(kind: .connection, message: "cannot connect to PostgreSQL: \(String(cString: failure))")
-        }
+        // libpq is loaded on the first connection, not with the program (see LibPQ.swift).
+        if case .failure(let error) = LibPQ.loaded { throw error }
         // The URL is expanded in place of `dbname`; the keywords after it override what it says,
         // so the encoding the decoder relies on cannot be changed by the URL.
         let connection = withCStringArray(["dbname", "client_encoding", "fallback_application_name"]) { keywords in
