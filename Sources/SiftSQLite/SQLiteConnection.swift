@@ -345,7 +345,7 @@ public final class SQLiteStatement {
     }
 
     /// The storage class of column `i` (0-based) of the current row, for readers that take a
-    /// column's value by the type they expect instead of through a ``SQLValue``.
+    /// column's value by the type they expect instead of through an `SQLValue`.
     ///
     /// ```swift
     /// if s.storageClass(0) == .integer { total += s.int64(0) }
