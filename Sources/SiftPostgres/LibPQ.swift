@@ -87,11 +87,11 @@ struct LibPQ: @unchecked Sendable {
         return .success(pq)
     }
 
-    /// The loaded library; only called once a connection exists, which needed it loaded.
-    static var functions: LibPQ {
+    /// The loaded library, matched once: only reached once a connection exists, which needed it loaded.
+    static let functions: LibPQ = {
         guard case .success(let pq) = loaded else { preconditionFailure("libpq is used before a connection loaded it") }
         return pq
-    }
+    }()
 }
 
 @discardableResult func sift_PQconnectdbParams(_ keywords: UnsafePointer<UnsafePointer<CChar>?>?, _ values: UnsafePointer<UnsafePointer<CChar>?>?, _ expand_dbname: Int32) -> OpaquePointer? { LibPQ.functions.PQconnectdbParams(keywords, values, expand_dbname) }

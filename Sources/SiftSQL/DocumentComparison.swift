@@ -19,7 +19,7 @@ extension LoweringContext {
     /// no document, `p` is inside a SUBQUERY or quantifier's own scope (where `SELF` and the
     /// variables are not the record's), or `error` is not one the document decides (type errors,
     /// constants that raise on every row, `random()`). In a dialect that cannot call memory it
-    /// throws `error` saying so.
+    /// throws `error` saying so; a variable bound nowhere is reported as such.
     func documentComparison(_ p: PredicateSyntax, negated: Bool, _ scope: Scope,
                             rejectedWith error: SQLLoweringError) throws(SQLLoweringError) -> Lowered? {
         guard error.documentCanDecide, let root = rootScope, scope === root, elementVariables.isEmpty,
@@ -29,25 +29,37 @@ extension LoweringContext {
             e.message += " in this dialect (only memory, on the whole record, decides it)"
             throw e
         }
-        // A variable bound nowhere is the error to report: memory would raise on every row.
-        let substituted = variables.isEmpty ? p : p.withSubstitutionVariables(variables)
-        if let name = substituted.variableNames.subtracting(substituted.assignedVariableNames).sorted().first {
+        let substituted = substitutedForDocument(p)
+        // Memory would raise on every row.
+        if let name = Self.unbound(substituted).sorted().first {
             throw SQLLoweringError(.unboundVariable, "variable '$\(name)' is not bound", range: p.range)
         }
-        return documentCall(p, negated: negated, scope)
+        return documentCall(substituted: substituted, negated: negated, scope)
     }
 
     /// `sift_document(<p's text>, <document>) = 1` (`= 0` negated): memory's answer to `p`, any
     /// predicate, on the row's document; nil where that is not available or not exact (see
-    /// ``documentComparison(_:negated:_:rejectedWith:)``).
+    /// ``documentComparison(_:negated:_:rejectedWith:)``; a variable bound nowhere leaves `p` as it was).
     func documentCall(_ p: PredicateSyntax, negated: Bool, _ scope: Scope) -> Lowered? {
+        let substituted = substitutedForDocument(p)
+        guard Self.unbound(substituted).isEmpty else { return nil }
+        return documentCall(substituted: substituted, negated: negated, scope)
+    }
+
+    /// `p` with the caller's `$VARIABLE`s replaced by their constants.
+    private func substitutedForDocument(_ p: PredicateSyntax) -> PredicateSyntax {
+        variables.isEmpty ? p : p.withSubstitutionVariables(variables)
+    }
+
+    /// The variables of `p` nothing binds, not even an assignment in it.
+    private static func unbound(_ p: PredicateSyntax) -> Set<String> {
+        let free = p.variableNames
+        return free.isEmpty ? free : free.subtracting(p.assignedVariableNames)
+    }
+
+    private func documentCall(substituted: PredicateSyntax, negated: Bool, _ scope: Scope) -> Lowered? {
         guard let root = rootScope, scope === root, elementVariables.isEmpty,
               let documentColumn = root.entity.documentColumn, let function = dialect.documentFunction else { return nil }
-        // A `$VARIABLE` the caller bound becomes its constant; one bound nowhere (not even by an
-        // assignment in the predicate) stays rejected: memory would raise on every row.
-        let substituted = variables.isEmpty ? p : p.withSubstitutionVariables(variables)
-        let free = substituted.variableNames
-        guard free.isEmpty || free.isSubset(of: substituted.assignedVariableNames) else { return nil }
         // A dictionary (a `%@` argument, or a bound variable's value) has no spelling in the
         // language: it travels apart, as a variable of the call's third argument.
         let (predicate, lifted) = substituted.liftingConstants(prefix: "sift_", where: Self.holdsDictionary)
@@ -58,9 +70,8 @@ extension LoweringContext {
         if !lifted.isEmpty {
             call = call + Fragment(", ") + Fragment.param(.blob(DocumentValues.encode(.dictionary(lifted.mapValues(Value.init)))))
         }
-        call = call + Fragment(")")
         // 1 or 0, NULL where memory raises: neither polarity selects such a row.
-        return .sql(call + Fragment(negated ? " = 0" : " = 1"))
+        return .sql(call + Fragment(negated ? ") = 0" : ") = 1"))
     }
 
     private static func holdsDictionary(_ v: LiteralValue) -> Bool {

@@ -52,10 +52,7 @@ func memoryValue(_ value: OpaquePointer?, _ tag: ValueTag) -> Value {
         return f.date(from: textOf(value)).map(Value.date) ?? .null
     case .collection:
         guard type == SQLITE_BLOB else { return memoryValue(value, .natural) }
-        let count = Int(sqlite3_value_bytes(value))
-        var bytes: [UInt8] = []
-        if count > 0, let p = sqlite3_value_blob(value) { bytes = Array(UnsafeRawBufferPointer(start: p, count: count)) }
-        return CollectedValues.decode(bytes).map(Value.array) ?? .null
+        return CollectedValues.decode(blobBytes(value)).map(Value.array) ?? .null
     case .decimal:
         if type == SQLITE_TEXT { return Decimal(string: textOf(value), locale: Locale(identifier: "en_US_POSIX")).map(Value.decimal) ?? .null }
         return .decimal(Decimal(sqlite3_value_double(value)))
@@ -176,15 +173,28 @@ private func resultBlob(_ ctx: OpaquePointer?, _ bytes: some ContiguousBytes) {
     }
 }
 
-/// A comparison parsed and compiled once per statement, kept as SQLite's auxiliary data on the
-/// constant text argument of `sift_document`.
-private final class DocumentComparison {
-    let predicate: SiftPredicate
-    init(_ predicate: SiftPredicate) { self.predicate = predicate }
+/// The base of what SQLite keeps per statement, so one C destructor releases any of them.
+private class KeptPerStatement {}
+
+private let releaseKept: @convention(c) (UnsafeMutableRawPointer?) -> Void = { raw in
+    if let raw { Unmanaged<KeptPerStatement>.fromOpaque(raw).release() }
 }
 
-private let releaseDocumentComparison: @convention(c) (UnsafeMutableRawPointer?) -> Void = { raw in
-    if let raw { Unmanaged<DocumentComparison>.fromOpaque(raw).release() }
+/// What `sift_document` reads from one of its constant arguments once per statement (the parsed
+/// predicate, the decoded variables), kept as SQLite's auxiliary data on that argument.
+private final class PerStatement<T>: KeptPerStatement {
+    let value: T
+    init(_ value: T) { self.value = value }
+
+    /// The value kept on argument `i`, or `make`'s (kept there for the next rows); nil when `make` fails.
+    static func value(_ ctx: OpaquePointer?, argument i: Int32, _ make: () -> T?) -> T? {
+        if let raw = sqlite3_get_auxdata(ctx, i) { return Unmanaged<PerStatement>.fromOpaque(raw).takeUnretainedValue().value }
+        guard let value = make() else { return nil }
+        // SQLite may drop the data at once (for an argument that is not constant): the value
+        // returned here is a copy, so that does no harm.
+        sqlite3_set_auxdata(ctx, i, Unmanaged.passRetained(PerStatement(value)).toOpaque(), releaseKept)
+        return value
+    }
 }
 
 /// `sift_document(predicate, document [, variables])`: 1 or 0 as memory decides `predicate` with
@@ -195,26 +205,26 @@ private let siftDocumentFunction: @convention(c) (OpaquePointer?, Int32, UnsafeM
         sqlite3_result_error(ctx, "sift_document: needs a predicate, a document and optional variables", -1)
         return
     }
-    let comparison: DocumentComparison
-    if let raw = sqlite3_get_auxdata(ctx, 0) {
-        comparison = Unmanaged<DocumentComparison>.fromOpaque(raw).takeUnretainedValue()
-    } else {
+    var failure: String?
+    guard let predicate = PerStatement<SiftPredicate>.value(ctx, argument: 0, { () -> SiftPredicate? in
         let text = textOf(argv[0])
-        let syntax: PredicateSyntax
-        do { syntax = try PredicateSyntax.parse(text) } catch {
-            sqlite3_result_error(ctx, "sift_document: \(error)", -1)
-            return
+        do { return SiftPredicate(try PredicateSyntax.parse(text), source: text) } catch {
+            failure = "sift_document: \(error)"
+            return nil
         }
-        // The local reference keeps it alive for this row even if SQLite drops the auxiliary
-        // data at once (it may, for an argument that is not constant).
-        comparison = DocumentComparison(SiftPredicate(syntax, source: text))
-        sqlite3_set_auxdata(ctx, 0, Unmanaged.passRetained(comparison).toOpaque(), releaseDocumentComparison)
+    }) else {
+        sqlite3_result_error(ctx, failure ?? "sift_document: no predicate", -1)
+        return
     }
     guard sqlite3_value_type(argv[1]) == SQLITE_BLOB else { sqlite3_result_null(ctx); return }
     var variables: [String: Value] = [:]
-    if argc == 3, case .dictionary(let bound) = DocumentValues.decode(blobBytes(argv[2])) { variables = bound }
+    if argc == 3 {
+        variables = PerStatement<[String: Value]>.value(ctx, argument: 2) {
+            if case .dictionary(let bound) = DocumentValues.decode(blobBytes(argv[2])) { bound } else { [:] }
+        } ?? [:]
+    }
     do throws(EvaluationError) {
-        sqlite3_result_int64(ctx, try comparison.predicate.evaluate(with: DocumentValues.decode(blobBytes(argv[1])), variables: variables) ? 1 : 0)
+        sqlite3_result_int64(ctx, try predicate.evaluate(with: DocumentValues.decode(blobBytes(argv[1])), variables: variables) ? 1 : 0)
     } catch {
         sqlite3_result_null(ctx)
     }

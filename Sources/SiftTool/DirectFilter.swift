@@ -243,17 +243,14 @@ final class DirectFilter: Sendable {
                 let at = offsets[leaf.member]
                 var mark = Self.epoch
                 if timed { mark = clock.now }
-                if let integer = leaf.integer, at >= 0 {
+                if at >= 0, leaf.integer != nil || leaf.text != nil {
+                    // The typed tests, where the value is written: an integer, or a printable
+                    // ASCII string; nil leaves the leaf to the general test below.
                     var t = s
                     t.i = at
-                    let answer = t.integerAnswer(integer, leaf)
-                    if timed { let now = clock.now; pathTime += now - mark; mark = now }
-                    if let answer { return answer }
-                }
-                if let text = leaf.text, at >= 0 {
-                    var t = s
-                    t.i = at
-                    let answer = t.textAnswer(text, leaf)
+                    var answer: Bool?
+                    if let integer = leaf.integer { answer = t.integerAnswer(integer, leaf) }
+                    if answer == nil, let text = leaf.text { t.i = at; answer = t.textAnswer(text, leaf) }
                     if timed { let now = clock.now; pathTime += now - mark; mark = now }
                     if let answer { return answer }
                 }
