@@ -1,14 +1,17 @@
 // swift-tools-version:6.0
 // Sift: the NSPredicate format-string language for every platform Swift runs on.
 // One target per pipeline stage; dependencies point one way:
-//   SiftSyntax ← SiftEvaluation ← SiftTool ← sift
-//   SiftText (Unicode folding, LIKE, MATCHES through PCRE2) ← SiftEvaluation
-//   SiftSyntax, SiftText, SiftEvaluation ← SiftSQL (lowering to SQL text + bound values; no database) ← SiftSQLite ← SiftTool
+//   SiftSyntax (parser, printer, diagnostics), SiftText (Unicode folding, LIKE, MATCHES through PCRE2)
+//   SiftSyntax, SiftText ← SiftEvaluation (compiled predicates, values, key-value coding)
+//   SiftEvaluation ← SiftJSON (JSON values, the scanner and reader, inputs, the record filter)
+//   SiftEvaluation ← SiftSQL (lowering to SQL text + bound values; no database)
 //     (the lowering hands the parts that read no row to the evaluator, so their values are memory's)
-//   SiftText, SiftEvaluation ← SiftSQLite (the C API, and Sift's functions and collations registered on a connection)
-//   SiftEvaluation, SiftSQL, SiftSQLite ← SiftStore (model, SQLite store, contexts, fetch requests) ← SiftTool
+//   SiftSQL ← SiftSQLite (the C API, and Sift's functions and collations registered on a connection)
 //   CLibPQ, SiftSQL ← SiftPostgres (a synchronous PostgreSQL connection over libpq, and a schema's
-//     tables there; SiftSQL never imports it) ← SiftTool (`--backend postgres`)
+//     tables there; SiftSQL never imports it)
+//   SiftJSON, SiftSQLite ← SiftStore (model, SQLite store, contexts, fetch requests; JSON import,
+//     inference and output)
+//   SiftStore, SiftJSON, SiftPostgres ← SiftTool (the commands only; nothing public) ← sift
 import PackageDescription
 
 let package = Package(
@@ -17,6 +20,7 @@ let package = Package(
         .library(name: "SiftSyntax", targets: ["SiftSyntax"]),
         .library(name: "SiftText", targets: ["SiftText"]),
         .library(name: "SiftEvaluation", targets: ["SiftEvaluation"]),
+        .library(name: "SiftJSON", targets: ["SiftJSON"]),
         .library(name: "SiftSQL", targets: ["SiftSQL"]),
         .library(name: "SiftSQLite", targets: ["SiftSQLite"]),
         .library(name: "SiftStore", targets: ["SiftStore"]),
@@ -37,6 +41,7 @@ let package = Package(
         ),
         .target(name: "SiftText", dependencies: ["CPCRE2"]),
         .target(name: "SiftEvaluation", dependencies: ["SiftSyntax", "SiftText"]),
+        .target(name: "SiftJSON", dependencies: ["SiftSyntax", "SiftEvaluation"]),
         .target(name: "SiftSQL", dependencies: ["SiftSyntax", "SiftText", "SiftEvaluation"]),
         .systemLibrary(
             name: "CSQLite",
@@ -48,11 +53,15 @@ let package = Package(
         // Sources/SiftPostgres/LibPQ.swift); linked, it would load with every `sift` process.
         .systemLibrary(name: "CLibPQ"),
         .target(name: "SiftPostgres", dependencies: ["CLibPQ", "SiftSQL", "SiftText"]),
-        .target(name: "SiftStore", dependencies: ["SiftSyntax", "SiftText", "SiftEvaluation", "SiftSQL", "SiftSQLite"]),
+        .target(
+            name: "SiftStore",
+            dependencies: ["SiftSyntax", "SiftText", "SiftEvaluation", "SiftJSON", "SiftSQL", "SiftSQLite"]
+        ),
         .target(
             name: "SiftTool",
             dependencies: [
                 "SiftStore",
+                "SiftJSON",
                 "SiftSyntax",
                 "SiftEvaluation",
                 "SiftSQL",
@@ -62,21 +71,42 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "sift", dependencies: ["SiftTool"]),
+        // SiftJSON's DocC sample: a program that depends on SiftJSON alone (built and run by the tests).
+        .executableTarget(name: "filter-ndjson", dependencies: ["SiftJSON"], path: "Samples/FilterNDJSON"),
         // Helpers shared by the test targets (a seeded random generator, the test server's URL).
-        .target(name: "SiftTestSupport", path: "Tests/SiftTestSupport"),
-        .testTarget(name: "SiftSyntaxTests", dependencies: ["SiftSyntax", "SiftTestSupport"]),
+        .target(name: "SiftTestSupport", dependencies: ["SiftJSON"], path: "Tests/SiftTestSupport"),
+        .testTarget(name: "SiftSyntaxTests", dependencies: ["SiftSyntax", "SiftJSON", "SiftTestSupport"]),
         .testTarget(name: "SiftTextTests", dependencies: ["SiftText", "SiftTestSupport"]),
         .testTarget(name: "SiftEvaluationTests", dependencies: ["SiftEvaluation", "SiftSyntax", "SiftTestSupport"]),
+        .testTarget(name: "SiftJSONTests", dependencies: ["SiftJSON", "SiftEvaluation", "SiftSyntax", "SiftTestSupport"]),
         .testTarget(name: "SiftSQLTests", dependencies: ["SiftSQL", "SiftSyntax", "SiftEvaluation", "SiftTestSupport"]),
-        .testTarget(name: "SiftSQLiteTests", dependencies: ["SiftSQLite", "SiftSQL", "SiftSyntax", "SiftText", "SiftEvaluation", "SiftTestSupport"]),
-        .testTarget(name: "SiftStoreTests", dependencies: ["SiftStore", "SiftEvaluation", "SiftSQL", "SiftSQLite", "SiftSyntax", "SiftTestSupport"]),
+        .testTarget(
+            name: "SiftSQLiteTests",
+            dependencies: ["SiftSQLite", "SiftSQL", "SiftSyntax", "SiftText", "SiftEvaluation", "SiftTestSupport"]
+        ),
+        .testTarget(
+            name: "SiftStoreTests",
+            dependencies: ["SiftStore", "SiftJSON", "SiftEvaluation", "SiftSQL", "SiftSQLite", "SiftSyntax", "SiftTestSupport"]
+        ),
         // Runs against a real PostgreSQL server: `make test` or `bash scripts/with-postgres.sh swift test`.
         .testTarget(name: "SiftPostgresTests", dependencies: ["SiftPostgres", "SiftSQL", "SiftSyntax", "SiftEvaluation", "SiftTestSupport"]),
         // The writer the store's crash test kills (Tests/SiftStoreTests/CrashTests.swift).
         .executableTarget(name: "sift-crash-child", dependencies: ["SiftStore"], path: "Tests/SiftCrashChild"),
+        // Every back-end against memory: the evaluation corpus on memory, SQLite and PostgreSQL, the
+        // differential tests over random predicates and records, typed schemas, stack use. The SQL
+        // back-ends are driven through the command line's glue (SiftTool's SQLBackend), as `sift
+        // filter --backend` runs them.
+        .testTarget(
+            name: "SiftConformanceTests",
+            dependencies: [
+                "SiftTool", "SiftJSON", "SiftStore", "SiftSyntax", "SiftEvaluation", "SiftSQL", "SiftSQLite",
+                "SiftPostgres", "SiftTestSupport",
+            ]
+        ),
+        // The `sift` command line, run as a subprocess.
         .testTarget(
             name: "SiftToolTests",
-            dependencies: ["SiftTool", "SiftStore", "SiftSyntax", "SiftEvaluation", "SiftSQL", "SiftSQLite", "SiftPostgres", "SiftTestSupport"]
+            dependencies: ["SiftTool", "SiftJSON", "SiftStore", "SiftSyntax", "SiftSQL", "SiftPostgres", "SiftTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -4,6 +4,7 @@
 import ArgumentParser
 import Foundation
 import SiftEvaluation
+import SiftJSON
 import SiftSyntax
 
 struct BatchCommand: ParsableCommand {

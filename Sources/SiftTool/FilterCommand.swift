@@ -4,6 +4,7 @@
 import ArgumentParser
 import Foundation
 import SiftEvaluation
+import SiftJSON
 import SiftSyntax
 
 struct FilterCommand: ParsableCommand {
@@ -102,65 +103,41 @@ struct FilterCommand: ParsableCommand {
         }
     }
 
-    /// The memory back-end, streaming: the input is mapped, each record is read only as far as the
-    /// predicate looks into it and evaluated at once, and only the positions of the matches are
-    /// kept; the matching records are read again (whole) to sort and print them. Nothing is printed
-    /// before the whole input has been read and evaluated, so an error leaves no partial output.
+    /// The memory back-end, streaming (`RecordFilter`): the input is mapped, each record is read
+    /// only as far as the predicate looks into it and evaluated at once, and only the positions of
+    /// the matches are kept; the matching records are read again (whole) to sort and print them.
+    /// Nothing is printed before the whole input has been read and evaluated, so an error leaves no
+    /// partial output.
     private func runInMemory(_ compiled: SiftPredicate, _ variables: [String: Value], _ descriptors: [SiftSortDescriptor],
                              compileTime: Duration) throws {
         let clock = ContinuousClock()
         let name = Records.displayName(file)
-        var readTime = Duration.zero
         var start = clock.now
         let input: MappedInput
         do { input = try MappedInput.open(file) } catch {
             writeError(error.description)
             throw ExitCode.failure
         }
-        readTime += clock.now - start
-        let bytes = input.bytes
-        let projection = RecordProjection.of(compiled.syntax)
+        let openTime = clock.now - start
+        var filter = RecordFilter(compiled, variables: variables)
+        filter.timed = stats
         var progress = FilterProgress(enabled: !quiet)
-
-        // First pass: each record read (as projected) and evaluated at once, so only one record's
-        // values are alive at a time; on two cores for a large sequence of values (see
-        // FirstPass). Option values are read once: each read of an ArgumentParser property
-        // looks up generic metadata.
-        let timed = stats
-        let pass = FirstPass.run(input, compiled: compiled, variables: variables, projection: projection,
-                                 timed: timed, progress: &progress)
-        progress.finish()
-        readTime += pass.readTime
-        let evaluateTime = pass.evaluateTime
-        let recordCount = pass.recordCount
-        var matchIndices = pass.matchIndices
-        var matchStarts = pass.matchStarts
-        let depth = pass.depth
-        if let error = pass.syntaxError {
-            writeError("\(name):\(error.located(in: bytes).description)")
-            throw ExitCode.failure
-        }
-        if let failure = pass.failure {
-            writeError("record \(failure.record): \(failure.error.annotated)")
-            throw ExitCode.failure
-        }
-
-        // Second pass: the matches, read whole, for sorting and printing.
-        start = clock.now
-        if !descriptors.isEmpty && !count {
-            input.rewind()
-            var values: [Value] = []
-            values.reserveCapacity(matchStarts.count)
-            for at in matchStarts {
-                var scanner = JSONScanner(bytes, at: at)
-                values.append((try? scanner.value(depth: depth, .whole)) ?? .null)
-                input.release(before: at)
+        var selection: RecordFilter.Selection
+        do throws(RecordFilterError) {
+            selection = try filter.select(from: input, progress: &progress)
+            progress.finish()
+        } catch {
+            progress.finish()
+            switch error {
+            case .syntax(let located): writeError("\(name):\(located.description)")
+            case .evaluation: writeError(error.description)
             }
-            do {
-                let order = try values.sortedIndices(by: descriptors)
-                matchIndices = order.map { matchIndices[$0] }
-                matchStarts = order.map { matchStarts[$0] }
-            } catch {
+            throw ExitCode.failure
+        }
+
+        start = clock.now
+        if !count {
+            do { try selection.sort(by: descriptors) } catch {
                 writeError("sort: \(error.annotated)")
                 throw ExitCode.failure
             }
@@ -168,35 +145,25 @@ struct FilterCommand: ParsableCommand {
         let sortTime = clock.now - start
 
         let output = FileHandle.standardOutput
-        var out: [UInt8] = []
-        out.reserveCapacity(1 << 20)
-        func flush() {
-            output.write(Data(out))
-            out.removeAll(keepingCapacity: true)
-        }
         if count {
-            out.append(contentsOf: "\(matchIndices.count)\n".utf8)
+            output.write(Data("\(selection.indices.count)\n".utf8))
         } else if indices {
-            for n in matchIndices {
-                JSONScanner.write(Int64(n), into: &out)
+            var out: [UInt8] = []
+            out.reserveCapacity(1 << 20)
+            for n in selection.indices {
+                out.append(contentsOf: String(n).utf8)
                 out.append(0x0A)
-                if out.count >= 1 << 20 { flush() }
+                if out.count >= 1 << 20 { output.write(Data(out)); out.removeAll(keepingCapacity: true) }
             }
+            if !out.isEmpty { output.write(Data(out)) }
         } else {
-            input.rewind()
-            for at in matchStarts {
-                var scanner = JSONScanner(bytes, at: at)
-                // The record was read without error in the first pass.
-                try? scanner.writeValue(depth: depth, into: &out)
-                out.append(0x0A)
-                if out.count >= 1 << 20 { flush(); input.release(before: at) }
-            }
+            selection.write { output.write(Data($0)) }
         }
-        if !out.isEmpty { flush() }
 
         if stats {
-            writeStats(records: recordCount, matched: matchIndices.count, read: readTime, compile: compileTime,
-                       evaluate: evaluateTime, sort: !descriptors.isEmpty && !count ? sortTime : nil)
+            writeStats(records: selection.recordCount, matched: selection.indices.count,
+                       read: openTime + selection.readTime, compile: compileTime, evaluate: selection.evaluateTime,
+                       sort: !descriptors.isEmpty && !count ? sortTime : nil)
         }
     }
 

@@ -4,12 +4,13 @@
 // tests never see it, and it is erased before anything else is printed.
 
 import Foundation
+import SiftJSON
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-struct FilterProgress {
+struct FilterProgress: RecordFilterProgress {
     private let enabled: Bool
     private let clock = ContinuousClock()
     private let started: ContinuousClock.Instant

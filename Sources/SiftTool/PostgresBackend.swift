@@ -6,6 +6,7 @@
 // record indices. The schema is dropped when the back-end goes away, also after an error.
 
 import Foundation
+import SiftJSON
 import SiftPostgres
 import SiftSQL
 import SiftSQLite

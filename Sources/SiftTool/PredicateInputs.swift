@@ -2,6 +2,8 @@
 // `sift filter` and `sift sql` spell, document and validate them the same way.
 
 import ArgumentParser
+import Foundation
+import SiftJSON
 import SiftEvaluation
 
 /// `--arg JSON`, `--var NAME=JSON` and `--sort KEY[opts][:desc]`, parsed once each.
@@ -28,4 +30,24 @@ struct PredicateInputs: ParsableArguments {
 
     /// The `--arg` values for the format's specifiers.
     func arguments() throws -> [Any?] { try parseArguments(args) }
+}
+
+/// Parses `--var NAME=JSON` options into their JSON documents, checking the names.
+func parseVariableJSON(_ texts: [String]) throws -> [String: JSONValue] {
+    var out: [String: JSONValue] = [:]
+    for text in texts {
+        guard let eq = text.firstIndex(of: "=") else {
+            throw ValidationError("--var \(text): expected NAME=JSON")
+        }
+        var name = String(text[..<eq])
+        if name.hasPrefix("$") { name.removeFirst() }
+        guard let first = name.unicodeScalars.first,
+              first == "_" || CharacterSet.letters.contains(first),
+              name.unicodeScalars.allSatisfy({ $0 == "_" || CharacterSet.alphanumerics.contains($0) }) else {
+            throw ValidationError("--var \(text): '\(name)' is not a variable name")
+        }
+        do { out[name] = try JSONReader.parse(String(text[text.index(after: eq)...])) }
+        catch { throw ValidationError("--var \(name): \(error)") }
+    }
+    return out
 }

@@ -9,6 +9,7 @@
 import ArgumentParser
 import Foundation
 import SiftEvaluation
+import SiftJSON
 import SiftSQL
 import SiftSQLite
 import SiftStore

@@ -5,6 +5,7 @@
 import ArgumentParser
 import Foundation
 import SiftEvaluation
+import SiftJSON
 import SiftSQL
 import SiftSyntax
 

@@ -3,18 +3,19 @@
 
 import ArgumentParser
 import Foundation
+import SiftJSON
 import SiftSyntax
 
-public struct SiftCommand: ParsableCommand {
-    public static let configuration = CommandConfiguration(
+package struct SiftCommand: ParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "sift",
         abstract: "The NSPredicate format language on every platform.",
         subcommands: [ParseCommand.self, FilterCommand.self, BatchCommand.self, SQLCommand.self, StoreCommand.self]
     )
-    public init() {}
+    package init() {}
 
     /// Runs the tool with `arguments` (the process arguments when nil) and returns the exit status.
-    public static func run(_ arguments: [String]? = nil) -> Int32 {
+    package static func run(_ arguments: [String]? = nil) -> Int32 {
         do {
             var command = try parseAsRoot(arguments)
             try command.run()

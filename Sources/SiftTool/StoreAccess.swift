@@ -7,6 +7,7 @@
 // prints keys in the order the imported records had them.
 
 import Foundation
+import SiftJSON
 import SiftSQL
 import SiftSQLite
 import SiftStore
@@ -22,14 +23,11 @@ struct StoreCommandError: Error {
         lines = e.failures.map { StoreCommandError.errorLine($0) }
     }
 
-    /// `error: <message>`, without doubling a message that already says `error:` (a predicate
-    /// error that reached the store keeps its own `line:column: error:` prefix).
-    static func errorLine(_ message: String) -> String {
-        if message.hasPrefix("error: ") || message.range(of: #"^\d+:\d+: error: "#, options: .regularExpression) != nil {
-            return message
-        }
-        return "error: \(message)"
-    }
+    /// The import's own lines.
+    init(_ e: JSONImportError) { lines = e.lines }
+
+    /// `error: <message>` (see `JSONImportError.errorLine`).
+    static func errorLine(_ message: String) -> String { JSONImportError.errorLine(message) }
 }
 
 enum StoreAccess {
@@ -86,24 +84,4 @@ enum StoreAccess {
             }
         }
     }
-}
-
-extension ManagedObjectModel {
-    /// `entity` and its ancestors, root first (the order the store resolves inherited
-    /// properties in); empty for an unknown entity.
-    func lineage(of entity: String) -> [EntityDescription] {
-        var chain: [EntityDescription] = []
-        var current = self.entity(named: entity)
-        while let e = current, !chain.contains(where: { $0.name == e.name }) {
-            chain.insert(e, at: 0)
-            current = e.parent.flatMap { self.entity(named: $0) }
-        }
-        return chain
-    }
-
-    /// Every attribute of `entity`, inherited ones first.
-    func allAttributes(of entity: String) -> [AttributeDescription] { lineage(of: entity).flatMap(\.attributes) }
-
-    /// Every relationship of `entity`, inherited ones first.
-    func allRelationships(of entity: String) -> [RelationshipDescription] { lineage(of: entity).flatMap(\.relationships) }
 }

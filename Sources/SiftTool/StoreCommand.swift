@@ -9,6 +9,7 @@
 import ArgumentParser
 import Foundation
 import SiftEvaluation
+import SiftJSON
 import SiftStore
 import SiftSyntax
 
@@ -251,7 +252,10 @@ struct StoreImportCommand: ParsableCommand {
             do throws(RecordsError) { records = try Records.load(file) } catch { throw StoreCommandError(error.description) }
             let store = try StoreAccess.open(db)
             var importer = StoreImporter(context: ManagedObjectContext(store: store))
-            let n = try importer.run(records, entity: entity)
+            let n: Int
+            do throws(JSONImportError) { n = try importer.run(records, entity: entity) } catch {
+                throw StoreCommandError(error)
+            }
             do { try StoreAccess.recordKeyOrder(db, importer.seenKeys) } catch {
                 // The objects are saved; only the output's key order is not remembered.
                 writeError("warning: the records were imported, but their key order could not be recorded: \(error)")

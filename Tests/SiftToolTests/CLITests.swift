@@ -2,6 +2,7 @@
 // conventions of JSONReader used for --arg, and the stdout of `sift parse` run as a subprocess.
 
 import Foundation
+import SiftJSON
 import Testing
 import SiftSyntax
 @testable import SiftTool
@@ -68,7 +69,7 @@ import SiftSyntax
     }
 
     @Test func sequences() throws {
-        var r = JSONReader("1 \"a\"\n[2]")
+        let r = JSONReader("1 \"a\"\n[2]")
         #expect(try r.parseSequence() == [.integer(1), .string("a"), .array([.integer(2)])])
     }
 

@@ -2,6 +2,7 @@
 // with standard input fed from the test: exact stdout, stderr and exit status.
 
 import Foundation
+import SiftJSON
 import Testing
 @testable import SiftTool
 

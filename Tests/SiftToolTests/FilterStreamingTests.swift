@@ -7,6 +7,7 @@
 // whether or not the middle of the input falls between two records.
 
 import Foundation
+@testable import SiftJSON
 import Testing
 import SiftEvaluation
 @testable import SiftTool

@@ -3,6 +3,7 @@
 // be byte for byte the output of the default memory back-end.
 
 import Foundation
+import SiftJSON
 import Testing
 @testable import SiftTool
 

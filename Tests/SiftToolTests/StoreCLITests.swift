@@ -6,6 +6,7 @@
 // --explain.
 
 import Foundation
+import SiftJSON
 import Testing
 @testable import SiftTool
 

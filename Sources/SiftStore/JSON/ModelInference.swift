@@ -9,27 +9,27 @@
 // `sift store import` never rejects the file the model was inferred from.
 
 import Foundation
-import SiftStore
+import SiftJSON
 
 /// What the inference found out: the entities, root first, and one note per key it had to decide.
-struct InferredModel {
-    var entities: [EntityDescription]
+package struct InferredModel {
+    package var entities: [EntityDescription]
     /// `note: key 'tags': …; stored as transformable` lines, in key order.
-    var notes: [String]
+    package var notes: [String]
 }
 
 /// Why no model could be inferred: records that are not objects. Each line is printed on
 /// standard error as it is.
-struct ModelInferenceError: Error {
-    var lines: [String]
+package struct ModelInferenceError: Error {
+    package var lines: [String]
 }
 
 /// One kind of JSON value, as the inference tells them apart.
-enum JSONKind: Hashable {
+package enum JSONKind: Hashable {
     case boolean, integer, double, string, date, object, array
 
     /// The kind of a non-null value (`{"$date": seconds}` is a date, not an object).
-    init?(_ v: JSONValue) {
+    package init?(_ v: JSONValue) {
         switch v {
         case .null: return nil
         case .bool: self = .boolean
@@ -42,7 +42,7 @@ enum JSONKind: Hashable {
     }
 
     /// The plural used in notes ("integers in some records, strings in others").
-    var plural: String {
+    package var plural: String {
         switch self {
         case .boolean: "booleans"
         case .integer: "integers"
@@ -56,19 +56,19 @@ enum JSONKind: Hashable {
 }
 
 /// The merged shape of one key (or of the elements of the arrays a key holds).
-final class FieldShape {
+package final class FieldShape {
     /// Each kind seen, with the first record it was seen in, in order of first appearance.
-    var kinds: [(kind: JSONKind, record: Int)] = []
+    package var kinds: [(kind: JSONKind, record: Int)] = []
     /// The first record where the key was null or absent (for elements: a null element).
-    var nilRecord: Int?
+    package var nilRecord: Int?
     /// The merged shape of the objects seen.
-    var object: ObjectShape?
+    package var object: ObjectShape?
     /// The merged shape of the elements of the arrays seen.
-    var elements: FieldShape?
+    package var elements: FieldShape?
 
-    func kindSet() -> Set<JSONKind> { Set(kinds.map(\.kind)) }
+    package func kindSet() -> Set<JSONKind> { Set(kinds.map(\.kind)) }
 
-    func merge(_ v: JSONValue, record: Int) {
+    package func merge(_ v: JSONValue, record: Int) {
         guard let kind = JSONKind(v) else {
             if nilRecord == nil { nilRecord = record }
             return
@@ -90,14 +90,14 @@ final class FieldShape {
 }
 
 /// The merged shape of the objects found at one place in the records.
-final class ObjectShape {
+package final class ObjectShape {
     /// Keys in order of first appearance.
-    var keys: [String] = []
-    var fields: [String: FieldShape] = [:]
+    package var keys: [String] = []
+    package var fields: [String: FieldShape] = [:]
     /// The record of the first object merged (nil until one is).
-    var firstRecord: Int?
+    package var firstRecord: Int?
 
-    func merge(_ members: [(String, JSONValue)], record: Int) {
+    package func merge(_ members: [(String, JSONValue)], record: Int) {
         // Duplicate keys: the last wins, as when the record is evaluated in memory.
         var last: [String: JSONValue] = [:]
         var order: [String] = []
@@ -126,9 +126,9 @@ final class ObjectShape {
     }
 }
 
-enum ModelInference {
+package enum ModelInference {
     /// Infers a model whose root entity `entity` describes `records` (each a JSON object).
-    static func infer(_ records: [JSONValue], entity: String) throws(ModelInferenceError) -> InferredModel {
+    package static func infer(_ records: [JSONValue], entity: String) throws(ModelInferenceError) -> InferredModel {
         let root = ObjectShape()
         var problems: [String] = []
         for (n, record) in records.enumerated() {
@@ -147,7 +147,7 @@ enum ModelInference {
 
     /// `key` as the tail of an entity name, which stays an identifier (`first name` → `first_name`):
     /// property names are any string, entity names are not.
-    static func identifierPart(_ key: String) -> String {
+    package static func identifierPart(_ key: String) -> String {
         let part = String(String.UnicodeScalarView(key.unicodeScalars.map { s in
             (s.isASCII && (s.properties.isAlphabetic || ("0"..."9").contains(s))) || s == "_" ? s : "_"
         }))

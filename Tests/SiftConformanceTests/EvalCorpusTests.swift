@@ -7,7 +7,8 @@ import Foundation
 import Testing
 import SiftSyntax
 import SiftEvaluation
-import SiftTool
+import SiftJSON
+import SiftTestSupport
 
 struct EvalCase {
     var file: String

@@ -1,4 +1,4 @@
-// The input of `sift filter` as one memory-mapped byte range, so a file of any size is read without
+// The input of the record filter (and `sift filter`) as one memory-mapped byte range, so a file of any size is read without
 // copying it into the process: standard input that is not a regular file (a pipe) is first spooled
 // to an unlinked temporary file. Pages already scanned are handed back to the kernel as the scan
 // moves on, so the resident size stays bounded whatever the input's size. `RecordCursor` walks the
@@ -10,9 +10,17 @@ import Foundation
 import Glibc
 #endif
 
-final class MappedInput {
+/// A JSON input mapped into memory: a file, or standard input (a pipe is first spooled to an
+/// unlinked temporary file). Pages already read are handed back to the kernel as a
+/// ``RecordFilter`` moves on, so the resident size stays bounded whatever the input's size.
+///
+/// ```swift
+/// let input = try MappedInput.open("records.ndjson")   // or nil / "-" for standard input
+/// let selection = try RecordFilter(try SiftPredicate("age > 30")).select(from: input)
+/// ```
+public final class MappedInput {
     /// The whole input.
-    let bytes: UnsafeBufferPointer<UInt8>
+    public let bytes: UnsafeBufferPointer<UInt8>
     /// Where pages were last released up to.
     private var released = 0
     private static let releaseStep = 32 << 20
@@ -30,8 +38,9 @@ final class MappedInput {
         if isMapped { munmap(UnsafeMutableRawPointer(mutating: base), bytes.count) } else { base.deallocate() }
     }
 
-    /// Maps `path`, or standard input when `path` is nil or `-`, with the errors `Records.read` gives.
-    static func open(_ path: String?) throws(RecordsError) -> MappedInput {
+    /// Maps `path`, or standard input when `path` is nil or `-`; a missing, unreadable or
+    /// directory path is an error naming it.
+    public static func open(_ path: String?) throws(RecordsError) -> MappedInput {
         guard let path, path != "-" else {
             if let mapped = map(STDIN_FILENO, requireStart: true) { return mapped }
             return try spool(STDIN_FILENO)
@@ -47,6 +56,11 @@ final class MappedInput {
         defer { close(fd) }
         if let mapped = map(fd, requireStart: false) { return mapped }
         return try spool(fd)
+    }
+
+    /// An input holding a copy of `bytes`, for JSON already in memory.
+    public convenience init(copying bytes: [UInt8]) {
+        self.init(bytes: MappedInput.copy(bytes), isMapped: false)
     }
 
     /// The mapping of `fd` when it is a regular file (read from its start), else nil.

@@ -25,7 +25,7 @@ extension JSONValue {
     }
 
     /// The date of `{"$date": seconds since 1970}`, the tool's one date convention.
-    var date: Date? {
+    public var date: Date? {
         guard case .object(let o) = self, o.count == 1, o[0].0 == "$date" else { return nil }
         switch o[0].1 {
         case .integer(let i): return Date(timeIntervalSince1970: Double(i))

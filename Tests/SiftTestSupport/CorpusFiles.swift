@@ -1,42 +1,44 @@
-// Runs every golden case in Corpus/ (see Corpus/README.md for the format). Each parse case
-// checks the canonical form or the diagnostic (`line:column id`) beside its input; valid cases
-// must also round-trip through the printer.
+// The golden corpus files (Corpus/, format in Corpus/README.md) read into cases, for the parse
+// corpus (SiftSyntaxTests) and the evaluation corpus on every back-end (SiftConformanceTests).
 
 import Foundation
-import Testing
-@testable import SiftSyntax
-import SiftTool
+import SiftJSON
 
-struct CorpusCase {
-    var file: String
-    var line: Int
-    var input: String = ""
-    var args: [Any?] = []
-    var expectedOutput: String?
-    var expectedError: String?
+package struct CorpusCase {
+    package init(file: String, line: Int) {
+        self.file = file
+        self.line = line
+    }
+
+    package var file: String
+    package var line: Int
+    package var input: String = ""
+    package var args: [Any?] = []
+    package var expectedOutput: String?
+    package var expectedError: String?
 }
 
-enum CorpusError: Error, CustomStringConvertible {
+package enum CorpusError: Error, CustomStringConvertible {
     case malformed(String, Int, String)
-    var description: String {
+    package var description: String {
         switch self { case .malformed(let f, let l, let m): "\(f):\(l): \(m)" }
     }
 }
 
-enum Corpus {
-    static var directory: URL {
+package enum Corpus {
+    package static var directory: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Corpus")
     }
 
-    static func jsonString(_ text: String, _ file: String, _ line: Int) throws -> String {
+    package static func jsonString(_ text: String, _ file: String, _ line: Int) throws -> String {
         guard case .string(let s) = try JSONReader.parse(text) else { throw CorpusError.malformed(file, line, "expected a JSON string") }
         return s
     }
 
     /// The `key: value` lines of a corpus file with their line numbers; blank lines and `#`
     /// comments are skipped, and one space after the colon is dropped.
-    static func entries(_ text: String, _ file: String) throws -> [(key: String, value: String, line: Int)] {
+    package static func entries(_ text: String, _ file: String) throws -> [(key: String, value: String, line: Int)] {
         var out: [(key: String, value: String, line: Int)] = []
         for (n, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = String(raw)
@@ -50,7 +52,7 @@ enum Corpus {
     }
 
     /// Reads every `*.sift` file below `subdirectory`.
-    static func cases(in subdirectory: String) throws -> [CorpusCase] {
+    package static func cases(in subdirectory: String) throws -> [CorpusCase] {
         let dir = directory.appendingPathComponent(subdirectory)
         let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".sift") }.sorted()
         var all: [CorpusCase] = []
@@ -92,41 +94,3 @@ enum Corpus {
     }
 }
 
-@Suite struct CorpusTests {
-    @Test func parseCorpus() throws {
-        let cases = try Corpus.cases(in: "parse")
-        var invalid = 0
-        var failures: [String] = []
-        for c in cases {
-            if let failure = check(c, invalid: &invalid) { failures.append(failure) }
-        }
-        #expect(failures.isEmpty, "\(failures.count) corpus failures:\n\(failures.joined(separator: "\n"))")
-        // The corpus is meant to cover the whole language; shrinking it below these sizes is a regression.
-        #expect(cases.count >= 400, "only \(cases.count) parse cases")
-        #expect(invalid >= 100, "only \(invalid) invalid parse cases")
-    }
-
-    /// Runs one case; returns a description of the failure, if any.
-    func check(_ c: CorpusCase, invalid: inout Int) -> String? {
-        let at = "\(c.file):\(c.line): \(c.input)"
-        let parsed: PredicateSyntax
-        do {
-            parsed = try PredicateSyntax.parse(c.input, arguments: c.args)
-        } catch {
-            let got = "\(error.location) \(error.id)"
-            guard let expected = c.expectedError else { return "\(at): unexpected error \(error)" }
-            invalid += 1
-            return got == expected ? nil : "\(at): expected error \(expected), got \(got) (\(error))"
-        }
-        let printed = parsed.description
-        guard let expected = c.expectedOutput else { return "\(at): parsed as '\(printed)' but expected error \(c.expectedError ?? "")" }
-        if printed != expected { return "\(at): expected '\(expected)', got '\(printed)'" }
-        do {
-            let again = try PredicateSyntax.parse(printed)
-            if again != parsed { return "\(at): round trip changed the tree" }
-        } catch {
-            return "\(at): canonical form does not parse: \(error)"
-        }
-        return nil
-    }
-}

@@ -10,7 +10,7 @@ import Testing
 import SiftEvaluation
 import SiftSyntax
 import SiftTestSupport
-@testable import SiftTool
+@testable import SiftJSON
 
 /// Predicates the direct form takes (plain key paths against constants or variables).
 private let directPredicates: [String] = [

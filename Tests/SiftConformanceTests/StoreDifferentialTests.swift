@@ -12,6 +12,7 @@ import Testing
 import SiftEvaluation
 import SiftSyntax
 import SiftStore
+import SiftJSON
 @testable import SiftTool
 import SiftTestSupport
 

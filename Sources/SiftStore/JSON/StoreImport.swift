@@ -8,21 +8,21 @@
 
 import Foundation
 import SiftEvaluation
-import SiftStore
+import SiftJSON
 
 /// Imports records into a context and saves them, or reports why not.
-struct StoreImporter {
-    let context: ManagedObjectContext
-    let model: ManagedObjectModel
+package struct StoreImporter {
+    package let context: ManagedObjectContext
+    package let model: ManagedObjectModel
     /// Keys in first-seen order per entity, for `StoreAccess.recordKeyOrder`.
-    private(set) var seenKeys: [(entity: String, keys: [String])] = []
+    package private(set) var seenKeys: [(entity: String, keys: [String])] = []
     private var seenIndex: [String: Int] = [:]
     /// Where each inserted object came from, to name the record when the save refuses it.
     private var origins: [String: (record: Int, path: String)] = [:]
     /// The object made of each record, in record order.
     private(set) var roots: [ManagedObject] = []
 
-    init(context: ManagedObjectContext) {
+    package init(context: ManagedObjectContext) {
         self.context = context
         self.model = context.store.model
     }
@@ -34,9 +34,9 @@ struct StoreImporter {
     }
 
     /// Inserts one object of `entity` per record and saves; returns the number of records.
-    mutating func run(_ records: [JSONValue], entity: String) throws(StoreCommandError) -> Int {
+    package mutating func run(_ records: [JSONValue], entity: String) throws(JSONImportError) -> Int {
         guard model.entity(named: entity) != nil else {
-            throw StoreCommandError("error: the store's model has no entity '\(entity)' (entities: \(model.entities.map(\.name).joined(separator: ", ")))")
+            throw JSONImportError("error: the store's model has no entity '\(entity)' (entities: \(model.entities.map(\.name).joined(separator: ", ")))")
         }
         if model.entity(named: entity)?.document != nil {
             // A document entity: each record is one object, kept whole (its shapes are checked
@@ -48,30 +48,30 @@ struct StoreImporter {
                     try o.setDocument(record.value)
                     roots.append(o)
                 } catch {
-                    throw StoreCommandError("error: record \(n): \(error.message)")
+                    throw JSONImportError("error: record \(n): \(error.message)")
                 }
                 if case .object(let members) = record { noteKeys(entity, members.map(\.0)) }
             }
             do { try context.save() } catch {
                 // Which record each refused object came from, worked out only when a save fails.
                 for (n, o) in roots.enumerated() { origins[o.objectID.description] = (n, "") }
-                throw StoreCommandError(lines: error.failures.map(describeSaveFailure))
+                throw JSONImportError(lines: error.failures.map(describeSaveFailure))
             }
             return records.count
         }
         for (n, record) in records.enumerated() {
             guard case .object(let members) = record, record.date == nil else {
-                throw StoreCommandError("error: record \(n): not a JSON object (a record becomes one '\(entity)' object)")
+                throw JSONImportError("error: record \(n): not a JSON object (a record becomes one '\(entity)' object)")
             }
             do throws(Problem) {
                 roots.append(try insert(entity, members, record: n, path: ""))
             } catch {
                 let at = error.path.isEmpty ? "" : "key '\(error.path)': "
-                throw StoreCommandError("error: record \(n): \(at)\(error.message)")
+                throw JSONImportError("error: record \(n): \(at)\(error.message)")
             }
         }
         do { try context.save() } catch {
-            throw StoreCommandError(lines: error.failures.map(describeSaveFailure))
+            throw JSONImportError(lines: error.failures.map(describeSaveFailure))
         }
         return records.count
     }
@@ -82,7 +82,7 @@ struct StoreImporter {
         // The longest matching ID: "Record (temporary 1)" is a prefix of nothing else, but
         // entity names can be prefixes of one another.
         let match = origins.keys.filter { failure.hasPrefix($0 + " ") }.max { $0.count < $1.count }
-        guard let id = match, let origin = origins[id] else { return StoreCommandError.errorLine(failure) }
+        guard let id = match, let origin = origins[id] else { return JSONImportError.errorLine(failure) }
         var rest = String(failure.dropFirst(id.count + 1))
         var path = origin.path
         // "'key': rule" names a property of the object: fold it into the key path.
@@ -202,8 +202,25 @@ struct StoreImporter {
     }
 
     /// A JSON value in an error message, shortened.
-    static func describe(_ json: JSONValue) -> String {
+    package static func describe(_ json: JSONValue) -> String {
         let text = json.text
         return text.count > 60 ? String(text.prefix(57)) + "…" : text
+    }
+}
+
+/// Why `sift store import` refused a set of records: one line per problem, each starting with
+/// `error:` (a record's position and key path where there is one).
+package struct JSONImportError: Error {
+    package var lines: [String]
+    package init(_ lines: String...) { self.lines = lines }
+    package init(lines: [String]) { self.lines = lines }
+
+    /// `error: <message>`, without doubling a message that already says `error:` (a predicate
+    /// error that reached the store keeps its own `line:column: error:` prefix).
+    package static func errorLine(_ message: String) -> String {
+        if message.hasPrefix("error: ") || message.range(of: #"^\d+:\d+: error: "#, options: .regularExpression) != nil {
+            return message
+        }
+        return "error: \(message)"
     }
 }

@@ -11,6 +11,8 @@ import SiftSQL
 import SiftSyntax
 import SiftTestSupport
 import Testing
+import SiftJSON
+import SiftStore
 @testable import SiftTool
 
 /// The schema of `nestingRecordJSON`, as in the lowering's own nesting tests.

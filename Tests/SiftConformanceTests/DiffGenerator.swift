@@ -6,7 +6,7 @@
 // them back to text, which is then parsed by SiftSyntax like any user predicate.
 
 import Foundation
-import SiftTool
+import SiftJSON
 import SiftTestSupport
 
 /// A generated expression: renders to format-string text plus the `%@` arguments it consumes.

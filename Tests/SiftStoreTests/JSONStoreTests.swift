@@ -4,12 +4,12 @@
 import SiftSQL
 import SiftSyntax
 import SiftSQLite
-import SiftTool
+import SiftJSON
 import SiftStore
 import Testing
 
 private func records(_ text: String) throws -> [JSONValue] {
-    var reader = JSONReader(text)
+    let reader = JSONReader(text)
     return try reader.parseSequence()
 }
 

@@ -10,17 +10,23 @@
 
 import Foundation
 import SiftEvaluation
-import SiftStore
+import SiftJSON
 
 /// Turns fetched objects and dictionaries into JSON lines.
-struct StoreRenderer {
-    let model: ManagedObjectModel
+package struct StoreRenderer {
+    package let model: ManagedObjectModel
     /// Per entity, keys in the order an import first saw them.
-    let keyOrder: [String: [String]]
+    package let keyOrder: [String: [String]]
     /// Print nil attributes and to-ones as `null` instead of leaving them out.
-    let printsNils: Bool
+    package let printsNils: Bool
 
-    enum Property {
+    package init(model: ManagedObjectModel, keyOrder: [String: [String]], printsNils: Bool) {
+        self.model = model
+        self.keyOrder = keyOrder
+        self.printsNils = printsNils
+    }
+
+    package enum Property {
         case attribute(String)
         case relationship(RelationshipDescription)
 
@@ -33,7 +39,7 @@ struct StoreRenderer {
     }
 
     /// The properties of `entity` in output order.
-    func properties(of entity: String) -> [Property] {
+    package func properties(of entity: String) -> [Property] {
         var modelOrder: [Property] = model.allAttributes(of: entity).map { Property.attribute($0.name) }
         modelOrder += model.allRelationships(of: entity).map { Property.relationship($0) }
         guard let seen = keyOrder[entity], !seen.isEmpty else { return modelOrder }
@@ -45,7 +51,7 @@ struct StoreRenderer {
     }
 
     /// One fetched object as a JSON object.
-    func render(_ o: ManagedObject) throws(StoreError) -> JSONValue {
+    package func render(_ o: ManagedObject) throws(StoreError) -> JSONValue {
         var cache: [String: [Property]] = [:]
         return try render(o, skipping: nil, inside: [], cache: &cache)
     }
@@ -101,7 +107,7 @@ struct StoreRenderer {
     /// The value a dictionary fetch read for `keyPath` from an object of `entity`, as JSON.
     /// Objects it reached print as nested objects without the relationship back (the inverse
     /// of the key path's last relationship), as they do under their parent.
-    func json(_ v: Value, keyPath: String, from entity: String) -> JSONValue {
+    package func json(_ v: Value, keyPath: String, from entity: String) -> JSONValue {
         var current = entity
         var last: RelationshipDescription?
         for component in keyPath.split(separator: ".").map(String.init) {
@@ -124,7 +130,7 @@ struct StoreRenderer {
 
     /// A value as JSON, in `sift filter`'s conventions. Objects reached through a key path (a
     /// dictionary fetch of `address`) print as nested objects.
-    func json(_ v: Value) -> JSONValue {
+    package func json(_ v: Value) -> JSONValue {
         switch v {
         case .null: return .null
         case .bool(let b): return .bool(b)

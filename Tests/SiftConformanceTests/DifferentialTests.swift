@@ -9,6 +9,8 @@ import Foundation
 import Testing
 import SiftEvaluation
 import SiftSyntax
+import SiftJSON
+import SiftStore
 @testable import SiftTool
 import SiftTestSupport
 

@@ -12,6 +12,8 @@ import SiftSyntax
 import SiftEvaluation
 import SiftSQL
 import SiftSQLite
+import SiftJSON
+import SiftStore
 @testable import SiftTool
 
 @Suite struct EvalCorpusSQLTests {

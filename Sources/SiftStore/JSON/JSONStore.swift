@@ -1,17 +1,12 @@
-// Loads JSON records into an in-memory SQLite database through a schema inferred from the records,
-// so a predicate can run as lowered SQL over the same data the in-memory evaluator sees. Inference
-// walks every record (and every nested object and array element) and gives each key its shapes:
-// scalar column, date column, to-one table, to-many table or value table. A key with several
-// (a string in one record, an array in another) keeps all of them plus a shape column saying which
-// one each row uses, and so does a record that is not an object. Only arrays whose elements
-// disagree are left out, reported in `unsupportedKeys`; the load itself never fails on shape.
-// Names: every table, column and index name is derived from the JSON keys, made unique
-// (case-insensitively, as SQLite compares identifiers) and only ever written into SQL quoted.
+// JSON records as documents in an in-memory SiftStore, with the schema the SQL lowering needs to
+// query them: what `sift filter --backend sqlite|postgres` and the corpus runners load records into.
+// The records go through the store's JSON import (StoreImport.swift); the document entity's shapes
+// are inferred from them (DocumentInference, below).
 
 import Foundation
 import SiftSQL
 import SiftSQLite
-import SiftStore
+import SiftJSON
 import SiftEvaluation
 
 /// Why a JSON store could not be built: `id` is stable (`sqlite-error`, `schema-error`).
@@ -81,7 +76,7 @@ public final class JSONStore {
         }
         let context = ManagedObjectContext(store: store)
         var importer = StoreImporter(context: context)
-        do throws(StoreCommandError) {
+        do throws(JSONImportError) {
             _ = try importer.run(records, entity: entity)
         } catch {
             throw JSONStoreError(id: "sqlite-error", message: "cannot load the records: \(error.lines.joined(separator: "; "))")
@@ -216,8 +211,8 @@ private final class ShapeNode {
 
 /// The document description of a set of JSON records: their merged shapes, and whether some are
 /// not objects.
-enum DocumentInference {
-    static func describe(_ records: [JSONValue]) -> DocumentDescription {
+package enum DocumentInference {
+    package static func describe(_ records: [JSONValue]) -> DocumentDescription {
         let root = KeyShapes()
         var values = false
         for (index, record) in records.enumerated() {
@@ -230,7 +225,7 @@ enum DocumentInference {
 
 extension KeyShapes {
     /// The merged shapes as SiftStore's layout takes them.
-    var document: DocumentShape {
+    package var document: DocumentShape {
         var d = DocumentShape(scalar: scalar, date: date, object: object?.document, array: array, conflict: conflict)
         switch element {
         case .scalar?: d.element = .scalar
@@ -243,7 +238,7 @@ extension KeyShapes {
 }
 
 extension ShapeNode {
-    var document: DocumentObjectShape {
+    package var document: DocumentObjectShape {
         DocumentObjectShape(keys: keys.map { DocumentObjectShape.Key(name: $0, shape: shapes[$0]!.document) })
     }
 }

@@ -248,7 +248,7 @@ struct JSONScanner {
 
     /// `true`, `false` or `null`: `bytes` holds the word's letters, first letter highest.
     @inline(__always)
-    private mutating func word(_ bytes: UInt64, _ length: Int) throws(JSONScanError) {
+    mutating func word(_ bytes: UInt64, _ length: Int) throws(JSONScanError) {
         guard i + length <= count else { throw unexpected() }
         for k in 0..<length where base[i + k] != UInt8(truncatingIfNeeded: bytes >> (8 * UInt64(length - 1 - k))) {
             throw unexpected()

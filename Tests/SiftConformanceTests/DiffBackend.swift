@@ -10,6 +10,7 @@ import SiftSQL
 import SiftSQLite
 import SiftStore
 import SiftTestSupport
+import SiftJSON
 @testable import SiftTool
 
 /// What the back-end under test answered for one predicate.

@@ -1,4 +1,4 @@
-// The first pass of `sift filter`'s memory back-end: every record read as far as the predicate looks
+// The first pass of the record filter (`RecordFilter`, what `sift filter` runs in memory): every record read as far as the predicate looks
 // into it and evaluated at once, keeping only the positions of the matches. A large sequence of
 // values (NDJSON) is read on two threads: the second starts at a line boundary near the middle and
 // reads to the end, while the first reads from the start and stops at the first record that starts
@@ -39,7 +39,7 @@ struct FirstPass {
 
     /// The first pass over all of `input`.
     static func run(_ input: MappedInput, compiled: SiftPredicate, variables: [String: Value], projection: Projection,
-                    timed: Bool, progress: inout FilterProgress) -> FirstPass {
+                    timed: Bool, progress: inout some RecordFilterProgress) -> FirstPass {
         let bytes = input.bytes
         var cursor = RecordCursor(bytes)
         guard !cursor.isArray, bytes.count >= parallelThreshold, ProcessInfo.processInfo.activeProcessorCount >= 2,
@@ -59,7 +59,7 @@ struct FirstPass {
         let thread = Thread {
             var cursor = RecordCursor(sequenceIn: unsafeBytes, from: boundary)
             var released = boundary
-            var quiet = FilterProgress(enabled: false)
+            var quiet = NoProgress()
             second.result = scan(&cursor, stopAt: nil, input: unsafeInput, released: &released, compiled: compiled,
                                  variables: variables, projection: projection, timed: timed, progress: &quiet, shared: second)
             done.signal()
@@ -112,7 +112,7 @@ struct FirstPass {
     /// pass this one continues.
     private static func scan(_ cursor: inout RecordCursor, stopAt stop: Int?, input: MappedInput, released: inout Int,
                              compiled: SiftPredicate, variables: [String: Value], projection: Projection, timed: Bool,
-                             progress: inout FilterProgress, shared: SecondHalf?, continuing: FirstPass? = nil) -> FirstPass {
+                             progress: inout some RecordFilterProgress, shared: SecondHalf?, continuing: FirstPass? = nil) -> FirstPass {
         let clock = ContinuousClock()
         // The clock is only read per record for --stats; `began` stands in otherwise.
         let began = clock.now

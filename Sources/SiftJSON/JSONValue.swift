@@ -1,0 +1,126 @@
+// A JSON document as a value: Sift's conventions keep what JSONSerialization loses (a number written
+// without '.' or an exponent is an integer, anything else a Double; `{"$date": seconds}` is a Date;
+// object members stay in document order, duplicates included), and its compact text.
+
+import Foundation
+import SiftSyntax
+
+/// A parsed JSON value, as ``JSONReader`` reads it.
+///
+/// ```swift
+/// let v = try JSONReader.parse(#"{"name": "Ann", "age": 40, "born": {"$date": 0}}"#)
+/// v.text      // {"name":"Ann","age":40,"born":{"$date":0}}
+/// v.value     // the dictionary a predicate evaluates against (born is a Date)
+/// ```
+public indirect enum JSONValue: Hashable, Sendable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    /// Keys in document order.
+    case object([(String, JSONValue)])
+
+    /// Equal kinds with equal contents (members compared in order); `1` and `1.0` differ.
+    public static func == (a: JSONValue, b: JSONValue) -> Bool {
+        switch (a, b) {
+        case (.null, .null): true
+        case let (.bool(x), .bool(y)): x == y
+        case let (.integer(x), .integer(y)): x == y
+        case let (.double(x), .double(y)): x == y
+        case let (.string(x), .string(y)): x == y
+        case let (.array(x), .array(y)): x == y
+        case let (.object(x), .object(y)): x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        default: false
+        }
+    }
+
+    /// Hashes the kind's contents, consistently with `==`.
+    public func hash(into h: inout Hasher) {
+        switch self {
+        case .null: h.combine(0)
+        case .bool(let b): h.combine(b)
+        case .integer(let i): h.combine(i)
+        case .double(let d): h.combine(d)
+        case .string(let s): h.combine(s)
+        case .array(let a): h.combine(a)
+        case .object(let o): for (k, v) in o { h.combine(k); h.combine(v) }
+        }
+    }
+
+    /// The constant this JSON stands for, following the tool's argument conventions.
+    public var literal: LiteralValue {
+        switch self {
+        case .null: return .null
+        case .bool(let b): return .bool(b)
+        case .integer(let i): return .integer(i)
+        case .double(let d): return .double(d)
+        case .string(let s): return .string(s)
+        case .array(let a): return .array(a.map(\.literal))
+        case .object(let o):
+            if let date { return .date(date) }
+            var d: [String: LiteralValue] = [:]
+            for (k, v) in o { d[k] = v.literal }
+            return .dictionary(d)
+        }
+    }
+}
+
+/// A JSON syntax error with its 1-based line and column.
+public struct JSONError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// What is wrong.
+    public var message: String
+    /// The 1-based line of the offending byte.
+    public var line: Int
+    /// The 1-based column of the offending byte, in Unicode scalars.
+    public var column: Int
+    /// `line:column: error: message`.
+    public var description: String { "\(line):\(column): error: \(message)" }
+}
+
+extension JSONValue {
+    /// Compact JSON text.
+    public var text: String {
+        var s = ""
+        write(into: &s)
+        return s
+    }
+
+    /// Appends the compact JSON text to `s` (doubles with a fraction or exponent, so they read back
+    /// as doubles; non-finite doubles as `null`).
+    public func write(into s: inout String) {
+        switch self {
+        case .null: s += "null"
+        case .bool(let b): s += b ? "true" : "false"
+        case .integer(let i): s += String(i)
+        case .double(let d): s += d.isFinite ? (d == d.rounded() && abs(d) < 1e15 ? String(format: "%.1f", d) : "\(d)") : "null"
+        case .string(let str): JSONValue.quote(str, into: &s)
+        case .array(let a):
+            s += "["
+            for (n, x) in a.enumerated() { if n > 0 { s += "," }; x.write(into: &s) }
+            s += "]"
+        case .object(let o):
+            s += "{"
+            for (n, (k, v)) in o.enumerated() { if n > 0 { s += "," }; JSONValue.quote(k, into: &s); s += ":"; v.write(into: &s) }
+            s += "}"
+        }
+    }
+
+    /// Appends `str` as a JSON string literal to `s`.
+    public static func quote(_ str: String, into s: inout String) {
+        s += "\""
+        for u in str.unicodeScalars {
+            switch u {
+            case "\"": s += "\\\""
+            case "\\": s += "\\\\"
+            case "\n": s += "\\n"
+            case "\r": s += "\\r"
+            case "\t": s += "\\t"
+            default:
+                if u.value < 0x20 { s += String(format: "\\u%04x", u.value) } else { s.unicodeScalars.append(u) }
+            }
+        }
+        s += "\""
+    }
+}
