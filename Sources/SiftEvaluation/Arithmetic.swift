@@ -1,8 +1,8 @@
-// Arithmetic and bitwise operators with Foundation's number rules (reference §2.8): two integers
-// stay integers (division truncates, division or modulus by zero is 0, overflow wraps), any double
-// makes the operation double, `**` is always double, dates move by seconds and subtract to
-// seconds. A nil or non-number operand is an error: Apple raises, and silently producing nil would
-// make in-memory results differ from what users expect.
+// Arithmetic and bitwise operators with Foundation's number rules (Predicate Semantics, "Numbers
+// and arithmetic"): two integers stay integers (division truncates, division or modulus by zero is
+// 0, overflow wraps), any double makes the operation double, `**` is always double, dates move by
+// seconds and subtract to seconds. A nil or non-number operand is an error: Apple raises, and
+// silently producing nil would make in-memory results differ from what users expect.
 
 import Foundation
 import SiftSyntax

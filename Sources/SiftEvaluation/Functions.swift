@@ -1,7 +1,8 @@
-// The built-in functions (reference §2.8) and the registry behind FUNCTION(target, 'selector', …).
-// Functions over collections follow `_NSPredicateUtilities`: `sum:` of nothing is 0, `min:`/`max:`
-// of nothing is an error, every element must be a number. A nil argument is an error (Apple raises),
-// unlike the KVC collection operators (`@sum`), which skip nils as KVC does.
+// The built-in functions (Predicate Semantics, "Built-in functions") and the registry behind
+// FUNCTION(target, 'selector', …). Functions over collections follow `_NSPredicateUtilities`:
+// `sum:` of nothing is 0, `min:`/`max:` of nothing is an error, every element must be a number. A
+// nil argument is an error (Apple raises), unlike the KVC collection operators (`@sum`), which skip
+// nils as KVC does.
 
 import Foundation
 import SiftSyntax

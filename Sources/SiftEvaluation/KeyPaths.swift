@@ -1,7 +1,7 @@
 // Key-path steps, KVC collection operators and subscripts, as Apple's key-value coding applies them
-// inside predicates (reference §2.7): a key on nil is nil, a key on an array maps over it, `@count`
-// of nil is nil, `@sum` of nothing is 0, `@avg`/`@min`/`@max` of nothing are nil, and the union
-// operators drop nils. Subscripts follow `objectFrom:withIndex:`.
+// inside predicates (Predicate Semantics, "Key paths and collections"): a key on nil is nil, a key
+// on an array maps over it, `@count` of nil is nil, `@sum` of nothing is 0, `@avg`/`@min`/`@max` of
+// nothing are nil, and the union operators drop nils. Subscripts follow `objectFrom:withIndex:`.
 
 import Foundation
 import SiftSyntax
@@ -153,7 +153,7 @@ enum KeyPaths {
     }
 }
 
-/// CAST(value, "Type") (reference §1.2 notes): NSString, NSNumber, NSDate, NSDecimalNumber.
+/// CAST(value, "Type") (Predicate Semantics, "CAST"): NSString, NSNumber, NSDate, NSDecimalNumber.
 enum Cast {
     static func cast(_ v: Value, to typeValue: Value) throws(EvaluationErrorKind) -> Value {
         guard case .string(let type) = typeValue else { throw .invalidCast(value: v.description, type: typeValue.description) }

@@ -1,8 +1,8 @@
-// The primitive comparison operations, one value against another, with Apple's rules (reference
-// §2.2–2.6): the nil table, no coercion between numbers and strings, options only between strings,
-// IN/CONTAINS as one operation with the sides swapped, BETWEEN inclusive with swapped bounds. The
-// compiler's fast paths specialise these for constant right-hand sides and must agree with them;
-// the tests check both against each other.
+// The primitive comparison operations, one value against another, with Apple's rules (Predicate
+// Semantics, "Nil, null and missing keys" to "BETWEEN"): the nil table, no coercion between numbers
+// and strings, options only between strings, IN/CONTAINS as one operation with the sides swapped,
+// BETWEEN inclusive with swapped bounds. The compiler's fast paths specialise these for constant
+// right-hand sides and must agree with them; the tests check both against each other.
 
 import Foundation
 import SiftSyntax
@@ -101,7 +101,7 @@ struct PrimitiveComparison: Sendable {
         return (a, b)
     }
 
-    /// `value IN collection` / `collection CONTAINS value` (reference §2.5).
+    /// `value IN collection` / `collection CONTAINS value` (Predicate Semantics, "IN and CONTAINS").
     func membership(collection: Value, value: Value) throws(EvaluationErrorKind) -> Bool {
         if collection.isNull || value.isNull { return false }
         switch collection {
@@ -120,7 +120,7 @@ struct PrimitiveComparison: Sendable {
         }
     }
 
-    /// `value BETWEEN {lo, hi}`, inclusive, bounds swapped when reversed (reference §2.6).
+    /// `value BETWEEN {lo, hi}`, inclusive, bounds swapped when reversed (Predicate Semantics, "BETWEEN").
     func between(_ l: Value, _ r: Value) throws(EvaluationErrorKind) -> Bool {
         if l.isNull || r.isNull { return false }
         guard case .array(let bounds) = r, bounds.count == 2 else { throw .invalidBetweenBounds(r.description) }

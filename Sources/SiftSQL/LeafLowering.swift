@@ -1,7 +1,7 @@
-// Comparison leaves: the positive and negated SQL of one comparison (reference sql-lowering §1.2),
-// quantifiers over to-many collections as EXISTS / NOT EXISTS, collection operators as scalar
-// subqueries, membership, BETWEEN, the nil rules, constant folding, type checks and the encoding
-// of constants for the column they meet.
+// Comparison leaves: the positive and negated SQL of one comparison (The SQL back-end and its
+// guarantees, "How it stays exact"), quantifiers over to-many collections as EXISTS / NOT EXISTS,
+// collection operators as scalar subqueries, membership, BETWEEN, the nil rules, constant folding,
+// type checks and the encoding of constants for the column they meet.
 
 import Foundation
 import SiftSyntax

@@ -18,6 +18,12 @@ import SiftEvaluation
         #expect(found.missing == [])
     }
 
+    /// The README's SiftEvaluation example is this file's too.
+    @Test func readmeSampleIsTested() throws {
+        let found = try readmeSamples(of: "SiftEvaluation")
+        #expect(found.blocks == 1 && found.missing == [])
+    }
+
     @Test func landingPage() throws {
         let p = try SiftPredicate("age > %@ AND name BEGINSWITH[cd] %@", 30, "jo")
         let matches = try p.evaluate(with: ["name": "José", "age": 41])   // true

@@ -19,6 +19,12 @@ import SiftSyntax
         #expect(found.missing == [])
     }
 
+    /// The README's SiftSQL example is this file's too.
+    @Test func readmeSampleIsTested() throws {
+        let found = try readmeSamples(of: "SiftSQL")
+        #expect(found.blocks == 1 && found.missing == [])
+    }
+
     @Test func sqlBackEnd() throws {
         let schema = try Schema(json: """
         {"entities": [

@@ -20,6 +20,12 @@ import SiftSyntax
         #expect(found.missing == [])
     }
 
+    /// The README's SiftSQLite example is this file's too.
+    @Test func readmeSampleIsTested() throws {
+        let found = try readmeSamples(of: "SiftSQLite")
+        #expect(found.blocks == 1 && found.missing == [])
+    }
+
     @Test func runningLoweredQueries() throws {
         let schema = try Schema(json: """
         {"entities": [

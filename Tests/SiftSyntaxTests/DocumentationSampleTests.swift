@@ -18,6 +18,12 @@ import SiftSyntax
         #expect(found.missing == [])
     }
 
+    /// The README's SiftSyntax example is this file's too.
+    @Test func readmeSampleIsTested() throws {
+        let found = try readmeSamples(of: "SiftSyntax")
+        #expect(found.blocks == 1 && found.missing == [])
+    }
+
     @Test func landingPage() throws {
         let p = try PredicateSyntax.parse("age > %@ AND name BEGINSWITH[cd] %@", arguments: [30, "jo"])
         let canonical = p.description   // age > 30 AND name BEGINSWITH[cd] "jo"

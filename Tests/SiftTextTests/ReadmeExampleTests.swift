@@ -1,0 +1,28 @@
+// The README's SiftText example, as written there, with its comments turned into assertions; one
+// test checks that the README's block still appears in this file, so the two cannot drift apart.
+
+import Foundation
+import Testing
+import SiftTestSupport
+import SiftText
+
+@Suite struct ReadmeExampleTests {
+    @Test func readmeSampleIsTested() throws {
+        let found = try readmeSamples(of: "SiftText")
+        #expect(found.blocks == 1 && found.missing == [])
+    }
+
+    @Test func textExample() throws {
+        let folded = textEqual("Straße", "STRASSE", .caseInsensitive)                                  // true
+        let prefix = textBeginsWith("São Paulo", "sao", [.caseInsensitive, .diacriticInsensitive])   // true
+        let like = try LikePattern("a*z?", []).matches("abcz!")                                        // true
+
+        #expect(folded)
+        #expect(prefix)
+        #expect(like)
+        // The options matter: without them the same comparisons fail.
+        #expect(!textEqual("Straße", "STRASSE", []))
+        #expect(!textBeginsWith("São Paulo", "sao", .caseInsensitive))
+        #expect(try !LikePattern("a*z?", []).matches("abcz"))
+    }
+}
