@@ -27,7 +27,7 @@ import Testing
             guard case .dictionary(let m) = d else { continue }
             let name: SQLValue = switch m["name"] { case .string(let s)?: .text(s); case .integer(let n)?: .integer(n); default: .null }
             _ = try db.query(#"INSERT INTO record (id, name, "Z_DOC") VALUES (?, ?, ?)"#,
-                             [.integer(Int64(i)), name, .blob(DocumentValues.encode(d))])
+                             [.integer(Int64(i)), name, .blob(ValueCodec.encode(d))])
         }
         _ = try db.query(#"INSERT INTO record (id, name, "Z_DOC") VALUES (99, 'none', NULL)"#)
         return db
@@ -40,7 +40,7 @@ import Testing
         // `name > 1` raises on the string names: NULL there, and for the row without a document.
         #expect(rows.map { $0[2] } == [.null, .null, .null, .integer(1), .null])
         // Variables the text cannot spell travel as a dictionary in the same form.
-        let variables = DocumentValues.encode(.dictionary(["d": .dictionary([:])]))
+        let variables = ValueCodec.encode(.dictionary(["d": .dictionary([:])]))
         let withVariables = try db.query(#"SELECT id FROM record WHERE sift_document('address == $d', "Z_DOC", ?) = 1"#, [.blob(variables)])
         #expect(withVariables == [[.integer(1)]])
     }
