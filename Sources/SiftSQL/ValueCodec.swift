@@ -179,7 +179,11 @@ package enum ValueCodec {
             case .string: return .string(try text())
             case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try word())))
             case .decimal:
-                guard let d = Decimal(string: try text(), locale: ValueCodec.posix) else { throw ValueCodecError(.invalidDecimal, at: start) }
+                // `description` writes NaN as "NaN", which `Decimal(string:)` does not read.
+                let t = try text()
+                guard let d = t == "NaN" ? Decimal.nan : Decimal(string: t, locale: ValueCodec.posix) else {
+                    throw ValueCodecError(.invalidDecimal, at: start)
+                }
                 return .decimal(d)
             case .data: return .data(Data(try payload()))
             case .array, .dictionary:
