@@ -51,6 +51,19 @@ import Testing
         #expect(throws: SQLiteError.self) { try db.query(#"SELECT sift_document('name == 1') FROM record"#) }
     }
 
+    @Test func unreadableDocumentsAndVariablesAreErrors() throws {
+        let db = try Self.database()
+        // A damaged document is an error, not a row read as nil (which `name == nil` would select).
+        _ = try db.query(#"UPDATE record SET "Z_DOC" = ? WHERE id = 1"#, [.blob([8, 1, 0])])
+        #expect(throws: SQLiteError.self) { try db.query(#"SELECT id FROM record WHERE sift_document('name == nil', "Z_DOC") = 1"#) }
+        let fine = try db.query(#"SELECT id FROM record WHERE id <> 1 AND sift_document('name == "Ann"', "Z_DOC") = 1"#)
+        #expect(fine == [[.integer(0)]])
+        // Variables that are not a dictionary in the codec's form.
+        for bad in [ValueCodec.encode(.array([])), [0xFF]] {
+            #expect(throws: SQLiteError.self) { try db.query(#"SELECT sift_document('name == $d', "Z_DOC", ?) FROM record WHERE id = 0"#, [.blob(bad)]) }
+        }
+    }
+
     @Test func loweredStatementsSelectMemorysRows() throws {
         let db = try Self.database()
         let schema = try Schema(entities: [
