@@ -211,7 +211,7 @@ extension LoweringContext {
             case .array(let items) where (SQLFunctions.comparison(selector) != nil || SQLFunctions.quantifiedComparison(selector) != nil)
                                          && items.allSatisfy(\.isScalar):
                 // A list compared by memory: bound as the BLOB `sift_collect` makes.
-                return (.param(.blob(CollectedValues.encode(items.map(Value.init)))), .collection)
+                return (.param(.blob(ValueCodec.encode(.array(items.map(Value.init))))), .collection)
             case .array, .dictionary: throw unsupported("\(selector) of the constant \(show(c)) next to a key path", e.range)
             }
         case .scalar(let s):

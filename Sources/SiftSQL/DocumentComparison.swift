@@ -68,7 +68,7 @@ extension LoweringContext {
         guard let again = try? PredicateSyntax.parse(text), again == predicate else { return nil }
         var call = Fragment("\(function)(") + Fragment.param(.text(text)) + Fragment(", \(column(root.alias, documentColumn))")
         if !lifted.isEmpty {
-            call = call + Fragment(", ") + Fragment.param(.blob(DocumentValues.encode(.dictionary(lifted.mapValues(Value.init)))))
+            call = call + Fragment(", ") + Fragment.param(.blob(ValueCodec.encode(.dictionary(lifted.mapValues(Value.init)))))
         }
         // 1 or 0, NULL where memory raises: neither polarity selects such a row.
         return .sql(call + Fragment(negated ? ") = 0" : ") = 1"))

@@ -192,9 +192,9 @@ extension LoweringContext {
 /// ExactDecimal.text(1e20)       // "100000000000000000000"
 /// ExactDecimal.text(.infinity)  // nil
 /// ```
-public enum ExactDecimal {
+package enum ExactDecimal {
     /// The digits of `d` (no exponent, no trailing zeros after the point), or nil for infinities and NaN.
-    public static func text(_ d: Double) -> String? {
+    package static func text(_ d: Double) -> String? {
         guard d.isFinite else { return nil }
         if d == 0 { return "0" }
         // d = significand × 2^exponent with an integer significand.

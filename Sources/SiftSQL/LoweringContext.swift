@@ -40,7 +40,7 @@ struct Scalar {
     /// The value may be NaN, stored as `SQLFunctions.nanMarker` (see Computed.swift).
     var mayBeNaN = false
     /// The value is a list (a function's collection result, `mode:`) as the BLOB
-    /// `CollectedValues` reads, or NULL where memory raised: only memory can compare it, count it
+    /// `ValueCodec` writes for an array, or NULL where memory raised: only memory can compare it, count it
     /// or quantify over it, so every use goes through `sift_call`.
     var isCollection = false
     /// A dynamically typed value in a dialect whose columns hold one type each: its strings are

@@ -11,14 +11,14 @@ import SiftSyntax
 /// SQLFunctions.TextOp.beginsWith.rawValue              // 1
 /// SQLFunctions.collation(for: [.caseInsensitive])      // "sift_c"
 /// ```
-public enum SQLFunctions {
+package enum SQLFunctions {
     /// The `sift_call` selector of a comparison made by memory: `compare:<options>:<operator>`.
-    public static func comparisonSelector(_ op: ComparisonOperator, _ options: ComparisonOptions) -> String {
+    package static func comparisonSelector(_ op: ComparisonOperator, _ options: ComparisonOptions) -> String {
         "compare:\(options.rawValue):\(op.rawValue)"
     }
 
     /// The operator and options of a `comparisonSelector`, or nil for any other selector.
-    public static func comparison(_ selector: String) -> (ComparisonOperator, ComparisonOptions)? {
+    package static func comparison(_ selector: String) -> (ComparisonOperator, ComparisonOptions)? {
         // Called for every `sift_call` row: most selectors are functions, so test the prefix
         // before splitting (which allocates).
         guard selector.utf8.starts(with: "compare:".utf8) else { return nil }
@@ -30,12 +30,12 @@ public enum SQLFunctions {
 
     /// The `sift_call` selector of a quantified comparison made by memory, `ANY list op b` or
     /// `ALL list op b` over a list argument: `quantified:<quantifier>:<options>:<operator>`.
-    public static func quantifiedSelector(_ q: Quantifier, _ op: ComparisonOperator, _ options: ComparisonOptions) -> String {
+    package static func quantifiedSelector(_ q: Quantifier, _ op: ComparisonOperator, _ options: ComparisonOptions) -> String {
         "quantified:\(q.rawValue):\(options.rawValue):\(op.rawValue)"
     }
 
     /// The quantifier, operator and options of a `quantifiedSelector`, or nil for any other selector.
-    public static func quantifiedComparison(_ selector: String) -> (Quantifier, ComparisonOperator, ComparisonOptions)? {
+    package static func quantifiedComparison(_ selector: String) -> (Quantifier, ComparisonOperator, ComparisonOptions)? {
         guard selector.utf8.starts(with: "quantified:".utf8) else { return nil }
         let parts = selector.split(separator: ":", maxSplits: 3, omittingEmptySubsequences: false)
         guard parts.count == 4, let q = Quantifier(rawValue: String(parts[1])), let raw = UInt8(parts[2]),
@@ -44,38 +44,38 @@ public enum SQLFunctions {
     }
 
     /// `sift_text(op, s, needle, flags)` → 1 / 0, or NULL when an operand is NULL (or memory would raise).
-    public static let text = "sift_text"
+    package static let text = "sift_text"
     /// `sift_compare(a, b, flags)` → -1 / 0 / 1, or NULL when either is NULL or they have no order.
-    public static let compare = "sift_compare"
+    package static let compare = "sift_compare"
     /// `sift_call(selector, tags, arg…)`: the evaluator's built-in function `selector` (or `CAST`,
     /// selector `CAST:NSNumber` …) on the arguments, read as `tags` says (one ``ValueTag`` per
     /// argument). The result is stored as the lowering expects (``ValueTag/natural`` for numbers
     /// and text, 0/1 for booleans, seconds since 2001 for dates); NULL where memory raises or
     /// returns NaN, which the lowering accounts for.
-    public static let call = "sift_call"
+    package static let call = "sift_call"
     /// `sift_collect(tag, value)`, an aggregate: the evaluator's array of the values in row order,
     /// serialized for `sift_call` (an argument tagged ``ValueTag/collection``).
-    public static let collect = "sift_collect"
+    package static let collect = "sift_collect"
     /// `sift_document(predicate, document [, variables])`: memory's answer to `predicate` (its
     /// canonical text, `$VARIABLE`s already substituted) with the row's document (a BLOB in the
-    /// ``DocumentValues`` form) as `SELF`: 1 or 0, or NULL where memory raises (or the document is
+    /// binary form `ValueCodec` writes) as `SELF`: 1 or 0, or NULL where memory raises (or the document is
     /// NULL), which the lowering never relies on. `variables`, a dictionary in the same form, binds
     /// the constants the text cannot spell (dictionaries).
-    public static let document = "sift_document"
+    package static let document = "sift_document"
     /// How a NaN result of `sift_call` is stored: SQLite turns a NaN REAL into NULL, which memory
     /// keeps apart from NaN (it orders NaN below every number and equal to itself). Sift's
     /// functions read this BLOB back as NaN; the lowering compares such values through
     /// `sift_compare` and computes with them through `sift_call`.
-    public static let nanMarker: [UInt8] = Array("sift:NaN\u{0}\u{1}\u{2}\u{3}\u{4}\u{5}\u{6}\u{7}".utf8)
+    package static let nanMarker: [UInt8] = Array("sift:NaN\u{0}\u{1}\u{2}\u{3}\u{4}\u{5}\u{6}\u{7}".utf8)
     /// Collation for ORDER BY under `[c]`.
-    public static let collationC = "sift_c"
+    package static let collationC = "sift_c"
     /// Collation for ORDER BY under `[d]`.
-    public static let collationD = "sift_d"
+    package static let collationD = "sift_d"
     /// Collation for ORDER BY under `[cd]`.
-    public static let collationCD = "sift_cd"
+    package static let collationCD = "sift_cd"
 
     /// The first argument of `sift_text`.
-    public enum TextOp: Int64, Sendable, CaseIterable {
+    package enum TextOp: Int64, Sendable, CaseIterable {
         /// `==` under string options.
         case equal = 0
         /// `BEGINSWITH`.
@@ -91,7 +91,7 @@ public enum SQLFunctions {
     }
 
     /// How `sift_call` reads one argument: the storage encoding of the value it is given.
-    public enum ValueTag: Character, Sendable, CaseIterable {
+    package enum ValueTag: Character, Sendable, CaseIterable {
         /// By storage class: INTEGER → integer, REAL → double, TEXT → string, BLOB → data.
         case natural = "v"
         /// INTEGER 0/1 → boolean.
@@ -104,14 +104,14 @@ public enum SQLFunctions {
         case iso8601 = "i"
         /// REAL or TEXT → decimal.
         case decimal = "x"
-        /// A BLOB made by `sift_collect` → array; NULL → nil.
+        /// A BLOB made by `sift_collect` (an array in `ValueCodec`'s form) → array; NULL → nil.
         case collection = "c"
     }
 
     /// The collation that orders text the way `[c]`, `[d]` or `[cd]` compare it, or nil when plain
     /// BINARY order is right (no options, or `[n]`, which overrides `c` and `d`; `[l]` is ignored,
     /// Sift compares with the root locale).
-    public static func collation(for options: ComparisonOptions) -> String? {
+    package static func collation(for options: ComparisonOptions) -> String? {
         if options.contains(.normalized) { return nil }
         switch (options.contains(.caseInsensitive), options.contains(.diacriticInsensitive)) {
         case (true, true): return collationCD

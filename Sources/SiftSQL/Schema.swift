@@ -158,7 +158,7 @@ public struct Entity: Codable, Hashable, Sendable {
     /// null): what `SELF` is in each row. Its `object` case is a row read through the entity's keys.
     public var selfShape: MixedKey?
     /// Set when each row also keeps its whole record (a JSON document) in this column, in the
-    /// ``DocumentValues`` form: a comparison that needs the record as memory sees it (a
+    /// binary form `ValueCodec` writes: a comparison that needs the record as memory sees it (a
     /// dictionary's `@count` or values, an element that is null, arrays of arrays, a SUBQUERY's
     /// result as a whole…) is then decided by memory on the document, from SQL, in a dialect with
     /// a ``SQLDialect/documentFunction``.

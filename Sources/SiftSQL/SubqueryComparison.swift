@@ -71,7 +71,7 @@ extension LoweringContext {
             }
             let selector = SQLFunctions.comparisonSelector(op, options)
             let values = try collected(c, selector: selector, filter: kept)
-            let list = Fragment.param(.blob(CollectedValues.encode(items.map(Value.init))))
+            let list = Fragment.param(.blob(ValueCodec.encode(.array(items.map(Value.init)))))
             let call = try callSQL(selector, [(values, .collection), (list, .collection)], range)
             return .sql(call + Fragment(negated ? " = 0" : " = 1"))
         case .dictionary:

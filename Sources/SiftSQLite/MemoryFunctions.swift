@@ -52,7 +52,9 @@ func memoryValue(_ value: OpaquePointer?, _ tag: ValueTag) -> Value {
         return f.date(from: textOf(value)).map(Value.date) ?? .null
     case .collection:
         guard type == SQLITE_BLOB else { return memoryValue(value, .natural) }
-        return CollectedValues.decode(blobBytes(value)).map(Value.array) ?? .null
+        // Bytes that are not a list (never written by Sift) read as nil, as a NULL does.
+        guard case .array(let items)? = try? ValueCodec.decode(blobBytes(value)) else { return .null }
+        return .array(items)
     case .decimal:
         if type == SQLITE_TEXT { return Decimal(string: textOf(value), locale: Locale(identifier: "en_US_POSIX")).map(Value.decimal) ?? .null }
         return .decimal(Decimal(sqlite3_value_double(value)))
@@ -79,7 +81,7 @@ func setResult(_ ctx: OpaquePointer?, _ v: Value) {
             sqlite3_result_blob64(ctx, raw.baseAddress, sqlite3_uint64(raw.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
         }
     // A list of values (a union, say) goes on to another call as the BLOB `sift_collect` makes.
-    case .array(let items) where items.allSatisfy(\.isScalarValue): resultBlob(ctx, CollectedValues.encode(items))
+    case .array(let items) where items.allSatisfy(\.isScalarValue): resultBlob(ctx, ValueCodec.encode(v))
     // Other collections have no SQL form: the lowering never asks for one.
     case .array, .set, .dictionary, .object: sqlite3_result_null(ctx)
     }
@@ -155,14 +157,14 @@ private let siftCollectStep: @convention(c) (OpaquePointer?, Int32, UnsafeMutabl
     c.values.append(memoryValue(argv[1], tag))
 }
 
-/// The collected values as a BLOB (empty when the group had no rows), for `sift_call`'s `c` tag.
+/// The collected values as a BLOB (an empty array when the group had no rows), for `sift_call`'s `c` tag.
 private let siftCollectFinal: @convention(c) (OpaquePointer?) -> Void = { ctx in
     var values: [Value] = []
     if let slot = sqlite3_aggregate_context(ctx, 0)?.assumingMemoryBound(to: UnsafeMutableRawPointer?.self), let raw = slot.pointee {
         values = Unmanaged<Collected>.fromOpaque(raw).takeRetainedValue().values
         slot.pointee = nil
     }
-    resultBlob(ctx, CollectedValues.encode(values))
+    resultBlob(ctx, ValueCodec.encode(.array(values)))
 }
 
 /// Sets a BLOB result (copied); an empty one stays a BLOB, not NULL.
@@ -199,7 +201,7 @@ private final class PerStatement<T>: KeptPerStatement {
 
 /// `sift_document(predicate, document [, variables])`: 1 or 0 as memory decides `predicate` with
 /// the decoded document as `SELF` (and the decoded dictionary `variables` bound); NULL for a NULL
-/// document or where memory raises.
+/// document or where memory raises; an error for bytes `ValueCodec` cannot read.
 private let siftDocumentFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { ctx, argc, argv in
     guard let argv, argc == 2 || argc == 3 else {
         sqlite3_result_error(ctx, "sift_document: needs a predicate, a document and optional variables", -1)
@@ -219,12 +221,22 @@ private let siftDocumentFunction: @convention(c) (OpaquePointer?, Int32, UnsafeM
     guard sqlite3_value_type(argv[1]) == SQLITE_BLOB else { sqlite3_result_null(ctx); return }
     var variables: [String: Value] = [:]
     if argc == 3 {
-        variables = PerStatement<[String: Value]>.value(ctx, argument: 2) {
-            if case .dictionary(let bound) = DocumentValues.decode(blobBytes(argv[2])) { bound } else { [:] }
-        } ?? [:]
+        guard let bound = PerStatement<[String: Value]>.value(ctx, argument: 2, {
+            if case .dictionary(let bound)? = try? ValueCodec.decode(blobBytes(argv[2])) { bound } else { nil }
+        }) else {
+            sqlite3_result_error(ctx, "sift_document: the variables are not a dictionary in ValueCodec's form", -1)
+            return
+        }
+        variables = bound
+    }
+    let document: Value
+    do throws(ValueCodecError) { document = try ValueCodec.decode(blobBytes(argv[1])) } catch {
+        // Bytes Sift did not write (a damaged store file): an error, never a row read as another value.
+        sqlite3_result_error(ctx, "sift_document: unreadable document: \(error)", -1)
+        return
     }
     do throws(EvaluationError) {
-        sqlite3_result_int64(ctx, try predicate.evaluate(with: DocumentValues.decode(blobBytes(argv[1])), variables: variables) ? 1 : 0)
+        sqlite3_result_int64(ctx, try predicate.evaluate(with: document, variables: variables) ? 1 : 0)
     } catch {
         sqlite3_result_null(ctx)
     }

@@ -211,7 +211,10 @@ public final class ManagedObjectContext {
         for i in 0..<types.count {
             if isDocument {
                 // A document's exact form (its one attribute).
-                if case .blob(let bytes) = row.column(columns[i]) { attributes.append(DocumentValues.decode(bytes)) } else { attributes.append(.null) }
+                guard case .blob(let bytes) = row.column(columns[i]) else { attributes.append(.null); continue }
+                do throws(ValueCodecError) { attributes.append(try ValueCodec.decode(bytes)) } catch {
+                    throw StoreError(.sqlite, "\(o.objectID): its stored document is unreadable (\(error))")
+                }
                 continue
             }
             if !info.isScalar[i] {

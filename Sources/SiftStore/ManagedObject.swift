@@ -246,7 +246,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
         if case .null = v { return nil }
         if let r = Self.cast(v, to: T.self) { return r }
         if let decodable = T.self as? any Decodable.Type {
-            let data = Data(TransformableCodec.encode(v))
+            let data = TransformableCodec.json(v)
             if let r = try? JSONDecoder().decode(decodable, from: data) as? T { return r }
         }
         throw StoreError(.typeMismatch, "\(objectID) '\(key)': \(v) is not a \(T.self)")

@@ -237,7 +237,7 @@ struct RowWriter {
         let types = info.attributeTypes
         if info.entity.document != nil {
             // A document's exact form; its layout is written after the row (`writeDocument`).
-            try put(info.attributeColumns[0], .blob(DocumentValues.encode(o.attributes.first ?? .null)))
+            try put(info.attributeColumns[0], .blob(ValueCodec.encode(o.attributes.first ?? .null)))
             return
         }
         try o.attributes.withUnsafeBufferPointer { (attributes) throws(E) in

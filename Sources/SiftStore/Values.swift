@@ -1,8 +1,9 @@
 // Attribute values: what a managed object holds for each attribute type (an evaluation `Value`, so
 // predicates read it without conversion), how a value the caller hands in is checked and coerced
 // to its attribute's type, how it is written to and read from SQLite (dates as seconds since 2001,
-// text in NFC, decimals as REAL for queries plus their exact text), and the validation rules of
-// the model (required, min/max, length, regular expression).
+// text in NFC, decimals as REAL for queries plus their exact text, transformables in the exact
+// binary form `ValueCodec` writes), and the validation rules of the model (required, min/max,
+// length, regular expression).
 
 import Foundation
 import SiftEvaluation
@@ -93,7 +94,8 @@ extension Value {
 enum ColumnCodec {
     /// The SQLite value of an attribute value (non-collection).
     static func encode(_ v: Value, _ type: AttributeType) -> SQLValue {
-        // A transformable keeps every value as JSON, scalars included (so "123" stays a string).
+        // A transformable keeps every value in its exact binary form, scalars included (so "123"
+        // stays a string and 1.0 a double).
         if type == .transformable || type == .mixed { return v.isNull ? .null : .blob(TransformableCodec.encode(v)) }
         switch v {
         case .null: return .null
@@ -163,7 +165,8 @@ enum ColumnCodec {
             }
         case .transformable, .mixed:
             if case .blob(let b) = s { return TransformableCodec.decode(b) }
-            if case .text(let t) = s { return TransformableCodec.decode(Array(t.utf8)) }
+            // TEXT is never the binary form: JSON another program wrote.
+            if case .text(let t) = s { return TransformableCodec.decodeJSON(Array(t.utf8)) }
         }
         // A value another program wrote with the wrong storage class: read it as it is.
         switch s {
@@ -176,11 +179,14 @@ enum ColumnCodec {
     }
 }
 
-/// Transformable values as JSON: objects, arrays, strings, numbers, booleans and nil as
-/// themselves; dates as `{"$date": seconds since 1970}`, data as `{"$data": base64}` (the
-/// tool's conventions, so `sift store import` keeps what it reads).
-public enum TransformableCodec {
-    /// A value with the shapes JSON can keep: sets become arrays, objects their dictionaries.
+/// Transformable (and mixed) attribute values as their column keeps them: `ValueCodec`'s binary
+/// form, which keeps every kind apart (an integer 1 and a double 1.0, NaN, dates, data, decimals).
+/// Stores written before kept them as JSON text (dates as `{"$date": seconds since 1970}`, data as
+/// `{"$data": base64}`); those still read as they always did. The two cannot be confused: JSON
+/// starts with a printable byte, the binary form with a tag from 0 to 10, and JSON text never reads
+/// as the binary form (its first 8 bytes after the tag, read as a length, run past the end).
+enum TransformableCodec {
+    /// A value with the shapes the column can keep: sets become arrays, objects their dictionaries.
     static func normalized(_ v: Value) throws(CoercionError) -> Value {
         switch v {
         case .null, .bool, .integer, .double, .decimal, .string, .date, .data: return v
@@ -198,6 +204,41 @@ public enum TransformableCodec {
         }
     }
 
+    /// The column's bytes for `v`.
+    static func encode(_ v: Value) -> [UInt8] { ValueCodec.encode(v) }
+
+    /// The value of a column's bytes, in either form; nil for bytes neither form reads (a
+    /// damaged file), as before the binary form.
+    static func decode(_ bytes: [UInt8]) -> Value {
+        if let first = bytes.first, ValueCodec.Tag(rawValue: first) != nil, let v = try? ValueCodec.decode(bytes) { return v }
+        return decodeJSON(bytes)
+    }
+
+    /// The value of the JSON text stores kept before the binary form (or another program wrote
+    /// as TEXT), read as it always was.
+    static func decodeJSON(_ bytes: [UInt8]) -> Value {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) else { return .null }
+        return fromFoundation(object)
+    }
+
+    static func fromFoundation(_ o: Any) -> Value {
+        if let d = o as? [String: Any] {
+            if d.count == 1, let s = d["$date"] as? NSNumber { return .date(Date(timeIntervalSince1970: s.doubleValue)) }
+            if d.count == 1, let s = d["$data"] as? String, let data = Data(base64Encoded: s) { return .data(data) }
+            return .dictionary(d.mapValues(fromFoundation))
+        }
+        if let a = o as? [Any] { return .array(a.map(fromFoundation)) }
+        return Value(any: o)
+    }
+
+    /// `v` as JSON for `JSONDecoder` (`ManagedObject.get(_:as:)` with a `Decodable` type; never
+    /// stored): dates as `{"$date": seconds since 1970}`, data as `{"$data": base64}`, NaN and
+    /// infinities as null.
+    static func json(_ v: Value) -> Data {
+        // Fragments (a bare string or number) are allowed; every value `foundation` makes is JSON-safe.
+        (try? JSONSerialization.data(withJSONObject: foundation(v), options: [.fragmentsAllowed, .sortedKeys])) ?? Data("null".utf8)
+    }
+
     static func foundation(_ v: Value) -> Any {
         switch v {
         case .null: return NSNull()
@@ -212,28 +253,6 @@ public enum TransformableCodec {
         case .dictionary(let d): return d.mapValues(foundation)
         case .object(let o): return o.dictionaryValue.map { foundation(.dictionary($0)) } ?? NSNull()
         }
-    }
-
-    static func encode(_ v: Value) -> [UInt8] {
-        let object = foundation(v)
-        // Fragments (a bare string or number) are allowed; every value above is JSON-safe.
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.fragmentsAllowed, .sortedKeys]) else { return Array("null".utf8) }
-        return [UInt8](data)
-    }
-
-    static func decode(_ bytes: [UInt8]) -> Value {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) else { return .null }
-        return fromFoundation(object)
-    }
-
-    static func fromFoundation(_ o: Any) -> Value {
-        if let d = o as? [String: Any] {
-            if d.count == 1, let s = d["$date"] as? NSNumber { return .date(Date(timeIntervalSince1970: s.doubleValue)) }
-            if d.count == 1, let s = d["$data"] as? String, let data = Data(base64Encoded: s) { return .data(data) }
-            return .dictionary(d.mapValues(fromFoundation))
-        }
-        if let a = o as? [Any] { return .array(a.map(fromFoundation)) }
-        return Value(any: o)
     }
 }
 

@@ -69,7 +69,7 @@ import Testing
         #expect(d.sql.contains(#"sift_document(?, t0."Z_DOC", ?) = 1"#), "\(d.sql)")
         #expect(d.bindings.first == .text("SELF == $sift_1"))
         guard case .blob(let bytes)? = d.bindings.last else { Issue.record("no variables: \(d.bindings)"); return }
-        #expect(DocumentValues.decode(bytes) == .dictionary(["sift_1": .dictionary(["a": .integer(1)])]))
+        #expect(try ValueCodec.decode(bytes) == .dictionary(["sift_1": .dictionary(["a": .integer(1)])]))
     }
 
     @Test func whatMemoryRejectsEverywhereStaysRejected() throws {

@@ -117,7 +117,7 @@ private func rejection(_ f: String) -> SQLLoweringError.Kind? {
         #expect(try w("SUBQUERY(tags, $t, $t != 'a') ==[c] {'b'}") == tags + " = 1")
         #expect(try w("NOT SUBQUERY(tags, $t, $t != 'a') ==[c] {'b'}") == tags + " = 0")
         let q = try lower("SUBQUERY(tags, $t, $t != 'a') ==[c] {'b'}")
-        #expect(q.bindings == [.text("compare:1:=="), .text("cc"), .text("v"), .text("a"), .blob([4, 1, 0, 0, 0, 0x62])]) // the list as `CollectedValues` writes it
+        #expect(q.bindings == [.text("compare:1:=="), .text("cc"), .text("v"), .text("a"), .blob([7, 1, 0, 0, 0, 0, 0, 0, 0, 5, 1, 0, 0, 0, 0, 0, 0, 0, 0x62])]) // the list as `ValueCodec` writes an array
         let names = #"sift_call(?, ?, (SELECT sift_collect(?, sift_element) FROM (SELECT t1."name" AS sift_element FROM "kid" AS t1 WHERE t1."parent_id" = t0."id" AND (t1."age" > ?) ORDER BY t1."pos")), ?)"#
         #expect(try w("SUBQUERY(kids, $k, $k.age > 3).name != {'a'}") == names + " = 1")
         #expect(rejection("SUBQUERY(kids, $k, $k.age > 3) == {nil}") == .unsupported)

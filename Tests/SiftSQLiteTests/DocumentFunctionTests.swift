@@ -27,7 +27,7 @@ import Testing
             guard case .dictionary(let m) = d else { continue }
             let name: SQLValue = switch m["name"] { case .string(let s)?: .text(s); case .integer(let n)?: .integer(n); default: .null }
             _ = try db.query(#"INSERT INTO record (id, name, "Z_DOC") VALUES (?, ?, ?)"#,
-                             [.integer(Int64(i)), name, .blob(DocumentValues.encode(d))])
+                             [.integer(Int64(i)), name, .blob(ValueCodec.encode(d))])
         }
         _ = try db.query(#"INSERT INTO record (id, name, "Z_DOC") VALUES (99, 'none', NULL)"#)
         return db
@@ -40,7 +40,7 @@ import Testing
         // `name > 1` raises on the string names: NULL there, and for the row without a document.
         #expect(rows.map { $0[2] } == [.null, .null, .null, .integer(1), .null])
         // Variables the text cannot spell travel as a dictionary in the same form.
-        let variables = DocumentValues.encode(.dictionary(["d": .dictionary([:])]))
+        let variables = ValueCodec.encode(.dictionary(["d": .dictionary([:])]))
         let withVariables = try db.query(#"SELECT id FROM record WHERE sift_document('address == $d', "Z_DOC", ?) = 1"#, [.blob(variables)])
         #expect(withVariables == [[.integer(1)]])
     }
@@ -49,6 +49,19 @@ import Testing
         let db = try Self.database()
         #expect(throws: SQLiteError.self) { try db.query(#"SELECT sift_document('name ==', "Z_DOC") FROM record"#) }
         #expect(throws: SQLiteError.self) { try db.query(#"SELECT sift_document('name == 1') FROM record"#) }
+    }
+
+    @Test func unreadableDocumentsAndVariablesAreErrors() throws {
+        let db = try Self.database()
+        // A damaged document is an error, not a row read as nil (which `name == nil` would select).
+        _ = try db.query(#"UPDATE record SET "Z_DOC" = ? WHERE id = 1"#, [.blob([8, 1, 0])])
+        #expect(throws: SQLiteError.self) { try db.query(#"SELECT id FROM record WHERE sift_document('name == nil', "Z_DOC") = 1"#) }
+        let fine = try db.query(#"SELECT id FROM record WHERE id <> 1 AND sift_document('name == "Ann"', "Z_DOC") = 1"#)
+        #expect(fine == [[.integer(0)]])
+        // Variables that are not a dictionary in the codec's form.
+        for bad in [ValueCodec.encode(.array([])), [0xFF]] {
+            #expect(throws: SQLiteError.self) { try db.query(#"SELECT sift_document('name == $d', "Z_DOC", ?) FROM record WHERE id = 0"#, [.blob(bad)]) }
+        }
     }
 
     @Test func loweredStatementsSelectMemorysRows() throws {
