@@ -1,7 +1,7 @@
 // Comparison leaves: the positive and negated SQL of one comparison (reference sql-lowering §1.2),
 // quantifiers over to-many collections as EXISTS / NOT EXISTS, collection operators as scalar
-// subqueries, membership, BETWEEN, the nil rules, constant folding, type checks and the encoding
-// of constants for the column they meet.
+// subqueries, membership, BETWEEN and the nil rules. The type checks, the encoding of constants
+// for the column they meet and the folding of constant comparisons are in ConstantEncoding.swift.
 
 import Foundation
 import SiftSyntax
