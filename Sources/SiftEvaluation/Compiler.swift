@@ -355,16 +355,7 @@ struct Compiler<Root> {
             let b = base.map(expression)
             return keyPath(components[...], range, from: b)
         case .dynamicKey(let base, let key):
-            let b = expression(base), k = expression(key)
-            return { root, scope throws(EvaluationError) in
-                let target = try b(&root, &scope)
-                let name = try k(&root, &scope)
-                guard case .string(let s) = name else {
-                    if name.isNull { return .null }
-                    throw EvaluationError(.notAString(operation: "key", value: name.description), range: range, source: source)
-                }
-                return try KeyPaths.step(target, s, range, source)
-            }
+            return dynamicKey(expression(base), expression(key), range)
         case .variable(let name):
             return { _, scope throws(EvaluationError) in
                 guard let v = scope.variables[name] else {
@@ -373,13 +364,7 @@ struct Compiler<Root> {
                 return v
             }
         case .aggregate(let elements):
-            let parts = elements.map(expression)
-            return { root, scope throws(EvaluationError) in
-                var out: [Value] = []
-                out.reserveCapacity(parts.count)
-                for p in parts { out.append(try p(&root, &scope)) }
-                return .array(out)
-            }
+            return aggregate(elements.map(expression))
         case .index(let base, let index):
             return self.index(expression(base), index, range)
         case .binary(let op, let lhs, let rhs):
@@ -398,64 +383,16 @@ struct Compiler<Root> {
             }
             return fold(e, call) ?? call
         case .function(let name, let arguments):
-            let args = arguments.map(expression)
-            let call: Expr<Root> = { root, scope throws(EvaluationError) in
-                var values: [Value] = []
-                values.reserveCapacity(args.count)
-                for a in args { values.append(try a(&root, &scope)) }
-                do throws(EvaluationErrorKind) { return try BuiltinFunctions.call(name, values) } catch { throw EvaluationError(error, range: range, source: source) }
-            }
-            if name == "now" || name == "random" || name == "randomn:" { return call }
-            return fold(e, call) ?? call
+            return function(e, name, arguments.map(expression))
         case .customFunction(let target, let selector, let arguments):
-            let t = expression(target)
-            let args = arguments.map(expression)
-            let function = options.functions.function(for: selector)
-            return { root, scope throws(EvaluationError) in
-                let tv = try t(&root, &scope)
-                var values: [Value] = []
-                for a in args { values.append(try a(&root, &scope)) }
-                guard let function else { throw EvaluationError(.unknownFunction(selector), range: range, source: source) }
-                do { return try function(tv, values) } catch let error as FunctionError {
-                    throw EvaluationError(.invalidArgument(function: selector, message: error.description), range: range, source: source)
-                } catch let error as EvaluationError {
-                    throw error
-                } catch {
-                    throw EvaluationError(.invalidArgument(function: selector, message: "\(error)"), range: range, source: source)
-                }
-            }
+            return customFunction(expression(target), selector, arguments.map(expression), range)
         case .subquery(let collection, let variable, let body):
-            let c = expression(collection)
-            let test = predicate(body)
-            return { root, scope throws(EvaluationError) in
-                let cv = try c(&root, &scope)
-                let elements: [Value]
-                switch cv {
-                case .null: return .null
-                case .array(let a), .set(let a): elements = a
-                default:
-                    throw EvaluationError(.notACollection(operation: "SUBQUERY", value: cv.description), range: collection.range, source: source)
-                }
-                let saved = scope.variables[variable]
-                defer { scope.variables[variable] = saved }
-                var out: [Value] = []
-                for element in elements {
-                    scope.variables[variable] = element
-                    if try test(&root, &scope) { out.append(element) }
-                }
-                return .array(out)
-            }
+            return subquery(expression(collection), variable, predicate(body), collection.range)
         case .ternary(let condition, let then, let otherwise):
             let c = predicate(condition), a = expression(then), b = expression(otherwise)
             return { root, scope throws(EvaluationError) in try c(&root, &scope) ? a(&root, &scope) : b(&root, &scope) }
         case .cast(let value, let type):
-            let v = expression(value), t = expression(type)
-            let call: Expr<Root> = { root, scope throws(EvaluationError) in
-                let x = try v(&root, &scope)
-                let name = try t(&root, &scope)
-                do throws(EvaluationErrorKind) { return try Cast.cast(x, to: name) } catch { throw EvaluationError(error, range: range, source: source) }
-            }
-            return fold(e, call) ?? call
+            return cast(e, expression(value), expression(type))
         case .assignment(let variable, let value):
             let v = expression(value)
             return { root, scope throws(EvaluationError) in
@@ -464,6 +401,99 @@ struct Compiler<Root> {
                 return x
             }
         }
+    }
+
+    /// `base[key]` with a computed key: a string key is one key-path step, nil gives nil.
+    private func dynamicKey(_ b: @escaping Expr<Root>, _ k: @escaping Expr<Root>, _ range: SourceRange) -> Expr<Root> {
+        let source = self.source
+        return { root, scope throws(EvaluationError) in
+            let target = try b(&root, &scope)
+            let name = try k(&root, &scope)
+            guard case .string(let s) = name else {
+                if name.isNull { return .null }
+                throw EvaluationError(.notAString(operation: "key", value: name.description), range: range, source: source)
+            }
+            return try KeyPaths.step(target, s, range, source)
+        }
+    }
+
+    /// `{a, b, …}` with computed elements: an array of their values.
+    private func aggregate(_ parts: [Expr<Root>]) -> Expr<Root> {
+        return { root, scope throws(EvaluationError) in
+            var out: [Value] = []
+            out.reserveCapacity(parts.count)
+            for p in parts { out.append(try p(&root, &scope)) }
+            return .array(out)
+        }
+    }
+
+    /// A built-in function call, folded at compile time unless it reads the clock or a random source.
+    private func function(_ e: ExpressionSyntax, _ name: String, _ args: [Expr<Root>]) -> Expr<Root> {
+        let range = e.range, source = self.source
+        let call: Expr<Root> = { root, scope throws(EvaluationError) in
+            var values: [Value] = []
+            values.reserveCapacity(args.count)
+            for a in args { values.append(try a(&root, &scope)) }
+            do throws(EvaluationErrorKind) { return try BuiltinFunctions.call(name, values) } catch { throw EvaluationError(error, range: range, source: source) }
+        }
+        if name == "now" || name == "random" || name == "randomn:" { return call }
+        return fold(e, call) ?? call
+    }
+
+    /// `FUNCTION(target, 'selector', …)`: the application's registered function, its errors
+    /// reported as invalid arguments of that selector.
+    private func customFunction(_ t: @escaping Expr<Root>, _ selector: String, _ args: [Expr<Root>], _ range: SourceRange) -> Expr<Root> {
+        let source = self.source
+        let function = options.functions.function(for: selector)
+        return { root, scope throws(EvaluationError) in
+            let tv = try t(&root, &scope)
+            var values: [Value] = []
+            for a in args { values.append(try a(&root, &scope)) }
+            guard let function else { throw EvaluationError(.unknownFunction(selector), range: range, source: source) }
+            do { return try function(tv, values) } catch let error as FunctionError {
+                throw EvaluationError(.invalidArgument(function: selector, message: error.description), range: range, source: source)
+            } catch let error as EvaluationError {
+                throw error
+            } catch {
+                throw EvaluationError(.invalidArgument(function: selector, message: "\(error)"), range: range, source: source)
+            }
+        }
+    }
+
+    /// `SUBQUERY(collection, $variable, test)`: the elements the test holds for, in order (nil
+    /// for a nil collection), with `$variable` restored afterwards.
+    private func subquery(_ c: @escaping Expr<Root>, _ variable: String, _ test: @escaping Test<Root>,
+                          _ collectionRange: SourceRange) -> Expr<Root> {
+        let source = self.source
+        return { root, scope throws(EvaluationError) in
+            let cv = try c(&root, &scope)
+            let elements: [Value]
+            switch cv {
+            case .null: return .null
+            case .array(let a), .set(let a): elements = a
+            default:
+                throw EvaluationError(.notACollection(operation: "SUBQUERY", value: cv.description), range: collectionRange, source: source)
+            }
+            let saved = scope.variables[variable]
+            defer { scope.variables[variable] = saved }
+            var out: [Value] = []
+            for element in elements {
+                scope.variables[variable] = element
+                if try test(&root, &scope) { out.append(element) }
+            }
+            return .array(out)
+        }
+    }
+
+    /// `CAST(value, type)`, folded at compile time when it reads nothing.
+    private func cast(_ e: ExpressionSyntax, _ v: @escaping Expr<Root>, _ t: @escaping Expr<Root>) -> Expr<Root> {
+        let range = e.range, source = self.source
+        let call: Expr<Root> = { root, scope throws(EvaluationError) in
+            let x = try v(&root, &scope)
+            let name = try t(&root, &scope)
+            do throws(EvaluationErrorKind) { return try Cast.cast(x, to: name) } catch { throw EvaluationError(error, range: range, source: source) }
+        }
+        return fold(e, call) ?? call
     }
 
     /// Evaluates a subtree that reads neither the object nor variables once, at compile time,

@@ -72,190 +72,15 @@ public struct PostgresTables: Sendable {
     /// The tables of `schema`. Text columns are named `<column>@text`; a name PostgreSQL cannot
     /// take becomes its first bytes and a hash (`@` alone for the empty name), unique in its table.
     public init(schema: Schema) throws(PostgresError) {
-        // Pass 1: every column each table needs, by the source's names, with its kind.
-        var layout: [String: [Column]] = [:]
-        var order: [String] = []
-        func add(_ table: String, _ name: String, _ kind: Kind, text: Bool = false) {
-            if layout[table] == nil { layout[table] = []; order.append(table) }
-            if layout[table]!.contains(where: { $0.source == name }) { return }
-            layout[table]!.append(Column(name: name, source: text ? nil : name, kind: kind))
-        }
-        func kind(_ type: AttributeType, _ encoding: StorageEncoding?) -> Kind {
-            switch type {
-            case .integer, .boolean: return .integer
-            case .double: return .double
-            case .decimal: return encoding == .text ? .text : .double
-            case .date: return encoding == .iso8601 ? .text : .double
-            case .string: return .text
-            case .data: return .data
-            case .any: return .number
-            }
-        }
-        func fresh(_ base: String, in table: String) -> String {
-            let taken = Set(layout[table]!.map(\.name))
-            var name = base, n = 2
-            while taken.contains(name) { name = "\(base)\(n)"; n += 1 }
-            return name
-        }
-        /// Folded copies of the strings of `column` (by name here).
-        func addFolds(_ column: String, in table: String) {
-            guard let i = layout[table]!.firstIndex(where: { $0.name == column }), layout[table]![i].folded == nil else { return }
-            var names: [String] = []
-            for (suffix, options) in [("c", TextOptions.caseInsensitive), ("d", .diacriticInsensitive), ("cd", [.caseInsensitive, .diacriticInsensitive])] {
-                let name = fresh(column + "@" + suffix, in: table)
-                layout[table]!.append(Column(name: name, source: nil, kind: .text, foldedFrom: column, folding: options.rawValue))
-                names.append(name)
-            }
-            layout[table]![i].folded = FoldedColumns(c: names[0], d: names[1], cd: names[2])
-        }
-        func attribute(_ type: AttributeType, _ encoding: StorageEncoding?, _ column: String, in table: String) {
-            add(table, column, kind(type, encoding))
-            if type == .string { addFolds(column, in: table) }
-            if type == .any, let i = layout[table]!.firstIndex(where: { $0.source == column }), layout[table]![i].textColumn == nil {
-                let text = fresh(column + "@text", in: table)
-                layout[table]![i].textColumn = text
-                add(table, text, .text, text: true)
-                addFolds(text, in: table)
-            }
-        }
-        func relationship(_ r: Relationship, of e: Entity) {
-            if let fk = r.foreignKey, r.toOne != nil { add(e.table, fk, .integer) }
-            if let cc = r.countColumn { add(e.table, cc, .integer) }
-            if let d = r.toMany, let destination = schema.entity(named: d) {
-                add(destination.table, destination.primaryKey, .integer)
-                if let fk = r.foreignKey { add(destination.table, fk, .integer) }
-                if r.joinTable == nil, let oc = r.orderColumn { add(destination.table, oc, .integer) }
-            }
-            if let j = r.joinTable {
-                add(j.table, j.source, .integer)
-                add(j.table, j.destination, .integer)
-                if let oc = r.orderColumn { add(j.table, oc, .integer) }
-            }
-            if let v = r.values {
-                add(v.table, v.owner, .integer)
-                if let oc = r.orderColumn { add(v.table, oc, .integer) }
-                attribute(v.type, v.encoding, v.column, in: v.table)
-            }
-        }
-        for e in schema.entities {
-            add(e.table, e.primaryKey, .integer)
-            for a in e.attributes { attribute(a.type, a.encoding, a.column, in: e.table) }
-            for r in e.relationships { relationship(r, of: e) }
-            if let d = e.discriminator { add(e.table, d.column, .integer) }
-            for m in e.mixedKeys + (e.selfShape.map { [$0] } ?? []) {
-                add(e.table, m.shapeColumn, .integer)
-                for c in m.cases {
-                    if let a = c.attribute { attribute(a.type, a.encoding, a.column, in: e.table) }
-                    if let r = c.relationship { relationship(r, of: e) }
-                }
-            }
-        }
-
-        // Pass 2: names PostgreSQL takes. It keeps 63 bytes of an identifier and refuses the empty one.
-        func usable(_ name: String, taken: inout Set<String>) -> String {
-            var candidate = name
-            if name.isEmpty || name.utf8.count > 63 {
-                var head = ""
-                for ch in name.unicodeScalars where head.utf8.count + String(ch).utf8.count <= 48 { head.unicodeScalars.append(ch) }
-                var hash: UInt64 = 0xcbf29ce484222325  // FNV-1a: stable across runs, unlike Hasher
-                for b in name.utf8 { hash = (hash ^ UInt64(b)) &* 0x100000001b3 }
-                candidate = head + "@" + String(hash, radix: 16)
-            }
-            var unique = candidate, n = 2
-            while taken.contains(unique) { unique = "\(candidate)\(n)"; n += 1 }
-            taken.insert(unique)
-            return unique
-        }
-        var tableNames: [String: String] = [:]
-        var takenTables = Set<String>()
-        var columnNames: [String: [String: String]] = [:]   // table (source) → column (source or text) → name
-        var tables: [Table] = []
-        for table in order {
-            let pgTable = usable(table, taken: &takenTables)
-            tableNames[table] = pgTable
-            var taken = Set<String>()
-            var map: [String: String] = [:]
-            for c in layout[table]! { map[c.name] = usable(c.name, taken: &taken) }
-            columnNames[table] = map
-            tables.append(Table(name: pgTable, source: table, columns: layout[table]!.map { c in
-                Column(name: map[c.name]!, source: c.source, kind: c.kind, textColumn: c.textColumn.map { map[$0]! },
-                       foldedFrom: c.foldedFrom.map { map[$0]! }, folding: c.folding,
-                       folded: c.folded.map { FoldedColumns(c: map[$0.c]!, d: map[$0.d]!, cd: map[$0.cd]!) })
-            }))
-        }
-
-        // Pass 3: the schema in those names, with the text columns.
-        func col(_ table: String, _ name: String) -> String { columnNames[table]?[name] ?? name }
-        func text(_ table: String, _ name: String) -> String? {
-            layout[table]?.first { $0.source == name }?.textColumn.map { col(table, $0) }
-        }
-        /// The folded copies of a string column, or of a dynamically typed column's text column.
-        func folds(_ table: String, _ name: String) -> FoldedColumns? {
-            guard let c = layout[table]?.first(where: { $0.source == name }) else { return nil }
-            let holder = c.textColumn.flatMap { t in layout[table]?.first { $0.name == t } } ?? c
-            return holder.folded.map { FoldedColumns(c: col(table, $0.c), d: col(table, $0.d), cd: col(table, $0.cd)) }
-        }
-        func renamed(_ a: Attribute, in table: String) -> Attribute {
-            var a = a
-            if a.type == .any { a.textColumn = text(table, a.column) }
-            if a.type == .any || a.type == .string { a.foldedColumns = folds(table, a.column) }
-            a.column = col(table, a.column)
-            return a
-        }
-        func renamed(_ r: Relationship, of e: Entity) -> Relationship {
-            var r = r
-            if let fk = r.foreignKey, r.toOne != nil { r.foreignKey = col(e.table, fk) }
-            if let cc = r.countColumn { r.countColumn = col(e.table, cc) }
-            if let d = r.toMany, let destination = schema.entity(named: d) {
-                if let fk = r.foreignKey { r.foreignKey = col(destination.table, fk) }
-                if r.joinTable == nil, let oc = r.orderColumn { r.orderColumn = col(destination.table, oc) }
-            }
-            if var j = r.joinTable {
-                if let oc = r.orderColumn { r.orderColumn = col(j.table, oc) }
-                j.source = col(j.table, j.source)
-                j.destination = col(j.table, j.destination)
-                j.table = tableNames[j.table] ?? j.table
-                r.joinTable = j
-            }
-            if var v = r.values {
-                if let oc = r.orderColumn { r.orderColumn = col(v.table, oc) }
-                if v.type == .any { v.textColumn = text(v.table, v.column) }
-                if v.type == .any || v.type == .string { v.foldedColumns = folds(v.table, v.column) }
-                v.owner = col(v.table, v.owner)
-                v.column = col(v.table, v.column)
-                v.table = tableNames[v.table] ?? v.table
-                r.values = v
-            }
-            return r
-        }
-        var prepared = schema
-        for (i, e) in schema.entities.enumerated() {
-            var entity = e
-            entity.table = tableNames[e.table] ?? e.table
-            entity.primaryKey = col(e.table, e.primaryKey)
-            entity.attributes = e.attributes.map { renamed($0, in: e.table) }
-            entity.relationships = e.relationships.map { renamed($0, of: e) }
-            if var d = e.discriminator { d.column = col(e.table, d.column); entity.discriminator = d }
-            func mixed(_ m: MixedKey) -> MixedKey {
-                var m = m
-                m.shapeColumn = col(e.table, m.shapeColumn)
-                m.cases = m.cases.map { c in
-                    var c = c
-                    c.attribute = c.attribute.map { renamed($0, in: e.table) }
-                    c.relationship = c.relationship.map { renamed($0, of: e) }
-                    return c
-                }
-                return m
-            }
-            entity.mixedKeys = e.mixedKeys.map(mixed)
-            entity.selfShape = e.selfShape.map(mixed)
-            prepared.entities[i] = entity
-        }
+        let plan = ColumnPlan(schema)
+        let names = PostgresNames(plan)
+        let renamer = SchemaRenamer(schema: schema, layout: plan.layout, names: names)
+        let prepared = renamer.prepared()
         do throws(SchemaError) { try prepared.validate() } catch {
             throw PostgresError(kind: .query, message: "the schema for PostgreSQL is invalid: \(error.message)")
         }
         self.schema = prepared
-        self.tables = tables
+        self.tables = names.tables
     }
 
     /// `"name"` for PostgreSQL, quotes doubled.
@@ -358,5 +183,227 @@ public struct PostgresTables: Sendable {
         case (.number, .text): return (.null, v)
         default: throw refuse("\(v) cannot be stored in a \(c.kind.rawValue) column")
         }
+    }
+}
+
+/// Pass 1 of `PostgresTables.init`: every column each table needs, by the source's names, with
+/// its kind, plus a text column per dynamically typed one and folded copies of every string column.
+private struct ColumnPlan {
+    typealias Column = PostgresTables.Column
+    let schema: Schema
+    /// Table (source name) → its columns in creation order.
+    var layout: [String: [Column]] = [:]
+    /// The tables in creation order.
+    var order: [String] = []
+
+    init(_ schema: Schema) {
+        self.schema = schema
+        for e in schema.entities {
+            add(e.table, e.primaryKey, .integer)
+            for a in e.attributes { attribute(a.type, a.encoding, a.column, in: e.table) }
+            for r in e.relationships { relationship(r, of: e) }
+            if let d = e.discriminator { add(e.table, d.column, .integer) }
+            for m in e.mixedKeys + (e.selfShape.map { [$0] } ?? []) {
+                add(e.table, m.shapeColumn, .integer)
+                for c in m.cases {
+                    if let a = c.attribute { attribute(a.type, a.encoding, a.column, in: e.table) }
+                    if let r = c.relationship { relationship(r, of: e) }
+                }
+            }
+        }
+    }
+
+    mutating func add(_ table: String, _ name: String, _ kind: PostgresTables.Kind, text: Bool = false) {
+        if layout[table] == nil { layout[table] = []; order.append(table) }
+        if layout[table]!.contains(where: { $0.source == name }) { return }
+        layout[table]!.append(Column(name: name, source: text ? nil : name, kind: kind))
+    }
+
+    static func kind(_ type: AttributeType, _ encoding: StorageEncoding?) -> PostgresTables.Kind {
+        switch type {
+        case .integer, .boolean: return .integer
+        case .double: return .double
+        case .decimal: return encoding == .text ? .text : .double
+        case .date: return encoding == .iso8601 ? .text : .double
+        case .string: return .text
+        case .data: return .data
+        case .any: return .number
+        }
+    }
+
+    func fresh(_ base: String, in table: String) -> String {
+        let taken = Set(layout[table]!.map(\.name))
+        var name = base, n = 2
+        while taken.contains(name) { name = "\(base)\(n)"; n += 1 }
+        return name
+    }
+
+    /// Folded copies of the strings of `column` (by name here).
+    mutating func addFolds(_ column: String, in table: String) {
+        guard let i = layout[table]!.firstIndex(where: { $0.name == column }), layout[table]![i].folded == nil else { return }
+        var names: [String] = []
+        for (suffix, options) in [("c", TextOptions.caseInsensitive), ("d", .diacriticInsensitive), ("cd", [.caseInsensitive, .diacriticInsensitive])] {
+            let name = fresh(column + "@" + suffix, in: table)
+            layout[table]!.append(Column(name: name, source: nil, kind: .text, foldedFrom: column, folding: options.rawValue))
+            names.append(name)
+        }
+        layout[table]![i].folded = FoldedColumns(c: names[0], d: names[1], cd: names[2])
+    }
+
+    mutating func attribute(_ type: AttributeType, _ encoding: StorageEncoding?, _ column: String, in table: String) {
+        add(table, column, Self.kind(type, encoding))
+        if type == .string { addFolds(column, in: table) }
+        if type == .any, let i = layout[table]!.firstIndex(where: { $0.source == column }), layout[table]![i].textColumn == nil {
+            let text = fresh(column + "@text", in: table)
+            layout[table]![i].textColumn = text
+            add(table, text, .text, text: true)
+            addFolds(text, in: table)
+        }
+    }
+
+    mutating func relationship(_ r: Relationship, of e: Entity) {
+        if let fk = r.foreignKey, r.toOne != nil { add(e.table, fk, .integer) }
+        if let cc = r.countColumn { add(e.table, cc, .integer) }
+        if let d = r.toMany, let destination = schema.entity(named: d) {
+            add(destination.table, destination.primaryKey, .integer)
+            if let fk = r.foreignKey { add(destination.table, fk, .integer) }
+            if r.joinTable == nil, let oc = r.orderColumn { add(destination.table, oc, .integer) }
+        }
+        if let j = r.joinTable {
+            add(j.table, j.source, .integer)
+            add(j.table, j.destination, .integer)
+            if let oc = r.orderColumn { add(j.table, oc, .integer) }
+        }
+        if let v = r.values {
+            add(v.table, v.owner, .integer)
+            if let oc = r.orderColumn { add(v.table, oc, .integer) }
+            attribute(v.type, v.encoding, v.column, in: v.table)
+        }
+    }
+}
+
+/// Pass 2: the names PostgreSQL takes. It keeps 63 bytes of an identifier and refuses the empty one.
+private struct PostgresNames {
+    /// Table (source) → its name in PostgreSQL.
+    var tableNames: [String: String] = [:]
+    /// Table (source) → column (source or text) → its name in PostgreSQL.
+    var columnNames: [String: [String: String]] = [:]
+    /// The tables in those names.
+    var tables: [PostgresTables.Table] = []
+
+    init(_ plan: ColumnPlan) {
+        var takenTables = Set<String>()
+        for table in plan.order {
+            let pgTable = Self.usable(table, taken: &takenTables)
+            tableNames[table] = pgTable
+            var taken = Set<String>()
+            var map: [String: String] = [:]
+            for c in plan.layout[table]! { map[c.name] = Self.usable(c.name, taken: &taken) }
+            columnNames[table] = map
+            tables.append(PostgresTables.Table(name: pgTable, source: table, columns: plan.layout[table]!.map { c in
+                PostgresTables.Column(name: map[c.name]!, source: c.source, kind: c.kind, textColumn: c.textColumn.map { map[$0]! },
+                                      foldedFrom: c.foldedFrom.map { map[$0]! }, folding: c.folding,
+                                      folded: c.folded.map { FoldedColumns(c: map[$0.c]!, d: map[$0.d]!, cd: map[$0.cd]!) })
+            }))
+        }
+    }
+
+    static func usable(_ name: String, taken: inout Set<String>) -> String {
+        var candidate = name
+        if name.isEmpty || name.utf8.count > 63 {
+            var head = ""
+            for ch in name.unicodeScalars where head.utf8.count + String(ch).utf8.count <= 48 { head.unicodeScalars.append(ch) }
+            var hash: UInt64 = 0xcbf29ce484222325  // FNV-1a: stable across runs, unlike Hasher
+            for b in name.utf8 { hash = (hash ^ UInt64(b)) &* 0x100000001b3 }
+            candidate = head + "@" + String(hash, radix: 16)
+        }
+        var unique = candidate, n = 2
+        while taken.contains(unique) { unique = "\(candidate)\(n)"; n += 1 }
+        taken.insert(unique)
+        return unique
+    }
+}
+
+/// Pass 3: the schema in PostgreSQL's names, with the text columns and folded copies named.
+private struct SchemaRenamer {
+    let schema: Schema
+    let layout: [String: [PostgresTables.Column]]
+    let names: PostgresNames
+
+    func col(_ table: String, _ name: String) -> String { names.columnNames[table]?[name] ?? name }
+
+    func text(_ table: String, _ name: String) -> String? {
+        layout[table]?.first { $0.source == name }?.textColumn.map { col(table, $0) }
+    }
+
+    /// The folded copies of a string column, or of a dynamically typed column's text column.
+    func folds(_ table: String, _ name: String) -> FoldedColumns? {
+        guard let c = layout[table]?.first(where: { $0.source == name }) else { return nil }
+        let holder = c.textColumn.flatMap { t in layout[table]?.first { $0.name == t } } ?? c
+        return holder.folded.map { FoldedColumns(c: col(table, $0.c), d: col(table, $0.d), cd: col(table, $0.cd)) }
+    }
+
+    func renamed(_ a: Attribute, in table: String) -> Attribute {
+        var a = a
+        if a.type == .any { a.textColumn = text(table, a.column) }
+        if a.type == .any || a.type == .string { a.foldedColumns = folds(table, a.column) }
+        a.column = col(table, a.column)
+        return a
+    }
+
+    func renamed(_ r: Relationship, of e: Entity) -> Relationship {
+        var r = r
+        if let fk = r.foreignKey, r.toOne != nil { r.foreignKey = col(e.table, fk) }
+        if let cc = r.countColumn { r.countColumn = col(e.table, cc) }
+        if let d = r.toMany, let destination = schema.entity(named: d) {
+            if let fk = r.foreignKey { r.foreignKey = col(destination.table, fk) }
+            if r.joinTable == nil, let oc = r.orderColumn { r.orderColumn = col(destination.table, oc) }
+        }
+        if var j = r.joinTable {
+            if let oc = r.orderColumn { r.orderColumn = col(j.table, oc) }
+            j.source = col(j.table, j.source)
+            j.destination = col(j.table, j.destination)
+            j.table = names.tableNames[j.table] ?? j.table
+            r.joinTable = j
+        }
+        if var v = r.values {
+            if let oc = r.orderColumn { r.orderColumn = col(v.table, oc) }
+            if v.type == .any { v.textColumn = text(v.table, v.column) }
+            if v.type == .any || v.type == .string { v.foldedColumns = folds(v.table, v.column) }
+            v.owner = col(v.table, v.owner)
+            v.column = col(v.table, v.column)
+            v.table = names.tableNames[v.table] ?? v.table
+            r.values = v
+        }
+        return r
+    }
+
+    func renamed(_ m: MixedKey, of e: Entity) -> MixedKey {
+        var m = m
+        m.shapeColumn = col(e.table, m.shapeColumn)
+        m.cases = m.cases.map { c in
+            var c = c
+            c.attribute = c.attribute.map { renamed($0, in: e.table) }
+            c.relationship = c.relationship.map { renamed($0, of: e) }
+            return c
+        }
+        return m
+    }
+
+    /// The whole schema renamed.
+    func prepared() -> Schema {
+        var prepared = schema
+        for (i, e) in schema.entities.enumerated() {
+            var entity = e
+            entity.table = names.tableNames[e.table] ?? e.table
+            entity.primaryKey = col(e.table, e.primaryKey)
+            entity.attributes = e.attributes.map { renamed($0, in: e.table) }
+            entity.relationships = e.relationships.map { renamed($0, of: e) }
+            if var d = e.discriminator { d.column = col(e.table, d.column); entity.discriminator = d }
+            entity.mixedKeys = e.mixedKeys.map { renamed($0, of: e) }
+            entity.selfShape = e.selfShape.map { renamed($0, of: e) }
+            prepared.entities[i] = entity
+        }
+        return prepared
     }
 }

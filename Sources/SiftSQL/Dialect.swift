@@ -1,10 +1,12 @@
 // What differs between SQL databases, as far as the lowering cares: how identifiers are quoted,
-// how parameters are written, the names of Sift's functions (or their absence), NULLS FIRST/LAST,
-// boolean literals, null-safe equality, and the traits that decide whether a form can be exact at
-// all (dynamic typing, silent float overflow, exact integer/double comparison). The lowering writes
-// every identifier through `quote(_:)` and nowhere else, so a schema name can never be read as SQL.
-// Two dialects: SQLite, where Sift registers its own functions, and PostgreSQL, which cannot call
-// Swift, so the lowering writes native SQL for what it can make exact and rejects the rest.
+// how parameters are written, the names of Sift's functions (or their absence), the default place
+// of NULL in an ordering, boolean literals, null-safe equality, and the traits that decide whether
+// a form can be exact at all (dynamic typing, silent float overflow, exact integer/double
+// comparison…). The protocol has no defaults: each dialect states every answer, so a new one
+// cannot inherit SQLite's claims by omission. The lowering writes every identifier through
+// `quote(_:)` and nowhere else, so a schema name can never be read as SQL. Two dialects: SQLite,
+// where Sift registers its own functions, and PostgreSQL, which cannot call Swift, so the lowering
+// writes native SQL for what it can make exact and rejects the rest.
 
 import SiftSyntax
 
@@ -28,8 +30,6 @@ public protocol SQLDialect: Sendable {
     var compareFunction: String? { get }
     /// The collation name for ORDER BY under these options, nil for the default order.
     func collation(for options: ComparisonOptions) -> String?
-    /// Whether `ORDER BY x NULLS FIRST` is understood.
-    var supportsNullsOrdering: Bool { get }
     /// The literal for true / false.
     func booleanLiteral(_ value: Bool) -> String
     /// Null-safe equality of two SQL expressions (`a IS b` in SQLite).
@@ -86,33 +86,6 @@ public struct SQLDialectTraits: OptionSet, Hashable, Sendable {
     public static let textWithNUL = SQLDialectTraits(rawValue: 1 << 3)
     /// `x << y` and `x >> y` take a 64-bit count and shift like Swift's smart shifts.
     public static let integerShifts = SQLDialectTraits(rawValue: 1 << 4)
-    /// Everything SQLite does.
-    public static let all: SQLDialectTraits = [.dynamicTyping, .silentFloatOverflow, .exactIntegerDoubleComparison, .textWithNUL, .integerShifts]
-}
-
-extension SQLDialect {
-    /// No function calls into Swift by default: functions and string casts are rejected.
-    public var callFunction: String? { nil }
-    /// No collecting aggregate by default.
-    public var collectFunction: String? { nil }
-    /// No document evaluation by default.
-    public var documentFunction: String? { nil }
-    /// `(sql) IS NOT TRUE`, standard SQL.
-    public func isNotTrue(_ sql: String) -> String { "(\(sql)) IS NOT TRUE" }
-    /// Every trait by default (SQLite's).
-    public var traits: SQLDialectTraits { .all }
-    /// `-1`, SQLite's "no limit".
-    public var noLimit: SQLValue { .integer(-1) }
-    /// `SUM(sql)`.
-    public func integerSum(_ sql: String) -> String { "SUM(\(sql))" }
-    /// `AVG(sql)`.
-    public func doubleAverage(_ sql: String) -> String { "AVG(\(sql))" }
-    /// None: the default order is by bytes.
-    public var scalarOrderCollation: String? { nil }
-    /// True: SQLite's NULL is the smallest value.
-    public var nullsSortFirst: Bool { true }
-    /// The digits: every SQLite integer is 64 bits.
-    public func integerLiteral(_ value: Int64) -> String { String(value) }
 }
 
 /// SQLite: double-quoted identifiers, `?` parameters, 1/0 booleans, `IS` / `IS NOT`.
@@ -137,9 +110,6 @@ public struct SQLiteDialect: SQLDialect {
     public var compareFunction: String? { SQLFunctions.compare }
     /// `sift_c`, `sift_d` or `sift_cd` under `[c]`, `[d]`, `[cd]`; nil otherwise.
     public func collation(for options: ComparisonOptions) -> String? { SQLFunctions.collation(for: options) }
-    /// SQLite understands NULLS FIRST/LAST since 3.30, but its default (NULL smallest) is already
-    /// Sift's order, so the lowering does not need it.
-    public var supportsNullsOrdering: Bool { true }
     /// `1` for true, `0` for false.
     public func booleanLiteral(_ value: Bool) -> String { value ? "1" : "0" }
     /// `lhs IS rhs`.
@@ -154,4 +124,21 @@ public struct SQLiteDialect: SQLDialect {
     public var collectFunction: String? { SQLFunctions.collect }
     /// `sift_document`, registered by SiftSQLite.
     public var documentFunction: String? { SQLFunctions.document }
+    /// Every trait: dynamically typed columns, IEEE double arithmetic, exact integer/double
+    /// comparison, text with NUL, 64-bit shifts.
+    public var traits: SQLDialectTraits {
+        [.dynamicTyping, .silentFloatOverflow, .exactIntegerDoubleComparison, .textWithNUL, .integerShifts]
+    }
+    /// `-1`, SQLite's "no limit".
+    public var noLimit: SQLValue { .integer(-1) }
+    /// `SUM(sql)`: SQLite's SUM of integers is an integer.
+    public func integerSum(_ sql: String) -> String { "SUM(\(sql))" }
+    /// `AVG(sql)`: SQLite's AVG is a double.
+    public func doubleAverage(_ sql: String) -> String { "AVG(\(sql))" }
+    /// None: the default BINARY collation already orders by bytes.
+    public var scalarOrderCollation: String? { nil }
+    /// True: SQLite's NULL is the smallest value.
+    public var nullsSortFirst: Bool { true }
+    /// The digits: every SQLite integer is 64 bits.
+    public func integerLiteral(_ value: Int64) -> String { String(value) }
 }

@@ -55,7 +55,7 @@ extension LoweringContext {
         func dual(_ o: Operand) -> Scalar? { if case .scalar(let s) = o, s.text != nil { return s }; return nil }
         guard dual(l) != nil || dual(r) != nil else { return nil }
         guard ![.in, .contains].contains(op) else { return nil }  // membership reads the views itself
-        func pick(_ pos: Fragment, _ neg: Fragment? = nil) -> Lowered { .sql(negated ? (neg ?? notTrue(pos)) : pos) }
+        func pick(_ pos: Fragment, _ neg: Fragment? = nil) -> Lowered { self.pick(negated, pos, neg) }
         let ordering: [ComparisonOperator] = [.lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual]
         let textOps: [ComparisonOperator] = [.beginsWith, .endsWith, .like, .matches]
 

@@ -1,7 +1,8 @@
 // Comparison leaves: the positive and negated SQL of one comparison (The SQL back-end and its
 // guarantees, "How it stays exact"), quantifiers over to-many collections as EXISTS / NOT EXISTS,
-// collection operators as scalar subqueries, membership, BETWEEN, the nil rules, constant folding,
-// type checks and the encoding of constants for the column they meet.
+// collection operators as scalar subqueries, membership, BETWEEN and the nil rules. The type
+// checks, the encoding of constants for the column they meet and the folding of constant
+// comparisons are in ConstantEncoding.swift.
 
 import Foundation
 import SiftSyntax
@@ -257,20 +258,15 @@ extension LoweringContext {
         return .sql(call.fragment + Fragment(negated ? " = 0" : " = 1"))
     }
 
+    /// A leaf's SQL under its polarity: the positive form, or when `negated` the negated form
+    /// (`neg`, or the positive's IS NOT TRUE, which keeps the NULL rows).
+    func pick(_ negated: Bool, _ pos: Fragment, _ neg: Fragment? = nil) -> Lowered {
+        .sql(negated ? (neg ?? notTrue(pos)) : pos)
+    }
+
     /// `leaf` for operands whose types SQL can compare.
     func typedLeaf(_ l: Operand, _ op: ComparisonOperator, _ options: ComparisonOptions, _ r: Operand,
               negated: Bool, range: SourceRange) throws(SQLLoweringError) -> Lowered {
-        func pick(_ pos: Fragment, _ neg: Fragment? = nil) -> Lowered {
-            .sql(negated ? (neg ?? (notTrue(pos))) : pos)
-        }
-        func const(_ v: Bool) -> Lowered { .constant(v != negated) }
-        let f = SQLValue.integer(Int64(options.rawValue))
-        // `[n]` alone compares the stored text literally, which a dialect without Sift's functions
-        // does natively (its constants are bound as written); folding options are handled before
-        // this point there (see `leaf`), or rejected.
-        let altering = !options.intersection([.caseInsensitive, .diacriticInsensitive, .normalized]).isEmpty
-            && !(dialect.textFunction == nil && options.intersection([.caseInsensitive, .diacriticInsensitive]).isEmpty)
-
         switch op {
         case .in: return try membership(collection: r, value: l, options, negated: negated, range: range)
         case .contains: return try membership(collection: l, value: r, options, negated: negated, range: range)
@@ -283,7 +279,7 @@ extension LoweringContext {
 
         if isLoweringOneShape, case .object(let a, _) = l, case .object(let b, _) = r, a.sql == b.sql, a.bindings.isEmpty, b.bindings.isEmpty, op == .equal || op == .notEqual {
             // The same object (or nil) on both sides.
-            return const(op == .equal)
+            return .constant((op == .equal) != negated)
         }
         // Relationship objects and bare to-many paths: only nil comparisons. (Tested first: the
         // array of pairs copies both operands, which most leaves, two values, do not need.)
@@ -291,66 +287,96 @@ extension LoweringContext {
         for (side, other) in isObjectOrCollection(l) || isObjectOrCollection(r) ? [(l, r), (r, l)] : [] {
             switch side {
             case .object(let fk, let name):
-                if isLoweringOneShape, case .constant(let c) = other, c != .null {
-                    // An object equals no number, string, date or list; ordering or matching it
-                    // raises in memory, and a nil object (a missing to-one) is false there.
-                    switch (op, c.isScalar) {
-                    case (.equal, _): if case .dictionary = c {} else { return const(false) }
-                    case (.notEqual, _): if case .dictionary = c {} else { return const(true) }
-                    case (.lessThan, true), (.lessThanOrEqual, true), (.greaterThan, true), (.greaterThanOrEqual, true),
-                         (.beginsWith, true), (.endsWith, true), (.like, true), (.matches, true):
-                        return const(false)
-                    default: break
-                    }
-                }
-                guard case .constant(.null) = other, op == .equal || op == .notEqual else {
-                    var e = SQLLoweringError(.typeMismatch, "the relationship '\(name)' can only be compared with nil", range: range)
-                    // Equality of dictionaries is memory's, on the document; ordering one raises.
-                    e.readsDocument = op == .equal || op == .notEqual
-                    throw e
-                }
-                let isNull = Fragment(fk.sql + " IS NULL"), notNull = Fragment(fk.sql + " IS NOT NULL")
-                return op == .equal ? pick(isNull, notNull) : pick(notNull, isNull)
-            case .collection(let c) where c.union != nil && (op == .equal || op == .notEqual || isLoweringOneShape):
-                // Memory's own union and comparison, nil included.
-                return try memoryComparison(l, op, options, r, negated: negated, range: range)
+                return try objectLeaf(fk, name, op, other, negated: negated, range: range)
             case .collection(let c):
-                if c.rest.isEmpty, c.union == nil, !c.shape.isValuesShape, c.relationship.orderColumn != nil,
-                   op == .equal || op == .notEqual, case .constant(let list) = other, let (equal, unequal) = try emptyOrObjectsEqual(c, list) {
-                    // The objects of an ordered to-many (an array of dictionaries in memory) compared with a constant.
-                    return (op == .equal) != negated ? equal : unequal
-                }
-                // Only an ordered collection is an array in memory; a set's equality ignores order.
-                // Equality never raises in memory; other operators do on an array, which only one
-                // shape of a mixed key may lower (to anything).
-                // (A dialect without Sift's functions rejects it there, naming the comparison.)
-                if c.relationship.orderColumn != nil, !c.rest.contains(where: KeyPathComponent.isCollectionOperator),
-                   op == .equal || op == .notEqual || isLoweringOneShape,
-                   !c.rest.isEmpty || c.shape.isValuesShape {
-                    switch other {
-                    case .constant(.null) where op == .equal || op == .notEqual: break
-                    case .constant, .scalar, .collection:
-                        // The collection as memory's array, compared by memory (`kids.name == {'a'}`).
-                        return try memoryComparison(l, op, options, r, negated: negated, range: range)
-                    default: break
-                    }
-                }
-                guard case .constant(.null) = other, op == .equal || op == .notEqual else {
-                    throw SQLLoweringError(.toManyKeyPath, "the to-many key path '\(c.relationship.name)' needs ANY, ALL, NONE, IN or a collection operator", range: range)
-                }
-                guard let isNilSQL = collectionIsNil(c) else { return const(op == .notEqual) }
-                let isNull = Fragment(isNilSQL), notNull = Fragment("NOT " + isNilSQL)
-                return op == .equal ? pick(isNull, notNull) : pick(notNull, isNull)
+                return try collectionLeaf(c, l, op, options, r, other: other, negated: negated, range: range)
             default: continue
             }
         }
+        return try valueLeaf(l, op, options, r, negated: negated, range: range)
+    }
 
+    /// A relationship object (its foreign key `fk`) compared with `other`: only nil comparisons
+    /// are SQL; an object against a scalar is decided when one shape of a mixed key is lowered.
+    private func objectLeaf(_ fk: Fragment, _ name: String, _ op: ComparisonOperator, _ other: Operand,
+                            negated: Bool, range: SourceRange) throws(SQLLoweringError) -> Lowered {
+        if isLoweringOneShape, case .constant(let c) = other, c != .null {
+            // An object equals no number, string, date or list; ordering or matching it
+            // raises in memory, and a nil object (a missing to-one) is false there.
+            switch (op, c.isScalar) {
+            case (.equal, _): if case .dictionary = c {} else { return .constant(negated) }
+            case (.notEqual, _): if case .dictionary = c {} else { return .constant(!negated) }
+            case (.lessThan, true), (.lessThanOrEqual, true), (.greaterThan, true), (.greaterThanOrEqual, true),
+                 (.beginsWith, true), (.endsWith, true), (.like, true), (.matches, true):
+                return .constant(negated)
+            default: break
+            }
+        }
+        guard case .constant(.null) = other, op == .equal || op == .notEqual else {
+            var e = SQLLoweringError(.typeMismatch, "the relationship '\(name)' can only be compared with nil", range: range)
+            // Equality of dictionaries is memory's, on the document; ordering one raises.
+            e.readsDocument = op == .equal || op == .notEqual
+            throw e
+        }
+        let isNull = Fragment(fk.sql + " IS NULL"), notNull = Fragment(fk.sql + " IS NOT NULL")
+        return op == .equal ? pick(negated, isNull, notNull) : pick(negated, notNull, isNull)
+    }
+
+    /// A bare to-many path `c` (one side of `l op r`) compared with `other`: a union or an ordered
+    /// collection as memory's array, compared by memory; the objects of an ordered to-many against
+    /// a constant list; otherwise only nil comparisons.
+    private func collectionLeaf(_ c: Collection, _ l: Operand, _ op: ComparisonOperator, _ options: ComparisonOptions,
+                                _ r: Operand, other: Operand, negated: Bool, range: SourceRange) throws(SQLLoweringError) -> Lowered {
+        if c.union != nil && (op == .equal || op == .notEqual || isLoweringOneShape) {
+            // Memory's own union and comparison, nil included.
+            return try memoryComparison(l, op, options, r, negated: negated, range: range)
+        }
+        if c.rest.isEmpty, c.union == nil, !c.shape.isValuesShape, c.relationship.orderColumn != nil,
+           op == .equal || op == .notEqual, case .constant(let list) = other, let (equal, unequal) = try emptyOrObjectsEqual(c, list) {
+            // The objects of an ordered to-many (an array of dictionaries in memory) compared with a constant.
+            return (op == .equal) != negated ? equal : unequal
+        }
+        // Only an ordered collection is an array in memory; a set's equality ignores order.
+        // Equality never raises in memory; other operators do on an array, which only one
+        // shape of a mixed key may lower (to anything).
+        // (A dialect without Sift's functions rejects it there, naming the comparison.)
+        if c.relationship.orderColumn != nil, !c.rest.contains(where: KeyPathComponent.isCollectionOperator),
+           op == .equal || op == .notEqual || isLoweringOneShape,
+           !c.rest.isEmpty || c.shape.isValuesShape {
+            switch other {
+            case .constant(.null) where op == .equal || op == .notEqual: break
+            case .constant, .scalar, .collection:
+                // The collection as memory's array, compared by memory (`kids.name == {'a'}`).
+                return try memoryComparison(l, op, options, r, negated: negated, range: range)
+            default: break
+            }
+        }
+        guard case .constant(.null) = other, op == .equal || op == .notEqual else {
+            throw SQLLoweringError(.toManyKeyPath, "the to-many key path '\(c.relationship.name)' needs ANY, ALL, NONE, IN or a collection operator", range: range)
+        }
+        guard let isNilSQL = collectionIsNil(c) else { return .constant((op == .notEqual) != negated) }
+        let isNull = Fragment(isNilSQL), notNull = Fragment("NOT " + isNilSQL)
+        return op == .equal ? pick(negated, isNull, notNull) : pick(negated, notNull, isNull)
+    }
+
+    /// Whether `options` change how text compares here. `[n]` alone compares the stored text
+    /// literally, which a dialect without Sift's functions does natively (its constants are bound
+    /// as written); folding options are handled before this point there (see `leaf`), or rejected.
+    private func isAltering(_ options: ComparisonOptions) -> Bool {
+        !options.intersection([.caseInsensitive, .diacriticInsensitive, .normalized]).isEmpty
+            && !(dialect.textFunction == nil && options.intersection([.caseInsensitive, .diacriticInsensitive]).isEmpty)
+    }
+
+    /// Two values (constants and columns) compared: folded, swapped so the column is on the
+    /// left, or rendered by the column/constant and column/column forms.
+    private func valueLeaf(_ l: Operand, _ op: ComparisonOperator, _ options: ComparisonOptions, _ r: Operand,
+                           negated: Bool, range: SourceRange) throws(SQLLoweringError) -> Lowered {
         switch (l, r) {
         case (.constant(let a), .constant(let b)):
             guard let v = try foldConstant(a, op, options, b, range) else {
                 throw unsupported("comparing the constants \(show(a)) and \(show(b)) with \(op.symbol)", range)
             }
-            return const(v)
+            return .constant(v != negated)
 
         case (.constant(let c), .scalar(let s)) where [.equal, .notEqual, .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual].contains(op):
             // Swap so the column is on the left.
@@ -364,8 +390,8 @@ extension LoweringContext {
             // holds exactly when it holds for the nearest storable date on the right side
             // (see `storableDate`).
             switch op {
-            case .equal: return const(false)
-            case .notEqual: return const(true)
+            case .equal: return .constant(negated)
+            case .notEqual: return .constant(!negated)
             default:
                 let snapped = snappedToStorable(c, s.attribute, up: op == .lessThan || op == .greaterThanOrEqual)
                 guard !isUnstorable(snapped, s.attribute) else {
@@ -375,107 +401,122 @@ extension LoweringContext {
             }
 
         case (.scalar(let s), .constant(let c)):
-            let col = s.fragment
-            switch op {
-            case .equal, .notEqual:
-                let (pos, neg): (Fragment, Fragment?)
-                if c == .null {
-                    (pos, neg) = (col + Fragment(" IS NULL"), col + Fragment(" IS NOT NULL"))
-                } else if altering, case .string = c, [.string, .any].contains(s.attribute.type) {
-                    let v = try encode(c, for: s.attribute, options, range)
-                    (pos, neg) = (try textCall(.equal, col, .param(v), f, range), nil)
-                } else if let exact = try integerDoubleComparison(s, c, op, range) {
-                    return pick(exact.pos, exact.neg)
-                } else {
-                    let v = try encode(c, for: s.attribute, options, range)
-                    (pos, neg) = (col + Fragment(" = ") + .param(v), Fragment(dialect.isDistinct(col.sql, String(Fragment.marker)), col.bindings + [v]))
-                }
-                if op == .equal { return pick(pos, neg) }
-                return .sql(negated ? pos : (neg ?? (notTrue(pos))))
-            case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
-                if c == .null {
-                    // Both nil is true for <= and >=; one nil is false.
-                    if op == .lessThan || op == .greaterThan { return const(false) }
-                    return pick(col + Fragment(" IS NULL"), col + Fragment(" IS NOT NULL"))
-                }
-                try checkOrderable(s.attribute, range)
-                if let exact = try integerDoubleComparison(s, c, op, range) { return pick(exact.pos, exact.neg) }
-                let v = try encode(c, for: s.attribute, options, range)
-                if s.mayBeNaN || (altering && { if case .string = c { true } else { false } }() && [.string, .any].contains(s.attribute.type)) {
-                    // Text under options, or a NaN (a BLOB here): Sift's order, not SQLite's.
-                    let compare = try compareFunction(s.mayBeNaN ? "ordering a value that may be NaN" : "ordering text under string options", range)
-                    return pick(Fragment("\(compare)(") + col + Fragment(", ") + .param(v) + Fragment(", ") + .param(f) + Fragment(") \(op.symbol) 0"))
-                }
-                let negOp = [ComparisonOperator.lessThan: ">=", .lessThanOrEqual: ">", .greaterThan: "<=", .greaterThanOrEqual: "<"][op]!
-                let bound = textOrdered(.param(v), s.attribute)
-                return pick(col + Fragment(" \(op.symbol) ") + bound,
-                            Fragment("(") + col + Fragment(" \(negOp) ") + bound + Fragment(" OR ") + col + Fragment(" IS NULL)"))
-            case .beginsWith, .endsWith, .like, .matches:
-                if c == .null { return const(false) }
-                try checkText(s.attribute, op, range)
-                guard case .string = c else { throw SQLLoweringError(.typeMismatch, "\(op.symbol) needs a string, got \(show(c))", range: range) }
-                let v = try encode(c, for: Attribute(name: "", type: .string), options, range)
-                if op == .beginsWith, !altering, case .text(let prefix) = v {
-                    if prefix.isEmpty { return const(false) } // an empty needle never matches
-                    if let prefixed = try prefixRange(col, prefix, f, range) { return pick(prefixed) }
-                }
-                return pick(try textCall(op, col, .param(v), f, range))
-            case .between:
-                return try between(s, c, options, negated: negated, range: range)
-            default:
-                throw unsupported(op.symbol, range)
-            }
+            return try columnConstantLeaf(s, op, options, c, negated: negated, range: range)
 
         case (.constant(let c), .scalar(let s)):
             // Text operators with the constant as the searched string.
             guard [.beginsWith, .endsWith, .like, .matches].contains(op) else { throw unsupported("\(op.symbol) with a constant on the left", range) }
-            if c == .null { return const(false) }
+            if c == .null { return .constant(negated) }
             try checkText(s.attribute, op, range)
             guard case .string = c else { throw SQLLoweringError(.typeMismatch, "\(op.symbol) needs a string, got \(show(c))", range: range) }
             let v = try encode(c, for: Attribute(name: "", type: .string), options, range)
-            return pick(try textCall(op, .param(v), s.fragment, f, range))
+            return pick(negated, try textCall(op, .param(v), s.fragment, .integer(Int64(options.rawValue)), range))
 
         case (.scalar(let a), .scalar(let b)):
-            try checkCompatible(a.attribute, b.attribute, range)
-            let (x, y) = (a.fragment, b.fragment)
-            let textual = [.string, .any].contains(a.attribute.type) || [.string, .any].contains(b.attribute.type)
-            // NaN is a BLOB here, which SQLite orders above numbers and memory below them.
-            let nan = a.mayBeNaN || b.mayBeNaN
-            switch op {
-            case .equal, .notEqual:
-                let pos: Fragment, neg: Fragment?
-                if altering && textual {
-                    pos = Fragment("((") + x + Fragment(" IS NULL AND ") + y + Fragment(" IS NULL) OR ") + (try textCall(.equal, x, y, f, range)) + Fragment(")")
-                    neg = nil
-                } else {
-                    (pos, neg) = (Fragment(dialect.isNotDistinct(x.sql, y.sql), x.bindings + y.bindings),
-                                  Fragment(dialect.isDistinct(x.sql, y.sql), x.bindings + y.bindings))
-                }
-                if op == .equal { return pick(pos, neg) }
-                return .sql(negated ? pos : (neg ?? (notTrue(pos))))
-            case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
-                try checkOrderable(a.attribute, range)
-                var pos: Fragment
-                if (altering && textual) || nan {
-                    let compare = try compareFunction(nan ? "ordering a value that may be NaN" : "ordering text under string options", range)
-                    pos = Fragment("\(compare)(") + x + Fragment(", ") + y + Fragment(", ") + .param(f) + Fragment(") \(op.symbol) 0")
-                } else {
-                    pos = x + Fragment(" \(op.symbol) ") + textOrdered(y, b.attribute)
-                }
-                if op == .lessThanOrEqual || op == .greaterThanOrEqual {
-                    pos = Fragment("(") + pos + Fragment(" OR (") + x + Fragment(" IS NULL AND ") + y + Fragment(" IS NULL))")
-                }
-                return pick(pos)
-            case .beginsWith, .endsWith, .like, .matches:
-                try checkText(a.attribute, op, range)
-                try checkText(b.attribute, op, range)
-                return pick(try textCall(op, x, y, f, range))
-            default:
-                throw unsupported("\(op.symbol) between two key paths", range)
-            }
+            return try columnColumnLeaf(a, op, options, b, negated: negated, range: range)
 
         default:
             throw unsupported(op.symbol, range)
+        }
+    }
+
+    /// A column compared with a constant it can hold.
+    private func columnConstantLeaf(_ s: Scalar, _ op: ComparisonOperator, _ options: ComparisonOptions, _ c: LiteralValue,
+                                    negated: Bool, range: SourceRange) throws(SQLLoweringError) -> Lowered {
+        let col = s.fragment
+        let f = SQLValue.integer(Int64(options.rawValue))
+        let altering = isAltering(options)
+        switch op {
+        case .equal, .notEqual:
+            let (pos, neg): (Fragment, Fragment?)
+            if c == .null {
+                (pos, neg) = (col + Fragment(" IS NULL"), col + Fragment(" IS NOT NULL"))
+            } else if altering, case .string = c, [.string, .any].contains(s.attribute.type) {
+                let v = try encode(c, for: s.attribute, options, range)
+                (pos, neg) = (try textCall(.equal, col, .param(v), f, range), nil)
+            } else if let exact = try integerDoubleComparison(s, c, op, range) {
+                return pick(negated, exact.pos, exact.neg)
+            } else {
+                let v = try encode(c, for: s.attribute, options, range)
+                (pos, neg) = (col + Fragment(" = ") + .param(v), Fragment(dialect.isDistinct(col.sql, String(Fragment.marker)), col.bindings + [v]))
+            }
+            if op == .equal { return pick(negated, pos, neg) }
+            return .sql(negated ? pos : (neg ?? (notTrue(pos))))
+        case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
+            if c == .null {
+                // Both nil is true for <= and >=; one nil is false.
+                if op == .lessThan || op == .greaterThan { return .constant(negated) }
+                return pick(negated, col + Fragment(" IS NULL"), col + Fragment(" IS NOT NULL"))
+            }
+            try checkOrderable(s.attribute, range)
+            if let exact = try integerDoubleComparison(s, c, op, range) { return pick(negated, exact.pos, exact.neg) }
+            let v = try encode(c, for: s.attribute, options, range)
+            if s.mayBeNaN || (altering && { if case .string = c { true } else { false } }() && [.string, .any].contains(s.attribute.type)) {
+                // Text under options, or a NaN (a BLOB here): Sift's order, not SQLite's.
+                let compare = try compareFunction(s.mayBeNaN ? "ordering a value that may be NaN" : "ordering text under string options", range)
+                return pick(negated, Fragment("\(compare)(") + col + Fragment(", ") + .param(v) + Fragment(", ") + .param(f) + Fragment(") \(op.symbol) 0"))
+            }
+            let negOp = [ComparisonOperator.lessThan: ">=", .lessThanOrEqual: ">", .greaterThan: "<=", .greaterThanOrEqual: "<"][op]!
+            let bound = textOrdered(.param(v), s.attribute)
+            return pick(negated, col + Fragment(" \(op.symbol) ") + bound,
+                        Fragment("(") + col + Fragment(" \(negOp) ") + bound + Fragment(" OR ") + col + Fragment(" IS NULL)"))
+        case .beginsWith, .endsWith, .like, .matches:
+            if c == .null { return .constant(negated) }
+            try checkText(s.attribute, op, range)
+            guard case .string = c else { throw SQLLoweringError(.typeMismatch, "\(op.symbol) needs a string, got \(show(c))", range: range) }
+            let v = try encode(c, for: Attribute(name: "", type: .string), options, range)
+            if op == .beginsWith, !altering, case .text(let prefix) = v {
+                if prefix.isEmpty { return .constant(negated) } // an empty needle never matches
+                if let prefixed = try prefixRange(col, prefix, f, range) { return pick(negated, prefixed) }
+            }
+            return pick(negated, try textCall(op, col, .param(v), f, range))
+        case .between:
+            return try between(s, c, options, negated: negated, range: range)
+        default:
+            throw unsupported(op.symbol, range)
+        }
+    }
+
+    /// Two columns compared.
+    private func columnColumnLeaf(_ a: Scalar, _ op: ComparisonOperator, _ options: ComparisonOptions, _ b: Scalar,
+                                  negated: Bool, range: SourceRange) throws(SQLLoweringError) -> Lowered {
+        try checkCompatible(a.attribute, b.attribute, range)
+        let (x, y) = (a.fragment, b.fragment)
+        let f = SQLValue.integer(Int64(options.rawValue))
+        let textual = isAltering(options) && ([.string, .any].contains(a.attribute.type) || [.string, .any].contains(b.attribute.type))
+        // NaN is a BLOB here, which SQLite orders above numbers and memory below them.
+        let nan = a.mayBeNaN || b.mayBeNaN
+        switch op {
+        case .equal, .notEqual:
+            let pos: Fragment, neg: Fragment?
+            if textual {
+                pos = Fragment("((") + x + Fragment(" IS NULL AND ") + y + Fragment(" IS NULL) OR ") + (try textCall(.equal, x, y, f, range)) + Fragment(")")
+                neg = nil
+            } else {
+                (pos, neg) = (Fragment(dialect.isNotDistinct(x.sql, y.sql), x.bindings + y.bindings),
+                              Fragment(dialect.isDistinct(x.sql, y.sql), x.bindings + y.bindings))
+            }
+            if op == .equal { return pick(negated, pos, neg) }
+            return .sql(negated ? pos : (neg ?? (notTrue(pos))))
+        case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
+            try checkOrderable(a.attribute, range)
+            var pos: Fragment
+            if textual || nan {
+                let compare = try compareFunction(nan ? "ordering a value that may be NaN" : "ordering text under string options", range)
+                pos = Fragment("\(compare)(") + x + Fragment(", ") + y + Fragment(", ") + .param(f) + Fragment(") \(op.symbol) 0")
+            } else {
+                pos = x + Fragment(" \(op.symbol) ") + textOrdered(y, b.attribute)
+            }
+            if op == .lessThanOrEqual || op == .greaterThanOrEqual {
+                pos = Fragment("(") + pos + Fragment(" OR (") + x + Fragment(" IS NULL AND ") + y + Fragment(" IS NULL))")
+            }
+            return pick(negated, pos)
+        case .beginsWith, .endsWith, .like, .matches:
+            try checkText(a.attribute, op, range)
+            try checkText(b.attribute, op, range)
+            return pick(negated, try textCall(op, x, y, f, range))
+        default:
+            throw unsupported("\(op.symbol) between two key paths", range)
         }
     }
 
@@ -694,9 +735,7 @@ extension LoweringContext {
 
     /// `value IN collection` / `collection CONTAINS value`.
     func membership(collection: Operand, value: Operand, _ options: ComparisonOptions, negated: Bool, range: SourceRange) throws(SQLLoweringError) -> Lowered {
-        func pick(_ pos: Fragment, _ neg: Fragment? = nil) -> Lowered {
-            .sql(negated ? (neg ?? (notTrue(pos))) : pos)
-        }
+        func pick(_ pos: Fragment, _ neg: Fragment? = nil) -> Lowered { self.pick(negated, pos, neg) }
         let f = SQLValue.integer(Int64(options.rawValue))
         if case .constant(.null) = value { return .constant(negated) }
         // Values kept in two columns (see DynamicLowering.swift): a list tests each kind against

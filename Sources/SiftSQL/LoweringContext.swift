@@ -37,7 +37,7 @@ struct Scalar {
     var fragment: Fragment
     /// The attribute it reads (type, encoding); nil type means a computed number.
     var attribute: Attribute
-    /// The value may be NaN, stored as `SQLFunctions.nanMarker` (see Computed.swift).
+    /// The value may be NaN, stored as `SQLFunctions.nanMarker` (see ExpressionOperands.swift).
     var mayBeNaN = false
     /// The value is a list (a function's collection result, `mode:`) as the BLOB
     /// `ValueCodec` writes for an array, or NULL where memory raised: only memory can compare it, count it

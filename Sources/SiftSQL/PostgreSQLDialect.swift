@@ -31,14 +31,20 @@ public struct PostgreSQLDialect: SQLDialect {
     public var compareFunction: String? { nil }
     /// None: string options need Sift's folding, which PostgreSQL does not have.
     public func collation(for options: ComparisonOptions) -> String? { nil }
-    /// PostgreSQL sorts NULL last ascending by default; the lowering writes NULLS FIRST/LAST.
-    public var supportsNullsOrdering: Bool { true }
     /// `TRUE` / `FALSE`.
     public func booleanLiteral(_ value: Bool) -> String { value ? "TRUE" : "FALSE" }
     /// `lhs IS NOT DISTINCT FROM rhs`.
     public func isNotDistinct(_ lhs: String, _ rhs: String) -> String { "\(lhs) IS NOT DISTINCT FROM \(rhs)" }
     /// `lhs IS DISTINCT FROM rhs`.
     public func isDistinct(_ lhs: String, _ rhs: String) -> String { "\(lhs) IS DISTINCT FROM \(rhs)" }
+    /// `(sql) IS NOT TRUE`, standard SQL.
+    public func isNotTrue(_ sql: String) -> String { "(\(sql)) IS NOT TRUE" }
+    /// None: PostgreSQL cannot call the evaluator, so functions and string casts are rejected.
+    public var callFunction: String? { nil }
+    /// None (no `callFunction` to hand the elements to).
+    public var collectFunction: String? { nil }
+    /// None: comparisons on a whole document are rejected.
+    public var documentFunction: String? { nil }
     /// Typed columns only; float overflow raises; bigint compared with double precision is
     /// compared as doubles; text cannot hold U+0000; shifts take a 32-bit count.
     public var traits: SQLDialectTraits { [] }
@@ -51,7 +57,7 @@ public struct PostgreSQLDialect: SQLDialect {
     public func doubleAverage(_ sql: String) -> String { "AVG(CAST(\(sql) AS DOUBLE PRECISION))" }
     /// `C`: byte order of UTF-8, which is Unicode scalar order, whatever the database's default.
     public var scalarOrderCollation: String? { "C" }
-    /// False: PostgreSQL's NULL is the largest value.
+    /// False: PostgreSQL's NULL is the largest value, so ORDER BY terms say NULLS FIRST / LAST.
     public var nullsSortFirst: Bool { false }
     /// `CAST(n AS BIGINT)`: a bare literal is a 32-bit integer, and `1 >> 32` is 1 there.
     public func integerLiteral(_ value: Int64) -> String { "CAST(\(value) AS BIGINT)" }

@@ -1,8 +1,9 @@
 // The SQLite store: opens (or creates) the file, checks the model against the one the store was
-// created with, creates the tables the model's layout names, and holds the one place that writes
-// SQL for saves and reads rows back (queries come from the lowering). SQLite runs in WAL mode with
-// `synchronous=FULL` (a save reported done survives a power loss), a busy timeout, and
-// `BEGIN IMMEDIATE` for every write so two writers never deadlock upgrading a read lock.
+// created with, creates the tables the model's layout names, and holds the connection, its cache
+// of prepared statements and the write transaction every save and batch request runs in. The SQL
+// of a save is written by `RowWriter` (Saving.swift); queries come from the lowering. SQLite runs
+// in WAL mode with `synchronous=FULL` (a save reported done survives a power loss), a busy
+// timeout, and `BEGIN IMMEDIATE` for every write so two writers never deadlock upgrading a read lock.
 
 import Foundation
 import SiftEvaluation

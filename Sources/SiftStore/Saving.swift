@@ -2,7 +2,8 @@
 // and updated object (each broken rule collected, as Core Data reports several at once), then
 // uniqueness against the other pending objects and the stored rows, then one `BEGIN IMMEDIATE`
 // transaction that writes every row. Nothing is written unless everything passes; on failure the
-// context keeps its changes. This file is the one place that writes SQL for saves (`RowWriter`).
+// context keeps its changes. `RowWriter` here is the one place that writes save SQL (batch requests
+// and document entities write through it too); the store only runs it.
 
 import Foundation
 import SiftEvaluation
@@ -215,7 +216,7 @@ extension ManagedObjectContext {
     }
 }
 
-/// Writes rows for one save, inside its transaction: the one place save SQL is made.
+/// Writes rows for one save or batch request, inside its transaction: the one place save SQL is made.
 struct RowWriter {
     let store: PersistentStore
     let q = PersistentStore.q

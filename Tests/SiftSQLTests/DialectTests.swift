@@ -6,17 +6,28 @@ import SiftSQL
 import SiftSyntax
 import Testing
 
-/// A PostgreSQL-like dialect, to check that placeholders are numbered in text order.
+/// A PostgreSQL-like dialect, to check that placeholders are numbered in text order. Its other
+/// answers are SQLite's, so the lowering accepts the same forms.
 private struct NumberedDialect: SQLDialect {
     func quote(_ identifier: String) -> String { "[" + identifier + "]" }
     func placeholder(_ index: Int) -> String { "$\(index)" }
     var textFunction: String? { "txt" }
     var compareFunction: String? { "cmp" }
     func collation(for options: ComparisonOptions) -> String? { nil }
-    var supportsNullsOrdering: Bool { true }
     func booleanLiteral(_ value: Bool) -> String { value ? "TRUE" : "FALSE" }
     func isNotDistinct(_ lhs: String, _ rhs: String) -> String { "\(lhs) IS NOT DISTINCT FROM \(rhs)" }
     func isDistinct(_ lhs: String, _ rhs: String) -> String { "\(lhs) IS DISTINCT FROM \(rhs)" }
+    func isNotTrue(_ sql: String) -> String { "(\(sql)) IS NOT TRUE" }
+    var callFunction: String? { nil }
+    var collectFunction: String? { nil }
+    var documentFunction: String? { nil }
+    var traits: SQLDialectTraits { [.dynamicTyping, .silentFloatOverflow, .exactIntegerDoubleComparison, .textWithNUL, .integerShifts] }
+    var noLimit: SQLValue { .integer(-1) }
+    func integerSum(_ sql: String) -> String { "SUM(\(sql))" }
+    func doubleAverage(_ sql: String) -> String { "AVG(\(sql))" }
+    var scalarOrderCollation: String? { nil }
+    var nullsSortFirst: Bool { true }
+    func integerLiteral(_ value: Int64) -> String { String(value) }
 }
 
 @Suite struct DialectTests {

@@ -261,6 +261,26 @@ struct StorageNames {
 
 enum ModelResolver {
     static func resolve(_ entities: [EntityDescription]) throws(ModelError) -> [String: ResolvedEntity] {
+        let byName = try entitiesByName(entities)
+        var chains: [String: [EntityDescription]] = [:]
+        for e in entities { chains[e.name] = try chain(e, byName) }
+        try checkDocumentEntities(entities)
+        var names = StorageNames(tables: entities.map(\.name))
+        var resolved: [String: ResolvedEntity] = [:]
+        for (index, e) in entities.enumerated() {
+            resolved[e.name] = try resolveEntity(e, number: Int64(index + 1), entities, byName: byName, chains: chains, names: &names)
+        }
+        // Document entities: their layout is planned once every other table has its name.
+        for e in entities {
+            guard let d = e.document, let r = resolved[e.name] else { continue }
+            resolved[e.name] = documentEntity(e, d, r, names: names)
+        }
+        try checkSharedColumns(entities, resolved)
+        return resolved
+    }
+
+    /// The entities by name, each name checked: valid, not reserved, unique without case.
+    private static func entitiesByName(_ entities: [EntityDescription]) throws(ModelError) -> [String: EntityDescription] {
         var byName: [String: EntityDescription] = [:]
         var lowerNames = Set<String>()
         for e in entities {
@@ -274,22 +294,25 @@ enum ModelResolver {
             }
             byName[e.name] = e
         }
-        // Parents exist, no cycles.
-        func chain(_ e: EntityDescription) throws(ModelError) -> [EntityDescription] {
-            var out = [e]
-            var seen: Set<String> = [e.name]
-            var current = e
-            while let p = current.parent {
-                guard let pe = byName[p] else { throw ModelError("entity '\(current.name)' has unknown parent '\(p)'") }
-                guard seen.insert(p).inserted else { throw ModelError("entity '\(e.name)' inherits from itself") }
-                out.insert(pe, at: 0)
-                current = pe
-            }
-            return out
+        return byName
+    }
+
+    /// `e` and its ancestors, root first: parents exist, no cycles.
+    private static func chain(_ e: EntityDescription, _ byName: [String: EntityDescription]) throws(ModelError) -> [EntityDescription] {
+        var out = [e]
+        var seen: Set<String> = [e.name]
+        var current = e
+        while let p = current.parent {
+            guard let pe = byName[p] else { throw ModelError("entity '\(current.name)' has unknown parent '\(p)'") }
+            guard seen.insert(p).inserted else { throw ModelError("entity '\(e.name)' inherits from itself") }
+            out.insert(pe, at: 0)
+            current = pe
         }
-        var chains: [String: [EntityDescription]] = [:]
-        for e in entities { chains[e.name] = try chain(e) }
-        // A document entity stands alone: its objects are documents, not rows of declared keys.
+        return out
+    }
+
+    /// A document entity stands alone: its objects are documents, not rows of declared keys.
+    private static func checkDocumentEntities(_ entities: [EntityDescription]) throws(ModelError) {
         let documents = Set(entities.filter { $0.document != nil }.map(\.name))
         for e in entities {
             if e.document != nil {
@@ -302,82 +325,96 @@ enum ModelResolver {
                 throw ModelError("relationship '\(e.name).\(rel.name)' cannot point at document entity '\(rel.destination)'")
             }
         }
+    }
 
-        var names = StorageNames(tables: entities.map(\.name))
-        var resolved: [String: ResolvedEntity] = [:]
-        for (index, e) in entities.enumerated() {
-            let ancestors = chains[e.name]!
-            let root = ancestors[0].name
-            var attributes: [ResolvedAttribute] = []
-            var relationships: [ResolvedRelationship] = []
-            var attributeIndex: [String: Int] = [:]
-            var relationshipIndex: [String: Int] = [:]
-            var keys = Set<String>()
-            var constraints: [[Int]] = []
-            for a in ancestors {
-                for attr in a.attributes {
-                    try checkPropertyName(attr.name, what: "attribute '\(a.name).\(attr.name)'")
-                    guard keys.insert(attr.name).inserted else {
-                        throw ModelError("entity '\(e.name)' has two properties named '\(attr.name)'")
-                    }
-                    let r = try resolveAttribute(attr, entity: a.name, table: root, names: &names)
-                    attributeIndex[attr.name] = attributes.count
-                    attributes.append(r)
+    /// One entity with its inherited properties first, their storage, and its uniqueness constraints.
+    private static func resolveEntity(_ e: EntityDescription, number: Int64, _ entities: [EntityDescription],
+                                      byName: [String: EntityDescription], chains: [String: [EntityDescription]],
+                                      names: inout StorageNames) throws(ModelError) -> ResolvedEntity {
+        let ancestors = chains[e.name]!
+        let root = ancestors[0].name
+        var attributes: [ResolvedAttribute] = []
+        var relationships: [ResolvedRelationship] = []
+        var attributeIndex: [String: Int] = [:]
+        var relationshipIndex: [String: Int] = [:]
+        var keys = Set<String>()
+        for a in ancestors {
+            for attr in a.attributes {
+                try checkPropertyName(attr.name, what: "attribute '\(a.name).\(attr.name)'")
+                guard keys.insert(attr.name).inserted else {
+                    throw ModelError("entity '\(e.name)' has two properties named '\(attr.name)'")
                 }
-                for rel in a.relationships {
-                    try checkPropertyName(rel.name, what: "relationship '\(a.name).\(rel.name)'")
-                    guard keys.insert(rel.name).inserted else {
-                        throw ModelError("entity '\(e.name)' has two properties named '\(rel.name)'")
-                    }
-                    let storage = try resolveStorage(rel, declaringEntity: a.name, byName: byName, chains: chains, names: &names)
-                    let countColumn = rel.allowsNil ? names.storeColumn("\(rel.name)@count", in: root, for: "to-many count", rel.name) : nil
-                    relationshipIndex[rel.name] = relationships.count
-                    relationships.append(ResolvedRelationship(description: rel, storage: storage, declaringEntity: a.name,
-                                                              countColumn: countColumn))
-                }
+                let r = try resolveAttribute(attr, entity: a.name, table: root, names: &names)
+                attributeIndex[attr.name] = attributes.count
+                attributes.append(r)
             }
-            for a in ancestors {
-                for constraint in a.uniquenessConstraints {
-                    guard !constraint.isEmpty else { throw ModelError("entity '\(a.name)' has an empty uniqueness constraint") }
-                    var indices: [Int] = []
-                    for key in constraint {
-                        guard let i = attributeIndex[key] else {
-                            throw ModelError("uniqueness constraint \(constraint) of '\(a.name)' names '\(key)', which is not an attribute")
-                        }
-                        let t = attributes[i]
-                        guard !t.description.isCollection, t.type != .transformable, t.type != .mixed else {
-                            throw ModelError("uniqueness constraint \(constraint) of '\(a.name)' names '\(key)', a \(t.description.isCollection ? "collection" : t.type.rawValue) attribute")
-                        }
-                        indices.append(i)
-                    }
-                    constraints.append(indices)
+            for rel in a.relationships {
+                try checkPropertyName(rel.name, what: "relationship '\(a.name).\(rel.name)'")
+                guard keys.insert(rel.name).inserted else {
+                    throw ModelError("entity '\(e.name)' has two properties named '\(rel.name)'")
                 }
+                let storage = try resolveStorage(rel, declaringEntity: a.name, byName: byName, chains: chains, names: &names)
+                let countColumn = rel.allowsNil ? names.storeColumn("\(rel.name)@count", in: root, for: "to-many count", rel.name) : nil
+                relationshipIndex[rel.name] = relationships.count
+                relationships.append(ResolvedRelationship(description: rel, storage: storage, declaringEntity: a.name,
+                                                          countColumn: countColumn))
             }
-            let family = entities.filter { chains[$0.name]!.contains { $0.name == e.name } }.map(\.name)
-            resolved[e.name] = ResolvedEntity(
-                description: e, number: Int64(index + 1), root: root, table: root, family: family,
-                attributes: attributes, relationships: relationships, attributeIndex: attributeIndex,
-                relationshipIndex: relationshipIndex, constraints: constraints,
-                isOpen: ancestors.contains { $0.isOpen })
         }
-        // Document entities: their layout is planned once every other table has its name.
-        for e in entities {
-            guard let d = e.document, let r = resolved[e.name] else { continue }
-            let layout = DocumentLayout(shape: d.shape, entity: e.name, nonObjects: d.allowsValues, takenNames: names.takenTables,
-                                        storeRoot: (r.table, Storage.primaryKey, [Storage.entityColumn, Storage.versionColumn, Storage.documentColumn]))
-            let doc = ResolvedAttribute(description: AttributeDescription("", .transformable), column: Storage.documentColumn,
-                                        exactColumn: nil, valueTable: nil, defaultValue: nil)
-            resolved[e.name] = ResolvedEntity(
-                description: e, number: r.number, root: r.root, table: r.table, family: r.family,
-                attributes: [doc], relationships: [], attributeIndex: [:], relationshipIndex: [:], constraints: [],
-                isOpen: true, document: layout)
+        let constraints = try uniquenessConstraints(ancestors, attributes, attributeIndex)
+        let family = entities.filter { chains[$0.name]!.contains { $0.name == e.name } }.map(\.name)
+        return ResolvedEntity(
+            description: e, number: number, root: root, table: root, family: family,
+            attributes: attributes, relationships: relationships, attributeIndex: attributeIndex,
+            relationshipIndex: relationshipIndex, constraints: constraints,
+            isOpen: ancestors.contains { $0.isOpen })
+    }
+
+    /// The uniqueness constraints of an entity and its ancestors, as attribute indices; each names
+    /// attributes that can be compared (not collections, transformable or mixed).
+    private static func uniquenessConstraints(_ ancestors: [EntityDescription], _ attributes: [ResolvedAttribute],
+                                              _ attributeIndex: [String: Int]) throws(ModelError) -> [[Int]] {
+        var constraints: [[Int]] = []
+        for a in ancestors {
+            for constraint in a.uniquenessConstraints {
+                guard !constraint.isEmpty else { throw ModelError("entity '\(a.name)' has an empty uniqueness constraint") }
+                var indices: [Int] = []
+                for key in constraint {
+                    guard let i = attributeIndex[key] else {
+                        throw ModelError("uniqueness constraint \(constraint) of '\(a.name)' names '\(key)', which is not an attribute")
+                    }
+                    let t = attributes[i]
+                    guard !t.description.isCollection, t.type != .transformable, t.type != .mixed else {
+                        throw ModelError("uniqueness constraint \(constraint) of '\(a.name)' names '\(key)', a \(t.description.isCollection ? "collection" : t.type.rawValue) attribute")
+                    }
+                    indices.append(i)
+                }
+                constraints.append(indices)
+            }
         }
-        // Sibling entities share their root's table: one column name, one property.
+        return constraints
+    }
+
+    /// A document entity resolved: one attribute (the whole document, in `Z_DOC`) and the layout
+    /// of its tables, named after every other table.
+    private static func documentEntity(_ e: EntityDescription, _ d: DocumentDescription, _ r: ResolvedEntity,
+                                       names: StorageNames) -> ResolvedEntity {
+        let layout = DocumentLayout(shape: d.shape, entity: e.name, nonObjects: d.allowsValues, takenNames: names.takenTables,
+                                    storeRoot: (r.table, Storage.primaryKey, [Storage.entityColumn, Storage.versionColumn, Storage.documentColumn]))
+        let doc = ResolvedAttribute(description: AttributeDescription("", .transformable), column: Storage.documentColumn,
+                                    exactColumn: nil, valueTable: nil, defaultValue: nil)
+        return ResolvedEntity(
+            description: e, number: r.number, root: r.root, table: r.table, family: r.family,
+            attributes: [doc], relationships: [], attributeIndex: [:], relationshipIndex: [:], constraints: [],
+            isOpen: true, document: layout)
+    }
+
+    /// Sibling entities share their root's table: one column name, one property. A property's
+    /// column is derived from its name alone, so two siblings declaring the same name would write
+    /// one column.
+    private static func checkSharedColumns(_ entities: [EntityDescription], _ resolved: [String: ResolvedEntity]) throws(ModelError) {
         var columnsByTable: [String: [String: (String, String)]] = [:]
         for e in entities {
             let r = resolved[e.name]!
-            // A property's column is derived from its name alone, so two siblings declaring the
-            // same name would write one column.
             var own: [(name: String, column: String)] = e.attributes.map { ($0.name, r.attribute($0.name)!.column) }
             for rel in e.relationships {
                 if case .foreignKey(let column) = r.relationship(rel.name)!.storage { own.append((rel.name, column)) }
@@ -390,7 +427,6 @@ enum ModelResolver {
                 columnsByTable[r.table, default: [:]][col] = (e.name, name)
             }
         }
-        return resolved
     }
 
     static func checkName(_ name: String, what: String) throws(ModelError) {
