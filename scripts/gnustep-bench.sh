@@ -13,14 +13,7 @@ work=.build/gnustep-bench
 mkdir -p "$work"
 
 if [ "$(uname -s)" != Linux ]; then echo "gnustep-bench: Linux only; skipped" >&2; exit 0; fi
-if ! command -v gnustep-config >/dev/null 2>&1 || ! dpkg -s gobjc >/dev/null 2>&1 || [ ! -x /usr/bin/time ]; then
-  echo "gnustep-bench: installing gobjc, libgnustep-base-dev and GNU time" >&2
-  if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null; then SUDO="sudo"; else
-    echo "gnustep-bench: need root or sudo to install gobjc libgnustep-base-dev" >&2; exit 1; fi
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq gobjc libgnustep-base-dev time >/dev/null
-fi
+bash scripts/gnustep-install.sh
 
 # shellcheck disable=SC2046  # gnustep-config prints flags meant to be split
 gcc -O2 -o "$work/parse_print" Benchmarks/GNUstep/parse_print.m \

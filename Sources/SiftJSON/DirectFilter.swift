@@ -3,8 +3,10 @@
 // a variable. Building a `Value` for every record (an object per level, an array per member array)
 // and reading it back key by key cost more than reading the JSON itself, so instead each record is
 // validated once while the offsets of the top-level members the predicate names are noted, and each
-// comparison reads its key path straight from the bytes, building only the value it compares, which
-// the comparison itself, compiled over `SELF`, then tests. Whatever this cannot decide exactly as
+// comparison reads its key path straight from the bytes. Comparisons with an integer or a string
+// constant (any options, under ANY/ALL too) are decided where the values are written
+// (DirectTextTest.swift for strings); any other builds only the value it compares, which the
+// comparison itself, compiled over `SELF`, then tests. Whatever this cannot decide exactly as
 // the general path would (a record that is not a plain object, a `{"$date": …}` object on the way,
 // a key read from a number or a string, a comparison that raises) is sent back to the general path,
 // which evaluates the record again and decides: answers and errors are always the general path's.
@@ -39,8 +41,8 @@ final class DirectFilter: Sendable {
         /// and the quantifier, so that integers are compared where they are written.
         let integer: IntegerTest?
         let quantifier: Quantifier?
-        /// For a string test against a printable ASCII constant (not quantified): the test on the
-        /// bytes of a printable ASCII string, compared where it is written.
+        /// For a string test against a string constant (quantified or not): the test on a string,
+        /// compared where it is written (DirectTextTest.swift).
         let text: TextTest?
 
         init(member: Int, rest: [[UInt8]], restNames: [String], test: SiftPredicate, integer: IntegerTest?,
@@ -52,40 +54,6 @@ final class DirectFilter: Sendable {
             self.integer = integer
             self.quantifier = quantifier
             self.text = text
-        }
-    }
-
-    /// `s op k` for strings `s` and `k` of printable ASCII (space to tilde) and no options: there
-    /// every byte is a character of its own, canonical equivalence is byte equality and no
-    /// combining mark can follow a match, so the general path's BEGINSWITH, ENDSWITH, == and !=
-    /// compare bytes. An empty constant (which BEGINSWITH and ENDSWITH never match) and any other
-    /// string take the general comparison.
-    struct TextTest: Sendable {
-        let op: ComparisonOperator
-        let k: [UInt8]
-
-        init?(_ op: ComparisonOperator, _ options: ComparisonOptions, _ rhs: ExpressionSyntax) {
-            guard options.isEmpty, case .constant(.string(let k)) = rhs.kind, !k.isEmpty,
-                  k.utf8.allSatisfy({ $0 >= 0x20 && $0 <= 0x7E }) else { return nil }
-            switch op {
-            case .beginsWith, .endsWith, .equal, .notEqual: break
-            default: return nil
-            }
-            self.op = op
-            self.k = Array(k.utf8)
-        }
-
-        /// The answer for the `count` bytes at `s`, all printable ASCII.
-        func callAsFunction(_ s: UnsafePointer<UInt8>, _ count: Int) -> Bool {
-            k.withUnsafeBufferPointer { k in
-                let n = k.count
-                switch op {
-                case .beginsWith: return count >= n && memcmp(s, k.baseAddress!, n) == 0
-                case .endsWith: return count >= n && memcmp(s + count - n, k.baseAddress!, n) == 0
-                case .equal: return count == n && memcmp(s, k.baseAddress!, n) == 0
-                default: return !(count == n && memcmp(s, k.baseAddress!, n) == 0)
-                }
-            }
         }
     }
 
@@ -166,7 +134,7 @@ final class DirectFilter: Sendable {
                 leaves.append(Leaf(member: member, rest: rest.map { Array($0.utf8) }, restNames: rest,
                                    test: SiftPredicate(comparison, source: predicate.source, options: predicate.options),
                                    integer: IntegerTest(op, options, rhs), quantifier: quantifier,
-                                   text: quantifier == nil ? TextTest(op, options, rhs) : nil))
+                                   text: TextTest(op, options, rhs)))
                 return .leaf(leaves.count - 1)
             }
         }
@@ -244,8 +212,8 @@ final class DirectFilter: Sendable {
                 var mark = Self.epoch
                 if timed { mark = clock.now }
                 if at >= 0, leaf.integer != nil || leaf.text != nil {
-                    // The typed tests, where the value is written: an integer, or a printable
-                    // ASCII string; nil leaves the leaf to the general test below.
+                    // The typed tests, where the value is written: an integer, or a string;
+                    // nil leaves the leaf to the general test below.
                     var t = s
                     t.i = at
                     var answer: Bool?
@@ -400,16 +368,30 @@ extension JSONScanner {
 
     /// The answer of `leaf`'s integer comparison (quantified or not) on its key path from the
     /// value at `i`, when every value it compares is an integer; nil otherwise (the general
-    /// comparison then decides). ANY and ALL decide where the general path does, at the first
-    /// element that decides, having compared only integers before it; but every element is still
-    /// read through the path, as the general path maps the whole path before comparing, and a key
-    /// it cannot read in any element is an error there.
+    /// comparison then decides).
     func integerAnswer(_ test: DirectFilter.IntegerTest, _ leaf: DirectFilter.Leaf) -> Bool? {
+        typedAnswer(leaf) { t in t.integer().map { test($0) } }
+    }
+
+    /// The answer of `leaf`'s string comparison (quantified or not) on its key path from the value
+    /// at `i`, when `textValueAnswer` decides every value it compares; nil otherwise.
+    func textAnswer(_ test: DirectFilter.TextTest, _ leaf: DirectFilter.Leaf) -> Bool? {
+        typedAnswer(leaf) { t in t.textValueAnswer(test) }
+    }
+
+    /// The answer of `leaf`'s comparison on its key path from the value at `i`, `element` giving
+    /// the answer on one value it compares (or nil, which leaves the leaf to the general
+    /// comparison). ANY and ALL decide where the general path does, at the first element that
+    /// decides, having tested only elements `element` answers before it; but every element is
+    /// still read through the path, as the general path maps the whole path before comparing, and
+    /// a key it cannot read in any element is an error there.
+    @inline(__always)
+    func typedAnswer(_ leaf: DirectFilter.Leaf, _ element: (JSONScanner) -> Bool?) -> Bool? {
         guard let quantifier = leaf.quantifier else {
             guard case .value(let at) = walk(leaf, from: 0) else { return nil }
             var t = self
             t.i = at
-            return t.integer().map { test($0) }
+            return element(t)
         }
         let all = quantifier == .all
         var s = self
@@ -437,8 +419,8 @@ extension JSONScanner {
                 if decided == nil {
                     var t = s
                     t.i = at
-                    guard let x = t.integer() else { return nil }
-                    if test(x) != all { decided = !all }
+                    guard let x = element(t) else { return nil }
+                    if x != all { decided = !all }
                 }
             case .null:
                 if decided == nil { return nil }
@@ -450,18 +432,6 @@ extension JSONScanner {
             guard s.i < s.count, s.base[s.i] == UInt8(ascii: ",") else { return decided ?? all }
             s.i += 1
         }
-    }
-
-    /// The answer of `leaf`'s string test on its key path from the value at `i`, when that is a
-    /// string of printable ASCII without escapes; nil otherwise (the general comparison decides).
-    func textAnswer(_ test: DirectFilter.TextTest, _ leaf: DirectFilter.Leaf) -> Bool? {
-        guard case .value(let at) = walk(leaf, from: 0), base[at] == UInt8(ascii: "\"") else { return nil }
-        var t = self
-        t.i = at
-        guard let escaped = try? t.scanString(), !escaped else { return nil }
-        let start = at + 1, count = t.i - 1 - start
-        for j in start..<start + count where base[j] < 0x20 || base[j] > 0x7E { return nil }
-        return test(base + start, count)
     }
 
     /// The (already validated) value at `i`: scalars built directly, containers as the general

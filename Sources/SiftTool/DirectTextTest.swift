@@ -1,0 +1,163 @@
+// The string comparisons of `sift filter`'s direct form, decided where the string is written:
+// `==`, `!=`, BEGINSWITH, ENDSWITH, CONTAINS and LIKE against a string constant, with or without
+// [c], [d], [n], quantified or not. The constant is prepared once by SiftText, as memory prepares
+// it (`PreparedText`, `LikePattern`, `TextFolding`), and a record string that is not plain ASCII is
+// decoded and handed to those very tests. A string of ASCII bytes written without escapes is
+// compared on its bytes: SiftText folds such a string to itself (lower-cased under [c] without
+// [n]), it is already NFC, and no combining mark can follow any of its bytes, so comparing it with
+// the folded constant is what `PreparedText`'s own ASCII path does on the same bytes. A value that
+// is not a string gets memory's answer only where memory cannot raise (nil; a number or Boolean
+// under `==`/`!=`); anything else is left to the general comparison.
+
+import Foundation
+import SiftEvaluation
+import SiftSyntax
+import SiftText
+
+extension DirectFilter {
+    /// `s op k` for a string constant `k`. A class: a leaf hands it out once per comparison, and a
+    /// struct of arrays would be retained field by field each time.
+    final class TextTest: Sendable {
+        enum Operation: Sendable { case equal, notEqual, beginsWith, endsWith, contains, like }
+
+        let operation: Operation
+        /// The constant as memory compares it: its fold under the options (its NFC form without any).
+        let needle: [UInt8]
+        /// Whether ASCII letters of the subject are lower-cased ([c], unless [n] overrides it).
+        let lowers: Bool
+        /// `==`/`!=` without an option that alters string equality: memory compares with Swift's `==`.
+        let exact: Bool
+        let constant: String
+        let prepared: PreparedText
+        let pattern: LikePattern?
+
+        /// The test, or nil for another operator, a constant that is not a string, or a LIKE
+        /// pattern memory rejects (the general path then raises its error).
+        init?(_ op: ComparisonOperator, _ options: ComparisonOptions, _ rhs: ExpressionSyntax) {
+            guard case .constant(.string(let k)) = rhs.kind else { return nil }
+            let text = TextOptions(rawValue: options.rawValue)
+            switch op {
+            case .equal: operation = .equal
+            case .notEqual: operation = .notEqual
+            case .beginsWith: operation = .beginsWith
+            case .endsWith: operation = .endsWith
+            case .contains: operation = .contains
+            case .like: operation = .like
+            default: return nil
+            }
+            if op == .like {
+                guard let pattern = try? LikePattern(k, text) else { return nil }
+                self.pattern = pattern
+            } else {
+                pattern = nil
+            }
+            needle = Array(TextFolding.fold(k, text).utf8)
+            lowers = text.contains(.caseInsensitive) && !text.contains(.normalized)
+            exact = text.intersection([.caseInsensitive, .diacriticInsensitive, .normalized]).isEmpty
+            constant = k
+            prepared = PreparedText(k, text)
+        }
+
+        /// The answer for a nil value.
+        var ifNull: Bool { operation == .notEqual }
+
+        /// The answer for a number or a Boolean: unequal to any string; nil where memory raises.
+        var ifScalar: Bool? {
+            switch operation {
+            case .equal: false
+            case .notEqual: true
+            default: nil
+            }
+        }
+
+        /// The answer for a string that is not plain ASCII, decoded: memory's own test.
+        func callAsFunction(_ s: String) -> Bool {
+            switch operation {
+            case .equal: exact ? s == constant : prepared.equals(s)
+            case .notEqual: !(exact ? s == constant : prepared.equals(s))
+            case .beginsWith: prepared.isPrefix(of: s)
+            case .endsWith: prepared.isSuffix(of: s)
+            case .contains: prepared.isContained(in: s)
+            case .like: pattern!.matches(s)
+            }
+        }
+
+        /// The answer for the `count` ASCII bytes at `s` (a string written without escapes).
+        func callAsFunction(ascii s: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+            if operation == .like {
+                // LIKE's own matcher takes an ASCII subject byte by byte; a string of up to 15
+                // bytes is built without allocating.
+                return pattern!.matches(String(decoding: UnsafeBufferPointer(start: s, count: count), as: UTF8.self))
+            }
+            return needle.withUnsafeBufferPointer { n in
+                let m = n.count
+                // An empty needle equals only the empty string and is found in none.
+                guard m > 0, let k = n.baseAddress else {
+                    switch operation {
+                    case .equal: return count == 0
+                    case .notEqual: return count != 0
+                    default: return false
+                    }
+                }
+                switch operation {
+                case .equal: return count == m && same(s, k, m)
+                case .notEqual: return !(count == m && same(s, k, m))
+                case .beginsWith: return count >= m && same(s, k, m)
+                case .endsWith: return count >= m && same(s + count - m, k, m)
+                default:
+                    guard count >= m else { return false }
+                    for start in 0...(count - m) where same(s + start, k, m) { return true }
+                    return false
+                }
+            }
+        }
+
+        /// Whether the `m` subject bytes at `s`, lower-cased when `lowers`, are the needle's at `k`.
+        @inline(__always)
+        private func same(_ s: UnsafePointer<UInt8>, _ k: UnsafePointer<UInt8>, _ m: Int) -> Bool {
+            guard lowers else { return memcmp(s, k, m) == 0 }
+            for j in 0..<m {
+                let b = s[j]
+                if (b &- 0x41 < 26 ? b | 0x20 : b) != k[j] { return false }
+            }
+            return true
+        }
+    }
+}
+
+extension JSONScanner {
+    /// The answer of `test` on the (already validated) value at `i`, or nil where the general
+    /// comparison may answer otherwise or raise (an object, an array, a string operator on a
+    /// number).
+    func textValueAnswer(_ test: DirectFilter.TextTest) -> Bool? {
+        switch base[i] {
+        case UInt8(ascii: "\""):
+            var t = self
+            guard let escaped = try? t.scanString() else { return nil }
+            let start = i + 1, count = t.i - 1 - start
+            if !escaped, Self.isASCII(base + start, count) { return test(ascii: base + start, count) }
+            return test(stringContent(start, start + count, escaped: escaped))
+        case UInt8(ascii: "n"):
+            return test.ifNull
+        case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return test.ifScalar
+        default:
+            return nil
+        }
+    }
+
+    /// Whether the `count` bytes at `p` are all ASCII, eight at a time.
+    @inline(__always)
+    static func isASCII(_ p: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+        var j = 0
+        while j + 8 <= count {
+            if UnsafeRawPointer(p + j).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+            j += 8
+        }
+        while j < count {
+            if p[j] >= 0x80 { return false }
+            j += 1
+        }
+        return true
+    }
+}
