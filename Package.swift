@@ -3,7 +3,7 @@
 // One target per pipeline stage; dependencies point one way:
 //   SiftSyntax (parser, printer, diagnostics), SiftText (Unicode folding, LIKE, MATCHES through PCRE2)
 //   SiftSyntax, SiftText ← SiftEvaluation (compiled predicates, values, key-value coding)
-//   SiftEvaluation ← SiftJSON (JSON values, the scanner and reader, inputs, the record filter)
+//   SiftText, SiftEvaluation ← SiftJSON (JSON values, the scanner and reader, inputs, the record filter)
 //   SiftEvaluation ← SiftSQL (lowering to SQL text + bound values; no database)
 //     (the lowering hands the parts that read no row to the evaluator, so their values are memory's)
 //   SiftSQL ← SiftSQLite (the C API, and Sift's functions and collations registered on a connection)
@@ -41,7 +41,7 @@ let package = Package(
         ),
         .target(name: "SiftText", dependencies: ["CPCRE2"]),
         .target(name: "SiftEvaluation", dependencies: ["SiftSyntax", "SiftText"]),
-        .target(name: "SiftJSON", dependencies: ["SiftSyntax", "SiftEvaluation"]),
+        .target(name: "SiftJSON", dependencies: ["SiftSyntax", "SiftText", "SiftEvaluation"]),
         .target(name: "SiftSQL", dependencies: ["SiftSyntax", "SiftText", "SiftEvaluation"]),
         .systemLibrary(
             name: "CSQLite",
