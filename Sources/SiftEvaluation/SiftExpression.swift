@@ -56,11 +56,11 @@ public struct SiftExpression: Sendable, CustomStringConvertible {
 /// try Builtins.call("sqrt:", [.integer(16)])            // .double(4.0)
 /// try Builtins.cast(.string("42"), to: "NSNumber")      // .integer(42)
 /// ```
-public enum Builtins {
+package enum Builtins {
     /// Calls the built-in function `selector` (or an operator's selector, `raise:toPower:`) with
     /// `arguments`, exactly as a predicate does.
     /// An unknown selector or a wrong number of arguments is `invalid-argument`.
-    public static func call(_ selector: String, _ arguments: [Value]) throws(EvaluationErrorKind) -> Value {
+    package static func call(_ selector: String, _ arguments: [Value]) throws(EvaluationErrorKind) -> Value {
         guard let f = BuiltinFunction.all[selector] else { throw .unknownFunction(selector) }
         guard arguments.count == f.arity else {
             throw .invalidArgument(function: selector, message: "takes \(f.arity) argument\(f.arity == 1 ? "" : "s"), got \(arguments.count)")
@@ -73,7 +73,7 @@ public enum Builtins {
     }
 
     /// A collection operator (`@max`, `@sum`, …) applied to `collection`, exactly as a key path does.
-    public static func collectionOperator(_ op: String, _ collection: Value) throws(EvaluationErrorKind) -> Value {
+    package static func collectionOperator(_ op: String, _ collection: Value) throws(EvaluationErrorKind) -> Value {
         var scope = Scope(variables: [:])
         do { return try KeyPaths.collectionOperator(op, collection, nil, &scope, SourceRange(0, 0), nil) } catch { throw error.kind }
     }
@@ -83,13 +83,13 @@ public enum Builtins {
     /// ```swift
     /// try Builtins.compare(.string("Ab"), .equal, [.caseInsensitive], .string("aB"))  // true
     /// ```
-    public static func compare(_ lhs: Value, _ op: ComparisonOperator, _ options: ComparisonOptions,
+    package static func compare(_ lhs: Value, _ op: ComparisonOperator, _ options: ComparisonOptions,
                                _ rhs: Value) throws(EvaluationErrorKind) -> Bool {
         try PrimitiveComparison(op: op, options: TextOptions(options), utis: .standard).evaluate(lhs, rhs)
     }
 
     /// `CAST(value, 'type')`, exactly as a predicate does.
-    public static func cast(_ value: Value, to type: String) throws(EvaluationErrorKind) -> Value {
+    package static func cast(_ value: Value, to type: String) throws(EvaluationErrorKind) -> Value {
         try Cast.cast(value, to: .string(type))
     }
 }

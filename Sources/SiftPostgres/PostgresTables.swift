@@ -35,7 +35,7 @@ public struct PostgresTables: Sendable {
         /// The options the copy is folded under (raw `ComparisonOptions`).
         public var folding: UInt8?
         /// For a string column: its folded copies.
-        public var folded: FoldedColumns?
+        public var folded: Schema.FoldedColumns?
     }
 
     /// One table: its name in PostgreSQL and in the source, and its columns in creation order.
@@ -219,7 +219,7 @@ private struct ColumnPlan {
         layout[table]!.append(Column(name: name, source: text ? nil : name, kind: kind))
     }
 
-    static func kind(_ type: AttributeType, _ encoding: StorageEncoding?) -> PostgresTables.Kind {
+    static func kind(_ type: Schema.ValueType, _ encoding: Schema.StorageEncoding?) -> PostgresTables.Kind {
         switch type {
         case .integer, .boolean: return .integer
         case .double: return .double
@@ -247,10 +247,10 @@ private struct ColumnPlan {
             layout[table]!.append(Column(name: name, source: nil, kind: .text, foldedFrom: column, folding: options.rawValue))
             names.append(name)
         }
-        layout[table]![i].folded = FoldedColumns(c: names[0], d: names[1], cd: names[2])
+        layout[table]![i].folded = Schema.FoldedColumns(c: names[0], d: names[1], cd: names[2])
     }
 
-    mutating func attribute(_ type: AttributeType, _ encoding: StorageEncoding?, _ column: String, in table: String) {
+    mutating func attribute(_ type: Schema.ValueType, _ encoding: Schema.StorageEncoding?, _ column: String, in table: String) {
         add(table, column, Self.kind(type, encoding))
         if type == .string { addFolds(column, in: table) }
         if type == .any, let i = layout[table]!.firstIndex(where: { $0.source == column }), layout[table]![i].textColumn == nil {
@@ -261,7 +261,7 @@ private struct ColumnPlan {
         }
     }
 
-    mutating func relationship(_ r: Relationship, of e: Entity) {
+    mutating func relationship(_ r: Schema.Relationship, of e: Schema.Entity) {
         if let fk = r.foreignKey, r.toOne != nil { add(e.table, fk, .integer) }
         if let cc = r.countColumn { add(e.table, cc, .integer) }
         if let d = r.toMany, let destination = schema.entity(named: d) {
@@ -303,7 +303,7 @@ private struct PostgresNames {
             tables.append(PostgresTables.Table(name: pgTable, source: table, columns: plan.layout[table]!.map { c in
                 PostgresTables.Column(name: map[c.name]!, source: c.source, kind: c.kind, textColumn: c.textColumn.map { map[$0]! },
                                       foldedFrom: c.foldedFrom.map { map[$0]! }, folding: c.folding,
-                                      folded: c.folded.map { FoldedColumns(c: map[$0.c]!, d: map[$0.d]!, cd: map[$0.cd]!) })
+                                      folded: c.folded.map { Schema.FoldedColumns(c: map[$0.c]!, d: map[$0.d]!, cd: map[$0.cd]!) })
             }))
         }
     }
@@ -337,13 +337,13 @@ private struct SchemaRenamer {
     }
 
     /// The folded copies of a string column, or of a dynamically typed column's text column.
-    func folds(_ table: String, _ name: String) -> FoldedColumns? {
+    func folds(_ table: String, _ name: String) -> Schema.FoldedColumns? {
         guard let c = layout[table]?.first(where: { $0.source == name }) else { return nil }
         let holder = c.textColumn.flatMap { t in layout[table]?.first { $0.name == t } } ?? c
-        return holder.folded.map { FoldedColumns(c: col(table, $0.c), d: col(table, $0.d), cd: col(table, $0.cd)) }
+        return holder.folded.map { Schema.FoldedColumns(c: col(table, $0.c), d: col(table, $0.d), cd: col(table, $0.cd)) }
     }
 
-    func renamed(_ a: Attribute, in table: String) -> Attribute {
+    func renamed(_ a: Schema.Attribute, in table: String) -> Schema.Attribute {
         var a = a
         if a.type == .any { a.textColumn = text(table, a.column) }
         if a.type == .any || a.type == .string { a.foldedColumns = folds(table, a.column) }
@@ -351,7 +351,7 @@ private struct SchemaRenamer {
         return a
     }
 
-    func renamed(_ r: Relationship, of e: Entity) -> Relationship {
+    func renamed(_ r: Schema.Relationship, of e: Schema.Entity) -> Schema.Relationship {
         var r = r
         if let fk = r.foreignKey, r.toOne != nil { r.foreignKey = col(e.table, fk) }
         if let cc = r.countColumn { r.countColumn = col(e.table, cc) }
@@ -378,7 +378,7 @@ private struct SchemaRenamer {
         return r
     }
 
-    func renamed(_ m: MixedKey, of e: Entity) -> MixedKey {
+    func renamed(_ m: Schema.MixedKey, of e: Schema.Entity) -> Schema.MixedKey {
         var m = m
         m.shapeColumn = col(e.table, m.shapeColumn)
         m.cases = m.cases.map { c in

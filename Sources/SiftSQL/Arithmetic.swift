@@ -15,8 +15,8 @@
 import SiftSyntax
 
 extension LoweringContext {
-    private static let integral: Set<AttributeType> = [.integer, .boolean]
-    private static let numeric: Set<AttributeType> = [.integer, .boolean, .double, .decimal, .any]
+    private static let integral: Set<Schema.ValueType> = [.integer, .boolean]
+    private static let numeric: Set<Schema.ValueType> = [.integer, .boolean, .double, .decimal, .any]
 
     func arithmetic(_ op: BinaryOperator, _ l: ExpressionSyntax, _ r: ExpressionSyntax, _ scope: Scope,
                     _ range: SourceRange) throws(SQLLoweringError) -> Operand {
@@ -44,7 +44,7 @@ extension LoweringContext {
         switch op {
         case _ where nan:
             // A NaN operand is a BLOB in SQL: only memory's operator computes with it.
-            let type: AttributeType = bitwise.contains(op) ? .integer : (a.type == .any || b.type == .any ? .any : .double)
+            let type: Schema.ValueType = bitwise.contains(op) ? .integer : (a.type == .any || b.type == .any ? .any : .double)
             return try memoryCall(op.selector, [(a.op, l), (b.op, r)], type: type, mayBeNaN: !bitwise.contains(op), range)
         case .add, .subtract, .multiply: break
         case .divide where bothIntegers: break
@@ -57,12 +57,12 @@ extension LoweringContext {
             case .leftShift: Fragment("(") + x + Fragment(" << ") + y + Fragment(")")
             default: Fragment("(") + x + Fragment(" >> ") + y + Fragment(")")
             }
-            var s = Scalar(fragment: sql, attribute: Attribute(name: "(\(l) \(op.rawValue) \(r))", type: .integer))
+            var s = Scalar(fragment: sql, attribute: Schema.Attribute(name: "(\(l) \(op.rawValue) \(r))", type: .integer))
             s.mayBeNaN = nan
             return .scalar(s)
         default:
             // `**`, `/` that may involve a double, bitwise operators on doubles: memory's own operator.
-            let type: AttributeType = switch op {
+            let type: Schema.ValueType = switch op {
             case .power: .double
             case .divide: a.type == .any || b.type == .any ? .any : .double
             default: .integer
@@ -111,8 +111,8 @@ extension LoweringContext {
         if sql.sql.utf8.count > 200_000 || sql.bindings.count > 5_000 {
             throw unsupported("integer arithmetic nested too deeply to lower with memory's wrapping", range)
         }
-        let type: AttributeType = bothIntegers ? .integer : (a.type == .any || b.type == .any ? .any : .double)
-        var result = Scalar(fragment: sql, attribute: Attribute(name: "(\(l) \(op.rawValue) \(r))", type: type))
+        let type: Schema.ValueType = bothIntegers ? .integer : (a.type == .any || b.type == .any ? .any : .double)
+        var result = Scalar(fragment: sql, attribute: Schema.Attribute(name: "(\(l) \(op.rawValue) \(r))", type: type))
         result.mayBeNaN = nan
         return .scalar(result)
     }
@@ -135,14 +135,14 @@ extension LoweringContext {
         }
         let (x, y) = (kind(lo), kind(ro))
         guard x == .date || y == .date else { return nil }
-        let result: AttributeType
+        let result: Schema.ValueType
         switch (op, x, y) {
         case (.add, .date, .number), (.add, .number, .date), (.subtract, .date, .number): result = .date
         case (.subtract, .date, .date): result = .double
         default:
             // Memory raises on every row here. Within one shape of SELF or a mixed key any value
             // will do; elsewhere the schema's types say it, as for any type error.
-            if isLoweringOneShape { return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Attribute(name: "nil", type: .any))) }
+            if isLoweringOneShape { return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: "nil", type: .any))) }
             let date = x == .date ? l : r
             throw SQLLoweringError(.typeMismatch, "'\(op.rawValue)' adds or subtracts seconds to '\(date)', a date; it cannot \(op == .add ? "add" : "apply") this", range: range)
         }
@@ -156,7 +156,7 @@ extension LoweringContext {
     func complement(_ arg: ExpressionSyntax, _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
         let a = try numericOperand(try scalarize(try operand(arg, scope)), .bitwiseXor, arg.range)
         if a.integral && !a.mayBeNaN {
-            var s = Scalar(fragment: Fragment("(~") + a.fragment.parenthesized + Fragment(")"), attribute: Attribute(name: "~\(arg)", type: .integer))
+            var s = Scalar(fragment: Fragment("(~") + a.fragment.parenthesized + Fragment(")"), attribute: Schema.Attribute(name: "~\(arg)", type: .integer))
             s.mayBeNaN = a.mayBeNaN
             return .scalar(s)
         }
@@ -209,13 +209,13 @@ extension LoweringContext {
         }
         let sql = Fragment("(CASE WHEN ") + x + Fragment(" < 0 AND ") + x + Fragment(" <> -9223372036854775808 THEN -") + x
             + Fragment(" ELSE ") + x + Fragment(" END)")
-        return .scalar(Scalar(fragment: sql, attribute: Attribute(name: "abs:(\(arg))", type: a.type)))
+        return .scalar(Scalar(fragment: sql, attribute: Schema.Attribute(name: "abs:(\(arg))", type: a.type)))
     }
 
     private struct NumericOperand {
         var op: Operand
         var fragment: Fragment
-        var type: AttributeType
+        var type: Schema.ValueType
         var integral: Bool
         var encodedAsText: Bool
         var mayBeNaN = false
@@ -229,7 +229,7 @@ extension LoweringContext {
             // object): memory raises on arithmetic with it, so any value will do on those rows, and
             // NULL keeps the rest of the expression lowerable.
             guard isLoweringOneShape, error.kind == .typeMismatch else { throw error }
-            let null = Scalar(fragment: Fragment("NULL"), attribute: Attribute(name: "nil", type: .any))
+            let null = Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: "nil", type: .any))
             return NumericOperand(op: .scalar(null), fragment: null.fragment, type: .any, integral: false, encodedAsText: false)
         }
     }

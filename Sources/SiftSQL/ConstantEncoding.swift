@@ -7,10 +7,10 @@ import SiftSyntax
 import SiftText
 
 extension LoweringContext {
-    private static let numeric: Set<AttributeType> = [.integer, .double, .decimal, .boolean]
+    private static let numeric: Set<Schema.ValueType> = [.integer, .double, .decimal, .boolean]
 
     /// The constant as bound for `attribute`, or `type-mismatch`.
-    func encode(_ c: LiteralValue, for attribute: Attribute, _ options: ComparisonOptions, _ range: SourceRange) throws(SQLLoweringError) -> SQLValue {
+    func encode(_ c: LiteralValue, for attribute: Schema.Attribute, _ options: ComparisonOptions, _ range: SourceRange) throws(SQLLoweringError) -> SQLValue {
         func mismatch() -> SQLLoweringError {
             .ofValues(.typeMismatch, "'\(attribute.name)' is \(attribute.type.rawValue) and cannot be compared with \(show(c))", range: range)
         }
@@ -76,7 +76,7 @@ extension LoweringContext {
     /// between two storable dates must not be bound rounded: `updated >= 12:00:00.0004` would then
     /// pick up a row holding 12:00:00.000, which memory (comparing exact dates) does not. Snapping
     /// the constant to the right side keeps every comparison exact for every storable value.
-    static func storableDate(_ date: Date, _ encoding: StorageEncoding?, up: Bool) -> Date {
+    static func storableDate(_ date: Date, _ encoding: Schema.StorageEncoding?, up: Bool) -> Date {
         switch encoding {
         case .iso8601:
             let f = ISO8601DateFormatter()
@@ -109,7 +109,7 @@ extension LoweringContext {
     }
 
     /// Whether `c` is a date that the date attribute `a` cannot hold exactly (see `storableDate`).
-    func isUnstorable(_ c: LiteralValue, _ a: Attribute) -> Bool {
+    func isUnstorable(_ c: LiteralValue, _ a: Schema.Attribute) -> Bool {
         guard a.type == .date, case .date(let d) = c else { return false }
         switch a.effectiveEncoding {
         case .iso8601: return Self.storableDate(d, .iso8601, up: true) != d
@@ -119,27 +119,27 @@ extension LoweringContext {
     }
 
     /// `c` moved to the storable date of `a` on one side (see `storableDate`); other constants unchanged.
-    func snappedToStorable(_ c: LiteralValue, _ a: Attribute, up: Bool) -> LiteralValue {
+    func snappedToStorable(_ c: LiteralValue, _ a: Schema.Attribute, up: Bool) -> LiteralValue {
         guard isUnstorable(c, a), case .date(let d) = c else { return c }
         return .date(Self.storableDate(d, a.effectiveEncoding, up: up))
     }
 
-    func checkOrderable(_ a: Attribute, _ range: SourceRange) throws(SQLLoweringError) {
+    func checkOrderable(_ a: Schema.Attribute, _ range: SourceRange) throws(SQLLoweringError) {
         if a.type == .decimal && a.effectiveEncoding == .text {
             throw unsupported("ordering the TEXT-encoded decimal '\(a.name)'", range)
         }
     }
 
-    func checkText(_ a: Attribute, _ op: ComparisonOperator, _ range: SourceRange) throws(SQLLoweringError) {
+    func checkText(_ a: Schema.Attribute, _ op: ComparisonOperator, _ range: SourceRange) throws(SQLLoweringError) {
         guard a.type == .string || a.type == .any else {
             throw .ofValues(.typeMismatch, "\(op.symbol) needs strings, '\(a.name)' is \(a.type.rawValue)", range: range)
         }
     }
 
-    func checkCompatible(_ a: Attribute, _ b: Attribute, _ range: SourceRange) throws(SQLLoweringError) {
+    func checkCompatible(_ a: Schema.Attribute, _ b: Schema.Attribute, _ range: SourceRange) throws(SQLLoweringError) {
         if a.type == .any || b.type == .any { return }
         if Self.numeric.contains(a.type) && Self.numeric.contains(b.type) {
-            let integral: Set<AttributeType> = [.integer, .boolean]
+            let integral: Set<Schema.ValueType> = [.integer, .boolean]
             if !dialect.traits.contains(.exactIntegerDoubleComparison), integral.contains(a.type) != integral.contains(b.type) {
                 throw unsupported("comparing the integer and double values '\(a.name)' and '\(b.name)' in this dialect (it compares them as doubles, inexact beyond 2^53)", range)
             }
@@ -178,7 +178,7 @@ extension LoweringContext {
         }
         // A list (`mode:`) has no SQL order.
         guard !s.isCollection else { throw SQLLoweringError(.unsupported, "sort key '\(key.keyPath)' is a collection") }
-        if dialect.textFunction == nil, FoldedColumns.fold(key.options), s.attribute.type == .string || s.text != nil {
+        if dialect.textFunction == nil, Schema.FoldedColumns.fold(key.options), s.attribute.type == .string || s.text != nil {
             // No Sift collation in the database: order by the writer's folded copy.
             guard s.folded != nil, case .scalar(let folded) = try? foldedOperand(.scalar(s), key.options, SourceRange(0, 0)) else {
                 throw SQLLoweringError(.unsupported, "sort key '\(key.keyPath)' with string options in this dialect ('\(s.attribute.name)' has no folded copies, and the database cannot call Sift's folding)")

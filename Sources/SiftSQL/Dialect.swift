@@ -42,7 +42,7 @@ public protocol SQLDialect: Sendable {
     /// The aggregate that gathers a collection's elements for `callFunction` (`sift_collect`).
     var collectFunction: String? { get }
     /// The function that evaluates a comparison on a row's whole document (`sift_document`, see
-    /// ``Entity/documentColumn``), nil when the database cannot call into Swift.
+    /// ``Schema/Entity/documentColumn``), nil when the database cannot call into Swift.
     var documentFunction: String? { get }
     /// `(sql) IS NOT TRUE`: true when the condition is false or NULL (the negation that keeps NULL rows).
     func isNotTrue(_ sql: String) -> String

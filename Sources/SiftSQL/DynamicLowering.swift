@@ -13,7 +13,7 @@ import SiftSyntax
 extension LoweringContext {
     /// The strings of a two-column value as a plain text value.
     func textView(_ s: Scalar) -> Scalar {
-        Scalar(fragment: s.text ?? Fragment("NULL"), attribute: Attribute(name: s.attribute.name, type: .string))
+        Scalar(fragment: s.text ?? Fragment("NULL"), attribute: Schema.Attribute(name: s.attribute.name, type: .string))
     }
 
     /// A number constant as bound against a NUMERIC column, exactly; nil for a value that is not a
@@ -138,7 +138,7 @@ extension LoweringContext {
             var terms: [Fragment] = []
             for (x, y, isText) in pairs {
                 guard let x, let y else { continue }
-                terms.append(x + Fragment(" \(op.symbol) ") + (isText ? textOrdered(y, Attribute(name: "", type: .string)) : y))
+                terms.append(x + Fragment(" \(op.symbol) ") + (isText ? textOrdered(y, Schema.Attribute(name: "", type: .string)) : y))
             }
             if op == .lessThanOrEqual || op == .greaterThanOrEqual, let an = a.isNil, let bn = b.isNil {
                 terms.append(Fragment("(") + an + Fragment(" AND ") + bn + Fragment(")"))
@@ -180,7 +180,7 @@ extension LoweringContext {
         let rank = Fragment("(CASE WHEN ") + s.fragment + Fragment(" IS NOT NULL THEN 1 WHEN ") + s.text!
             + Fragment(" IS NOT NULL THEN 2 ELSE 0 END)" + dir)
         return rank + Fragment(", ") + s.fragment + Fragment(dir) + Fragment(", ")
-            + textOrdered(s.text!, Attribute(name: "", type: .string)) + Fragment(dir)
+            + textOrdered(s.text!, Schema.Attribute(name: "", type: .string)) + Fragment(dir)
     }
 }
 

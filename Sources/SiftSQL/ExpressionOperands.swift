@@ -119,9 +119,9 @@ extension LoweringContext {
 
     /// One attribute (type and encoding) for both branches of a TERNARY, with each branch's SQL.
     private func unify(_ x: Operand, _ y: Operand, _ a: ExpressionSyntax, _ b: ExpressionSyntax,
-                       _ range: SourceRange) throws(SQLLoweringError) -> (Attribute, Fragment, Fragment, Bool) {
+                       _ range: SourceRange) throws(SQLLoweringError) -> (Schema.Attribute, Fragment, Fragment, Bool) {
         let name = "TERNARY"
-        func plain(_ c: LiteralValue) -> (AttributeType, SQLValue)? {
+        func plain(_ c: LiteralValue) -> (Schema.ValueType, SQLValue)? {
             switch c {
             case .null: return nil
             case .bool(let v): return (.boolean, .integer(v ? 1 : 0))
@@ -136,13 +136,13 @@ extension LoweringContext {
         }
         // Types whose values are stored as themselves (booleans as the integers 0/1), so one
         // dynamically typed result can hold either branch.
-        let natural: Set<AttributeType> = [.string, .integer, .double, .boolean, .any, .data]
-        func branch(_ o: Operand, _ e: ExpressionSyntax) throws(SQLLoweringError) -> (Attribute?, Fragment, Bool) {
+        let natural: Set<Schema.ValueType> = [.string, .integer, .double, .boolean, .any, .data]
+        func branch(_ o: Operand, _ e: ExpressionSyntax) throws(SQLLoweringError) -> (Schema.Attribute?, Fragment, Bool) {
             switch o {
             case .constant(.null): return (nil, Fragment("NULL"), false)
             case .constant(let c):
                 guard let (t, v) = plain(c) else { throw unsupported("a TERNARY branch of \(show(c))", e.range) }
-                return (Attribute(name: name, type: t), .param(v), false)
+                return (Schema.Attribute(name: name, type: t), .param(v), false)
             case .scalar(let s):
                 try singleTyped(s, "a TERNARY branch", e.range)
                 return (s.attribute, s.fragment, s.mayBeNaN)
@@ -160,28 +160,28 @@ extension LoweringContext {
         if case .constant(let c) = y, c != .null, let other = ax, other.type == ay?.type || other.type == .any {
             if let v = try? encode(c, for: other, [], b.range) { fy = .param(v); ay = other }
         }
-        let attribute: Attribute
+        let attribute: Schema.Attribute
         switch (ax, ay) {
-        case (nil, nil): attribute = Attribute(name: name, type: .any)
+        case (nil, nil): attribute = Schema.Attribute(name: name, type: .any)
         case (let p?, nil): attribute = p
         case (nil, let q?): attribute = q
         case (let p?, let q?):
             if p.type == q.type && p.effectiveEncoding == q.effectiveEncoding {
                 attribute = p
             } else if natural.contains(p.type) && natural.contains(q.type) {
-                attribute = Attribute(name: name, type: .any)
+                attribute = Schema.Attribute(name: name, type: .any)
             } else {
                 throw unsupported("a TERNARY whose branches are stored differently (\(p.type.rawValue) and \(q.type.rawValue))", range)
             }
         }
         nx = nx || ny
-        return (Attribute(name: name, column: attribute.column, type: attribute.type, encoding: attribute.encoding), fx, fy, nx)
+        return (Schema.Attribute(name: name, column: attribute.column, type: attribute.type, encoding: attribute.encoding), fx, fy, nx)
     }
 
     // MARK: Calls into memory
 
     /// How the memory-call function reads a value stored for `attribute`.
-    func tag(_ attribute: Attribute) -> SQLFunctions.ValueTag {
+    func tag(_ attribute: Schema.Attribute) -> SQLFunctions.ValueTag {
         switch attribute.type {
         case .boolean: return .boolean
         case .decimal: return .decimal
@@ -257,7 +257,7 @@ extension LoweringContext {
                 guard selector == "count:" else {
                     throw SQLLoweringError(.typeMismatch, "\(selector) needs values, the elements of '\(c.relationship.name)' are objects", range: c.range)
                 }
-                element = Scalar(fragment: Fragment("1"), attribute: Attribute(name: c.relationship.name, type: .integer))
+                element = Scalar(fragment: Fragment("1"), attribute: Schema.Attribute(name: c.relationship.name, type: .integer))
             }
         } else if let es {
             let rest = c.rest
@@ -299,12 +299,12 @@ extension LoweringContext {
         return Fragment("\(call)(") + Fragment.join(parts, ", ") + Fragment(")")
     }
 
-    func memoryCall(_ selector: String, _ args: [(Operand, ExpressionSyntax)], type: AttributeType, mayBeNaN: Bool = false,
-                    encoding: StorageEncoding? = nil, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
+    func memoryCall(_ selector: String, _ args: [(Operand, ExpressionSyntax)], type: Schema.ValueType, mayBeNaN: Bool = false,
+                    encoding: Schema.StorageEncoding? = nil, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
         var arguments: [(Fragment, SQLFunctions.ValueTag)] = []
         for (o, e) in args { arguments.append(try callArgument(o, e, selector: selector)) }
         var s = Scalar(fragment: try callSQL(selector, arguments, range),
-                       attribute: Attribute(name: selector, type: type, encoding: encoding))
+                       attribute: Schema.Attribute(name: selector, type: type, encoding: encoding))
         s.mayBeNaN = mayBeNaN
         return .scalar(s)
     }
@@ -337,7 +337,7 @@ extension LoweringContext {
                 args.append((try scalarize(o), a))
             }
         }
-        func elementType() -> AttributeType {
+        func elementType() -> Schema.ValueType {
             if case .scalar(let s) = args[0].0 { return s.attribute.type }
             if case .collection(let c) = args[0].0 {
                 if c.rest.isEmpty, case .values(let v) = c.shape { return v.type }
@@ -405,14 +405,14 @@ extension LoweringContext {
         case ("NSNumber", .integer), ("NSNumber", .double), ("NSNumber", .boolean):
             return o
         case ("NSNumber", .date) where a.effectiveEncoding == .secondsSince2001:
-            return .scalar(Scalar(fragment: Fragment("(") + s.fragment + Fragment(" + 0.0)"), attribute: Attribute(name: "CAST", type: .double)))
+            return .scalar(Scalar(fragment: Fragment("(") + s.fragment + Fragment(" + 0.0)"), attribute: Schema.Attribute(name: "CAST", type: .double)))
         case ("NSNumber", .date) where a.effectiveEncoding == .secondsSince1970:
             // Foundation keeps seconds since 2001 and converts with this one subtraction.
-            return .scalar(Scalar(fragment: Fragment("(") + s.fragment + Fragment(" - 978307200.0)"), attribute: Attribute(name: "CAST", type: .double)))
+            return .scalar(Scalar(fragment: Fragment("(") + s.fragment + Fragment(" - 978307200.0)"), attribute: Schema.Attribute(name: "CAST", type: .double)))
         case ("NSDate", .date):
             return o
         case ("NSDate", .integer), ("NSDate", .double), ("NSDate", .boolean):
-            return .scalar(Scalar(fragment: Fragment("(") + s.fragment + Fragment(" + 0.0)"), attribute: Attribute(name: "CAST", type: .date, encoding: .secondsSince2001)))
+            return .scalar(Scalar(fragment: Fragment("(") + s.fragment + Fragment(" + 0.0)"), attribute: Schema.Attribute(name: "CAST", type: .date, encoding: .secondsSince2001)))
         case ("NSNumber", _):
             return try memoryCall("CAST:NSNumber", [(o, value)], type: .any, range)
         case ("NSString", _):
@@ -446,7 +446,7 @@ extension LoweringContext {
                 default:
                     // Memory indexes a dictionary only by key: it raises on any other index, and a
                     // nil object gives nil.
-                    return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Attribute(name: "[]", type: .any)))
+                    return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: "[]", type: .any)))
                 }
             }
             var components: [String] = []
@@ -461,14 +461,14 @@ extension LoweringContext {
             return try keyPath(components + [k] + path, base.kind == .evaluatedObject ? rootScope ?? scope : scope, range)
         case .constant(.null):
             // An index of nil is nil.
-            return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Attribute(name: "[]", type: .any)))
+            return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: "[]", type: .any)))
         case .scalar(let s) where s.isCollection:
             // A function's list (`mode:(x)[SIZE]`): memory counts it; its elements have no SQL form.
             guard case .size = index, path.isEmpty else { throw unsupported("an element of '\(base)', a collection computed by memory", range) }
             return try memoryCall("count:", [(b, base)], type: .integer, range)
         case .scalar(let s) where path.isEmpty:
             // A value that is not a collection: memory raises, or gives nil when it is nil.
-            return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Attribute(name: "\(s.attribute.name)[]", type: s.attribute.type,
+            return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: "\(s.attribute.name)[]", type: s.attribute.type,
                                                                                    encoding: s.attribute.encoding)))
         case .collection(var c):
             guard !(c.rest.first.map(KeyPathComponent.isCollectionOperator) ?? false) else {
@@ -545,7 +545,7 @@ extension LoweringContext {
 extension LoweringContext {
     /// The attribute `c.rest.dropFirst()` names in the collection's elements (after an operator),
     /// read from the schema alone (no alias is taken, so the SQL text does not change).
-    func elementAttribute(_ c: Collection) throws(SQLLoweringError) -> Attribute? {
+    func elementAttribute(_ c: Collection) throws(SQLLoweringError) -> Schema.Attribute? {
         let key = Array(c.rest.dropFirst())
         switch c.shape {
         case .values(let v): return key.isEmpty ? v.elementAttribute(named: c.relationship.name) : nil

@@ -117,7 +117,7 @@ extension LoweringContext {
         case "@count":
             guard key.isEmpty else { throw unsupported("a key path after @count", c.range) }
             // The count column is NULL when the collection is nil, and NULL with a missing owner.
-            if let countColumn { return .scalar(Scalar(fragment: Fragment(countColumn), attribute: Attribute(name: "@count", type: .integer))) }
+            if let countColumn { return .scalar(Scalar(fragment: Fragment(countColumn), attribute: Schema.Attribute(name: "@count", type: .integer))) }
             let (f, a, _) = try aggregate(c, "COUNT", [])
             return .scalar(Scalar(fragment: nilWhenCollectionNil(f), attribute: a))
         case _ where (first == "@min" || first == "@max") && c.rest.count == 2 && (try? elementAttribute(c))?.type == .any && dialect.callFunction != nil:
@@ -138,8 +138,8 @@ extension LoweringContext {
             if a.type == .decimal && a.effectiveEncoding == .text { throw unsupported("\(first) of TEXT-encoded decimals", c.range) }
             // SUM of nothing is 0 in memory, NULL in SQL.
             let value = fn == "SUM" ? Fragment("COALESCE(") + f + Fragment(", 0)") : f
-            let type: AttributeType = (fn == "SUM" || fn == "AVG") ? .double : a.type
-            var result = Scalar(fragment: nilWhenCollectionNil(value), attribute: Attribute(name: first, type: type, encoding: type == a.type ? a.encoding : nil))
+            let type: Schema.ValueType = (fn == "SUM" || fn == "AVG") ? .double : a.type
+            var result = Scalar(fragment: nilWhenCollectionNil(value), attribute: Schema.Attribute(name: first, type: type, encoding: type == a.type ? a.encoding : nil))
             result.text = dualText.map(nilWhenCollectionNil)
             return .scalar(result)
         default:
@@ -214,7 +214,7 @@ extension LoweringContext {
         func isList(_ o: Operand) -> Bool { if case .constant(.array) = o { true } else { isCollection(o) } }
         // A collection's elements are folded where each is compared (the inner `leaf`); IN and
         // CONTAINS over a list compare elements with `==` without options, as memory does.
-        if dialect.textFunction == nil, FoldedColumns.fold(options), !isCollection(l), !isCollection(r),
+        if dialect.textFunction == nil, Schema.FoldedColumns.fold(options), !isCollection(l), !isCollection(r),
            !((op == .in || op == .contains) && (isList(l) || isList(r))) {
             // No Sift folding in the database: compare the writer's folded copies, and the
             // constants folded here, as memory folds both sides.
@@ -409,7 +409,7 @@ extension LoweringContext {
             if c == .null { return .constant(negated) }
             try checkText(s.attribute, op, range)
             guard case .string = c else { throw SQLLoweringError(.typeMismatch, "\(op.symbol) needs a string, got \(show(c))", range: range) }
-            let v = try encode(c, for: Attribute(name: "", type: .string), options, range)
+            let v = try encode(c, for: Schema.Attribute(name: "", type: .string), options, range)
             return pick(negated, try textCall(op, .param(v), s.fragment, .integer(Int64(options.rawValue)), range))
 
         case (.scalar(let a), .scalar(let b)):
@@ -464,7 +464,7 @@ extension LoweringContext {
             if c == .null { return .constant(negated) }
             try checkText(s.attribute, op, range)
             guard case .string = c else { throw SQLLoweringError(.typeMismatch, "\(op.symbol) needs a string, got \(show(c))", range: range) }
-            let v = try encode(c, for: Attribute(name: "", type: .string), options, range)
+            let v = try encode(c, for: Schema.Attribute(name: "", type: .string), options, range)
             if op == .beginsWith, !altering, case .text(let prefix) = v {
                 if prefix.isEmpty { return .constant(negated) } // an empty needle never matches
                 if let prefixed = try prefixRange(col, prefix, f, range) { return pick(negated, prefixed) }
@@ -539,7 +539,7 @@ extension LoweringContext {
         var marked = prefix.unicodeScalars
         marked.append("\u{300}")
         let split = String(marked)
-        let text = Attribute(name: "", type: .string)
+        let text = Schema.Attribute(name: "", type: .string)
         let inRange = Fragment("(") + col + Fragment(" >= ") + textOrdered(.param(.text(prefix)), text) + Fragment(" AND ") + col + Fragment(" < ")
             + textOrdered(.param(.text(String(upper))), text) + Fragment(" AND ")
         let below = col + Fragment(" < ") + textOrdered(.param(.text(split)), text)
@@ -659,7 +659,7 @@ extension LoweringContext {
 
     /// The right side of an ordering comparison, with the dialect's scalar-order collation when it
     /// is text (PostgreSQL: `COLLATE "C"`, whatever the column's own collation).
-    func textOrdered(_ f: Fragment, _ a: Attribute) -> Fragment {
+    func textOrdered(_ f: Fragment, _ a: Schema.Attribute) -> Fragment {
         guard a.type == .string, let c = dialect.scalarOrderCollation else { return f }
         return f + Fragment(" COLLATE " + dialect.quote(c))
     }
@@ -729,7 +729,7 @@ extension LoweringContext {
 
     /// IN/CONTAINS in a value that is neither a collection nor a string (memory raises on it,
     /// and is false for nil): left to memory.
-    private func notSearchable(_ a: Attribute, _ range: SourceRange) -> SQLLoweringError {
+    private func notSearchable(_ a: Schema.Attribute, _ range: SourceRange) -> SQLLoweringError {
         .ofValues(.notACollection, "IN/CONTAINS needs a collection or a string, '\(a.name)' is \(a.type.rawValue)", range: range)
     }
 
@@ -791,7 +791,7 @@ extension LoweringContext {
             return .constant(found != negated)
         case (.constant(.string), .scalar(let s)):
             try checkText(s.attribute, .in, range)
-            let v = try encode(collectionConstant(collection), for: Attribute(name: "", type: .string), options, range)
+            let v = try encode(collectionConstant(collection), for: Schema.Attribute(name: "", type: .string), options, range)
             return pick(try textCall(.contains, .param(v), s.fragment, f, range))
         case (.scalar(let s), .constant(let c)):
             guard [.string, .any].contains(s.attribute.type) else { throw notSearchable(s.attribute, range) }
@@ -799,7 +799,7 @@ extension LoweringContext {
                 // Memory raises on any value here but nil: one shape of a mixed key asks memory.
                 throw .ofValues(.typeMismatch, "CONTAINS in a string needs a string, got \(show(c))", range: range)
             }
-            let v = try encode(c, for: Attribute(name: "", type: .string), options, range)
+            let v = try encode(c, for: Schema.Attribute(name: "", type: .string), options, range)
             return pick(try textCall(.contains, s.fragment, .param(v), f, range))
         case (.scalar(let s), .scalar(let t)):
             guard [.string, .any].contains(s.attribute.type) else { throw notSearchable(s.attribute, range) }

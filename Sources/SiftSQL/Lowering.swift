@@ -62,7 +62,7 @@ public struct SQLLowering: Sendable {
     /// The schema the key paths are resolved against.
     public let schema: Schema
     /// The entity whose rows are selected.
-    public let entity: Entity
+    public let entity: Schema.Entity
     /// The SQL dialect written.
     public let dialect: any SQLDialect
 

@@ -7,7 +7,7 @@ import SiftSyntax
 
 /// A row source: the entity whose columns key paths read, its alias, and the joins added for it.
 final class Scope {
-    let entity: Entity
+    let entity: Schema.Entity
     let alias: String
     /// True inside a to-many subquery (a second to-many path there is rejected).
     let insideCollection: Bool
@@ -15,8 +15,8 @@ final class Scope {
     /// in that comparison's SQL (see `splitOnShapes`).
     let serial: Int
     var joins: [String] = []
-    var joinAliases: [String: (alias: String, entity: Entity)] = [:]
-    init(entity: Entity, alias: String, insideCollection: Bool = false, serial: Int) {
+    var joinAliases: [String: (alias: String, entity: Schema.Entity)] = [:]
+    init(entity: Schema.Entity, alias: String, insideCollection: Bool = false, serial: Int) {
         self.entity = entity; self.alias = alias; self.insideCollection = insideCollection; self.serial = serial
     }
 }
@@ -36,7 +36,7 @@ struct ShapeRequest {
 struct Scalar {
     var fragment: Fragment
     /// The attribute it reads (type, encoding); nil type means a computed number.
-    var attribute: Attribute
+    var attribute: Schema.Attribute
     /// The value may be NaN, stored as `SQLFunctions.nanMarker` (see ExpressionOperands.swift).
     var mayBeNaN = false
     /// The value is a list (a function's collection result, `mode:`) as the BLOB
@@ -49,16 +49,16 @@ struct Scalar {
     /// every other use rejects it (``LoweringContext/singleTyped(_:_:_:)``).
     var text: Fragment?
     /// The writer-kept folded copies of its strings (`[c]`, `[d]`, `[cd]`), in a dialect without
-    /// Sift's folding (see ``FoldedColumns``).
-    var folded: FoldedColumns?
+    /// Sift's folding (see ``Schema/FoldedColumns``).
+    var folded: Schema.FoldedColumns?
     /// The alias of the row holding `folded`.
     var foldedAlias: String?
 }
 
 /// A to-many collection reached from a scope: the relationship and the path after it.
 struct Collection {
-    var relationship: Relationship
-    var shape: Relationship.Shape
+    var relationship: Schema.Relationship
+    var shape: Schema.Relationship.Shape
     var owner: Scope
     var rest: [String]
     var range: SourceRange
@@ -117,7 +117,7 @@ final class LoweringContext {
 
     func newAlias() -> String { defer { aliasCount += 1 }; return "t\(aliasCount)" }
 
-    func makeScope(entity: Entity, alias: String, insideCollection: Bool = false) -> Scope {
+    func makeScope(entity: Schema.Entity, alias: String, insideCollection: Bool = false) -> Scope {
         defer { scopeCount += 1 }
         return Scope(entity: entity, alias: alias, insideCollection: insideCollection, serial: scopeCount)
     }
@@ -127,7 +127,7 @@ final class LoweringContext {
     /// The value of attribute `a` in the row `alias`. A dynamically typed attribute in a dialect
     /// whose columns hold one type each is read from two columns (``Scalar/text``); without a
     /// text column it is `unsupported`.
-    func attributeScalar(_ alias: String, _ a: Attribute, _ range: SourceRange) throws(SQLLoweringError) -> Scalar {
+    func attributeScalar(_ alias: String, _ a: Schema.Attribute, _ range: SourceRange) throws(SQLLoweringError) -> Scalar {
         var s = Scalar(fragment: Fragment(column(alias, a.column)), attribute: a)
         if dialect.textFunction == nil, let f = a.foldedColumns { s.folded = f; s.foldedAlias = alias }
         if a.type == .any && !dialect.traits.contains(.dynamicTyping) {
@@ -149,7 +149,7 @@ final class LoweringContext {
         return s
     }
 
-    func destination(_ name: String, _ range: SourceRange) throws(SQLLoweringError) -> Entity {
+    func destination(_ name: String, _ range: SourceRange) throws(SQLLoweringError) -> Schema.Entity {
         guard let e = schema.entity(named: name) else { throw SQLLoweringError(.unknownEntity, "the schema has no entity '\(name)'", range: range) }
         return e
     }
@@ -190,7 +190,7 @@ final class LoweringContext {
 
     // MARK: Mixed shapes
 
-    /// Lowers `lower` once per case of each mixed key it meets (see ``MixedKey``) and lets each row
+    /// Lowers `lower` once per case of each mixed key it meets (see ``Schema/MixedKey``) and lets each row
     /// take the lowering of its own case: `(shape IS NULL AND P_nil) OR (shape = ? AND P_1) OR …`.
     /// Each `P` is exact for the rows of its case, and the cases partition the rows, so the whole
     /// is exact, in either polarity. Only shape columns of scopes that existed before `lower` ran
@@ -227,7 +227,7 @@ final class LoweringContext {
 
     /// The case of `key` chosen for the comparison being lowered (nil: the key is nil in these
     /// rows); when none is chosen yet, unwinds to `splitOnShapes` to choose each in turn.
-    func shapeCase(_ key: MixedKey, alias: String, _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError) -> MixedKey.Case? {
+    func shapeCase(_ key: Schema.MixedKey, alias: String, _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError) -> Schema.MixedKey.Case? {
         let shapeColumn = column(alias, key.shapeColumn)
         if let chosen = shapeChoices[shapeColumn] {
             guard let tag = chosen else { return nil }
@@ -249,8 +249,8 @@ final class LoweringContext {
     }
 
     /// A to-many (or values) relationship of the row of `owner` itself.
-    private func ownedCollection(_ r: Relationship, _ owner: Scope, rest: [String], _ range: SourceRange) throws(SQLLoweringError) -> Operand {
-        let shape: Relationship.Shape
+    private func ownedCollection(_ r: Schema.Relationship, _ owner: Scope, rest: [String], _ range: SourceRange) throws(SQLLoweringError) -> Operand {
+        let shape: Schema.Relationship.Shape
         do { shape = try r.shape() } catch { throw SQLLoweringError(.unknownKey, error.message, range: range) }
         guard shape.isToMany else { throw SQLLoweringError(.unknownKey, "SELF is not a to-one relationship", range: range) }
         if owner.insideCollection {
@@ -361,7 +361,7 @@ final class LoweringContext {
     /// to-many relationship with the rest of the path.
     func keyPath(_ components: [String], _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
         func nilValue(_ key: String) -> Operand {
-            .scalar(Scalar(fragment: Fragment("NULL"), attribute: Attribute(name: key, type: .any)))
+            .scalar(Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: key, type: .any)))
         }
         if scope === rootScope, let shapes = scope.entity.selfShape, let first = components.first {
             // A key of a record that is not an object: nil of nil, each element's key of an
@@ -420,7 +420,7 @@ final class LoweringContext {
                 error.readsDocument = true
                 throw error
             }
-            let shape: Relationship.Shape
+            let shape: Schema.Relationship.Shape
             do { shape = try r.shape() } catch { throw SQLLoweringError(.unknownKey, error.message, range: range) }
             switch shape {
             case .toOne(let d, let fk):
@@ -502,7 +502,7 @@ final class LoweringContext {
         case .values(let v):
             let attr = v.elementAttribute(named: c.relationship.name)
             return ("\(dialect.quote(v.table)) AS \(a)", "\(column(a, v.owner)) = \(ownerPK)", nil,
-                    c.nullElements ? Scalar(fragment: Fragment("NULL"), attribute: Attribute(name: attr.name, type: .any)) : try attributeScalar(a, attr, c.range),
+                    c.nullElements ? Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: attr.name, type: .any)) : try attributeScalar(a, attr, c.range),
                     c.relationship.orderColumn.map { column(a, $0) })
         }
     }
@@ -533,7 +533,7 @@ final class LoweringContext {
             return .constant(.integer(Int64(selected.count)))
         }
         guard let c = try subqueryCollection(collection, scope) else {
-            return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Attribute(name: "SUBQUERY", type: .integer)))
+            return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: "SUBQUERY", type: .integer)))
         }
         let (from, corr, es, value) = try elements(c)
         let cond = try subqueryCondition(variable, body, es, value, scope)
@@ -549,7 +549,7 @@ final class LoweringContext {
         if let isNil = collectionIsNil(c) {
             sql = Fragment("CASE WHEN \(isNil) THEN NULL ELSE ") + sql + Fragment(" END")
         }
-        return .scalar(Scalar(fragment: sql, attribute: Attribute(name: "SUBQUERY", type: .integer)))
+        return .scalar(Scalar(fragment: sql, attribute: Schema.Attribute(name: "SUBQUERY", type: .integer)))
     }
 
     /// The collection a SUBQUERY filters, or nil where it is nil. One shape of `SELF` or of a mixed
@@ -588,12 +588,12 @@ final class LoweringContext {
     /// A scalar subquery over a collection: `(SELECT <agg> FROM … WHERE <correlation>)`.
     /// The third value is the strings' result of `@min`/`@max` over dynamically typed values kept
     /// in two columns (see ``Scalar/text``).
-    func aggregate(_ c: Collection, _ fn: String, _ key: [String]) throws(SQLLoweringError) -> (Fragment, Attribute, Fragment?) {
+    func aggregate(_ c: Collection, _ fn: String, _ key: [String]) throws(SQLLoweringError) -> (Fragment, Schema.Attribute, Fragment?) {
         let (from, corr, scope, value) = try elements(c)
         let arg: Fragment
         var dualText: Fragment?
         var dualResult: Fragment?
-        var attr = Attribute(name: "@count", type: .integer)
+        var attr = Schema.Attribute(name: "@count", type: .integer)
         if fn == "COUNT" { arg = Fragment("*") } else {
             let target: Scalar
             if let value, key.isEmpty { target = value }
@@ -628,7 +628,7 @@ final class LoweringContext {
             // @min/@max of dynamically typed values: of the numbers and of the strings apart (memory
             // raises on a collection holding both, so at most one is asked for).
             sql = Fragment("(SELECT \(fn)(") + arg + Fragment(") FROM \(from)")
-            var text = Fragment("(SELECT \(fn)(") + textOrdered(dualText, Attribute(name: "", type: .string)) + Fragment(") FROM \(from)")
+            var text = Fragment("(SELECT \(fn)(") + textOrdered(dualText, Schema.Attribute(name: "", type: .string)) + Fragment(") FROM \(from)")
             for j in scope?.joins ?? [] { text = text + Fragment(" " + j) }
             dualResult = text + Fragment(" WHERE \(corr))")
         } else if fn == "MIN" || fn == "MAX" {

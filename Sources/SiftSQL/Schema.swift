@@ -133,6 +133,7 @@ public struct Schema: Codable, Hashable, Sendable {
     }
 }
 
+extension Schema {
 /// One entity: a table whose rows are the objects a predicate is evaluated against.
 public struct Entity: Codable, Hashable, Sendable {
     /// The name used by `--entity` and by relationship destinations.
@@ -152,7 +153,7 @@ public struct Entity: Codable, Hashable, Sendable {
     /// entity are those whose `column` holds one of `values`. The lowering adds that test to the
     /// top-level query; relationships already point only at rows of their destination.
     public var discriminator: Discriminator?
-    /// Keys whose values take different shapes in different rows (see ``MixedKey``).
+    /// Keys whose values take different shapes in different rows (see ``Schema/MixedKey``).
     public var mixedKeys: [MixedKey]
     /// Set when the rows are not all objects (JSON records that are strings, numbers, arrays or
     /// null): what `SELF` is in each row. Its `object` case is a row read through the entity's keys.
@@ -266,7 +267,7 @@ public struct MixedKey: Codable, Hashable, Sendable {
         public var attribute: Attribute?
         /// The relationship holding the value, for an array or object shape.
         public var relationship: Relationship?
-        /// Whether the row itself is the value (for ``Entity/selfShape`` only).
+        /// Whether the row itself is the value (for ``Schema/Entity/selfShape`` only).
         public var object: Bool
 
         /// A case; set exactly one of `attribute`, `relationship` and `object`.
@@ -298,7 +299,7 @@ public struct MixedKey: Codable, Hashable, Sendable {
 
 /// The value type of an attribute, which decides which comparisons are meaningful and how
 /// constants are encoded.
-public enum AttributeType: String, Codable, Hashable, Sendable, CaseIterable {
+public enum ValueType: String, Codable, Hashable, Sendable, CaseIterable {
     /// The static types: each attribute holds values of one kind.
     case string, integer, double, decimal, boolean, date, data
     /// A dynamically typed column: each value keeps its own SQLite storage class (the shape the
@@ -322,7 +323,7 @@ public enum StorageEncoding: String, Codable, Hashable, Sendable, CaseIterable {
     /// Decimals as TEXT in canonical decimal notation (exact, but compared as text; equality only).
     case text
 
-    func fits(_ type: AttributeType) -> Bool {
+    func fits(_ type: ValueType) -> Bool {
         switch self {
         case .secondsSince2001, .secondsSince1970, .iso8601: type == .date
         case .integer01: type == .boolean
@@ -339,7 +340,7 @@ public struct Attribute: Codable, Hashable, Sendable {
     /// The column (default: the attribute's name).
     public var column: String
     /// The type of the attribute's values.
-    public var type: AttributeType
+    public var type: ValueType
     /// nil means the type's default (seconds since 2001 for dates, 0/1 for booleans, REAL for decimals).
     public var encoding: StorageEncoding?
     /// For a dynamically typed (`any`) attribute in a database whose columns hold one type each
@@ -352,7 +353,7 @@ public struct Attribute: Codable, Hashable, Sendable {
     public var foldedColumns: FoldedColumns?
 
     /// An attribute; the column defaults to the name, the encoding to the type's default.
-    public init(name: String, column: String? = nil, type: AttributeType, encoding: StorageEncoding? = nil, textColumn: String? = nil,
+    public init(name: String, column: String? = nil, type: ValueType, encoding: StorageEncoding? = nil, textColumn: String? = nil,
                 foldedColumns: FoldedColumns? = nil) {
         self.name = name
         self.column = column ?? name
@@ -380,7 +381,7 @@ public struct Attribute: Codable, Hashable, Sendable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decode(String.self, forKey: .name)
         column = try c.decodeIfPresent(String.self, forKey: .column) ?? name
-        type = try c.decode(AttributeType.self, forKey: .type)
+        type = try c.decode(ValueType.self, forKey: .type)
         encoding = try c.decodeIfPresent(StorageEncoding.self, forKey: .encoding)
         textColumn = try c.decodeIfPresent(String.self, forKey: .textColumn)
         foldedColumns = try c.decodeIfPresent(FoldedColumns.self, forKey: .foldedColumns)
@@ -491,16 +492,16 @@ public struct Relationship: Codable, Hashable, Sendable {
         /// The column holding the element.
         public var column: String
         /// The type of the elements.
-        public var type: AttributeType
+        public var type: ValueType
         /// How the elements are stored; nil means the type's default.
         public var encoding: StorageEncoding?
         /// The column holding the string elements of `any` values in a database whose columns hold
-        /// one type each (see ``Attribute/textColumn``).
+        /// one type each (see ``Schema/Attribute/textColumn``).
         public var textColumn: String?
-        /// The columns of the elements' strings folded (see ``Attribute/foldedColumns``).
+        /// The columns of the elements' strings folded (see ``Schema/Attribute/foldedColumns``).
         public var foldedColumns: FoldedColumns?
         /// A value table; the element column defaults to `value`.
-        public init(table: String, owner: String, column: String = "value", type: AttributeType, encoding: StorageEncoding? = nil,
+        public init(table: String, owner: String, column: String = "value", type: ValueType, encoding: StorageEncoding? = nil,
                     textColumn: String? = nil, foldedColumns: FoldedColumns? = nil) {
             self.table = table; self.owner = owner; self.column = column; self.type = type; self.encoding = encoding
             self.textColumn = textColumn
@@ -515,7 +516,7 @@ public struct Relationship: Codable, Hashable, Sendable {
             table = try c.decode(String.self, forKey: .table)
             owner = try c.decode(String.self, forKey: .owner)
             column = try c.decodeIfPresent(String.self, forKey: .column) ?? "value"
-            type = try c.decode(AttributeType.self, forKey: .type)
+            type = try c.decode(ValueType.self, forKey: .type)
             encoding = try c.decodeIfPresent(StorageEncoding.self, forKey: .encoding)
             textColumn = try c.decodeIfPresent(String.self, forKey: .textColumn)
             foldedColumns = try c.decodeIfPresent(FoldedColumns.self, forKey: .foldedColumns)
@@ -570,6 +571,7 @@ public struct Relationship: Codable, Hashable, Sendable {
         }
         return .values(v)
     }
+}
 }
 
 /// A schema that cannot be decoded or does not hold together.

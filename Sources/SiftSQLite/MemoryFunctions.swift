@@ -16,7 +16,7 @@ import SiftText
 
 typealias ValueTag = SQLFunctions.ValueTag
 
-extension SiftSQLite {
+extension SQLiteFunctions {
     static func registerMemoryFunctions(on db: OpaquePointer, check: (Int32, String) throws(SQLiteError) -> Void) throws(SQLiteError) {
         let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC
         try check(sqlite3_create_function_v2(db, SQLFunctions.call, -1, flags, nil, siftCallFunction, nil, nil, nil), SQLFunctions.call)

@@ -81,7 +81,7 @@ public final class SQLiteConnection: @unchecked Sendable {
         }
         handle = db
         sqlite3_extended_result_codes(db, 1)
-        do { try SiftSQLite.register(on: db) } catch {
+        do { try SQLiteFunctions.register(on: db) } catch {
             sqlite3_close_v2(db)
             throw error
         }

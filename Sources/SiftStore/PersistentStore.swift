@@ -99,7 +99,7 @@ public final class PersistentStore: @unchecked Sendable {
         self.infoByNumber = EntityNumbers(byNumber)
         var own = model.schema
         for (i, e) in own.entities.enumerated() where e.discriminator != nil {
-            own.entities[i].discriminator = Entity.Discriminator(column: Storage.entityColumn, values: [model.resolved[e.name]!.number])
+            own.entities[i].discriminator = Schema.Entity.Discriminator(column: Storage.entityColumn, values: [model.resolved[e.name]!.number])
         }
         self.ownEntitySchema = own
         do {

@@ -582,7 +582,7 @@ extension ManagedObjectModel {
     /// attributes are left out (they are not queryable in SQL; a predicate naming them is
     /// evaluated in memory).
     static func deriveSchema(_ entities: [EntityDescription], _ resolved: [String: ResolvedEntity]) -> Schema {
-        var out: [Entity] = []
+        var out: [Schema.Entity] = []
         for e in entities {
             let r = resolved[e.name]!
             if let layout = r.document {
@@ -590,9 +590,9 @@ extension ManagedObjectModel {
                 out += layout.entities
                 continue
             }
-            var attributes: [Attribute] = []
-            var relationships: [Relationship] = []
-            var mixedKeys: [MixedKey] = []
+            var attributes: [Schema.Attribute] = []
+            var relationships: [Schema.Relationship] = []
+            var mixedKeys: [Schema.MixedKey] = []
             for a in r.attributes {
                 if let m = a.mixed {
                     mixedKeys.append(Self.mixedKey(a.name, m))
@@ -600,32 +600,32 @@ extension ManagedObjectModel {
                 }
                 if a.description.isCollection {
                     guard let t = Self.sqlType(a.type) else { continue }
-                    relationships.append(Relationship(
+                    relationships.append(Schema.Relationship(
                         name: a.name,
-                        values: Relationship.ValueTable(table: a.valueTable!, owner: Storage.owner, column: Storage.value,
+                        values: Schema.Relationship.ValueTable(table: a.valueTable!, owner: Storage.owner, column: Storage.value,
                                                         type: t.0, encoding: t.1),
                         countColumn: a.column, orderColumn: Storage.order))
                     continue
                 }
                 guard let t = Self.sqlType(a.type) else { continue }
-                attributes.append(Attribute(name: a.name, column: a.column, type: t.0, encoding: t.1))
+                attributes.append(Schema.Attribute(name: a.name, column: a.column, type: t.0, encoding: t.1))
             }
             for rel in r.relationships {
                 switch rel.storage {
                 case .foreignKey(let column):
-                    relationships.append(Relationship(name: rel.name, toOne: rel.destination, foreignKey: column))
+                    relationships.append(Schema.Relationship(name: rel.name, toOne: rel.destination, foreignKey: column))
                 case .inverseForeignKey(_, let column, let order):
-                    relationships.append(Relationship(name: rel.name, toMany: rel.destination, foreignKey: column,
+                    relationships.append(Schema.Relationship(name: rel.name, toMany: rel.destination, foreignKey: column,
                                                       countColumn: rel.countColumn, orderColumn: order))
                 case .joinTable(let table, let source, let destination, let order):
-                    relationships.append(Relationship(name: rel.name, toMany: rel.destination,
+                    relationships.append(Schema.Relationship(name: rel.name, toMany: rel.destination,
                                                       joinTable: .init(table: table, source: source, destination: destination),
                                                       countColumn: rel.countColumn, orderColumn: order))
                 }
             }
             let hierarchy = entities.filter { resolved[$0.name]!.root == r.root }
             let discriminator = hierarchy.count > 1
-                ? Entity.Discriminator(column: Storage.entityColumn, values: r.family.map { resolved[$0]!.number })
+                ? Schema.Entity.Discriminator(column: Storage.entityColumn, values: r.family.map { resolved[$0]!.number })
                 : nil
             // Open only when SQL sees every property of every row: a key left to memory (a
             // transformable) or declared by a sub-entity would otherwise read nil in SQL where
@@ -633,7 +633,7 @@ extension ManagedObjectModel {
             let inSQL = r.attributes.allSatisfy { Self.sqlType($0.type) != nil || $0.mixed != nil }
             let ownKeys = r.attributes.count + r.relationships.count
             let subEntityKeys = r.family.contains { resolved[$0]!.attributes.count + resolved[$0]!.relationships.count > ownKeys }
-            out.append(Entity(name: e.name, table: r.table, primaryKey: Storage.primaryKey,
+            out.append(Schema.Entity(name: e.name, table: r.table, primaryKey: Storage.primaryKey,
                               attributes: attributes, relationships: relationships, open: r.isOpen && inSQL && !subEntityKeys,
                               discriminator: discriminator, mixedKeys: mixedKeys))
         }
@@ -643,26 +643,26 @@ extension ManagedObjectModel {
 
     /// A mixed attribute as the lowering sees it: one case per declared shape, each row taking
     /// the case its shape column names.
-    static func mixedKey(_ name: String, _ m: MixedStorage) -> MixedKey {
-        var cases: [MixedKey.Case] = []
+    static func mixedKey(_ name: String, _ m: MixedStorage) -> Schema.MixedKey {
+        var cases: [Schema.MixedKey.Case] = []
         if let c = m.scalarColumn {
-            cases.append(MixedKey.Case(tag: MixedStorage.scalarTag, attribute: Attribute(name: name, column: c, type: .any)))
+            cases.append(Schema.MixedKey.Case(tag: MixedStorage.scalarTag, attribute: Schema.Attribute(name: name, column: c, type: .any)))
         }
         if let c = m.dateColumn {
-            cases.append(MixedKey.Case(tag: MixedStorage.dateTag, attribute: Attribute(name: name, column: c, type: .date, encoding: .secondsSince2001)))
+            cases.append(Schema.MixedKey.Case(tag: MixedStorage.dateTag, attribute: Schema.Attribute(name: name, column: c, type: .date, encoding: .secondsSince2001)))
         }
         if let elements = m.shapes.array, let table = m.valueTable {
             let dates = elements == .date
-            let values = Relationship.ValueTable(table: table, owner: Storage.owner, column: Storage.value,
+            let values = Schema.Relationship.ValueTable(table: table, owner: Storage.owner, column: Storage.value,
                                                  type: dates ? .date : .any, encoding: dates ? .secondsSince2001 : nil)
-            cases.append(MixedKey.Case(tag: MixedStorage.arrayTag, relationship: Relationship(
+            cases.append(Schema.MixedKey.Case(tag: MixedStorage.arrayTag, relationship: Schema.Relationship(
                 name: name, values: values, countColumn: m.countColumn, orderColumn: Storage.order)))
         }
-        return MixedKey(name: name, shapeColumn: m.shapeColumn, cases: cases)
+        return Schema.MixedKey(name: name, shapeColumn: m.shapeColumn, cases: cases)
     }
 
     /// The lowering's type and encoding for an attribute type; nil when SQL cannot read it.
-    static func sqlType(_ t: AttributeType) -> (SiftSQL.AttributeType, StorageEncoding?)? {
+    static func sqlType(_ t: AttributeType) -> (Schema.ValueType, Schema.StorageEncoding?)? {
         switch t {
         case .integer16, .integer32, .integer64: (.integer, nil)
         case .double, .float: (.double, nil)

@@ -238,43 +238,43 @@ private enum Data0 {
 // MARK: - The schema
 
 private let typedSchema: Schema = {
-    let person = Entity(
+    let person = Schema.Entity(
         name: "Person", table: "person",
         attributes: [
-            Attribute(name: "name", type: .string),
-            Attribute(name: "age", type: .integer),
-            Attribute(name: "score", type: .double),
-            Attribute(name: "active", type: .boolean),
-            Attribute(name: "born", column: "born_at", type: .date, encoding: .secondsSince2001),
-            Attribute(name: "updated", column: "updated_at", type: .date, encoding: .iso8601),
-            Attribute(name: "balance", type: .decimal),
-            Attribute(name: "photo", type: .data),
-            Attribute(name: "price", type: .decimal, encoding: .text),
+            Schema.Attribute(name: "name", type: .string),
+            Schema.Attribute(name: "age", type: .integer),
+            Schema.Attribute(name: "score", type: .double),
+            Schema.Attribute(name: "active", type: .boolean),
+            Schema.Attribute(name: "born", column: "born_at", type: .date, encoding: .secondsSince2001),
+            Schema.Attribute(name: "updated", column: "updated_at", type: .date, encoding: .iso8601),
+            Schema.Attribute(name: "balance", type: .decimal),
+            Schema.Attribute(name: "photo", type: .data),
+            Schema.Attribute(name: "price", type: .decimal, encoding: .text),
         ],
         relationships: [
-            Relationship(name: "employer", toOne: "Company", foreignKey: "employer_id"),
-            Relationship(name: "pets", toMany: "Pet", foreignKey: "owner_id"),
-            Relationship(name: "friends", toMany: "Person",
+            Schema.Relationship(name: "employer", toOne: "Company", foreignKey: "employer_id"),
+            Schema.Relationship(name: "pets", toMany: "Pet", foreignKey: "owner_id"),
+            Schema.Relationship(name: "friends", toMany: "Person",
                          joinTable: .init(table: "friendship", source: "person_id", destination: "friend_id")),
-            Relationship(name: "nicknames", values: .init(table: "nickname", owner: "person_id", type: .string)),
-            Relationship(name: "tags", values: .init(table: "tag", owner: "person_id", column: "tag", type: .string),
+            Schema.Relationship(name: "nicknames", values: .init(table: "nickname", owner: "person_id", type: .string)),
+            Schema.Relationship(name: "tags", values: .init(table: "tag", owner: "person_id", column: "tag", type: .string),
                          countColumn: "tag_count"),
-            Relationship(name: "visits", values: .init(table: "visit", owner: "person_id", column: "at", type: .date, encoding: .iso8601)),
+            Schema.Relationship(name: "visits", values: .init(table: "visit", owner: "person_id", column: "at", type: .date, encoding: .iso8601)),
         ])
-    let company = Entity(
+    let company = Schema.Entity(
         name: "Company", table: "company",
         attributes: [
-            Attribute(name: "name", type: .string),
-            Attribute(name: "founded", type: .date, encoding: .secondsSince1970),
+            Schema.Attribute(name: "name", type: .string),
+            Schema.Attribute(name: "founded", type: .date, encoding: .secondsSince1970),
         ],
-        relationships: [Relationship(name: "boss", toOne: "Person", foreignKey: "boss_id")])
-    let pet = Entity(
+        relationships: [Schema.Relationship(name: "boss", toOne: "Person", foreignKey: "boss_id")])
+    let pet = Schema.Entity(
         name: "Pet", table: "pet",
         attributes: [
-            Attribute(name: "name", type: .string),
-            Attribute(name: "species", type: .string),
-            Attribute(name: "age", type: .integer),
-            Attribute(name: "weight", type: .double),
+            Schema.Attribute(name: "name", type: .string),
+            Schema.Attribute(name: "species", type: .string),
+            Schema.Attribute(name: "age", type: .integer),
+            Schema.Attribute(name: "weight", type: .double),
         ])
     return try! Schema(entities: [person, company, pet])
 }()
@@ -292,7 +292,7 @@ private func isoText(_ d: Date) -> String {
 /// The SQLite database holding `Data0`, with Sift's functions registered.
 private func makeStore() throws -> SQLiteConnection {
     let db = try SQLiteConnection()
-    try SiftSQLite.register(on: db.handle)
+    try SQLiteFunctions.register(on: db.handle)
     try db.execute("""
         CREATE TABLE company (id INTEGER PRIMARY KEY, name TEXT, founded REAL, boss_id INTEGER);
         CREATE TABLE person (id INTEGER PRIMARY KEY, name TEXT, age INTEGER, score REAL, active INTEGER,

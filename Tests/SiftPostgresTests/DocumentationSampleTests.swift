@@ -52,8 +52,8 @@ import Testing
         defer { scratch.drop() }
         let db = scratch.connection
         let schema = try Schema(entities: [
-            Entity(name: "Person", table: "person",
-                   attributes: [Attribute(name: "name", type: .string), Attribute(name: "age", type: .integer)]),
+            Schema.Entity(name: "Person", table: "person",
+                   attributes: [Schema.Attribute(name: "name", type: .string), Schema.Attribute(name: "age", type: .integer)]),
         ])
         let tables = try PostgresTables(schema: schema)   // typed columns, folded copies, indexes
         try tables.create(on: db)

@@ -16,17 +16,17 @@ import Testing
 
 @Suite struct TypedSchemaTests {
     static let schema = try! Schema(entities: [
-        Entity(name: "Person", table: "person", attributes: [
-            Attribute(name: "name", type: .string),
-            Attribute(name: "age", type: .integer),
-            Attribute(name: "score", type: .double),
-            Attribute(name: "flag", type: .boolean),
-            Attribute(name: "born", type: .date),
+        Schema.Entity(name: "Person", table: "person", attributes: [
+            Schema.Attribute(name: "name", type: .string),
+            Schema.Attribute(name: "age", type: .integer),
+            Schema.Attribute(name: "score", type: .double),
+            Schema.Attribute(name: "flag", type: .boolean),
+            Schema.Attribute(name: "born", type: .date),
         ], relationships: [
-            Relationship(name: "kids", toMany: "Kid", foreignKey: "parent", orderColumn: "id"),
-            Relationship(name: "tags", values: .init(table: "tag", owner: "owner", type: .string), orderColumn: "id"),
+            Schema.Relationship(name: "kids", toMany: "Kid", foreignKey: "parent", orderColumn: "id"),
+            Schema.Relationship(name: "tags", values: .init(table: "tag", owner: "owner", type: .string), orderColumn: "id"),
         ]),
-        Entity(name: "Kid", table: "kid", attributes: [Attribute(name: "age", type: .integer)]),
+        Schema.Entity(name: "Kid", table: "kid", attributes: [Schema.Attribute(name: "age", type: .integer)]),
     ])
 
     /// One person: its columns, kids' ages and tags.

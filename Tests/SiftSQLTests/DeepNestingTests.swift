@@ -18,15 +18,15 @@ private func deepestAccepted(_ family: NestingFamily) throws -> Int {
 /// ordered value tables.
 private let lowering: SQLLowering = {
     let schema = try! Schema(entities: [
-        Entity(name: "Record", table: "record", attributes: [
-            Attribute(name: "a", type: .integer),
-            Attribute(name: "s", type: .string),
+        Schema.Entity(name: "Record", table: "record", attributes: [
+            Schema.Attribute(name: "a", type: .integer),
+            Schema.Attribute(name: "s", type: .string),
         ], relationships: [
-            Relationship(name: "kids", toMany: "Kid", foreignKey: "record_id"),
-            Relationship(name: "nums", values: .init(table: "record_num", owner: "record_id", type: .integer), orderColumn: "position"),
-            Relationship(name: "tags", values: .init(table: "record_tag", owner: "record_id", type: .string), orderColumn: "position"),
+            Schema.Relationship(name: "kids", toMany: "Kid", foreignKey: "record_id"),
+            Schema.Relationship(name: "nums", values: .init(table: "record_num", owner: "record_id", type: .integer), orderColumn: "position"),
+            Schema.Relationship(name: "tags", values: .init(table: "record_tag", owner: "record_id", type: .string), orderColumn: "position"),
         ]),
-        Entity(name: "Kid", table: "kid", attributes: [Attribute(name: "age", type: .integer)]),
+        Schema.Entity(name: "Kid", table: "kid", attributes: [Schema.Attribute(name: "age", type: .integer)]),
     ])
     return try! SQLLowering(schema: schema, entity: "Record")
 }()

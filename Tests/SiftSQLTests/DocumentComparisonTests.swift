@@ -12,15 +12,15 @@ import Testing
 @Suite struct DocumentComparisonTests {
     static func schema(document: Bool) -> Schema {
         try! Schema(entities: [
-            Entity(name: "Record", table: "record", attributes: [
-                Attribute(name: "name", type: .any),
-                Attribute(name: "born", type: .date),
+            Schema.Entity(name: "Record", table: "record", attributes: [
+                Schema.Attribute(name: "name", type: .any),
+                Schema.Attribute(name: "born", type: .date),
             ], relationships: [
-                Relationship(name: "address", toOne: "Address", foreignKey: "address_id"),
-                Relationship(name: "kids", toMany: "Kid", foreignKey: "owner", orderColumn: "id"),
+                Schema.Relationship(name: "address", toOne: "Address", foreignKey: "address_id"),
+                Schema.Relationship(name: "kids", toMany: "Kid", foreignKey: "owner", orderColumn: "id"),
             ], open: true, documentColumn: document ? "Z_DOC" : nil),
-            Entity(name: "Address", table: "address", attributes: [Attribute(name: "city", type: .any)], open: true),
-            Entity(name: "Kid", table: "kid", attributes: [Attribute(name: "age", type: .any)], open: true),
+            Schema.Entity(name: "Address", table: "address", attributes: [Schema.Attribute(name: "city", type: .any)], open: true),
+            Schema.Entity(name: "Kid", table: "kid", attributes: [Schema.Attribute(name: "age", type: .any)], open: true),
         ])
     }
     static let lowering = try! SQLLowering(schema: schema(document: true), entity: "Record")

@@ -10,13 +10,13 @@ import Testing
 
 @Suite struct DynamicLoweringTests {
     static let schema: Schema = try! Schema(entities: [
-        Entity(name: "Record", table: "record", attributes: [
-            Attribute(name: "v", type: .any, textColumn: "v@text"),
-            Attribute(name: "n", type: .integer),
-            Attribute(name: "s", type: .string),
-            Attribute(name: "w", type: .any),
+        Schema.Entity(name: "Record", table: "record", attributes: [
+            Schema.Attribute(name: "v", type: .any, textColumn: "v@text"),
+            Schema.Attribute(name: "n", type: .integer),
+            Schema.Attribute(name: "s", type: .string),
+            Schema.Attribute(name: "w", type: .any),
         ], relationships: [
-            Relationship(name: "tags", values: .init(table: "record_tag", owner: "owner", type: .any, textColumn: "value@text")),
+            Schema.Relationship(name: "tags", values: .init(table: "record_tag", owner: "owner", type: .any, textColumn: "value@text")),
         ]),
     ])
     static let lowering = try! SQLLowering(schema: schema, entity: "Record", dialect: PostgreSQLDialect())

@@ -9,17 +9,17 @@ import Testing
 
 private let schema: Schema = {
     try! Schema(entities: [
-        Entity(name: "Log", table: "log t", attributes: [
-            Attribute(name: "user-agent", type: .string),
-            Attribute(name: "@timestamp", type: .integer),
-            Attribute(name: "@count", type: .integer),
-            Attribute(name: "x\"; DROP TABLE t; --", type: .integer),
-            Attribute(name: "a.b", column: "a dot b", type: .integer),
+        Schema.Entity(name: "Log", table: "log t", attributes: [
+            Schema.Attribute(name: "user-agent", type: .string),
+            Schema.Attribute(name: "@timestamp", type: .integer),
+            Schema.Attribute(name: "@count", type: .integer),
+            Schema.Attribute(name: "x\"; DROP TABLE t; --", type: .integer),
+            Schema.Attribute(name: "a.b", column: "a dot b", type: .integer),
         ], relationships: [
-            Relationship(name: "line items", toMany: "Item", foreignKey: "log id", countColumn: "line items count"),
+            Schema.Relationship(name: "line items", toMany: "Item", foreignKey: "log id", countColumn: "line items count"),
         ], open: true),
-        Entity(name: "Item", table: "item", attributes: [Attribute(name: "unit price", type: .double),
-                                                         Attribute(name: "@price", type: .double)]),
+        Schema.Entity(name: "Item", table: "item", attributes: [Schema.Attribute(name: "unit price", type: .double),
+                                                         Schema.Attribute(name: "@price", type: .double)]),
     ])
 }()
 

@@ -13,20 +13,20 @@ import Testing
 /// ordered value collection `tags`, and a to-one `address`.
 private let lowering: SQLLowering = {
     let schema = try! Schema(entities: [
-        Entity(name: "Person", table: "person", attributes: [
-            Attribute(name: "name", type: .string),
-            Attribute(name: "age", type: .integer),
-            Attribute(name: "score", type: .double),
+        Schema.Entity(name: "Person", table: "person", attributes: [
+            Schema.Attribute(name: "name", type: .string),
+            Schema.Attribute(name: "age", type: .integer),
+            Schema.Attribute(name: "score", type: .double),
         ], relationships: [
-            Relationship(name: "address", toOne: "Address", foreignKey: "address_id"),
-            Relationship(name: "kids", toMany: "Kid", foreignKey: "parent_id", orderColumn: "position"),
-            Relationship(name: "pets", toMany: "Kid", foreignKey: "owner_id"),
-            Relationship(name: "tags", values: .init(table: "person_tag", owner: "person_id", type: .string),
+            Schema.Relationship(name: "address", toOne: "Address", foreignKey: "address_id"),
+            Schema.Relationship(name: "kids", toMany: "Kid", foreignKey: "parent_id", orderColumn: "position"),
+            Schema.Relationship(name: "pets", toMany: "Kid", foreignKey: "owner_id"),
+            Schema.Relationship(name: "tags", values: .init(table: "person_tag", owner: "person_id", type: .string),
                          orderColumn: "position"),
         ]),
-        Entity(name: "Address", table: "address", attributes: [Attribute(name: "city", type: .string)]),
-        Entity(name: "Kid", table: "kid", attributes: [Attribute(name: "name", type: .string),
-                                                        Attribute(name: "age", type: .integer)]),
+        Schema.Entity(name: "Address", table: "address", attributes: [Schema.Attribute(name: "city", type: .string)]),
+        Schema.Entity(name: "Kid", table: "kid", attributes: [Schema.Attribute(name: "name", type: .string),
+                                                        Schema.Attribute(name: "age", type: .integer)]),
     ])
     return try! SQLLowering(schema: schema, entity: "Person")
 }()

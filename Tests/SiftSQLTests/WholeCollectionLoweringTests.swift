@@ -12,21 +12,21 @@ import Testing
 /// column, one behind a to-one relationship.
 private let schema: Schema = {
     try! Schema(entities: [
-        Entity(name: "Person", table: "person", attributes: [
-            Attribute(name: "name", type: .string), Attribute(name: "age", type: .integer),
+        Schema.Entity(name: "Person", table: "person", attributes: [
+            Schema.Attribute(name: "name", type: .string), Schema.Attribute(name: "age", type: .integer),
         ], relationships: [
-            Relationship(name: "address", toOne: "Address", foreignKey: "address_id"),
-            Relationship(name: "kids", toMany: "Kid", foreignKey: "parent_id", orderColumn: "pos"),
-            Relationship(name: "pets", toMany: "Kid", foreignKey: "owner_id", countColumn: "pet_count", orderColumn: "pos"),
-            Relationship(name: "friends", toMany: "Person", joinTable: .init(table: "friendship", source: "person_id", destination: "friend_id")),
-            Relationship(name: "tags", values: .init(table: "person_tag", owner: "person_id", column: "tag", type: .string),
+            Schema.Relationship(name: "address", toOne: "Address", foreignKey: "address_id"),
+            Schema.Relationship(name: "kids", toMany: "Kid", foreignKey: "parent_id", orderColumn: "pos"),
+            Schema.Relationship(name: "pets", toMany: "Kid", foreignKey: "owner_id", countColumn: "pet_count", orderColumn: "pos"),
+            Schema.Relationship(name: "friends", toMany: "Person", joinTable: .init(table: "friendship", source: "person_id", destination: "friend_id")),
+            Schema.Relationship(name: "tags", values: .init(table: "person_tag", owner: "person_id", column: "tag", type: .string),
                          countColumn: "tag_count", orderColumn: "pos"),
         ]),
-        Entity(name: "Address", table: "address", attributes: [Attribute(name: "city", type: .string)],
-               relationships: [Relationship(name: "residents", toMany: "Person", foreignKey: "address_id", orderColumn: "pos")]),
-        Entity(name: "Kid", table: "kid", attributes: [Attribute(name: "name", type: .string), Attribute(name: "age", type: .integer)],
-               relationships: [Relationship(name: "address", toOne: "Address", foreignKey: "address_id"),
-                               Relationship(name: "toys", values: .init(table: "toy", owner: "kid_id", type: .string))]),
+        Schema.Entity(name: "Address", table: "address", attributes: [Schema.Attribute(name: "city", type: .string)],
+               relationships: [Schema.Relationship(name: "residents", toMany: "Person", foreignKey: "address_id", orderColumn: "pos")]),
+        Schema.Entity(name: "Kid", table: "kid", attributes: [Schema.Attribute(name: "name", type: .string), Schema.Attribute(name: "age", type: .integer)],
+               relationships: [Schema.Relationship(name: "address", toOne: "Address", foreignKey: "address_id"),
+                               Schema.Relationship(name: "toys", values: .init(table: "toy", owner: "kid_id", type: .string))]),
     ])
 }()
 

@@ -68,7 +68,7 @@ import Testing
         let db = try Self.database()
         let schema = try Schema(entities: [
             // Not open: the keys it does not declare are in the documents only.
-            Entity(name: "Record", table: "record", attributes: [Attribute(name: "name", type: .any)], documentColumn: "Z_DOC"),
+            Schema.Entity(name: "Record", table: "record", attributes: [Schema.Attribute(name: "name", type: .any)], documentColumn: "Z_DOC"),
         ])
         let lowering = try SQLLowering(schema: schema, entity: "Record")
         var deep = "name == 'z'"

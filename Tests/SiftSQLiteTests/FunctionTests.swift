@@ -216,7 +216,7 @@ private let optionSets: [UInt8] = Array(0...7) + [8, 9, 11]
         #expect(sqlite3_open_v2(":memory:", &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK)
         guard let db = raw else { return }
         defer { sqlite3_close_v2(db) }
-        try SiftSQLite.register(on: db)
+        try SQLiteFunctions.register(on: db)
         var statement: OpaquePointer?
         #expect(sqlite3_prepare_v2(db, "SELECT sift_text(1, 'José', 'JO', 3), 'b' < 'A' COLLATE sift_c", -1, &statement, nil) == SQLITE_OK)
         defer { sqlite3_finalize(statement) }

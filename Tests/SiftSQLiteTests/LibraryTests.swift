@@ -6,8 +6,8 @@ import SiftSQLite
 
 @Suite struct LibraryTests {
     @Test func linkedSQLiteIsAtLeast3_30() throws {
-        let parts = SiftSQLite.libraryVersion.split(separator: ".").compactMap { Int($0) }
+        let parts = SQLiteConnection.libraryVersion.split(separator: ".").compactMap { Int($0) }
         #expect(parts.count >= 2)
-        #expect(parts[0] > 3 || (parts[0] == 3 && parts[1] >= 30), "SQLite \(SiftSQLite.libraryVersion)")
+        #expect(parts[0] > 3 || (parts[0] == 3 && parts[1] >= 30), "SQLite \(SQLiteConnection.libraryVersion)")
     }
 }

@@ -14,12 +14,12 @@ import Testing
 @Suite struct MemoryAskedTests {
     /// Dates in each encoding the schema offers, a dynamically typed column, and type names.
     static let schema = try! Schema(entities: [
-        Entity(name: "Item", table: "item", attributes: [
-            Attribute(name: "born", type: .date),
-            Attribute(name: "born70", type: .date, encoding: .secondsSince1970),
-            Attribute(name: "bornISO", type: .date, encoding: .iso8601),
-            Attribute(name: "misc", type: .any),
-            Attribute(name: "uti", type: .string),
+        Schema.Entity(name: "Item", table: "item", attributes: [
+            Schema.Attribute(name: "born", type: .date),
+            Schema.Attribute(name: "born70", type: .date, encoding: .secondsSince1970),
+            Schema.Attribute(name: "bornISO", type: .date, encoding: .iso8601),
+            Schema.Attribute(name: "misc", type: .any),
+            Schema.Attribute(name: "uti", type: .string),
         ]),
     ])
 

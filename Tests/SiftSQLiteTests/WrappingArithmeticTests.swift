@@ -12,10 +12,10 @@ import Testing
 
 @Suite struct WrappingArithmeticTests {
     static let schema = try! Schema(entities: [
-        Entity(name: "Pair", table: "pair", attributes: [
-            Attribute(name: "x", type: .integer), Attribute(name: "y", type: .integer),
+        Schema.Entity(name: "Pair", table: "pair", attributes: [
+            Schema.Attribute(name: "x", type: .integer), Schema.Attribute(name: "y", type: .integer),
         ], relationships: [
-            Relationship(name: "items", values: .init(table: "item", owner: "pair_id", type: .integer)),
+            Schema.Relationship(name: "items", values: .init(table: "item", owner: "pair_id", type: .integer)),
         ]),
     ])
 
@@ -53,8 +53,8 @@ import Testing
     /// `any` columns wrap on the rows where both operands are integers and stay IEEE doubles elsewhere.
     @Test func dynamicallyTypedColumnsWrapOnIntegerRows() throws {
         let schema = try Schema(entities: [
-            Entity(name: "Row", table: "row", attributes: [Attribute(name: "p", type: .any), Attribute(name: "q", type: .any),
-                                                           Attribute(name: "n", type: .integer)]),
+            Schema.Entity(name: "Row", table: "row", attributes: [Schema.Attribute(name: "p", type: .any), Schema.Attribute(name: "q", type: .any),
+                                                           Schema.Attribute(name: "n", type: .integer)]),
         ])
         let db = try SQLiteConnection()
         try db.execute("CREATE TABLE row (id INTEGER PRIMARY KEY, p, q, n INTEGER)")

@@ -51,7 +51,7 @@ import SiftSQL
         let v = try #require(r.mixedKey(named: "v"))
         #expect(v.shapeColumn == "v@shape")
         #expect(v.cases.map(\.tag) == [1, 2, 4])
-        #expect(v.cases[0].attribute == Attribute(name: "v", column: "v@scalar", type: .any))
+        #expect(v.cases[0].attribute == Schema.Attribute(name: "v", column: "v@scalar", type: .any))
         #expect(v.cases[1].attribute?.effectiveEncoding == .secondsSince2001)
         #expect(v.cases[2].relationship?.values?.table == "Z_R_v")
         #expect(v.cases[2].relationship?.countColumn == "v@count")

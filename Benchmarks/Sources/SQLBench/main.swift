@@ -118,7 +118,7 @@ var dbHandle: OpaquePointer?
 guard sqlite3_open_v2(":memory:", &dbHandle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK, let db = dbHandle else {
     fail("cannot open an in-memory database")
 }
-do { try SiftSQLite.register(on: db) } catch { fail("register: \(error)") }
+do { try SQLiteFunctions.register(on: db) } catch { fail("register: \(error)") }
 
 let loadStart = now()
 exec(db, """

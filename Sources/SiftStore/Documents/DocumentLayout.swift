@@ -36,7 +36,7 @@ public final class DocumentLayout: @unchecked Sendable {
     /// The root's table plan.
     let root: DocumentTable
     /// The lowering's entities: the root (named `entity`) first, then every child table's.
-    public let entities: [Entity]
+    public let entities: [Schema.Entity]
     /// Key path (keys joined by ".") → why the key is left out of the tables.
     public let unsupportedKeys: [String: String]
     /// `CREATE TABLE` statements for every table.
@@ -72,7 +72,7 @@ public final class DocumentLayout: @unchecked Sendable {
                 root.addSelfShape(shape, names: &names, unsupported: &unsupported)
             }
         }
-        var entities: [Entity] = []
+        var entities: [Schema.Entity] = []
         root.collectEntities(into: &entities)
         // In a store the root row keeps the whole document too: what the tables cannot say
         // (a dictionary's count, a null element, arrays of arrays) memory decides on it from SQL.
@@ -245,42 +245,42 @@ final class DocumentTable: @unchecked Sendable {
     }
 
     /// The schema side of one column: an attribute, a relationship and its child plan, or a mixed key.
-    private static func property(_ c: Column) -> (attribute: Attribute?, relationship: Relationship?, child: DocumentTable?) {
+    private static func property(_ c: Column) -> (attribute: Schema.Attribute?, relationship: Schema.Relationship?, child: DocumentTable?) {
         switch c {
         case .scalar(let key, let column):
-            return (Attribute(name: key, column: column, type: .any), nil, nil)
+            return (Schema.Attribute(name: key, column: column, type: .any), nil, nil)
         case .date(let key, let column):
-            return (Attribute(name: key, column: column, type: .date, encoding: .secondsSince1970), nil, nil)
+            return (Schema.Attribute(name: key, column: column, type: .date, encoding: .secondsSince1970), nil, nil)
         case .toOne(let key, let column, let child):
-            return (nil, Relationship(name: key, toOne: child.entity, foreignKey: column), child)
+            return (nil, Schema.Relationship(name: key, toOne: child.entity, foreignKey: column), child)
         case .toMany(let key, let count, let child):
             // Child rows and value rows are numbered in array order: the key is the position.
-            return (nil, Relationship(name: key, toMany: child.entity, foreignKey: child.owner!, countColumn: count,
+            return (nil, Schema.Relationship(name: key, toMany: child.entity, foreignKey: child.owner!, countColumn: count,
                                       orderColumn: child.primaryKey), child)
         case .values(let key, let count, let table, let isDate):
-            let values = Relationship.ValueTable(table: table, owner: "owner", column: "value",
+            let values = Schema.Relationship.ValueTable(table: table, owner: "owner", column: "value",
                                                  type: isDate ? .date : .any, encoding: isDate ? .secondsSince1970 : nil)
-            return (nil, Relationship(name: key, values: values, countColumn: count, orderColumn: "id"), nil)
+            return (nil, Schema.Relationship(name: key, values: values, countColumn: count, orderColumn: "id"), nil)
         case .mixed:
             return (nil, nil, nil)
         }
     }
 
     private static func mixedKey(_ key: String, _ shapeColumn: String, _ parts: [(tag: Int64, column: Column)],
-                                 children: inout [DocumentTable]) -> MixedKey {
-        var cases: [MixedKey.Case] = []
+                                 children: inout [DocumentTable]) -> Schema.MixedKey {
+        var cases: [Schema.MixedKey.Case] = []
         for part in parts {
             let p = property(part.column)
-            cases.append(MixedKey.Case(tag: part.tag, attribute: p.attribute, relationship: p.relationship))
+            cases.append(Schema.MixedKey.Case(tag: part.tag, attribute: p.attribute, relationship: p.relationship))
             if let child = p.child { children.append(child) }
         }
-        return MixedKey(name: key, shapeColumn: shapeColumn, cases: cases)
+        return Schema.MixedKey(name: key, shapeColumn: shapeColumn, cases: cases)
     }
 
-    func collectEntities(into out: inout [Entity]) {
-        var attributes: [Attribute] = []
-        var relationships: [Relationship] = []
-        var mixedKeys: [MixedKey] = []
+    func collectEntities(into out: inout [Schema.Entity]) {
+        var attributes: [Schema.Attribute] = []
+        var relationships: [Schema.Relationship] = []
+        var mixedKeys: [Schema.MixedKey] = []
         var children: [DocumentTable] = []
         for c in columns {
             if case .mixed(let key, let shapeColumn, let parts) = c {
@@ -292,14 +292,14 @@ final class DocumentTable: @unchecked Sendable {
             if let r = p.relationship { relationships.append(r) }
             if let child = p.child { children.append(child) }
         }
-        var selfKey: MixedKey?
+        var selfKey: Schema.MixedKey?
         if let selfShape {
             var key = Self.mixedKey("SELF", selfShape.shapeColumn, selfShape.parts, children: &children)
-            if selfShape.hasObjects { key.cases.append(MixedKey.Case(tag: DocumentTag.object, object: true)) }
+            if selfShape.hasObjects { key.cases.append(Schema.MixedKey.Case(tag: DocumentTag.object, object: true)) }
             selfKey = key
         }
         // JSON objects answer nil for keys they lack, so the entities are open.
-        out.append(Entity(name: entity, table: table, primaryKey: primaryKey,
+        out.append(Schema.Entity(name: entity, table: table, primaryKey: primaryKey,
                           attributes: attributes, relationships: relationships, open: !hasUnsupportedKey,
                           mixedKeys: mixedKeys, selfShape: selfKey))
         for child in children { child.collectEntities(into: &out) }

@@ -12,7 +12,7 @@ import SiftSQLite
 /// extension MyJSON: DocumentValue { … }
 /// try loader.insert(record, primaryKey: 0)
 /// ```
-public protocol DocumentValue {
+package protocol DocumentValue {
     /// The value's kind; nil for null.
     var documentKind: DocumentKind? { get }
     /// A scalar as a column stores it: booleans as 0/1, integers, doubles, text in NFC; NULL for
@@ -32,7 +32,7 @@ public protocol DocumentValue {
 /// var loader = try DocumentLoader(connection: connection, layout: layout)
 /// try loader.insert(record, primaryKey: 0)
 /// ```
-public struct DocumentLoader<V: DocumentValue> {
+package struct DocumentLoader<V: DocumentValue> {
     let layout: DocumentLayout
     var statements: [ObjectIdentifier: SQLiteStatement] = [:]
     var valueStatements: [String: SQLiteStatement] = [:]
@@ -44,7 +44,7 @@ public struct DocumentLoader<V: DocumentValue> {
     var currentRoot: Int64 = 0
 
     /// Prepares the statements for `layout`'s tables on `connection`.
-    public init(connection: SQLiteConnection, layout: DocumentLayout) throws(SQLiteError) {
+    package init(connection: SQLiteConnection, layout: DocumentLayout) throws(SQLiteError) {
         self.layout = layout
         try prepare(connection, layout.root, isRoot: true)
     }
@@ -87,7 +87,7 @@ public struct DocumentLoader<V: DocumentValue> {
     }
 
     /// Writes one document as the root row `primaryKey` (and its child and value rows).
-    public mutating func insert(_ document: V, primaryKey: Int64) throws(SQLiteError) {
+    package mutating func insert(_ document: V, primaryKey: Int64) throws(SQLiteError) {
         currentRoot = primaryKey
         try insert(layout.root, document: document, primaryKey: primaryKey, owner: nil)
     }

@@ -132,13 +132,13 @@ public enum DocumentKind: Sendable {
 }
 
 /// The shape tags, stable across stores: what a row's shape column holds.
-public enum DocumentTag {
+package enum DocumentTag {
     /// A boolean, number or string.
-    public static let scalar: Int64 = 1
+    package static let scalar: Int64 = 1
     /// A date.
-    public static let date: Int64 = 2
+    package static let date: Int64 = 2
     /// An object (for SELF: the row itself).
-    public static let object: Int64 = 3
+    package static let object: Int64 = 3
     /// An array.
-    public static let array: Int64 = 4
+    package static let array: Int64 = 4
 }

@@ -35,7 +35,7 @@ public struct JSONStoreError: Error, Sendable, CustomStringConvertible {
 /// - arrays of scalars (or of dates) → a `values` relationship with a count column;
 /// - arrays that are empty in every record → a `values` relationship of type `any`.
 /// A key that is null (or missing) everywhere → an `any` column of NULLs. A key with several of
-/// these shapes → a ``MixedKey``: one column (or table) per shape and a shape column per row.
+/// these shapes → a ``Schema/MixedKey``: one column (or table) per shape and a shape column per row.
 /// Duplicate keys in one object: the last wins, as in memory. When some records are not objects
 /// (strings, numbers, dates, arrays, null) the root entity gets a `selfShape` in the same way, its
 /// `object` case being the record's own row; those records are listed in `nonObjectRecords`.
@@ -246,7 +246,7 @@ extension ShapeNode {
 /// JSON records as the layout writes them: `{"$date": seconds}` is a date, other objects are
 /// objects (a duplicate key's last value wins, as in memory), text is stored NFC.
 extension JSONValue: DocumentValue {
-    public var documentKind: DocumentKind? {
+    package var documentKind: DocumentKind? {
         switch self {
         case .null: nil
         case .bool, .integer, .double, .string: .scalar
@@ -255,7 +255,7 @@ extension JSONValue: DocumentValue {
         }
     }
 
-    public var documentScalar: SQLValue {
+    package var documentScalar: SQLValue {
         switch self {
         case .bool(let b): .integer(b ? 1 : 0)
         case .integer(let i): .integer(i)
@@ -265,7 +265,7 @@ extension JSONValue: DocumentValue {
         }
     }
 
-    public var documentDate: SQLValue {
+    package var documentDate: SQLValue {
         guard case .object(let f) = self, f.count == 1 else { return .null }
         switch f[0].1 {
         case .integer(let i): return .double(Double(i))
@@ -274,14 +274,14 @@ extension JSONValue: DocumentValue {
         }
     }
 
-    public var documentMembers: [String: JSONValue] {
+    package var documentMembers: [String: JSONValue] {
         guard case .object(let fields) = self else { return [:] }
         var byKey: [String: JSONValue] = [:]
         for (k, v) in fields { byKey[k] = v }  // last wins
         return byKey
     }
 
-    public var documentElements: [JSONValue] {
+    package var documentElements: [JSONValue] {
         if case .array(let items) = self { return items }
         return []
     }

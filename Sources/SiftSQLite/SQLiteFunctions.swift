@@ -10,18 +10,21 @@ import SiftSQL
 import SiftText
 import SiftEvaluation
 
-/// Namespace for registering Sift's SQL functions and collations on a connection.
-public enum SiftSQLite {
+extension SQLiteConnection {
     /// The version of the SQLite library linked in, e.g. "3.40.1".
     public static var libraryVersion: String { String(cString: sqlite3_libversion()) }
+}
 
+/// Sift's SQL functions and collations, registered on a connection (`SQLiteConnection` does it on
+/// open; ``register(on:)`` does it on a connection opened by any other means).
+public enum SQLiteFunctions {
     /// Registers `sift_text`, `sift_compare`, `sift_call`, `sift_collect` and the collations
     /// `sift_c`, `sift_d`, `sift_cd` on a connection opened by any means (raw C API, GRDB, …). `SQLiteConnection` calls it on open.
     ///
     /// ```swift
     /// var db: OpaquePointer?
     /// sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil)
-    /// try SiftSQLite.register(on: db!)
+    /// try SQLiteFunctions.register(on: db!)
     /// ```
     public static func register(on db: OpaquePointer) throws(SQLiteError) {
         let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC
