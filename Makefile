@@ -3,7 +3,7 @@
 
 SWIFT ?= swift
 
-.PHONY: deps build test sanitizers tsan asan crash-test sample bench fuzz fuzz-diff docs docs-coverage clean
+.PHONY: deps build test sanitizers tsan asan crash-test sample bench fuzz fuzz-smoke fuzz-diff docs docs-coverage clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -14,13 +14,16 @@ build: deps
 # The README's test command; CI runs exactly this. The suites use swift-testing only, so the
 # empty XCTest pass (which would print "Executed 0 tests") is switched off. The store's crash test
 # (200 SIGKILLs of a writer process) runs on its own afterwards, so its child process does not
-# compete for the two cores with the suites that time themselves. Then the sanitizer runs.
+# compete for the two cores with the suites that time themselves. Then the parse fuzzer runs for
+# 30 s (`fuzz-smoke`), so a change that breaks its build or its round trip shows here, and last
+# the sanitizer runs.
 # The suites run next to a throwaway PostgreSQL server (scripts/with-postgres.sh starts it, passes
 # its URL in SIFT_POSTGRES_URL and removes it afterwards, whatever the outcome).
 test: deps
 	$(SWIFT) build --build-tests
 	bash scripts/with-postgres.sh $(SWIFT) test --skip-build --disable-xctest --skip CrashTests
 	$(SWIFT) test --skip-build --disable-xctest --filter CrashTests
+	$(MAKE) --no-print-directory fuzz-smoke
 	$(MAKE) --no-print-directory sanitizers
 
 # Each sanitizer builds the package and its tests into a folder of its own (.build-tsan,
@@ -73,8 +76,16 @@ sample: build
 bench: deps
 	bash scripts/bench.sh
 
+# libFuzzer over parse → print → parse (scripts/fuzz.sh): SiftSyntax and Fuzz/ParseFuzzer.swift
+# built with swiftc under AddressSanitizer into Fuzz/build, the corpus in Fuzz/corpus. Any crash,
+# leak, out-of-memory or slow input fails. `make fuzz` runs 60 s (FUZZ_SECONDS); the long run is
+# `FUZZ_RUNS=10000000 make fuzz` (10 million executions, no time limit). `fuzz-smoke` is the 30 s
+# run `make test` makes; it rebuilds the fuzzer only when one of its sources changed.
 fuzz: deps
 	bash scripts/fuzz.sh
+
+fuzz-smoke:
+	FUZZ_SECONDS=30 bash scripts/fuzz.sh
 
 # The differential test (memory vs SQLite) at length: SIFT_DIFF_CASES (default 500000) cases from a
 # time-based seed, or SIFT_DIFF_SEED to replay one.

@@ -212,4 +212,26 @@ let (smallSeconds, largeSeconds) = (bestParseSeconds(smallList), bestParseSecond
 let growth = largeSeconds / smallSeconds
 print("Growth: 100k-element IN list \(fmt(smallSeconds * 1000, 1)) ms, 400k \(fmt(largeSeconds * 1000, 1)) ms, ratio "
       + "\(fmt(growth, 2)) (linear about 4, quadratic about 16): " + (growth < 8 ? "LINEAR" : "NOT LINEAR"))
+
+// The stack guard's cliff: the same typical predicates parsed on a thread with a large stack and on
+// one whose stack is smaller than StackGuard's red zone (192 KB), where every parse continues on a
+// large-stack thread of the guard's and waits for it. The difference is the price of that move.
+final class ResultBox: @unchecked Sendable { var result: Result? }
+func measureOnThread(_ name: String, _ inputs: [String], stackSize: Int) -> Result {
+    let box = ResultBox()
+    let done = DispatchSemaphore(value: 0)
+    let thread = Thread {
+        box.result = measure(name, inputs, parseOnly)
+        done.signal()
+    }
+    thread.stackSize = stackSize
+    thread.start()
+    done.wait()
+    return box.result!
+}
+let roomy = measureOnThread("typical, 8 MB stack", typical, stackSize: 8 << 20)
+let cramped = measureOnThread("typical, 128 KB stack", typical, stackSize: 128 << 10)
+let (roomyMicros, crampedMicros) = (1e6 / roomy.opsPerSecond, 1e6 / cramped.opsPerSecond)
+print("Stack guard: typical parse on an 8 MB stack \(fmt(roomyMicros, 2)) µs, on a 128 KB stack (moved to a large "
+      + "stack every parse) \(fmt(crampedMicros, 2)) µs, \(fmt(crampedMicros - roomyMicros, 2)) µs more per move")
 print("(blackhole \(blackhole & 0xff))")
