@@ -3,13 +3,23 @@
 
 SWIFT ?= swift
 
-.PHONY: deps build test sanitizers tsan asan crash-test sample bench fuzz fuzz-smoke fuzz-diff docs docs-coverage clean
+.PHONY: deps build format lint test sanitizers tsan asan crash-test sample bench fuzz fuzz-smoke fuzz-diff docs docs-coverage clean
 
 deps:
 	@bash scripts/install-deps.sh
 
 build: deps
 	$(SWIFT) build
+
+# The code's layout is swift-format's, with the repository's .swift-format (120 columns): `make format`
+# rewrites the files in place, `make lint` (the first step of `make test`) fails on any finding.
+SWIFT_SOURCES := Package.swift Sources Tests Samples Fuzz Benchmarks/Package.swift Benchmarks/Sources
+
+format:
+	$(SWIFT) format format --in-place --recursive $(SWIFT_SOURCES)
+
+lint:
+	$(SWIFT) format lint --strict --recursive $(SWIFT_SOURCES)
 
 # The README's test command; CI runs exactly this. The suites use swift-testing only, so the
 # empty XCTest pass (which would print "Executed 0 tests") is switched off. The store's crash test
@@ -19,7 +29,7 @@ build: deps
 # the sanitizer runs.
 # The suites run next to a throwaway PostgreSQL server (scripts/with-postgres.sh starts it, passes
 # its URL in SIFT_POSTGRES_URL and removes it afterwards, whatever the outcome).
-test: deps
+test: deps lint
 	$(SWIFT) build --build-tests
 	bash scripts/with-postgres.sh $(SWIFT) test --skip-build --disable-xctest --skip CrashTests
 	$(SWIFT) test --skip-build --disable-xctest --filter CrashTests
@@ -53,7 +63,7 @@ asan: deps
 
 # The store's crash test at length: 2000 SIGKILLs of a writer in the middle of its saves, each
 # followed by an integrity check and the all-or-nothing invariants (`make test` runs 200).
-crash-test: deps
+crash-test: deps lint
 	$(SWIFT) build --build-tests
 	SIFT_CRASH_KILLS=2000 $(SWIFT) test --skip-build --disable-xctest --filter CrashTests
 
@@ -96,7 +106,7 @@ fuzz-diff: deps
 # Any DocC warning (an unresolved symbol link, a malformed article…) fails the build. Not part of
 # `make test`: it rebuilds each target for its symbol graph, which CI time does not afford; the
 # articles' Swift samples are compiled and run by the ordinary tests (DocumentationSampleTests).
-DOC_TARGETS := SiftSyntax SiftText SiftEvaluation SiftSQL SiftSQLite SiftStore SiftPostgres
+DOC_TARGETS := SiftSyntax SiftText SiftEvaluation SiftJSON SiftSQL SiftSQLite SiftStore SiftPostgres
 DOCS_DIR := .build/docs
 
 docs: deps

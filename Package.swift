@@ -78,18 +78,24 @@ let package = Package(
         .testTarget(name: "SiftSyntaxTests", dependencies: ["SiftSyntax", "SiftJSON", "SiftTestSupport"]),
         .testTarget(name: "SiftTextTests", dependencies: ["SiftText", "SiftTestSupport"]),
         .testTarget(name: "SiftEvaluationTests", dependencies: ["SiftEvaluation", "SiftSyntax", "SiftTestSupport"]),
-        .testTarget(name: "SiftJSONTests", dependencies: ["SiftJSON", "SiftEvaluation", "SiftSyntax", "SiftTestSupport"]),
-        .testTarget(name: "SiftSQLTests", dependencies: ["SiftSQL", "SiftSyntax", "SiftEvaluation", "SiftTestSupport"]),
+        .testTarget(
+            name: "SiftJSONTests", dependencies: ["SiftJSON", "SiftEvaluation", "SiftSyntax", "SiftTestSupport"]),
+        .testTarget(
+            name: "SiftSQLTests", dependencies: ["SiftSQL", "SiftSyntax", "SiftEvaluation", "SiftTestSupport"]),
         .testTarget(
             name: "SiftSQLiteTests",
             dependencies: ["SiftSQLite", "SiftSQL", "SiftSyntax", "SiftText", "SiftEvaluation", "SiftTestSupport"]
         ),
         .testTarget(
             name: "SiftStoreTests",
-            dependencies: ["SiftStore", "SiftJSON", "SiftEvaluation", "SiftSQL", "SiftSQLite", "SiftSyntax", "SiftTestSupport"]
+            dependencies: [
+                "SiftStore", "SiftJSON", "SiftEvaluation", "SiftSQL", "SiftSQLite", "SiftSyntax", "SiftTestSupport",
+            ]
         ),
         // Runs against a real PostgreSQL server: `make test` or `bash scripts/with-postgres.sh swift test`.
-        .testTarget(name: "SiftPostgresTests", dependencies: ["SiftPostgres", "SiftSQL", "SiftSyntax", "SiftEvaluation", "SiftTestSupport"]),
+        .testTarget(
+            name: "SiftPostgresTests",
+            dependencies: ["SiftPostgres", "SiftSQL", "SiftSyntax", "SiftEvaluation", "SiftTestSupport"]),
         // The writer the store's crash test kills (Tests/SiftStoreTests/CrashTests.swift).
         .executableTarget(name: "sift-crash-child", dependencies: ["SiftStore"], path: "Tests/SiftCrashChild"),
         // Every back-end against memory: the evaluation corpus on memory, SQLite and PostgreSQL, the
@@ -106,7 +112,9 @@ let package = Package(
         // The `sift` command line, run as a subprocess.
         .testTarget(
             name: "SiftToolTests",
-            dependencies: ["SiftTool", "SiftJSON", "SiftStore", "SiftSyntax", "SiftSQL", "SiftPostgres", "SiftTestSupport"]
+            dependencies: [
+                "SiftTool", "SiftJSON", "SiftStore", "SiftSyntax", "SiftSQL", "SiftPostgres", "SiftTestSupport",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

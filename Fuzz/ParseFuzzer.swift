@@ -16,14 +16,20 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     do {
         reparsed = try PredicateSyntax.parse(printed)
     } catch {
-        fatalError("canonical form does not reparse\ninput:   \(text.debugDescription)\nprinted: \(printed.debugDescription)\nerror:   \(error)")
+        fatalError(
+            "canonical form does not reparse\ninput:   \(text.debugDescription)\nprinted: \(printed.debugDescription)\nerror:   \(error)"
+        )
     }
     if reparsed != tree {
-        fatalError("reparsed tree differs\ninput:   \(text.debugDescription)\nprinted: \(printed.debugDescription)\nreprint: \(reparsed.description.debugDescription)")
+        fatalError(
+            "reparsed tree differs\ninput:   \(text.debugDescription)\nprinted: \(printed.debugDescription)\nreprint: \(reparsed.description.debugDescription)"
+        )
     }
     let reprinted = reparsed.description
     if reprinted != printed {
-        fatalError("printing is not stable\ninput:   \(text.debugDescription)\nprinted: \(printed.debugDescription)\nreprint: \(reprinted.debugDescription)")
+        fatalError(
+            "printing is not stable\ninput:   \(text.debugDescription)\nprinted: \(printed.debugDescription)\nreprint: \(reprinted.debugDescription)"
+        )
     }
     return 0
 }

@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// (Its documentation samples are checked line for line against the articles, so it keeps their layout.)
 // A program that depends on SiftJSON alone: it prints the records of a JSON file (an array or
 // NDJSON) that a predicate matches, as NDJSON, the way `sift filter PREDICATE FILE` does. It is the
 // sample of SiftJSON's "Filtering Records" article, built and run by the tests.

@@ -33,7 +33,8 @@ enum Arithmetic {
             return .double(pow(a.doubleValue, b.doubleValue))
         case .bitwiseAnd, .bitwiseOr, .bitwiseXor, .leftShift, .rightShift:
             let (a, b) = try numbers(op, l, r)
-            let x = integerValue(a), y = integerValue(b)
+            let x = integerValue(a)
+            let y = integerValue(b)
             switch op {
             case .bitwiseAnd: return .integer(x & y)
             case .bitwiseOr: return .integer(x | y)
@@ -61,7 +62,9 @@ enum Arithmetic {
     }
 
     @inline(__always)
-    static func combine(_ a: Number, _ b: Number, _ ints: (Int64, Int64) -> Int64, _ doubles: (Double, Double) -> Double) -> Number {
+    static func combine(
+        _ a: Number, _ b: Number, _ ints: (Int64, Int64) -> Int64, _ doubles: (Double, Double) -> Double
+    ) -> Number {
         if case .integer(let x) = a, case .integer(let y) = b { return .integer(ints(x, y)) }
         return .double(doubles(a.doubleValue, b.doubleValue))
     }

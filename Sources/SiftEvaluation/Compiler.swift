@@ -54,9 +54,10 @@ extension RootAccess where Root == Value {
 
 extension RootAccess where Root: KeyValueCoding {
     static var object: RootAccess<Root> {
-        RootAccess(box: { .object($0) },
-                   reader: { key in Root.reader(forKey: key) ?? .value { try $0.value(forKey: key) } },
-                   typeName: String(describing: Root.self))
+        RootAccess(
+            box: { .object($0) },
+            reader: { key in Root.reader(forKey: key) ?? .value { try $0.value(forKey: key) } },
+            typeName: String(describing: Root.self))
     }
 }
 
@@ -180,20 +181,25 @@ struct Compiler<Root> {
         case 1:
             return strictPredicate(operands[i])
         case 2:
-            let a = strictPredicate(operands[i]), b = strictPredicate(operands[i + 1])
+            let a = strictPredicate(operands[i])
+            let b = strictPredicate(operands[i + 1])
             return { root, scope throws(EvaluationError) in
                 if try a(&root, &scope) == stopOn { return stopOn }
                 return try b(&root, &scope)
             }
         case 3:
-            let a = strictPredicate(operands[i]), b = strictPredicate(operands[i + 1]), c = strictPredicate(operands[i + 2])
+            let a = strictPredicate(operands[i])
+            let b = strictPredicate(operands[i + 1])
+            let c = strictPredicate(operands[i + 2])
             return { root, scope throws(EvaluationError) in
                 if try a(&root, &scope) == stopOn { return stopOn }
                 if try b(&root, &scope) == stopOn { return stopOn }
                 return try c(&root, &scope)
             }
         default:
-            let a = strictPredicate(operands[i]), b = strictPredicate(operands[i + 1]), c = strictPredicate(operands[i + 2])
+            let a = strictPredicate(operands[i])
+            let b = strictPredicate(operands[i + 1])
+            let c = strictPredicate(operands[i + 2])
             let d = chain(operands.dropFirst(3), stopOn: stopOn)
             return { root, scope throws(EvaluationError) in
                 if try a(&root, &scope) == stopOn { return stopOn }
@@ -253,7 +259,9 @@ struct Compiler<Root> {
         case .comparison(let quantifier, let lhs, let op, let opts, let rhs):
             let compiled = comparison(quantifier, lhs, op, TextOptions(opts), rhs, p.range).test
             return { root, scope throws(EvaluationError) in
-                do throws(EvaluationError) { return try compiled(&root, &scope) } catch where error.kind.isDataError { return nil }
+                do throws(EvaluationError) { return try compiled(&root, &scope) } catch  where error.kind.isDataError {
+                    return nil
+                }
             }
         }
     }
@@ -279,8 +287,10 @@ struct Compiler<Root> {
 
     /// A comparison: a typed check when a root key read by a typed reader meets a constant,
     /// else a closure over the two compiled sides.
-    private func comparison(_ quantifier: Quantifier?, _ lhs: ExpressionSyntax, _ op: ComparisonOperator,
-                            _ opts: TextOptions, _ rhs: ExpressionSyntax, _ range: SourceRange) -> Step<Root> {
+    private func comparison(
+        _ quantifier: Quantifier?, _ lhs: ExpressionSyntax, _ op: ComparisonOperator,
+        _ opts: TextOptions, _ rhs: ExpressionSyntax, _ range: SourceRange
+    ) -> Step<Root> {
         let primitive = PrimitiveComparison(op: op, options: opts, utis: options.utis)
         // A constant right-hand side gets a specialised test, decided once.
         let test: ValueTest
@@ -297,9 +307,11 @@ struct Compiler<Root> {
         }
         let source = self.source
         if case .constant(let literal) = rhs.kind, case .keyPath(nil, let components) = lhs.kind, components.count == 1,
-           !components[0].hasPrefix("@"), let reader = access.reader(components[0]),
-           let step = TypedLeaf.make(reader, quantifier: quantifier, primitive, Value(literal), test,
-                                     range: range, lhsRange: lhs.range, source: source) {
+            !components[0].hasPrefix("@"), let reader = access.reader(components[0]),
+            let step = TypedLeaf.make(
+                reader, quantifier: quantifier, primitive, Value(literal), test,
+                range: range, lhsRange: lhs.range, source: source)
+        {
             return step
         }
         let l = expression(lhs)
@@ -307,7 +319,9 @@ struct Compiler<Root> {
             return .closure { root, scope throws(EvaluationError) in
                 let a = try l(&root, &scope)
                 let b = try r(&root, &scope)
-                do throws(EvaluationErrorKind) { return try test(a, b) } catch { throw EvaluationError(error, range: range, source: source) }
+                do throws(EvaluationErrorKind) { return try test(a, b) } catch {
+                    throw EvaluationError(error, range: range, source: source)
+                }
             }
         }
         let all = quantifier == .all
@@ -320,7 +334,9 @@ struct Compiler<Root> {
             case .null: return all
             case .array(let e), .set(let e): elements = e
             default:
-                throw EvaluationError(.notACollection(operation: all ? "ALL" : "ANY", value: a.description), range: lhsRange, source: source)
+                throw EvaluationError(
+                    .notACollection(operation: all ? "ALL" : "ANY", value: a.description), range: lhsRange,
+                    source: source)
             }
             do throws(EvaluationErrorKind) {
                 return try quantify(elements, all: all) { e throws(EvaluationErrorKind) in try test(e, b) }
@@ -368,18 +384,23 @@ struct Compiler<Root> {
         case .index(let base, let index):
             return self.index(expression(base), index, range)
         case .binary(let op, let lhs, let rhs):
-            let l = expression(lhs), r = expression(rhs)
+            let l = expression(lhs)
+            let r = expression(rhs)
             let call: Expr<Root> = { root, scope throws(EvaluationError) in
                 let a = try l(&root, &scope)
                 let b = try r(&root, &scope)
-                do throws(EvaluationErrorKind) { return try Arithmetic.binary(op, a, b) } catch { throw EvaluationError(error, range: range, source: source) }
+                do throws(EvaluationErrorKind) { return try Arithmetic.binary(op, a, b) } catch {
+                    throw EvaluationError(error, range: range, source: source)
+                }
             }
             return fold(e, call) ?? call
         case .unary(let op, let operand):
             let inner = expression(operand)
             let call: Expr<Root> = { root, scope throws(EvaluationError) in
                 let v = try inner(&root, &scope)
-                do throws(EvaluationErrorKind) { return try Arithmetic.unary(op, v) } catch { throw EvaluationError(error, range: range, source: source) }
+                do throws(EvaluationErrorKind) { return try Arithmetic.unary(op, v) } catch {
+                    throw EvaluationError(error, range: range, source: source)
+                }
             }
             return fold(e, call) ?? call
         case .function(let name, let arguments):
@@ -389,7 +410,9 @@ struct Compiler<Root> {
         case .subquery(let collection, let variable, let body):
             return subquery(expression(collection), variable, predicate(body), collection.range)
         case .ternary(let condition, let then, let otherwise):
-            let c = predicate(condition), a = expression(then), b = expression(otherwise)
+            let c = predicate(condition)
+            let a = expression(then)
+            let b = expression(otherwise)
             return { root, scope throws(EvaluationError) in try c(&root, &scope) ? a(&root, &scope) : b(&root, &scope) }
         case .cast(let value, let type):
             return cast(e, expression(value), expression(type))
@@ -411,7 +434,8 @@ struct Compiler<Root> {
             let name = try k(&root, &scope)
             guard case .string(let s) = name else {
                 if name.isNull { return .null }
-                throw EvaluationError(.notAString(operation: "key", value: name.description), range: range, source: source)
+                throw EvaluationError(
+                    .notAString(operation: "key", value: name.description), range: range, source: source)
             }
             return try KeyPaths.step(target, s, range, source)
         }
@@ -429,12 +453,15 @@ struct Compiler<Root> {
 
     /// A built-in function call, folded at compile time unless it reads the clock or a random source.
     private func function(_ e: ExpressionSyntax, _ name: String, _ args: [Expr<Root>]) -> Expr<Root> {
-        let range = e.range, source = self.source
+        let range = e.range
+        let source = self.source
         let call: Expr<Root> = { root, scope throws(EvaluationError) in
             var values: [Value] = []
             values.reserveCapacity(args.count)
             for a in args { values.append(try a(&root, &scope)) }
-            do throws(EvaluationErrorKind) { return try BuiltinFunctions.call(name, values) } catch { throw EvaluationError(error, range: range, source: source) }
+            do throws(EvaluationErrorKind) { return try BuiltinFunctions.call(name, values) } catch {
+                throw EvaluationError(error, range: range, source: source)
+            }
         }
         if name == "now" || name == "random" || name == "randomn:" { return call }
         return fold(e, call) ?? call
@@ -442,7 +469,9 @@ struct Compiler<Root> {
 
     /// `FUNCTION(target, 'selector', …)`: the application's registered function, its errors
     /// reported as invalid arguments of that selector.
-    private func customFunction(_ t: @escaping Expr<Root>, _ selector: String, _ args: [Expr<Root>], _ range: SourceRange) -> Expr<Root> {
+    private func customFunction(
+        _ t: @escaping Expr<Root>, _ selector: String, _ args: [Expr<Root>], _ range: SourceRange
+    ) -> Expr<Root> {
         let source = self.source
         let function = options.functions.function(for: selector)
         return { root, scope throws(EvaluationError) in
@@ -451,19 +480,23 @@ struct Compiler<Root> {
             for a in args { values.append(try a(&root, &scope)) }
             guard let function else { throw EvaluationError(.unknownFunction(selector), range: range, source: source) }
             do { return try function(tv, values) } catch let error as FunctionError {
-                throw EvaluationError(.invalidArgument(function: selector, message: error.description), range: range, source: source)
+                throw EvaluationError(
+                    .invalidArgument(function: selector, message: error.description), range: range, source: source)
             } catch let error as EvaluationError {
                 throw error
             } catch {
-                throw EvaluationError(.invalidArgument(function: selector, message: "\(error)"), range: range, source: source)
+                throw EvaluationError(
+                    .invalidArgument(function: selector, message: "\(error)"), range: range, source: source)
             }
         }
     }
 
     /// `SUBQUERY(collection, $variable, test)`: the elements the test holds for, in order (nil
     /// for a nil collection), with `$variable` restored afterwards.
-    private func subquery(_ c: @escaping Expr<Root>, _ variable: String, _ test: @escaping Test<Root>,
-                          _ collectionRange: SourceRange) -> Expr<Root> {
+    private func subquery(
+        _ c: @escaping Expr<Root>, _ variable: String, _ test: @escaping Test<Root>,
+        _ collectionRange: SourceRange
+    ) -> Expr<Root> {
         let source = self.source
         return { root, scope throws(EvaluationError) in
             let cv = try c(&root, &scope)
@@ -472,7 +505,9 @@ struct Compiler<Root> {
             case .null: return .null
             case .array(let a), .set(let a): elements = a
             default:
-                throw EvaluationError(.notACollection(operation: "SUBQUERY", value: cv.description), range: collectionRange, source: source)
+                throw EvaluationError(
+                    .notACollection(operation: "SUBQUERY", value: cv.description), range: collectionRange,
+                    source: source)
             }
             let saved = scope.variables[variable]
             defer { scope.variables[variable] = saved }
@@ -487,11 +522,14 @@ struct Compiler<Root> {
 
     /// `CAST(value, type)`, folded at compile time when it reads nothing.
     private func cast(_ e: ExpressionSyntax, _ v: @escaping Expr<Root>, _ t: @escaping Expr<Root>) -> Expr<Root> {
-        let range = e.range, source = self.source
+        let range = e.range
+        let source = self.source
         let call: Expr<Root> = { root, scope throws(EvaluationError) in
             let x = try v(&root, &scope)
             let name = try t(&root, &scope)
-            do throws(EvaluationErrorKind) { return try Cast.cast(x, to: name) } catch { throw EvaluationError(error, range: range, source: source) }
+            do throws(EvaluationErrorKind) { return try Cast.cast(x, to: name) } catch {
+                throw EvaluationError(error, range: range, source: source)
+            }
         }
         return fold(e, call) ?? call
     }
@@ -557,8 +595,10 @@ struct Compiler<Root> {
         guard let op = rest.first else { return readPlain }
         // A collection operator applies the rest of the path to each element, then combines.
         let tail = rest.dropFirst()
-        let element: ExpressionFn? = op == "@count" || tail.isEmpty ? nil : values.keyPath(tail, range, from: { v, _ in v })
-        let afterCount: ExpressionFn? = op == "@count" && !tail.isEmpty ? values.keyPath(tail, range, from: { v, _ in v }) : nil
+        let element: ExpressionFn? =
+            op == "@count" || tail.isEmpty ? nil : values.keyPath(tail, range, from: { v, _ in v })
+        let afterCount: ExpressionFn? =
+            op == "@count" && !tail.isEmpty ? values.keyPath(tail, range, from: { v, _ in v }) : nil
         return { root, scope throws(EvaluationError) in
             let collection = try readPlain(&root, &scope)
             var result = try KeyPaths.collectionOperator(op, collection, element, &scope, range, source)
@@ -569,7 +609,8 @@ struct Compiler<Root> {
 
     /// Reads a key of the root through its reader, as a `Value`; a thrown error names the key.
     func rootRead(_ reader: KeyReader<Root>, key: String, _ range: SourceRange) -> Expr<Root> {
-        let source = self.source, typeName = access.typeName
+        let source = self.source
+        let typeName = access.typeName
         let read = reader.valueReader
         return { root, _ throws(EvaluationError) in
             do { return try read(root) } catch {
@@ -587,7 +628,9 @@ struct Compiler<Root> {
         return { root, scope throws(EvaluationError) in
             let b = try base(&root, &scope)
             let i = try subscriptFn?(&root, &scope)
-            do throws(EvaluationErrorKind) { return try KeyPaths.index(b, index, i) } catch { throw EvaluationError(error, range: range, source: source) }
+            do throws(EvaluationErrorKind) { return try KeyPaths.index(b, index, i) } catch {
+                throw EvaluationError(error, range: range, source: source)
+            }
         }
     }
 }
@@ -595,7 +638,8 @@ struct Compiler<Root> {
 /// ANY (`all` false) or ALL of `test` over `elements`: ANY is true at the first element that
 /// passes, ALL false at the first that fails; over no elements ANY is false and ALL true.
 @inlinable @inline(__always)
-func quantify<S: Sequence, E: Error>(_ elements: S, all: Bool, _ test: (S.Element) throws(E) -> Bool) throws(E) -> Bool {
+func quantify<S: Sequence, E: Error>(_ elements: S, all: Bool, _ test: (S.Element) throws(E) -> Bool) throws(E) -> Bool
+{
     for e in elements where try test(e) != all { return !all }
     return all
 }
@@ -605,7 +649,7 @@ extension EvaluationErrorKind {
     var isDataError: Bool {
         switch self {
         case .incomparableValues, .notAString, .notACollection, .invalidBetweenBounds, .notANumber,
-             .indexOutOfRange, .unknownKey, .emptyCollection, .invalidCast, .regexLimit:
+            .indexOutOfRange, .unknownKey, .emptyCollection, .invalidCast, .regexLimit:
             true
         case .unboundVariable, .invalidLikePattern, .invalidRegex, .unknownFunction, .invalidArgument:
             false
@@ -624,13 +668,19 @@ extension ExpressionSyntax {
     private var isConstantFoldableHere: Bool {
         switch kind {
         case .constant: true
-        case .evaluatedObject, .keyPath, .dynamicKey, .variable, .customFunction, .subquery, .assignment, .ternary: false
+        case .evaluatedObject, .keyPath, .dynamicKey, .variable, .customFunction, .subquery, .assignment, .ternary:
+            false
         case .aggregate(let elements): elements.allSatisfy(\.isConstantFoldable)
         case .index(let base, let index):
-            if case .expression(let i) = index { base.isConstantFoldable && i.isConstantFoldable } else { base.isConstantFoldable }
+            if case .expression(let i) = index {
+                base.isConstantFoldable && i.isConstantFoldable
+            } else {
+                base.isConstantFoldable
+            }
         case .binary(_, let l, let r): l.isConstantFoldable && r.isConstantFoldable
         case .unary(_, let o): o.isConstantFoldable
-        case .function(let name, let args): name != "now" && name != "random" && name != "randomn:" && args.allSatisfy(\.isConstantFoldable)
+        case .function(let name, let args):
+            name != "now" && name != "random" && name != "randomn:" && args.allSatisfy(\.isConstantFoldable)
         case .cast(let v, let t): v.isConstantFoldable && t.isConstantFoldable
         }
     }

@@ -30,8 +30,9 @@ enum ConstantComparison {
             }
         case (.like, .string(let pattern)), (.matches, .string(let pattern)):
             let compiled: Result<PatternMatcher, EvaluationErrorKind>
-            do throws(EvaluationErrorKind) { compiled = .success(try PatternMatcher.compile(p.op, pattern, p.options)) }
-            catch { compiled = .failure(error) }
+            do throws(EvaluationErrorKind) {
+                compiled = .success(try PatternMatcher.compile(p.op, pattern, p.options))
+            } catch { compiled = .failure(error) }
             return { l, r throws(EvaluationErrorKind) in
                 guard case .string(let s) = l else { return try p.evaluate(l, r) }
                 switch compiled {

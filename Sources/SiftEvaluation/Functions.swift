@@ -82,14 +82,19 @@ enum BuiltinFunctions {
             if xs.count % 2 == 1 { return Value(xs[xs.count / 2]) }
             let (a, b) = (xs[xs.count / 2 - 1], xs[xs.count / 2])
             if case .integer(let x) = a, case .integer(let y) = b {
-                return .integer(x.addingReportingOverflow(y).overflow ? Int64((Double(x) + Double(y)) / 2) : (x + y) / 2)
+                return .integer(
+                    x.addingReportingOverflow(y).overflow ? Int64((Double(x) + Double(y)) / 2) : (x + y) / 2)
             }
             return .double((a.doubleValue + b.doubleValue) / 2)
         case "mode:":
             let xs = try collection(name, args[0])
             var counts: [(Value, Int)] = []
             for x in xs {
-                if let i = counts.firstIndex(where: { $0.0.isEqual(to: x) }) { counts[i].1 += 1 } else { counts.append((x, 1)) }
+                if let i = counts.firstIndex(where: { $0.0.isEqual(to: x) }) {
+                    counts[i].1 += 1
+                } else {
+                    counts.append((x, 1))
+                }
             }
             let top = counts.map(\.1).max() ?? 0
             return .array(counts.filter { $0.1 == top }.map(\.0))

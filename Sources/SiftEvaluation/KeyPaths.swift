@@ -9,7 +9,9 @@ import SiftSyntax
 enum KeyPaths {
     /// Reads `key` from `value`.
     @inline(__always)
-    static func step(_ value: Value, _ key: String, _ range: SourceRange, _ source: String?) throws(EvaluationError) -> Value {
+    static func step(_ value: Value, _ key: String, _ range: SourceRange, _ source: String?) throws(EvaluationError)
+        -> Value
+    {
         switch value {
         case .null: return .null
         case .dictionary(let d): return d[key] ?? .null
@@ -21,10 +23,13 @@ enum KeyPaths {
     }
 
     /// The error for a key a root reader failed to read.
-    static func readError(_ error: any Error, key: String, typeName: String, _ range: SourceRange, _ source: String?) -> EvaluationError {
+    static func readError(_ error: any Error, key: String, typeName: String, _ range: SourceRange, _ source: String?)
+        -> EvaluationError
+    {
         switch error {
         case let e as EvaluationError: e
-        case KeyValueCodingError.unknownKey(let k, let t): EvaluationError(.unknownKey(key: k, type: t), range: range, source: source)
+        case KeyValueCodingError.unknownKey(let k, let t):
+            EvaluationError(.unknownKey(key: k, type: t), range: range, source: source)
         default: EvaluationError(.unknownKey(key: key, type: typeName), range: range, source: source)
         }
     }
@@ -39,8 +44,10 @@ enum KeyPaths {
 
     /// Applies a collection operator (`@count`, `@sum`, …) to `collection`; `element` reads the
     /// rest of the path from each element (nil means the elements themselves).
-    static func collectionOperator(_ op: String, _ collection: Value, _ element: ExpressionFn?, _ scope: inout Scope,
-                                   _ range: SourceRange, _ source: String?) throws(EvaluationError) -> Value {
+    static func collectionOperator(
+        _ op: String, _ collection: Value, _ element: ExpressionFn?, _ scope: inout Scope,
+        _ range: SourceRange, _ source: String?
+    ) throws(EvaluationError) -> Value {
         func fail(_ k: EvaluationErrorKind) -> EvaluationError { EvaluationError(k, range: range, source: source) }
         if collection.isNull { return .null }
         if op == "@count" {
@@ -93,7 +100,9 @@ enum KeyPaths {
         case "@unionOfArrays", "@distinctUnionOfArrays", "@unionOfSets", "@distinctUnionOfSets":
             var flat: [Value] = []
             for v in present {
-                guard let inner = v.collectionElements else { throw fail(.notACollection(operation: op, value: v.description)) }
+                guard let inner = v.collectionElements else {
+                    throw fail(.notACollection(operation: op, value: v.description))
+                }
                 flat.append(contentsOf: inner.filter { !$0.isNull })
             }
             if op == "@unionOfArrays" { return .array(flat) }
@@ -104,7 +113,9 @@ enum KeyPaths {
     }
 
     /// `base[index]`, `base[FIRST]`, `base[LAST]`, `base[SIZE]`.
-    static func index(_ base: Value, _ index: IndexSyntax, _ subscriptValue: Value?) throws(EvaluationErrorKind) -> Value {
+    static func index(_ base: Value, _ index: IndexSyntax, _ subscriptValue: Value?) throws(EvaluationErrorKind)
+        -> Value
+    {
         switch base {
         case .null:
             return .null
@@ -156,7 +167,9 @@ enum KeyPaths {
 /// CAST(value, "Type") (Predicate Semantics, "CAST"): NSString, NSNumber, NSDate, NSDecimalNumber.
 enum Cast {
     static func cast(_ v: Value, to typeValue: Value) throws(EvaluationErrorKind) -> Value {
-        guard case .string(let type) = typeValue else { throw .invalidCast(value: v.description, type: typeValue.description) }
+        guard case .string(let type) = typeValue else {
+            throw .invalidCast(value: v.description, type: typeValue.description)
+        }
         if v.isNull { return .null }
         switch type {
         case "NSString":
@@ -169,7 +182,9 @@ enum Cast {
             case .string(let s):
                 let t = s.trimmingCharacters(in: .whitespaces)
                 if !t.contains("."), !t.lowercased().contains("e"), let i = Int64(t) { return .integer(i) }
-                if let d = Double(t), !t.isEmpty, t.lowercased() != "nan", !t.lowercased().contains("inf") { return .double(d) }
+                if let d = Double(t), !t.isEmpty, t.lowercased() != "nan", !t.lowercased().contains("inf") {
+                    return .double(d)
+                }
                 throw .invalidCast(value: v.description, type: type)
             default: throw .invalidCast(value: v.description, type: type)
             }
@@ -195,7 +210,9 @@ enum Cast {
             case .double(let d): return .decimal(Decimal(d))
             case .bool(let b): return .decimal(b ? 1 : 0)
             case .string(let s):
-                guard let d = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")) else { throw .invalidCast(value: v.description, type: type) }
+                guard let d = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")) else {
+                    throw .invalidCast(value: v.description, type: type)
+                }
                 return .decimal(d)
             default: throw .invalidCast(value: v.description, type: type)
             }

@@ -31,8 +31,10 @@ public struct KeyReader<Root>: Sendable {
     @usableFromInline typealias Check<Condition> = @Sendable (inout Root, Condition) -> Bool?
     /// The same test over the selected elements of a run of objects: keeps in `selection` those
     /// whose answer (`ifNil` for a nil value) equals `keep`.
-    @usableFromInline typealias Refine<Condition> = @Sendable (
-        UnsafePointer<Root>, inout Selection, Condition, _ ifNil: Bool, _ keep: Bool) -> Void
+    @usableFromInline typealias Refine<Condition> =
+        @Sendable (
+            UnsafePointer<Root>, inout Selection, Condition, _ ifNil: Bool, _ keep: Bool
+        ) -> Void
 
     /// How a typed reader tests a condition: on one object, and over a run of objects. Both are made
     /// in inlinable code, so they are compiled in the module that declares `Root`, where the reader
@@ -73,42 +75,56 @@ public struct KeyReader<Root>: Sendable {
     /// A key whose value is any ``Value`` (nested objects, mixed arrays, decimals, data…).
     /// Throwing ``KeyValueCodingError`` reports the key as unknown.
     @inlinable
-    public static func value(_ read: @escaping @Sendable (Root) throws -> Value) -> KeyReader { KeyReader(.value(read)) }
+    public static func value(_ read: @escaping @Sendable (Root) throws -> Value) -> KeyReader {
+        KeyReader(.value(read))
+    }
 
     /// A Boolean key (nil reads as nil). Booleans compare with numbers as 0 and 1, as NSNumber does.
     @inlinable
     public static func bool(_ read: @escaping @Sendable (Root) -> Bool?) -> KeyReader {
-        KeyReader(.bool(read, Checks(
-            check: { root, c in read(root).map { $0 ? c.ifTrue : c.ifFalse } },
-            refine: { base, selection, c, ifNil, keep in
-                let (t, f) = (c.ifTrue, c.ifFalse)
-                selection.refine(base, keep: keep) { let b = read($0); return b == nil ? ifNil : (b == true ? t : f) }
-            })))
+        KeyReader(
+            .bool(
+                read,
+                Checks(
+                    check: { root, c in read(root).map { $0 ? c.ifTrue : c.ifFalse } },
+                    refine: { base, selection, c, ifNil, keep in
+                        let (t, f) = (c.ifTrue, c.ifFalse)
+                        selection.refine(base, keep: keep) {
+                            let b = read($0)
+                            return b == nil ? ifNil : (b == true ? t : f)
+                        }
+                    })))
     }
 
     /// An integer key (nil reads as nil).
     @inlinable
     public static func integer(_ read: @escaping @Sendable (Root) -> Int64?) -> KeyReader {
-        KeyReader(.integer(read, Checks(
-            check: { root, c in read(root).map { c.test($0) } },
-            refine: { base, selection, c, ifNil, keep in
-                // One loop per kind of condition, each with its constants known inside the loop.
-                @inline(__always) func run(_ c: IntegerCondition) {
-                    // The condition is also tested on a stand-in for nil, so that choosing the
-                    // answer is a select rather than a branch that mispredicts on data.
-                    selection.refine(base, keep: keep) { let x = read($0); return x == nil ? ifNil : c.test(x ?? 0) }
-                }
-                switch c {
-                case .equal(let k): run(.equal(k))
-                case .notEqual(let k): run(.notEqual(k))
-                case .less(let k): run(.less(k))
-                case .lessOrEqual(let k): run(.lessOrEqual(k))
-                case .greater(let k): run(.greater(k))
-                case .greaterOrEqual(let k): run(.greaterOrEqual(k))
-                case .between(let lo, let hi): run(.between(lo, hi))
-                case .member: run(c)
-                }
-            })))
+        KeyReader(
+            .integer(
+                read,
+                Checks(
+                    check: { root, c in read(root).map { c.test($0) } },
+                    refine: { base, selection, c, ifNil, keep in
+                        // One loop per kind of condition, each with its constants known inside the loop.
+                        @inline(__always) func run(_ c: IntegerCondition) {
+                            // The condition is also tested on a stand-in for nil, so that choosing the
+                            // answer is a select rather than a branch that mispredicts on data.
+                            selection.refine(base, keep: keep) {
+                                let x = read($0)
+                                return x == nil ? ifNil : c.test(x ?? 0)
+                            }
+                        }
+                        switch c {
+                        case .equal(let k): run(.equal(k))
+                        case .notEqual(let k): run(.notEqual(k))
+                        case .less(let k): run(.less(k))
+                        case .lessOrEqual(let k): run(.lessOrEqual(k))
+                        case .greater(let k): run(.greater(k))
+                        case .greaterOrEqual(let k): run(.greaterOrEqual(k))
+                        case .between(let lo, let hi): run(.between(lo, hi))
+                        case .member: run(c)
+                        }
+                    })))
     }
 
     /// An `Int` key (nil reads as nil).
@@ -120,37 +136,46 @@ public struct KeyReader<Root>: Sendable {
     /// A floating-point key (nil reads as nil).
     @inlinable
     public static func double(_ read: @escaping @Sendable (Root) -> Double?) -> KeyReader {
-        KeyReader(.double(read, Checks(
-            check: { root, c in read(root).map { c.test($0) } },
-            refine: { base, selection, c, ifNil, keep in
-                @inline(__always) func run(_ c: DoubleCondition) {
-                    selection.refine(base, keep: keep) { let x = read($0); return x == nil ? ifNil : c.test(x ?? 0) }
-                }
-                switch c {
-                case .less(let k): run(.less(k))
-                case .lessOrEqual(let k): run(.lessOrEqual(k))
-                case .greater(let k): run(.greater(k))
-                case .greaterOrEqual(let k): run(.greaterOrEqual(k))
-                case .between(let lo, let hi): run(.between(lo, hi))
-                }
-            })))
+        KeyReader(
+            .double(
+                read,
+                Checks(
+                    check: { root, c in read(root).map { c.test($0) } },
+                    refine: { base, selection, c, ifNil, keep in
+                        @inline(__always) func run(_ c: DoubleCondition) {
+                            selection.refine(base, keep: keep) {
+                                let x = read($0)
+                                return x == nil ? ifNil : c.test(x ?? 0)
+                            }
+                        }
+                        switch c {
+                        case .less(let k): run(.less(k))
+                        case .lessOrEqual(let k): run(.lessOrEqual(k))
+                        case .greater(let k): run(.greater(k))
+                        case .greaterOrEqual(let k): run(.greaterOrEqual(k))
+                        case .between(let lo, let hi): run(.between(lo, hi))
+                        }
+                    })))
     }
 
     /// A string key (nil reads as nil).
     @inlinable
     public static func string(_ read: @escaping @Sendable (Root) -> String?) -> KeyReader {
-        KeyReader(.string(read, Checks(
-            check: { root, c in read(root).map { c.test($0) } },
-            refine: { base, selection, c, ifNil, keep in
-                @inline(__always) func run(_ c: StringCondition) {
-                    selection.refine(base, keep: keep) { read($0).map { c.test($0) } ?? ifNil }
-                }
-                switch c {
-                case .equal(let k): run(.equal(k))
-                case .notEqual(let k): run(.notEqual(k))
-                case .member: run(c)
-                }
-            })))
+        KeyReader(
+            .string(
+                read,
+                Checks(
+                    check: { root, c in read(root).map { c.test($0) } },
+                    refine: { base, selection, c, ifNil, keep in
+                        @inline(__always) func run(_ c: StringCondition) {
+                            selection.refine(base, keep: keep) { read($0).map { c.test($0) } ?? ifNil }
+                        }
+                        switch c {
+                        case .equal(let k): run(.equal(k))
+                        case .notEqual(let k): run(.notEqual(k))
+                        case .member: run(c)
+                        }
+                    })))
     }
 
     /// A date key (nil reads as nil).
@@ -160,20 +185,23 @@ public struct KeyReader<Root>: Sendable {
     /// An array-of-strings key (nil reads as nil); `ANY tags == "x"` tests the strings directly.
     @inlinable
     public static func strings(_ read: @escaping @Sendable (Root) -> [String]?) -> KeyReader {
-        KeyReader(.strings(read, Checks(
-            check: { root, c in read(root).map { c.test($0) } },
-            refine: { base, selection, c, ifNil, keep in
-                @inline(__always) func run(_ c: QuantifiedStringCondition) {
-                    selection.refine(base, keep: keep) { read($0).map { c.test($0) } ?? ifNil }
-                }
-                switch (c.element, c.all) {
-                case (.equal(let k), false): run(QuantifiedStringCondition(.equal(k), all: false))
-                case (.equal(let k), true): run(QuantifiedStringCondition(.equal(k), all: true))
-                case (.notEqual(let k), false): run(QuantifiedStringCondition(.notEqual(k), all: false))
-                case (.notEqual(let k), true): run(QuantifiedStringCondition(.notEqual(k), all: true))
-                case (.member, _): run(c)
-                }
-            })))
+        KeyReader(
+            .strings(
+                read,
+                Checks(
+                    check: { root, c in read(root).map { c.test($0) } },
+                    refine: { base, selection, c, ifNil, keep in
+                        @inline(__always) func run(_ c: QuantifiedStringCondition) {
+                            selection.refine(base, keep: keep) { read($0).map { c.test($0) } ?? ifNil }
+                        }
+                        switch (c.element, c.all) {
+                        case (.equal(let k), false): run(QuantifiedStringCondition(.equal(k), all: false))
+                        case (.equal(let k), true): run(QuantifiedStringCondition(.equal(k), all: true))
+                        case (.notEqual(let k), false): run(QuantifiedStringCondition(.notEqual(k), all: false))
+                        case (.notEqual(let k), true): run(QuantifiedStringCondition(.notEqual(k), all: true))
+                        case (.member, _): run(c)
+                        }
+                    })))
     }
 
     /// The value for `root`, as ``KeyValueCoding/value(forKey:)`` answers it.
@@ -199,7 +227,12 @@ public struct KeyReader<Root>: Sendable {
 /// `x op constant` on an integer, for integer constants.
 @usableFromInline
 enum IntegerCondition: Sendable {
-    case equal(Int64), notEqual(Int64), less(Int64), lessOrEqual(Int64), greater(Int64), greaterOrEqual(Int64)
+    case equal(Int64)
+    case notEqual(Int64)
+    case less(Int64)
+    case lessOrEqual(Int64)
+    case greater(Int64)
+    case greaterOrEqual(Int64)
     case between(Int64, Int64)
     case member(Set<Int64>)
 
@@ -223,7 +256,10 @@ enum IntegerCondition: Sendable {
 /// `x op constant` on a double, for constants that are exact, non-NaN doubles.
 @usableFromInline
 enum DoubleCondition: Sendable {
-    case less(Double), lessOrEqual(Double), greater(Double), greaterOrEqual(Double)
+    case less(Double)
+    case lessOrEqual(Double)
+    case greater(Double)
+    case greaterOrEqual(Double)
     case between(Double, Double)
 
     @inlinable @inline(__always)
@@ -248,7 +284,8 @@ struct BoolCondition: Sendable {
 /// `s == k`, `s != k` or `s IN {…}` on a string, without options.
 @usableFromInline
 enum StringCondition: Sendable {
-    case equal(String), notEqual(String)
+    case equal(String)
+    case notEqual(String)
     case member(Set<String>)
 
     @inlinable @inline(__always)

@@ -56,7 +56,9 @@ extension KeyValueCoding {
 
     /// Reads `key` through ``KeyValueCoding/reader(forKey:)``; a key without a reader throws ``KeyValueCodingError/unknownKey(_:in:)``.
     public func value(forKey key: String) throws -> Value {
-        guard let reader = Self.reader(forKey: key) else { throw KeyValueCodingError.unknownKey(key, in: String(describing: Self.self)) }
+        guard let reader = Self.reader(forKey: key) else {
+            throw KeyValueCodingError.unknownKey(key, in: String(describing: Self.self))
+        }
         return try reader.value(of: self)
     }
 }
@@ -107,24 +109,63 @@ extension Value {
     /// types, `Encodable` types (encoded to a dictionary), and any other struct or class by
     /// reflection of its stored properties.
     public init(any value: Any?) {
-        guard let value else { self = .null; return }
+        guard let value else {
+            self = .null
+            return
+        }
         // The common types first, by exact dynamic type: a cast that matches exactly is cheap,
         // while trying NSNumber first would route every native Int through bridging.
         let t = type(of: value)
-        if t == String.self { self = .string(value as! String); return }
-        if t == Int.self { self = .integer(Int64(value as! Int)); return }
-        if t == Double.self { self = .double(value as! Double); return }
-        if t == Bool.self { self = .bool(value as! Bool); return }
-        if t == Value.self { self = value as! Value; return }
+        if t == String.self {
+            self = .string(value as! String)
+            return
+        }
+        if t == Int.self {
+            self = .integer(Int64(value as! Int))
+            return
+        }
+        if t == Double.self {
+            self = .double(value as! Double)
+            return
+        }
+        if t == Bool.self {
+            self = .bool(value as! Bool)
+            return
+        }
+        if t == Value.self {
+            self = value as! Value
+            return
+        }
         // Collections as JSON and dictionaries hold them, again by exact type: the generic casts
         // below would bridge each one element by element.
-        if t == [String: Any].self { self = .object(value as! [String: Any]); return }
-        if t == [String].self { self = .array((value as! [String]).map { .string($0) }); return }
-        if t == [Any].self { self = .array((value as! [Any]).map { Value(any: $0) }); return }
-        if t == [Int].self { self = .array((value as! [Int]).map { .integer(Int64($0)) }); return }
-        if t == [Double].self { self = .array((value as! [Double]).map { .double($0) }); return }
-        if t == [[String: Any]].self { self = .array((value as! [[String: Any]]).map { .object($0) }); return }
-        if let o = value as? any OptionalProtocol { self = Value(any: o.wrappedAny); return }
+        if t == [String: Any].self {
+            self = .object(value as! [String: Any])
+            return
+        }
+        if t == [String].self {
+            self = .array((value as! [String]).map { .string($0) })
+            return
+        }
+        if t == [Any].self {
+            self = .array((value as! [Any]).map { Value(any: $0) })
+            return
+        }
+        if t == [Int].self {
+            self = .array((value as! [Int]).map { .integer(Int64($0)) })
+            return
+        }
+        if t == [Double].self {
+            self = .array((value as! [Double]).map { .double($0) })
+            return
+        }
+        if t == [[String: Any]].self {
+            self = .array((value as! [[String: Any]]).map { .object($0) })
+            return
+        }
+        if let o = value as? any OptionalProtocol {
+            self = Value(any: o.wrappedAny)
+            return
+        }
         switch value {
         case is NSNull:
             self = .null
@@ -174,7 +215,10 @@ extension Value {
     /// An NSNumber by its stored type: booleans, integers (unsigned ones beyond Int64 as
     /// doubles) and doubles.
     init(number n: NSNumber) {
-        if ObjectIdentifier(type(of: n)) == nsBooleanType { self = .bool(n.boolValue); return }
+        if ObjectIdentifier(type(of: n)) == nsBooleanType {
+            self = .bool(n.boolValue)
+            return
+        }
         switch UInt8(bitPattern: n.objCType.pointee) {
         case UInt8(ascii: "f"), UInt8(ascii: "d"): self = .double(n.doubleValue)
         case UInt8(ascii: "Q"), UInt8(ascii: "L"):

@@ -14,9 +14,12 @@ enum PatternMatcher {
     case like(LikePattern)
     case regex(RegexPattern)
 
-    static func compile(_ op: ComparisonOperator, _ pattern: String, _ options: TextOptions) throws(EvaluationErrorKind) -> PatternMatcher {
+    static func compile(_ op: ComparisonOperator, _ pattern: String, _ options: TextOptions) throws(EvaluationErrorKind)
+        -> PatternMatcher
+    {
         do {
-            return op == .like ? .like(try LikePattern(pattern, options)) : .regex(try RegexPattern.compile(pattern, options))
+            return op == .like
+                ? .like(try LikePattern(pattern, options)) : .regex(try RegexPattern.compile(pattern, options))
         } catch {
             throw EvaluationErrorKind(error)
         }
@@ -75,7 +78,9 @@ struct PrimitiveComparison: Sendable {
     }
 
     /// `<`-style operators: nil on one side is false, on both sides `bothNil`.
-    func ordered(_ l: Value, _ r: Value, bothNil: Bool = false, _ accept: (Int) -> Bool) throws(EvaluationErrorKind) -> Bool {
+    func ordered(_ l: Value, _ r: Value, bothNil: Bool = false, _ accept: (Int) -> Bool) throws(EvaluationErrorKind)
+        -> Bool
+    {
         switch (l.isNull, r.isNull) {
         case (true, true): return bothNil
         case (true, false), (false, true): return false
@@ -106,7 +111,9 @@ struct PrimitiveComparison: Sendable {
         if collection.isNull || value.isNull { return false }
         switch collection {
         case .string(let s):
-            guard case .string(let needle) = value else { throw .notAString(operation: op.symbol, value: value.description) }
+            guard case .string(let needle) = value else {
+                throw .notAString(operation: op.symbol, value: value.description)
+            }
             return textContains(s, needle, options)
         case .array(let a), .set(let a):
             return a.contains { $0.isEqual(to: value) }

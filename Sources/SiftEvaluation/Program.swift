@@ -34,10 +34,13 @@ enum Step<Root>: Sendable {
 
     /// Keeps in `selection` the objects of `base` for which the step's answer is `keep`.
     @inlinable
-    func refine(_ base: UnsafePointer<Root>, _ selection: inout Selection, keep: Bool,
-                _ scope: inout Scope) throws(EvaluationError) {
+    func refine(
+        _ base: UnsafePointer<Root>, _ selection: inout Selection, keep: Bool,
+        _ scope: inout Scope
+    ) throws(EvaluationError) {
         switch self {
-        case .closure(let test): try selection.refine(base, keep: keep) { root throws(EvaluationError) in try test(&root, &scope) }
+        case .closure(let test):
+            try selection.refine(base, keep: keep) { root throws(EvaluationError) in try test(&root, &scope) }
         case .integer(let t, let c, let ifNil): t.refine(base, &selection, c, ifNil, keep)
         case .double(let t, let c, let ifNil): t.refine(base, &selection, c, ifNil, keep)
         case .bool(let t, let c, let ifNil): t.refine(base, &selection, c, ifNil, keep)
@@ -80,7 +83,8 @@ enum Program<Root>: Sendable {
     /// Narrows `selection`, which must hold every index of a run of objects at `base`, to the
     /// indices of those that match, in ascending order. An error leaves `selection` unspecified.
     @inlinable
-    func select(_ base: UnsafePointer<Root>, _ selection: inout Selection, _ scope: inout Scope) throws(EvaluationError) {
+    func select(_ base: UnsafePointer<Root>, _ selection: inout Selection, _ scope: inout Scope) throws(EvaluationError)
+    {
         switch self {
         case .single(let step):
             try step.refine(base, &selection, keep: true, &scope)
@@ -132,8 +136,10 @@ struct Selection {
     /// `answer` from a slot of this thread's (`lend(_:into:)`). The index is written before it is
     /// known to stay, and the output position advanced by 0 or 1, so the loop has no branch of its own.
     @inlinable @inline(__always)
-    mutating func refine<Root, E: Error>(_ base: UnsafePointer<Root>, keep: Bool,
-                                         _ answer: (inout Root) throws(E) -> Bool) throws(E) {
+    mutating func refine<Root, E: Error>(
+        _ base: UnsafePointer<Root>, keep: Bool,
+        _ answer: (inout Root) throws(E) -> Bool
+    ) throws(E) {
         try withLendingSlot(for: Root.self) { (slot) throws(E) in
             var kept = 0
             if isAll {
@@ -160,9 +166,13 @@ struct Selection {
     mutating func complement(upTo all: Int) {
         materialize()
         let out = indices + all
-        var n = 0, k = 0
+        var n = 0
+        var k = 0
         for i in 0..<all {
-            if k < count, Int(indices[k]) == i { k += 1; continue }
+            if k < count, Int(indices[k]) == i {
+                k += 1
+                continue
+            }
             out[n] = Int32(truncatingIfNeeded: i)
             n += 1
         }
@@ -185,8 +195,10 @@ func lend<Root>(_ source: UnsafePointer<Root>, into slot: UnsafeMutablePointer<R
 /// Runs `body` with a slot for `lend(_:into:)` on this thread's stack; the slot is never
 /// initialized or deinitialized, only lent into.
 @inlinable @inline(__always)
-func withLendingSlot<Root, R, E: Error>(for type: Root.Type,
-                                        _ body: (UnsafeMutablePointer<Root>) throws(E) -> R) throws(E) -> R {
+func withLendingSlot<Root, R, E: Error>(
+    for type: Root.Type,
+    _ body: (UnsafeMutablePointer<Root>) throws(E) -> R
+) throws(E) -> R {
     try withUnsafeTemporaryAllocation(of: Root.self, capacity: 1) { (slot) throws(E) -> R in
         try body(slot.baseAddress.unsafelyUnwrapped)
     }

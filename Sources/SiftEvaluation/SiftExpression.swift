@@ -38,7 +38,8 @@ public struct SiftExpression: Sendable, CustomStringConvertible {
 
     /// The value of the expression with `object` as `SELF` (nil by default) and `variables`
     /// binding `$name`s. Errors are those a predicate using the expression would raise.
-    public func evaluate(with object: Value = .null, variables: [String: Value] = [:]) throws(EvaluationError) -> Value {
+    public func evaluate(with object: Value = .null, variables: [String: Value] = [:]) throws(EvaluationError) -> Value
+    {
         var scope = Scope(variables: variables)
         var root = object
         return try compute(&root, &scope)
@@ -63,7 +64,9 @@ package enum Builtins {
     package static func call(_ selector: String, _ arguments: [Value]) throws(EvaluationErrorKind) -> Value {
         guard let f = BuiltinFunction.all[selector] else { throw .unknownFunction(selector) }
         guard arguments.count == f.arity else {
-            throw .invalidArgument(function: selector, message: "takes \(f.arity) argument\(f.arity == 1 ? "" : "s"), got \(arguments.count)")
+            throw .invalidArgument(
+                function: selector,
+                message: "takes \(f.arity) argument\(f.arity == 1 ? "" : "s"), got \(arguments.count)")
         }
         // The parser turns operator selectors (`add:to:`, `raise:toPower:`) into operators.
         if let op = BinaryOperator.allCases.first(where: { $0.selector == selector }) {
@@ -75,7 +78,9 @@ package enum Builtins {
     /// A collection operator (`@max`, `@sum`, …) applied to `collection`, exactly as a key path does.
     package static func collectionOperator(_ op: String, _ collection: Value) throws(EvaluationErrorKind) -> Value {
         var scope = Scope(variables: [:])
-        do { return try KeyPaths.collectionOperator(op, collection, nil, &scope, SourceRange(0, 0), nil) } catch { throw error.kind }
+        do { return try KeyPaths.collectionOperator(op, collection, nil, &scope, SourceRange(0, 0), nil) } catch {
+            throw error.kind
+        }
     }
 
     /// `lhs op[options] rhs`, exactly as a comparison does: its answer, or the error memory raises.
@@ -83,8 +88,10 @@ package enum Builtins {
     /// ```swift
     /// try Builtins.compare(.string("Ab"), .equal, [.caseInsensitive], .string("aB"))  // true
     /// ```
-    package static func compare(_ lhs: Value, _ op: ComparisonOperator, _ options: ComparisonOptions,
-                               _ rhs: Value) throws(EvaluationErrorKind) -> Bool {
+    package static func compare(
+        _ lhs: Value, _ op: ComparisonOperator, _ options: ComparisonOptions,
+        _ rhs: Value
+    ) throws(EvaluationErrorKind) -> Bool {
         try PrimitiveComparison(op: op, options: TextOptions(options), utis: .standard).evaluate(lhs, rhs)
     }
 

@@ -29,12 +29,15 @@ public struct SiftPredicate: Sendable, CustomStringConvertible {
     private let test: PredicateFn
 
     /// Parses `format`, substituting `arguments` for `%@`, `%K`, `%d`… left to right, and compiles it.
-    public init(_ format: String, _ arguments: Any?..., options: EvaluationOptions = EvaluationOptions()) throws(SyntaxError) {
+    public init(_ format: String, _ arguments: Any?..., options: EvaluationOptions = EvaluationOptions())
+        throws(SyntaxError)
+    {
         try self.init(format: format, arguments: arguments, options: options)
     }
 
     /// Parses `format` with an argument array and compiles it.
-    public init(format: String, arguments: [Any?], options: EvaluationOptions = EvaluationOptions()) throws(SyntaxError) {
+    public init(format: String, arguments: [Any?], options: EvaluationOptions = EvaluationOptions()) throws(SyntaxError)
+    {
         let syntax = try PredicateSyntax.parse(format, arguments: arguments)
         self.init(syntax, source: format, options: options)
     }
@@ -57,7 +60,9 @@ public struct SiftPredicate: Sendable, CustomStringConvertible {
     }
 
     /// Evaluates the predicate against a type that answers keys itself (no conversion needed).
-    public func evaluate(with object: some KeyValueCoding, variables: [String: Value] = [:]) throws(EvaluationError) -> Bool {
+    public func evaluate(with object: some KeyValueCoding, variables: [String: Value] = [:]) throws(EvaluationError)
+        -> Bool
+    {
         try evaluate(with: .object(object), variables: variables)
     }
 
@@ -126,7 +131,8 @@ public struct CompiledPredicate<Root: KeyValueCoding>: Sendable, CustomStringCon
     /// let adults = try SiftPredicate("age >= 18").compiled(for: Person.self).count(in: people)
     /// ```
     @inlinable
-    public func count<C: Sequence>(in objects: C, variables: [String: Value] = [:]) throws(EvaluationError) -> Int where C.Element == Root {
+    public func count<C: Sequence>(in objects: C, variables: [String: Value] = [:]) throws(EvaluationError) -> Int
+    where C.Element == Root {
         var n = 0
         try forEachMatch(in: objects, variables: variables) { _ in n += 1 }
         return n
@@ -134,7 +140,8 @@ public struct CompiledPredicate<Root: KeyValueCoding>: Sendable, CustomStringCon
 
     /// The elements of `objects` that match, in order.
     @inlinable
-    public func filter<C: Sequence>(_ objects: C, variables: [String: Value] = [:]) throws(EvaluationError) -> [Root] where C.Element == Root {
+    public func filter<C: Sequence>(_ objects: C, variables: [String: Value] = [:]) throws(EvaluationError) -> [Root]
+    where C.Element == Root {
         var out: [Root] = []
         try forEachMatch(in: objects, variables: variables) { out.append($0) }
         return out
@@ -147,8 +154,10 @@ public struct CompiledPredicate<Root: KeyValueCoding>: Sendable, CustomStringCon
     /// Inlinable so that it is specialised for the element type where it is called: generic code
     /// would copy every element (retaining its references) to pass it on.
     @inlinable
-    func forEachMatch<C: Sequence>(in objects: C, variables: [String: Value],
-                                   _ body: (inout Root) -> Void) throws(EvaluationError) where C.Element == Root {
+    func forEachMatch<C: Sequence>(
+        in objects: C, variables: [String: Value],
+        _ body: (inout Root) -> Void
+    ) throws(EvaluationError) where C.Element == Root {
         let program = self.program
         let done: Result<Void, EvaluationError>? = objects.withContiguousStorageIfAvailable { buffer in
             guard let base = buffer.baseAddress else { return .success(()) }
@@ -172,8 +181,10 @@ public struct CompiledPredicate<Root: KeyValueCoding>: Sendable, CustomStringCon
 
     /// `forEachMatch` over `count` objects at `base`, a run of objects at a time (`Program.select`).
     @inlinable
-    static func forEachMatch(_ program: Program<Root>, in base: UnsafePointer<Root>, count: Int,
-                             variables: [String: Value], _ body: (inout Root) -> Void) throws(EvaluationError) {
+    static func forEachMatch(
+        _ program: Program<Root>, in base: UnsafePointer<Root>, count: Int,
+        variables: [String: Value], _ body: (inout Root) -> Void
+    ) throws(EvaluationError) {
         let indices = UnsafeMutablePointer<Int32>.allocate(capacity: 2 * runLength)
         defer { indices.deallocate() }
         // Where objects are lent to the compiled code and to `body` (see `lend(_:into:)`).
@@ -215,7 +226,8 @@ extension Sequence {
     /// let people: [[String: Any]] = [["name": "Ann", "age": 41], ["name": "Bo", "age": 7]]
     /// try people.filter(SiftPredicate("age >= 18"))   // [["name": "Ann", "age": 41]]
     /// ```
-    public func filter(_ predicate: SiftPredicate, variables: [String: Any] = [:]) throws(EvaluationError) -> [Element] {
+    public func filter(_ predicate: SiftPredicate, variables: [String: Any] = [:]) throws(EvaluationError) -> [Element]
+    {
         let bound = variables.mapValues { Value(any: $0) }
         var out: [Element] = []
         for element in self where try predicate.evaluate(with: Value(any: element), variables: bound) {
@@ -225,7 +237,9 @@ extension Sequence {
     }
 
     /// Same as `filter(_:variables:)`, under Foundation's name.
-    public func filtered(using predicate: SiftPredicate, variables: [String: Any] = [:]) throws(EvaluationError) -> [Element] {
+    public func filtered(using predicate: SiftPredicate, variables: [String: Any] = [:]) throws(EvaluationError)
+        -> [Element]
+    {
         try filter(predicate, variables: variables)
     }
 }
@@ -233,13 +247,16 @@ extension Sequence {
 /// Filtering sequences of ``KeyValueCoding`` elements through a predicate compiled for their type.
 extension Sequence where Element: KeyValueCoding {
     /// The elements for which `predicate` is true; elements answer keys directly.
-    public func filter(_ predicate: SiftPredicate, variables: [String: Any] = [:]) throws(EvaluationError) -> [Element] {
+    public func filter(_ predicate: SiftPredicate, variables: [String: Any] = [:]) throws(EvaluationError) -> [Element]
+    {
         let compiled = predicate.compiled(for: Element.self)
         return try compiled.filter(self, variables: variables.mapValues { Value(any: $0) })
     }
 
     /// Same as `filter(_:variables:)`, under Foundation's name.
-    public func filtered(using predicate: SiftPredicate, variables: [String: Any] = [:]) throws(EvaluationError) -> [Element] {
+    public func filtered(using predicate: SiftPredicate, variables: [String: Any] = [:]) throws(EvaluationError)
+        -> [Element]
+    {
         try filter(predicate, variables: variables)
     }
 }

@@ -12,9 +12,11 @@ import SiftText
 enum TypedLeaf {
     /// A test for `key op constant` (or `ANY key op constant` / `ALL …`), or nil when the reader
     /// is untyped and the general path should be used.
-    static func make<Root>(_ reader: KeyReader<Root>, quantifier: Quantifier?, _ p: PrimitiveComparison,
-                           _ constant: Value, _ general: @escaping ValueTest,
-                           range: SourceRange, lhsRange: SourceRange, source: String?) -> Step<Root>? {
+    static func make<Root>(
+        _ reader: KeyReader<Root>, quantifier: Quantifier?, _ p: PrimitiveComparison,
+        _ constant: Value, _ general: @escaping ValueTest,
+        range: SourceRange, lhsRange: SourceRange, source: String?
+    ) -> Step<Root>? {
         // The general path's answer for a nil value, decided once; nil when it raises.
         let nilAnswer: Bool?
         let nilError: EvaluationError?
@@ -23,7 +25,10 @@ enum TypedLeaf {
             nilAnswer = quantifier == .all
             nilError = nil
         } else {
-            do throws(EvaluationErrorKind) { nilAnswer = try general(.null, constant); nilError = nil } catch {
+            do throws(EvaluationErrorKind) {
+                nilAnswer = try general(.null, constant)
+                nilError = nil
+            } catch {
                 nilAnswer = nil
                 nilError = EvaluationError(error, range: range, source: source)
             }
@@ -32,14 +37,18 @@ enum TypedLeaf {
             if let nilAnswer { return nilAnswer }
             throw nilError!
         }
-        @Sendable func wrap(_ e: EvaluationErrorKind) -> EvaluationError { EvaluationError(e, range: range, source: source) }
+        @Sendable func wrap(_ e: EvaluationErrorKind) -> EvaluationError {
+            EvaluationError(e, range: range, source: source)
+        }
         let strings = stringCondition(p, constant)
 
         if let quantifier {
             let all = quantifier == .all
             switch reader.storage {
             case .strings(let get, let checks):
-                if let strings, let nilAnswer { return .strings(checks, QuantifiedStringCondition(strings, all: all), ifNil: nilAnswer) }
+                if let strings, let nilAnswer {
+                    return .strings(checks, QuantifiedStringCondition(strings, all: all), ifNil: nilAnswer)
+                }
                 let t = elementTest(p, constant, general)
                 return .closure { root, _ throws(EvaluationError) in
                     guard let xs = get(root) else { return try onNil() }
@@ -57,10 +66,14 @@ enum TypedLeaf {
                     case .null: return try onNil()
                     case .array(let e), .set(let e): elements = e
                     default:
-                        throw EvaluationError(.notACollection(operation: all ? "ALL" : "ANY", value: value.description), range: lhsRange, source: source)
+                        throw EvaluationError(
+                            .notACollection(operation: all ? "ALL" : "ANY", value: value.description), range: lhsRange,
+                            source: source)
                     }
                     do throws(EvaluationErrorKind) {
-                        return try quantify(elements, all: all) { e throws(EvaluationErrorKind) in try general(e, constant) }
+                        return try quantify(elements, all: all) { e throws(EvaluationErrorKind) in
+                            try general(e, constant)
+                        }
                     } catch { throw wrap(error) }
                 }
             default:
@@ -108,7 +121,8 @@ enum TypedLeaf {
             // Values of unknown type: the exact Swift types a condition tests are tested in place
             // (a metadata comparison, then a cast that cannot fail); any other value, NSNumber
             // included, is converted and tested as the general path does.
-            let integers = integerCondition(p, constant), doubles = doubleCondition(p, constant)
+            let integers = integerCondition(p, constant)
+            let doubles = doubleCondition(p, constant)
             let bools = boolCondition(p, constant)
             return .closure { root, _ throws(EvaluationError) in
                 guard let v = get(root) else { return try onNil() }
@@ -117,13 +131,17 @@ enum TypedLeaf {
                 if t == String.self, let strings { return strings.test(v as! String) }
                 if t == Double.self, let doubles { return doubles.test(v as! Double) }
                 if t == Bool.self, let bools { return (v as! Bool) ? bools.ifTrue : bools.ifFalse }
-                do throws(EvaluationErrorKind) { return try general(Value(any: v), constant) } catch { throw wrap(error) }
+                do throws(EvaluationErrorKind) { return try general(Value(any: v), constant) } catch {
+                    throw wrap(error)
+                }
             }
         }
     }
 
     /// The test of one string against the constant, as the general path answers it.
-    private static func elementTest(_ p: PrimitiveComparison, _ constant: Value, _ general: @escaping ValueTest) -> @Sendable (String) throws(EvaluationErrorKind) -> Bool {
+    private static func elementTest(_ p: PrimitiveComparison, _ constant: Value, _ general: @escaping ValueTest)
+        -> @Sendable (String) throws(EvaluationErrorKind) -> Bool
+    {
         if let c = stringCondition(p, constant) { return { c.test($0) } }
         return { s throws(EvaluationErrorKind) in try general(.string(s), constant) }
     }
@@ -153,7 +171,9 @@ enum TypedLeaf {
             return .between(min(a, b), max(a, b))
         case (.in, .array(let elements)), (.in, .set(let elements)):
             // Numbers equal integers by numeric value (1.0 and true hash as 1); nothing else does.
-            return hashKeys(elements).map { keys in .member(Set(keys.compactMap { if case .integer(let i) = $0 { i } else { nil } })) }
+            return hashKeys(elements).map { keys in
+                .member(Set(keys.compactMap { if case .integer(let i) = $0 { i } else { nil } }))
+            }
         default:
             return nil
         }
@@ -175,7 +195,8 @@ enum TypedLeaf {
         case .greaterThanOrEqual: return exact(constant).map { .greaterOrEqual($0) }
         case .between:
             guard case .array(let bounds) = constant, bounds.count == 2,
-                  let a = exact(bounds[0]), let b = exact(bounds[1]) else { return nil }
+                let a = exact(bounds[0]), let b = exact(bounds[1])
+            else { return nil }
             return .between(min(a, b), max(a, b))
         default: return nil
         }
@@ -185,8 +206,9 @@ enum TypedLeaf {
     static func boolCondition(_ p: PrimitiveComparison, _ constant: Value) -> BoolCondition? {
         guard p.op == .equal || p.op == .notEqual, let k = constant.number else { return nil }
         let expect = p.op == .equal
-        return BoolCondition(ifTrue: (compareNumbers(.integer(1), k) == 0) == expect,
-                             ifFalse: (compareNumbers(.integer(0), k) == 0) == expect)
+        return BoolCondition(
+            ifTrue: (compareNumbers(.integer(1), k) == 0) == expect,
+            ifFalse: (compareNumbers(.integer(0), k) == 0) == expect)
     }
 
     /// `s == k`, `s != k` without options, and `s IN {…}` (membership ignores options).
@@ -198,7 +220,9 @@ enum TypedLeaf {
             return .notEqual(k)
         case (.in, .array(let elements)), (.in, .set(let elements)):
             // A string equals only strings.
-            return hashKeys(elements).map { keys in .member(Set(keys.compactMap { if case .string(let s) = $0 { s } else { nil } })) }
+            return hashKeys(elements).map { keys in
+                .member(Set(keys.compactMap { if case .string(let s) = $0 { s } else { nil } }))
+            }
         default:
             return nil
         }

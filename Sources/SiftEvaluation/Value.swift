@@ -5,8 +5,8 @@
 // and JSON null, NSNull, a missing key and nil are the same `.null`.
 
 import Foundation
-import SiftText
 import SiftSyntax
+import SiftText
 
 /// A value as a predicate sees it.
 ///
@@ -108,11 +108,17 @@ extension Value {
         case .array(let a), .set(let a):
             var out: [LiteralValue] = []
             out.reserveCapacity(a.count)
-            for e in a { guard let l = e.literal else { return nil }; out.append(l) }
+            for e in a {
+                guard let l = e.literal else { return nil }
+                out.append(l)
+            }
             return .array(out)
         case .dictionary(let d):
             var out: [String: LiteralValue] = [:]
-            for (k, v) in d { guard let l = v.literal else { return nil }; out[k] = l }
+            for (k, v) in d {
+                guard let l = v.literal else { return nil }
+                out[k] = l
+            }
             return .dictionary(out)
         case .object: return nil
         }
@@ -160,10 +166,10 @@ extension Value {
 @inline(__always)
 func compareNumbers(_ a: Number, _ b: Number) -> Int {
     switch (a, b) {
-    case let (.integer(x), .integer(y)): return x < y ? -1 : (x == y ? 0 : 1)
-    case let (.double(x), .double(y)): return x < y ? -1 : (x == y ? 0 : (x > y ? 1 : compareNaN(x, y)))
-    case let (.integer(x), .double(y)): return -compareExactly(y, x)
-    case let (.double(x), .integer(y)): return compareExactly(x, y)
+    case (.integer(let x), .integer(let y)): return x < y ? -1 : (x == y ? 0 : 1)
+    case (.double(let x), .double(let y)): return x < y ? -1 : (x == y ? 0 : (x > y ? 1 : compareNaN(x, y)))
+    case (.integer(let x), .double(let y)): return -compareExactly(y, x)
+    case (.double(let x), .integer(let y)): return compareExactly(x, y)
     }
 }
 
@@ -176,7 +182,6 @@ private func compareNaN(_ x: Double, _ y: Double) -> Int {
     }
 }
 
-
 // MARK: - Equality and ordering
 
 extension Value {
@@ -187,24 +192,26 @@ extension Value {
         switch (self, other) {
         case (.null, .null): return true
         case (.null, _), (_, .null): return false
-        case let (.string(a), .string(b)): return a == b
-        case let (.date(a), .date(b)): return a == b
-        case let (.data(a), .data(b)): return a == b
-        case let (.array(a), .array(b)):
+        case (.string(let a), .string(let b)): return a == b
+        case (.date(let a), .date(let b)): return a == b
+        case (.data(let a), .data(let b)): return a == b
+        case (.array(let a), .array(let b)):
             return a.count == b.count && zip(a, b).allSatisfy { $0.isEqual(to: $1) }
-        case let (.set(a), .set(b)):
+        case (.set(let a), .set(let b)):
             return a.count == b.count && a.allSatisfy { x in b.contains { x.isEqual(to: $0) } }
-        case let (.dictionary(a), .dictionary(b)):
+        case (.dictionary(let a), .dictionary(let b)):
             return a.count == b.count && a.allSatisfy { k, v in b[k].map { v.isEqual(to: $0) } ?? false }
-        case let (.object(a), .object(b)):
+        case (.object(let a), .object(let b)):
             // Objects are equal when they are the same instance, or when both can list their
             // contents (dictionaries) and those are equal.
             if type(of: a) is AnyClass, type(of: b) is AnyClass, (a as AnyObject) === (b as AnyObject) { return true }
-            if let x = a.dictionaryValue, let y = b.dictionaryValue { return Value.dictionary(x).isEqual(to: .dictionary(y)) }
+            if let x = a.dictionaryValue, let y = b.dictionaryValue {
+                return Value.dictionary(x).isEqual(to: .dictionary(y))
+            }
             return false
-        case let (.object(a), .dictionary(_)):
+        case (.object(let a), .dictionary(_)):
             return a.dictionaryValue.map { Value.dictionary($0).isEqual(to: other) } ?? false
-        case let (.dictionary(_), .object(b)):
+        case (.dictionary(_), .object(let b)):
             return b.dictionaryValue.map { self.isEqual(to: .dictionary($0)) } ?? false
         default:
             if let x = number, let y = other.number { return compareNumbers(x, y) == 0 }
@@ -217,9 +224,9 @@ extension Value {
     /// dates with dates, data byte-wise.
     public func order(comparedTo other: Value) -> Int? {
         switch (self, other) {
-        case let (.string(a), .string(b)): return a == b ? 0 : (a < b ? -1 : 1)
-        case let (.date(a), .date(b)): return a == b ? 0 : (a < b ? -1 : 1)
-        case let (.data(a), .data(b)):
+        case (.string(let a), .string(let b)): return a == b ? 0 : (a < b ? -1 : 1)
+        case (.date(let a), .date(let b)): return a == b ? 0 : (a < b ? -1 : 1)
+        case (.data(let a), .data(let b)):
             return a.lexicographicallyPrecedes(b) ? -1 : (a == b ? 0 : 1)
         default:
             if let x = number, let y = other.number { return compareNumbers(x, y) }

@@ -33,7 +33,12 @@ public enum ValueEncoder {
 
 /// A mutable slot the containers write into; turned into a `Value` once encoding finishes.
 private final class EncodingNode {
-    enum Content { case empty, single(Value), keyed([String: EncodingNode]), unkeyed([EncodingNode]) }
+    enum Content {
+        case empty
+        case single(Value)
+        case keyed([String: EncodingNode])
+        case unkeyed([EncodingNode])
+    }
     var content: Content = .empty
 
     var value: Value {
@@ -64,7 +69,10 @@ private struct EncoderState: Encoder {
     func singleValueContainer() -> any SingleValueEncodingContainer { SingleContainer(state: self) }
 
     func encodeValue(_ value: some Encodable) throws {
-        if let v = ValueEncoder.direct(value) { node.content = .single(v); return }
+        if let v = ValueEncoder.direct(value) {
+            node.content = .single(v)
+            return
+        }
         try value.encode(to: self)
     }
 }
@@ -92,7 +100,9 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         EncoderState(node: child(key), codingPath: codingPath + [key]).unkeyedContainer()
     }
     mutating func superEncoder() -> any Encoder { EncoderState(node: node, codingPath: codingPath) }
-    mutating func superEncoder(forKey key: Key) -> any Encoder { EncoderState(node: child(key), codingPath: codingPath + [key]) }
+    mutating func superEncoder(forKey key: Key) -> any Encoder {
+        EncoderState(node: child(key), codingPath: codingPath + [key])
+    }
 }
 
 private struct IndexKey: CodingKey {

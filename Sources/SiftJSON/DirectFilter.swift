@@ -45,8 +45,10 @@ final class DirectFilter: Sendable {
         /// compared where it is written (DirectTextTest.swift).
         let text: TextTest?
 
-        init(member: Int, rest: [[UInt8]], restNames: [String], test: SiftPredicate, integer: IntegerTest?,
-             quantifier: Quantifier?, text: TextTest?) {
+        init(
+            member: Int, rest: [[UInt8]], restNames: [String], test: SiftPredicate, integer: IntegerTest?,
+            quantifier: Quantifier?, text: TextTest?
+        ) {
             self.member = member
             self.rest = rest
             self.restNames = restNames
@@ -109,32 +111,47 @@ final class DirectFilter: Sendable {
             case .constant(let value): return .constant(value)
             case .and(let operands):
                 var nodes: [Node] = []
-                for o in operands { guard let n = node(o) else { return nil }; nodes.append(n) }
+                for o in operands {
+                    guard let n = node(o) else { return nil }
+                    nodes.append(n)
+                }
                 return .and(nodes)
             case .or(let operands):
                 var nodes: [Node] = []
-                for o in operands { guard let n = node(o) else { return nil }; nodes.append(n) }
+                for o in operands {
+                    guard let n = node(o) else { return nil }
+                    nodes.append(n)
+                }
                 return .or(nodes)
             case .not(let operand):
                 return node(operand).map { .not($0) }
             case .comparison(let quantifier, let lhs, let op, let options, let rhs):
                 // A plain key path on the left, something that does not read the record on the right.
                 guard case .keyPath(nil, let components) = lhs.kind, let first = components.first,
-                      !components.contains(where: { $0.hasPrefix("@") || KeyPathComponent.isCollectionOperator($0) })
+                    !components.contains(where: { $0.hasPrefix("@") || KeyPathComponent.isCollectionOperator($0) })
                 else { return nil }
                 switch rhs.kind {
                 case .constant, .variable: break
                 default: return nil
                 }
                 let member: Int
-                if let n = names.firstIndex(of: first) { member = n } else { member = names.count; names.append(first) }
-                let comparison = PredicateSyntax(.comparison(quantifier: quantifier, lhs: ExpressionSyntax(.evaluatedObject, range: lhs.range),
-                                                             operator: op, options: options, rhs: rhs), range: p.range)
+                if let n = names.firstIndex(of: first) {
+                    member = n
+                } else {
+                    member = names.count
+                    names.append(first)
+                }
+                let comparison = PredicateSyntax(
+                    .comparison(
+                        quantifier: quantifier, lhs: ExpressionSyntax(.evaluatedObject, range: lhs.range),
+                        operator: op, options: options, rhs: rhs), range: p.range)
                 let rest = Array(components.dropFirst())
-                leaves.append(Leaf(member: member, rest: rest.map { Array($0.utf8) }, restNames: rest,
-                                   test: SiftPredicate(comparison, source: predicate.source, options: predicate.options),
-                                   integer: IntegerTest(op, options, rhs), quantifier: quantifier,
-                                   text: TextTest(op, options, rhs)))
+                leaves.append(
+                    Leaf(
+                        member: member, rest: rest.map { Array($0.utf8) }, restNames: rest,
+                        test: SiftPredicate(comparison, source: predicate.source, options: predicate.options),
+                        integer: IntegerTest(op, options, rhs), quantifier: quantifier,
+                        text: TextTest(op, options, rhs)))
                 return .leaf(leaves.count - 1)
             }
         }
@@ -159,7 +176,10 @@ final class DirectFilter: Sendable {
         }
         s.i += 1
         s.skipSpace()
-        if s.i < s.count, s.base[s.i] == UInt8(ascii: "}") { s.i += 1; return true }
+        if s.i < s.count, s.base[s.i] == UInt8(ascii: "}") {
+            s.i += 1
+            return true
+        }
         var plain = true
         var first = true
         while true {
@@ -171,8 +191,14 @@ final class DirectFilter: Sendable {
             try s.skipElement(depth: depth + 1)
             s.skipSpace()
             guard s.i < s.count else { throw s.expectedSeparator("}") }
-            if s.base[s.i] == UInt8(ascii: ",") { s.i += 1; continue }
-            if s.base[s.i] == UInt8(ascii: "}") { s.i += 1; return plain }
+            if s.base[s.i] == UInt8(ascii: ",") {
+                s.i += 1
+                continue
+            }
+            if s.base[s.i] == UInt8(ascii: "}") {
+                s.i += 1
+                return plain
+            }
             throw s.expectedSeparator("}")
         }
     }
@@ -186,8 +212,10 @@ final class DirectFilter: Sendable {
     /// decide. `s` is any scanner over the input. When `timed` (for --stats), the time spent
     /// reading key paths from the bytes is added to `pathTime`: it is reading, not evaluating.
     /// (The clock is only read then; an optional clock cost more than the paths themselves.)
-    func evaluate(_ s: JSONScanner, depth: Int, offsets: [Int], variables: [String: Value],
-                  timed: Bool = false, pathTime: inout Duration) -> Bool? {
+    func evaluate(
+        _ s: JSONScanner, depth: Int, offsets: [Int], variables: [String: Value],
+        timed: Bool = false, pathTime: inout Duration
+    ) -> Bool? {
         let clock = ContinuousClock()
         func run(_ node: Node) -> Bool? {
             switch node {
@@ -218,8 +246,15 @@ final class DirectFilter: Sendable {
                     t.i = at
                     var answer: Bool?
                     if let integer = leaf.integer { answer = t.integerAnswer(integer, leaf) }
-                    if answer == nil, let text = leaf.text { t.i = at; answer = t.textAnswer(text, leaf) }
-                    if timed { let now = clock.now; pathTime += now - mark; mark = now }
+                    if answer == nil, let text = leaf.text {
+                        t.i = at
+                        answer = t.textAnswer(text, leaf)
+                    }
+                    if timed {
+                        let now = clock.now
+                        pathTime += now - mark
+                        mark = now
+                    }
                     if let answer { return answer }
                 }
                 let value: Value
@@ -233,7 +268,9 @@ final class DirectFilter: Sendable {
                     value = v
                 }
                 if timed { pathTime += clock.now - mark }
-                do throws(EvaluationError) { return try leaf.test.evaluate(with: value, variables: variables) } catch { return nil }
+                do throws(EvaluationError) { return try leaf.test.evaluate(with: value, variables: variables) } catch {
+                    return nil
+                }
             }
         }
         return run(tree)
@@ -245,7 +282,8 @@ extension JSONScanner {
     @inline(__always)
     func isKey(_ key: (start: Int, end: Int, escaped: Bool), _ name: StaticString) -> Bool {
         if key.escaped { return stringContent(key.start, key.end, escaped: true) == name.description }
-        return key.end - key.start == name.utf8CodeUnitCount && memcmp(base + key.start, name.utf8Start, name.utf8CodeUnitCount) == 0
+        return key.end - key.start == name.utf8CodeUnitCount
+            && memcmp(base + key.start, name.utf8Start, name.utf8CodeUnitCount) == 0
     }
 
     /// The index of a member's key among `names` (given also as bytes), or nil.
@@ -346,7 +384,8 @@ extension JSONScanner {
             if k.escaped {
                 if s.stringContent(k.start, k.end, escaped: true) == name { found = s.i }
             } else if k.end - k.start == key.count,
-                      key.withUnsafeBufferPointer({ memcmp(s.base + k.start, $0.baseAddress!, key.count) == 0 }) {
+                key.withUnsafeBufferPointer({ memcmp(s.base + k.start, $0.baseAddress!, key.count) == 0 })
+            {
                 found = s.i
             }
             guard (try? s.skipElement(depth: 0)) != nil else { return nil }
@@ -362,7 +401,8 @@ extension JSONScanner {
         var s = self
         let c = s.base[s.i]
         guard c == UInt8(ascii: "-") || c &- 0x30 < 10, let (start, isInteger) = try? s.scanNumber(), isInteger,
-              case .integer(let n) = s.numberValue(start, isInteger: true) else { return nil }
+            case .integer(let n) = s.numberValue(start, isInteger: true)
+        else { return nil }
         return n
     }
 

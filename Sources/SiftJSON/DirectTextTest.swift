@@ -134,7 +134,8 @@ extension JSONScanner {
         case UInt8(ascii: "\""):
             var t = self
             guard let escaped = try? t.scanString() else { return nil }
-            let start = i + 1, count = t.i - 1 - start
+            let start = i + 1
+            let count = t.i - 1 - start
             if !escaped, Self.isASCII(base + start, count) { return test(ascii: base + start, count) }
             return test(stringContent(start, start + count, escaped: escaped))
         case UInt8(ascii: "n"):

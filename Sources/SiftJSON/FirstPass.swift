@@ -14,7 +14,7 @@ import SiftEvaluation
 import SiftSyntax
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 struct FirstPass {
@@ -38,15 +38,19 @@ struct FirstPass {
     static let parallelThreshold = 4 << 20
 
     /// The first pass over all of `input`.
-    static func run(_ input: MappedInput, compiled: SiftPredicate, variables: [String: Value], projection: Projection,
-                    timed: Bool, progress: inout some RecordFilterProgress) -> FirstPass {
+    static func run(
+        _ input: MappedInput, compiled: SiftPredicate, variables: [String: Value], projection: Projection,
+        timed: Bool, progress: inout some RecordFilterProgress
+    ) -> FirstPass {
         let bytes = input.bytes
         var cursor = RecordCursor(bytes)
         guard !cursor.isArray, bytes.count >= parallelThreshold, ProcessInfo.processInfo.activeProcessorCount >= 2,
-              let boundary = lineBoundary(near: bytes.count / 2, in: bytes) else {
+            let boundary = lineBoundary(near: bytes.count / 2, in: bytes)
+        else {
             var released = 0
-            return scan(&cursor, stopAt: nil, input: input, released: &released, compiled: compiled, variables: variables,
-                        projection: projection, timed: timed, progress: &progress, shared: nil)
+            return scan(
+                &cursor, stopAt: nil, input: input, released: &released, compiled: compiled, variables: variables,
+                projection: projection, timed: timed, progress: &progress, shared: nil)
         }
 
         // The second half on a thread of its own, with the main thread's stack size: records nest
@@ -55,21 +59,24 @@ struct FirstPass {
         let done = DispatchSemaphore(value: 0)
         // The input and its bytes are only read by both threads (and released page by page in
         // disjoint parts), and outlive the thread: the main thread waits for it below.
-        nonisolated(unsafe) let unsafeInput = input, unsafeBytes = bytes
+        nonisolated(unsafe) let unsafeInput = input
+        nonisolated(unsafe) let unsafeBytes = bytes
         let thread = Thread {
             var cursor = RecordCursor(sequenceIn: unsafeBytes, from: boundary)
             var released = boundary
             var quiet = NoProgress()
-            second.result = scan(&cursor, stopAt: nil, input: unsafeInput, released: &released, compiled: compiled,
-                                 variables: variables, projection: projection, timed: timed, progress: &quiet, shared: second)
+            second.result = scan(
+                &cursor, stopAt: nil, input: unsafeInput, released: &released, compiled: compiled,
+                variables: variables, projection: projection, timed: timed, progress: &quiet, shared: second)
             done.signal()
         }
         thread.stackSize = 8 << 20
         thread.start()
 
         var released = 0
-        var first = scan(&cursor, stopAt: boundary, input: input, released: &released, compiled: compiled,
-                         variables: variables, projection: projection, timed: timed, progress: &progress, shared: second)
+        var first = scan(
+            &cursor, stopAt: boundary, input: input, released: &released, compiled: compiled,
+            variables: variables, projection: projection, timed: timed, progress: &progress, shared: second)
         done.wait()
         guard let later = second.result else { preconditionFailure("the second half ended without a result") }
         if first.syntaxError != nil { return first }
@@ -77,8 +84,9 @@ struct FirstPass {
             // The boundary was inside a record (or the input ended before it): read on from where
             // the first half stopped, alone.
             guard first.stoppedAt != nil else { return first }
-            var rest = scan(&cursor, stopAt: nil, input: input, released: &released, compiled: compiled, variables: variables,
-                            projection: projection, timed: timed, progress: &progress, shared: nil, continuing: first)
+            var rest = scan(
+                &cursor, stopAt: nil, input: input, released: &released, compiled: compiled, variables: variables,
+                projection: projection, timed: timed, progress: &progress, shared: nil, continuing: first)
             rest.stoppedAt = nil
             return rest
         }
@@ -101,7 +109,8 @@ struct FirstPass {
     /// with a record after it.
     private static func lineBoundary(near offset: Int, in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
         guard let base = bytes.baseAddress, offset < bytes.count,
-              let nl = memchr(base + offset, 0x0A, bytes.count - offset) else { return nil }
+            let nl = memchr(base + offset, 0x0A, bytes.count - offset)
+        else { return nil }
         var i = base.distance(to: nl.assumingMemoryBound(to: UInt8.self)) + 1
         while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09 { i += 1 }
         return i < bytes.count ? i : nil
@@ -110,9 +119,11 @@ struct FirstPass {
     /// Reads and evaluates the records from `cursor` on until the input ends, a syntax error comes,
     /// or (with `stop`) a record starts at or after `stop`. `continuing` carries the counts of a
     /// pass this one continues.
-    private static func scan(_ cursor: inout RecordCursor, stopAt stop: Int?, input: MappedInput, released: inout Int,
-                             compiled: SiftPredicate, variables: [String: Value], projection: Projection, timed: Bool,
-                             progress: inout some RecordFilterProgress, shared: SecondHalf?, continuing: FirstPass? = nil) -> FirstPass {
+    private static func scan(
+        _ cursor: inout RecordCursor, stopAt stop: Int?, input: MappedInput, released: inout Int,
+        compiled: SiftPredicate, variables: [String: Value], projection: Projection, timed: Bool,
+        progress: inout some RecordFilterProgress, shared: SecondHalf?, continuing: FirstPass? = nil
+    ) -> FirstPass {
         let clock = ContinuousClock()
         // The clock is only read per record for --stats; `began` stands in otherwise.
         let began = clock.now
@@ -128,10 +139,15 @@ struct FirstPass {
         var offsets = [Int](repeating: -1, count: direct?.memberNames.count ?? 0)
         // For --stats: the time the direct form spent after locating the members, split between
         // reading and evaluating as in the records where both were timed.
-        var directTime = Duration.zero, sampledPath = Duration.zero, sampledDirect = Duration.zero
+        var directTime = Duration.zero
+        var sampledPath = Duration.zero
+        var sampledDirect = Duration.zero
         do throws(JSONScanError) {
             while let at = try cursor.next() {
-                if let stop, at >= stop { pass.stoppedAt = at; break }
+                if let stop, at >= stop {
+                    pass.stoppedAt = at
+                    break
+                }
                 seen += 1
                 if seen & 1023 == 0 {
                     input.release(&released, before: at)
@@ -139,8 +155,9 @@ struct FirstPass {
                         shared?.publish(records: seen, matches: pass.matchIndices.count, bytes: at - origin)
                     } else {
                         let other = shared?.published ?? (records: 0, matches: 0)
-                        progress.update(records: seen + other.records, matches: pass.matchIndices.count + other.matches,
-                                        offset: at + (shared?.bytesRead ?? 0))
+                        progress.update(
+                            records: seen + other.records, matches: pass.matchIndices.count + other.matches,
+                            offset: at + (shared?.bytesRead ?? 0))
                     }
                 }
                 guard pass.failure == nil else {
@@ -162,13 +179,17 @@ struct FirstPass {
                         // only: the clock costs as much as a short path.
                         let sampled = timed && seen & 15 == 0
                         var pathTime = Duration.zero
-                        answer = direct.evaluate(cursor.scanner, depth: depth, offsets: offsets, variables: variables,
-                                                 timed: sampled, pathTime: &pathTime)
+                        answer = direct.evaluate(
+                            cursor.scanner, depth: depth, offsets: offsets, variables: variables,
+                            timed: sampled, pathTime: &pathTime)
                         if timed, answer != nil {
                             pass.readTime += located - t0
                             let spent = clock.now - located
                             directTime += spent
-                            if sampled { sampledPath += pathTime; sampledDirect += spent }
+                            if sampled {
+                                sampledPath += pathTime
+                                sampledDirect += spent
+                            }
                         }
                     }
                 }
@@ -184,7 +205,10 @@ struct FirstPass {
                     let record = try scanner.value(depth: depth, projection)
                     cursor.scanner.i = scanner.i
                     var t1 = t0
-                    if timed { t1 = clock.now; pass.readTime += t1 - t0 }
+                    if timed {
+                        t1 = clock.now
+                        pass.readTime += t1 - t0
+                    }
                     do throws(EvaluationError) {
                         matched = try compiled.evaluate(with: record, variables: variables)
                     } catch {
@@ -219,16 +243,20 @@ private final class SecondHalf: @unchecked Sendable {
     private var counts = (records: 0, matches: 0, bytes: 0)
 
     func publish(records: Int, matches: Int, bytes: Int) {
-        lock.lock(); counts = (records, matches, bytes); lock.unlock()
+        lock.lock()
+        counts = (records, matches, bytes)
+        lock.unlock()
     }
 
     var published: (records: Int, matches: Int) {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return (counts.records, counts.matches)
     }
 
     var bytesRead: Int {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return counts.bytes
     }
 }

@@ -72,35 +72,60 @@ extension JSONScanner {
             i += 1
             var members: [(String, JSONValue)] = []
             skipSpace()
-            if i < count, base[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+            if i < count, base[i] == UInt8(ascii: "}") {
+                i += 1
+                return .object(members)
+            }
             while true {
                 let key = try memberKey()
-                members.append((stringContent(key.start, key.end, escaped: key.escaped), try jsonValue(depth: depth + 1)))
+                members.append(
+                    (stringContent(key.start, key.end, escaped: key.escaped), try jsonValue(depth: depth + 1)))
                 skipSpace()
                 guard i < count else { throw expectedSeparator("}") }
-                if base[i] == UInt8(ascii: ",") { i += 1; continue }
-                if base[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+                if base[i] == UInt8(ascii: ",") {
+                    i += 1
+                    continue
+                }
+                if base[i] == UInt8(ascii: "}") {
+                    i += 1
+                    return .object(members)
+                }
                 throw expectedSeparator("}")
             }
         case UInt8(ascii: "["):
             i += 1
             var items: [JSONValue] = []
             skipSpace()
-            if i < count, base[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+            if i < count, base[i] == UInt8(ascii: "]") {
+                i += 1
+                return .array(items)
+            }
             while true {
                 skipSpace()
                 items.append(try jsonValue(depth: depth + 1))
                 skipSpace()
                 guard i < count else { throw expectedSeparator("]") }
-                if base[i] == UInt8(ascii: ",") { i += 1; continue }
-                if base[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+                if base[i] == UInt8(ascii: ",") {
+                    i += 1
+                    continue
+                }
+                if base[i] == UInt8(ascii: "]") {
+                    i += 1
+                    return .array(items)
+                }
                 throw expectedSeparator("]")
             }
         case UInt8(ascii: "\""):
             return .string(try string())
-        case UInt8(ascii: "t"): try word(0x74_72_75_65, 4); return .bool(true)
-        case UInt8(ascii: "f"): try word(0x66_61_6C_73_65, 5); return .bool(false)
-        case UInt8(ascii: "n"): try word(0x6E_75_6C_6C, 4); return .null
+        case UInt8(ascii: "t"):
+            try word(0x74_72_75_65, 4)
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try word(0x66_61_6C_73_65, 5)
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try word(0x6E_75_6C_6C, 4)
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             let (start, isInteger) = try scanNumber()
             switch numberValue(start, isInteger: isInteger) {

@@ -16,11 +16,18 @@ struct JSONScanError: Error {
 
     /// The error with its 1-based line and column in `bytes`, counted as `JSONReader` counts them.
     func located(in bytes: UnsafeBufferPointer<UInt8>) -> JSONError {
-        var line = 1, col = 1, j = 0
+        var line = 1
+        var col = 1
+        var j = 0
         let end = Swift.min(offset, bytes.count)
         while j < end {
             let c = bytes[j]
-            if c == 0x0A { line += 1; col = 1 } else if c & 0xC0 != 0x80 { col += 1 }
+            if c == 0x0A {
+                line += 1
+                col = 1
+            } else if c & 0xC0 != 0x80 {
+                col += 1
+            }
             j += 1
         }
         return JSONError(message: message, line: line, column: col)
@@ -136,7 +143,9 @@ struct JSONScanner {
     func trailing() -> JSONScanError { fail("unexpected '\(char(i))' after the JSON value") }
 
     func expectedSeparator(_ close: Character) -> JSONScanError {
-        i < count ? fail("expected ',' or '\(close)', found '\(char(i))'") : fail("expected ',' or '\(close)', found end of input")
+        i < count
+            ? fail("expected ',' or '\(close)', found '\(char(i))'")
+            : fail("expected ',' or '\(close)', found end of input")
     }
 
     // MARK: Whitespace
@@ -165,27 +174,45 @@ struct JSONScanner {
         case UInt8(ascii: "{"):
             i += 1
             skipSpace()
-            if i < count, base[i] == UInt8(ascii: "}") { i += 1; return }
+            if i < count, base[i] == UInt8(ascii: "}") {
+                i += 1
+                return
+            }
             while true {
                 try memberKey()
                 try skipElement(depth: depth + 1)
                 skipSpace()
                 guard i < count else { throw expectedSeparator("}") }
-                if base[i] == UInt8(ascii: ",") { i += 1; continue }
-                if base[i] == UInt8(ascii: "}") { i += 1; return }
+                if base[i] == UInt8(ascii: ",") {
+                    i += 1
+                    continue
+                }
+                if base[i] == UInt8(ascii: "}") {
+                    i += 1
+                    return
+                }
                 throw expectedSeparator("}")
             }
         case UInt8(ascii: "["):
             i += 1
             skipSpace()
-            if i < count, base[i] == UInt8(ascii: "]") { i += 1; return }
+            if i < count, base[i] == UInt8(ascii: "]") {
+                i += 1
+                return
+            }
             while true {
                 skipSpace()
                 try skipElement(depth: depth + 1)
                 skipSpace()
                 guard i < count else { throw expectedSeparator("]") }
-                if base[i] == UInt8(ascii: ",") { i += 1; continue }
-                if base[i] == UInt8(ascii: "]") { i += 1; return }
+                if base[i] == UInt8(ascii: ",") {
+                    i += 1
+                    continue
+                }
+                if base[i] == UInt8(ascii: "]") {
+                    i += 1
+                    return
+                }
                 throw expectedSeparator("]")
             }
         case UInt8(ascii: "\""):
@@ -204,8 +231,14 @@ struct JSONScanner {
     mutating func skipElement(depth: Int) throws(JSONScanError) {
         if depth < Self.maximumDepth, i < count {
             let c = base[i]
-            if c == UInt8(ascii: "\"") { _ = try scanString(); return }
-            if c &- 0x30 < 10 || c == UInt8(ascii: "-") { _ = try scanNumber(); return }
+            if c == UInt8(ascii: "\"") {
+                _ = try scanString()
+                return
+            }
+            if c &- 0x30 < 10 || c == UInt8(ascii: "-") {
+                _ = try scanNumber()
+                return
+            }
         }
         try skipValue(depth: depth)
     }
@@ -268,14 +301,23 @@ struct JSONScanner {
             while i + 8 <= count {
                 let special = Self.specialBytes(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self))
                 // The lowest flagged byte is exact, so the scan goes straight to it.
-                if special != 0 { i += special.trailingZeroBitCount >> 3; break }
+                if special != 0 {
+                    i += special.trailingZeroBitCount >> 3
+                    break
+                }
                 i += 8
             }
             guard i < count else { throw fail("unterminated string", at: open) }
             let c = base[i]
-            if c == UInt8(ascii: "\"") { i += 1; return escaped }
+            if c == UInt8(ascii: "\"") {
+                i += 1
+                return escaped
+            }
             if c < 0x20 { throw fail("control character in string") }
-            if c != UInt8(ascii: "\\") { i += 1; continue }
+            if c != UInt8(ascii: "\\") {
+                i += 1
+                continue
+            }
             escaped = true
             i += 1
             guard i < count else { throw fail("unterminated string") }
@@ -283,7 +325,7 @@ struct JSONScanner {
             i += 1
             switch e {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
-                 UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
                 continue
             case UInt8(ascii: "u"):
                 _ = try escapedScalar()
@@ -298,8 +340,10 @@ struct JSONScanner {
     /// the lowest flagged byte is always exact.
     @inline(__always)
     static func specialBytes(_ w: UInt64) -> UInt64 {
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        let q = w ^ (ones &* 0x22), b = w ^ (ones &* 0x5C)
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let q = w ^ (ones &* 0x22)
+        let b = w ^ (ones &* 0x5C)
         return (((q &- ones) & ~q) | ((b &- ones) & ~b) | ((w &- ones &* 0x20) & ~w)) & highs
     }
 
@@ -307,7 +351,9 @@ struct JSONScanner {
     private mutating func escapedScalar() throws(JSONScanError) -> Unicode.Scalar {
         var v = try hex4()
         if v >= 0xD800 && v < 0xDC00 {
-            guard i + 1 < count, base[i] == UInt8(ascii: "\\"), base[i + 1] == UInt8(ascii: "u") else { throw fail("unpaired surrogate in string") }
+            guard i + 1 < count, base[i] == UInt8(ascii: "\\"), base[i + 1] == UInt8(ascii: "u") else {
+                throw fail("unpaired surrogate in string")
+            }
             i += 2
             let lo = try hex4()
             guard lo >= 0xDC00 && lo < 0xE000 else { throw fail("unpaired surrogate in string") }
@@ -323,7 +369,13 @@ struct JSONScanner {
             guard i < count else { throw fail("invalid \\u escape") }
             let c = base[i] | 0x20
             let d: UInt32
-            if c >= 0x30 && c <= 0x39 { d = UInt32(c - 0x30) } else if c >= 0x61 && c <= 0x66 { d = UInt32(c - 0x61 + 10) } else { throw fail("invalid \\u escape") }
+            if c >= 0x30 && c <= 0x39 {
+                d = UInt32(c - 0x30)
+            } else if c >= 0x61 && c <= 0x66 {
+                d = UInt32(c - 0x61 + 10)
+            } else {
+                throw fail("invalid \\u escape")
+            }
             v = v * 16 + d
             i += 1
         }
@@ -332,7 +384,9 @@ struct JSONScanner {
 
     /// The content of the string that was scanned between `start` and `end` (quotes excluded).
     func stringContent(_ start: Int, _ end: Int, escaped: Bool) -> String {
-        guard escaped else { return String(decoding: UnsafeBufferPointer(start: base + start, count: end - start), as: UTF8.self) }
+        guard escaped else {
+            return String(decoding: UnsafeBufferPointer(start: base + start, count: end - start), as: UTF8.self)
+        }
         var out: [UInt8] = []
         out.reserveCapacity(end - start)
         var copy = self
@@ -340,7 +394,10 @@ struct JSONScanner {
         while copy.i < end {
             let c = base[copy.i]
             copy.i += 1
-            if c != UInt8(ascii: "\\") { out.append(c); continue }
+            if c != UInt8(ascii: "\\") {
+                out.append(c)
+                continue
+            }
             let e = base[copy.i]
             copy.i += 1
             switch e {
@@ -390,11 +447,13 @@ struct JSONScanner {
         guard digits(&self) else { throw fail("invalid number") }
         var isInteger = true
         if i < count, base[i] == UInt8(ascii: ".") {
-            i += 1; isInteger = false
+            i += 1
+            isInteger = false
             guard digits(&self) else { throw fail("invalid number") }
         }
         if i < count, base[i] | 0x20 == UInt8(ascii: "e") {
-            i += 1; isInteger = false
+            i += 1
+            isInteger = false
             if i < count, base[i] == UInt8(ascii: "+") || base[i] == UInt8(ascii: "-") { i += 1 }
             guard digits(&self) else { throw fail("invalid number") }
         }
@@ -411,12 +470,15 @@ struct JSONScanner {
             while j < i {
                 let (m, o1) = magnitude.multipliedReportingOverflow(by: 10)
                 let (a, o2) = m.addingReportingOverflow(UInt64(base[j] &- 0x30))
-                magnitude = a; overflow = overflow || o1 || o2
+                magnitude = a
+                overflow = overflow || o1 || o2
                 j += 1
             }
             if !overflow {
                 if !negative, magnitude <= UInt64(Int64.max) { return .integer(Int64(magnitude)) }
-                if negative, magnitude <= UInt64(Int64.max) + 1 { return .integer(Int64(truncatingIfNeeded: 0 &- magnitude)) }
+                if negative, magnitude <= UInt64(Int64.max) + 1 {
+                    return .integer(Int64(truncatingIfNeeded: 0 &- magnitude))
+                }
             }
         } else if let d = fastDouble(start, negative: negative) {
             return .double(d)
@@ -432,11 +494,16 @@ struct JSONScanner {
     private func fastDouble(_ start: Int, negative: Bool) -> Double? {
         var j = negative ? start + 1 : start
         var mantissa: UInt64 = 0
-        var digitCount = 0, scale = 0
+        var digitCount = 0
+        var scale = 0
         var seenDot = false
         while j < i {
             let c = base[j]
-            if c == UInt8(ascii: ".") { seenDot = true; j += 1; continue }
+            if c == UInt8(ascii: ".") {
+                seenDot = true
+                j += 1
+                continue
+            }
             if c | 0x20 == UInt8(ascii: "e") { break }
             if mantissa != 0 || c != 0x30 { digitCount += 1 }
             if digitCount > 15 { return nil }
@@ -447,9 +514,18 @@ struct JSONScanner {
         if j < i {
             j += 1
             var sign = 1
-            if base[j] == UInt8(ascii: "-") { sign = -1; j += 1 } else if base[j] == UInt8(ascii: "+") { j += 1 }
+            if base[j] == UInt8(ascii: "-") {
+                sign = -1
+                j += 1
+            } else if base[j] == UInt8(ascii: "+") {
+                j += 1
+            }
             var e = 0
-            while j < i { e = e * 10 + Int(base[j] &- 0x30); if e > 1000 { return nil }; j += 1 }
+            while j < i {
+                e = e * 10 + Int(base[j] &- 0x30)
+                if e > 1000 { return nil }
+                j += 1
+            }
             scale += sign * e
         }
         var d = Double(mantissa)
@@ -485,7 +561,10 @@ extension JSONScanner {
             i += 1
             var members: [String: Value] = [:]
             skipSpace()
-            if i < count, base[i] == UInt8(ascii: "}") { i += 1; return .dictionary(members) }
+            if i < count, base[i] == UInt8(ascii: "}") {
+                i += 1
+                return .dictionary(members)
+            }
             // `{"$date": number}` and nothing else is a date: the first member is kept aside for that.
             var memberCount = 0
             var date: Value?
@@ -516,8 +595,14 @@ extension JSONScanner {
                 }
                 skipSpace()
                 guard i < count else { throw expectedSeparator("}") }
-                if base[i] == UInt8(ascii: ",") { i += 1; continue }
-                if base[i] == UInt8(ascii: "}") { i += 1; break }
+                if base[i] == UInt8(ascii: ",") {
+                    i += 1
+                    continue
+                }
+                if base[i] == UInt8(ascii: "}") {
+                    i += 1
+                    break
+                }
                 throw expectedSeparator("}")
             }
             if memberCount == 1, let date {
@@ -535,21 +620,36 @@ extension JSONScanner {
             i += 1
             var items: [Value] = []
             skipSpace()
-            if i < count, base[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+            if i < count, base[i] == UInt8(ascii: "]") {
+                i += 1
+                return .array(items)
+            }
             while true {
                 skipSpace()
                 items.append(try value(depth: depth + 1, projection))
                 skipSpace()
                 guard i < count else { throw expectedSeparator("]") }
-                if base[i] == UInt8(ascii: ",") { i += 1; continue }
-                if base[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+                if base[i] == UInt8(ascii: ",") {
+                    i += 1
+                    continue
+                }
+                if base[i] == UInt8(ascii: "]") {
+                    i += 1
+                    return .array(items)
+                }
                 throw expectedSeparator("]")
             }
         case UInt8(ascii: "\""):
             return .string(try string())
-        case UInt8(ascii: "t"): try word(0x74_72_75_65, 4); return .bool(true)
-        case UInt8(ascii: "f"): try word(0x66_61_6C_73_65, 5); return .bool(false)
-        case UInt8(ascii: "n"): try word(0x6E_75_6C_6C, 4); return .null
+        case UInt8(ascii: "t"):
+            try word(0x74_72_75_65, 4)
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try word(0x66_61_6C_73_65, 5)
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try word(0x6E_75_6C_6C, 4)
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             let (start, isInteger) = try scanNumber()
             switch numberValue(start, isInteger: isInteger) {
@@ -582,8 +682,12 @@ extension JSONScanner {
 
     /// The name and projection of a member the projection builds, nil for one it skips.
     @inline(__always)
-    private func wantedMember(_ key: (start: Int, end: Int, escaped: Bool), _ projection: Projection) -> (String, Projection)? {
-        guard case .members(let keys) = projection else { return (stringContent(key.start, key.end, escaped: key.escaped), .whole) }
+    private func wantedMember(_ key: (start: Int, end: Int, escaped: Bool), _ projection: Projection) -> (
+        String, Projection
+    )? {
+        guard case .members(let keys) = projection else {
+            return (stringContent(key.start, key.end, escaped: key.escaped), .whole)
+        }
         let length = key.end - key.start
         if key.escaped {
             let name = stringContent(key.start, key.end, escaped: true)
@@ -610,7 +714,11 @@ extension JSONScanner {
             i += 1
             out.append(UInt8(ascii: "{"))
             skipSpace()
-            if i < count, base[i] == UInt8(ascii: "}") { i += 1; out.append(UInt8(ascii: "}")); return }
+            if i < count, base[i] == UInt8(ascii: "}") {
+                i += 1
+                out.append(UInt8(ascii: "}"))
+                return
+            }
             while true {
                 let key = try memberKey()
                 writeString(key.start, key.end, escaped: key.escaped, into: &out)
@@ -618,22 +726,42 @@ extension JSONScanner {
                 try writeValue(depth: depth + 1, into: &out)
                 skipSpace()
                 guard i < count else { throw expectedSeparator("}") }
-                if base[i] == UInt8(ascii: ",") { i += 1; out.append(UInt8(ascii: ",")); continue }
-                if base[i] == UInt8(ascii: "}") { i += 1; out.append(UInt8(ascii: "}")); return }
+                if base[i] == UInt8(ascii: ",") {
+                    i += 1
+                    out.append(UInt8(ascii: ","))
+                    continue
+                }
+                if base[i] == UInt8(ascii: "}") {
+                    i += 1
+                    out.append(UInt8(ascii: "}"))
+                    return
+                }
                 throw expectedSeparator("}")
             }
         case UInt8(ascii: "["):
             i += 1
             out.append(UInt8(ascii: "["))
             skipSpace()
-            if i < count, base[i] == UInt8(ascii: "]") { i += 1; out.append(UInt8(ascii: "]")); return }
+            if i < count, base[i] == UInt8(ascii: "]") {
+                i += 1
+                out.append(UInt8(ascii: "]"))
+                return
+            }
             while true {
                 skipSpace()
                 try writeValue(depth: depth + 1, into: &out)
                 skipSpace()
                 guard i < count else { throw expectedSeparator("]") }
-                if base[i] == UInt8(ascii: ",") { i += 1; out.append(UInt8(ascii: ",")); continue }
-                if base[i] == UInt8(ascii: "]") { i += 1; out.append(UInt8(ascii: "]")); return }
+                if base[i] == UInt8(ascii: ",") {
+                    i += 1
+                    out.append(UInt8(ascii: ","))
+                    continue
+                }
+                if base[i] == UInt8(ascii: "]") {
+                    i += 1
+                    out.append(UInt8(ascii: "]"))
+                    return
+                }
                 throw expectedSeparator("]")
             }
         case UInt8(ascii: "\""):
@@ -658,7 +786,10 @@ extension JSONScanner {
     private func writeString(_ start: Int, _ end: Int, escaped: Bool, into out: inout [UInt8]) {
         if !escaped {
             var ascii = true
-            for j in start..<end where base[j] >= 0x80 { ascii = false; break }
+            for j in start..<end where base[j] >= 0x80 {
+                ascii = false
+                break
+            }
             if ascii {
                 out.append(UInt8(ascii: "\""))
                 out.append(contentsOf: UnsafeBufferPointer(start: base + start, count: end - start))
@@ -683,7 +814,8 @@ extension JSONScanner {
         withUnsafeMutableBytes(of: &digits) { buffer in
             repeat {
                 buffer[23 - n] = UInt8(truncatingIfNeeded: m % 10) + 0x30
-                m /= 10; n += 1
+                m /= 10
+                n += 1
             } while m != 0
             out.append(contentsOf: buffer[(24 - n)...])
         }
@@ -692,7 +824,10 @@ extension JSONScanner {
     /// A Double as `JSONValue.write` prints it (`%.1f` for integral values under 1e15, Swift's
     /// shortest form otherwise, null for infinities and NaN).
     static func write(_ d: Double, into out: inout [UInt8]) {
-        guard d.isFinite else { out.append(contentsOf: "null".utf8); return }
+        guard d.isFinite else {
+            out.append(contentsOf: "null".utf8)
+            return
+        }
         if d == d.rounded() && abs(d) < 1e15 {
             if d.sign == .minus { out.append(UInt8(ascii: "-")) }
             writeDigits(UInt64(abs(d)), into: &out)

@@ -26,12 +26,13 @@ public indirect enum JSONValue: Hashable, Sendable {
     public static func == (a: JSONValue, b: JSONValue) -> Bool {
         switch (a, b) {
         case (.null, .null): true
-        case let (.bool(x), .bool(y)): x == y
-        case let (.integer(x), .integer(y)): x == y
-        case let (.double(x), .double(y)): x == y
-        case let (.string(x), .string(y)): x == y
-        case let (.array(x), .array(y)): x == y
-        case let (.object(x), .object(y)): x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        case (.bool(let x), .bool(let y)): x == y
+        case (.integer(let x), .integer(let y)): x == y
+        case (.double(let x), .double(let y)): x == y
+        case (.string(let x), .string(let y)): x == y
+        case (.array(let x), .array(let y)): x == y
+        case (.object(let x), .object(let y)):
+            x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
         default: false
         }
     }
@@ -45,7 +46,11 @@ public indirect enum JSONValue: Hashable, Sendable {
         case .double(let d): h.combine(d)
         case .string(let s): h.combine(s)
         case .array(let a): h.combine(a)
-        case .object(let o): for (k, v) in o { h.combine(k); h.combine(v) }
+        case .object(let o):
+            for (k, v) in o {
+                h.combine(k)
+                h.combine(v)
+            }
         }
     }
 
@@ -94,15 +99,24 @@ extension JSONValue {
         case .null: s += "null"
         case .bool(let b): s += b ? "true" : "false"
         case .integer(let i): s += String(i)
-        case .double(let d): s += d.isFinite ? (d == d.rounded() && abs(d) < 1e15 ? String(format: "%.1f", d) : "\(d)") : "null"
+        case .double(let d):
+            s += d.isFinite ? (d == d.rounded() && abs(d) < 1e15 ? String(format: "%.1f", d) : "\(d)") : "null"
         case .string(let str): JSONValue.quote(str, into: &s)
         case .array(let a):
             s += "["
-            for (n, x) in a.enumerated() { if n > 0 { s += "," }; x.write(into: &s) }
+            for (n, x) in a.enumerated() {
+                if n > 0 { s += "," }
+                x.write(into: &s)
+            }
             s += "]"
         case .object(let o):
             s += "{"
-            for (n, (k, v)) in o.enumerated() { if n > 0 { s += "," }; JSONValue.quote(k, into: &s); s += ":"; v.write(into: &s) }
+            for (n, (k, v)) in o.enumerated() {
+                if n > 0 { s += "," }
+                JSONValue.quote(k, into: &s)
+                s += ":"
+                v.write(into: &s)
+            }
             s += "}"
         }
     }

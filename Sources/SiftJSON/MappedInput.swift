@@ -7,7 +7,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A JSON input mapped into memory: a file, or standard input (a pipe is first spooled to an
@@ -78,7 +78,8 @@ public final class MappedInput {
     /// Copies everything `fd` still has to read into an unlinked temporary file, and maps that.
     private static func spool(_ fd: Int32) throws(RecordsError) -> MappedInput {
         func failure(_ what: String) -> RecordsError {
-            RecordsError(description: "<stdin>: error: cannot read the input (\(what): \(String(cString: strerror(errno))))")
+            RecordsError(
+                description: "<stdin>: error: cannot read the input (\(what): \(String(cString: strerror(errno))))")
         }
         var template = Array((NSTemporaryDirectory() + "/sift-stdin-XXXXXX").utf8CString)
         let tmp = mkstemp(&template)
@@ -91,11 +92,17 @@ public final class MappedInput {
         while true {
             let n = read(fd, buffer, chunk)
             if n == 0 { break }
-            if n < 0 { if errno == EINTR { continue }; throw failure("read") }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw failure("read")
+            }
             var written = 0
             while written < n {
                 let w = write(tmp, buffer + written, n - written)
-                if w < 0 { if errno == EINTR { continue }; throw failure("temporary file") }
+                if w < 0 {
+                    if errno == EINTR { continue }
+                    throw failure("temporary file")
+                }
                 written += w
             }
         }

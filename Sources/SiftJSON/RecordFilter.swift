@@ -92,13 +92,15 @@ public struct RecordFilter: Sendable {
         throws(RecordFilterError) -> Selection
     {
         let projection = RecordProjection.of(predicate.syntax)
-        let pass = FirstPass.run(input, compiled: predicate, variables: variables, projection: projection,
-                                 timed: timed, progress: &progress)
+        let pass = FirstPass.run(
+            input, compiled: predicate, variables: variables, projection: projection,
+            timed: timed, progress: &progress)
         if let error = pass.syntaxError { throw .syntax(error.located(in: input.bytes)) }
         if let failure = pass.failure { throw .evaluation(record: failure.record, failure.error) }
-        return Selection(input: input, recordCount: pass.recordCount, indices: pass.matchIndices,
-                         starts: pass.matchStarts, depth: pass.depth, readTime: pass.readTime,
-                         evaluateTime: pass.evaluateTime)
+        return Selection(
+            input: input, recordCount: pass.recordCount, indices: pass.matchIndices,
+            starts: pass.matchStarts, depth: pass.depth, readTime: pass.readTime,
+            evaluateTime: pass.evaluateTime)
     }
 
     /// The records a ``RecordFilter`` matched in one input: their positions, and their text read
@@ -117,8 +119,10 @@ public struct RecordFilter: Sendable {
         /// Time spent reading and evaluating, when the filter was ``RecordFilter/timed``.
         public let readTime: Duration, evaluateTime: Duration
 
-        fileprivate init(input: MappedInput, recordCount: Int, indices: [Int], starts: [Int], depth: Int,
-                         readTime: Duration, evaluateTime: Duration) {
+        fileprivate init(
+            input: MappedInput, recordCount: Int, indices: [Int], starts: [Int], depth: Int,
+            readTime: Duration, evaluateTime: Duration
+        ) {
             self.input = input
             self.recordCount = recordCount
             self.indices = indices

@@ -42,19 +42,24 @@ enum RecordProjection {
         case .keyPath(nil, let components):
             // Keys up to the first collection operator; what follows reads inside the last value.
             let keys = components.prefix { !KeyPathComponent.isCollectionOperator($0) }
-            guard !keys.isEmpty else { result = .whole; return }
+            guard !keys.isEmpty else {
+                result = .whole
+                return
+            }
             var path = Projection.whole
             for key in keys.reversed() { path = .members([ProjectedKey(key, path)]) }
             result = result.merged(with: path)
         case .dynamicKey(let base, let key):
-            visit(base, &result); visit(key, &result)
+            visit(base, &result)
+            visit(key, &result)
         case .aggregate(let elements):
             for x in elements { visit(x, &result) }
         case .index(let base, let index):
             visit(base, &result)
             if case .expression(let x) = index { visit(x, &result) }
         case .binary(_, let l, let r):
-            visit(l, &result); visit(r, &result)
+            visit(l, &result)
+            visit(r, &result)
         case .unary(_, let x):
             visit(x, &result)
         case .function(_, let arguments):
@@ -63,11 +68,15 @@ enum RecordProjection {
             visit(target, &result)
             for x in arguments { visit(x, &result) }
         case .subquery(let collection, _, let body):
-            visit(collection, &result); visit(body, &result)
+            visit(collection, &result)
+            visit(body, &result)
         case .ternary(let condition, let then, let otherwise):
-            visit(condition, &result); visit(then, &result); visit(otherwise, &result)
+            visit(condition, &result)
+            visit(then, &result)
+            visit(otherwise, &result)
         case .cast(let value, let type):
-            visit(value, &result); visit(type, &result)
+            visit(value, &result)
+            visit(type, &result)
         case .assignment(_, let value):
             visit(value, &result)
         }

@@ -48,7 +48,8 @@ public final class PostgresConnection: @unchecked Sendable {
     /// ```
     public init(url: String) throws(PostgresError) {
         guard !url.utf8.contains(0) else {
-            throw PostgresError(kind: .connection, message: "cannot connect to PostgreSQL: the connection URL contains a NUL character")
+            throw PostgresError(
+                kind: .connection, message: "cannot connect to PostgreSQL: the connection URL contains a NUL character")
         }
         // libpq is loaded on the first connection, not with the program (see LibPQ.swift).
         if case .failure(let error) = LibPQ.loaded { throw error }
@@ -58,13 +59,16 @@ public final class PostgresConnection: @unchecked Sendable {
             withCStringArray([url, "UTF8", "sift"]) { values in sift_PQconnectdbParams(keywords, values, 1) }
         }
         guard let connection else {
-            throw PostgresError(kind: .connection, message: "cannot connect to PostgreSQL: libpq could not allocate a connection")
+            throw PostgresError(
+                kind: .connection, message: "cannot connect to PostgreSQL: libpq could not allocate a connection")
         }
         let target = Self.target(of: connection)
         guard sift_PQstatus(connection) == CONNECTION_OK else {
             let reason = Self.oneLine(sift_PQerrorMessage(connection)) ?? "unknown error"
             sift_PQfinish(connection)
-            throw PostgresError(kind: .connection, message: "cannot connect to PostgreSQL\(target.isEmpty ? "" : " at " + target): \(reason)")
+            throw PostgresError(
+                kind: .connection,
+                message: "cannot connect to PostgreSQL\(target.isEmpty ? "" : " at " + target): \(reason)")
         }
         sift_PQsetNoticeProcessor(connection, { _, _ in }, nil)
         // Doubles come back exact only with shortest-precise output (extra_float_digits ≥ 1, the
@@ -73,7 +77,10 @@ public final class PostgresConnection: @unchecked Sendable {
             let ok = sift_PQresultStatus(result) == PGRES_COMMAND_OK
             let error = ok ? nil : Self.error(from: result, connection: connection, target: target)
             sift_PQclear(result)
-            if let error { sift_PQfinish(connection); throw error }
+            if let error {
+                sift_PQfinish(connection)
+                throw error
+            }
         }
         handle = connection
         host = target
@@ -116,7 +123,9 @@ public final class PostgresConnection: @unchecked Sendable {
         defer { lock.unlock() }
         let connection = try open()
         let result = parameters.withValuePointers { values in
-            sift_PQexecParams(connection, sql, Int32(values.count), parameters.types, values, parameters.lengths, parameters.formats, 0)
+            sift_PQexecParams(
+                connection, sql, Int32(values.count), parameters.types, values, parameters.lengths, parameters.formats,
+                0)
         }
         let finished = try finish(result, connection)
         defer { sift_PQclear(finished) }
@@ -182,10 +191,16 @@ public final class PostgresConnection: @unchecked Sendable {
             buffer.reserveCapacity(1 << 16)
             for (r, row) in rows.enumerated() {
                 if !columns.isEmpty, row.count != columns.count {
-                    throw PostgresError(kind: .query, message: "cannot copy into \(PostgresText.quoteIdentifier(table)): row \(r + 1) has \(row.count) values for \(columns.count) columns")
+                    throw PostgresError(
+                        kind: .query,
+                        message:
+                            "cannot copy into \(PostgresText.quoteIdentifier(table)): row \(r + 1) has \(row.count) values for \(columns.count) columns"
+                    )
                 }
                 if row.isEmpty {
-                    throw PostgresError(kind: .query, message: "cannot copy into \(PostgresText.quoteIdentifier(table)): row \(r + 1) has no values")
+                    throw PostgresError(
+                        kind: .query,
+                        message: "cannot copy into \(PostgresText.quoteIdentifier(table)): row \(r + 1) has no values")
                 }
                 for (c, value) in row.enumerated() {
                     if c > 0 { buffer.append(UInt8(ascii: "\t")) }
@@ -238,7 +253,8 @@ public final class PostgresConnection: @unchecked Sendable {
             sift_PQclear(result)
             _ = sift_PQputCopyEnd(connection, "COPY FROM STDIN is only supported through copy(into:columns:rows:)")
             drainResults(connection)
-            throw PostgresError(kind: .query, message: "COPY FROM STDIN is only supported through copy(into:columns:rows:)")
+            throw PostgresError(
+                kind: .query, message: "COPY FROM STDIN is only supported through copy(into:columns:rows:)")
         case PGRES_COPY_OUT:
             sift_PQclear(result)
             var chunk: UnsafeMutablePointer<CChar>?
@@ -256,7 +272,9 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Sends one chunk of COPY data.
     private func send(_ bytes: [UInt8], _ connection: OpaquePointer) throws(PostgresError) {
         let sent = bytes.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { sift_PQputCopyData(connection, $0.baseAddress, Int32(buffer.count)) }
+            buffer.withMemoryRebound(to: CChar.self) {
+                sift_PQputCopyData(connection, $0.baseAddress, Int32(buffer.count))
+            }
         }
         guard sent == 1 else { throw failure(connection) }
     }
@@ -288,14 +306,19 @@ public final class PostgresConnection: @unchecked Sendable {
             oneLine(sift_PQresultErrorField(result, Int32(code.asciiValue!)))
         }
         let state = field("C")
-        var text = field("M") ?? oneLine(sift_PQresultErrorMessage(result)) ?? oneLine(sift_PQerrorMessage(connection)) ?? "unknown error"
+        var text =
+            field("M") ?? oneLine(sift_PQresultErrorMessage(result)) ?? oneLine(sift_PQerrorMessage(connection))
+            ?? "unknown error"
         if let detail = field("D") { text += " (detail: \(detail))" }
         if let hint = field("H") { text += " (hint: \(hint))" }
         if sift_PQstatus(connection) != CONNECTION_OK {
             let reported = state.map { "postgres error \($0): " + text } ?? text
-            return PostgresError(kind: .connection, sqlState: state, message: "lost the connection to PostgreSQL at \(target): \(reported)")
+            return PostgresError(
+                kind: .connection, sqlState: state,
+                message: "lost the connection to PostgreSQL at \(target): \(reported)")
         }
-        return PostgresError(kind: .query, sqlState: state, message: "postgres error" + (state.map { " " + $0 } ?? "") + ": " + text)
+        return PostgresError(
+            kind: .query, sqlState: state, message: "postgres error" + (state.map { " " + $0 } ?? "") + ": " + text)
     }
 
     /// The rows of a successful result, each field mapped by its column's type.
@@ -313,7 +336,8 @@ public final class PostgresConnection: @unchecked Sendable {
                 if sift_PQgetisnull(result, r, c) != 0 {
                     row.append(.null)
                 } else {
-                    let text = UnsafeRawBufferPointer(start: sift_PQgetvalue(result, r, c), count: Int(sift_PQgetlength(result, r, c)))
+                    let text = UnsafeRawBufferPointer(
+                        start: sift_PQgetvalue(result, r, c), count: Int(sift_PQgetlength(result, r, c)))
                     row.append(PostgresText.value(text, type: types[Int(c)]))
                 }
             }
@@ -347,6 +371,6 @@ public final class PostgresConnection: @unchecked Sendable {
 /// Calls `body` with a NULL-terminated array of C strings copied from `strings`.
 private func withCStringArray<R>(_ strings: [String], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
     let copies = strings.map { strdup($0) }
-    defer { copies.forEach { free($0) } }
+    defer { for copy in copies { free(copy) } }
     return body(copies.map { $0.map { UnsafePointer($0) } } + [nil])
 }

@@ -99,7 +99,8 @@ public struct PostgresTables: Sendable {
     /// ```
     public var tablesScript: String {
         tables.map { table in
-            "CREATE TABLE \(Self.quote(table.name)) (" + table.columns.map { "\(Self.quote($0.name)) \($0.kind.rawValue)" }.joined(separator: ", ") + ");\n"
+            "CREATE TABLE \(Self.quote(table.name)) ("
+                + table.columns.map { "\(Self.quote($0.name)) \($0.kind.rawValue)" }.joined(separator: ", ") + ");\n"
         }.joined()
     }
 
@@ -141,7 +142,9 @@ public struct PostgresTables: Sendable {
         converted.reserveCapacity(rows.count)
         for row in rows {
             guard row.count == sourceCount else {
-                throw PostgresError(kind: .query, message: "a row of '\(table.source)' has \(row.count) values for \(sourceCount) columns")
+                throw PostgresError(
+                    kind: .query,
+                    message: "a row of '\(table.source)' has \(row.count) values for \(sourceCount) columns")
             }
             var out = [SQLValue](repeating: .null, count: table.columns.count)
             var next = 0
@@ -153,7 +156,9 @@ public struct PostgresTables: Sendable {
             }
             // Folded copies after their columns are filled (a text column comes after its number column).
             for (i, c) in table.columns.enumerated() {
-                guard let from = c.foldedFrom, let options = c.folding, let j = position[from], case .text(let s) = out[j] else { continue }
+                guard let from = c.foldedFrom, let options = c.folding, let j = position[from],
+                    case .text(let s) = out[j]
+                else { continue }
                 out[i] = .text(TextFolding.fold(s, TextOptions(rawValue: options)))
             }
             converted.append(out)
@@ -214,7 +219,10 @@ private struct ColumnPlan {
     }
 
     mutating func add(_ table: String, _ name: String, _ kind: PostgresTables.Kind, text: Bool = false) {
-        if layout[table] == nil { layout[table] = []; order.append(table) }
+        if layout[table] == nil {
+            layout[table] = []
+            order.append(table)
+        }
         if layout[table]!.contains(where: { $0.source == name }) { return }
         layout[table]!.append(Column(name: name, source: text ? nil : name, kind: kind))
     }
@@ -233,27 +241,41 @@ private struct ColumnPlan {
 
     func fresh(_ base: String, in table: String) -> String {
         let taken = Set(layout[table]!.map(\.name))
-        var name = base, n = 2
-        while taken.contains(name) { name = "\(base)\(n)"; n += 1 }
+        var name = base
+        var n = 2
+        while taken.contains(name) {
+            name = "\(base)\(n)"
+            n += 1
+        }
         return name
     }
 
     /// Folded copies of the strings of `column` (by name here).
     mutating func addFolds(_ column: String, in table: String) {
-        guard let i = layout[table]!.firstIndex(where: { $0.name == column }), layout[table]![i].folded == nil else { return }
+        guard let i = layout[table]!.firstIndex(where: { $0.name == column }), layout[table]![i].folded == nil else {
+            return
+        }
         var names: [String] = []
-        for (suffix, options) in [("c", TextOptions.caseInsensitive), ("d", .diacriticInsensitive), ("cd", [.caseInsensitive, .diacriticInsensitive])] {
+        for (suffix, options) in [
+            ("c", TextOptions.caseInsensitive), ("d", .diacriticInsensitive),
+            ("cd", [.caseInsensitive, .diacriticInsensitive]),
+        ] {
             let name = fresh(column + "@" + suffix, in: table)
-            layout[table]!.append(Column(name: name, source: nil, kind: .text, foldedFrom: column, folding: options.rawValue))
+            layout[table]!.append(
+                Column(name: name, source: nil, kind: .text, foldedFrom: column, folding: options.rawValue))
             names.append(name)
         }
         layout[table]![i].folded = Schema.FoldedColumns(c: names[0], d: names[1], cd: names[2])
     }
 
-    mutating func attribute(_ type: Schema.ValueType, _ encoding: Schema.StorageEncoding?, _ column: String, in table: String) {
+    mutating func attribute(
+        _ type: Schema.ValueType, _ encoding: Schema.StorageEncoding?, _ column: String, in table: String
+    ) {
         add(table, column, Self.kind(type, encoding))
         if type == .string { addFolds(column, in: table) }
-        if type == .any, let i = layout[table]!.firstIndex(where: { $0.source == column }), layout[table]![i].textColumn == nil {
+        if type == .any, let i = layout[table]!.firstIndex(where: { $0.source == column }),
+            layout[table]![i].textColumn == nil
+        {
             let text = fresh(column + "@text", in: table)
             layout[table]![i].textColumn = text
             add(table, text, .text, text: true)
@@ -300,11 +322,17 @@ private struct PostgresNames {
             var map: [String: String] = [:]
             for c in plan.layout[table]! { map[c.name] = Self.usable(c.name, taken: &taken) }
             columnNames[table] = map
-            tables.append(PostgresTables.Table(name: pgTable, source: table, columns: plan.layout[table]!.map { c in
-                PostgresTables.Column(name: map[c.name]!, source: c.source, kind: c.kind, textColumn: c.textColumn.map { map[$0]! },
-                                      foldedFrom: c.foldedFrom.map { map[$0]! }, folding: c.folding,
-                                      folded: c.folded.map { Schema.FoldedColumns(c: map[$0.c]!, d: map[$0.d]!, cd: map[$0.cd]!) })
-            }))
+            tables.append(
+                PostgresTables.Table(
+                    name: pgTable, source: table,
+                    columns: plan.layout[table]!.map { c in
+                        PostgresTables.Column(
+                            name: map[c.name]!, source: c.source, kind: c.kind,
+                            textColumn: c.textColumn.map { map[$0]! },
+                            foldedFrom: c.foldedFrom.map { map[$0]! }, folding: c.folding,
+                            folded: c.folded.map { Schema.FoldedColumns(c: map[$0.c]!, d: map[$0.d]!, cd: map[$0.cd]!) }
+                        )
+                    }))
         }
     }
 
@@ -312,13 +340,19 @@ private struct PostgresNames {
         var candidate = name
         if name.isEmpty || name.utf8.count > 63 {
             var head = ""
-            for ch in name.unicodeScalars where head.utf8.count + String(ch).utf8.count <= 48 { head.unicodeScalars.append(ch) }
-            var hash: UInt64 = 0xcbf29ce484222325  // FNV-1a: stable across runs, unlike Hasher
-            for b in name.utf8 { hash = (hash ^ UInt64(b)) &* 0x100000001b3 }
+            for ch in name.unicodeScalars where head.utf8.count + String(ch).utf8.count <= 48 {
+                head.unicodeScalars.append(ch)
+            }
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a: stable across runs, unlike Hasher
+            for b in name.utf8 { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 }
             candidate = head + "@" + String(hash, radix: 16)
         }
-        var unique = candidate, n = 2
-        while taken.contains(unique) { unique = "\(candidate)\(n)"; n += 1 }
+        var unique = candidate
+        var n = 2
+        while taken.contains(unique) {
+            unique = "\(candidate)\(n)"
+            n += 1
+        }
         taken.insert(unique)
         return unique
     }
@@ -340,7 +374,9 @@ private struct SchemaRenamer {
     func folds(_ table: String, _ name: String) -> Schema.FoldedColumns? {
         guard let c = layout[table]?.first(where: { $0.source == name }) else { return nil }
         let holder = c.textColumn.flatMap { t in layout[table]?.first { $0.name == t } } ?? c
-        return holder.folded.map { Schema.FoldedColumns(c: col(table, $0.c), d: col(table, $0.d), cd: col(table, $0.cd)) }
+        return holder.folded.map {
+            Schema.FoldedColumns(c: col(table, $0.c), d: col(table, $0.d), cd: col(table, $0.cd))
+        }
     }
 
     func renamed(_ a: Schema.Attribute, in table: String) -> Schema.Attribute {
@@ -399,7 +435,10 @@ private struct SchemaRenamer {
             entity.primaryKey = col(e.table, e.primaryKey)
             entity.attributes = e.attributes.map { renamed($0, in: e.table) }
             entity.relationships = e.relationships.map { renamed($0, of: e) }
-            if var d = e.discriminator { d.column = col(e.table, d.column); entity.discriminator = d }
+            if var d = e.discriminator {
+                d.column = col(e.table, d.column)
+                entity.discriminator = d
+            }
             entity.mixedKeys = e.mixedKeys.map { renamed($0, of: e) }
             entity.selfShape = e.selfShape.map { renamed($0, of: e) }
             prepared.entities[i] = entity

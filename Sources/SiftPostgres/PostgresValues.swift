@@ -38,7 +38,11 @@ struct PostgresParameters {
 
     init(_ values: [SQLValue]) throws(PostgresError) {
         guard values.count <= Self.maximumCount else {
-            throw PostgresError(kind: .query, message: "cannot bind \(values.count) parameters: PostgreSQL takes at most \(Self.maximumCount) per statement")
+            throw PostgresError(
+                kind: .query,
+                message:
+                    "cannot bind \(values.count) parameters: PostgreSQL takes at most \(Self.maximumCount) per statement"
+            )
         }
         types.reserveCapacity(values.count)
         formats.reserveCapacity(values.count)
@@ -57,7 +61,10 @@ struct PostgresParameters {
                 appendText(s, type: PostgresType.text)
             case .blob(let b):
                 guard let length = Int32(exactly: b.count) else {
-                    throw PostgresError(kind: .query, message: "blob parameter $\(index + 1) has \(b.count) bytes, more than a PostgreSQL value can hold")
+                    throw PostgresError(
+                        kind: .query,
+                        message:
+                            "blob parameter $\(index + 1) has \(b.count) bytes, more than a PostgreSQL value can hold")
                 }
                 // Binary format, so the bytes go as they are; the terminator after them only makes
                 // sure an empty blob still has a non-null pointer (null would mean SQL NULL).
@@ -139,8 +146,10 @@ enum PostgresText {
             guard digit < 10 else { return nil }
             // Accumulated with the final sign, so Int64.min parses without overflowing.
             let (shifted, o1) = n.multipliedReportingOverflow(by: 10)
-            let (next, o2) = negative ? shifted.subtractingReportingOverflow(Int64(digit))
-                                      : shifted.addingReportingOverflow(Int64(digit))
+            let (next, o2) =
+                negative
+                ? shifted.subtractingReportingOverflow(Int64(digit))
+                : shifted.addingReportingOverflow(Int64(digit))
             guard !o1, !o2 else { return nil }
             n = next
             i += 1
@@ -228,10 +237,18 @@ enum PostgresText {
             for byte in s.utf8 {
                 switch byte {
                 case 0: throw nulError("the text in row \(row + 1), column \(column + 1)")
-                case UInt8(ascii: "\\"): out.append(byte); out.append(byte)
-                case UInt8(ascii: "\t"): out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "t"))
-                case UInt8(ascii: "\n"): out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "n"))
-                case UInt8(ascii: "\r"): out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "r"))
+                case UInt8(ascii: "\\"):
+                    out.append(byte)
+                    out.append(byte)
+                case UInt8(ascii: "\t"):
+                    out.append(UInt8(ascii: "\\"))
+                    out.append(UInt8(ascii: "t"))
+                case UInt8(ascii: "\n"):
+                    out.append(UInt8(ascii: "\\"))
+                    out.append(UInt8(ascii: "n"))
+                case UInt8(ascii: "\r"):
+                    out.append(UInt8(ascii: "\\"))
+                    out.append(UInt8(ascii: "r"))
                 default: out.append(byte)
                 }
             }

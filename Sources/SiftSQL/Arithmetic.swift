@@ -18,15 +18,22 @@ extension LoweringContext {
     private static let integral: Set<Schema.ValueType> = [.integer, .boolean]
     private static let numeric: Set<Schema.ValueType> = [.integer, .boolean, .double, .decimal, .any]
 
-    func arithmetic(_ op: BinaryOperator, _ l: ExpressionSyntax, _ r: ExpressionSyntax, _ scope: Scope,
-                    _ range: SourceRange) throws(SQLLoweringError) -> Operand {
-        let lo = try scalarize(try operand(l, scope)), ro = try scalarize(try operand(r, scope))
+    func arithmetic(
+        _ op: BinaryOperator, _ l: ExpressionSyntax, _ r: ExpressionSyntax, _ scope: Scope,
+        _ range: SourceRange
+    ) throws(SQLLoweringError) -> Operand {
+        let lo = try scalarize(try operand(l, scope))
+        let ro = try scalarize(try operand(r, scope))
         if let dated = try dateArithmetic(op, lo, ro, l, r, range) { return dated }
         let a = try numericOperand(lo, op, l.range)
         let b = try numericOperand(ro, op, r.range)
         if case .constant(let x) = a.op, case .constant(let y) = b.op {
-            return .constant(try fold(ExpressionSyntax(.binary(operator: op, lhs: ExpressionSyntax(.constant(value: x), range: l.range),
-                                                               rhs: ExpressionSyntax(.constant(value: y), range: r.range)), range: range)))
+            return .constant(
+                try fold(
+                    ExpressionSyntax(
+                        .binary(
+                            operator: op, lhs: ExpressionSyntax(.constant(value: x), range: l.range),
+                            rhs: ExpressionSyntax(.constant(value: y), range: r.range)), range: range)))
         }
         let bothIntegers = a.integral && b.integral
         if a.type == .decimal && a.encodedAsText || b.type == .decimal && b.encodedAsText {
@@ -36,7 +43,9 @@ extension LoweringContext {
         let bitwise: Set<BinaryOperator> = [.bitwiseAnd, .bitwiseOr, .bitwiseXor, .leftShift, .rightShift]
         let traits = dialect.traits
         if !traits.contains(.silentFloatOverflow), !bothIntegers, [.add, .subtract, .multiply].contains(op) {
-            throw unsupported("'\(op.rawValue)' on doubles in this dialect (it raises on overflow where memory gives infinity)", range)
+            throw unsupported(
+                "'\(op.rawValue)' on doubles in this dialect (it raises on overflow where memory gives infinity)", range
+            )
         }
         if !traits.contains(.integerShifts), op == .leftShift || op == .rightShift {
             throw unsupported("'\(op.rawValue)' in this dialect (its shifts take a 32-bit count)", range)
@@ -44,32 +53,42 @@ extension LoweringContext {
         switch op {
         case _ where nan:
             // A NaN operand is a BLOB in SQL: only memory's operator computes with it.
-            let type: Schema.ValueType = bitwise.contains(op) ? .integer : (a.type == .any || b.type == .any ? .any : .double)
-            return try memoryCall(op.selector, [(a.op, l), (b.op, r)], type: type, mayBeNaN: !bitwise.contains(op), range)
+            let type: Schema.ValueType =
+                bitwise.contains(op) ? .integer : (a.type == .any || b.type == .any ? .any : .double)
+            return try memoryCall(
+                op.selector, [(a.op, l), (b.op, r)], type: type, mayBeNaN: !bitwise.contains(op), range)
         case .add, .subtract, .multiply: break
         case .divide where bothIntegers: break
         case _ where bitwise.contains(op) && bothIntegers:
-            let x = a.fragment.parenthesized, y = b.fragment.parenthesized
-            let sql: Fragment = switch op {
-            case .bitwiseAnd: Fragment("(") + x + Fragment(" & ") + y + Fragment(")")
-            case .bitwiseOr: Fragment("(") + x + Fragment(" | ") + y + Fragment(")")
-            case .bitwiseXor: Fragment("((") + x + Fragment(" | ") + y + Fragment(") & ~(") + x + Fragment(" & ") + y + Fragment("))")
-            case .leftShift: Fragment("(") + x + Fragment(" << ") + y + Fragment(")")
-            default: Fragment("(") + x + Fragment(" >> ") + y + Fragment(")")
-            }
-            var s = Scalar(fragment: sql, attribute: Schema.Attribute(name: "(\(l) \(op.rawValue) \(r))", type: .integer))
+            let x = a.fragment.parenthesized
+            let y = b.fragment.parenthesized
+            let sql: Fragment =
+                switch op {
+                case .bitwiseAnd: Fragment("(") + x + Fragment(" & ") + y + Fragment(")")
+                case .bitwiseOr: Fragment("(") + x + Fragment(" | ") + y + Fragment(")")
+                case .bitwiseXor:
+                    Fragment("((") + x + Fragment(" | ") + y + Fragment(") & ~(") + x + Fragment(" & ") + y
+                        + Fragment("))")
+                case .leftShift: Fragment("(") + x + Fragment(" << ") + y + Fragment(")")
+                default: Fragment("(") + x + Fragment(" >> ") + y + Fragment(")")
+                }
+            var s = Scalar(
+                fragment: sql, attribute: Schema.Attribute(name: "(\(l) \(op.rawValue) \(r))", type: .integer))
             s.mayBeNaN = nan
             return .scalar(s)
         default:
             // `**`, `/` that may involve a double, bitwise operators on doubles: memory's own operator.
-            let type: Schema.ValueType = switch op {
-            case .power: .double
-            case .divide: a.type == .any || b.type == .any ? .any : .double
-            default: .integer
-            }
-            return try memoryCall(op.selector, [(a.op, l), (b.op, r)], type: type, mayBeNaN: op == .power || op == .divide || nan, range)
+            let type: Schema.ValueType =
+                switch op {
+                case .power: .double
+                case .divide: a.type == .any || b.type == .any ? .any : .double
+                default: .integer
+                }
+            return try memoryCall(
+                op.selector, [(a.op, l), (b.op, r)], type: type, mayBeNaN: op == .power || op == .divide || nan, range)
         }
-        let x = a.fragment.parenthesized, y = b.fragment.parenthesized
+        let x = a.fragment.parenthesized
+        let y = b.fragment.parenthesized
         let sql: Fragment
         switch op {
         case .divide:
@@ -79,8 +98,10 @@ extension LoweringContext {
                 break
             }
             // Only Int64.min / -1 overflows; memory wraps it to Int64.min, which is ~x + 1 wrapped.
-            sql = Fragment("(CASE WHEN ") + y + Fragment(" = 0 THEN 0 WHEN ") + y + Fragment(" = -1 THEN ")
-                + Self.wrappingAdd(Fragment("(~") + x + Fragment(")"), Fragment(dialect.integerLiteral(1))) + Fragment(" ELSE ") + x + Fragment(" / ") + y + Fragment(" END)")
+            sql =
+                Fragment("(CASE WHEN ") + y + Fragment(" = 0 THEN 0 WHEN ") + y + Fragment(" = -1 THEN ")
+                + Self.wrappingAdd(Fragment("(~") + x + Fragment(")"), Fragment(dialect.integerLiteral(1)))
+                + Fragment(" ELSE ") + x + Fragment(" / ") + y + Fragment(" END)")
         case .add, .subtract, .multiply:
             let wrapped: Fragment
             switch op {
@@ -98,7 +119,8 @@ extension LoweringContext {
                 var checks: [Fragment] = []
                 if !a.integral { checks.append(Fragment("typeof(") + x + Fragment(") = 'integer'")) }
                 if !b.integral { checks.append(Fragment("typeof(") + y + Fragment(") = 'integer'")) }
-                sql = Fragment("(CASE WHEN ") + Fragment.join(checks, " AND ") + Fragment(" THEN ") + wrapped
+                sql =
+                    Fragment("(CASE WHEN ") + Fragment.join(checks, " AND ") + Fragment(" THEN ") + wrapped
                     + Fragment(" ELSE ") + plain + Fragment(" END)")
             } else {
                 sql = plain
@@ -122,12 +144,15 @@ extension LoweringContext {
     /// operator or operand raises. Memory's own operator computes it from SQL (`sift_call`): the
     /// columns' date encodings and memory's double rounding then cannot drift apart, and the date
     /// comes back as seconds since 2001, as a `date` result is compared.
-    private func dateArithmetic(_ op: BinaryOperator, _ lo: Operand, _ ro: Operand, _ l: ExpressionSyntax, _ r: ExpressionSyntax,
-                                _ range: SourceRange) throws(SQLLoweringError) -> Operand? {
+    private func dateArithmetic(
+        _ op: BinaryOperator, _ lo: Operand, _ ro: Operand, _ l: ExpressionSyntax, _ r: ExpressionSyntax,
+        _ range: SourceRange
+    ) throws(SQLLoweringError) -> Operand? {
         enum Kind { case date, number, other }
         func kind(_ o: Operand) -> Kind {
             switch o {
-            case .scalar(let s): s.attribute.type == .date ? .date : Self.numeric.contains(s.attribute.type) ? .number : .other
+            case .scalar(let s):
+                s.attribute.type == .date ? .date : Self.numeric.contains(s.attribute.type) ? .number : .other
             case .constant(.date): .date
             case .constant(.integer), .constant(.double), .constant(.bool), .constant(.decimal): .number
             default: .other
@@ -142,9 +167,14 @@ extension LoweringContext {
         default:
             // Memory raises on every row here. Within one shape of SELF or a mixed key any value
             // will do; elsewhere the schema's types say it, as for any type error.
-            if isLoweringOneShape { return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: "nil", type: .any))) }
+            if isLoweringOneShape {
+                return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: "nil", type: .any)))
+            }
             let date = x == .date ? l : r
-            throw SQLLoweringError(.typeMismatch, "'\(op.rawValue)' adds or subtracts seconds to '\(date)', a date; it cannot \(op == .add ? "add" : "apply") this", range: range)
+            throw SQLLoweringError(
+                .typeMismatch,
+                "'\(op.rawValue)' adds or subtracts seconds to '\(date)', a date; it cannot \(op == .add ? "add" : "apply") this",
+                range: range)
         }
         if case .constant = lo, case .constant = ro {
             return .constant(try fold(ExpressionSyntax(.binary(operator: op, lhs: l, rhs: r), range: range)))
@@ -156,7 +186,9 @@ extension LoweringContext {
     func complement(_ arg: ExpressionSyntax, _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
         let a = try numericOperand(try scalarize(try operand(arg, scope)), .bitwiseXor, arg.range)
         if a.integral && !a.mayBeNaN {
-            var s = Scalar(fragment: Fragment("(~") + a.fragment.parenthesized + Fragment(")"), attribute: Schema.Attribute(name: "~\(arg)", type: .integer))
+            var s = Scalar(
+                fragment: Fragment("(~") + a.fragment.parenthesized + Fragment(")"),
+                attribute: Schema.Attribute(name: "~\(arg)", type: .integer))
             s.mayBeNaN = a.mayBeNaN
             return .scalar(s)
         }
@@ -168,8 +200,11 @@ extension LoweringContext {
     /// to REAL on overflow. The 32-bit halves are added apart (no overflow possible), then
     /// recombined with a shift (SQLite shifts as u64, dropping the bits past 64) and a bitwise OR.
     static func wrappingAdd(_ x: Fragment, _ y: Fragment, carry: Bool = false) -> Fragment {
-        let low = Fragment("((") + x + Fragment(" & 4294967295) + (") + y + Fragment(" & 4294967295)" + (carry ? " + 1)" : ")"))
-        let high = Fragment("((") + x + Fragment(" >> 32) + (") + y + Fragment(" >> 32) + (") + low + Fragment(" >> 32))")
+        let low =
+            Fragment("((") + x + Fragment(" & 4294967295) + (") + y
+            + Fragment(" & 4294967295)" + (carry ? " + 1)" : ")"))
+        let high =
+            Fragment("((") + x + Fragment(" >> 32) + (") + y + Fragment(" >> 32) + (") + low + Fragment(" >> 32))")
         return Fragment("((") + high + Fragment(" << 32) | (") + low + Fragment(" & 4294967295))")
     }
 
@@ -180,14 +215,22 @@ extension LoweringContext {
     static func wrappingMultiply(_ x: Fragment, _ y: Fragment) -> Fragment {
         func f(_ parts: Fragment...) -> Fragment { parts.reduce(Fragment("")) { $0 + $1 } }
         let m = Fragment("4294967295")
-        let x1 = f(Fragment("((("), x, Fragment(") >> 16) & 65535)")), x0 = f(Fragment("(("), x, Fragment(") & 65535)"))
-        let y1 = f(Fragment("((("), y, Fragment(") >> 16) & 65535)")), y0 = f(Fragment("(("), y, Fragment(") & 65535)"))
+        let x1 = f(Fragment("((("), x, Fragment(") >> 16) & 65535)"))
+        let x0 = f(Fragment("(("), x, Fragment(") & 65535)"))
+        let y1 = f(Fragment("((("), y, Fragment(") >> 16) & 65535)"))
+        let y0 = f(Fragment("(("), y, Fragment(") & 65535)"))
         let mid = f(Fragment("("), x1, Fragment(" * "), y0, Fragment(" + "), x0, Fragment(" * "), y1, Fragment(")"))
         let low = f(Fragment("("), x0, Fragment(" * "), y0, Fragment(" + (("), mid, Fragment(" & 65535) << 16))"))
-        let high = f(Fragment("("), x1, Fragment(" * "), y1, Fragment(" + ("), mid, Fragment(" >> 16) + ("), low, Fragment(" >> 32))"))
-        let cross = f(Fragment("((((("), x, Fragment(") >> 32) * (("), y, Fragment(") & "), m, Fragment(")) & "), m,
-                      Fragment(") + (((("), x, Fragment(") & "), m, Fragment(") * (("), y, Fragment(") >> 32)) & "), m, Fragment("))"))
-        return f(Fragment("((("), high, Fragment(" + "), cross, Fragment(") << 32) | ("), low, Fragment(" & "), m, Fragment("))"))
+        let high = f(
+            Fragment("("), x1, Fragment(" * "), y1, Fragment(" + ("), mid, Fragment(" >> 16) + ("), low,
+            Fragment(" >> 32))"))
+        let cross = f(
+            Fragment("((((("), x, Fragment(") >> 32) * (("), y, Fragment(") & "), m, Fragment(")) & "), m,
+            Fragment(") + (((("), x, Fragment(") & "), m, Fragment(") * (("), y, Fragment(") >> 32)) & "), m,
+            Fragment("))"))
+        return f(
+            Fragment("((("), high, Fragment(" + "), cross, Fragment(") << 32) | ("), low, Fragment(" & "), m,
+            Fragment("))"))
     }
 
     /// `abs:(x)`: as memory, |Int64.min| stays Int64.min (SQLite's abs() would raise instead).
@@ -207,7 +250,8 @@ extension LoweringContext {
         if x.sql.utf8.count > 50_000 || x.bindings.count > 1_250 {
             throw unsupported("abs: nested too deeply to lower (its operand is repeated)", range)
         }
-        let sql = Fragment("(CASE WHEN ") + x + Fragment(" < 0 AND ") + x + Fragment(" <> -9223372036854775808 THEN -") + x
+        let sql =
+            Fragment("(CASE WHEN ") + x + Fragment(" < 0 AND ") + x + Fragment(" <> -9223372036854775808 THEN -") + x
             + Fragment(" ELSE ") + x + Fragment(" END)")
         return .scalar(Scalar(fragment: sql, attribute: Schema.Attribute(name: "abs:(\(arg))", type: a.type)))
     }
@@ -221,7 +265,9 @@ extension LoweringContext {
         var mayBeNaN = false
     }
 
-    private func numericOperand(_ o: Operand, _ op: BinaryOperator, _ range: SourceRange) throws(SQLLoweringError) -> NumericOperand {
+    private func numericOperand(_ o: Operand, _ op: BinaryOperator, _ range: SourceRange) throws(SQLLoweringError)
+        -> NumericOperand
+    {
         do {
             return try checkedNumericOperand(o, op, range)
         } catch {
@@ -230,27 +276,41 @@ extension LoweringContext {
             // NULL keeps the rest of the expression lowerable.
             guard isLoweringOneShape, error.kind == .typeMismatch else { throw error }
             let null = Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: "nil", type: .any))
-            return NumericOperand(op: .scalar(null), fragment: null.fragment, type: .any, integral: false, encodedAsText: false)
+            return NumericOperand(
+                op: .scalar(null), fragment: null.fragment, type: .any, integral: false, encodedAsText: false)
         }
     }
 
-    private func checkedNumericOperand(_ o: Operand, _ op: BinaryOperator, _ range: SourceRange) throws(SQLLoweringError) -> NumericOperand {
+    private func checkedNumericOperand(_ o: Operand, _ op: BinaryOperator, _ range: SourceRange)
+        throws(SQLLoweringError) -> NumericOperand
+    {
         switch o {
         case .constant(let v):
             switch v {
-            case .integer(let i): return NumericOperand(op: o, fragment: .param(.integer(i)), type: .integer, integral: true, encodedAsText: false)
-            case .bool(let b): return NumericOperand(op: o, fragment: .param(.integer(b ? 1 : 0)), type: .integer, integral: true, encodedAsText: false)
-            case .double(let d): return NumericOperand(op: o, fragment: .param(.double(d)), type: .double, integral: false, encodedAsText: false)
-            default: throw SQLLoweringError(.typeMismatch, "'\(op.rawValue)' needs numbers, got \(show(v))", range: range)
+            case .integer(let i):
+                return NumericOperand(
+                    op: o, fragment: .param(.integer(i)), type: .integer, integral: true, encodedAsText: false)
+            case .bool(let b):
+                return NumericOperand(
+                    op: o, fragment: .param(.integer(b ? 1 : 0)), type: .integer, integral: true, encodedAsText: false)
+            case .double(let d):
+                return NumericOperand(
+                    op: o, fragment: .param(.double(d)), type: .double, integral: false, encodedAsText: false)
+            default:
+                throw SQLLoweringError(.typeMismatch, "'\(op.rawValue)' needs numbers, got \(show(v))", range: range)
             }
         case .scalar(let s):
             guard Self.numeric.contains(s.attribute.type) else {
-                throw SQLLoweringError(.typeMismatch, "'\(op.rawValue)' needs numbers, '\(s.attribute.name)' is \(s.attribute.type.rawValue)", range: range)
+                throw SQLLoweringError(
+                    .typeMismatch,
+                    "'\(op.rawValue)' needs numbers, '\(s.attribute.name)' is \(s.attribute.type.rawValue)",
+                    range: range)
             }
             // Memory keeps integers and doubles apart (wrapping or IEEE); a NUMERIC column does not.
             try singleTyped(s, "'\(op.rawValue)'", range)
-            return NumericOperand(op: o, fragment: s.fragment, type: s.attribute.type, integral: Self.integral.contains(s.attribute.type),
-                                  encodedAsText: s.attribute.effectiveEncoding == .text, mayBeNaN: s.mayBeNaN)
+            return NumericOperand(
+                op: o, fragment: s.fragment, type: s.attribute.type, integral: Self.integral.contains(s.attribute.type),
+                encodedAsText: s.attribute.effectiveEncoding == .text, mayBeNaN: s.mayBeNaN)
         default:
             throw SQLLoweringError(.typeMismatch, "'\(op.rawValue)' needs numbers", range: range)
         }

@@ -10,9 +10,14 @@ extension LoweringContext {
     private static let numeric: Set<Schema.ValueType> = [.integer, .double, .decimal, .boolean]
 
     /// The constant as bound for `attribute`, or `type-mismatch`.
-    func encode(_ c: LiteralValue, for attribute: Schema.Attribute, _ options: ComparisonOptions, _ range: SourceRange) throws(SQLLoweringError) -> SQLValue {
+    func encode(_ c: LiteralValue, for attribute: Schema.Attribute, _ options: ComparisonOptions, _ range: SourceRange)
+        throws(SQLLoweringError) -> SQLValue
+    {
         func mismatch() -> SQLLoweringError {
-            .ofValues(.typeMismatch, "'\(attribute.name)' is \(attribute.type.rawValue) and cannot be compared with \(show(c))", range: range)
+            .ofValues(
+                .typeMismatch,
+                "'\(attribute.name)' is \(attribute.type.rawValue) and cannot be compared with \(show(c))", range: range
+            )
         }
         let t = attribute.type
         switch c {
@@ -20,7 +25,8 @@ extension LoweringContext {
         case .string(let s):
             guard t == .string || t == .any else { throw mismatch() }
             if !dialect.traits.contains(.textWithNUL), s.utf8.contains(0) {
-                throw unsupported("the string \(show(c)), which holds U+0000, in this dialect (its text cannot hold it)", range)
+                throw unsupported(
+                    "the string \(show(c)), which holds U+0000, in this dialect (its text cannot hold it)", range)
             }
             return .text(options.contains(.normalized) ? s : nfc(s))
         case .bool(let b):
@@ -32,7 +38,9 @@ extension LoweringContext {
             return .integer(i)
         case .double(let d):
             guard t == .any || Self.numeric.contains(t) else { throw mismatch() }
-            if t == .decimal && attribute.effectiveEncoding == .text { throw unsupported("comparing a TEXT-encoded decimal with a double", range) }
+            if t == .decimal && attribute.effectiveEncoding == .text {
+                throw unsupported("comparing a TEXT-encoded decimal with a double", range)
+            }
             return .double(d)
         case .decimal(let d):
             guard t == .any || Self.numeric.contains(t) else { throw mismatch() }
@@ -40,7 +48,9 @@ extension LoweringContext {
             return .double(NSDecimalNumber(decimal: d).doubleValue)
         case .date(let date):
             guard t == .date else {
-                if t == .any { throw .forMemory("comparing the dynamically typed '\(attribute.name)' with a date", range: range) }
+                if t == .any {
+                    throw .forMemory("comparing the dynamically typed '\(attribute.name)' with a date", range: range)
+                }
                 throw mismatch()
             }
             switch attribute.effectiveEncoding {
@@ -132,7 +142,8 @@ extension LoweringContext {
 
     func checkText(_ a: Schema.Attribute, _ op: ComparisonOperator, _ range: SourceRange) throws(SQLLoweringError) {
         guard a.type == .string || a.type == .any else {
-            throw .ofValues(.typeMismatch, "\(op.symbol) needs strings, '\(a.name)' is \(a.type.rawValue)", range: range)
+            throw .ofValues(
+                .typeMismatch, "\(op.symbol) needs strings, '\(a.name)' is \(a.type.rawValue)", range: range)
         }
     }
 
@@ -140,16 +151,23 @@ extension LoweringContext {
         if a.type == .any || b.type == .any { return }
         if Self.numeric.contains(a.type) && Self.numeric.contains(b.type) {
             let integral: Set<Schema.ValueType> = [.integer, .boolean]
-            if !dialect.traits.contains(.exactIntegerDoubleComparison), integral.contains(a.type) != integral.contains(b.type) {
-                throw unsupported("comparing the integer and double values '\(a.name)' and '\(b.name)' in this dialect (it compares them as doubles, inexact beyond 2^53)", range)
+            if !dialect.traits.contains(.exactIntegerDoubleComparison),
+                integral.contains(a.type) != integral.contains(b.type)
+            {
+                throw unsupported(
+                    "comparing the integer and double values '\(a.name)' and '\(b.name)' in this dialect (it compares them as doubles, inexact beyond 2^53)",
+                    range)
             }
             if a.effectiveEncoding == .text || b.effectiveEncoding == .text {
-                if a.effectiveEncoding != b.effectiveEncoding { throw unsupported("comparing a TEXT-encoded decimal with a number", range) }
+                if a.effectiveEncoding != b.effectiveEncoding {
+                    throw unsupported("comparing a TEXT-encoded decimal with a number", range)
+                }
             }
             return
         }
         guard a.type == b.type else {
-            throw .ofValues(.typeMismatch, "'\(a.name)' is \(a.type.rawValue) and '\(b.name)' is \(b.type.rawValue)", range: range)
+            throw .ofValues(
+                .typeMismatch, "'\(a.name)' is \(a.type.rawValue) and '\(b.name)' is \(b.type.rawValue)", range: range)
         }
         if a.type == .date && a.effectiveEncoding != b.effectiveEncoding {
             throw .forMemory("comparing dates stored with different encodings", range: range)
@@ -157,8 +175,10 @@ extension LoweringContext {
     }
 
     /// The evaluator's answer to a comparison of two constants, or nil when memory raises on it.
-    func foldConstant(_ a: LiteralValue, _ op: ComparisonOperator, _ options: ComparisonOptions, _ b: LiteralValue,
-                      _ range: SourceRange) throws(SQLLoweringError) -> Bool? {
+    func foldConstant(
+        _ a: LiteralValue, _ op: ComparisonOperator, _ options: ComparisonOptions, _ b: LiteralValue,
+        _ range: SourceRange
+    ) throws(SQLLoweringError) -> Bool? {
         evaluateConstants(nil, a, op, options, b, range)
     }
 
@@ -174,14 +194,22 @@ extension LoweringContext {
             throw SQLLoweringError(.unknownKey, "sort key '\(key.keyPath)' is not a key path")
         }
         guard case .scalar(var s) = try scalarize(try operand(e, scope)) else {
-            throw SQLLoweringError(.unsupported, "sort key '\(key.keyPath)' is not an attribute or a collection operator")
+            throw SQLLoweringError(
+                .unsupported, "sort key '\(key.keyPath)' is not an attribute or a collection operator")
         }
         // A list (`mode:`) has no SQL order.
         guard !s.isCollection else { throw SQLLoweringError(.unsupported, "sort key '\(key.keyPath)' is a collection") }
-        if dialect.textFunction == nil, Schema.FoldedColumns.fold(key.options), s.attribute.type == .string || s.text != nil {
+        if dialect.textFunction == nil, Schema.FoldedColumns.fold(key.options),
+            s.attribute.type == .string || s.text != nil
+        {
             // No Sift collation in the database: order by the writer's folded copy.
-            guard s.folded != nil, case .scalar(let folded) = try? foldedOperand(.scalar(s), key.options, SourceRange(0, 0)) else {
-                throw SQLLoweringError(.unsupported, "sort key '\(key.keyPath)' with string options in this dialect ('\(s.attribute.name)' has no folded copies, and the database cannot call Sift's folding)")
+            guard s.folded != nil,
+                case .scalar(let folded) = try? foldedOperand(.scalar(s), key.options, SourceRange(0, 0))
+            else {
+                throw SQLLoweringError(
+                    .unsupported,
+                    "sort key '\(key.keyPath)' with string options in this dialect ('\(s.attribute.name)' has no folded copies, and the database cannot call Sift's folding)"
+                )
             }
             s = folded
         }

@@ -20,10 +20,13 @@ extension LoweringContext {
     /// variables are not the record's), or `error` is not one the document decides (type errors,
     /// constants that raise on every row, `random()`). In a dialect that cannot call memory it
     /// throws `error` saying so; a variable bound nowhere is reported as such.
-    func documentComparison(_ p: PredicateSyntax, negated: Bool, _ scope: Scope,
-                            rejectedWith error: SQLLoweringError) throws(SQLLoweringError) -> Lowered? {
+    func documentComparison(
+        _ p: PredicateSyntax, negated: Bool, _ scope: Scope,
+        rejectedWith error: SQLLoweringError
+    ) throws(SQLLoweringError) -> Lowered? {
         guard error.documentCanDecide, let root = rootScope, scope === root, elementVariables.isEmpty,
-              root.entity.documentColumn != nil else { return nil }
+            root.entity.documentColumn != nil
+        else { return nil }
         guard dialect.documentFunction != nil else {
             var e = error
             e.message += " in this dialect (only memory, on the whole record, decides it)"
@@ -59,16 +62,20 @@ extension LoweringContext {
 
     private func documentCall(substituted: PredicateSyntax, negated: Bool, _ scope: Scope) -> Lowered? {
         guard let root = rootScope, scope === root, elementVariables.isEmpty,
-              let documentColumn = root.entity.documentColumn, let function = dialect.documentFunction else { return nil }
+            let documentColumn = root.entity.documentColumn, let function = dialect.documentFunction
+        else { return nil }
         // A dictionary (a `%@` argument, or a bound variable's value) has no spelling in the
         // language: it travels apart, as a variable of the call's third argument.
         let (predicate, lifted) = substituted.liftingConstants(prefix: "sift_", where: Self.holdsDictionary)
         // The text must parse back to this very predicate, or the call would ask memory something else.
         let text = predicate.description
         guard let again = try? PredicateSyntax.parse(text), again == predicate else { return nil }
-        var call = Fragment("\(function)(") + Fragment.param(.text(text)) + Fragment(", \(column(root.alias, documentColumn))")
+        var call =
+            Fragment("\(function)(") + Fragment.param(.text(text)) + Fragment(", \(column(root.alias, documentColumn))")
         if !lifted.isEmpty {
-            call = call + Fragment(", ") + Fragment.param(.blob(ValueCodec.encode(.dictionary(lifted.mapValues(Value.init)))))
+            call =
+                call + Fragment(", ")
+                + Fragment.param(.blob(ValueCodec.encode(.dictionary(lifted.mapValues(Value.init)))))
         }
         // 1 or 0, NULL where memory raises: neither polarity selects such a row.
         return .sql(call + Fragment(negated ? ") = 0" : ") = 1"))
@@ -105,25 +112,39 @@ enum SQLNesting {
     static func exceeds(_ sql: String) -> Bool {
         // Each open construct needs at least one byte of text (a parenthesis, 7 half-entries).
         guard sql.utf8.count * 7 > limit else { return false }
-        var frames: [Int] = []   // the weight of each open construct; a CASE's is negative
-        var depth = 0, deepest = 0
+        var frames: [Int] = []  // the weight of each open construct; a CASE's is negative
+        var depth = 0
+        var deepest = 0
         var quote: UInt8? = nil
         // The current word's first eight bytes, packed, and its length: no allocation per word.
-        var word: UInt64 = 0, length = 0
+        var word: UInt64 = 0
+        var length = 0
         func endWord() {
             switch (word, length) {
-            case (case_, 4): frames.append(-12); depth += 12
+            case (case_, 4):
+                frames.append(-12)
+                depth += 12
             case (end, 3):
-                if let last = frames.last, last < 0 { frames.removeLast(); depth += last }
+                if let last = frames.last, last < 0 {
+                    frames.removeLast()
+                    depth += last
+                }
             case (select, 6):
-                if let last = frames.last, last > 0 { frames[frames.count - 1] += 6; depth += 6 }
+                if let last = frames.last, last > 0 {
+                    frames[frames.count - 1] += 6
+                    depth += 6
+                }
             default: break
             }
             deepest = max(deepest, depth)
-            word = 0; length = 0
+            word = 0
+            length = 0
         }
         for b in sql.utf8 {
-            if let q = quote { if b == q { quote = nil }; continue }
+            if let q = quote {
+                if b == q { quote = nil }
+                continue
+            }
             switch b {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "_"):
                 if length < 8 { word = word << 8 | UInt64(b) }
@@ -135,11 +156,15 @@ enum SQLNesting {
             switch b {
             case UInt8(ascii: "\""), UInt8(ascii: "'"): quote = b
             case UInt8(ascii: "("):
-                frames.append(7); depth += 7
+                frames.append(7)
+                depth += 7
                 deepest = max(deepest, depth)
             case UInt8(ascii: ")"):
                 // Close the parenthesis and any CASE left open inside it (none in valid SQL).
-                while let last = frames.popLast() { depth -= abs(last); if last > 0 { break } }
+                while let last = frames.popLast() {
+                    depth -= abs(last)
+                    if last > 0 { break }
+                }
             default: break
             }
             if deepest > limit { return true }

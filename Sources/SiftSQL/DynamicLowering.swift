@@ -31,10 +31,15 @@ extension LoweringContext {
     }
 
     /// The views of an operand: its NUMERIC side and its text side (nil where it has none).
-    private func views(_ o: Operand, _ range: SourceRange) throws(SQLLoweringError) -> (number: Fragment?, text: Fragment?, isNil: Fragment?)? {
+    private func views(_ o: Operand, _ range: SourceRange) throws(SQLLoweringError) -> (
+        number: Fragment?, text: Fragment?, isNil: Fragment?
+    )? {
         switch o {
         case .scalar(let s) where s.text != nil:
-            return (s.fragment, s.text, Fragment("(") + s.fragment + Fragment(" IS NULL AND ") + s.text! + Fragment(" IS NULL)"))
+            return (
+                s.fragment, s.text,
+                Fragment("(") + s.fragment + Fragment(" IS NULL AND ") + s.text! + Fragment(" IS NULL)")
+            )
         case .scalar(let s):
             switch s.attribute.type {
             case .integer, .boolean: return (s.fragment, nil, s.fragment + Fragment(" IS NULL"))
@@ -43,16 +48,23 @@ extension LoweringContext {
                 // A key an open entity lacks: nil, NULL as a number and as a string.
                 return (s.fragment, s.fragment, s.fragment + Fragment(" IS NULL"))
             default:
-                throw unsupported("comparing the dynamically typed value with '\(s.attribute.name)', a \(s.attribute.type.rawValue), in this dialect (NUMERIC against it would round)", range)
+                throw unsupported(
+                    "comparing the dynamically typed value with '\(s.attribute.name)', a \(s.attribute.type.rawValue), in this dialect (NUMERIC against it would round)",
+                    range)
             }
         default: return nil
         }
     }
 
     /// `l op r` when either side is a two-column value, or nil when neither is.
-    func dynamicLeaf(_ l: Operand, _ op: ComparisonOperator, _ options: ComparisonOptions, _ r: Operand,
-                     negated: Bool, range: SourceRange) throws(SQLLoweringError) -> Lowered? {
-        func dual(_ o: Operand) -> Scalar? { if case .scalar(let s) = o, s.text != nil { return s }; return nil }
+    func dynamicLeaf(
+        _ l: Operand, _ op: ComparisonOperator, _ options: ComparisonOptions, _ r: Operand,
+        negated: Bool, range: SourceRange
+    ) throws(SQLLoweringError) -> Lowered? {
+        func dual(_ o: Operand) -> Scalar? {
+            if case .scalar(let s) = o, s.text != nil { return s }
+            return nil
+        }
         guard dual(l) != nil || dual(r) != nil else { return nil }
         guard ![.in, .contains].contains(op) else { return nil }  // membership reads the views itself
         func pick(_ pos: Fragment, _ neg: Fragment? = nil) -> Lowered { self.pick(negated, pos, neg) }
@@ -61,8 +73,11 @@ extension LoweringContext {
 
         // A constant on the left: swap (orderings mirrored), as the typed comparisons do.
         if case .constant = l, dual(r) != nil, op == .equal || op == .notEqual || ordering.contains(op) {
-            let swapped: ComparisonOperator = [.lessThan: .greaterThan, .greaterThan: .lessThan,
-                                               .lessThanOrEqual: .greaterThanOrEqual, .greaterThanOrEqual: .lessThanOrEqual][op] ?? op
+            let swapped: ComparisonOperator =
+                [
+                    .lessThan: .greaterThan, .greaterThan: .lessThan,
+                    .lessThanOrEqual: .greaterThanOrEqual, .greaterThanOrEqual: .lessThanOrEqual,
+                ][op] ?? op
             return try dynamicLeaf(r, swapped, options, l, negated: negated, range: range)
         }
         // Text operators read the strings of both sides.
@@ -86,39 +101,61 @@ extension LoweringContext {
             case .string:
                 return try typedLeaf(.scalar(textView(s)), op, options, r, negated: negated, range: range)
             case .array(let bounds) where op == .between:
-                guard bounds.count == 2 else { throw SQLLoweringError(.typeMismatch, "BETWEEN needs an array of two bounds, got \(show(c))", range: range) }
+                guard bounds.count == 2 else {
+                    throw SQLLoweringError(
+                        .typeMismatch, "BETWEEN needs an array of two bounds, got \(show(c))", range: range)
+                }
                 if bounds.contains(.null) { return .constant(negated) }
                 if bounds.allSatisfy({ if case .string = $0 { true } else { false } }) {
                     return try between(textView(s), c, options, negated: negated, range: range)
                 }
                 guard var lo = exactNumber(bounds[0]), var hi = exactNumber(bounds[1]),
-                      let greater = try foldConstant(bounds[0], .greaterThan, [], bounds[1], range) else {
-                    throw unsupported("BETWEEN with the bounds \(show(bounds[0])) and \(show(bounds[1])) on a dynamically typed value in this dialect", range)
+                    let greater = try foldConstant(bounds[0], .greaterThan, [], bounds[1], range)
+                else {
+                    throw unsupported(
+                        "BETWEEN with the bounds \(show(bounds[0])) and \(show(bounds[1])) on a dynamically typed value in this dialect",
+                        range)
                 }
                 if greater { swap(&lo, &hi) }
                 let col = s.fragment
-                return pick(col + Fragment(" BETWEEN ") + lo + Fragment(" AND ") + hi,
-                            Fragment("(") + col + Fragment(" NOT BETWEEN ") + lo + Fragment(" AND ") + hi + Fragment(" OR ") + col + Fragment(" IS NULL)"))
+                return pick(
+                    col + Fragment(" BETWEEN ") + lo + Fragment(" AND ") + hi,
+                    Fragment("(") + col + Fragment(" NOT BETWEEN ") + lo + Fragment(" AND ") + hi + Fragment(" OR ")
+                        + col + Fragment(" IS NULL)"))
             default:
                 guard let p = exactNumber(c) else {
-                    throw unsupported("comparing the dynamically typed '\(s.attribute.name)' with \(show(c)) in this dialect", range)
+                    throw unsupported(
+                        "comparing the dynamically typed '\(s.attribute.name)' with \(show(c)) in this dialect", range)
                 }
                 let col = s.fragment
                 switch op {
-                case .equal: return pick(col + Fragment(" = ") + p, Fragment(dialect.isDistinct(col.sql, p.sql), col.bindings + p.bindings))
-                case .notEqual: return pick(Fragment(dialect.isDistinct(col.sql, p.sql), col.bindings + p.bindings), col + Fragment(" = ") + p)
+                case .equal:
+                    return pick(
+                        col + Fragment(" = ") + p,
+                        Fragment(dialect.isDistinct(col.sql, p.sql), col.bindings + p.bindings))
+                case .notEqual:
+                    return pick(
+                        Fragment(dialect.isDistinct(col.sql, p.sql), col.bindings + p.bindings),
+                        col + Fragment(" = ") + p)
                 case _ where ordering.contains(op):
-                    let negOp = [ComparisonOperator.lessThan: ">=", .lessThanOrEqual: ">", .greaterThan: "<=", .greaterThanOrEqual: "<"][op]!
-                    return pick(col + Fragment(" \(op.symbol) ") + p,
-                                Fragment("(") + col + Fragment(" \(negOp) ") + p + Fragment(" OR ") + col + Fragment(" IS NULL)"))
-                default: throw unsupported("\(op.symbol) with a number on a dynamically typed value in this dialect", range)
+                    let negOp = [
+                        ComparisonOperator.lessThan: ">=", .lessThanOrEqual: ">", .greaterThan: "<=",
+                        .greaterThanOrEqual: "<",
+                    ][op]!
+                    return pick(
+                        col + Fragment(" \(op.symbol) ") + p,
+                        Fragment("(") + col + Fragment(" \(negOp) ") + p + Fragment(" OR ") + col
+                            + Fragment(" IS NULL)"))
+                default:
+                    throw unsupported("\(op.symbol) with a number on a dynamically typed value in this dialect", range)
                 }
             }
         }
 
         // Two values, at least one of them in two columns: view by view.
         guard let a = try views(l, range), let b = try views(r, range) else {
-            throw unsupported("\(op.symbol) between a dynamically typed value and a relationship in this dialect", range)
+            throw unsupported(
+                "\(op.symbol) between a dynamically typed value and a relationship in this dialect", range)
         }
         let pairs: [(Fragment?, Fragment?, Bool)] = [(a.number, b.number, false), (a.text, b.text, true)]
         switch op {
@@ -126,7 +163,8 @@ extension LoweringContext {
             var terms: [Fragment] = []
             for (x, y, _) in pairs {
                 switch (x, y) {
-                case (let x?, let y?): terms.append(Fragment(dialect.isNotDistinct(x.sql, y.sql), x.bindings + y.bindings))
+                case (let x?, let y?):
+                    terms.append(Fragment(dialect.isNotDistinct(x.sql, y.sql), x.bindings + y.bindings))
                 case (let x?, nil), (nil, let x?): terms.append(x + Fragment(" IS NULL"))
                 case (nil, nil): continue
                 }
@@ -138,7 +176,9 @@ extension LoweringContext {
             var terms: [Fragment] = []
             for (x, y, isText) in pairs {
                 guard let x, let y else { continue }
-                terms.append(x + Fragment(" \(op.symbol) ") + (isText ? textOrdered(y, Schema.Attribute(name: "", type: .string)) : y))
+                terms.append(
+                    x + Fragment(" \(op.symbol) ")
+                        + (isText ? textOrdered(y, Schema.Attribute(name: "", type: .string)) : y))
             }
             if op == .lessThanOrEqual || op == .greaterThanOrEqual, let an = a.isNil, let bn = b.isNil {
                 terms.append(Fragment("(") + an + Fragment(" AND ") + bn + Fragment(")"))
@@ -152,7 +192,9 @@ extension LoweringContext {
 
     /// `element == value` for IN over a collection whose elements (or the value) are kept in two
     /// columns; nil when neither is.
-    func dynamicElementEquals(_ element: Scalar, _ value: Operand, _ range: SourceRange) throws(SQLLoweringError) -> Lowered? {
+    func dynamicElementEquals(_ element: Scalar, _ value: Operand, _ range: SourceRange) throws(SQLLoweringError)
+        -> Lowered?
+    {
         if element.text == nil, case .scalar(let s) = value, s.text == nil { return nil }
         if element.text == nil, case .constant = value { return nil }
         return try dynamicLeaf(.scalar(element), .equal, [], value, negated: false, range: range)
@@ -160,13 +202,19 @@ extension LoweringContext {
 
     /// `s IN list` for a two-column `s`: numbers against its NUMERIC column, strings against its text.
     func dynamicInList(_ s: Scalar, _ list: [LiteralValue], negated: Bool) -> Lowered {
-        var numbers: [Fragment] = [], strings: [Fragment] = []
+        var numbers: [Fragment] = []
+        var strings: [Fragment] = []
         for item in list {
-            if case .string(let t) = item { strings.append(.param(.text(nfc(t)))) }
-            else if let p = exactNumber(item) { numbers.append(p) }
+            if case .string(let t) = item {
+                strings.append(.param(.text(nfc(t))))
+            } else if let p = exactNumber(item) {
+                numbers.append(p)
+            }
         }
         var parts: [Fragment] = []
-        if !numbers.isEmpty { parts.append(s.fragment + Fragment(" IN (") + Fragment.join(numbers, ", ") + Fragment(")")) }
+        if !numbers.isEmpty {
+            parts.append(s.fragment + Fragment(" IN (") + Fragment.join(numbers, ", ") + Fragment(")"))
+        }
         if !strings.isEmpty { parts.append(s.text! + Fragment(" IN (") + Fragment.join(strings, ", ") + Fragment(")")) }
         if parts.isEmpty { return .constant(negated) }
         let pos = parts.count == 1 ? parts[0] : Fragment("(") + Fragment.join(parts, " OR ") + Fragment(")")
@@ -177,7 +225,8 @@ extension LoweringContext {
     /// order of kinds), each kind in its own order.
     func dynamicOrderTerms(_ s: Scalar, ascending: Bool) -> Fragment {
         let dir = ascending ? " ASC" : " DESC"
-        let rank = Fragment("(CASE WHEN ") + s.fragment + Fragment(" IS NOT NULL THEN 1 WHEN ") + s.text!
+        let rank =
+            Fragment("(CASE WHEN ") + s.fragment + Fragment(" IS NOT NULL THEN 1 WHEN ") + s.text!
             + Fragment(" IS NOT NULL THEN 2 ELSE 0 END)" + dir)
         return rank + Fragment(", ") + s.fragment + Fragment(dir) + Fragment(", ")
             + textOrdered(s.text!, Schema.Attribute(name: "", type: .string)) + Fragment(dir)
@@ -204,7 +253,10 @@ package enum ExactDecimal {
         // Little-endian base-10^9 limbs.
         var limbs: [UInt64] = []
         var m = significand
-        while m > 0 { limbs.append(m % 1_000_000_000); m /= 1_000_000_000 }
+        while m > 0 {
+            limbs.append(m % 1_000_000_000)
+            m /= 1_000_000_000
+        }
         func multiply(by f: UInt64) {
             var carry: UInt64 = 0
             for i in limbs.indices {
@@ -212,7 +264,10 @@ package enum ExactDecimal {
                 limbs[i] = v % 1_000_000_000
                 carry = v / 1_000_000_000
             }
-            while carry > 0 { limbs.append(carry % 1_000_000_000); carry /= 1_000_000_000 }
+            while carry > 0 {
+                limbs.append(carry % 1_000_000_000)
+                carry /= 1_000_000_000
+            }
         }
         // m × 2^e for e ≥ 0; m × 5^k / 10^k for e = -k.
         var fractionDigits = 0
@@ -228,7 +283,9 @@ package enum ExactDecimal {
             digits += String(repeating: "0", count: 9 - s.count) + s
         }
         if fractionDigits > 0 {
-            if digits.count <= fractionDigits { digits = String(repeating: "0", count: fractionDigits - digits.count + 1) + digits }
+            if digits.count <= fractionDigits {
+                digits = String(repeating: "0", count: fractionDigits - digits.count + 1) + digits
+            }
             var integer = String(digits.prefix(digits.count - fractionDigits))
             var fraction = String(digits.suffix(fractionDigits))
             while fraction.hasSuffix("0") { fraction.removeLast() }

@@ -15,8 +15,8 @@
 // through `sift_call`; equality, IN and BETWEEN need nothing, since a BLOB equals no number.
 
 import Foundation
-import SiftSyntax
 import SiftEvaluation
+import SiftSyntax
 
 extension LoweringContext {
     // MARK: Folding
@@ -34,7 +34,8 @@ extension LoweringContext {
     private func isConstantHere(_ e: ExpressionSyntax, bound: Set<String>) -> Bool {
         switch e.kind {
         case .constant: return true
-        case .variable(let name): return bound.contains(name) || (elementVariables[name] == nil && variables[name] != nil)
+        case .variable(let name):
+            return bound.contains(name) || (elementVariables[name] == nil && variables[name] != nil)
         case .aggregate(let elements): return elements.allSatisfy { isConstant($0, bound: bound) }
         case .index(let base, let index):
             if case .expression(let i) = index { return isConstant(base, bound: bound) && isConstant(i, bound: bound) }
@@ -74,7 +75,8 @@ extension LoweringContext {
     func fold(_ e: ExpressionSyntax) throws(SQLLoweringError) -> LiteralValue {
         let value: Value
         do { value = try SiftExpression(e).evaluate(variables: variableValues) } catch {
-            throw SQLLoweringError.everyRow("'\(e)' raises in memory (\(error.message)), so no SQL can stand for it", range: e.range)
+            throw SQLLoweringError.everyRow(
+                "'\(e)' raises in memory (\(error.message)), so no SQL can stand for it", range: e.range)
         }
         guard let literal = value.literal else { throw unsupported("the value of '\(e)'", e.range) }
         return literal
@@ -82,10 +84,14 @@ extension LoweringContext {
 
     /// The evaluator's answer to a comparison of constants (`ANY`/`ALL` over a constant list
     /// included), or nil when memory raises on it.
-    func evaluateConstants(_ q: Quantifier?, _ a: LiteralValue, _ op: ComparisonOperator, _ options: ComparisonOptions,
-                           _ b: LiteralValue, _ range: SourceRange) -> Bool? {
-        let p = PredicateSyntax(.comparison(quantifier: q, lhs: ExpressionSyntax(.constant(value: a), range: range), operator: op,
-                                            options: options, rhs: ExpressionSyntax(.constant(value: b), range: range)), range: range)
+    func evaluateConstants(
+        _ q: Quantifier?, _ a: LiteralValue, _ op: ComparisonOperator, _ options: ComparisonOptions,
+        _ b: LiteralValue, _ range: SourceRange
+    ) -> Bool? {
+        let p = PredicateSyntax(
+            .comparison(
+                quantifier: q, lhs: ExpressionSyntax(.constant(value: a), range: range), operator: op,
+                options: options, rhs: ExpressionSyntax(.constant(value: b), range: range)), range: range)
         return try? SiftPredicate(p).evaluate(with: Value.null)
     }
 
@@ -96,15 +102,18 @@ extension LoweringContext {
 
     /// `CASE WHEN <condition> THEN a ELSE b END`. A constant condition picks its branch, and the
     /// other is never lowered (memory never evaluates it either).
-    func ternary(_ condition: PredicateSyntax, _ a: ExpressionSyntax, _ b: ExpressionSyntax, _ scope: Scope,
-                 _ range: SourceRange) throws(SQLLoweringError) -> Operand {
+    func ternary(
+        _ condition: PredicateSyntax, _ a: ExpressionSyntax, _ b: ExpressionSyntax, _ scope: Scope,
+        _ range: SourceRange
+    ) throws(SQLLoweringError) -> Operand {
         let cond = try predicate(condition, negated: false, scope)
         let sql: Fragment
         switch cond {
         case .constant(let v): return try scalarize(try operand(v ? a : b, scope))
         case .sql(let f): sql = f
         }
-        let x = try scalarize(try operand(a, scope)), y = try scalarize(try operand(b, scope))
+        let x = try scalarize(try operand(a, scope))
+        let y = try scalarize(try operand(b, scope))
         if x.isComputedList || y.isComputedList {
             // The CASE would lose which rows hold a list: memory's collection has no plain SQL form.
             let e = x.isComputedList ? a : b
@@ -118,8 +127,10 @@ extension LoweringContext {
     }
 
     /// One attribute (type and encoding) for both branches of a TERNARY, with each branch's SQL.
-    private func unify(_ x: Operand, _ y: Operand, _ a: ExpressionSyntax, _ b: ExpressionSyntax,
-                       _ range: SourceRange) throws(SQLLoweringError) -> (Schema.Attribute, Fragment, Fragment, Bool) {
+    private func unify(
+        _ x: Operand, _ y: Operand, _ a: ExpressionSyntax, _ b: ExpressionSyntax,
+        _ range: SourceRange
+    ) throws(SQLLoweringError) -> (Schema.Attribute, Fragment, Fragment, Bool) {
         let name = "TERNARY"
         func plain(_ c: LiteralValue) -> (Schema.ValueType, SQLValue)? {
             switch c {
@@ -137,7 +148,8 @@ extension LoweringContext {
         // Types whose values are stored as themselves (booleans as the integers 0/1), so one
         // dynamically typed result can hold either branch.
         let natural: Set<Schema.ValueType> = [.string, .integer, .double, .boolean, .any, .data]
-        func branch(_ o: Operand, _ e: ExpressionSyntax) throws(SQLLoweringError) -> (Schema.Attribute?, Fragment, Bool) {
+        func branch(_ o: Operand, _ e: ExpressionSyntax) throws(SQLLoweringError) -> (Schema.Attribute?, Fragment, Bool)
+        {
             switch o {
             case .constant(.null): return (nil, Fragment("NULL"), false)
             case .constant(let c):
@@ -147,7 +159,8 @@ extension LoweringContext {
                 try singleTyped(s, "a TERNARY branch", e.range)
                 return (s.attribute, s.fragment, s.mayBeNaN)
             case .object, .collection:
-                throw SQLLoweringError(.typeMismatch, "a TERNARY branch must be a value, '\(e)' is a relationship", range: e.range)
+                throw SQLLoweringError(
+                    .typeMismatch, "a TERNARY branch must be a value, '\(e)' is a relationship", range: e.range)
             }
         }
         var (ax, fx, nx) = try branch(x, a)
@@ -155,10 +168,16 @@ extension LoweringContext {
         // A constant branch takes the other branch's encoding when it fits (a date constant next
         // to a date column stored since 1970).
         if case .constant(let c) = x, c != .null, let other = ay, other.type == ax?.type || other.type == .any {
-            if let v = try? encode(c, for: other, [], a.range) { fx = .param(v); ax = other }
+            if let v = try? encode(c, for: other, [], a.range) {
+                fx = .param(v)
+                ax = other
+            }
         }
         if case .constant(let c) = y, c != .null, let other = ax, other.type == ay?.type || other.type == .any {
-            if let v = try? encode(c, for: other, [], b.range) { fy = .param(v); ay = other }
+            if let v = try? encode(c, for: other, [], b.range) {
+                fy = .param(v)
+                ay = other
+            }
         }
         let attribute: Schema.Attribute
         switch (ax, ay) {
@@ -171,11 +190,16 @@ extension LoweringContext {
             } else if natural.contains(p.type) && natural.contains(q.type) {
                 attribute = Schema.Attribute(name: name, type: .any)
             } else {
-                throw unsupported("a TERNARY whose branches are stored differently (\(p.type.rawValue) and \(q.type.rawValue))", range)
+                throw unsupported(
+                    "a TERNARY whose branches are stored differently (\(p.type.rawValue) and \(q.type.rawValue))", range
+                )
             }
         }
         nx = nx || ny
-        return (Schema.Attribute(name: name, column: attribute.column, type: attribute.type, encoding: attribute.encoding), fx, fy, nx)
+        return (
+            Schema.Attribute(name: name, column: attribute.column, type: attribute.type, encoding: attribute.encoding),
+            fx, fy, nx
+        )
     }
 
     // MARK: Calls into memory
@@ -196,7 +220,9 @@ extension LoweringContext {
     }
 
     /// One argument of a memory call: its SQL and its tag.
-    private func callArgument(_ o: Operand, _ e: ExpressionSyntax, selector: String) throws(SQLLoweringError) -> (Fragment, SQLFunctions.ValueTag) {
+    private func callArgument(_ o: Operand, _ e: ExpressionSyntax, selector: String) throws(SQLLoweringError) -> (
+        Fragment, SQLFunctions.ValueTag
+    ) {
         switch o {
         case .constant(let c):
             switch c {
@@ -208,11 +234,13 @@ extension LoweringContext {
             case .data(let d): return (.param(.blob(Array(d))), .natural)
             case .date(let d): return (.param(.double(d.timeIntervalSinceReferenceDate)), .secondsSince2001)
             case .decimal(let d): return (.param(.text(d.description)), .decimal)
-            case .array(let items) where (SQLFunctions.comparison(selector) != nil || SQLFunctions.quantifiedComparison(selector) != nil)
-                                         && items.allSatisfy(\.isScalar):
+            case .array(let items)
+            where (SQLFunctions.comparison(selector) != nil || SQLFunctions.quantifiedComparison(selector) != nil)
+                && items.allSatisfy(\.isScalar):
                 // A list compared by memory: bound as the BLOB `sift_collect` makes.
                 return (.param(.blob(ValueCodec.encode(.array(items.map(Value.init))))), .collection)
-            case .array, .dictionary: throw unsupported("\(selector) of the constant \(show(c)) next to a key path", e.range)
+            case .array, .dictionary:
+                throw unsupported("\(selector) of the constant \(show(c)) next to a key path", e.range)
             }
         case .scalar(let s):
             try singleTyped(s, "\(selector)", e.range)
@@ -221,16 +249,21 @@ extension LoweringContext {
             if let union = c.union {
                 // The elements' values through memory's own union (nil dropped, and for the distinct
                 // union the first of equal values kept, in element order).
-                guard c.relationship.orderColumn != nil || union == "@distinctUnionOfObjects" && selector == "count:" else {
+                guard c.relationship.orderColumn != nil || union == "@distinctUnionOfObjects" && selector == "count:"
+                else {
                     throw unsupported("'\(union)' of the unordered collection '\(c.relationship.name)'", c.range)
                 }
                 var whole = c
                 whole.union = nil
-                return (try callSQL(union, [(try collected(whole, selector: "count:"), .collection)], c.range), .collection)
+                return (
+                    try callSQL(union, [(try collected(whole, selector: "count:"), .collection)], c.range), .collection
+                )
             }
             if SQLFunctions.comparison(selector) != nil || SQLFunctions.quantifiedComparison(selector) != nil {
                 // Compared as memory's array: only an ordered collection is one (a set's equality ignores order).
-                guard c.relationship.orderColumn != nil else { throw unsupported("comparing the unordered collection '\(c.relationship.name)'", c.range) }
+                guard c.relationship.orderColumn != nil else {
+                    throw unsupported("comparing the unordered collection '\(c.relationship.name)'", c.range)
+                }
                 return (try collected(c, selector: selector), .collection)
             }
             guard Self.collectionFunctions.contains(selector) else {
@@ -239,25 +272,35 @@ extension LoweringContext {
             }
             return (try collected(c, selector: selector), .collection)
         case .object(_, let name):
-            throw SQLLoweringError(.typeMismatch, "\(selector) of the relationship '\(name)' (an object)", range: e.range)
+            throw SQLLoweringError(
+                .typeMismatch, "\(selector) of the relationship '\(name)' (an object)", range: e.range)
         }
     }
 
     /// `(SELECT sift_collect(tag, element) FROM <elements> WHERE <correlation>)`, NULL when the
     /// collection is nil: the collection as the evaluator's array, in row order. `filter` (a
     /// SUBQUERY's predicate over one element) keeps only the elements it is true for.
-    func collected(_ c: Collection, selector: String,
-                   filter: ((Scope?, Scalar?) throws(SQLLoweringError) -> Lowered)? = nil) throws(SQLLoweringError) -> Fragment {
-        guard let collect = dialect.collectFunction else { throw unsupported("\(selector) of a collection in this dialect", c.range) }
+    func collected(
+        _ c: Collection, selector: String,
+        filter: ((Scope?, Scalar?) throws(SQLLoweringError) -> Lowered)? = nil
+    ) throws(SQLLoweringError) -> Fragment {
+        guard let collect = dialect.collectFunction else {
+            throw unsupported("\(selector) of a collection in this dialect", c.range)
+        }
         let (from, corr, es, value, order) = try elementSource(c)
         let element: Scalar
         if c.rest.isEmpty {
-            if let value { element = value } else {
+            if let value {
+                element = value
+            } else {
                 // Objects: only their number matters to count:; any other function raises on them.
                 guard selector == "count:" else {
-                    throw SQLLoweringError(.typeMismatch, "\(selector) needs values, the elements of '\(c.relationship.name)' are objects", range: c.range)
+                    throw SQLLoweringError(
+                        .typeMismatch, "\(selector) needs values, the elements of '\(c.relationship.name)' are objects",
+                        range: c.range)
                 }
-                element = Scalar(fragment: Fragment("1"), attribute: Schema.Attribute(name: c.relationship.name, type: .integer))
+                element = Scalar(
+                    fragment: Fragment("1"), attribute: Schema.Attribute(name: c.relationship.name, type: .integer))
             }
         } else if let es {
             let rest = c.rest
@@ -265,11 +308,14 @@ extension LoweringContext {
                 throw unsupported("\(selector) of a collection operator", c.range)
             }
             guard case .scalar(let s) = try keyPath(rest, es, c.range) else {
-                throw SQLLoweringError(.toManyKeyPath, "\(selector) needs an attribute of the elements of '\(c.relationship.name)'", range: c.range)
+                throw SQLLoweringError(
+                    .toManyKeyPath, "\(selector) needs an attribute of the elements of '\(c.relationship.name)'",
+                    range: c.range)
             }
             element = s
         } else {
-            throw SQLLoweringError(.unknownKey, "the values of '\(c.relationship.name)' have no key '\(c.rest[0])'", range: c.range)
+            throw SQLLoweringError(
+                .unknownKey, "the values of '\(c.relationship.name)' have no key '\(c.rest[0])'", range: c.range)
         }
         // The elements in element order: SQLite keeps a subquery's ORDER BY under an aggregate (it
         // does not flatten such a subquery), and before 3.44 an aggregate has no ORDER BY of its own.
@@ -284,27 +330,35 @@ extension LoweringContext {
         case .sql(let f)?: elements = elements + Fragment(" AND ") + f.parenthesized
         }
         elements = elements + Fragment(order.map { " ORDER BY \($0)" } ?? "")
-        var sql = Fragment("(SELECT \(collect)(") + .param(.text(String(tag(element.attribute).rawValue)))
+        var sql =
+            Fragment("(SELECT \(collect)(") + .param(.text(String(tag(element.attribute).rawValue)))
             + Fragment(", sift_element) FROM (") + elements + Fragment("))")
-        if let isNil = collectionIsNil(c) { sql = Fragment("(CASE WHEN \(isNil) THEN NULL ELSE ") + sql + Fragment(" END)") }
+        if let isNil = collectionIsNil(c) {
+            sql = Fragment("(CASE WHEN \(isNil) THEN NULL ELSE ") + sql + Fragment(" END)")
+        }
         return sql
     }
 
     /// `sift_call(selector, tags, args…)` with the result typed `type`.
     /// `sift_call(?, ?, args…)`: the selector and the arguments' tags bound, then the arguments.
-    func callSQL(_ selector: String, _ arguments: [(Fragment, SQLFunctions.ValueTag)], _ range: SourceRange?) throws(SQLLoweringError) -> Fragment {
+    func callSQL(_ selector: String, _ arguments: [(Fragment, SQLFunctions.ValueTag)], _ range: SourceRange?)
+        throws(SQLLoweringError) -> Fragment
+    {
         guard let call = dialect.callFunction else { throw unsupported("\(selector) in this dialect", range) }
         let tags = String(arguments.map(\.1.rawValue))
         let parts: [Fragment] = [.param(.text(selector)), .param(.text(tags))] + arguments.map(\.0)
         return Fragment("\(call)(") + Fragment.join(parts, ", ") + Fragment(")")
     }
 
-    func memoryCall(_ selector: String, _ args: [(Operand, ExpressionSyntax)], type: Schema.ValueType, mayBeNaN: Bool = false,
-                    encoding: Schema.StorageEncoding? = nil, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
+    func memoryCall(
+        _ selector: String, _ args: [(Operand, ExpressionSyntax)], type: Schema.ValueType, mayBeNaN: Bool = false,
+        encoding: Schema.StorageEncoding? = nil, _ range: SourceRange
+    ) throws(SQLLoweringError) -> Operand {
         var arguments: [(Fragment, SQLFunctions.ValueTag)] = []
         for (o, e) in args { arguments.append(try callArgument(o, e, selector: selector)) }
-        var s = Scalar(fragment: try callSQL(selector, arguments, range),
-                       attribute: Schema.Attribute(name: selector, type: type, encoding: encoding))
+        var s = Scalar(
+            fragment: try callSQL(selector, arguments, range),
+            attribute: Schema.Attribute(name: selector, type: type, encoding: encoding))
         s.mayBeNaN = mayBeNaN
         return .scalar(s)
     }
@@ -312,18 +366,23 @@ extension LoweringContext {
     // MARK: Functions
 
     /// The built-in functions whose argument is a collection.
-    static let collectionFunctions: Set<String> = ["count:", "sum:", "min:", "max:", "average:", "median:", "stddev:", "groupConcat:separator:",
-                                                   "mode:", "@min", "@max"]
+    static let collectionFunctions: Set<String> = [
+        "count:", "sum:", "min:", "max:", "average:", "median:", "stddev:", "groupConcat:separator:",
+        "mode:", "@min", "@max",
+    ]
 
     /// A built-in function over operands that read the row.
-    func function(_ name: String, _ arguments: [ExpressionSyntax], _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
+    func function(_ name: String, _ arguments: [ExpressionSyntax], _ scope: Scope, _ range: SourceRange)
+        throws(SQLLoweringError) -> Operand
+    {
         switch name {
         case "abs:": return try absolute(arguments[0], scope, range)
         case "noindex:", "indexed:by:":
             // Identity on the first argument; memory's only effect is its value.
             return try scalarize(try operand(arguments[0], scope))
         case "random", "randomn:":
-            throw SQLLoweringError.everyRow("'\(name)', whose value in memory is random for each object, cannot be lowered to SQL", range: range)
+            throw SQLLoweringError.everyRow(
+                "'\(name)', whose value in memory is random for each object, cannot be lowered to SQL", range: range)
         default: break
         }
         var args: [(Operand, ExpressionSyntax)] = []
@@ -331,7 +390,8 @@ extension LoweringContext {
             let o = try operand(a, scope)
             // A collection function takes the collection itself; anything else its scalar value.
             if i == 0, Self.collectionFunctions.contains(name),
-               case .collection(let c) = o, !(c.rest.first.map(KeyPathComponent.isCollectionOperator) ?? false) {
+                case .collection(let c) = o, !(c.rest.first.map(KeyPathComponent.isCollectionOperator) ?? false)
+            {
                 args.append((o, a))
             } else {
                 args.append((try scalarize(o), a))
@@ -341,7 +401,9 @@ extension LoweringContext {
             if case .scalar(let s) = args[0].0 { return s.attribute.type }
             if case .collection(let c) = args[0].0 {
                 if c.rest.isEmpty, case .values(let v) = c.shape { return v.type }
-                if !c.rest.isEmpty, let dest = try? elements(c).element, case .scalar(let s)? = try? keyPath(c.rest, dest, c.range) {
+                if !c.rest.isEmpty, let dest = try? elements(c).element,
+                    case .scalar(let s)? = try? keyPath(c.rest, dest, c.range)
+                {
                     return s.attribute.type
                 }
             }
@@ -354,7 +416,9 @@ extension LoweringContext {
                 throw unsupported("mode: of the unordered collection '\(c.relationship.name)'", range)
             }
             // The list memory returns (it raises on nil and on anything but a collection).
-            guard case .scalar(var s) = try memoryCall(name, args, type: .any, range) else { throw unsupported(name, range) }
+            guard case .scalar(var s) = try memoryCall(name, args, type: .any, range) else {
+                throw unsupported(name, range)
+            }
             s.isCollection = true
             return .scalar(s)
         case "sqrt:", "log:", "ln:", "exp:", "floor:", "ceiling:", "trunc:":
@@ -368,13 +432,17 @@ extension LoweringContext {
         case "modulus:by:":
             let integral = args.allSatisfy { o, _ in
                 if case .scalar(let s) = o { return [.integer, .boolean].contains(s.attribute.type) }
-                if case .constant(let c) = o { if case .integer = c { return true }; if case .bool = c { return true } }
+                if case .constant(let c) = o {
+                    if case .integer = c { return true }
+                    if case .bool = c { return true }
+                }
                 return false
             }
             return try memoryCall(name, args, type: integral ? .integer : .any, mayBeNaN: !integral, range)
         case "sum:":
             let t = elementType()
-            return try memoryCall(name, args, type: [.integer, .boolean].contains(t) ? .integer : (t == .double ? .double : .any), range)
+            return try memoryCall(
+                name, args, type: [.integer, .boolean].contains(t) ? .integer : (t == .double ? .double : .any), range)
         case "average:", "median:", "stddev:":
             return try memoryCall(name, args, type: name == "median:" ? .any : .double, range)
         case "min:", "max:":
@@ -391,7 +459,9 @@ extension LoweringContext {
     // MARK: CAST
 
     /// `CAST(x, 'Type')` of a value read from the row.
-    func cast(_ value: ExpressionSyntax, _ type: ExpressionSyntax, _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
+    func cast(_ value: ExpressionSyntax, _ type: ExpressionSyntax, _ scope: Scope, _ range: SourceRange)
+        throws(SQLLoweringError) -> Operand
+    {
         guard isConstant(type), case .string(let target) = try fold(type) else {
             throw unsupported("CAST to a type that is not a constant string", type.range)
         }
@@ -405,14 +475,23 @@ extension LoweringContext {
         case ("NSNumber", .integer), ("NSNumber", .double), ("NSNumber", .boolean):
             return o
         case ("NSNumber", .date) where a.effectiveEncoding == .secondsSince2001:
-            return .scalar(Scalar(fragment: Fragment("(") + s.fragment + Fragment(" + 0.0)"), attribute: Schema.Attribute(name: "CAST", type: .double)))
+            return .scalar(
+                Scalar(
+                    fragment: Fragment("(") + s.fragment + Fragment(" + 0.0)"),
+                    attribute: Schema.Attribute(name: "CAST", type: .double)))
         case ("NSNumber", .date) where a.effectiveEncoding == .secondsSince1970:
             // Foundation keeps seconds since 2001 and converts with this one subtraction.
-            return .scalar(Scalar(fragment: Fragment("(") + s.fragment + Fragment(" - 978307200.0)"), attribute: Schema.Attribute(name: "CAST", type: .double)))
+            return .scalar(
+                Scalar(
+                    fragment: Fragment("(") + s.fragment + Fragment(" - 978307200.0)"),
+                    attribute: Schema.Attribute(name: "CAST", type: .double)))
         case ("NSDate", .date):
             return o
         case ("NSDate", .integer), ("NSDate", .double), ("NSDate", .boolean):
-            return .scalar(Scalar(fragment: Fragment("(") + s.fragment + Fragment(" + 0.0)"), attribute: Schema.Attribute(name: "CAST", type: .date, encoding: .secondsSince2001)))
+            return .scalar(
+                Scalar(
+                    fragment: Fragment("(") + s.fragment + Fragment(" + 0.0)"),
+                    attribute: Schema.Attribute(name: "CAST", type: .date, encoding: .secondsSince2001)))
         case ("NSNumber", _):
             return try memoryCall("CAST:NSNumber", [(o, value)], type: .any, range)
         case ("NSString", _):
@@ -435,8 +514,10 @@ extension LoweringContext {
     /// as a scalar subquery (`ORDER BY <order column> LIMIT 1 OFFSET k`), `[SIZE]` as the count,
     /// `object['key']` as the key of a to-one object. Out of range and non-collections raise in
     /// memory (NULL here is free); a nil collection gives nil in both.
-    func indexed(_ base: ExpressionSyntax, _ index: IndexSyntax, path: [String], _ scope: Scope,
-                 _ range: SourceRange) throws(SQLLoweringError) -> Operand {
+    func indexed(
+        _ base: ExpressionSyntax, _ index: IndexSyntax, path: [String], _ scope: Scope,
+        _ range: SourceRange
+    ) throws(SQLLoweringError) -> Operand {
         let b = try operand(base, scope)
         switch b {
         case .object:
@@ -446,7 +527,8 @@ extension LoweringContext {
                 default:
                     // Memory indexes a dictionary only by key: it raises on any other index, and a
                     // nil object gives nil.
-                    return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: "[]", type: .any)))
+                    return .scalar(
+                        Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: "[]", type: .any)))
                 }
             }
             var components: [String] = []
@@ -455,31 +537,44 @@ extension LoweringContext {
             case .evaluatedObject: break
             default: throw unsupported("this index of an object", range)
             }
-            guard case .expression(let key) = index, isConstant(key), case .string(let k) = try fold(key), !k.hasPrefix("@") else {
+            guard case .expression(let key) = index, isConstant(key), case .string(let k) = try fold(key),
+                !k.hasPrefix("@")
+            else {
                 throw unsupported("this index of an object (memory orders a dictionary's keys by name)", range)
             }
-            return try keyPath(components + [k] + path, base.kind == .evaluatedObject ? rootScope ?? scope : scope, range)
+            return try keyPath(
+                components + [k] + path, base.kind == .evaluatedObject ? rootScope ?? scope : scope, range)
         case .constant(.null):
             // An index of nil is nil.
             return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: "[]", type: .any)))
         case .scalar(let s) where s.isCollection:
             // A function's list (`mode:(x)[SIZE]`): memory counts it; its elements have no SQL form.
-            guard case .size = index, path.isEmpty else { throw unsupported("an element of '\(base)', a collection computed by memory", range) }
+            guard case .size = index, path.isEmpty else {
+                throw unsupported("an element of '\(base)', a collection computed by memory", range)
+            }
             return try memoryCall("count:", [(b, base)], type: .integer, range)
         case .scalar(let s) where path.isEmpty:
             // A value that is not a collection: memory raises, or gives nil when it is nil.
-            return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: "\(s.attribute.name)[]", type: s.attribute.type,
-                                                                                   encoding: s.attribute.encoding)))
+            return .scalar(
+                Scalar(
+                    fragment: Fragment("NULL"),
+                    attribute: Schema.Attribute(
+                        name: "\(s.attribute.name)[]", type: s.attribute.type,
+                        encoding: s.attribute.encoding)))
         case .collection(var c):
             guard !(c.rest.first.map(KeyPathComponent.isCollectionOperator) ?? false) else {
                 throw unsupported("an index of a collection operator's result", range)
             }
             if c.union != nil {
-                guard case .size = index, path.isEmpty else { throw unsupported("an element of '\(c.union!)' (memory's union order)", range) }
+                guard case .size = index, path.isEmpty else {
+                    throw unsupported("an element of '\(c.union!)' (memory's union order)", range)
+                }
                 return try memoryCall("count:", [(.collection(c), base)], type: .integer, range)
             }
             if case .size = index {
-                guard path.isEmpty else { throw SQLLoweringError(.unknownKey, "a count has no key '\(path[0])'", range: range) }
+                guard path.isEmpty else {
+                    throw SQLLoweringError(.unknownKey, "a count has no key '\(path[0])'", range: range)
+                }
                 c.rest = ["@count"]
                 return try scalarize(.collection(c))
             }
@@ -490,7 +585,9 @@ extension LoweringContext {
             var descending = false
             switch index {
             case .first: offset = 0
-            case .last: offset = 0; descending = true
+            case .last:
+                offset = 0
+                descending = true
             case .size: offset = 0
             case .expression(let k):
                 guard isConstant(k) else { throw unsupported("an index that is not a constant", k.range) }
@@ -498,10 +595,13 @@ extension LoweringContext {
                 case .integer(let i): offset = i
                 case .double(let d):
                     // Memory truncates (Foundation's integerValue); NaN and the infinities raise out of range.
-                    guard d.isFinite, abs(d) < 9.2e18 else { offset = -1; break }
+                    guard d.isFinite, abs(d) < 9.2e18 else {
+                        offset = -1
+                        break
+                    }
                     offset = Int64(d.rounded(.towardZero))
                 case .bool(let x): offset = x ? 1 : 0
-                default: offset = -1 // memory raises: not a number
+                default: offset = -1  // memory raises: not a number
                 }
             }
             let path = c.rest + path
@@ -518,7 +618,8 @@ extension LoweringContext {
                 }
                 element = s
             } else {
-                throw SQLLoweringError(.unknownKey, "the values of '\(c.relationship.name)' have no key '\(path[0])'", range: range)
+                throw SQLLoweringError(
+                    .unknownKey, "the values of '\(c.relationship.name)' have no key '\(path[0])'", range: range)
             }
             if offset < 0 {
                 // Out of range in memory (or not a number): it raises on every non-nil collection.

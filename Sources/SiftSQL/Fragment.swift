@@ -9,7 +9,10 @@ struct Fragment: Sendable {
     var sql: String
     var bindings: [SQLValue]
 
-    init(_ sql: String, _ bindings: [SQLValue] = []) { self.sql = sql; self.bindings = bindings }
+    init(_ sql: String, _ bindings: [SQLValue] = []) {
+        self.sql = sql
+        self.bindings = bindings
+    }
 
     /// One bound parameter.
     static func param(_ v: SQLValue) -> Fragment { Fragment(String(marker), [v]) }
@@ -51,7 +54,12 @@ struct Fragment: Sendable {
         out.reserveCapacity(sql.utf8.count + bindings.count * 2)
         var n = 0
         for byte in sql.utf8 {
-            if byte == 0x01 { n += 1; out.append(contentsOf: dialect.placeholder(n).utf8) } else { out.append(byte) }
+            if byte == 0x01 {
+                n += 1
+                out.append(contentsOf: dialect.placeholder(n).utf8)
+            } else {
+                out.append(byte)
+            }
         }
         return SQLQuery(sql: String(decoding: out, as: UTF8.self), bindings: bindings)
     }

@@ -80,13 +80,18 @@ public struct SQLLowering: Sendable {
     /// `columns` are attribute key paths of the entity (default: its primary key). `limit` and
     /// `offset` add a bound `LIMIT ? OFFSET ?`. `tableColumns` instead names raw columns of the
     /// entity's table (names that come from the schema's owner, such as a store's own columns).
-    public func select(_ predicate: PredicateSyntax, source: String? = nil,
-                       variables: [String: LiteralValue] = [:], sortedBy: [SQLSortKey] = [],
-                       columns: [String]? = nil, tableColumns: [String]? = nil,
-                       limit: Int? = nil, offset: Int = 0) throws(SQLLoweringError) -> SQLQuery {
-        try build(predicate, source: source, variables: variables, sortedBy: sortedBy, limit: limit, offset: offset) { (ctx, scope) throws(SQLLoweringError) in
+    public func select(
+        _ predicate: PredicateSyntax, source: String? = nil,
+        variables: [String: LiteralValue] = [:], sortedBy: [SQLSortKey] = [],
+        columns: [String]? = nil, tableColumns: [String]? = nil,
+        limit: Int? = nil, offset: Int = 0
+    ) throws(SQLLoweringError) -> SQLQuery {
+        try build(predicate, source: source, variables: variables, sortedBy: sortedBy, limit: limit, offset: offset) {
+            (ctx, scope) throws(SQLLoweringError) in
             // Raw columns of the entity's table (a store reading whole rows), quoted here like every identifier.
-            if let tableColumns { return Fragment(tableColumns.map { ctx.column(scope.alias, $0) }.joined(separator: ", ")) }
+            if let tableColumns {
+                return Fragment(tableColumns.map { ctx.column(scope.alias, $0) }.joined(separator: ", "))
+            }
             guard let columns else { return Fragment(ctx.column(scope.alias, entity.primaryKey)) }
             var parts: [Fragment] = []
             for c in columns {
@@ -105,14 +110,20 @@ public struct SQLLowering: Sendable {
     }
 
     /// `SELECT COUNT(*) FROM … WHERE …`: the number of matching rows.
-    public func count(_ predicate: PredicateSyntax, source: String? = nil,
-                      variables: [String: LiteralValue] = [:]) throws(SQLLoweringError) -> SQLQuery {
-        try build(predicate, source: source, variables: variables, sortedBy: [], ordered: false) { _, _ in Fragment("COUNT(*)") }
+    public func count(
+        _ predicate: PredicateSyntax, source: String? = nil,
+        variables: [String: LiteralValue] = [:]
+    ) throws(SQLLoweringError) -> SQLQuery {
+        try build(predicate, source: source, variables: variables, sortedBy: [], ordered: false) { _, _ in
+            Fragment("COUNT(*)")
+        }
     }
 
-    private func build(_ predicate: PredicateSyntax, source: String?, variables: [String: LiteralValue],
-                       sortedBy: [SQLSortKey], ordered: Bool = true, limit: Int? = nil, offset: Int = 0,
-                       columns: (LoweringContext, Scope) throws(SQLLoweringError) -> Fragment) throws(SQLLoweringError) -> SQLQuery {
+    private func build(
+        _ predicate: PredicateSyntax, source: String?, variables: [String: LiteralValue],
+        sortedBy: [SQLSortKey], ordered: Bool = true, limit: Int? = nil, offset: Int = 0,
+        columns: (LoweringContext, Scope) throws(SQLLoweringError) -> Fragment
+    ) throws(SQLLoweringError) -> SQLQuery {
         func lower(guardingNesting: Bool) throws(SQLLoweringError) -> (LoweringContext, Scope, Lowered) {
             let ctx = LoweringContext(schema: schema, dialect: dialect, variables: variables)
             let scope = ctx.makeScope(entity: entity, alias: ctx.newAlias())
@@ -127,7 +138,8 @@ public struct SQLLowering: Sendable {
                 (ctx, scope, whereClause) = try lower(guardingNesting: true)
             }
             if let d = entity.discriminator {
-                let test = Fragment(ctx.column(scope.alias, d.column) + " IN (")
+                let test =
+                    Fragment(ctx.column(scope.alias, d.column) + " IN (")
                     + Fragment.join(d.values.map { Fragment.param(.integer($0)) }, ", ") + Fragment(")")
                 switch whereClause {
                 case .constant(true): whereClause = .sql(test)
@@ -151,7 +163,8 @@ public struct SQLLowering: Sendable {
             }
             if limit != nil || offset > 0 {
                 // SQLite needs a LIMIT before an OFFSET; the dialect says what "no limit" is.
-                sql = sql + Fragment(" LIMIT ") + Fragment.param(limit.map { .integer(Int64($0)) } ?? dialect.noLimit)
+                sql =
+                    sql + Fragment(" LIMIT ") + Fragment.param(limit.map { .integer(Int64($0)) } ?? dialect.noLimit)
                     + Fragment(" OFFSET ") + Fragment.param(.integer(Int64(offset)))
             }
             return sql.query(dialect)
@@ -174,9 +187,14 @@ public struct SQLQuery: Hashable, Sendable, CustomStringConvertible {
     /// The values to bind, in placeholder order.
     public var bindings: [SQLValue]
     /// A statement and its bindings.
-    public init(sql: String, bindings: [SQLValue]) { self.sql = sql; self.bindings = bindings }
+    public init(sql: String, bindings: [SQLValue]) {
+        self.sql = sql
+        self.bindings = bindings
+    }
     /// The SQL followed by ` -- ` and the bindings, for logs.
-    public var description: String { bindings.isEmpty ? sql : sql + " -- " + bindings.map(\.description).joined(separator: ", ") }
+    public var description: String {
+        bindings.isEmpty ? sql : sql + " -- " + bindings.map(\.description).joined(separator: ", ")
+    }
 }
 
 /// One ORDER BY key, mirroring SiftEvaluation's sort descriptors.
@@ -193,6 +211,8 @@ public struct SQLSortKey: Hashable, Sendable {
     public var options: ComparisonOptions
     /// A sort key; ascending and without options by default.
     public init(keyPath: String, ascending: Bool = true, options: ComparisonOptions = []) {
-        self.keyPath = keyPath; self.ascending = ascending; self.options = options
+        self.keyPath = keyPath
+        self.ascending = ascending
+        self.options = options
     }
 }

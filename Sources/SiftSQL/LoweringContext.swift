@@ -17,7 +17,10 @@ final class Scope {
     var joins: [String] = []
     var joinAliases: [String: (alias: String, entity: Schema.Entity)] = [:]
     init(entity: Schema.Entity, alias: String, insideCollection: Bool = false, serial: Int) {
-        self.entity = entity; self.alias = alias; self.insideCollection = insideCollection; self.serial = serial
+        self.entity = entity
+        self.alias = alias
+        self.insideCollection = insideCollection
+        self.serial = serial
     }
 }
 
@@ -112,10 +115,15 @@ final class LoweringContext {
     private var shapeLowerings = 0
 
     init(schema: Schema, dialect: any SQLDialect, variables: [String: LiteralValue]) {
-        self.schema = schema; self.dialect = dialect; self.variables = variables
+        self.schema = schema
+        self.dialect = dialect
+        self.variables = variables
     }
 
-    func newAlias() -> String { defer { aliasCount += 1 }; return "t\(aliasCount)" }
+    func newAlias() -> String {
+        defer { aliasCount += 1 }
+        return "t\(aliasCount)"
+    }
 
     func makeScope(entity: Schema.Entity, alias: String, insideCollection: Bool = false) -> Scope {
         defer { scopeCount += 1 }
@@ -127,12 +135,19 @@ final class LoweringContext {
     /// The value of attribute `a` in the row `alias`. A dynamically typed attribute in a dialect
     /// whose columns hold one type each is read from two columns (``Scalar/text``); without a
     /// text column it is `unsupported`.
-    func attributeScalar(_ alias: String, _ a: Schema.Attribute, _ range: SourceRange) throws(SQLLoweringError) -> Scalar {
+    func attributeScalar(_ alias: String, _ a: Schema.Attribute, _ range: SourceRange) throws(SQLLoweringError)
+        -> Scalar
+    {
         var s = Scalar(fragment: Fragment(column(alias, a.column)), attribute: a)
-        if dialect.textFunction == nil, let f = a.foldedColumns { s.folded = f; s.foldedAlias = alias }
+        if dialect.textFunction == nil, let f = a.foldedColumns {
+            s.folded = f
+            s.foldedAlias = alias
+        }
         if a.type == .any && !dialect.traits.contains(.dynamicTyping) {
             guard let t = a.textColumn else {
-                throw unsupported("the dynamically typed '\(a.name)' without a text column in this dialect (its columns hold one type each)", range)
+                throw unsupported(
+                    "the dynamically typed '\(a.name)' without a text column in this dialect (its columns hold one type each)",
+                    range)
             }
             s.text = Fragment(column(alias, t))
         }
@@ -144,13 +159,17 @@ final class LoweringContext {
     @discardableResult
     func singleTyped(_ s: Scalar, _ what: String, _ range: SourceRange) throws(SQLLoweringError) -> Scalar {
         if s.text != nil {
-            throw unsupported("\(what) of the dynamically typed '\(s.attribute.name)' in this dialect (its numbers and strings are in two columns)", range)
+            throw unsupported(
+                "\(what) of the dynamically typed '\(s.attribute.name)' in this dialect (its numbers and strings are in two columns)",
+                range)
         }
         return s
     }
 
     func destination(_ name: String, _ range: SourceRange) throws(SQLLoweringError) -> Schema.Entity {
-        guard let e = schema.entity(named: name) else { throw SQLLoweringError(.unknownEntity, "the schema has no entity '\(name)'", range: range) }
+        guard let e = schema.entity(named: name) else {
+            throw SQLLoweringError(.unknownEntity, "the schema has no entity '\(name)'", range: range)
+        }
         return e
     }
 
@@ -162,15 +181,20 @@ final class LoweringContext {
         try StackGuard.ensure { () throws(SQLLoweringError) in try predicateHere(p, negated: negated, scope) }
     }
 
-    private func predicateHere(_ p: PredicateSyntax, negated: Bool, _ scope: Scope) throws(SQLLoweringError) -> Lowered {
+    private func predicateHere(_ p: PredicateSyntax, negated: Bool, _ scope: Scope) throws(SQLLoweringError) -> Lowered
+    {
         let lowered = try predicateKind(p, negated: negated, scope)
         // Bottom-up, so only the lowest parts that pass the depth are handed to memory.
         if guardsNesting, case .sql(let f) = lowered, SQLNesting.exceeds(f.sql),
-           let decided = documentCall(p, negated: negated, scope) { return decided }
+            let decided = documentCall(p, negated: negated, scope)
+        {
+            return decided
+        }
         return lowered
     }
 
-    private func predicateKind(_ p: PredicateSyntax, negated: Bool, _ scope: Scope) throws(SQLLoweringError) -> Lowered {
+    private func predicateKind(_ p: PredicateSyntax, negated: Bool, _ scope: Scope) throws(SQLLoweringError) -> Lowered
+    {
         switch p.kind {
         case .constant(let v): return .constant(v != negated)
         case .not(let q): return try predicate(q, negated: !negated, scope)
@@ -182,7 +206,9 @@ final class LoweringContext {
                     try comparison(q, l, op, o, r, negated: negated, range: p.range, scope)
                 }
             } catch {
-                guard let decided = try documentComparison(p, negated: negated, scope, rejectedWith: error) else { throw error }
+                guard let decided = try documentComparison(p, negated: negated, scope, rejectedWith: error) else {
+                    throw error
+                }
                 return decided
             }
         }
@@ -205,14 +231,16 @@ final class LoweringContext {
             guard request.serial < mark else { throw error }
             shapeLowerings += request.tags.count + 1
             guard shapeLowerings <= 256 else {
-                throw SQLLoweringError(.unsupported, "too many combinations of keys whose shape differs between rows", range: error.range)
+                throw SQLLoweringError(
+                    .unsupported, "too many combinations of keys whose shape differs between rows", range: error.range)
             }
             defer { shapeChoices[request.column] = nil }
             var parts: [Fragment] = []
             for choice in [nil] + request.tags.map(Optional.some) {
                 shapeChoices[request.column] = .some(choice)
                 let lowered = try splitOnShapes(lower)
-                let test = choice.map { Fragment(request.column + " = ") + Fragment.param(.integer($0)) }
+                let test =
+                    choice.map { Fragment(request.column + " = ") + Fragment.param(.integer($0)) }
                     ?? Fragment(request.column + " IS NULL")
                 switch lowered {
                 case .constant(false): continue
@@ -227,14 +255,21 @@ final class LoweringContext {
 
     /// The case of `key` chosen for the comparison being lowered (nil: the key is nil in these
     /// rows); when none is chosen yet, unwinds to `splitOnShapes` to choose each in turn.
-    func shapeCase(_ key: Schema.MixedKey, alias: String, _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError) -> Schema.MixedKey.Case? {
+    func shapeCase(_ key: Schema.MixedKey, alias: String, _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError)
+        -> Schema.MixedKey.Case?
+    {
         let shapeColumn = column(alias, key.shapeColumn)
         if let chosen = shapeChoices[shapeColumn] {
             guard let tag = chosen else { return nil }
             return key.cases.first { $0.tag == tag }
         }
-        let what = key.name == "SELF" && scope.entity.selfShape == key ? "the records, which are not all objects," : "'\(key.name)', whose shape differs between records,"
-        let error = SQLLoweringError(.unsupported, "\(what) cannot be lowered here (only inside a comparison on the records themselves or their to-one objects)", range: range)
+        let what =
+            key.name == "SELF" && scope.entity.selfShape == key
+            ? "the records, which are not all objects," : "'\(key.name)', whose shape differs between records,"
+        let error = SQLLoweringError(
+            .unsupported,
+            "\(what) cannot be lowered here (only inside a comparison on the records themselves or their to-one objects)",
+            range: range)
         pendingShape = ShapeRequest(column: shapeColumn, tags: key.cases.map(\.tag), serial: scope.serial, error: error)
         throw error
     }
@@ -249,23 +284,30 @@ final class LoweringContext {
     }
 
     /// A to-many (or values) relationship of the row of `owner` itself.
-    private func ownedCollection(_ r: Schema.Relationship, _ owner: Scope, rest: [String], _ range: SourceRange) throws(SQLLoweringError) -> Operand {
+    private func ownedCollection(_ r: Schema.Relationship, _ owner: Scope, rest: [String], _ range: SourceRange)
+        throws(SQLLoweringError) -> Operand
+    {
         let shape: Schema.Relationship.Shape
         do { shape = try r.shape() } catch { throw SQLLoweringError(.unknownKey, error.message, range: range) }
-        guard shape.isToMany else { throw SQLLoweringError(.unknownKey, "SELF is not a to-one relationship", range: range) }
+        guard shape.isToMany else {
+            throw SQLLoweringError(.unknownKey, "SELF is not a to-one relationship", range: range)
+        }
         if owner.insideCollection {
             throw nestedToMany(r.name, range)
         }
-        return .collection(try withUnion(Collection(relationship: r, shape: shape, owner: owner, rest: rest, range: range)))
+        return .collection(
+            try withUnion(Collection(relationship: r, shape: shape, owner: owner, rest: rest, range: range)))
     }
 
     /// AND/OR with constant simplification (De Morgan already applied through `isAnd`).
-    private func junction(_ ops: [PredicateSyntax], isAnd: Bool, negated: Bool, _ scope: Scope) throws(SQLLoweringError) -> Lowered {
+    private func junction(_ ops: [PredicateSyntax], isAnd: Bool, negated: Bool, _ scope: Scope) throws(SQLLoweringError)
+        -> Lowered
+    {
         var parts: [Fragment] = []
         for op in ops {
             switch try predicate(op, negated: negated, scope) {
             case .constant(let v):
-                if v != isAnd { return .constant(v) } // false in AND, true in OR decides
+                if v != isAnd { return .constant(v) }  // false in AND, true in OR decides
             case .sql(let f): parts.append(f.parenthesized)
             }
         }
@@ -291,7 +333,9 @@ final class LoweringContext {
         case .constant(let v): return .constant(v)
         case .variable(let name):
             if let bound = elementVariables[name] {
-                guard let value = bound.value else { throw unsupported("the object '$\(name)' itself (name a key of it)", e.range) }
+                guard let value = bound.value else {
+                    throw unsupported("the object '$\(name)' itself (name a key of it)", e.range)
+                }
                 return .scalar(value)
             }
             guard let v = variables[name] else {
@@ -302,14 +346,17 @@ final class LoweringContext {
         case .keyPath(let base?, let components):
             if case .variable(let name) = base.kind, let bound = elementVariables[name] {
                 guard let es = bound.scope else {
-                    throw SQLLoweringError(.unknownKey, "the values bound to '$\(name)' have no key '\(components[0])'", range: e.range)
+                    throw SQLLoweringError(
+                        .unknownKey, "the values bound to '$\(name)' have no key '\(components[0])'", range: e.range)
                 }
                 return try keyPath(components, es, e.range)
             }
             if case .subquery(let c, let v, let p) = base.kind, components == ["@count"] {
                 return try subqueryCount(c, v, p, scope, e.range)
             }
-            if case .index(let b, let index) = base.kind { return try indexed(b, index, path: components, scope, e.range) }
+            if case .index(let b, let index) = base.kind {
+                return try indexed(b, index, path: components, scope, e.range)
+            }
             if components == ["@count"], case .scalar(let s) = try operand(base, scope), s.isCollection {
                 // `mode:(x).@count`: memory counts the list it returned.
                 return try memoryCall("count:", [(.scalar(s), base)], type: .integer, e.range)
@@ -334,7 +381,8 @@ final class LoweringContext {
         case .index(let base, let index): return try indexed(base, index, path: [], scope, e.range)
         case .binary(let op, let l, let r): return try arithmetic(op, l, r, scope, e.range)
         case .unary(.negate, let o):
-            return try arithmetic(.subtract, ExpressionSyntax(.constant(value: .integer(0)), range: e.range), o, scope, e.range)
+            return try arithmetic(
+                .subtract, ExpressionSyntax(.constant(value: .integer(0)), range: e.range), o, scope, e.range)
         case .unary(.bitwiseNot, let o): return try complement(o, scope, e.range)
         case .function(let name, let args): return try function(name, args, scope, e.range)
         case .customFunction(_, let s, _): throw unsupported("FUNCTION '\(s)'", e.range)
@@ -348,7 +396,8 @@ final class LoweringContext {
     /// A to-many relationship inside another (arrays of arrays): no SQL reads it in one piece, but
     /// the row's document holds it.
     func nestedToMany(_ name: String, _ range: SourceRange) -> SQLLoweringError {
-        var e = SQLLoweringError(.toManyKeyPath, "the to-many relationship '\(name)' is inside another to-many key path", range: range)
+        var e = SQLLoweringError(
+            .toManyKeyPath, "the to-many relationship '\(name)' is inside another to-many key path", range: range)
         e.readsDocument = true
         return e
     }
@@ -371,14 +420,17 @@ final class LoweringContext {
             case let c? where c.object: break
             case let c?:
                 guard let r = c.relationship else { return nilValue(first) }
-                guard case .collection(let values) = try ownedCollection(r, scope, rest: components, range) else { return nilValue(first) }
+                guard case .collection(let values) = try ownedCollection(r, scope, rest: components, range) else {
+                    return nilValue(first)
+                }
                 return .collection(keyOfValues(values))
             }
         }
         // The common case, one attribute of the scope's own entity, read in place: the general walk
         // below copies the entity (and retains each of its arrays and names) to follow joins.
         if components.count == 1, scope.entity.mixedKeys.isEmpty, !KeyPathComponent.isCollectionOperator(components[0]),
-           let a = scope.entity.attribute(named: components[0]) {
+            let a = scope.entity.attribute(named: components[0])
+        {
             return .scalar(try attributeScalar(scope.alias, a, range))
         }
         var entity = scope.entity
@@ -405,7 +457,9 @@ final class LoweringContext {
                 guard isLast else {
                     // Memory raises on the rows holding a value, and answers on the others (nil of
                     // nil, or a short-circuit before it): the document can tell which.
-                    var error = SQLLoweringError(.unknownKey, "'\(key)' of \(entity.name) is an attribute; it has no key '\(components[i + 1])'", range: range)
+                    var error = SQLLoweringError(
+                        .unknownKey, "'\(key)' of \(entity.name) is an attribute; it has no key '\(components[i + 1])'",
+                        range: range)
                     error.readsDocument = true
                     throw error
                 }
@@ -431,7 +485,9 @@ final class LoweringContext {
                     (alias, entity) = (j.alias, j.entity)
                 } else {
                     let a2 = newAlias()
-                    scope.joins.append("LEFT JOIN \(dialect.quote(dest.table)) AS \(a2) ON \(column(a2, dest.primaryKey)) = \(column(alias, fk))")
+                    scope.joins.append(
+                        "LEFT JOIN \(dialect.quote(dest.table)) AS \(a2) ON \(column(a2, dest.primaryKey)) = \(column(alias, fk))"
+                    )
                     scope.joinAliases[path] = (a2, dest)
                     (alias, entity) = (a2, dest)
                 }
@@ -441,12 +497,18 @@ final class LoweringContext {
                 }
                 // The owner of the collection is the row reached so far.
                 let owner: Scope
-                if alias == scope.alias { owner = scope } else {
+                if alias == scope.alias {
+                    owner = scope
+                } else {
                     owner = makeScope(entity: entity, alias: alias)
                 }
-                return .collection(keyOfValues(try withUnion(Collection(relationship: r, shape: shape, owner: owner,
-                                                                        rest: Array(components[(i + 1)...]), range: range,
-                                                                        ownerNullable: owner !== scope))))
+                return .collection(
+                    keyOfValues(
+                        try withUnion(
+                            Collection(
+                                relationship: r, shape: shape, owner: owner,
+                                rest: Array(components[(i + 1)...]), range: range,
+                                ownerNullable: owner !== scope))))
             }
         }
         throw SQLLoweringError(.unknownKey, "empty key path", range: range)
@@ -456,7 +518,9 @@ final class LoweringContext {
     /// each element, so an empty collection stays empty, nil stays nil, and the rest does not matter:
     /// the same collection whose elements read NULL.
     func keyOfValues(_ c: Collection) -> Collection {
-        guard isLoweringOneShape, c.shape.isValuesShape, c.union == nil, let first = c.rest.first, !KeyPathComponent.isCollectionOperator(first) else { return c }
+        guard isLoweringOneShape, c.shape.isValuesShape, c.union == nil, let first = c.rest.first,
+            !KeyPathComponent.isCollectionOperator(first)
+        else { return c }
         var v = c
         v.rest = Array(c.rest.drop { !KeyPathComponent.isCollectionOperator($0) })
         v.nullElements = true
@@ -469,7 +533,8 @@ final class LoweringContext {
         guard let first = c.rest.first, Collection.unionOperators.contains(first) else { return c }
         let key = Array(c.rest.dropFirst())
         guard !key.isEmpty || c.shape.isValuesShape, !key.contains(where: KeyPathComponent.isCollectionOperator) else {
-            throw unsupported("'\(first)' followed by \(key.isEmpty ? "nothing" : "another collection operator")", c.range)
+            throw unsupported(
+                "'\(first)' followed by \(key.isEmpty ? "nothing" : "another collection operator")", c.range)
         }
         var u = c
         u.rest = key
@@ -478,38 +543,54 @@ final class LoweringContext {
     }
 
     /// `FROM … WHERE <correlation>` of a collection's elements, with a fresh alias (a new scope).
-    func elements(_ c: Collection) throws(SQLLoweringError) -> (from: String, correlation: String, element: Scope?, valueColumn: Scalar?) {
+    func elements(_ c: Collection) throws(SQLLoweringError) -> (
+        from: String, correlation: String, element: Scope?, valueColumn: Scalar?
+    ) {
         let e = try elementSource(c)
         return (e.from, e.correlation, e.element, e.valueColumn)
     }
 
     /// `elements(_:)` plus the qualified order column of an ordered collection.
-    func elementSource(_ c: Collection) throws(SQLLoweringError) -> (from: String, correlation: String, element: Scope?, valueColumn: Scalar?, order: String?) {
+    func elementSource(_ c: Collection) throws(SQLLoweringError) -> (
+        from: String, correlation: String, element: Scope?, valueColumn: Scalar?, order: String?
+    ) {
         let a = newAlias()
         let ownerPK = column(c.owner.alias, c.owner.entity.primaryKey)
         switch c.shape {
-        case .toOne: throw SQLLoweringError(.notACollection, "'\(c.relationship.name)' is not a collection", range: c.range)
+        case .toOne:
+            throw SQLLoweringError(.notACollection, "'\(c.relationship.name)' is not a collection", range: c.range)
         case .toMany(let d, let fk):
             let dest = try destination(d, c.range)
-            return ("\(dialect.quote(dest.table)) AS \(a)", "\(column(a, fk)) = \(ownerPK)",
-                    makeScope(entity: dest, alias: a, insideCollection: true), nil, c.relationship.orderColumn.map { column(a, $0) })
+            return (
+                "\(dialect.quote(dest.table)) AS \(a)", "\(column(a, fk)) = \(ownerPK)",
+                makeScope(entity: dest, alias: a, insideCollection: true), nil,
+                c.relationship.orderColumn.map { column(a, $0) }
+            )
         case .manyToMany(let d, let j):
             let dest = try destination(d, c.range)
             let ja = newAlias()
-            return ("\(dialect.quote(j.table)) AS \(ja) JOIN \(dialect.quote(dest.table)) AS \(a) ON \(column(a, dest.primaryKey)) = \(column(ja, j.destination))",
-                    "\(column(ja, j.source)) = \(ownerPK)", makeScope(entity: dest, alias: a, insideCollection: true), nil,
-                    c.relationship.orderColumn.map { column(ja, $0) })
+            return (
+                "\(dialect.quote(j.table)) AS \(ja) JOIN \(dialect.quote(dest.table)) AS \(a) ON \(column(a, dest.primaryKey)) = \(column(ja, j.destination))",
+                "\(column(ja, j.source)) = \(ownerPK)", makeScope(entity: dest, alias: a, insideCollection: true), nil,
+                c.relationship.orderColumn.map { column(ja, $0) }
+            )
         case .values(let v):
             let attr = v.elementAttribute(named: c.relationship.name)
-            return ("\(dialect.quote(v.table)) AS \(a)", "\(column(a, v.owner)) = \(ownerPK)", nil,
-                    c.nullElements ? Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: attr.name, type: .any)) : try attributeScalar(a, attr, c.range),
-                    c.relationship.orderColumn.map { column(a, $0) })
+            return (
+                "\(dialect.quote(v.table)) AS \(a)", "\(column(a, v.owner)) = \(ownerPK)", nil,
+                c.nullElements
+                    ? Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: attr.name, type: .any))
+                    : try attributeScalar(a, attr, c.range),
+                c.relationship.orderColumn.map { column(a, $0) }
+            )
         }
     }
 
     /// `EXISTS (SELECT 1 FROM <elements> <joins> WHERE <correlation> AND <condition>)`; the
     /// condition is built in the element scope (its to-one joins land inside the subquery).
-    func exists(_ c: Collection, _ condition: (Scope?, Scalar?) throws(SQLLoweringError) -> Lowered) throws(SQLLoweringError) -> Lowered {
+    func exists(_ c: Collection, _ condition: (Scope?, Scalar?) throws(SQLLoweringError) -> Lowered)
+        throws(SQLLoweringError) -> Lowered
+    {
         let (from, corr, scope, value) = try elements(c)
         let cond = try condition(scope, value)
         var sql = "EXISTS (SELECT 1 FROM \(from)"
@@ -524,16 +605,22 @@ final class LoweringContext {
 
     /// `SUBQUERY(rel, $x, P).@count` (or `[SIZE]`): `(SELECT COUNT(*) … WHERE <correlation> AND P)`,
     /// with `$x` bound to the element row while P is lowered; nil when the collection is nil.
-    func subqueryCount(_ collection: ExpressionSyntax, _ variable: String, _ body: PredicateSyntax,
-                       _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
-        let whole = ExpressionSyntax(.subquery(collection: collection, variable: variable, predicate: body), range: range)
+    func subqueryCount(
+        _ collection: ExpressionSyntax, _ variable: String, _ body: PredicateSyntax,
+        _ scope: Scope, _ range: SourceRange
+    ) throws(SQLLoweringError) -> Operand {
+        let whole = ExpressionSyntax(
+            .subquery(collection: collection, variable: variable, predicate: body), range: range)
         if isConstant(whole) {
             // Over a constant collection: memory's own filtering, once.
-            guard case .array(let selected) = try fold(whole) else { throw unsupported("the value of '\(whole)'", range) }
+            guard case .array(let selected) = try fold(whole) else {
+                throw unsupported("the value of '\(whole)'", range)
+            }
             return .constant(.integer(Int64(selected.count)))
         }
         guard let c = try subqueryCollection(collection, scope) else {
-            return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: "SUBQUERY", type: .integer)))
+            return .scalar(
+                Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: "SUBQUERY", type: .integer)))
         }
         let (from, corr, es, value) = try elements(c)
         let cond = try subqueryCondition(variable, body, es, value, scope)
@@ -560,15 +647,19 @@ final class LoweringContext {
         case .collection(let c) where c.rest.isEmpty && c.union == nil: return c
         case .constant(.null): return nil
         case .scalar where isLoweringOneShape, .object where isLoweringOneShape: return nil
-        default: throw SQLLoweringError(.notACollection, "SUBQUERY needs a to-many relationship, got '\(collection)'", range: collection.range)
+        default:
+            throw SQLLoweringError(
+                .notACollection, "SUBQUERY needs a to-many relationship, got '\(collection)'", range: collection.range)
         }
     }
 
     /// A SUBQUERY's predicate over one element (`es` for objects, `value` for values), with its
     /// variable bound while it is lowered, in the requested polarity; the rest of the predicate
     /// reads the outer row.
-    func subqueryCondition(_ variable: String, _ body: PredicateSyntax, _ es: Scope?, _ value: Scalar?,
-                           _ scope: Scope, negated: Bool = false) throws(SQLLoweringError) -> Lowered {
+    func subqueryCondition(
+        _ variable: String, _ body: PredicateSyntax, _ es: Scope?, _ value: Scalar?,
+        _ scope: Scope, negated: Bool = false
+    ) throws(SQLLoweringError) -> Lowered {
         let saved = elementVariables[variable]
         elementVariables[variable] = (es, value)
         defer { elementVariables[variable] = saved }
@@ -588,21 +679,30 @@ final class LoweringContext {
     /// A scalar subquery over a collection: `(SELECT <agg> FROM … WHERE <correlation>)`.
     /// The third value is the strings' result of `@min`/`@max` over dynamically typed values kept
     /// in two columns (see ``Scalar/text``).
-    func aggregate(_ c: Collection, _ fn: String, _ key: [String]) throws(SQLLoweringError) -> (Fragment, Schema.Attribute, Fragment?) {
+    func aggregate(_ c: Collection, _ fn: String, _ key: [String]) throws(SQLLoweringError) -> (
+        Fragment, Schema.Attribute, Fragment?
+    ) {
         let (from, corr, scope, value) = try elements(c)
         let arg: Fragment
         var dualText: Fragment?
         var dualResult: Fragment?
         var attr = Schema.Attribute(name: "@count", type: .integer)
-        if fn == "COUNT" { arg = Fragment("*") } else {
+        if fn == "COUNT" {
+            arg = Fragment("*")
+        } else {
             let target: Scalar
-            if let value, key.isEmpty { target = value }
-            else if let scope, !key.isEmpty {
+            if let value, key.isEmpty {
+                target = value
+            } else if let scope, !key.isEmpty {
                 guard case .scalar(let s) = try keyPath(key, scope, c.range) else {
-                    throw SQLLoweringError(.unsupported, "the collection operator needs an attribute key path", range: c.range)
+                    throw SQLLoweringError(
+                        .unsupported, "the collection operator needs an attribute key path", range: c.range)
                 }
                 target = s
-            } else { throw SQLLoweringError(.unsupported, "the collection operator needs a key path of numbers", range: c.range) }
+            } else {
+                throw SQLLoweringError(
+                    .unsupported, "the collection operator needs a key path of numbers", range: c.range)
+            }
             if target.text != nil && fn != "MIN" && fn != "MAX" {
                 try singleTyped(target, fn == "SUM" ? "@sum" : "@avg", c.range)
             }
@@ -620,15 +720,21 @@ final class LoweringContext {
             // The dialect wraps the text; the parameter markers inside keep their bindings' order.
             func sum(_ f: Fragment) -> Fragment { Fragment(dialect.integerSum(f.sql), f.bindings) }
             let low = sum(x + Fragment(" & 4294967295"))
-            sql = Fragment("(SELECT (((") + sum(x + Fragment(" >> 32")) + Fragment(" + (") + low + Fragment(" >> 32)) << 32) | (")
+            sql =
+                Fragment("(SELECT (((") + sum(x + Fragment(" >> 32")) + Fragment(" + (") + low
+                + Fragment(" >> 32)) << 32) | (")
                 + low + Fragment(" & 4294967295)) FROM \(from)")
         } else if fn == "AVG" {
-            sql = Fragment("(SELECT ") + Fragment(dialect.doubleAverage(arg.sql), arg.bindings) + Fragment(" FROM \(from)")
+            sql =
+                Fragment("(SELECT ") + Fragment(dialect.doubleAverage(arg.sql), arg.bindings)
+                + Fragment(" FROM \(from)")
         } else if let dualText {
             // @min/@max of dynamically typed values: of the numbers and of the strings apart (memory
             // raises on a collection holding both, so at most one is asked for).
             sql = Fragment("(SELECT \(fn)(") + arg + Fragment(") FROM \(from)")
-            var text = Fragment("(SELECT \(fn)(") + textOrdered(dualText, Schema.Attribute(name: "", type: .string)) + Fragment(") FROM \(from)")
+            var text =
+                Fragment("(SELECT \(fn)(") + textOrdered(dualText, Schema.Attribute(name: "", type: .string))
+                + Fragment(") FROM \(from)")
             for j in scope?.joins ?? [] { text = text + Fragment(" " + j) }
             dualResult = text + Fragment(" WHERE \(corr))")
         } else if fn == "MIN" || fn == "MAX" {

@@ -74,13 +74,18 @@ enum PostgreSQLPatterns {
             guard let s = Unicode.Scalar(v) else { continue }
             switch s.properties.generalCategory {
             case .nonspacingMark, .spacingMark, .enclosingMark:
-                if let last = ranges.last, last.1 == v - 1 { ranges[ranges.count - 1].1 = v } else { ranges.append((v, v)) }
+                if let last = ranges.last, last.1 == v - 1 {
+                    ranges[ranges.count - 1].1 = v
+                } else {
+                    ranges.append((v, v))
+                }
             default: break
             }
         }
         func escape(_ x: UInt32) -> String {
             let hex = String(x, radix: 16, uppercase: true)
-            return x <= 0xFFFF ? "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            return x <= 0xFFFF
+                ? "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
                 : "\\U" + String(repeating: "0", count: 8 - hex.count) + hex
         }
         return "[" + ranges.map { $0.0 == $0.1 ? escape($0.0) : escape($0.0) + "-" + escape($0.1) }.joined() + "]"
@@ -116,8 +121,10 @@ enum PostgreSQLPatterns {
     /// A LIKE pattern of the predicate language rewritten run by run: `transform` turns each
     /// literal run (escapes resolved) into `escaping(scalar)`-escaped text, `wildcard` each `*`
     /// and `?`. nil for a pattern ending in a lone backslash (memory raises on it).
-    private static func rewriteLike(_ pattern: String, transform: (String) -> String, escaping: Set<Unicode.Scalar>,
-                                    wildcard: (Unicode.Scalar) -> String) -> String? {
+    private static func rewriteLike(
+        _ pattern: String, transform: (String) -> String, escaping: Set<Unicode.Scalar>,
+        wildcard: (Unicode.Scalar) -> String
+    ) -> String? {
         var out = ""
         var run = String.UnicodeScalarView()
         func flush() {
@@ -134,7 +141,9 @@ enum PostgreSQLPatterns {
             case "\\":
                 guard let escaped = scalars.next() else { return nil }
                 run.append(escaped)
-            case "*", "?": flush(); out += wildcard(s)
+            case "*", "?":
+                flush()
+                out += wildcard(s)
             default: run.append(s)
             }
         }

@@ -24,22 +24,27 @@ package enum SQLFunctions {
         guard selector.utf8.starts(with: "compare:".utf8) else { return nil }
         let parts = selector.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0] == "compare", let raw = UInt8(parts[1]),
-              let op = ComparisonOperator(rawValue: String(parts[2])) else { return nil }
+            let op = ComparisonOperator(rawValue: String(parts[2]))
+        else { return nil }
         return (op, ComparisonOptions(rawValue: raw))
     }
 
     /// The `sift_call` selector of a quantified comparison made by memory, `ANY list op b` or
     /// `ALL list op b` over a list argument: `quantified:<quantifier>:<options>:<operator>`.
-    package static func quantifiedSelector(_ q: Quantifier, _ op: ComparisonOperator, _ options: ComparisonOptions) -> String {
+    package static func quantifiedSelector(_ q: Quantifier, _ op: ComparisonOperator, _ options: ComparisonOptions)
+        -> String
+    {
         "quantified:\(q.rawValue):\(options.rawValue):\(op.rawValue)"
     }
 
     /// The quantifier, operator and options of a `quantifiedSelector`, or nil for any other selector.
-    package static func quantifiedComparison(_ selector: String) -> (Quantifier, ComparisonOperator, ComparisonOptions)? {
+    package static func quantifiedComparison(_ selector: String) -> (Quantifier, ComparisonOperator, ComparisonOptions)?
+    {
         guard selector.utf8.starts(with: "quantified:".utf8) else { return nil }
         let parts = selector.split(separator: ":", maxSplits: 3, omittingEmptySubsequences: false)
         guard parts.count == 4, let q = Quantifier(rawValue: String(parts[1])), let raw = UInt8(parts[2]),
-              let op = ComparisonOperator(rawValue: String(parts[3])) else { return nil }
+            let op = ComparisonOperator(rawValue: String(parts[3]))
+        else { return nil }
         return (q, op, ComparisonOptions(rawValue: raw))
     }
 

@@ -7,8 +7,8 @@
 // collection (`SUBQUERY(kids, $k, P) == kids`) it is a subsequence, equal exactly when nothing was
 // dropped: NOT EXISTS an element where P is false.
 
-import SiftSyntax
 import SiftEvaluation
+import SiftSyntax
 
 extension LoweringContext {
     /// Whether `e` is `SUBQUERY(…)` or `SUBQUERY(…).key…` (no collection operator): a cheap test
@@ -27,10 +27,17 @@ extension LoweringContext {
     /// `sub op other` for `==` / `!=`, `sub` a SUBQUERY result (``isSubqueryResult(_:)``) that
     /// reads the row and `other` a constant; nil when this form has no exact rendering here (the
     /// caller then rejects it as before).
-    func subqueryComparison(_ sub: ExpressionSyntax, _ op: ComparisonOperator, _ options: ComparisonOptions,
-                            _ other: LiteralValue, negated: Bool, range: SourceRange, _ scope: Scope) throws(SQLLoweringError) -> Lowered? {
-        let target: ExpressionSyntax, key: [String]
-        if case .keyPath(let base?, let components) = sub.kind { (target, key) = (base, components) } else { (target, key) = (sub, []) }
+    func subqueryComparison(
+        _ sub: ExpressionSyntax, _ op: ComparisonOperator, _ options: ComparisonOptions,
+        _ other: LiteralValue, negated: Bool, range: SourceRange, _ scope: Scope
+    ) throws(SQLLoweringError) -> Lowered? {
+        let target: ExpressionSyntax
+        let key: [String]
+        if case .keyPath(let base?, let components) = sub.kind {
+            (target, key) = (base, components)
+        } else {
+            (target, key) = (sub, [])
+        }
         guard case .subquery(let source, let variable, let body) = target.kind, !isConstant(target) else { return nil }
         // Two-valued `equal`: NOT is its complement.
         func answer(_ equal: Lowered) -> Lowered { (op == .equal) != negated ? equal : not(equal) }
@@ -44,10 +51,14 @@ extension LoweringContext {
         // (memory raises on a key the elements cannot have).
         func kept(_ es: Scope?, _ value: Scalar?) throws(SQLLoweringError) -> Lowered {
             if !key.isEmpty {
-                guard let es else { throw SQLLoweringError(.unknownKey, "the values of '\(c.relationship.name)' have no key '\(key[0])'", range: sub.range) }
+                guard let es else {
+                    throw SQLLoweringError(
+                        .unknownKey, "the values of '\(c.relationship.name)' have no key '\(key[0])'", range: sub.range)
+                }
                 switch try keyPath(key, es, sub.range) {
                 case .scalar, .object: break
-                case .constant, .collection: throw unsupported("a key of SUBQUERY's elements that is not a value", sub.range)
+                case .constant, .collection:
+                    throw unsupported("a key of SUBQUERY's elements that is not a value", sub.range)
                 }
             }
             return try subqueryCondition(variable, body, es, value, scope)
@@ -67,7 +78,9 @@ extension LoweringContext {
             // The kept values in element order, compared with the list by memory.
             guard items.allSatisfy(\.isScalar), c.relationship.orderColumn != nil else { return nil }
             guard dialect.callFunction != nil else {
-                throw unsupported("comparing the elements of a SUBQUERY with a list in this dialect (only memory compares arrays)", range)
+                throw unsupported(
+                    "comparing the elements of a SUBQUERY with a list in this dialect (only memory compares arrays)",
+                    range)
             }
             let selector = SQLFunctions.comparisonSelector(op, options)
             let values = try collected(c, selector: selector, filter: kept)
@@ -87,10 +100,13 @@ extension LoweringContext {
     /// so the two are equal when `c` is nil (nil == nil) or when P is false for no element (an
     /// element where P raises makes memory raise on the row: any answer will do there). nil when
     /// `other` is not `sub`'s own collection.
-    func subqueryAgainstItsCollection(_ sub: ExpressionSyntax, _ op: ComparisonOperator, _ other: ExpressionSyntax,
-                                      negated: Bool, _ scope: Scope) throws(SQLLoweringError) -> Lowered? {
+    func subqueryAgainstItsCollection(
+        _ sub: ExpressionSyntax, _ op: ComparisonOperator, _ other: ExpressionSyntax,
+        negated: Bool, _ scope: Scope
+    ) throws(SQLLoweringError) -> Lowered? {
         guard case .subquery(let source, let variable, let body) = sub.kind, source.description == other.description,
-              !isConstant(sub) else { return nil }
+            !isConstant(sub)
+        else { return nil }
         let wantEqual = (op == .equal) != negated
         // Nil (equal to itself), or a value or an object memory raises on.
         guard let c = try subqueryCollection(source, scope) else { return .constant(wantEqual) }
@@ -99,12 +115,14 @@ extension LoweringContext {
         let dropped = try exists(c) { (es, value) throws(SQLLoweringError) in
             try subqueryCondition(variable, body, es, value, scope, negated: true)
         }
-        let equal: Lowered, unequal: Lowered
+        let equal: Lowered
+        let unequal: Lowered
         switch (collectionIsNil(c), dropped) {
         case (nil, _): (equal, unequal) = (not(dropped), dropped)
         case (_?, .constant(false)): (equal, unequal) = (.constant(true), .constant(false))
         case (let n?, .constant(true)): (equal, unequal) = (.sql(Fragment(n)), .sql(Fragment("NOT \(n)")))
-        case (let n?, .sql(let f)): (equal, unequal) = (.sql(Fragment("\(n) OR NOT ") + f), .sql(Fragment("NOT \(n) AND ") + f))
+        case (let n?, .sql(let f)):
+            (equal, unequal) = (.sql(Fragment("\(n) OR NOT ") + f), .sql(Fragment("NOT \(n) AND ") + f))
         }
         return wantEqual ? equal : unequal
     }

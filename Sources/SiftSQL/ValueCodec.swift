@@ -33,7 +33,17 @@ import SiftSyntax
 package enum ValueCodec {
     /// The tag bytes, in the numbering documents are stored with.
     package enum Tag: UInt8, CaseIterable, Sendable {
-        case null = 0, `false`, `true`, integer, double, string, date, array, dictionary, decimal, data
+        case null = 0
+        case `false` = 1
+        case `true` = 2
+        case integer = 3
+        case double = 4
+        case string = 5
+        case date = 6
+        case array = 7
+        case dictionary = 8
+        case decimal = 9
+        case data = 10
     }
 
     /// The bytes of `value`.
@@ -88,16 +98,29 @@ package enum ValueCodec {
         }
     }
 
-    private static func write(_ v: Value, into out: inout [UInt8], lowWater: UInt) {
+    private static func write(_ v: Value, into out: inout [UInt8], lowWater: StackGuard.Limits) {
         switch v {
         case .null: out.append(Tag.null.rawValue)
         case .bool(let b): out.append(b ? Tag.true.rawValue : Tag.false.rawValue)
-        case .integer(let i): out.append(Tag.integer.rawValue); word(UInt64(bitPattern: i), into: &out)
-        case .double(let d): out.append(Tag.double.rawValue); word(d.bitPattern, into: &out)
-        case .string(let s): out.append(Tag.string.rawValue); text(s, into: &out)
-        case .date(let d): out.append(Tag.date.rawValue); word(d.timeIntervalSinceReferenceDate.bitPattern, into: &out)
-        case .decimal(let d): out.append(Tag.decimal.rawValue); text(d.description, into: &out)
-        case .data(let d): out.append(Tag.data.rawValue); word(UInt64(d.count), into: &out); out.append(contentsOf: d)
+        case .integer(let i):
+            out.append(Tag.integer.rawValue)
+            word(UInt64(bitPattern: i), into: &out)
+        case .double(let d):
+            out.append(Tag.double.rawValue)
+            word(d.bitPattern, into: &out)
+        case .string(let s):
+            out.append(Tag.string.rawValue)
+            text(s, into: &out)
+        case .date(let d):
+            out.append(Tag.date.rawValue)
+            word(d.timeIntervalSinceReferenceDate.bitPattern, into: &out)
+        case .decimal(let d):
+            out.append(Tag.decimal.rawValue)
+            text(d.description, into: &out)
+        case .data(let d):
+            out.append(Tag.data.rawValue)
+            word(UInt64(d.count), into: &out)
+            out.append(contentsOf: d)
         case .array(let a), .set(let a):
             out.append(Tag.array.rawValue)
             word(UInt64(a.count), into: &out)
@@ -107,7 +130,10 @@ package enum ValueCodec {
             word(UInt64(d.count), into: &out)
             // In the dictionary's own order: the bytes are read back into a dictionary.
             nested(lowWater) { (lowWater) in
-                for (k, e) in d { text(k, into: &out); write(e, into: &out, lowWater: lowWater) }
+                for (k, e) in d {
+                    text(k, into: &out)
+                    write(e, into: &out, lowWater: lowWater)
+                }
             }
         case .object(let o):
             write(o.dictionaryValue.map { .dictionary($0) } ?? .null, into: &out, lowWater: lowWater)
@@ -118,7 +144,9 @@ package enum ValueCodec {
     /// with a large stack (whose own low-water mark `body` then receives): values nested
     /// thousands of levels deep neither crash the writer nor the reader.
     @inline(__always)
-    fileprivate static func nested<T, E: Error>(_ lowWater: UInt, _ body: (UInt) throws(E) -> T) throws(E) -> T {
+    fileprivate static func nested<T, E: Error>(
+        _ lowWater: StackGuard.Limits, _ body: (StackGuard.Limits) throws(E) -> T
+    ) throws(E) -> T {
         if StackGuard.hasRoom(below: lowWater) { return try body(lowWater) }
         return try StackGuard.onLargeStack { () throws(E) -> T in try body(StackGuard.lowWater) }
     }
@@ -128,10 +156,10 @@ package enum ValueCodec {
     /// A cursor over the bytes being read.
     private struct Reader {
         let bytes: UnsafeRawBufferPointer
-        var lowWater: UInt
+        var lowWater: StackGuard.Limits
         var at = 0
 
-        init(bytes: UnsafeRawBufferPointer, lowWater: UInt) {
+        init(bytes: UnsafeRawBufferPointer, lowWater: StackGuard.Limits) {
             self.bytes = bytes
             self.lowWater = lowWater
         }
@@ -161,7 +189,9 @@ package enum ValueCodec {
 
         mutating func text() throws(ValueCodecError) -> String {
             let start = at
-            guard let s = String(validating: try payload(), as: UTF8.self) else { throw ValueCodecError(.invalidText, at: start) }
+            guard let s = String(validating: try payload(), as: UTF8.self) else {
+                throw ValueCodecError(.invalidText, at: start)
+            }
             return s
         }
 
@@ -210,7 +240,9 @@ package enum ValueCodec {
             for _ in 0..<n {
                 let start = at
                 let k = try text()
-                guard d.updateValue(try value(), forKey: k) == nil else { throw ValueCodecError(.duplicateKey(k), at: start) }
+                guard d.updateValue(try value(), forKey: k) == nil else {
+                    throw ValueCodecError(.duplicateKey(k), at: start)
+                }
             }
             return d
         }

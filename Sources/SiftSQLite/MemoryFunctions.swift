@@ -17,13 +17,20 @@ import SiftText
 typealias ValueTag = SQLFunctions.ValueTag
 
 extension SQLiteFunctions {
-    static func registerMemoryFunctions(on db: OpaquePointer, check: (Int32, String) throws(SQLiteError) -> Void) throws(SQLiteError) {
+    static func registerMemoryFunctions(on db: OpaquePointer, check: (Int32, String) throws(SQLiteError) -> Void)
+        throws(SQLiteError)
+    {
         let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC
-        try check(sqlite3_create_function_v2(db, SQLFunctions.call, -1, flags, nil, siftCallFunction, nil, nil, nil), SQLFunctions.call)
-        try check(sqlite3_create_function_v2(db, SQLFunctions.collect, 2, flags, nil, nil, siftCollectStep, siftCollectFinal, nil),
-                  SQLFunctions.collect)
-        try check(sqlite3_create_function_v2(db, SQLFunctions.document, -1, flags, nil, siftDocumentFunction, nil, nil, nil),
-                  SQLFunctions.document)
+        try check(
+            sqlite3_create_function_v2(db, SQLFunctions.call, -1, flags, nil, siftCallFunction, nil, nil, nil),
+            SQLFunctions.call)
+        try check(
+            sqlite3_create_function_v2(
+                db, SQLFunctions.collect, 2, flags, nil, nil, siftCollectStep, siftCollectFinal, nil),
+            SQLFunctions.collect)
+        try check(
+            sqlite3_create_function_v2(db, SQLFunctions.document, -1, flags, nil, siftDocumentFunction, nil, nil, nil),
+            SQLFunctions.document)
     }
 }
 
@@ -56,7 +63,9 @@ func memoryValue(_ value: OpaquePointer?, _ tag: ValueTag) -> Value {
         guard case .array(let items)? = try? ValueCodec.decode(blobBytes(value)) else { return .null }
         return .array(items)
     case .decimal:
-        if type == SQLITE_TEXT { return Decimal(string: textOf(value), locale: Locale(identifier: "en_US_POSIX")).map(Value.decimal) ?? .null }
+        if type == SQLITE_TEXT {
+            return Decimal(string: textOf(value), locale: Locale(identifier: "en_US_POSIX")).map(Value.decimal) ?? .null
+        }
         return .decimal(Decimal(sqlite3_value_double(value)))
     }
 }
@@ -70,7 +79,8 @@ func setResult(_ ctx: OpaquePointer?, _ v: Value) {
     // SQLite would store NaN as NULL, which memory keeps apart from NaN.
     case .double(let d) where d.isNaN:
         SQLFunctions.nanMarker.withUnsafeBytes { raw in
-            sqlite3_result_blob64(ctx, raw.baseAddress, sqlite3_uint64(raw.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+            sqlite3_result_blob64(
+                ctx, raw.baseAddress, sqlite3_uint64(raw.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
         }
     case .double(let d): sqlite3_result_double(ctx, d)
     case .decimal(let d): sqlite3_result_double(ctx, NSDecimalNumber(decimal: d).doubleValue)
@@ -78,7 +88,8 @@ func setResult(_ ctx: OpaquePointer?, _ v: Value) {
     case .date(let d): sqlite3_result_double(ctx, d.timeIntervalSinceReferenceDate)
     case .data(let d):
         d.withUnsafeBytes { raw in
-            sqlite3_result_blob64(ctx, raw.baseAddress, sqlite3_uint64(raw.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+            sqlite3_result_blob64(
+                ctx, raw.baseAddress, sqlite3_uint64(raw.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
         }
     // A list of values (a union, say) goes on to another call as the BLOB `sift_collect` makes.
     case .array(let items) where items.allSatisfy(\.isScalarValue): resultBlob(ctx, ValueCodec.encode(v))
@@ -90,7 +101,9 @@ func setResult(_ ctx: OpaquePointer?, _ v: Value) {
 private func resultText(_ ctx: OpaquePointer?, _ s: String) {
     var s = s
     s.withUTF8 { bytes in
-        sqlite3_result_text64(ctx, bytes.baseAddress, sqlite3_uint64(bytes.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self), UInt8(SQLITE_UTF8))
+        sqlite3_result_text64(
+            ctx, bytes.baseAddress, sqlite3_uint64(bytes.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self),
+            UInt8(SQLITE_UTF8))
     }
 }
 
@@ -122,15 +135,25 @@ func callMemory(_ selector: String, _ args: [Value]) -> Value {
 }
 
 /// `sift_call(selector, tags, arg…)`.
-private let siftCallFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { ctx, argc, argv in
-    guard let argv, argc >= 2 else { sqlite3_result_error(ctx, "sift_call: needs a selector and tags", -1); return }
+private let siftCallFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
+    ctx, argc, argv in
+    guard let argv, argc >= 2 else {
+        sqlite3_result_error(ctx, "sift_call: needs a selector and tags", -1)
+        return
+    }
     let selector = textOf(argv[0])
     let tags = Array(textOf(argv[1]))
-    guard tags.count == Int(argc) - 2 else { sqlite3_result_error(ctx, "sift_call: \(tags.count) tags for \(argc - 2) arguments", -1); return }
+    guard tags.count == Int(argc) - 2 else {
+        sqlite3_result_error(ctx, "sift_call: \(tags.count) tags for \(argc - 2) arguments", -1)
+        return
+    }
     var args: [Value] = []
     args.reserveCapacity(tags.count)
     for (i, t) in tags.enumerated() {
-        guard let tag = ValueTag(rawValue: t) else { sqlite3_result_error(ctx, "sift_call: unknown tag '\(t)'", -1); return }
+        guard let tag = ValueTag(rawValue: t) else {
+            sqlite3_result_error(ctx, "sift_call: unknown tag '\(t)'", -1)
+            return
+        }
         args.append(memoryValue(argv[i + 2], tag))
     }
     setResult(ctx, callMemory(selector, args))
@@ -142,14 +165,19 @@ private final class Collected {
 }
 
 /// `sift_collect(tag, value)`: collects the values of the group in row order.
-private let siftCollectStep: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { ctx, _, argv in
+private let siftCollectStep: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
+    ctx, _, argv in
     let size = Int32(MemoryLayout<UnsafeMutableRawPointer?>.size)
-    guard let argv, let slot = sqlite3_aggregate_context(ctx, size)?.assumingMemoryBound(to: UnsafeMutableRawPointer?.self) else {
+    guard let argv,
+        let slot = sqlite3_aggregate_context(ctx, size)?.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+    else {
         sqlite3_result_error_nomem(ctx)
         return
     }
     let c: Collected
-    if let raw = slot.pointee { c = Unmanaged<Collected>.fromOpaque(raw).takeUnretainedValue() } else {
+    if let raw = slot.pointee {
+        c = Unmanaged<Collected>.fromOpaque(raw).takeUnretainedValue()
+    } else {
         c = Collected()
         slot.pointee = Unmanaged.passRetained(c).toOpaque()
     }
@@ -160,7 +188,9 @@ private let siftCollectStep: @convention(c) (OpaquePointer?, Int32, UnsafeMutabl
 /// The collected values as a BLOB (an empty array when the group had no rows), for `sift_call`'s `c` tag.
 private let siftCollectFinal: @convention(c) (OpaquePointer?) -> Void = { ctx in
     var values: [Value] = []
-    if let slot = sqlite3_aggregate_context(ctx, 0)?.assumingMemoryBound(to: UnsafeMutableRawPointer?.self), let raw = slot.pointee {
+    if let slot = sqlite3_aggregate_context(ctx, 0)?.assumingMemoryBound(to: UnsafeMutableRawPointer?.self),
+        let raw = slot.pointee
+    {
         values = Unmanaged<Collected>.fromOpaque(raw).takeRetainedValue().values
         slot.pointee = nil
     }
@@ -170,8 +200,9 @@ private let siftCollectFinal: @convention(c) (OpaquePointer?) -> Void = { ctx in
 /// Sets a BLOB result (copied); an empty one stays a BLOB, not NULL.
 private func resultBlob(_ ctx: OpaquePointer?, _ bytes: some ContiguousBytes) {
     bytes.withUnsafeBytes { raw in
-        sqlite3_result_blob64(ctx, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(raw.count),
-                              unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+        sqlite3_result_blob64(
+            ctx, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(raw.count),
+            unsafeBitCast(-1, to: sqlite3_destructor_type.self))
     }
 }
 
@@ -190,7 +221,9 @@ private final class PerStatement<T>: KeptPerStatement {
 
     /// The value kept on argument `i`, or `make`'s (kept there for the next rows); nil when `make` fails.
     static func value(_ ctx: OpaquePointer?, argument i: Int32, _ make: () -> T?) -> T? {
-        if let raw = sqlite3_get_auxdata(ctx, i) { return Unmanaged<PerStatement>.fromOpaque(raw).takeUnretainedValue().value }
+        if let raw = sqlite3_get_auxdata(ctx, i) {
+            return Unmanaged<PerStatement>.fromOpaque(raw).takeUnretainedValue().value
+        }
         guard let value = make() else { return nil }
         // SQLite may drop the data at once (for an argument that is not constant): the value
         // returned here is a copy, so that does no harm.
@@ -202,45 +235,61 @@ private final class PerStatement<T>: KeptPerStatement {
 /// `sift_document(predicate, document [, variables])`: 1 or 0 as memory decides `predicate` with
 /// the decoded document as `SELF` (and the decoded dictionary `variables` bound); NULL for a NULL
 /// document or where memory raises; an error for bytes `ValueCodec` cannot read.
-private let siftDocumentFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { ctx, argc, argv in
-    guard let argv, argc == 2 || argc == 3 else {
-        sqlite3_result_error(ctx, "sift_document: needs a predicate, a document and optional variables", -1)
-        return
-    }
-    var failure: String?
-    guard let predicate = PerStatement<SiftPredicate>.value(ctx, argument: 0, { () -> SiftPredicate? in
-        let text = textOf(argv[0])
-        do { return SiftPredicate(try PredicateSyntax.parse(text), source: text) } catch {
-            failure = "sift_document: \(error)"
-            return nil
-        }
-    }) else {
-        sqlite3_result_error(ctx, failure ?? "sift_document: no predicate", -1)
-        return
-    }
-    guard sqlite3_value_type(argv[1]) == SQLITE_BLOB else { sqlite3_result_null(ctx); return }
-    var variables: [String: Value] = [:]
-    if argc == 3 {
-        guard let bound = PerStatement<[String: Value]>.value(ctx, argument: 2, {
-            if case .dictionary(let bound)? = try? ValueCodec.decode(blobBytes(argv[2])) { bound } else { nil }
-        }) else {
-            sqlite3_result_error(ctx, "sift_document: the variables are not a dictionary in ValueCodec's form", -1)
+private let siftDocumentFunction:
+    @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { ctx, argc, argv in
+        guard let argv, argc == 2 || argc == 3 else {
+            sqlite3_result_error(ctx, "sift_document: needs a predicate, a document and optional variables", -1)
             return
         }
-        variables = bound
+        var failure: String?
+        guard
+            let predicate = PerStatement<SiftPredicate>.value(
+                ctx, argument: 0,
+                { () -> SiftPredicate? in
+                    let text = textOf(argv[0])
+                    do { return SiftPredicate(try PredicateSyntax.parse(text), source: text) } catch {
+                        failure = "sift_document: \(error)"
+                        return nil
+                    }
+                })
+        else {
+            sqlite3_result_error(ctx, failure ?? "sift_document: no predicate", -1)
+            return
+        }
+        guard sqlite3_value_type(argv[1]) == SQLITE_BLOB else {
+            sqlite3_result_null(ctx)
+            return
+        }
+        var variables: [String: Value] = [:]
+        if argc == 3 {
+            guard
+                let bound = PerStatement<[String: Value]>.value(
+                    ctx, argument: 2,
+                    {
+                        if case .dictionary(let bound)? = try? ValueCodec.decode(blobBytes(argv[2])) {
+                            bound
+                        } else {
+                            nil
+                        }
+                    })
+            else {
+                sqlite3_result_error(ctx, "sift_document: the variables are not a dictionary in ValueCodec's form", -1)
+                return
+            }
+            variables = bound
+        }
+        let document: Value
+        do throws(ValueCodecError) { document = try ValueCodec.decode(blobBytes(argv[1])) } catch {
+            // Bytes Sift did not write (a damaged store file): an error, never a row read as another value.
+            sqlite3_result_error(ctx, "sift_document: unreadable document: \(error)", -1)
+            return
+        }
+        do throws(EvaluationError) {
+            sqlite3_result_int64(ctx, try predicate.evaluate(with: document, variables: variables) ? 1 : 0)
+        } catch {
+            sqlite3_result_null(ctx)
+        }
     }
-    let document: Value
-    do throws(ValueCodecError) { document = try ValueCodec.decode(blobBytes(argv[1])) } catch {
-        // Bytes Sift did not write (a damaged store file): an error, never a row read as another value.
-        sqlite3_result_error(ctx, "sift_document: unreadable document: \(error)", -1)
-        return
-    }
-    do throws(EvaluationError) {
-        sqlite3_result_int64(ctx, try predicate.evaluate(with: document, variables: variables) ? 1 : 0)
-    } catch {
-        sqlite3_result_null(ctx)
-    }
-}
 
 /// The bytes of a BLOB argument (none for another type).
 private func blobBytes(_ value: OpaquePointer?) -> [UInt8] {

@@ -72,7 +72,9 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// (a store behind its own lock); such a connection must never be used from two threads at once.
     public init(path: String = ":memory:", serialized: Bool = true) throws(SQLiteError) {
         var db: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | (serialized ? SQLITE_OPEN_FULLMUTEX : SQLITE_OPEN_NOMUTEX) | SQLITE_OPEN_URI
+        let flags =
+            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | (serialized ? SQLITE_OPEN_FULLMUTEX : SQLITE_OPEN_NOMUTEX)
+            | SQLITE_OPEN_URI
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
@@ -231,7 +233,9 @@ public final class SQLiteStatement {
         case .blob(let b):
             let rc = b.withUnsafeBytes { raw in
                 // A zero-length blob needs a non-null pointer to be a blob rather than NULL.
-                sqlite3_bind_blob(pointer, Int32(position), raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(b.count), sqliteTransient)
+                sqlite3_bind_blob(
+                    pointer, Int32(position), raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(b.count),
+                    sqliteTransient)
             }
             try check(rc)
         }
@@ -384,7 +388,9 @@ public final class SQLiteStatement {
     public func text(_ i: Int) -> String {
         let index = Int32(i)
         guard let bytes = sqlite3_column_text(pointer, index) else { return "" }
-        return String(decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(pointer, index))), as: UTF8.self)
+        return String(
+            decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(pointer, index))), as: UTF8.self
+        )
     }
 }
 
@@ -414,6 +420,7 @@ public struct ColumnValue {
     /// The value as text (SQLite's conversion when it is not text; "" for NULL).
     public var text: String {
         guard let bytes = sqlite3_value_text(handle) else { return "" }
-        return String(decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(handle))), as: UTF8.self)
+        return String(
+            decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(handle))), as: UTF8.self)
     }
 }

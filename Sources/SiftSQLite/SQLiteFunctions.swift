@@ -6,9 +6,9 @@
 // the prepared needle / compiled pattern of a call site in SQLite's auxdata.
 
 import CSQLite
+import SiftEvaluation
 import SiftSQL
 import SiftText
-import SiftEvaluation
 
 extension SQLiteConnection {
     /// The version of the SQLite library linked in, e.g. "3.40.1".
@@ -30,13 +30,16 @@ public enum SQLiteFunctions {
         let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC
         func check(_ rc: Int32, _ name: String) throws(SQLiteError) {
             if rc != SQLITE_OK {
-                throw SQLiteError(code: rc, message: "cannot register '\(name)': \(String(cString: sqlite3_errmsg(db)))")
+                throw SQLiteError(
+                    code: rc, message: "cannot register '\(name)': \(String(cString: sqlite3_errmsg(db)))")
             }
         }
-        try check(sqlite3_create_function_v2(db, textFunctionName, 4, flags, nil, siftTextFunction, nil, nil, nil),
-                  textFunctionName)
-        try check(sqlite3_create_function_v2(db, compareFunctionName, 3, flags, nil, siftCompareFunction, nil, nil, nil),
-                  compareFunctionName)
+        try check(
+            sqlite3_create_function_v2(db, textFunctionName, 4, flags, nil, siftTextFunction, nil, nil, nil),
+            textFunctionName)
+        try check(
+            sqlite3_create_function_v2(db, compareFunctionName, 3, flags, nil, siftCompareFunction, nil, nil, nil),
+            compareFunctionName)
         try registerMemoryFunctions(on: db, check: check)
         for (name, options) in collations {
             // The options travel in the context pointer (offset so that no options is not NULL).
@@ -99,12 +102,12 @@ func textOf(_ value: OpaquePointer?) -> String {
 /// The order of two non-text operands, or nil when the evaluator has none (different kinds).
 func orderOperands(_ a: Operand, _ b: Operand) -> Int? {
     switch (a, b) {
-    case let (.integer(x), .integer(y)): return x < y ? -1 : (x == y ? 0 : 1)
-    case let (.double(x), .double(y)): return x < y ? -1 : (x == y ? 0 : (x > y ? 1 : orderNaN(x, y)))
-    case let (.integer(x), .double(y)): return -compareExactly(y, x)
-    case let (.double(x), .integer(y)): return compareExactly(x, y)
-    case let (.blob(x), .blob(y)): return x.lexicographicallyPrecedes(y) ? -1 : (x == y ? 0 : 1)
-    case let (.text(x), .text(y)): return textCompare(x, y, [])
+    case (.integer(let x), .integer(let y)): return x < y ? -1 : (x == y ? 0 : 1)
+    case (.double(let x), .double(let y)): return x < y ? -1 : (x == y ? 0 : (x > y ? 1 : orderNaN(x, y)))
+    case (.integer(let x), .double(let y)): return -compareExactly(y, x)
+    case (.double(let x), .integer(let y)): return compareExactly(x, y)
+    case (.blob(let x), .blob(let y)): return x.lexicographicallyPrecedes(y) ? -1 : (x == y ? 0 : 1)
+    case (.text(let x), .text(let y)): return textCompare(x, y, [])
     default: return nil
     }
 }
@@ -116,7 +119,6 @@ private func orderNaN(_ x: Double, _ y: Double) -> Int {
     default: 1
     }
 }
-
 
 // MARK: - Per-call-site cache
 
@@ -140,9 +142,13 @@ final class CompiledNeedle {
         let options = TextOptions(rawValue: UInt8(truncatingIfNeeded: flags))
         switch op {
         case TextOp.like.rawValue:
-            do { form = .like(try LikePattern(needle, options)) } catch { form = .failure("\(error.kind.rawValue): \(error.message)") }
+            do { form = .like(try LikePattern(needle, options)) } catch {
+                form = .failure("\(error.kind.rawValue): \(error.message)")
+            }
         case TextOp.matches.rawValue:
-            do { form = .regex(try RegexPattern.compile(needle, options)) } catch { form = .failure("\(error.kind.rawValue): \(error.message)") }
+            do { form = .regex(try RegexPattern.compile(needle, options)) } catch {
+                form = .failure("\(error.kind.rawValue): \(error.message)")
+            }
         default:
             form = .prepared(PreparedText(needle, options))
         }
@@ -150,8 +156,10 @@ final class CompiledNeedle {
 }
 
 /// The compiled needle at argument `index`, from auxdata when this call site already built it.
-func compiledNeedle(_ ctx: OpaquePointer?, _ argv: UnsafeMutablePointer<OpaquePointer?>, index: Int32,
-                    op: Int64, flags: Int64) -> CompiledNeedle {
+func compiledNeedle(
+    _ ctx: OpaquePointer?, _ argv: UnsafeMutablePointer<OpaquePointer?>, index: Int32,
+    op: Int64, flags: Int64
+) -> CompiledNeedle {
     if let raw = sqlite3_get_auxdata(ctx, index) {
         let cached = Unmanaged<CompiledNeedle>.fromOpaque(raw).takeUnretainedValue()
         if cached.op == op && cached.flags == flags { return cached }
@@ -168,11 +176,17 @@ func compiledNeedle(_ ctx: OpaquePointer?, _ argv: UnsafeMutablePointer<OpaquePo
 // MARK: - The functions
 
 /// `sift_text(op, s, needle, flags)`.
-private let siftTextFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { ctx, _, argv in
+private let siftTextFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
+    ctx, _, argv in
     guard let argv else { return }
-    let sValue = argv[1], nValue = argv[2]
-    let sType = sqlite3_value_type(sValue), nType = sqlite3_value_type(nValue)
-    if sType == SQLITE_NULL || nType == SQLITE_NULL { sqlite3_result_null(ctx); return }
+    let sValue = argv[1]
+    let nValue = argv[2]
+    let sType = sqlite3_value_type(sValue)
+    let nType = sqlite3_value_type(nValue)
+    if sType == SQLITE_NULL || nType == SQLITE_NULL {
+        sqlite3_result_null(ctx)
+        return
+    }
     let op = sqlite3_value_int64(argv[0])
     let flags = sqlite3_value_int64(argv[3])
     guard let textOp = TextOp(rawValue: op) else {
@@ -216,32 +230,43 @@ private let siftTextFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutab
 }
 
 /// `sift_compare(a, b, flags)`: -1 / 0 / 1, NULL when either is NULL or they have no order.
-private let siftCompareFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { ctx, _, argv in
-    guard let argv else { return }
-    let aValue = argv[0], bValue = argv[1]
-    let aType = sqlite3_value_type(aValue), bType = sqlite3_value_type(bValue)
-    if aType == SQLITE_NULL || bType == SQLITE_NULL { sqlite3_result_null(ctx); return }
-    if aType == SQLITE_TEXT && bType == SQLITE_TEXT {
-        // The constant is usually `b`; PreparedText(b).compare(a) is the order of a against b.
-        let compiled = compiledNeedle(ctx, argv, index: 1, op: TextOp.equal.rawValue, flags: sqlite3_value_int64(argv[2]))
-        guard case .prepared(let needle) = compiled.form else { sqlite3_result_null(ctx); return }
-        sqlite3_result_int(ctx, Int32(needle.compare(textOf(aValue))))
-        return
+private let siftCompareFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void =
+    { ctx, _, argv in
+        guard let argv else { return }
+        let aValue = argv[0]
+        let bValue = argv[1]
+        let aType = sqlite3_value_type(aValue)
+        let bType = sqlite3_value_type(bValue)
+        if aType == SQLITE_NULL || bType == SQLITE_NULL {
+            sqlite3_result_null(ctx)
+            return
+        }
+        if aType == SQLITE_TEXT && bType == SQLITE_TEXT {
+            // The constant is usually `b`; PreparedText(b).compare(a) is the order of a against b.
+            let compiled = compiledNeedle(
+                ctx, argv, index: 1, op: TextOp.equal.rawValue, flags: sqlite3_value_int64(argv[2]))
+            guard case .prepared(let needle) = compiled.form else {
+                sqlite3_result_null(ctx)
+                return
+            }
+            sqlite3_result_int(ctx, Int32(needle.compare(textOf(aValue))))
+            return
+        }
+        if let order = orderOperands(Operand(aValue), Operand(bValue)) {
+            sqlite3_result_int(ctx, Int32(order))
+        } else {
+            sqlite3_result_null(ctx)
+        }
     }
-    if let order = orderOperands(Operand(aValue), Operand(bValue)) {
-        sqlite3_result_int(ctx, Int32(order))
-    } else {
-        sqlite3_result_null(ctx)
-    }
-}
 
 /// The collations: `textCompare` under the options carried in the context pointer.
-private let siftCollation: @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafeRawPointer?, Int32, UnsafeRawPointer?) -> Int32 = {
-    context, n1, p1, n2, p2 in
-    let options = TextOptions(rawValue: UInt8(truncatingIfNeeded: Int(bitPattern: context) - 0x100))
-    func string(_ p: UnsafeRawPointer?, _ n: Int32) -> String {
-        guard let p, n > 0 else { return "" }
-        return String(decoding: UnsafeRawBufferPointer(start: p, count: Int(n)), as: UTF8.self)
+private let siftCollation:
+    @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafeRawPointer?, Int32, UnsafeRawPointer?) -> Int32 = {
+        context, n1, p1, n2, p2 in
+        let options = TextOptions(rawValue: UInt8(truncatingIfNeeded: Int(bitPattern: context) - 0x100))
+        func string(_ p: UnsafeRawPointer?, _ n: Int32) -> String {
+            guard let p, n > 0 else { return "" }
+            return String(decoding: UnsafeRawBufferPointer(start: p, count: Int(n)), as: UTF8.self)
+        }
+        return Int32(textCompare(string(p1, n1), string(p2, n2), options))
     }
-    return Int32(textCompare(string(p1, n1), string(p2, n2), options))
-}

@@ -18,21 +18,30 @@ extension Value {
     /// A value the caller hands in, read as the evaluator reads it, except that a `Decimal` stays
     /// a decimal (Foundation would bridge it to a double-valued NSNumber on the way).
     init(storing value: Any?) {
-        if let value, type(of: value) == Decimal.self { self = .decimal(value as! Decimal); return }
+        if let value, type(of: value) == Decimal.self {
+            self = .decimal(value as! Decimal)
+            return
+        }
         self = Value(any: value)
     }
 
     /// `value` as attribute type `type`: integers checked against their width, floats rounded to
     /// Float, UUIDs and URLs as their strings, transformable values kept as they are. nil passes.
     init(coercing value: Value, to type: AttributeType) throws(CoercionError) {
-        if case .null = value { self = .null; return }
-        func fail() -> CoercionError { CoercionError(message: "\(value) (\(value.kindName)) is not \(type.article) \(type.rawValue)") }
+        if case .null = value {
+            self = .null
+            return
+        }
+        func fail() -> CoercionError {
+            CoercionError(message: "\(value) (\(value.kindName)) is not \(type.article) \(type.rawValue)")
+        }
         switch type {
         case .integer16, .integer32, .integer64:
             let i: Int64
             switch value {
             case .integer(let v): i = v
-            case .double(let d) where d.rounded() == d && d >= -9.223372036854776e18 && d < 9.223372036854776e18: i = Int64(d)
+            case .double(let d) where d.rounded() == d && d >= -9.223372036854776e18 && d < 9.223372036854776e18:
+                i = Int64(d)
             case .decimal(let d) where NSDecimalNumber(decimal: d).int64Value.description == d.description:
                 i = NSDecimalNumber(decimal: d).int64Value
             default: throw fail()
@@ -81,7 +90,10 @@ extension Value {
             switch value {
             case .integer, .double, .string: self = value
             default:
-                throw CoercionError(message: "\(value) (\(value.kindName)) cannot be stored in a dynamic attribute (integers, doubles and strings only; use transformable)")
+                throw CoercionError(
+                    message:
+                        "\(value) (\(value.kindName)) cannot be stored in a dynamic attribute (integers, doubles and strings only; use transformable)"
+                )
             }
         case .transformable, .mixed:
             // A mixed value's shape is checked at save, against the attribute's declared shapes.
@@ -115,9 +127,14 @@ enum ColumnCodec {
     /// bound straight from the value: a bulk save binds every column of every row, and making,
     /// switching on and destroying a `SQLValue` for each cost as much as the bind itself.
     @inline(__always)
-    static func bind(_ v: UnsafePointer<Value>, _ type: AttributeType, to s: SQLiteStatement, at position: Int) throws(SQLiteError) {
+    static func bind(_ v: UnsafePointer<Value>, _ type: AttributeType, to s: SQLiteStatement, at position: Int)
+        throws(SQLiteError)
+    {
         // No `where` clauses: a guarded pattern makes the switch copy the whole value first.
-        guard type != .transformable && type != .mixed else { try s.bind(encode(v.pointee, type), at: position); return }
+        guard type != .transformable && type != .mixed else {
+            try s.bind(encode(v.pointee, type), at: position)
+            return
+        }
         switch v.pointee {
         case .null: try s.bindNull(at: position)
         case .bool(let b): try s.bind(int64: b ? 1 : 0, at: position)
@@ -199,7 +216,9 @@ enum TransformableCodec {
             for (k, e) in d { out[k] = try normalized(e) }
             return .dictionary(out)
         case .object(let o):
-            guard let d = o.dictionaryValue else { throw CoercionError(message: "\(v) cannot be stored: it lists no keys") }
+            guard let d = o.dictionaryValue else {
+                throw CoercionError(message: "\(v) cannot be stored: it lists no keys")
+            }
             return try normalized(.dictionary(d))
         }
     }
@@ -210,20 +229,26 @@ enum TransformableCodec {
     /// The value of a column's bytes, in either form; nil for bytes neither form reads (a
     /// damaged file), as before the binary form.
     static func decode(_ bytes: [UInt8]) -> Value {
-        if let first = bytes.first, ValueCodec.Tag(rawValue: first) != nil, let v = try? ValueCodec.decode(bytes) { return v }
+        if let first = bytes.first, ValueCodec.Tag(rawValue: first) != nil, let v = try? ValueCodec.decode(bytes) {
+            return v
+        }
         return decodeJSON(bytes)
     }
 
     /// The value of the JSON text stores kept before the binary form (or another program wrote
     /// as TEXT), read as it always was.
     static func decodeJSON(_ bytes: [UInt8]) -> Value {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) else { return .null }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) else {
+            return .null
+        }
         return fromFoundation(object)
     }
 
     static func fromFoundation(_ o: Any) -> Value {
         if let d = o as? [String: Any] {
-            if d.count == 1, let s = d["$date"] as? NSNumber { return .date(Date(timeIntervalSince1970: s.doubleValue)) }
+            if d.count == 1, let s = d["$date"] as? NSNumber {
+                return .date(Date(timeIntervalSince1970: s.doubleValue))
+            }
             if d.count == 1, let s = d["$data"] as? String, let data = Data(base64Encoded: s) { return .data(data) }
             return .dictionary(d.mapValues(fromFoundation))
         }
@@ -236,7 +261,8 @@ enum TransformableCodec {
     /// infinities as null.
     static func json(_ v: Value) -> Data {
         // Fragments (a bare string or number) are allowed; every value `foundation` makes is JSON-safe.
-        (try? JSONSerialization.data(withJSONObject: foundation(v), options: [.fragmentsAllowed, .sortedKeys])) ?? Data("null".utf8)
+        (try? JSONSerialization.data(withJSONObject: foundation(v), options: [.fragmentsAllowed, .sortedKeys]))
+            ?? Data("null".utf8)
     }
 
     static func foundation(_ v: Value) -> Any {
@@ -272,8 +298,10 @@ enum MixedCodec {
     /// Why `v` is not one of `shapes`, or nil when it is (nil values always are).
     static func problem(_ v: Value, _ shapes: MixedShapes) -> String? {
         if case .null = v { return nil }
-        let allowed = [shapes.scalar ? "scalars" : nil, shapes.date ? "dates" : nil,
-                       shapes.array.map { "arrays of \($0 == .date ? "dates" : "scalars")" }].compactMap { $0 }
+        let allowed = [
+            shapes.scalar ? "scalars" : nil, shapes.date ? "dates" : nil,
+            shapes.array.map { "arrays of \($0 == .date ? "dates" : "scalars")" },
+        ].compactMap { $0 }
         let refused = "\(v) (\(v.kindName)) is not one of the attribute's shapes (\(allowed.joined(separator: ", ")))"
         switch tag(v) {
         case MixedStorage.scalarTag?: return shapes.scalar ? nil : refused
@@ -351,7 +379,9 @@ enum AttributeValidation {
         }
         if let regex, case .string(let s) = v {
             do {
-                if try !regex.matches(s) { return "\(v) does not match the regular expression \"\(d.regularExpression ?? "")\"" }
+                if try !regex.matches(s) {
+                    return "\(v) does not match the regular expression \"\(d.regularExpression ?? "")\""
+                }
             } catch {
                 return "the regular expression \"\(d.regularExpression ?? "")\" failed: \(error)"
             }

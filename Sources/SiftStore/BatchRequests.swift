@@ -83,12 +83,20 @@ extension ManagedObjectContext {
     public func execute(_ request: BatchUpdateRequest) throws(StoreError) -> BatchResult {
         let info = try store.info(request.entityName)
         if info.entity.document != nil {
-            throw StoreError(.invalidOperation, "entity '\(info.name)' holds documents: a batch update sets attributes, and a document has none (change documents with setDocument and save)")
+            throw StoreError(
+                .invalidOperation,
+                "entity '\(info.name)' holds documents: a batch update sets attributes, and a document has none (change documents with setDocument and save)"
+            )
         }
-        var setters: [(index: Int, attribute: ResolvedAttribute, value: BatchUpdateRequest.NewValue, reader: SiftSortDescriptor?)] = []
+        var setters:
+            [(
+                index: Int, attribute: ResolvedAttribute, value: BatchUpdateRequest.NewValue,
+                reader: SiftSortDescriptor?
+            )] = []
         for (key, v) in request.propertiesToUpdate.sorted(by: { $0.key < $1.key }) {
             guard let i = info.entity.attributeIndex[key] else {
-                throw StoreError(.unknownKey, "entity '\(info.name)' has no attribute '\(key)' (a batch update sets attributes)")
+                throw StoreError(
+                    .unknownKey, "entity '\(info.name)' has no attribute '\(key)' (a batch update sets attributes)")
             }
             var reader: SiftSortDescriptor?
             if case .expression(let text) = v {
@@ -112,11 +120,14 @@ extension ManagedObjectContext {
                     switch s.value {
                     case .constant(let l): raw = Value(l)
                     case .expression:
-                        do throws(EvaluationError) { raw = try s.reader!.key(of: .object(o)) } catch { throw StoreError(error) }
+                        do throws(EvaluationError) { raw = try s.reader!.key(of: .object(o)) } catch {
+                            throw StoreError(error)
+                        }
                     }
                     let v: Value
                     do throws(CoercionError) {
-                        v = s.attribute.description.isCollection
+                        v =
+                            s.attribute.description.isCollection
                             ? try Self.collection(raw, s.attribute.type)
                             : try Value(coercing: raw, to: s.attribute.type)
                     } catch {
@@ -161,12 +172,16 @@ extension ManagedObjectContext {
             let e = try store.info(name).entity
             for c in e.constraints where seen.insert(c.map { e.attributes[$0].name.hashValue }).inserted {
                 let cols = c.map { q(e.attributes[$0].column) }
-                let sql = "SELECT MIN(\(q(Storage.primaryKey))), MAX(\(q(Storage.primaryKey))) FROM \(q(e.table)) WHERE \(cols.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")) GROUP BY \(cols.joined(separator: ", ")) HAVING COUNT(*) > 1 LIMIT 1"
+                let sql =
+                    "SELECT MIN(\(q(Storage.primaryKey))), MAX(\(q(Storage.primaryKey))) FROM \(q(e.table)) WHERE \(cols.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")) GROUP BY \(cols.joined(separator: ", ")) HAVING COUNT(*) > 1 LIMIT 1"
                 let rows: [[SQLValue]]
                 do throws(SQLiteError) { rows = try store.rows(sql, []) } catch { throw error.storeError }
                 if let r = rows.first, case .integer(let a) = r[0], case .integer(let b) = r[1] {
                     let names = c.map { e.attributes[$0].name }.joined(separator: ", ")
-                    throw StoreError(.uniqueness, "the update gives \(e.name) \(a) and \(e.name) \(b) the same values for the uniqueness constraint [\(names)]; nothing was changed")
+                    throw StoreError(
+                        .uniqueness,
+                        "the update gives \(e.name) \(a) and \(e.name) \(b) the same values for the uniqueness constraint [\(names)]; nothing was changed"
+                    )
                 }
             }
         }
@@ -183,12 +198,17 @@ extension ManagedObjectContext {
             for o in try scratch.fetch(fetch) { try scratch.delete(o) }
             // The scratch context applies the rules exactly as a save would, then writes.
             try scratch.propagateDeletes()
-            let deleted = Array(scratch.deletedSet).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
+            let deleted = Array(scratch.deletedSet).sorted {
+                ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0)
+            }
             let updated = Array(scratch.updatedSet)
             let writer = RowWriter(store: store)
             do throws(SQLiteError) {
                 for o in deleted { try writer.delete(o) }
-                for o in updated { try writer.update(o); try writer.writeLinks(o) }
+                for o in updated {
+                    try writer.update(o)
+                    try writer.writeLinks(o)
+                }
             } catch { throw error.storeError }
             return BatchResult(objectIDs: deleted.map(\.objectID), deleted: true)
         }
@@ -213,7 +233,10 @@ extension ManagedObjectContext {
         }
         if result.deleted {
             // Relationships of the objects left behind may name deleted ones: read them again.
-            for o in registry.values where !o.hasChanges { o.links = Array(repeating: nil, count: o.links.count); o.isFault = true }
+            for o in registry.values where !o.hasChanges {
+                o.links = Array(repeating: nil, count: o.links.count)
+                o.isFault = true
+            }
         }
         if !changes.isEmpty { post(.objectsDidChange(changes)) }
     }

@@ -92,7 +92,9 @@ public final class ManagedObjectContext {
     /// A new object of `entity`, with the model's default values, registered as inserted.
     public func insert(_ entity: String) throws(StoreError) -> ManagedObject {
         let info: EntityInfo
-        if let last = lastInserted, last.name == entity { info = last } else {
+        if let last = lastInserted, last.name == entity {
+            info = last
+        } else {
             info = try store.info(entity)
             lastInserted = info
         }
@@ -163,7 +165,9 @@ public final class ManagedObjectContext {
     /// The object for the current row of a query, read column by column (`Z_PK`, `Z_ENT`, then
     /// the layout's columns); a registered object that is not a fault reads nothing more.
     func materialize<Row: RowSource>(_ row: Row) throws(StoreError) -> ManagedObject {
-        guard case .integer(let pk) = row.key(0), case .integer(let ent) = row.key(1), let info = store.infoByNumber[ent] else {
+        guard case .integer(let pk) = row.key(0), case .integer(let ent) = row.key(1),
+            let info = store.infoByNumber[ent]
+        else {
             throw StoreError(.sqlite, "a row without a key or entity number")
         }
         if let o = registry.permanent(pk) {
@@ -178,13 +182,18 @@ public final class ManagedObjectContext {
 
     /// Reads a fault's row.
     func fulfill(_ o: ManagedObject) throws(StoreError) {
-        guard let pk = o.objectID.primaryKey else { o.isFault = false; return }
+        guard let pk = o.objectID.primaryKey else {
+            o.isFault = false
+            return
+        }
         let layout = o.info.layout
         let rows: [[SQLValue]]
         do {
             rows = try store.locked { () throws(StoreError) in
                 do throws(SQLiteError) {
-                    return try store.rows("SELECT \(layout.columns.map(PersistentStore.q).joined(separator: ", ")) FROM \(PersistentStore.q(layout.table)) WHERE \(PersistentStore.q(Storage.primaryKey)) = ?", [.integer(pk)])
+                    return try store.rows(
+                        "SELECT \(layout.columns.map(PersistentStore.q).joined(separator: ", ")) FROM \(PersistentStore.q(layout.table)) WHERE \(PersistentStore.q(Storage.primaryKey)) = ?",
+                        [.integer(pk)])
                 } catch { throw error.storeError }
             }
         }
@@ -211,7 +220,10 @@ public final class ManagedObjectContext {
         for i in 0..<types.count {
             if isDocument {
                 // A document's exact form (its one attribute).
-                guard case .blob(let bytes) = row.column(columns[i]) else { attributes.append(.null); continue }
+                guard case .blob(let bytes) = row.column(columns[i]) else {
+                    attributes.append(.null)
+                    continue
+                }
                 do throws(ValueCodecError) { attributes.append(try ValueCodec.decode(bytes)) } catch {
                     throw StoreError(.sqlite, "\(o.objectID): its stored document is unreadable (\(error))")
                 }
@@ -219,7 +231,10 @@ public final class ManagedObjectContext {
             }
             if !info.isScalar[i] {
                 // A collection: its values are rows of its table.
-                if case .null = row.column(columns[i]) { attributes.append(.null); continue }
+                if case .null = row.column(columns[i]) {
+                    attributes.append(.null)
+                    continue
+                }
                 attributes.append(try loadCollection(o.objectID.primaryKey!, info.entity.attributes[i]))
                 continue
             }
@@ -252,7 +267,9 @@ public final class ManagedObjectContext {
     func loadCollection(_ owner: Int64, _ a: ResolvedAttribute) throws(StoreError) -> Value {
         let rows = try store.locked { () throws(StoreError) in
             do throws(SQLiteError) {
-                return try store.rows("SELECT \(PersistentStore.q(Storage.value)) FROM \(PersistentStore.q(a.valueTable!)) WHERE \(PersistentStore.q(Storage.owner)) = ? ORDER BY \(PersistentStore.q(Storage.order))", [.integer(owner)])
+                return try store.rows(
+                    "SELECT \(PersistentStore.q(Storage.value)) FROM \(PersistentStore.q(a.valueTable!)) WHERE \(PersistentStore.q(Storage.owner)) = ? ORDER BY \(PersistentStore.q(Storage.order))",
+                    [.integer(owner)])
             } catch { throw error.storeError }
         }
         return .array(rows.map { ColumnCodec.decode($0[0], a.type) })
@@ -268,10 +285,12 @@ public final class ManagedObjectContext {
         switch rel.storage {
         case .inverseForeignKey(let table, let column, let order):
             let orderBy = order.map { "\(q($0)), " } ?? ""
-            sql = "SELECT \(q(Storage.primaryKey)), \(q(Storage.entityColumn)) FROM \(q(table)) WHERE \(q(column)) = ? ORDER BY \(orderBy)\(q(Storage.primaryKey))"
+            sql =
+                "SELECT \(q(Storage.primaryKey)), \(q(Storage.entityColumn)) FROM \(q(table)) WHERE \(q(column)) = ? ORDER BY \(orderBy)\(q(Storage.primaryKey))"
         case .joinTable(let table, let source, let dest, let order):
             let orderBy = order.map { "j.\(q($0)), " } ?? ""
-            sql = "SELECT r.\(q(Storage.primaryKey)), r.\(q(Storage.entityColumn)) FROM \(q(table)) AS j JOIN \(q(destination.layout.table)) AS r ON r.\(q(Storage.primaryKey)) = j.\(q(dest)) WHERE j.\(q(source)) = ? ORDER BY \(orderBy)j.rowid"
+            sql =
+                "SELECT r.\(q(Storage.primaryKey)), r.\(q(Storage.entityColumn)) FROM \(q(table)) AS j JOIN \(q(destination.layout.table)) AS r ON r.\(q(Storage.primaryKey)) = j.\(q(dest)) WHERE j.\(q(source)) = ? ORDER BY \(orderBy)j.rowid"
         case .foreignKey:
             preconditionFailure("a to-one relationship is not loaded as a to-many")
         }
@@ -281,7 +300,8 @@ public final class ManagedObjectContext {
         var out: [ManagedObject] = []
         out.reserveCapacity(rows.count)
         for row in rows {
-            guard case .integer(let k) = row[0], case .integer(let ent) = row[1], let info = store.infoByNumber[ent] else { continue }
+            guard case .integer(let k) = row[0], case .integer(let ent) = row[1], let info = store.infoByNumber[ent]
+            else { continue }
             let member = try faultObject(pk: k, declared: info.name)
             if member.isFault, member.info !== info {
                 member.info = info
@@ -298,7 +318,9 @@ public final class ManagedObjectContext {
     /// Records the committed state before the first change of a saved object.
     func willChange(_ o: ManagedObject) throws(StoreError) {
         guard !isInserted(o) else { return }
-        guard deletedSet.isEmpty || !deletedSet.contains(o) else { throw StoreError(.invalidOperation, "\(o.objectID) is deleted") }
+        guard deletedSet.isEmpty || !deletedSet.contains(o) else {
+            throw StoreError(.invalidOperation, "\(o.objectID) is deleted")
+        }
         try o.fire()
         if o.snapshot == nil {
             o.snapshot = Snapshot(attributes: o.attributes, links: o.links)
@@ -307,8 +329,12 @@ public final class ManagedObjectContext {
     }
 
     func checkOwned(_ o: ManagedObject) throws(StoreError) {
-        guard o.context === self else { throw StoreError(.invalidOperation, "\(o.objectID) belongs to another context") }
-        guard deletedSet.isEmpty || !deletedSet.contains(o) else { throw StoreError(.invalidOperation, "\(o.objectID) is deleted") }
+        guard o.context === self else {
+            throw StoreError(.invalidOperation, "\(o.objectID) belongs to another context")
+        }
+        guard deletedSet.isEmpty || !deletedSet.contains(o) else {
+            throw StoreError(.invalidOperation, "\(o.objectID) is deleted")
+        }
     }
 
     func set(_ value: Any?, forKey key: String, of o: ManagedObject) throws(StoreError) {
@@ -329,7 +355,9 @@ public final class ManagedObjectContext {
             case let v as Value where v.isNull: targets = []
             case let a as [ManagedObject]: targets = a
             case let s as Set<ManagedObject>: targets = Array(s)
-            default: throw StoreError(.typeMismatch, "\(o.objectID) '\(key)': a to-many relationship takes an array or set of objects")
+            default:
+                throw StoreError(
+                    .typeMismatch, "\(o.objectID) '\(key)': a to-many relationship takes an array or set of objects")
             }
             let current = try o.many(i)
             for t in current where !targets.contains(where: { $0 === t }) { try remove(t, from: key, of: o) }
@@ -337,7 +365,10 @@ public final class ManagedObjectContext {
             if rel.description.isOrdered {
                 // Adopt the caller's order.
                 try willChange(o)
-                o.links[i] = .many(targets.reduce(into: [ManagedObject]()) { acc, t in if !acc.contains(where: { $0 === t }) { acc.append(t) } })
+                o.links[i] = .many(
+                    targets.reduce(into: [ManagedObject]()) { acc, t in
+                        if !acc.contains(where: { $0 === t }) { acc.append(t) }
+                    })
             }
             if rel.description.allowsNil {
                 // nil and an empty collection are different values here; the loops above leave
@@ -491,7 +522,9 @@ public final class ManagedObjectContext {
 
     /// Marks `o` deleted; delete rules run at save (or `processPendingChanges()`).
     public func delete(_ o: ManagedObject) throws(StoreError) {
-        guard o.context === self else { throw StoreError(.invalidOperation, "\(o.objectID) belongs to another context") }
+        guard o.context === self else {
+            throw StoreError(.invalidOperation, "\(o.objectID) belongs to another context")
+        }
         if deletedSet.contains(o) { return }
         if isInserted(o) {
             // Never saved: it simply leaves, after its links are undone.
@@ -527,9 +560,15 @@ public final class ManagedObjectContext {
     /// Discards every unsaved change: inserted objects leave, updated and deleted ones return to
     /// their committed state.
     public func rollback() {
-        for o in insertedList { registry[o.objectID.key] = nil; Self.detach(o) }
+        for o in insertedList {
+            registry[o.objectID.key] = nil
+            Self.detach(o)
+        }
         for o in updatedSet.union(deletedSet) {
-            if let s = o.snapshot { o.attributes = s.attributes; o.links = s.links }
+            if let s = o.snapshot {
+                o.attributes = s.attributes
+                o.links = s.links
+            }
             o.snapshot = nil
         }
         for o in insertedList { o.pendingInsert = false }
@@ -559,7 +598,10 @@ public final class ManagedObjectContext {
     public func refresh(_ o: ManagedObject, mergeChanges: Bool) throws(StoreError) {
         guard o.context === self, !isInserted(o) else { return }
         if !mergeChanges || o.snapshot == nil {
-            if let s = o.snapshot, !mergeChanges { o.attributes = s.attributes; o.links = s.links }
+            if let s = o.snapshot, !mergeChanges {
+                o.attributes = s.attributes
+                o.links = s.links
+            }
             o.snapshot = nil
             updatedSet.remove(o)
             deletedSet.remove(o)
@@ -568,9 +610,12 @@ public final class ManagedObjectContext {
             return
         }
         let snapshot = o.snapshot!
-        let changedAttributes = o.info.entity.attributes.indices.filter { !o.attributes[$0].isIdentical(to: snapshot.attributes[$0]) }
+        let changedAttributes = o.info.entity.attributes.indices.filter {
+            !o.attributes[$0].isIdentical(to: snapshot.attributes[$0])
+        }
         let changedLinks = o.links.indices.filter { !Link.same(o.links[$0], snapshot.links[$0]) }
-        let mine = o.attributes, myLinks = o.links
+        let mine = o.attributes
+        let myLinks = o.links
         try fulfill(o)
         o.snapshot = Snapshot(attributes: o.attributes, links: o.links)
         for i in changedAttributes { o.attributes[i] = mine[i] }
@@ -614,7 +659,8 @@ extension SQLiteStatement: RowSource {
         let v = value(i)
         switch (type, v.storageClass) {
         case (_, .null): return .null
-        case (.integer16, .integer), (.integer32, .integer), (.integer64, .integer), (.dynamic, .integer): return .integer(v.int64)
+        case (.integer16, .integer), (.integer32, .integer), (.integer64, .integer), (.dynamic, .integer):
+            return .integer(v.int64)
         case (.double, .double), (.float, .double), (.dynamic, .double): return .double(v.double)
         case (.string, .text), (.uuid, .text), (.uri, .text), (.dynamic, .text): return .string(v.text)
         case (.boolean, .integer): return .bool(v.int64 != 0)

@@ -28,7 +28,11 @@ public struct FetchRequest: PredicateRequest, Sendable {
         /// The aggregate functions of a dictionary fetch.
         public enum Function: String, Sendable, Hashable, CaseIterable {
             /// `@count`, `@sum`, `@avg`, `@min`, `@max`.
-            case count = "@count", sum = "@sum", avg = "@avg", min = "@min", max = "@max"
+            case count = "@count"
+            case sum = "@sum"
+            case avg = "@avg"
+            case min = "@min"
+            case max = "@max"
         }
         /// The key of the aggregate in each result dictionary.
         public var name: String
@@ -42,7 +46,9 @@ public struct FetchRequest: PredicateRequest, Sendable {
         /// let avg = FetchRequest.Aggregate(name: "avg", function: .avg, keyPath: "age")
         /// ```
         public init(name: String, function: Function, keyPath: String) {
-            self.name = name; self.function = function; self.keyPath = keyPath
+            self.name = name
+            self.function = function
+            self.keyPath = keyPath
         }
         /// Parses `NAME=@op.keyPath` (`@count` may stand alone).
         public init(parsing text: String) throws(StoreError) {
@@ -53,10 +59,15 @@ public struct FetchRequest: PredicateRequest, Sendable {
             let rest = String(text[text.index(after: eq)...])
             let parts = rest.split(separator: ".", maxSplits: 1).map(String.init)
             guard let op = parts.first, let f = Function(rawValue: op) else {
-                throw StoreError(.syntax, "aggregate '\(text)': '\(rest)' does not start with @count, @sum, @avg, @min or @max")
+                throw StoreError(
+                    .syntax, "aggregate '\(text)': '\(rest)' does not start with @count, @sum, @avg, @min or @max")
             }
             function = f
-            if parts.count == 2 { keyPath = parts[1] } else if f == .count { keyPath = "" } else {
+            if parts.count == 2 {
+                keyPath = parts[1]
+            } else if f == .count {
+                keyPath = ""
+            } else {
                 throw StoreError(.syntax, "aggregate '\(text)': \(op) needs a key path (\(op).key)")
             }
         }

@@ -46,7 +46,10 @@ extension ManagedObjectContext {
         if plan.residual == nil, try dirtyObjects(request, plan) == nil, plan.sqlSort != nil {
             // Without sub-entities every row is of the requested entity: the key alone will do.
             let single = plan.family.count == 1 ? plan.info : nil
-            let q = try query(plan, request, columns: single == nil ? [Storage.primaryKey, Storage.entityColumn] : [Storage.primaryKey], limited: true)
+            let q = try query(
+                plan, request,
+                columns: single == nil ? [Storage.primaryKey, Storage.entityColumn] : [Storage.primaryKey],
+                limited: true)
             return try store.locked { () throws(StoreError) in
                 do throws(SQLiteError) {
                     let s = try store.statement(q.sql)
@@ -75,7 +78,9 @@ extension ManagedObjectContext {
         let plan = try makePlan(request)
         if plan.residual == nil, try dirtyObjects(request, plan) == nil {
             let q: SQLQuery
-            do { q = try plan.lowering.count(plan.pushed, variables: request.variables) } catch { throw StoreError(.syntax, error.description) }
+            do { q = try plan.lowering.count(plan.pushed, variables: request.variables) } catch {
+                throw StoreError(.syntax, error.description)
+            }
             let rows = try store.locked { () throws(StoreError) in
                 do throws(SQLiteError) { return try store.rows(q.sql, q.bindings) } catch { throw error.storeError }
             }
@@ -91,7 +96,9 @@ extension ManagedObjectContext {
     /// Memory's answer for `o`: on its document for a document entity (so a document that is not
     /// an object is SELF itself), through key-value coding otherwise.
     @inline(__always)
-    static func matches(_ p: SiftPredicate, _ o: ManagedObject, _ variables: [String: Value]) throws(EvaluationError) -> Bool {
+    static func matches(_ p: SiftPredicate, _ o: ManagedObject, _ variables: [String: Value]) throws(EvaluationError)
+        -> Bool
+    {
         if o.info.entity.document != nil { return try p.evaluate(with: o.evaluationRoot, variables: variables) }
         return try p.evaluate(with: o, variables: variables)
     }
@@ -109,10 +116,12 @@ extension ManagedObjectContext {
         unlimited.fetchLimit = nil
         unlimited.fetchOffset = 0
         let plan = try makePlan(request)
-        let objects = try matchingObjects(request.propertiesToGroupBy == nil && !request.returnsDistinctResults ? request : unlimited, plan)
+        let objects = try matchingObjects(
+            request.propertiesToGroupBy == nil && !request.returnsDistinctResults ? request : unlimited, plan)
         let info = plan.info
         // A document entity's properties are its documents' top-level keys.
-        let properties = request.propertiesToFetch
+        let properties =
+            request.propertiesToFetch
             ?? info.entity.document.map { _ in info.entity.description.document?.shape.object?.keys.map(\.name) ?? [] }
             ?? info.entity.attributes.map(\.name)
         func readers(_ paths: [String]) throws(StoreError) -> [(String, SiftSortDescriptor)] {
@@ -126,7 +135,9 @@ extension ManagedObjectContext {
             do { return try d.key(of: o.evaluationRoot) } catch { throw StoreError(error) }
         }
         /// The dictionary of one object, and its values as a hashable key (groups, distinct rows).
-        func readRow(_ keys: [(String, SiftSortDescriptor)], _ o: ManagedObject) throws(StoreError) -> ([String: Value], [ValueKey]) {
+        func readRow(_ keys: [(String, SiftSortDescriptor)], _ o: ManagedObject) throws(StoreError) -> (
+            [String: Value], [ValueKey]
+        ) {
             var row: [String: Value] = [:]
             var key: [ValueKey] = []
             for (name, d) in keys {
@@ -149,7 +160,10 @@ extension ManagedObjectContext {
             var groups: [[ValueKey]: (values: [String: Value], members: [ManagedObject])] = [:]
             for o in objects {
                 let (values, key) = try readRow(keys, o)
-                if groups[key] == nil { order.append(key); groups[key] = (values, []) }
+                if groups[key] == nil {
+                    order.append(key)
+                    groups[key] = (values, [])
+                }
                 groups[key]!.members.append(o)
             }
             for key in order {
@@ -195,9 +209,10 @@ extension ManagedObjectContext {
         let lines = try store.locked { () throws(StoreError) in
             do throws(SQLiteError) { return try store.connection.queryPlan(q) } catch { throw error.storeError }
         }
-        return FetchExplanation(sql: q.sql, bindings: q.bindings.map(\.description), queryPlan: lines,
-                                residualPredicate: plan.residual?.description, residualReason: plan.residualReason,
-                                sortsInMemory: plan.sqlSort == nil && !request.sortDescriptors.isEmpty)
+        return FetchExplanation(
+            sql: q.sql, bindings: q.bindings.map(\.description), queryPlan: lines,
+            residualPredicate: plan.residual?.description, residualReason: plan.residualReason,
+            sortsInMemory: plan.sqlSort == nil && !request.sortDescriptors.isEmpty)
     }
 
     // MARK: Planning
@@ -224,30 +239,42 @@ extension ManagedObjectContext {
             let conjuncts: [PredicateSyntax]
             if case .and(let ops) = syntax.kind { conjuncts = ops } else { conjuncts = [syntax] }
             for c in conjuncts {
-                if (try? lowering.count(c, variables: request.variables)) != nil { lowered.append(c) } else { rest.append(c) }
+                if (try? lowering.count(c, variables: request.variables)) != nil {
+                    lowered.append(c)
+                } else {
+                    rest.append(c)
+                }
             }
-            pushed = lowered.isEmpty ? PredicateSyntax(.constant(value: true))
+            pushed =
+                lowered.isEmpty
+                ? PredicateSyntax(.constant(value: true))
                 : lowered.count == 1 ? lowered[0] : PredicateSyntax(.and(operands: lowered))
             let restSyntax = rest.count == 1 ? rest[0] : PredicateSyntax(.and(operands: rest))
             // The residual keeps the original text: its nodes' ranges point into it.
             residual = SiftPredicate(restSyntax, source: predicate.source, options: predicate.options)
         }
-        var sqlSort: [SQLSortKey]? = request.sortDescriptors.map { SQLSortKey(keyPath: $0.keyPath, ascending: $0.ascending, options: $0.options) }
+        var sqlSort: [SQLSortKey]? = request.sortDescriptors.map {
+            SQLSortKey(keyPath: $0.keyPath, ascending: $0.ascending, options: $0.options)
+        }
         if let keys = sqlSort, !keys.isEmpty {
             if (try? lowering.select(pushed, variables: request.variables, sortedBy: keys)) == nil { sqlSort = nil }
         }
         let family = request.includesSubentities ? Set(info.entity.family) : [info.name]
-        return FetchPlan(info: info, family: family, lowering: lowering, pushed: pushed, residual: residual,
-                         residualReason: reason, full: predicate, sqlSort: sqlSort,
-                         variables: request.variables.mapValues { Value($0) })
+        return FetchPlan(
+            info: info, family: family, lowering: lowering, pushed: pushed, residual: residual,
+            residualReason: reason, full: predicate, sqlSort: sqlSort,
+            variables: request.variables.mapValues { Value($0) })
     }
 
-    func query(_ plan: FetchPlan, _ request: FetchRequest, columns: [String], limited: Bool) throws(StoreError) -> SQLQuery {
+    func query(_ plan: FetchPlan, _ request: FetchRequest, columns: [String], limited: Bool) throws(StoreError)
+        -> SQLQuery
+    {
         do {
             let useLimit = limited && (request.sortDescriptors.isEmpty || plan.sqlSort != nil)
-            return try plan.lowering.select(plan.pushed, variables: request.variables, sortedBy: plan.sqlSort ?? [],
-                                            tableColumns: columns,
-                                            limit: useLimit ? request.fetchLimit : nil, offset: useLimit ? request.fetchOffset : 0)
+            return try plan.lowering.select(
+                plan.pushed, variables: request.variables, sortedBy: plan.sqlSort ?? [],
+                tableColumns: columns,
+                limit: useLimit ? request.fetchLimit : nil, offset: useLimit ? request.fetchOffset : 0)
         } catch {
             throw StoreError(.syntax, error.description)
         }
@@ -257,7 +284,8 @@ extension ManagedObjectContext {
 
     func matchingObjects(_ request: FetchRequest, _ plan: FetchPlan) throws(StoreError) -> [ManagedObject] {
         let dirty = try dirtyObjects(request, plan)
-        let sqlDoesAll = plan.residual == nil && dirty == nil && (request.sortDescriptors.isEmpty || plan.sqlSort != nil)
+        let sqlDoesAll =
+            plan.residual == nil && dirty == nil && (request.sortDescriptors.isEmpty || plan.sqlSort != nil)
         let q = try query(plan, request, columns: plan.info.layout.columns, limited: sqlDoesAll)
         let batch = request.fetchBatchSize
         var objects: [ManagedObject] = []
@@ -270,7 +298,9 @@ extension ManagedObjectContext {
                     objects.append(o)
                 }
                 try s.reset()
-            } catch let e as SQLiteError { throw e.storeError } catch let e as StoreError { throw e } catch { throw StoreError(.sqlite, "\(error)") }
+            } catch let e as SQLiteError { throw e.storeError } catch let e as StoreError { throw e } catch {
+                throw StoreError(.sqlite, "\(error)")
+            }
         }
         if sqlDoesAll {
             if batch > 0 { makeBatches(objects, size: batch) }
@@ -287,7 +317,10 @@ extension ManagedObjectContext {
             var failure: EvaluationError?
             objects.removeAll { o in
                 if failure != nil || o.dirtyPass == pass { return true }
-                do throws(EvaluationError) { return try !Self.matches(r, o, plan.variables) } catch { failure = error; return true }
+                do throws(EvaluationError) { return try !Self.matches(r, o, plan.variables) } catch {
+                    failure = error
+                    return true
+                }
             }
             if let failure { throw StoreError(failure) }
         } else if dirty != nil {
@@ -296,7 +329,9 @@ extension ManagedObjectContext {
         let keep = objects
         var changed: [ManagedObject] = []
         for o in dirty ?? [] where !deletedSet.contains(o) && plan.family.contains(o.info.name) {
-            do { if try Self.matches(plan.full, o, plan.variables) { changed.append(o) } } catch { throw StoreError(error) }
+            do { if try Self.matches(plan.full, o, plan.variables) { changed.append(o) } } catch {
+                throw StoreError(error)
+            }
         }
         var result: [ManagedObject]
         if changed.isEmpty && (request.sortDescriptors.isEmpty || plan.sqlSort != nil) {
@@ -304,7 +339,8 @@ extension ManagedObjectContext {
         } else {
             // Ties are broken by primary key, inserted objects last in insertion order: the keys
             // a save would give them.
-            let insertedOrder = Dictionary(uniqueKeysWithValues: insertedList.enumerated().map { (ObjectIdentifier($1), $0) })
+            let insertedOrder = Dictionary(
+                uniqueKeysWithValues: insertedList.enumerated().map { (ObjectIdentifier($1), $0) })
             func tiebreak(_ o: ManagedObject) -> (Int64, Int) {
                 if let pk = o.objectID.primaryKey { return (pk, 0) }
                 return (Int64.max, insertedOrder[ObjectIdentifier(o)] ?? 0)
@@ -312,13 +348,21 @@ extension ManagedObjectContext {
             let sqlOrdered = request.sortDescriptors.isEmpty || plan.sqlSort != nil
             if !sqlOrdered {
                 result = (keep + changed).sorted { tiebreak($0) < tiebreak($1) }
-                do { result = try result.map(\.evaluationRoot).sortedIndices(by: request.sortDescriptors).map { result[$0] } } catch { throw StoreError(error) }
+                do {
+                    result = try result.map(\.evaluationRoot).sortedIndices(by: request.sortDescriptors).map {
+                        result[$0]
+                    }
+                } catch { throw StoreError(error) }
             } else {
                 // SQL already ordered the clean rows: sort the few changed objects the same way
                 // and insert each where a binary search over the clean rows puts it.
                 var sortedChanged = changed.sorted { tiebreak($0) < tiebreak($1) }
                 if !request.sortDescriptors.isEmpty {
-                    do { sortedChanged = try sortedChanged.map(\.evaluationRoot).sortedIndices(by: request.sortDescriptors).map { sortedChanged[$0] } } catch { throw StoreError(error) }
+                    do {
+                        sortedChanged = try sortedChanged.map(\.evaluationRoot).sortedIndices(
+                            by: request.sortDescriptors
+                        ).map { sortedChanged[$0] }
+                    } catch { throw StoreError(error) }
                 }
                 var keyCache: [ObjectIdentifier: [Value]] = [:]
                 func keys(_ o: ManagedObject) throws(StoreError) -> [Value] {
@@ -342,7 +386,8 @@ extension ManagedObjectContext {
                 result.reserveCapacity(keep.count + sortedChanged.count)
                 var from = 0
                 for c in sortedChanged {
-                    var lo = from, hi = keep.count
+                    var lo = from
+                    var hi = keep.count
                     while lo < hi {
                         let mid = (lo + hi) / 2
                         if try before(keep[mid], c) { lo = mid + 1 } else { hi = mid }
@@ -371,7 +416,8 @@ extension ManagedObjectContext {
         let changed = insertedList + Array(updatedSet) + Array(deletedSet)
         for o in changed where plan.family.contains(o.info.name) { add(o) }
         // Stored objects of the entity that reach a changed object through a relationship path.
-        let paths = KeyPathCollector(model: store.model).paths(plan.full.syntax, request.sortDescriptors.map(\.keyPath), from: plan.info.name)
+        let paths = KeyPathCollector(model: store.model).paths(
+            plan.full.syntax, request.sortDescriptors.map(\.keyPath), from: plan.info.name)
         guard let paths else {
             // A form whose reads cannot be listed (a computed key, a custom function): judge every
             // object of the entity in memory.
@@ -389,7 +435,9 @@ extension ManagedObjectContext {
         for path in paths where !path.isEmpty {
             for depth in 1...path.count {
                 let destination = try store.info(path[depth - 1].destination).entity.family
-                var keys = changedStored.filter { destination.contains($0.info.name) }.compactMap { $0.objectID.primaryKey }
+                var keys = changedStored.filter { destination.contains($0.info.name) }.compactMap {
+                    $0.objectID.primaryKey
+                }
                 guard !keys.isEmpty else { continue }
                 var step = depth
                 while step > 0, !keys.isEmpty {
@@ -417,7 +465,8 @@ extension ManagedObjectContext {
             let table = try store.info(rel.declaringEntity).layout.table
             sql = "SELECT \(q(Storage.primaryKey)) FROM \(q(table)) WHERE \(q(column)) \(inList)"
         case .inverseForeignKey(let table, let column, _):
-            sql = "SELECT \(q(column)) FROM \(q(table)) WHERE \(q(Storage.primaryKey)) \(inList) AND \(q(column)) IS NOT NULL"
+            sql =
+                "SELECT \(q(column)) FROM \(q(table)) WHERE \(q(Storage.primaryKey)) \(inList) AND \(q(column)) IS NOT NULL"
         case .joinTable(let table, let source, let dest, _):
             sql = "SELECT \(q(source)) FROM \(q(table)) WHERE \(q(dest)) \(inList)"
         }
@@ -451,7 +500,8 @@ extension ManagedObjectContext {
         let layout = first.info.layout
         let q = PersistentStore.q
         let list = "[" + faults.map { String($0.objectID.primaryKey!) }.joined(separator: ",") + "]"
-        let sql = "SELECT \(layout.columns.map(q).joined(separator: ", ")) FROM \(q(layout.table)) WHERE \(q(Storage.primaryKey)) IN (SELECT value FROM json_each(?))"
+        let sql =
+            "SELECT \(layout.columns.map(q).joined(separator: ", ")) FROM \(q(layout.table)) WHERE \(q(Storage.primaryKey)) IN (SELECT value FROM json_each(?))"
         let rows = try store.locked { () throws(StoreError) in
             do throws(SQLiteError) { return try store.rows(sql, [.text(list)]) } catch { throw error.storeError }
         }
@@ -486,7 +536,8 @@ extension ManagedObjectContext {
                 }
                 try loadToMany(name, of: unloaded)
                 for o in unloaded {
-                    for t in try o.many(o.info.entity.relationshipIndex[name]!) where seen.insert(ObjectIdentifier(t)).inserted { next.append(t) }
+                    for t in try o.many(o.info.entity.relationshipIndex[name]!)
+                    where seen.insert(ObjectIdentifier(t)).inserted { next.append(t) }
                 }
                 current = next
             }
@@ -509,9 +560,11 @@ extension ManagedObjectContext {
             let sql: String
             switch rel.storage {
             case .inverseForeignKey(let table, let column, let order):
-                sql = "SELECT r.\(q(column)), \(columns) FROM \(q(table)) AS r WHERE r.\(q(column)) IN (SELECT value FROM json_each(?)) ORDER BY r.\(q(column)), \(order.map { "r.\(q($0)), " } ?? "")r.\(q(Storage.primaryKey))"
+                sql =
+                    "SELECT r.\(q(column)), \(columns) FROM \(q(table)) AS r WHERE r.\(q(column)) IN (SELECT value FROM json_each(?)) ORDER BY r.\(q(column)), \(order.map { "r.\(q($0)), " } ?? "")r.\(q(Storage.primaryKey))"
             case .joinTable(let table, let source, let dest, let order):
-                sql = "SELECT j.\(q(source)), \(columns) FROM \(q(table)) AS j JOIN \(q(destination.table)) AS r ON r.\(q(Storage.primaryKey)) = j.\(q(dest)) WHERE j.\(q(source)) IN (SELECT value FROM json_each(?)) ORDER BY j.\(q(source)), \(order.map { "j.\(q($0)), " } ?? "")j.rowid"
+                sql =
+                    "SELECT j.\(q(source)), \(columns) FROM \(q(table)) AS j JOIN \(q(destination.table)) AS r ON r.\(q(Storage.primaryKey)) = j.\(q(dest)) WHERE j.\(q(source)) IN (SELECT value FROM json_each(?)) ORDER BY j.\(q(source)), \(order.map { "j.\(q($0)), " } ?? "")j.rowid"
             case .foreignKey:
                 continue
             }
@@ -549,7 +602,9 @@ final class FaultBatch {
 struct ValueKey: Hashable {
     let value: Value
     init(_ v: Value) { value = v }
-    static func == (a: ValueKey, b: ValueKey) -> Bool { a.value.isIdentical(to: b.value) || (a.value.isEqual(to: b.value) && a.value.kindName == b.value.kindName) }
+    static func == (a: ValueKey, b: ValueKey) -> Bool {
+        a.value.isIdentical(to: b.value) || (a.value.isEqual(to: b.value) && a.value.kindName == b.value.kindName)
+    }
     func hash(into h: inout Hasher) {
         switch value {
         case .null: h.combine(0)
@@ -577,7 +632,9 @@ struct KeyPathCollector {
         var variables: [String: (entity: String, prefix: [ResolvedRelationship])] = [:]
         /// Follows the relationship components of a key path; records the path, returns where it ends.
         @discardableResult
-        func walk(_ components: [String], _ start: String, _ prefix: [ResolvedRelationship]) -> (String, [ResolvedRelationship]) {
+        func walk(_ components: [String], _ start: String, _ prefix: [ResolvedRelationship]) -> (
+            String, [ResolvedRelationship]
+        ) {
             var entity = start
             var path = prefix
             for c in components {
@@ -609,7 +666,9 @@ struct KeyPathCollector {
             case .index(let b, let i):
                 expression(b, start, prefix)
                 if case .expression(let x) = i { expression(x, start, prefix) }
-            case .binary(_, let l, let r): expression(l, start, prefix); expression(r, start, prefix)
+            case .binary(_, let l, let r):
+                expression(l, start, prefix)
+                expression(r, start, prefix)
             case .unary(_, let x): expression(x, start, prefix)
             case .function(_, let args): for x in args { expression(x, start, prefix) }
             case .subquery(let collection, let v, let body):
@@ -622,8 +681,13 @@ struct KeyPathCollector {
                 } else {
                     ok = false
                 }
-            case .ternary(let c, let t, let f): predicate(c, start, prefix); expression(t, start, prefix); expression(f, start, prefix)
-            case .cast(let v, let t): expression(v, start, prefix); expression(t, start, prefix)
+            case .ternary(let c, let t, let f):
+                predicate(c, start, prefix)
+                expression(t, start, prefix)
+                expression(f, start, prefix)
+            case .cast(let v, let t):
+                expression(v, start, prefix)
+                expression(t, start, prefix)
             case .assignment(_, let v): expression(v, start, prefix)
             }
         }
@@ -635,7 +699,9 @@ struct KeyPathCollector {
             case .constant: break
             case .and(let ops), .or(let ops): for o in ops { predicate(o, start, prefix) }
             case .not(let o): predicate(o, start, prefix)
-            case .comparison(_, let l, _, _, let r): expression(l, start, prefix); expression(r, start, prefix)
+            case .comparison(_, let l, _, _, let r):
+                expression(l, start, prefix)
+                expression(r, start, prefix)
             }
         }
         predicate(p, entity, [])

@@ -68,7 +68,9 @@ final class EntityInfo: @unchecked Sendable {
         attributeColumns = entity.attributes.map { layout.index[$0.column]! }
         exactColumns = entity.attributes.map { $0.exactColumn.map { layout.index[$0]! } }
         mixedColumns = entity.attributes.map { a in
-            a.mixed.map { m in [m.shapeColumn, m.scalarColumn, m.dateColumn, m.countColumn].map { $0.map { layout.index[$0]! } } }
+            a.mixed.map { m in
+                [m.shapeColumn, m.scalarColumn, m.dateColumn, m.countColumn].map { $0.map { layout.index[$0]! } }
+            }
         }
         foreignKeyColumns = entity.relationships.map {
             if case .foreignKey(let c) = $0.storage { return layout.index[c]! }
@@ -80,23 +82,32 @@ final class EntityInfo: @unchecked Sendable {
         attributeTypes = entity.attributes.map(\.type)
         isScalar = entity.attributes.map { !$0.description.isCollection }
         initialAttributes = entity.attributes.map { $0.defaultValue ?? .null }
-        initialLinks = entity.relationships.map { $0.isToMany ? ($0.description.allowsNil ? .nilMany : .many([])) : .one(nil) }
+        initialLinks = entity.relationships.map {
+            $0.isToMany ? ($0.description.allowsNil ? .nilMany : .many([])) : .one(nil)
+        }
         initialAttributesAreNil = initialAttributes.allSatisfy(\.isNull)
-        regexes = entity.attributes.map { a in a.description.regularExpression.flatMap { try? AttributeValidation.regex($0) } }
+        regexes = entity.attributes.map { a in
+            a.description.regularExpression.flatMap { try? AttributeValidation.regex($0) }
+        }
         let q = PersistentStore.q
-        insertSQL = "INSERT INTO \(q(layout.table)) (\(layout.columns.map(q).joined(separator: ", "))) VALUES (\(layout.columns.map { _ in "?" }.joined(separator: ", ")))"
+        insertSQL =
+            "INSERT INTO \(q(layout.table)) (\(layout.columns.map(q).joined(separator: ", "))) VALUES (\(layout.columns.map { _ in "?" }.joined(separator: ", ")))"
         // Z_ENT, Z_OPT and the entity's own columns; order columns (Z_FOK_) belong to the owner
         // of an ordered to-many, which writes them, and a sibling's columns stay NULL. Count
         // columns are written after the links (`RowWriter.writeCounts`), and triggers keep them
         // in step afterwards, so a row write never touches them.
-        let own = Set(attributeColumns + exactColumns.compactMap { $0 } + foreignKeyColumns.compactMap { $0 }
-                      + mixedColumns.flatMap { ($0 ?? []).compactMap { $0 } })
+        let own = Set(
+            attributeColumns + exactColumns.compactMap { $0 } + foreignKeyColumns.compactMap { $0 }
+                + mixedColumns.flatMap { ($0 ?? []).compactMap { $0 } })
         let columns = [1, 2] + layout.columns.indices.filter { own.contains($0) }
         updateColumns = columns + [0]
-        let bound = Set([0, 1, 2] + attributeColumns + exactColumns.compactMap { $0 } + foreignKeyColumns.compactMap { $0 })
-        insertBindsEveryColumn = isScalar.allSatisfy { $0 } && mixedColumns.allSatisfy { $0 == nil }
+        let bound = Set(
+            [0, 1, 2] + attributeColumns + exactColumns.compactMap { $0 } + foreignKeyColumns.compactMap { $0 })
+        insertBindsEveryColumn =
+            isScalar.allSatisfy { $0 } && mixedColumns.allSatisfy { $0 == nil }
             && bound == Set(layout.columns.indices)
-        updateSQL = "UPDATE \(q(layout.table)) SET \(columns.map { "\(q(layout.columns[$0])) = ?" }.joined(separator: ", ")) WHERE \(q(Storage.primaryKey)) = ?"
+        updateSQL =
+            "UPDATE \(q(layout.table)) SET \(columns.map { "\(q(layout.columns[$0])) = ?" }.joined(separator: ", ")) WHERE \(q(Storage.primaryKey)) = ?"
     }
 }
 
@@ -352,8 +363,10 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// the general way with `original`, so errors read exactly as they do there.
     // `original` is generic, not `Any`: it is boxed only on the rare path that needs it.
     @inline(__always)
-    private func setTyped<T>(_ value: Value, _ original: T, forKey key: String,
-                             storesAsIs: (AttributeType) -> Bool) throws(StoreError) {
+    private func setTyped<T>(
+        _ value: Value, _ original: T, forKey key: String,
+        storesAsIs: (AttributeType) -> Bool
+    ) throws(StoreError) {
         guard let context else { throw StoreError(.invalidOperation, "\(objectID) no longer belongs to a context") }
         guard let i = info.attributeNumber(key) else {
             try context.set(original, forKey: key, of: self)
@@ -412,8 +425,12 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     func link(_ i: Int) throws(StoreError) -> Link {
         if let l = links[i] {
             if case .oneKey(let pk) = l {
-                guard let context else { throw StoreError(.invalidOperation, "\(objectID) no longer belongs to a context") }
-                let o = try pk.map { (k) throws(StoreError) in try context.faultObject(pk: k, declared: info.entity.relationships[i].destination) }
+                guard let context else {
+                    throw StoreError(.invalidOperation, "\(objectID) no longer belongs to a context")
+                }
+                let o = try pk.map { (k) throws(StoreError) in
+                    try context.faultObject(pk: k, declared: info.entity.relationships[i].destination)
+                }
                 links[i] = .one(o)
                 return .one(o)
             }

@@ -84,9 +84,11 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
     public var shapes: MixedShapes?
 
     /// An attribute with its rules; only the name and type are required.
-    public init(_ name: String, _ type: AttributeType, optional: Bool = true, defaultValue: StoredValue? = nil,
-                minValue: Double? = nil, maxValue: Double? = nil, minLength: Int? = nil, maxLength: Int? = nil,
-                regularExpression: String? = nil, collection: Bool = false, shapes: MixedShapes? = nil) {
+    public init(
+        _ name: String, _ type: AttributeType, optional: Bool = true, defaultValue: StoredValue? = nil,
+        minValue: Double? = nil, maxValue: Double? = nil, minLength: Int? = nil, maxLength: Int? = nil,
+        regularExpression: String? = nil, collection: Bool = false, shapes: MixedShapes? = nil
+    ) {
         self.name = name
         self.type = type
         self.isOptional = optional
@@ -101,8 +103,14 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case name, type, optional, defaultValue = "default", minValue = "min", maxValue = "max",
-             minLength, maxLength, regularExpression = "regex", collection, shapes
+        case name, type, optional
+        case defaultValue = "default"
+        case minValue = "min"
+        case maxValue = "max"
+        case
+            minLength, maxLength
+        case regularExpression = "regex"
+        case collection, shapes
     }
 
     /// Decodes an attribute from a model file, applying the defaults.
@@ -161,7 +169,9 @@ public struct MixedShapes: Codable, Hashable, Sendable {
     public var array: Elements?
 
     public init(scalar: Bool = false, date: Bool = false, array: Elements? = nil) {
-        self.scalar = scalar; self.date = date; self.array = array
+        self.scalar = scalar
+        self.date = date
+        self.array = array
     }
 
     private enum CodingKeys: String, CodingKey { case scalar, date, array }
@@ -213,9 +223,11 @@ public struct RelationshipDescription: Codable, Hashable, Sendable {
     public var allowsNil: Bool
 
     /// A relationship; to-one, optional and with the nullify rule by default.
-    public init(_ name: String, to destination: String, toMany: Bool = false, ordered: Bool = false,
-                inverse: String? = nil, deleteRule: DeleteRule = .nullify, optional: Bool = true,
-                minCount: Int = 0, maxCount: Int = 0, allowsNil: Bool = false) {
+    public init(
+        _ name: String, to destination: String, toMany: Bool = false, ordered: Bool = false,
+        inverse: String? = nil, deleteRule: DeleteRule = .nullify, optional: Bool = true,
+        minCount: Int = 0, maxCount: Int = 0, allowsNil: Bool = false
+    ) {
         self.name = name
         self.destination = destination
         self.isToMany = toMany
@@ -293,9 +305,11 @@ public struct EntityDescription: Codable, Hashable, Sendable {
     public var document: DocumentDescription?
 
     /// An entity; concrete, without a parent, properties or constraints by default.
-    public init(_ name: String, abstract: Bool = false, parent: String? = nil,
-                attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [],
-                uniquenessConstraints: [[String]] = [], open: Bool = false) {
+    public init(
+        _ name: String, abstract: Bool = false, parent: String? = nil,
+        attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [],
+        uniquenessConstraints: [[String]] = [], open: Bool = false
+    ) {
         self.name = name
         self.isAbstract = abstract
         self.parent = parent
@@ -315,7 +329,9 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         self.document = document
     }
 
-    private enum CodingKeys: String, CodingKey { case name, abstract, parent, attributes, relationships, uniquenessConstraints, open, document }
+    private enum CodingKeys: String, CodingKey {
+        case name, abstract, parent, attributes, relationships, uniquenessConstraints, open, document
+    }
 
     /// Decodes an entity from a model file, applying the defaults.
     public init(from decoder: any Decoder) throws {

@@ -14,7 +14,9 @@ public struct ChangeSet: Sendable, Hashable {
     public var deleted: [ObjectID] = []
     /// A change set; empty by default.
     public init(inserted: [ObjectID] = [], updated: [ObjectID] = [], deleted: [ObjectID] = []) {
-        self.inserted = inserted; self.updated = updated; self.deleted = deleted
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
     }
     /// Whether no object was touched.
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }

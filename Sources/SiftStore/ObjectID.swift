@@ -107,7 +107,8 @@ final class IDNames: @unchecked Sendable {
     func pair(store: String, entity: String) -> Pair {
         lock.lock()
         defer { lock.unlock() }
-        return Pair(store: Self.number(store, &stores, &storeNumbers), entity: Self.number(entity, &entities, &entityNumbers))
+        return Pair(
+            store: Self.number(store, &stores, &storeNumbers), entity: Self.number(entity, &entities, &entityNumbers))
     }
 
     private static func number(_ s: String, _ list: inout [String], _ numbers: inout [String: UInt32]) -> UInt32 {

@@ -61,10 +61,18 @@ public final class PersistentStore: @unchecked Sendable {
         do {
             let db = try SQLiteConnection(path: path)
             _ = try db.query("PRAGMA busy_timeout = 10000")
-            guard try !db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(Storage.metadataTable)]).isEmpty else {
+            guard
+                try !db.query(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(Storage.metadataTable)]
+                ).isEmpty
+            else {
                 throw StoreError(.sqlite, "'\(path)' is not a Sift store (it has no '\(Storage.metadataTable)' table)")
             }
-            guard case .text(let text)? = try db.query("SELECT value FROM \(Self.q(Storage.metadataTable)) WHERE key = 'model'").first?.first else {
+            guard
+                case .text(let text)? = try db.query(
+                    "SELECT value FROM \(Self.q(Storage.metadataTable)) WHERE key = 'model'"
+                ).first?.first
+            else {
                 throw StoreError(.sqlite, "the metadata of '\(path)' holds no model")
             }
             json = text
@@ -99,7 +107,8 @@ public final class PersistentStore: @unchecked Sendable {
         self.infoByNumber = EntityNumbers(byNumber)
         var own = model.schema
         for (i, e) in own.entities.enumerated() where e.discriminator != nil {
-            own.entities[i].discriminator = Schema.Entity.Discriminator(column: Storage.entityColumn, values: [model.resolved[e.name]!.number])
+            own.entities[i].discriminator = Schema.Entity.Discriminator(
+                column: Storage.entityColumn, values: [model.resolved[e.name]!.number])
         }
         self.ownEntitySchema = own
         do {
@@ -111,7 +120,8 @@ public final class PersistentStore: @unchecked Sendable {
             }
             _ = try connection.query("PRAGMA busy_timeout = 10000")
         } catch {
-            throw StoreError(.sqlite, "cannot open the store \(location.map { "'\($0)'" } ?? "in memory"): \(error.message)")
+            throw StoreError(
+                .sqlite, "cannot open the store \(location.map { "'\($0)'" } ?? "in memory"): \(error.message)")
         }
         identifier = try Self.prepare(connection, model: model, layouts: layouts)
         var storeNumber: UInt32 = 0
@@ -124,9 +134,12 @@ public final class PersistentStore: @unchecked Sendable {
 
     // MARK: Creating and checking
 
-    private static func prepare(_ db: SQLiteConnection, model: ManagedObjectModel, layouts: [String: TableLayout]) throws(StoreError) -> String {
+    private static func prepare(_ db: SQLiteConnection, model: ManagedObjectModel, layouts: [String: TableLayout])
+        throws(StoreError) -> String
+    {
         do {
-            let tables = try db.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { row -> String? in
+            let tables = try db.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap {
+                row -> String? in
                 if case .text(let t) = row[0] { return t }
                 return nil
             }
@@ -139,20 +152,31 @@ public final class PersistentStore: @unchecked Sendable {
                 }
                 if hash != model.versionHash {
                     let stored = meta["model"].flatMap { try? ManagedObjectModel(json: Data($0.utf8)) }
-                    let what = stored.map { ModelDifference.describe(from: $0, to: model) } ?? "the stored model cannot be read"
-                    throw StoreError(.modelMismatch, "the store was created with model \(hash), not \(model.versionHash): \(what) (migration is not supported yet)")
+                    let what =
+                        stored.map { ModelDifference.describe(from: $0, to: model) }
+                        ?? "the stored model cannot be read"
+                    throw StoreError(
+                        .modelMismatch,
+                        "the store was created with model \(hash), not \(model.versionHash): \(what) (migration is not supported yet)"
+                    )
                 }
                 return id
             }
             guard tables.isEmpty else {
-                throw StoreError(.sqlite, "the file is an SQLite database but not a Sift store (it has tables and no '\(Storage.metadataTable)')")
+                throw StoreError(
+                    .sqlite,
+                    "the file is an SQLite database but not a Sift store (it has tables and no '\(Storage.metadataTable)')"
+                )
             }
             let id = UUID().uuidString.lowercased()
             try db.execute("BEGIN IMMEDIATE")
             do {
                 try db.execute(createScript(model, layouts))
                 let insert = try db.prepare("INSERT INTO \(q(Storage.metadataTable)) (key, value) VALUES (?, ?)")
-                for (k, v) in [("version_hash", model.versionHash), ("store_uuid", id), ("model", model.jsonString), ("format", "1")] {
+                for (k, v) in [
+                    ("version_hash", model.versionHash), ("store_uuid", id), ("model", model.jsonString),
+                    ("format", "1"),
+                ] {
                     try insert.bind([.text(k), .text(v)])
                     _ = try insert.step()
                     try insert.reset()
@@ -185,7 +209,9 @@ public final class PersistentStore: @unchecked Sendable {
         for r in model.resolved.values {
             for t in r.document?.tables ?? [] { taken.insert(t.table.lowercased()) }
             for a in r.attributes { if let t = a.valueTable ?? a.mixed?.valueTable { taken.insert(t.lowercased()) } }
-            for rel in r.relationships { if case .joinTable(let t, _, _, _) = rel.storage { taken.insert(t.lowercased()) } }
+            for rel in r.relationships {
+                if case .joinTable(let t, _, _, _) = rel.storage { taken.insert(t.lowercased()) }
+            }
         }
         func index(_ base: String) -> String { q(StorageNames.unique(base, in: &taken)) }
         for layout in layouts.values.sorted(by: { $0.table < $1.table }) {
@@ -193,7 +219,8 @@ public final class PersistentStore: @unchecked Sendable {
                 i == 0 ? "\(q(c)) INTEGER PRIMARY KEY" : "\(q(c)) \(layout.columnTypes[i])"
             }
             sql += "CREATE TABLE \(q(layout.table)) (\(cols.joined(separator: ", ")));\n"
-            sql += "CREATE INDEX \(index("Z_\(layout.table)_Z_ENT")) ON \(q(layout.table)) (\(q(Storage.entityColumn)));\n"
+            sql +=
+                "CREATE INDEX \(index("Z_\(layout.table)_Z_ENT")) ON \(q(layout.table)) (\(q(Storage.entityColumn)));\n"
             for fk in layout.foreignKeyColumns {
                 sql += "CREATE INDEX \(index("Z_\(layout.table)_\(fk)")) ON \(q(layout.table)) (\(q(fk)));\n"
             }
@@ -206,14 +233,21 @@ public final class PersistentStore: @unchecked Sendable {
             }
             for a in r.attributes {
                 // A mixed attribute's elements keep their storage class, or are dates.
-                let elementType = a.mixed.map { $0.shapes.array == .date ? TableLayout.sqlType(.date) : TableLayout.sqlType(.dynamic) }
+                let elementType = a.mixed.map {
+                    $0.shapes.array == .date ? TableLayout.sqlType(.date) : TableLayout.sqlType(.dynamic)
+                }
                 guard let t = a.valueTable ?? a.mixed?.valueTable, made.insert(t).inserted else { continue }
-                extra.append("CREATE TABLE \(q(t)) (\(q(Storage.owner)) INTEGER NOT NULL, \(q(Storage.order)) INTEGER NOT NULL, \(q(Storage.value)) \(elementType ?? TableLayout.sqlType(a.type)));")
-                extra.append("CREATE INDEX \(index(t + "_owner")) ON \(q(t)) (\(q(Storage.owner)), \(q(Storage.order)));")
+                extra.append(
+                    "CREATE TABLE \(q(t)) (\(q(Storage.owner)) INTEGER NOT NULL, \(q(Storage.order)) INTEGER NOT NULL, \(q(Storage.value)) \(elementType ?? TableLayout.sqlType(a.type)));"
+                )
+                extra.append(
+                    "CREATE INDEX \(index(t + "_owner")) ON \(q(t)) (\(q(Storage.owner)), \(q(Storage.order)));")
             }
             for rel in r.relationships {
                 guard case .joinTable(let t, _, _, _) = rel.storage, made.insert(t).inserted else { continue }
-                extra.append("CREATE TABLE \(q(t)) (\(q("Z_SRC")) INTEGER NOT NULL, \(q("Z_DST")) INTEGER NOT NULL, \(q("Z_SRC_ORD")) INTEGER);")
+                extra.append(
+                    "CREATE TABLE \(q(t)) (\(q("Z_SRC")) INTEGER NOT NULL, \(q("Z_DST")) INTEGER NOT NULL, \(q("Z_SRC_ORD")) INTEGER);"
+                )
                 extra.append("CREATE INDEX \(index(t + "_src")) ON \(q(t)) (\(q("Z_SRC")));")
                 extra.append("CREATE INDEX \(index(t + "_dst")) ON \(q(t)) (\(q("Z_DST")));")
             }
@@ -232,13 +266,22 @@ public final class PersistentStore: @unchecked Sendable {
                     "UPDATE \(q(r.table)) SET \(q(c)) = \(q(c)) \(delta) 1 WHERE \(q(Storage.primaryKey)) = \(side).\(q(fk)) AND \(q(c)) IS NOT NULL;"
                 }
                 let base = "Z_\(r.table)_\(c)"
-                extra.append("CREATE TRIGGER \(index(base + "_insert")) AFTER INSERT ON \(q(t)) WHEN NEW.\(q(fk)) IS NOT NULL BEGIN \(bump("NEW", "+")) END;")
-                extra.append("CREATE TRIGGER \(index(base + "_delete")) AFTER DELETE ON \(q(t)) WHEN OLD.\(q(fk)) IS NOT NULL BEGIN \(bump("OLD", "-")) END;")
-                extra.append("CREATE TRIGGER \(index(base + "_update")) AFTER UPDATE OF \(q(fk)) ON \(q(t)) WHEN OLD.\(q(fk)) IS NOT NEW.\(q(fk)) BEGIN \(bump("OLD", "-")) \(bump("NEW", "+")) END;")
+                extra.append(
+                    "CREATE TRIGGER \(index(base + "_insert")) AFTER INSERT ON \(q(t)) WHEN NEW.\(q(fk)) IS NOT NULL BEGIN \(bump("NEW", "+")) END;"
+                )
+                extra.append(
+                    "CREATE TRIGGER \(index(base + "_delete")) AFTER DELETE ON \(q(t)) WHEN OLD.\(q(fk)) IS NOT NULL BEGIN \(bump("OLD", "-")) END;"
+                )
+                extra.append(
+                    "CREATE TRIGGER \(index(base + "_update")) AFTER UPDATE OF \(q(fk)) ON \(q(t)) WHEN OLD.\(q(fk)) IS NOT NEW.\(q(fk)) BEGIN \(bump("OLD", "-")) \(bump("NEW", "+")) END;"
+                )
             }
-            for constraint in r.constraints where e.uniquenessConstraints.contains(constraint.map { r.attributes[$0].name }) {
+            for constraint in r.constraints
+            where e.uniquenessConstraints.contains(constraint.map { r.attributes[$0].name }) {
                 let cols = constraint.map { q(r.attributes[$0].column) }.joined(separator: ", ")
-                extra.append("CREATE INDEX \(index("Z_\(e.name)_unique_" + constraint.map { r.attributes[$0].name }.joined(separator: "_"))) ON \(q(r.table)) (\(cols));")
+                extra.append(
+                    "CREATE INDEX \(index("Z_\(e.name)_unique_" + constraint.map { r.attributes[$0].name }.joined(separator: "_"))) ON \(q(r.table)) (\(cols));"
+                )
             }
         }
         return sql + extra.joined(separator: "\n")
@@ -294,7 +337,9 @@ public final class PersistentStore: @unchecked Sendable {
         documentLoaders = [:]
         do throws(StoreError) {
             let r = try body()
-            do { try connection.execute("COMMIT") } catch { throw StoreError(.sqlite, "cannot commit: \(error.message)") }
+            do { try connection.execute("COMMIT") } catch {
+                throw StoreError(.sqlite, "cannot commit: \(error.message)")
+            }
             return r
         } catch {
             try? connection.execute("ROLLBACK")
@@ -309,7 +354,9 @@ public final class PersistentStore: @unchecked Sendable {
         let rows = try rows("SELECT max FROM \(Self.q(Storage.keyTable)) WHERE entity = ?", [.text(root)])
         var current: Int64 = 0
         if case .integer(let m)? = rows.first?.first { current = m }
-        try run("INSERT OR REPLACE INTO \(Self.q(Storage.keyTable)) (entity, max) VALUES (?, ?)", [.text(root), .integer(current + Int64(count))])
+        try run(
+            "INSERT OR REPLACE INTO \(Self.q(Storage.keyTable)) (entity, max) VALUES (?, ?)",
+            [.text(root), .integer(current + Int64(count))])
         return current + 1
     }
 
@@ -349,11 +396,13 @@ struct TableLayout: Sendable {
         var out: [String: TableLayout] = [:]
         for e in model.entities {
             let r = model.resolved[e.name]!
-            var layout = out[r.table] ?? TableLayout(
-                table: r.table,
-                columns: [Storage.primaryKey, Storage.entityColumn, Storage.versionColumn],
-                columnTypes: ["INTEGER", "INTEGER NOT NULL", "INTEGER NOT NULL"], foreignKeyColumns: [],
-                index: [Storage.primaryKey: 0, Storage.entityColumn: 1, Storage.versionColumn: 2])
+            var layout =
+                out[r.table]
+                ?? TableLayout(
+                    table: r.table,
+                    columns: [Storage.primaryKey, Storage.entityColumn, Storage.versionColumn],
+                    columnTypes: ["INTEGER", "INTEGER NOT NULL", "INTEGER NOT NULL"], foreignKeyColumns: [],
+                    index: [Storage.primaryKey: 0, Storage.entityColumn: 1, Storage.versionColumn: 2])
             func add(_ c: String, _ t: String) {
                 guard layout.index[c] == nil else { return }
                 layout.index[c] = layout.columns.count
@@ -384,7 +433,9 @@ struct TableLayout: Sendable {
         // Order columns of ordered to-manys live in the destination's table.
         for e in model.entities {
             for rel in model.resolved[e.name]!.relationships {
-                if case .inverseForeignKey(let t, _, let order?) = rel.storage, var layout = out[t], layout.index[order] == nil {
+                if case .inverseForeignKey(let t, _, let order?) = rel.storage, var layout = out[t],
+                    layout.index[order] == nil
+                {
                     layout.index[order] = layout.columns.count
                     layout.columns.append(order)
                     layout.columnTypes.append("INTEGER")
@@ -412,18 +463,21 @@ struct TableLayout: Sendable {
 enum ModelDifference {
     static func describe(from old: ManagedObjectModel, to new: ManagedObjectModel) -> String {
         var out: [String] = []
-        let oldNames = Set(old.entities.map(\.name)), newNames = Set(new.entities.map(\.name))
+        let oldNames = Set(old.entities.map(\.name))
+        let newNames = Set(new.entities.map(\.name))
         for n in newNames.subtracting(oldNames).sorted() { out.append("entity '\(n)' was added") }
         for n in oldNames.subtracting(newNames).sorted() { out.append("entity '\(n)' was removed") }
         for n in oldNames.intersection(newNames).sorted() {
-            let a = old.entity(named: n)!, b = new.entity(named: n)!
+            let a = old.entity(named: n)!
+            let b = new.entity(named: n)!
             let oa = Dictionary(a.attributes.map { ($0.name, $0) }, uniquingKeysWith: { x, _ in x })
             let na = Dictionary(b.attributes.map { ($0.name, $0) }, uniquingKeysWith: { x, _ in x })
             for k in Set(na.keys).subtracting(oa.keys).sorted() { out.append("attribute '\(n).\(k)' was added") }
             for k in Set(oa.keys).subtracting(na.keys).sorted() { out.append("attribute '\(n).\(k)' was removed") }
             for k in Set(oa.keys).intersection(na.keys).sorted() where oa[k] != na[k] {
                 if oa[k]!.type != na[k]!.type {
-                    out.append("attribute '\(n).\(k)' changed type from \(oa[k]!.type.rawValue) to \(na[k]!.type.rawValue)")
+                    out.append(
+                        "attribute '\(n).\(k)' changed type from \(oa[k]!.type.rawValue) to \(na[k]!.type.rawValue)")
                 } else {
                     out.append("attribute '\(n).\(k)' changed its options")
                 }
@@ -432,11 +486,15 @@ enum ModelDifference {
             let nrl = Dictionary(b.relationships.map { ($0.name, $0) }, uniquingKeysWith: { x, _ in x })
             for k in Set(nrl.keys).subtracting(orl.keys).sorted() { out.append("relationship '\(n).\(k)' was added") }
             for k in Set(orl.keys).subtracting(nrl.keys).sorted() { out.append("relationship '\(n).\(k)' was removed") }
-            for k in Set(orl.keys).intersection(nrl.keys).sorted() where orl[k] != nrl[k] { out.append("relationship '\(n).\(k)' changed") }
+            for k in Set(orl.keys).intersection(nrl.keys).sorted() where orl[k] != nrl[k] {
+                out.append("relationship '\(n).\(k)' changed")
+            }
             if a.parent != b.parent { out.append("entity '\(n)' changed its parent") }
             if a.isAbstract != b.isAbstract { out.append("entity '\(n)' changed whether it is abstract") }
             if a.isOpen != b.isOpen { out.append("entity '\(n)' changed whether it is open") }
-            if a.uniquenessConstraints != b.uniquenessConstraints { out.append("entity '\(n)' changed its uniqueness constraints") }
+            if a.uniquenessConstraints != b.uniquenessConstraints {
+                out.append("entity '\(n)' changed its uniqueness constraints")
+            }
         }
         if out.isEmpty { out.append("the entities are listed in another order") }
         return out.joined(separator: "; ")

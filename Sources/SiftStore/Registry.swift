@@ -92,7 +92,10 @@ private final class IntTable {
         if (count + 1) * 2 > capacity { reserve(count + 1) }
         var i = home(k)
         while slots[i].object != nil {
-            if slots[i].key == k { slots[i].object = o; return }
+            if slots[i].key == k {
+                slots[i].object = o
+                return
+            }
             i = (i + 1) & mask
         }
         slots[i] = Slot(key: k, object: o)
@@ -133,7 +136,8 @@ private final class IntTable {
     }
 
     private func rehash(_ newCapacity: Int) {
-        let old = slots, oldCapacity = capacity
+        let old = slots
+        let oldCapacity = capacity
         slots = UnsafeMutablePointer<Slot>.allocate(capacity: newCapacity)
         slots.initialize(repeating: Slot(key: 0, object: nil), count: newCapacity)
         capacity = newCapacity

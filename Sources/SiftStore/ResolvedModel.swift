@@ -26,9 +26,18 @@ public enum StoredValue: Codable, Hashable, Sendable {
     /// Decodes a Boolean, an integer, a double or a string, tried in that order.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.singleValueContainer()
-        if let b = try? c.decode(Bool.self) { self = .bool(b); return }
-        if let i = try? c.decode(Int64.self) { self = .integer(i); return }
-        if let d = try? c.decode(Double.self) { self = .double(d); return }
+        if let b = try? c.decode(Bool.self) {
+            self = .bool(b)
+            return
+        }
+        if let i = try? c.decode(Int64.self) {
+            self = .integer(i)
+            return
+        }
+        if let d = try? c.decode(Double.self) {
+            self = .double(d)
+            return
+        }
         self = .string(try c.decode(String.self))
     }
 
@@ -73,8 +82,11 @@ final class ResolvedAttribute: @unchecked Sendable {
     /// Whether saving checks anything for it (required, bounds, lengths, pattern, shapes).
     let hasRules: Bool
 
-    init(description: AttributeDescription, column: String, exactColumn: String?, valueTable: String?, defaultValue: Value?,
-         mixed: MixedStorage? = nil) {
+    init(
+        description: AttributeDescription, column: String, exactColumn: String?, valueTable: String?,
+        defaultValue: Value?,
+        mixed: MixedStorage? = nil
+    ) {
         self.description = description
         self.column = column
         self.exactColumn = exactColumn
@@ -84,7 +96,8 @@ final class ResolvedAttribute: @unchecked Sendable {
         self.type = description.type
         self.mixed = mixed
         let d = description
-        hasRules = !d.isOptional || d.minValue != nil || d.maxValue != nil || d.minLength != nil || d.maxLength != nil
+        hasRules =
+            !d.isOptional || d.minValue != nil || d.maxValue != nil || d.minLength != nil || d.maxLength != nil
             || d.regularExpression != nil || mixed != nil
     }
 }
@@ -114,7 +127,10 @@ final class ResolvedRelationship: Sendable {
     /// A to-many that allows nil: the source table's column holding the number of objects, NULL
     /// for nil.
     let countColumn: String?
-    init(description: RelationshipDescription, storage: RelationshipStorage, declaringEntity: String, countColumn: String? = nil) {
+    init(
+        description: RelationshipDescription, storage: RelationshipStorage, declaringEntity: String,
+        countColumn: String? = nil
+    ) {
         self.description = description
         self.storage = storage
         self.declaringEntity = declaringEntity
@@ -151,9 +167,11 @@ final class ResolvedEntity: Sendable {
     /// document exactly, the layout spreads it over columns and tables for SQL.
     let document: DocumentLayout?
 
-    init(description: EntityDescription, number: Int64, root: String, table: String, family: [String],
-         attributes: [ResolvedAttribute], relationships: [ResolvedRelationship], attributeIndex: [String: Int],
-         relationshipIndex: [String: Int], constraints: [[Int]], isOpen: Bool, document: DocumentLayout? = nil) {
+    init(
+        description: EntityDescription, number: Int64, root: String, table: String, family: [String],
+        attributes: [ResolvedAttribute], relationships: [ResolvedRelationship], attributeIndex: [String: Int],
+        relationshipIndex: [String: Int], constraints: [[Int]], isOpen: Bool, document: DocumentLayout? = nil
+    ) {
         self.description = description
         self.document = document
         self.isOpen = isOpen
@@ -166,8 +184,11 @@ final class ResolvedEntity: Sendable {
         self.attributeIndex = attributeIndex
         self.relationshipIndex = relationshipIndex
         self.constraints = constraints
-        hasRules = attributes.contains { $0.hasRules }
-            || relationships.contains { !$0.description.isOptional || $0.description.minCount > 0 || $0.description.maxCount > 0 }
+        hasRules =
+            attributes.contains { $0.hasRules }
+            || relationships.contains {
+                !$0.description.isOptional || $0.description.minCount > 0 || $0.description.maxCount > 0
+            }
         hasCollections = attributes.contains { $0.valueTable != nil || $0.mixed?.valueTable != nil }
         hasToMany = relationships.contains { $0.isToMany }
     }
@@ -212,7 +233,8 @@ struct StorageNames {
 
     static func unique(_ base: String, in used: inout Set<String>) -> String {
         let clean = base.replacingOccurrences(of: "\u{0}", with: "?")
-        var candidate = clean, n = 1
+        var candidate = clean
+        var n = 1
         while !used.insert(candidate.lowercased()).inserted {
             n += 1
             candidate = "\(clean)#\(n)"
@@ -228,7 +250,8 @@ struct StorageNames {
     }
 
     private mutating func columnSet(_ table: String) -> Set<String> {
-        columns[table] ?? Set([Storage.primaryKey, Storage.entityColumn, Storage.versionColumn].map { $0.lowercased() })
+        columns[table]
+            ?? Set([Storage.primaryKey, Storage.entityColumn, Storage.versionColumn].map { $0.lowercased() })
     }
 
     /// The column of property `name` in `table` (one per name: siblings naming the same property
@@ -268,7 +291,8 @@ enum ModelResolver {
         var names = StorageNames(tables: entities.map(\.name))
         var resolved: [String: ResolvedEntity] = [:]
         for (index, e) in entities.enumerated() {
-            resolved[e.name] = try resolveEntity(e, number: Int64(index + 1), entities, byName: byName, chains: chains, names: &names)
+            resolved[e.name] = try resolveEntity(
+                e, number: Int64(index + 1), entities, byName: byName, chains: chains, names: &names)
         }
         // Document entities: their layout is planned once every other table has its name.
         for e in entities {
@@ -280,7 +304,9 @@ enum ModelResolver {
     }
 
     /// The entities by name, each name checked: valid, not reserved, unique without case.
-    private static func entitiesByName(_ entities: [EntityDescription]) throws(ModelError) -> [String: EntityDescription] {
+    private static func entitiesByName(_ entities: [EntityDescription]) throws(ModelError) -> [String:
+        EntityDescription]
+    {
         var byName: [String: EntityDescription] = [:]
         var lowerNames = Set<String>()
         for e in entities {
@@ -290,7 +316,9 @@ enum ModelResolver {
                 throw ModelError("entity name '\(e.name)' is reserved (names starting with 'sift_' or 'sqlite_')")
             }
             guard byName[e.name] == nil, lowerNames.insert(lower).inserted else {
-                throw ModelError("two entities are named '\(e.name)' (names are compared without case, as SQLite compares table names)")
+                throw ModelError(
+                    "two entities are named '\(e.name)' (names are compared without case, as SQLite compares table names)"
+                )
             }
             byName[e.name] = e
         }
@@ -298,7 +326,9 @@ enum ModelResolver {
     }
 
     /// `e` and its ancestors, root first: parents exist, no cycles.
-    private static func chain(_ e: EntityDescription, _ byName: [String: EntityDescription]) throws(ModelError) -> [EntityDescription] {
+    private static func chain(_ e: EntityDescription, _ byName: [String: EntityDescription]) throws(ModelError)
+        -> [EntityDescription]
+    {
         var out = [e]
         var seen: Set<String> = [e.name]
         var current = e
@@ -316,21 +346,30 @@ enum ModelResolver {
         let documents = Set(entities.filter { $0.document != nil }.map(\.name))
         for e in entities {
             if e.document != nil {
-                guard e.attributes.isEmpty, e.relationships.isEmpty, e.uniquenessConstraints.isEmpty, e.parent == nil, !e.isAbstract else {
-                    throw ModelError("document entity '\(e.name)' declares attributes, relationships, constraints, a parent or abstract (its documents' keys are its properties)")
+                guard e.attributes.isEmpty, e.relationships.isEmpty, e.uniquenessConstraints.isEmpty, e.parent == nil,
+                    !e.isAbstract
+                else {
+                    throw ModelError(
+                        "document entity '\(e.name)' declares attributes, relationships, constraints, a parent or abstract (its documents' keys are its properties)"
+                    )
                 }
             }
-            if let p = e.parent, documents.contains(p) { throw ModelError("entity '\(e.name)' cannot inherit from document entity '\(p)'") }
+            if let p = e.parent, documents.contains(p) {
+                throw ModelError("entity '\(e.name)' cannot inherit from document entity '\(p)'")
+            }
             for rel in e.relationships where documents.contains(rel.destination) {
-                throw ModelError("relationship '\(e.name).\(rel.name)' cannot point at document entity '\(rel.destination)'")
+                throw ModelError(
+                    "relationship '\(e.name).\(rel.name)' cannot point at document entity '\(rel.destination)'")
             }
         }
     }
 
     /// One entity with its inherited properties first, their storage, and its uniqueness constraints.
-    private static func resolveEntity(_ e: EntityDescription, number: Int64, _ entities: [EntityDescription],
-                                      byName: [String: EntityDescription], chains: [String: [EntityDescription]],
-                                      names: inout StorageNames) throws(ModelError) -> ResolvedEntity {
+    private static func resolveEntity(
+        _ e: EntityDescription, number: Int64, _ entities: [EntityDescription],
+        byName: [String: EntityDescription], chains: [String: [EntityDescription]],
+        names: inout StorageNames
+    ) throws(ModelError) -> ResolvedEntity {
         let ancestors = chains[e.name]!
         let root = ancestors[0].name
         var attributes: [ResolvedAttribute] = []
@@ -353,11 +392,16 @@ enum ModelResolver {
                 guard keys.insert(rel.name).inserted else {
                     throw ModelError("entity '\(e.name)' has two properties named '\(rel.name)'")
                 }
-                let storage = try resolveStorage(rel, declaringEntity: a.name, byName: byName, chains: chains, names: &names)
-                let countColumn = rel.allowsNil ? names.storeColumn("\(rel.name)@count", in: root, for: "to-many count", rel.name) : nil
+                let storage = try resolveStorage(
+                    rel, declaringEntity: a.name, byName: byName, chains: chains, names: &names)
+                let countColumn =
+                    rel.allowsNil
+                    ? names.storeColumn("\(rel.name)@count", in: root, for: "to-many count", rel.name) : nil
                 relationshipIndex[rel.name] = relationships.count
-                relationships.append(ResolvedRelationship(description: rel, storage: storage, declaringEntity: a.name,
-                                                          countColumn: countColumn))
+                relationships.append(
+                    ResolvedRelationship(
+                        description: rel, storage: storage, declaringEntity: a.name,
+                        countColumn: countColumn))
             }
         }
         let constraints = try uniquenessConstraints(ancestors, attributes, attributeIndex)
@@ -371,20 +415,28 @@ enum ModelResolver {
 
     /// The uniqueness constraints of an entity and its ancestors, as attribute indices; each names
     /// attributes that can be compared (not collections, transformable or mixed).
-    private static func uniquenessConstraints(_ ancestors: [EntityDescription], _ attributes: [ResolvedAttribute],
-                                              _ attributeIndex: [String: Int]) throws(ModelError) -> [[Int]] {
+    private static func uniquenessConstraints(
+        _ ancestors: [EntityDescription], _ attributes: [ResolvedAttribute],
+        _ attributeIndex: [String: Int]
+    ) throws(ModelError) -> [[Int]] {
         var constraints: [[Int]] = []
         for a in ancestors {
             for constraint in a.uniquenessConstraints {
-                guard !constraint.isEmpty else { throw ModelError("entity '\(a.name)' has an empty uniqueness constraint") }
+                guard !constraint.isEmpty else {
+                    throw ModelError("entity '\(a.name)' has an empty uniqueness constraint")
+                }
                 var indices: [Int] = []
                 for key in constraint {
                     guard let i = attributeIndex[key] else {
-                        throw ModelError("uniqueness constraint \(constraint) of '\(a.name)' names '\(key)', which is not an attribute")
+                        throw ModelError(
+                            "uniqueness constraint \(constraint) of '\(a.name)' names '\(key)', which is not an attribute"
+                        )
                     }
                     let t = attributes[i]
                     guard !t.description.isCollection, t.type != .transformable, t.type != .mixed else {
-                        throw ModelError("uniqueness constraint \(constraint) of '\(a.name)' names '\(key)', a \(t.description.isCollection ? "collection" : t.type.rawValue) attribute")
+                        throw ModelError(
+                            "uniqueness constraint \(constraint) of '\(a.name)' names '\(key)', a \(t.description.isCollection ? "collection" : t.type.rawValue) attribute"
+                        )
                     }
                     indices.append(i)
                 }
@@ -396,12 +448,18 @@ enum ModelResolver {
 
     /// A document entity resolved: one attribute (the whole document, in `Z_DOC`) and the layout
     /// of its tables, named after every other table.
-    private static func documentEntity(_ e: EntityDescription, _ d: DocumentDescription, _ r: ResolvedEntity,
-                                       names: StorageNames) -> ResolvedEntity {
-        let layout = DocumentLayout(shape: d.shape, entity: e.name, nonObjects: d.allowsValues, takenNames: names.takenTables,
-                                    storeRoot: (r.table, Storage.primaryKey, [Storage.entityColumn, Storage.versionColumn, Storage.documentColumn]))
-        let doc = ResolvedAttribute(description: AttributeDescription("", .transformable), column: Storage.documentColumn,
-                                    exactColumn: nil, valueTable: nil, defaultValue: nil)
+    private static func documentEntity(
+        _ e: EntityDescription, _ d: DocumentDescription, _ r: ResolvedEntity,
+        names: StorageNames
+    ) -> ResolvedEntity {
+        let layout = DocumentLayout(
+            shape: d.shape, entity: e.name, nonObjects: d.allowsValues, takenNames: names.takenTables,
+            storeRoot: (
+                r.table, Storage.primaryKey, [Storage.entityColumn, Storage.versionColumn, Storage.documentColumn]
+            ))
+        let doc = ResolvedAttribute(
+            description: AttributeDescription("", .transformable), column: Storage.documentColumn,
+            exactColumn: nil, valueTable: nil, defaultValue: nil)
         return ResolvedEntity(
             description: e, number: r.number, root: r.root, table: r.table, family: r.family,
             attributes: [doc], relationships: [], attributeIndex: [:], relationshipIndex: [:], constraints: [],
@@ -411,7 +469,9 @@ enum ModelResolver {
     /// Sibling entities share their root's table: one column name, one property. A property's
     /// column is derived from its name alone, so two siblings declaring the same name would write
     /// one column.
-    private static func checkSharedColumns(_ entities: [EntityDescription], _ resolved: [String: ResolvedEntity]) throws(ModelError) {
+    private static func checkSharedColumns(_ entities: [EntityDescription], _ resolved: [String: ResolvedEntity])
+        throws(ModelError)
+    {
         var columnsByTable: [String: [String: (String, String)]] = [:]
         for e in entities {
             let r = resolved[e.name]!
@@ -422,7 +482,9 @@ enum ModelResolver {
             for (name, column) in own {
                 let col = column.lowercased()
                 if let (other, _) = columnsByTable[r.table]?[col], other != e.name {
-                    throw ModelError("'\(e.name).\(name)' and '\(other).\(name)' would share column '\(column)' of table '\(r.table)'; rename one")
+                    throw ModelError(
+                        "'\(e.name).\(name)' and '\(other).\(name)' would share column '\(column)' of table '\(r.table)'; rename one"
+                    )
                 }
                 columnsByTable[r.table, default: [:]][col] = (e.name, name)
             }
@@ -434,7 +496,8 @@ enum ModelResolver {
         guard let first = bytes.first else { throw ModelError("\(what): the name is empty") }
         func letter(_ b: UInt8) -> Bool { (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || b == 95 }
         guard letter(first), bytes.allSatisfy({ letter($0) || ($0 >= 48 && $0 <= 57) }) else {
-            throw ModelError("\(what): '\(name)' is not an identifier (letters, digits and '_', not starting with a digit)")
+            throw ModelError(
+                "\(what): '\(name)' is not an identifier (letters, digits and '_', not starting with a digit)")
         }
         guard !name.uppercased().hasPrefix("Z_") else {
             throw ModelError("\(what): names starting with 'Z_' are reserved for the store's own columns")
@@ -446,21 +509,29 @@ enum ModelResolver {
         guard !name.isEmpty else { throw ModelError("\(what): the name is empty") }
     }
 
-    static func resolveAttribute(_ a: AttributeDescription, entity: String, table: String,
-                                 names: inout StorageNames) throws(ModelError) -> ResolvedAttribute {
+    static func resolveAttribute(
+        _ a: AttributeDescription, entity: String, table: String,
+        names: inout StorageNames
+    ) throws(ModelError) -> ResolvedAttribute {
         let what = "attribute '\(entity).\(a.name)'"
         if a.minValue != nil || a.maxValue != nil, !a.type.isNumeric {
             throw ModelError("\(what): min/max apply to numeric attributes, not \(a.type.rawValue)")
         }
         if a.minLength != nil || a.maxLength != nil, a.type != .string, a.type != .binary {
-            throw ModelError("\(what): minLength/maxLength apply to string and binary attributes, not \(a.type.rawValue)")
+            throw ModelError(
+                "\(what): minLength/maxLength apply to string and binary attributes, not \(a.type.rawValue)")
         }
         if let re = a.regularExpression {
-            guard a.type == .string else { throw ModelError("\(what): a regular expression applies to strings, not \(a.type.rawValue)") }
-            do { _ = try AttributeValidation.regex(re) } catch { throw ModelError("\(what): invalid regular expression: \(error.message)") }
+            guard a.type == .string else {
+                throw ModelError("\(what): a regular expression applies to strings, not \(a.type.rawValue)")
+            }
+            do { _ = try AttributeValidation.regex(re) } catch {
+                throw ModelError("\(what): invalid regular expression: \(error.message)")
+            }
         }
         if a.isCollection, a.type == .transformable {
-            throw ModelError("\(what): a transformable attribute holds any value already; it cannot also be a collection")
+            throw ModelError(
+                "\(what): a transformable attribute holds any value already; it cannot also be a collection")
         }
         var mixed: MixedStorage?
         switch (a.type, a.shapes) {
@@ -471,16 +542,20 @@ enum ModelResolver {
                 throw ModelError("\(what): a mixed attribute needs at least one shape (scalar, date or array)")
             }
             guard !a.isCollection else {
-                throw ModelError("\(what): a mixed attribute holds arrays through its 'array' shape; it cannot also be a collection")
+                throw ModelError(
+                    "\(what): a mixed attribute holds arrays through its 'array' shape; it cannot also be a collection")
             }
             guard a.defaultValue == nil else { throw ModelError("\(what): a mixed attribute has no default value") }
-            func column(_ suffix: String) -> String { names.storeColumn("\(a.name)@\(suffix)", in: table, for: suffix, a.name) }
+            func column(_ suffix: String) -> String {
+                names.storeColumn("\(a.name)@\(suffix)", in: table, for: suffix, a.name)
+            }
             mixed = MixedStorage(
                 shapes: shapes, shapeColumn: column("shape"),
                 scalarColumn: shapes.scalar ? column("scalar") : nil,
                 dateColumn: shapes.date ? column("date") : nil,
                 countColumn: shapes.array != nil ? column("count") : nil,
-                valueTable: shapes.array != nil ? names.table("Z_\(entity)_\(a.name)", for: "values", entity, a.name) : nil)
+                valueTable: shapes.array != nil
+                    ? names.table("Z_\(entity)_\(a.name)", for: "values", entity, a.name) : nil)
         case (_, _?):
             throw ModelError("\(what): 'shapes' apply to mixed attributes, not \(a.type.rawValue)")
         case (_, nil):
@@ -495,22 +570,26 @@ enum ModelResolver {
         }
         return ResolvedAttribute(
             description: a, column: names.column(a.name, in: table),
-            exactColumn: a.type == .decimal ? names.storeColumn("Z_\(a.name)_exact", in: table, for: "exact", a.name) : nil,
+            exactColumn: a.type == .decimal
+                ? names.storeColumn("Z_\(a.name)_exact", in: table, for: "exact", a.name) : nil,
             valueTable: a.isCollection ? names.table("Z_\(entity)_\(a.name)", for: "values", entity, a.name) : nil,
             defaultValue: defaultValue, mixed: mixed)
     }
 
-    static func resolveStorage(_ rel: RelationshipDescription, declaringEntity: String,
-                               byName: [String: EntityDescription],
-                               chains: [String: [EntityDescription]],
-                               names: inout StorageNames) throws(ModelError) -> RelationshipStorage {
+    static func resolveStorage(
+        _ rel: RelationshipDescription, declaringEntity: String,
+        byName: [String: EntityDescription],
+        chains: [String: [EntityDescription]],
+        names: inout StorageNames
+    ) throws(ModelError) -> RelationshipStorage {
         let what = "relationship '\(declaringEntity).\(rel.name)'"
         guard let destination = byName[rel.destination] else {
             throw ModelError("\(what) points at unknown entity '\(rel.destination)'")
         }
         if rel.isOrdered, !rel.isToMany { throw ModelError("\(what): only to-many relationships are ordered") }
         if rel.allowsNil, !rel.isToMany {
-            throw ModelError("\(what): 'allowsNil' applies to to-many relationships (a to-one is nil when it holds no object)")
+            throw ModelError(
+                "\(what): 'allowsNil' applies to to-many relationships (a to-one is nil when it holds no object)")
         }
         if rel.minCount < 0 || rel.maxCount < 0 || (rel.maxCount > 0 && rel.minCount > rel.maxCount) {
             throw ModelError("\(what): invalid count bounds \(rel.minCount)…\(rel.maxCount)")
@@ -519,44 +598,66 @@ enum ModelResolver {
             names.table("Z_\(entity)_\(name)", for: "join", entity, name)
         }
         if !rel.isToMany {
-            if let inv = rel.inverse { _ = try inverseOf(rel, what: what, declaringEntity: declaringEntity, destination: destination, chains: chains, byName: byName, name: inv) }
+            if let inv = rel.inverse {
+                _ = try inverseOf(
+                    rel, what: what, declaringEntity: declaringEntity, destination: destination, chains: chains,
+                    byName: byName, name: inv)
+            }
             return .foreignKey(column: names.column(rel.name, in: chains[declaringEntity]![0].name))
         }
         guard let inv = rel.inverse else {
-            return .joinTable(table: joinTable(declaringEntity, rel.name), source: "Z_SRC", destination: "Z_DST",
-                              order: rel.isOrdered ? "Z_SRC_ORD" : nil)
+            return .joinTable(
+                table: joinTable(declaringEntity, rel.name), source: "Z_SRC", destination: "Z_DST",
+                order: rel.isOrdered ? "Z_SRC_ORD" : nil)
         }
-        let (invEntity, inverse) = try inverseOf(rel, what: what, declaringEntity: declaringEntity, destination: destination, chains: chains, byName: byName, name: inv)
+        let (invEntity, inverse) = try inverseOf(
+            rel, what: what, declaringEntity: declaringEntity, destination: destination, chains: chains, byName: byName,
+            name: inv)
         if !inverse.isToMany {
             let root = chains[destination.name]![0].name
-            return .inverseForeignKey(table: root, column: names.column(inverse.name, in: root),
-                                      orderColumn: rel.isOrdered ? names.storeColumn("Z_FOK_\(inverse.name)", in: root, for: "order", inverse.name) : nil)
+            return .inverseForeignKey(
+                table: root, column: names.column(inverse.name, in: root),
+                orderColumn: rel.isOrdered
+                    ? names.storeColumn("Z_FOK_\(inverse.name)", in: root, for: "order", inverse.name) : nil)
         }
         if rel.isOrdered || inverse.isOrdered {
-            throw ModelError("\(what): an ordered many-to-many relationship is not supported (order one side whose inverse is to-one, or drop the inverse)")
+            throw ModelError(
+                "\(what): an ordered many-to-many relationship is not supported (order one side whose inverse is to-one, or drop the inverse)"
+            )
         }
         // Many-to-many: one join table for the pair, named after the side that sorts first.
-        let mine = "\(declaringEntity).\(rel.name)", theirs = "\(invEntity).\(inverse.name)"
+        let mine = "\(declaringEntity).\(rel.name)"
+        let theirs = "\(invEntity).\(inverse.name)"
         if mine <= theirs {
-            return .joinTable(table: joinTable(declaringEntity, rel.name), source: "Z_SRC", destination: "Z_DST",
-                              order: rel.isOrdered ? "Z_SRC_ORD" : nil)
+            return .joinTable(
+                table: joinTable(declaringEntity, rel.name), source: "Z_SRC", destination: "Z_DST",
+                order: rel.isOrdered ? "Z_SRC_ORD" : nil)
         }
-        return .joinTable(table: joinTable(invEntity, inverse.name), source: "Z_DST", destination: "Z_SRC",
-                          order: rel.isOrdered ? "Z_DST_ORD" : nil)
+        return .joinTable(
+            table: joinTable(invEntity, inverse.name), source: "Z_DST", destination: "Z_SRC",
+            order: rel.isOrdered ? "Z_DST_ORD" : nil)
     }
 
     /// The inverse relationship, checked to point back at this one.
-    static func inverseOf(_ rel: RelationshipDescription, what: String, declaringEntity: String, destination: EntityDescription,
-                          chains: [String: [EntityDescription]], byName: [String: EntityDescription],
-                          name: String) throws(ModelError) -> (String, RelationshipDescription) {
+    static func inverseOf(
+        _ rel: RelationshipDescription, what: String, declaringEntity: String, destination: EntityDescription,
+        chains: [String: [EntityDescription]], byName: [String: EntityDescription],
+        name: String
+    ) throws(ModelError) -> (String, RelationshipDescription) {
         for owner in chains[destination.name]!.reversed() {
             guard let inverse = owner.relationships.first(where: { $0.name == name }) else { continue }
             guard inverse.inverse == rel.name else {
-                throw ModelError("\(what): its inverse '\(owner.name).\(name)' has inverse \(inverse.inverse.map { "'\($0)'" } ?? "none"), not '\(rel.name)'")
+                throw ModelError(
+                    "\(what): its inverse '\(owner.name).\(name)' has inverse \(inverse.inverse.map { "'\($0)'" } ?? "none"), not '\(rel.name)'"
+                )
             }
-            guard chains[declaringEntity]!.contains(where: { $0.name == inverse.destination }) ||
-                  chains[inverse.destination].map({ $0.contains { $0.name == declaringEntity } }) == true else {
-                throw ModelError("\(what): its inverse '\(owner.name).\(name)' points at '\(inverse.destination)', not '\(declaringEntity)'")
+            guard
+                chains[declaringEntity]!.contains(where: { $0.name == inverse.destination })
+                    || chains[inverse.destination].map({ $0.contains { $0.name == declaringEntity } }) == true
+            else {
+                throw ModelError(
+                    "\(what): its inverse '\(owner.name).\(name)' points at '\(inverse.destination)', not '\(declaringEntity)'"
+                )
             }
             return (owner.name, inverse)
         }
@@ -600,11 +701,13 @@ extension ManagedObjectModel {
                 }
                 if a.description.isCollection {
                     guard let t = Self.sqlType(a.type) else { continue }
-                    relationships.append(Schema.Relationship(
-                        name: a.name,
-                        values: Schema.Relationship.ValueTable(table: a.valueTable!, owner: Storage.owner, column: Storage.value,
-                                                        type: t.0, encoding: t.1),
-                        countColumn: a.column, orderColumn: Storage.order))
+                    relationships.append(
+                        Schema.Relationship(
+                            name: a.name,
+                            values: Schema.Relationship.ValueTable(
+                                table: a.valueTable!, owner: Storage.owner, column: Storage.value,
+                                type: t.0, encoding: t.1),
+                            countColumn: a.column, orderColumn: Storage.order))
                     continue
                 }
                 guard let t = Self.sqlType(a.type) else { continue }
@@ -613,29 +716,40 @@ extension ManagedObjectModel {
             for rel in r.relationships {
                 switch rel.storage {
                 case .foreignKey(let column):
-                    relationships.append(Schema.Relationship(name: rel.name, toOne: rel.destination, foreignKey: column))
+                    relationships.append(
+                        Schema.Relationship(name: rel.name, toOne: rel.destination, foreignKey: column))
                 case .inverseForeignKey(_, let column, let order):
-                    relationships.append(Schema.Relationship(name: rel.name, toMany: rel.destination, foreignKey: column,
-                                                      countColumn: rel.countColumn, orderColumn: order))
+                    relationships.append(
+                        Schema.Relationship(
+                            name: rel.name, toMany: rel.destination, foreignKey: column,
+                            countColumn: rel.countColumn, orderColumn: order))
                 case .joinTable(let table, let source, let destination, let order):
-                    relationships.append(Schema.Relationship(name: rel.name, toMany: rel.destination,
-                                                      joinTable: .init(table: table, source: source, destination: destination),
-                                                      countColumn: rel.countColumn, orderColumn: order))
+                    relationships.append(
+                        Schema.Relationship(
+                            name: rel.name, toMany: rel.destination,
+                            joinTable: .init(table: table, source: source, destination: destination),
+                            countColumn: rel.countColumn, orderColumn: order))
                 }
             }
             let hierarchy = entities.filter { resolved[$0.name]!.root == r.root }
-            let discriminator = hierarchy.count > 1
-                ? Schema.Entity.Discriminator(column: Storage.entityColumn, values: r.family.map { resolved[$0]!.number })
+            let discriminator =
+                hierarchy.count > 1
+                ? Schema.Entity.Discriminator(
+                    column: Storage.entityColumn, values: r.family.map { resolved[$0]!.number })
                 : nil
             // Open only when SQL sees every property of every row: a key left to memory (a
             // transformable) or declared by a sub-entity would otherwise read nil in SQL where
             // memory reads a value.
             let inSQL = r.attributes.allSatisfy { Self.sqlType($0.type) != nil || $0.mixed != nil }
             let ownKeys = r.attributes.count + r.relationships.count
-            let subEntityKeys = r.family.contains { resolved[$0]!.attributes.count + resolved[$0]!.relationships.count > ownKeys }
-            out.append(Schema.Entity(name: e.name, table: r.table, primaryKey: Storage.primaryKey,
-                              attributes: attributes, relationships: relationships, open: r.isOpen && inSQL && !subEntityKeys,
-                              discriminator: discriminator, mixedKeys: mixedKeys))
+            let subEntityKeys = r.family.contains {
+                resolved[$0]!.attributes.count + resolved[$0]!.relationships.count > ownKeys
+            }
+            out.append(
+                Schema.Entity(
+                    name: e.name, table: r.table, primaryKey: Storage.primaryKey,
+                    attributes: attributes, relationships: relationships, open: r.isOpen && inSQL && !subEntityKeys,
+                    discriminator: discriminator, mixedKeys: mixedKeys))
         }
         // The layout is made from a validated model; a schema error here is a bug in this file.
         do { return try Schema(entities: out) } catch { preconditionFailure("derived schema is invalid: \(error)") }
@@ -646,17 +760,26 @@ extension ManagedObjectModel {
     static func mixedKey(_ name: String, _ m: MixedStorage) -> Schema.MixedKey {
         var cases: [Schema.MixedKey.Case] = []
         if let c = m.scalarColumn {
-            cases.append(Schema.MixedKey.Case(tag: MixedStorage.scalarTag, attribute: Schema.Attribute(name: name, column: c, type: .any)))
+            cases.append(
+                Schema.MixedKey.Case(
+                    tag: MixedStorage.scalarTag, attribute: Schema.Attribute(name: name, column: c, type: .any)))
         }
         if let c = m.dateColumn {
-            cases.append(Schema.MixedKey.Case(tag: MixedStorage.dateTag, attribute: Schema.Attribute(name: name, column: c, type: .date, encoding: .secondsSince2001)))
+            cases.append(
+                Schema.MixedKey.Case(
+                    tag: MixedStorage.dateTag,
+                    attribute: Schema.Attribute(name: name, column: c, type: .date, encoding: .secondsSince2001)))
         }
         if let elements = m.shapes.array, let table = m.valueTable {
             let dates = elements == .date
-            let values = Schema.Relationship.ValueTable(table: table, owner: Storage.owner, column: Storage.value,
-                                                 type: dates ? .date : .any, encoding: dates ? .secondsSince2001 : nil)
-            cases.append(Schema.MixedKey.Case(tag: MixedStorage.arrayTag, relationship: Schema.Relationship(
-                name: name, values: values, countColumn: m.countColumn, orderColumn: Storage.order)))
+            let values = Schema.Relationship.ValueTable(
+                table: table, owner: Storage.owner, column: Storage.value,
+                type: dates ? .date : .any, encoding: dates ? .secondsSince2001 : nil)
+            cases.append(
+                Schema.MixedKey.Case(
+                    tag: MixedStorage.arrayTag,
+                    relationship: Schema.Relationship(
+                        name: name, values: values, countColumn: m.countColumn, orderColumn: Storage.order)))
         }
         return Schema.MixedKey(name: name, shapeColumn: m.shapeColumn, cases: cases)
     }

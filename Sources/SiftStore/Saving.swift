@@ -19,8 +19,9 @@ extension ManagedObjectContext {
     public func save() throws(StoreError) {
         try processPendingChanges()
         guard hasChanges else { return }
-        let changes = ChangeSet(inserted: insertedList.map(\.objectID), updated: updatedSet.map(\.objectID),
-                                deleted: deletedSet.map(\.objectID))
+        let changes = ChangeSet(
+            inserted: insertedList.map(\.objectID), updated: updatedSet.map(\.objectID),
+            deleted: deletedSet.map(\.objectID))
         post(.willSave(changes))
         try validate()
         // Objects whose save has nothing to write (changed and changed back) still count as updated.
@@ -67,7 +68,11 @@ extension ManagedObjectContext {
             registry.addPermanent(pk, o)
             saved.inserted.append(o.objectID)
         }
-        for o in updated { o.snapshot = nil; o.version += 1; saved.updated.append(o.objectID) }
+        for o in updated {
+            o.snapshot = nil
+            o.version += 1
+            saved.updated.append(o.objectID)
+        }
         for o in deleted {
             registry[o.objectID.key] = nil
             Self.detach(o)
@@ -100,7 +105,9 @@ extension ManagedObjectContext {
                 case .deny:
                     let alive = targets.filter { !deletedSet.contains($0) }
                     if !alive.isEmpty {
-                        denied.append("\(o.objectID) cannot be deleted: its relationship '\(rel.name)' still holds \(alive.map(\.objectID.description).joined(separator: ", ")) (delete rule deny)")
+                        denied.append(
+                            "\(o.objectID) cannot be deleted: its relationship '\(rel.name)' still holds \(alive.map(\.objectID.description).joined(separator: ", ")) (delete rule deny)"
+                        )
                     }
                 case .cascade:
                     for t in targets where !deletedSet.contains(t) {
@@ -141,17 +148,26 @@ extension ManagedObjectContext {
                 if rel.isToMany {
                     guard d.minCount > 0 || d.maxCount > 0 else { continue }
                     let n = try o.many(i).filter { !deletedSet.contains($0) }.count
-                    if d.minCount > 0, n < d.minCount { failures.append("\(o.objectID) '\(rel.name)': \(n) objects, fewer than the minimum \(d.minCount)") }
-                    if d.maxCount > 0, n > d.maxCount { failures.append("\(o.objectID) '\(rel.name)': \(n) objects, more than the maximum \(d.maxCount)") }
+                    if d.minCount > 0, n < d.minCount {
+                        failures.append(
+                            "\(o.objectID) '\(rel.name)': \(n) objects, fewer than the minimum \(d.minCount)")
+                    }
+                    if d.maxCount > 0, n > d.maxCount {
+                        failures.append(
+                            "\(o.objectID) '\(rel.name)': \(n) objects, more than the maximum \(d.maxCount)")
+                    }
                 } else if !d.isOptional {
                     let t = try o.one(i)
-                    if t == nil || deletedSet.contains(t!) { failures.append("\(o.objectID) '\(rel.name)': is required") }
+                    if t == nil || deletedSet.contains(t!) {
+                        failures.append("\(o.objectID) '\(rel.name)': is required")
+                    }
                 }
             }
         }
         failures += pendingUniquenessFailures(objects)
         if !failures.isEmpty {
-            let kind: StoreError.Kind = failures.allSatisfy { $0.contains("uniqueness constraint") } ? .uniqueness : .validation
+            let kind: StoreError.Kind =
+                failures.allSatisfy { $0.contains("uniqueness constraint") } ? .uniqueness : .validation
             throw StoreError(kind, failures[0], failures: failures)
         }
     }
@@ -175,9 +191,12 @@ extension ManagedObjectContext {
         for o in objects {
             for c in o.info.entity.constraints {
                 guard let key = Self.constraintKey(o, c) else { continue }
-                let scope = o.info.entity.root + ":" + c.map { o.info.entity.attributes[$0].name }.joined(separator: ",")
+                let scope =
+                    o.info.entity.root + ":" + c.map { o.info.entity.attributes[$0].name }.joined(separator: ",")
                 if let other = seen[scope]?[key] {
-                    failures.append("\(o.objectID) and \(other.objectID) have the same \(Self.describe(c, o)) (uniqueness constraint [\(c.map { o.info.entity.attributes[$0].name }.joined(separator: ", "))])")
+                    failures.append(
+                        "\(o.objectID) and \(other.objectID) have the same \(Self.describe(c, o)) (uniqueness constraint [\(c.map { o.info.entity.attributes[$0].name }.joined(separator: ", "))])"
+                    )
                 } else {
                     seen[scope, default: [:]][key] = o
                 }
@@ -193,7 +212,8 @@ extension ManagedObjectContext {
     /// Collisions with stored rows that this save does not change (inside the write transaction,
     /// so no other writer can slip in between the check and the write).
     func checkStoredUniqueness(inserted: [ManagedObject], updated: [ManagedObject]) throws(StoreError) {
-        let changing = Set(updated.compactMap { $0.objectID.primaryKey } + deletedSet.compactMap { $0.objectID.primaryKey })
+        let changing = Set(
+            updated.compactMap { $0.objectID.primaryKey } + deletedSet.compactMap { $0.objectID.primaryKey })
         var failures: [String] = []
         for o in [inserted, updated].joined() {
             for c in o.info.entity.constraints {
@@ -203,12 +223,19 @@ extension ManagedObjectContext {
                 var family: [Int64] = []
                 for name in try store.info(e.root).entity.family { family.append(try store.info(name).entity.number) }
                 let tests = c.map { "\(q(e.attributes[$0].column)) = ?" }.joined(separator: " AND ")
-                let sql = "SELECT \(q(Storage.primaryKey)) FROM \(q(e.table)) WHERE \(tests) AND \(q(Storage.entityColumn)) IN (\(family.map { _ in "?" }.joined(separator: ", ")))"
+                let sql =
+                    "SELECT \(q(Storage.primaryKey)) FROM \(q(e.table)) WHERE \(tests) AND \(q(Storage.entityColumn)) IN (\(family.map { _ in "?" }.joined(separator: ", ")))"
                 let rows: [[SQLValue]]
-                do throws(SQLiteError) { rows = try store.rows(sql, key + family.map { .integer($0) }) } catch { throw error.storeError }
+                do throws(SQLiteError) { rows = try store.rows(sql, key + family.map { .integer($0) }) } catch {
+                    throw error.storeError
+                }
                 for row in rows {
-                    guard case .integer(let pk) = row[0], !changing.contains(pk), pk != o.objectID.primaryKey else { continue }
-                    failures.append("\(o.objectID) has the same \(Self.describe(c, o)) as the stored \(ObjectID(o.info.names, key: .permanent(pk))) (uniqueness constraint [\(c.map { e.attributes[$0].name }.joined(separator: ", "))])")
+                    guard case .integer(let pk) = row[0], !changing.contains(pk), pk != o.objectID.primaryKey else {
+                        continue
+                    }
+                    failures.append(
+                        "\(o.objectID) has the same \(Self.describe(c, o)) as the stored \(ObjectID(o.info.names, key: .permanent(pk))) (uniqueness constraint [\(c.map { e.attributes[$0].name }.joined(separator: ", "))])"
+                    )
                 }
             }
         }
@@ -229,8 +256,10 @@ struct RowWriter {
     /// value goes to `putAttribute` with its type instead, still to be encoded, where it lies in
     /// the object's array (a `Value` copied out is a call to copy and another to destroy).
     @inline(__always)
-    func columns<E: Error>(_ o: ManagedObject, version: Int64, _ put: (Int, SQLValue) throws(E) -> Void,
-                           putAttribute: (Int, UnsafePointer<Value>, AttributeType) throws(E) -> Void) throws(E) {
+    func columns<E: Error>(
+        _ o: ManagedObject, version: Int64, _ put: (Int, SQLValue) throws(E) -> Void,
+        putAttribute: (Int, UnsafePointer<Value>, AttributeType) throws(E) -> Void
+    ) throws(E) {
         let info = o.info
         try put(0, .integer(key(o)!))
         try put(1, .integer(info.entity.number))
@@ -244,7 +273,9 @@ struct RowWriter {
         try o.attributes.withUnsafeBufferPointer { (attributes) throws(E) in
             for i in types.indices {
                 if !info.isScalar[i] {
-                    if case .array(let xs) = attributes[i] { try put(info.attributeColumns[i], .integer(Int64(xs.count))) }
+                    if case .array(let xs) = attributes[i] {
+                        try put(info.attributeColumns[i], .integer(Int64(xs.count)))
+                    }
                     continue
                 }
                 try putAttribute(info.attributeColumns[i], attributes.baseAddress! + i, types[i])
@@ -273,7 +304,9 @@ struct RowWriter {
     /// The row of `o` in its table's column order.
     func row(_ o: ManagedObject, version: Int64) -> [SQLValue] {
         var row = [SQLValue](repeating: .null, count: o.info.layout.columns.count)
-        columns(o, version: version, { c, v in row[c] = v }, putAttribute: { c, v, t in row[c] = ColumnCodec.encode(v.pointee, t) })
+        columns(
+            o, version: version, { c, v in row[c] = v },
+            putAttribute: { c, v, t in row[c] = ColumnCodec.encode(v.pointee, t) })
         return row
     }
 
@@ -283,11 +316,13 @@ struct RowWriter {
         let s = try store.insertStatement(o.info)
         // Left over from the previous row, a column this row does not bind would keep its value.
         if !o.info.insertBindsEveryColumn { s.clearBindings() }
-        try columns(o, version: 0, { (c, v) throws(SQLiteError) in
-            // Keys, entity numbers and versions: the integer bind without the general switch.
-            if case .integer(let k) = v { try s.bind(int64: k, at: c + 1) } else { try s.bind(v, at: c + 1) }
-        },
-                    putAttribute: { (c, v, t) throws(SQLiteError) in try ColumnCodec.bind(v, t, to: s, at: c + 1) })
+        try columns(
+            o, version: 0,
+            { (c, v) throws(SQLiteError) in
+                // Keys, entity numbers and versions: the integer bind without the general switch.
+                if case .integer(let k) = v { try s.bind(int64: k, at: c + 1) } else { try s.bind(v, at: c + 1) }
+            },
+            putAttribute: { (c, v, t) throws(SQLiteError) in try ColumnCodec.bind(v, t, to: s, at: c + 1) })
         while try s.step() {}
         try s.reset()
         try writeCollections(o, all: true)
@@ -306,7 +341,11 @@ struct RowWriter {
         let e = o.info.entity
         try store.run("DELETE FROM \(q(e.table)) WHERE \(q(Storage.primaryKey)) = ?", [.integer(pk)])
         if let layout = e.document { try deleteDocumentRows(layout, pk) }
-        for a in e.attributes { if let t = a.valueTable ?? a.mixed?.valueTable { try store.run("DELETE FROM \(q(t)) WHERE \(q(Storage.owner)) = ?", [.integer(pk)]) } }
+        for a in e.attributes {
+            if let t = a.valueTable ?? a.mixed?.valueTable {
+                try store.run("DELETE FROM \(q(t)) WHERE \(q(Storage.owner)) = ?", [.integer(pk)])
+            }
+        }
         // Join-table rows on either side go with the object.
         for (table, columns) in store.joinTables(of: e.name) {
             for c in columns { try store.run("DELETE FROM \(q(table)) WHERE \(q(c)) = ?", [.integer(pk)]) }
@@ -324,8 +363,12 @@ struct RowWriter {
             if !all { try store.run("DELETE FROM \(q(t)) WHERE \(q(Storage.owner)) = ?", [.integer(pk)]) }
             guard case .array(let xs) = o.attributes[i] else { continue }
             for (n, x) in xs.enumerated() {
-                try store.run("INSERT INTO \(q(t)) (\(q(Storage.owner)), \(q(Storage.order)), \(q(Storage.value))) VALUES (?, ?, ?)",
-                              [.integer(pk), .integer(Int64(n)), a.mixed.map { MixedCodec.element(x, $0) } ?? ColumnCodec.encode(x, a.type)])
+                try store.run(
+                    "INSERT INTO \(q(t)) (\(q(Storage.owner)), \(q(Storage.order)), \(q(Storage.value))) VALUES (?, ?, ?)",
+                    [
+                        .integer(pk), .integer(Int64(n)),
+                        a.mixed.map { MixedCodec.element(x, $0) } ?? ColumnCodec.encode(x, a.type),
+                    ])
             }
         }
     }
@@ -376,23 +419,29 @@ struct RowWriter {
                 try store.run("DELETE FROM \(q(table)) WHERE \(q(source)) = ?", [.integer(pk)])
                 for (n, m) in members.enumerated() {
                     guard let mk = key(m) else { continue }
-                    try store.run("INSERT INTO \(q(table)) (\(q(source)), \(q(dest)), \(q(order))) VALUES (?, ?, ?)",
-                                  [.integer(pk), .integer(mk), .integer(Int64(n))])
+                    try store.run(
+                        "INSERT INTO \(q(table)) (\(q(source)), \(q(dest)), \(q(order))) VALUES (?, ?, ?)",
+                        [.integer(pk), .integer(mk), .integer(Int64(n))])
                 }
             case .joinTable(let table, let source, let dest, nil):
                 for m in members where !before.contains(where: { $0 === m }) {
                     guard let mk = key(m) else { continue }
-                    try store.run("INSERT INTO \(q(table)) (\(q(source)), \(q(dest))) SELECT ?, ? WHERE NOT EXISTS (SELECT 1 FROM \(q(table)) WHERE \(q(source)) = ? AND \(q(dest)) = ?)",
-                                  [.integer(pk), .integer(mk), .integer(pk), .integer(mk)])
+                    try store.run(
+                        "INSERT INTO \(q(table)) (\(q(source)), \(q(dest))) SELECT ?, ? WHERE NOT EXISTS (SELECT 1 FROM \(q(table)) WHERE \(q(source)) = ? AND \(q(dest)) = ?)",
+                        [.integer(pk), .integer(mk), .integer(pk), .integer(mk)])
                 }
                 for m in before where !members.contains(where: { $0 === m }) {
                     guard let mk = key(m) else { continue }
-                    try store.run("DELETE FROM \(q(table)) WHERE \(q(source)) = ? AND \(q(dest)) = ?", [.integer(pk), .integer(mk)])
+                    try store.run(
+                        "DELETE FROM \(q(table)) WHERE \(q(source)) = ? AND \(q(dest)) = ?",
+                        [.integer(pk), .integer(mk)])
                 }
             case .inverseForeignKey(let table, _, let order?):
                 for (n, m) in members.enumerated() {
                     guard let mk = key(m) else { continue }
-                    try store.run("UPDATE \(q(table)) SET \(q(order)) = ? WHERE \(q(Storage.primaryKey)) = ?", [.integer(Int64(n)), .integer(mk)])
+                    try store.run(
+                        "UPDATE \(q(table)) SET \(q(order)) = ? WHERE \(q(Storage.primaryKey)) = ?",
+                        [.integer(Int64(n)), .integer(mk)])
                 }
             case .inverseForeignKey, .foreignKey:
                 break
@@ -411,7 +460,9 @@ extension PersistentStore {
                 let family = infos[entity]!.entity
                 // This entity (or an ancestor) is the source, or the destination.
                 if info.entity.family.contains(entity) || name == entity { out[t, default: []].insert(s) }
-                if (try? self.info(rel.destination))?.entity.family.contains(family.name) == true { out[t, default: []].insert(d) }
+                if (try? self.info(rel.destination))?.entity.family.contains(family.name) == true {
+                    out[t, default: []].insert(d)
+                }
             }
         }
         return out.map { ($0.key, Array($0.value).sorted()) }.sorted { $0.0 < $1.0 }

@@ -67,8 +67,9 @@ public struct PredicateSyntax: SyntaxNode, Codable, CustomStringConvertible {
         /// Logical negation.
         case not(operand: PredicateSyntax)
         /// A comparison, with an optional `ANY`/`ALL` quantifier on its left-hand side.
-        case comparison(quantifier: Quantifier?, lhs: ExpressionSyntax, operator: ComparisonOperator,
-                        options: ComparisonOptions, rhs: ExpressionSyntax)
+        case comparison(
+            quantifier: Quantifier?, lhs: ExpressionSyntax, operator: ComparisonOperator,
+            options: ComparisonOptions, rhs: ExpressionSyntax)
     }
 
     /// What this predicate is: a constant, a compound or a comparison.
@@ -209,15 +210,33 @@ public indirect enum LiteralValue: Hashable, Sendable, Codable {
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0)
-        case .bool(let v): hasher.combine(1); hasher.combine(v)
-        case .integer(let v): hasher.combine(2); hasher.combine(v)
-        case .double(let v): hasher.combine(3); hasher.combine(v)
-        case .decimal(let v): hasher.combine(4); hasher.combine(v)
-        case .string(let v): hasher.combine(5); hasher.combine(v)
-        case .date(let v): hasher.combine(6); hasher.combine(v)
-        case .data(let v): hasher.combine(7); hasher.combine(v)
-        case .array(let v): hasher.combine(8); StackGuard.ensure { hasher.combine(v) }
-        case .dictionary(let v): hasher.combine(9); StackGuard.ensure { hasher.combine(v) }
+        case .bool(let v):
+            hasher.combine(1)
+            hasher.combine(v)
+        case .integer(let v):
+            hasher.combine(2)
+            hasher.combine(v)
+        case .double(let v):
+            hasher.combine(3)
+            hasher.combine(v)
+        case .decimal(let v):
+            hasher.combine(4)
+            hasher.combine(v)
+        case .string(let v):
+            hasher.combine(5)
+            hasher.combine(v)
+        case .date(let v):
+            hasher.combine(6)
+            hasher.combine(v)
+        case .data(let v):
+            hasher.combine(7)
+            hasher.combine(v)
+        case .array(let v):
+            hasher.combine(8)
+            StackGuard.ensure { hasher.combine(v) }
+        case .dictionary(let v):
+            hasher.combine(9)
+            StackGuard.ensure { hasher.combine(v) }
         }
     }
 }
@@ -344,7 +363,8 @@ public enum BinaryOperator: String, Hashable, Sendable, Codable, CaseIterable {
         }
     }
 
-    static let bySelector: [String: BinaryOperator] = Dictionary(uniqueKeysWithValues: allCases.map { ($0.selector, $0) })
+    static let bySelector: [String: BinaryOperator] = Dictionary(
+        uniqueKeysWithValues: allCases.map { ($0.selector, $0) })
 }
 
 /// Prefix operators on expressions.

@@ -12,10 +12,13 @@ public struct BuiltinFunction: Hashable, Sendable {
     /// Every built-in function, keyed by selector.
     public static let all: [String: BuiltinFunction] = {
         let nullary = ["now", "random"]
-        let unary = ["sum:", "count:", "min:", "max:", "average:", "median:", "mode:", "stddev:",
-                     "sqrt:", "log:", "ln:", "exp:", "floor:", "ceiling:", "abs:", "trunc:",
-                     "uppercase:", "lowercase:", "length:", "canonical:", "randomn:", "noindex:", "onesComplement:"]
-        let binary = ["modulus:by:", "indexed:by:", "groupConcat:separator:", "objectFrom:withIndex:"]
+        let unary = [
+            "sum:", "count:", "min:", "max:", "average:", "median:", "mode:", "stddev:",
+            "sqrt:", "log:", "ln:", "exp:", "floor:", "ceiling:", "abs:", "trunc:",
+            "uppercase:", "lowercase:", "length:", "canonical:", "randomn:", "noindex:", "onesComplement:",
+        ]
+        let binary =
+            ["modulus:by:", "indexed:by:", "groupConcat:separator:", "objectFrom:withIndex:"]
             + BinaryOperator.allCases.map(\.selector)
         var table: [String: BuiltinFunction] = [:]
         for s in nullary { table[s] = BuiltinFunction(selector: s, arity: 0) }

@@ -126,13 +126,15 @@ public enum SyntaxErrorKind: Error, Hashable, Sendable, Codable {
         case .expectedOperator(let found): "expected comparison operator, found \(Self.quote(found))"
         case .expected(let what, let found): "expected '\(what)', found \(Self.quote(found))"
         case .unexpectedToken(let t): "unexpected '\(t)' after the end of the predicate"
-        case .chainedComparison(let op): "comparison operators cannot be chained; parenthesise or use 'AND' before '\(op)'"
+        case .chainedComparison(let op):
+            "comparison operators cannot be chained; parenthesise or use 'AND' before '\(op)'"
         case .unknownOption(let letter, let options): "unknown option '\(letter)' in '[\(options)]'"
         case .emptyOptions: "empty option list '[]'"
         case .optionsNotAllowed(let op): "options are not allowed after '\(op)'"
         case .reservedWord(let w): "'\(w)' is a reserved word; write '#\(w)' to use it as a key"
         case .unsupportedKeyword(let w): "'\(w)' is reserved and not supported"
-        case .unknownFunction(let f): "unknown function '\(f)'; register custom functions and call them with 'FUNCTION(target, \"\(f)\", ...)'"
+        case .unknownFunction(let f):
+            "unknown function '\(f)'; register custom functions and call them with 'FUNCTION(target, \"\(f)\", ...)'"
         case .wrongArgumentCount(let f, let expected, let found):
             "function '\(f)' takes \(expected) argument\(expected == 1 ? "" : "s"), found \(found)"
         case .expectedKeyPath(let after): "expected key after '\(after)'"

@@ -12,7 +12,10 @@ extension LiteralValue {
     /// try LiteralValue(any: [1, "a", nil] as [Any?])  // .array([.integer(1), .string("a"), .null])
     /// ```
     public init(any value: Any?) throws(SyntaxErrorKind) {
-        guard let value = LiteralValue.unwrap(value) else { self = .null; return }
+        guard let value = LiteralValue.unwrap(value) else {
+            self = .null
+            return
+        }
         switch value {
         case let v as LiteralValue: self = v
         case is NSNull: self = .null
@@ -48,7 +51,9 @@ extension LiteralValue {
         case let v as [AnyHashable: Any]:
             var d: [String: LiteralValue] = [:]
             for (k, e) in v {
-                guard let key = k.base as? String else { throw .unsupportedArgument("dictionary with \(type(of: k.base)) keys") }
+                guard let key = k.base as? String else {
+                    throw .unsupportedArgument("dictionary with \(type(of: k.base)) keys")
+                }
                 d[key] = try LiteralValue(any: e)
             }
             self = .dictionary(d)

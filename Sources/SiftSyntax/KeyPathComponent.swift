@@ -86,7 +86,9 @@ public enum KeyPathComponent {
         let ascii = utf8.withUTF8 { asciiSpelling($0) }
         switch ascii {
         case .bare: out += component
-        case .escaped: out += "#"; out += component
+        case .escaped:
+            out += "#"
+            out += component
         case .other:
             if isCollectionOperator(component) {
                 out += component
@@ -113,7 +115,11 @@ public enum KeyPathComponent {
         // TERNARY and FUNCTION, in any case: letters compared lower-cased with `| 0x20` (digits
         // and `_` never become letters that way).
         let callForm: StaticString? = bytes.count == 7 ? "ternary" : bytes.count == 8 ? "function" : nil
-        if let callForm, zip(bytes, UnsafeBufferPointer(start: callForm.utf8Start, count: callForm.utf8CodeUnitCount)).allSatisfy({ $0 | 0x20 == $1 }) {
+        if let callForm,
+            zip(bytes, UnsafeBufferPointer(start: callForm.utf8Start, count: callForm.utf8CodeUnitCount)).allSatisfy({
+                $0 | 0x20 == $1
+            })
+        {
             return .escaped
         }
         return .bare

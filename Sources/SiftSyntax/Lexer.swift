@@ -141,7 +141,12 @@ struct Lexer {
     /// returns whether it is ASCII (and so may be a keyword).
     private mutating func scanIdentifier() -> Bool {
         var ascii = true
-        if bytes[i] < 0x80 { i += 1 } else { i += scalar(at: i).1; ascii = false }
+        if bytes[i] < 0x80 {
+            i += 1
+        } else {
+            i += scalar(at: i).1
+            ascii = false
+        }
         while i < bytes.count {
             let c = bytes[i]
             if c < 0x80 {
@@ -166,7 +171,8 @@ struct Lexer {
         }
         let k = j + t.count
         guard k < bytes.count else { return true }
-        return bytes[k] < 0x80 ? !Self.isIdentContinue(bytes[k]) : !KeyPathComponent.isIdentifierContinue(scalar(at: k).0)
+        return bytes[k] < 0x80
+            ? !Self.isIdentContinue(bytes[k]) : !KeyPathComponent.isIdentifierContinue(scalar(at: k).0)
     }
 
     mutating func next() throws(SyntaxError) -> Token {
@@ -181,9 +187,17 @@ struct Lexer {
             if let k = Keyword.lookup(bytes, from: start, to: i) {
                 return Token(kind: .keyword(k), range: SourceRange(start, i))
             }
-            if i - start == 3, bytes[start] & 0xDF == 0x55, bytes[start + 1] & 0xDF == 0x54, bytes[start + 2] & 0xDF == 0x49 {
-                if matchesWord("-CONFORMS-TO", at: i) { i += 12; return Token(kind: .keyword(.utiConformsTo), range: SourceRange(start, i)) }
-                if matchesWord("-EQUALS", at: i) { i += 7; return Token(kind: .keyword(.utiEquals), range: SourceRange(start, i)) }
+            if i - start == 3, bytes[start] & 0xDF == 0x55, bytes[start + 1] & 0xDF == 0x54,
+                bytes[start + 2] & 0xDF == 0x49
+            {
+                if matchesWord("-CONFORMS-TO", at: i) {
+                    i += 12
+                    return Token(kind: .keyword(.utiConformsTo), range: SourceRange(start, i))
+                }
+                if matchesWord("-EQUALS", at: i) {
+                    i += 7
+                    return Token(kind: .keyword(.utiEquals), range: SourceRange(start, i))
+                }
             }
             return Token(kind: .identifier, range: SourceRange(start, i))
         }
@@ -191,7 +205,7 @@ struct Lexer {
 
         switch b {
         case 0x22, 0x27: return try string(quote: b)
-        case 0x23, 0x40, 0x24: // # @ $
+        case 0x23, 0x40, 0x24:  // # @ $
             i += 1
             if b == 0x23, i < bytes.count, bytes[i] == 0x22 || bytes[i] == 0x27 {
                 // #"…": a key spelled as a string literal, so that any string can be a key.
@@ -199,7 +213,9 @@ struct Lexer {
                 guard case .string(let index) = quoted.kind else { preconditionFailure("string() made \(quoted.kind)") }
                 return Token(kind: .quotedKey(index: index), range: SourceRange(start, i))
             }
-            guard i < bytes.count, Self.isIdentStart(bytes[i]) || (bytes[i] >= 0x80 && KeyPathComponent.isIdentifierStart(scalar(at: i).0)) else {
+            guard i < bytes.count,
+                Self.isIdentStart(bytes[i]) || (bytes[i] >= 0x80 && KeyPathComponent.isIdentifierStart(scalar(at: i).0))
+            else {
                 throw error(.unexpectedCharacter(String(UnicodeScalar(b))), start, start + 1)
             }
             _ = scanIdentifier()
@@ -238,31 +254,31 @@ struct Lexer {
     @inline(__always)
     private static func punctuation(_ a: UInt8, _ b: UInt8) -> (Punctuation, Int)? {
         switch a {
-        case 0x3D: // =
+        case 0x3D:  // =
             switch b {
-            case 0x3D: return (.equalEqual, 2)      // ==
-            case 0x3C: return (.equalLess, 2)       // =<
-            case 0x3E: return (.equalGreater, 2)    // =>
+            case 0x3D: return (.equalEqual, 2)  // ==
+            case 0x3C: return (.equalLess, 2)  // =<
+            case 0x3E: return (.equalGreater, 2)  // =>
             default: return (.equal, 1)
             }
-        case 0x21: return b == 0x3D ? (.notEqual, 2) : (.bang, 1)          // != !
-        case 0x3C: // <
+        case 0x21: return b == 0x3D ? (.notEqual, 2) : (.bang, 1)  // != !
+        case 0x3C:  // <
             switch b {
-            case 0x3E: return (.lessGreater, 2)     // <>
-            case 0x3D: return (.lessEqual, 2)       // <=
-            case 0x3C: return (.shiftLeft, 2)       // <<
+            case 0x3E: return (.lessGreater, 2)  // <>
+            case 0x3D: return (.lessEqual, 2)  // <=
+            case 0x3C: return (.shiftLeft, 2)  // <<
             default: return (.less, 1)
             }
-        case 0x3E: // >
+        case 0x3E:  // >
             switch b {
-            case 0x3D: return (.greaterEqual, 2)    // >=
-            case 0x3E: return (.shiftRight, 2)      // >>
+            case 0x3D: return (.greaterEqual, 2)  // >=
+            case 0x3E: return (.shiftRight, 2)  // >>
             default: return (.greater, 1)
             }
-        case 0x26: return b == 0x26 ? (.ampAmp, 2) : (.amp, 1)            // && &
-        case 0x7C: return b == 0x7C ? (.pipePipe, 2) : (.pipe, 1)         // || |
-        case 0x2A: return b == 0x2A ? (.starStar, 2) : (.star, 1)         // ** *
-        case 0x3A: return b == 0x3D ? (.assign, 2) : (.colon, 1)          // := :
+        case 0x26: return b == 0x26 ? (.ampAmp, 2) : (.amp, 1)  // && &
+        case 0x7C: return b == 0x7C ? (.pipePipe, 2) : (.pipe, 1)  // || |
+        case 0x2A: return b == 0x2A ? (.starStar, 2) : (.star, 1)  // ** *
+        case 0x3A: return b == 0x3D ? (.assign, 2) : (.colon, 1)  // := :
         case 0x28: return (.leftParen, 1)
         case 0x29: return (.rightParen, 1)
         case 0x7B: return (.leftBrace, 1)
@@ -298,10 +314,15 @@ struct Lexer {
                 while i < bytes.count {
                     let c = bytes[i]
                     let d: UInt64
-                    if Self.isDigit(c) { d = UInt64(c - 0x30) }
-                    else if (c | 0x20) >= 0x61 && (c | 0x20) <= 0x66 { d = UInt64((c | 0x20) - 0x61 + 10) }
-                    else if Self.isIdentContinue(c) { d = 99 }
-                    else { break }
+                    if Self.isDigit(c) {
+                        d = UInt64(c - 0x30)
+                    } else if (c | 0x20) >= 0x61 && (c | 0x20) <= 0x66 {
+                        d = UInt64((c | 0x20) - 0x61 + 10)
+                    } else if Self.isIdentContinue(c) {
+                        d = 99
+                    } else {
+                        break
+                    }
                     if d >= radix {
                         while i < bytes.count && Self.isIdentContinue(bytes[i]) { i += 1 }
                         throw error(.invalidNumber(text(start, i)), start, i)
@@ -418,7 +439,10 @@ struct Lexer {
                 strings.append(String(decoding: out, as: UTF8.self))
                 return Token(kind: .string(index: strings.count - 1), range: SourceRange(start, i))
             }
-            if c != 0x5C { i += 1; continue }
+            if c != 0x5C {
+                i += 1
+                continue
+            }
             out.append(contentsOf: bytes[runStart..<i])
             let escStart = i
             i += 1
@@ -427,26 +451,30 @@ struct Lexer {
             i += 1
             var scalarValue: UInt32? = nil
             switch e {
-            case 0x61: out.append(0x07)         // \a
-            case 0x62: out.append(0x08)         // \b
-            case 0x66: out.append(0x0C)         // \f
-            case 0x6E: out.append(0x0A)         // \n
-            case 0x72: out.append(0x0D)         // \r
-            case 0x74: out.append(0x09)         // \t
-            case 0x76: out.append(0x0B)         // \v
-            case 0x30...0x37:                   // \o, \oo, \ooo
+            case 0x61: out.append(0x07)  // \a
+            case 0x62: out.append(0x08)  // \b
+            case 0x66: out.append(0x0C)  // \f
+            case 0x6E: out.append(0x0A)  // \n
+            case 0x72: out.append(0x0D)  // \r
+            case 0x74: out.append(0x09)  // \t
+            case 0x76: out.append(0x0B)  // \v
+            case 0x30...0x37:  // \o, \oo, \ooo
                 var v = UInt32(e - 0x30)
                 var n = 1
                 while n < 3, i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x37 {
-                    v = v * 8 + UInt32(bytes[i] - 0x30); i += 1; n += 1
+                    v = v * 8 + UInt32(bytes[i] - 0x30)
+                    i += 1
+                    n += 1
                 }
                 scalarValue = v
-            case 0x78, 0x58, 0x75, 0x55:        // \xHH, \uHHHH
+            case 0x78, 0x58, 0x75, 0x55:  // \xHH, \uHHHH
                 let count = (e | 0x20) == 0x78 ? 2 : 4
                 var v: UInt32 = 0
                 for _ in 0..<count {
                     guard i < bytes.count, let h = Self.hexValue(bytes[i]) else {
-                        throw error(.invalidEscape(text(escStart, Swift.min(i + 1, bytes.count))), escStart, Swift.min(i + 1, bytes.count))
+                        throw error(
+                            .invalidEscape(text(escStart, Swift.min(i + 1, bytes.count))), escStart,
+                            Swift.min(i + 1, bytes.count))
                     }
                     v = v * 16 + h
                     i += 1
@@ -477,7 +505,7 @@ struct Lexer {
         let start = i
         i += 1
         guard i < bytes.count else { throw error(.unknownFormatSpecifier("%"), start, i) }
-        if bytes[i] == 0x25 { // %% is a literal percent sign, which is not a token of the language
+        if bytes[i] == 0x25 {  // %% is a literal percent sign, which is not a token of the language
             i += 1
             throw error(.unexpectedCharacter("%"), start, i)
         }

@@ -69,7 +69,10 @@ struct Parser {
     /// the stack pointer with it and continue on a larger stack below it.
     private var lowWater = StackGuard.lowWater
 
-    private init(tokens: UnsafeBufferPointer<Token>, strings: [String], bytes: UnsafeBufferPointer<UInt8>, source: String, arguments: [Any?]) {
+    private init(
+        tokens: UnsafeBufferPointer<Token>, strings: [String], bytes: UnsafeBufferPointer<UInt8>, source: String,
+        arguments: [Any?]
+    ) {
         self.tokens = tokens
         self.strings = strings
         self.bytes = bytes
@@ -81,8 +84,10 @@ struct Parser {
     /// UTF-8 storage (made contiguous first if it is bridged or otherwise foreign) instead of a
     /// copy. The parser must not escape `body`: it points into that storage.
     @inline(__always)
-    static func withParser<R>(_ source: String, arguments: [Any?],
-                              _ body: (inout Parser) throws(SyntaxError) -> R) throws(SyntaxError) -> R {
+    static func withParser<R>(
+        _ source: String, arguments: [Any?],
+        _ body: (inout Parser) throws(SyntaxError) -> R
+    ) throws(SyntaxError) -> R {
         var contiguous = source
         contiguous.makeContiguousUTF8()
         // Captured below as a constant: a captured variable would cost dynamic exclusivity checks.
@@ -90,12 +95,14 @@ struct Parser {
         func run(_ bytes: UnsafeBufferPointer<UInt8>) throws(SyntaxError) -> R {
             // Up to `smallTokenCount` tokens (typical predicates need about 20) live on the stack;
             // longer input moves them to the heap. Tokens are plain data: nothing to deinitialize.
-            try withUnsafeTemporaryAllocation(of: Token.self, capacity: smallTokenCount) { small throws(SyntaxError) -> R in
+            try withUnsafeTemporaryAllocation(of: Token.self, capacity: smallTokenCount) {
+                small throws(SyntaxError) -> R in
                 var sink = TokenBuffer(small: small, sourceCount: bytes.count)
                 defer { sink.deallocate() }
                 var lexer = Lexer(source, bytes: bytes)
                 try lexer.tokenize(into: &sink)
-                var parser = Parser(tokens: sink.tokens, strings: lexer.strings, bytes: bytes, source: source, arguments: arguments)
+                var parser = Parser(
+                    tokens: sink.tokens, strings: lexer.strings, bytes: bytes, source: source, arguments: arguments)
                 return try body(&parser)
             }
         }
@@ -229,7 +236,9 @@ struct Parser {
         if case .end = current.kind { throw error(.emptyPredicate) }
         let p = try parsePredicate()
         guard case .end = current.kind else {
-            if case .comparison = p.kind, comparisonOperator(current) != nil { throw error(.chainedComparison(current.text(in: bytes))) }
+            if case .comparison = p.kind, comparisonOperator(current) != nil {
+                throw error(.chainedComparison(current.text(in: bytes)))
+            }
             throw error(.unexpectedToken(current.text(in: bytes)))
         }
         try checkArgumentsUsed()
@@ -245,7 +254,8 @@ struct Parser {
 
     private func checkArgumentsUsed() throws(SyntaxError) {
         if argumentIndex < arguments.count {
-            throw error(.extraArguments(expected: argumentIndex, given: arguments.count), SourceRange(bytes.count, bytes.count))
+            throw error(
+                .extraArguments(expected: argumentIndex, given: arguments.count), SourceRange(bytes.count, bytes.count))
         }
     }
 
@@ -315,7 +325,8 @@ struct Parser {
             }
         case .keyword(let k):
             switch k {
-            case .and, .or, .in, .like, .matches, .contains, .beginsWith, .endsWith, .between, .utiConformsTo, .utiEquals:
+            case .and, .or, .in, .like, .matches, .contains, .beginsWith, .endsWith, .between, .utiConformsTo,
+                .utiEquals:
                 return false
             default: return true
             }
@@ -328,7 +339,8 @@ struct Parser {
     @inline(__always)
     private mutating func notPredicateOperand() throws(SyntaxError) -> PredicateSyntax {
         switch current.kind {
-        case .keyword(.not), .punctuation(.bang), .keyword(.truePredicate), .keyword(.falsePredicate), .punctuation(.leftParen):
+        case .keyword(.not), .punctuation(.bang), .keyword(.truePredicate), .keyword(.falsePredicate),
+            .punctuation(.leftParen):
             return try parseNotPredicate()
         default:
             return try parseComparison()
@@ -337,7 +349,9 @@ struct Parser {
 
     /// NotPredicate = ("NOT" | "!") NotPredicate | "(" Predicate ")" | "TRUEPREDICATE" | "FALSEPREDICATE" | Comparison
     mutating func parseNotPredicate() throws(SyntaxError) -> PredicateSyntax {
-        guard StackGuard.hasRoom(below: lowWater) else { return try onLargeStack { p throws(SyntaxError) in try p.parseNotPredicate() } }
+        guard StackGuard.hasRoom(below: lowWater) else {
+            return try onLargeStack { p throws(SyntaxError) in try p.parseNotPredicate() }
+        }
         let start = current
         if isKeyword(.not) || isPunct(.bang) {
             _ = advance()
@@ -412,7 +426,8 @@ struct Parser {
         if comparisonOperator(t) != nil { return true }
         if case .punctuation(let p) = t.kind {
             switch p {
-            case .dot, .leftBracket, .plus, .minus, .star, .slash, .starStar, .amp, .pipe, .caret, .shiftLeft, .shiftRight:
+            case .dot, .leftBracket, .plus, .minus, .star, .slash, .starStar, .amp, .pipe, .caret, .shiftLeft,
+                .shiftRight:
                 return true
             default: return false
             }
@@ -460,7 +475,9 @@ struct Parser {
             switch k {
             case .any, .some: quantifier = .any
             case .all: quantifier = .all
-            case .none: quantifier = .any; negate = true
+            case .none:
+                quantifier = .any
+                negate = true
             default: break
             }
             if quantifier != nil { _ = advance() }
@@ -474,7 +491,8 @@ struct Parser {
         }
         let opToken = advance()
         // Most comparisons have no options: skip the call (parseOptions returns [] for them too).
-        let options = isPunct(.leftBracket) ? try parseOptions(after: opToken, operator: op) : ComparisonOptions(rawValue: 0)
+        let options =
+            isPunct(.leftBracket) ? try parseOptions(after: opToken, operator: op) : ComparisonOptions(rawValue: 0)
         guard case let t = current, !isEnd(t), startsExpression(t) else {
             throw error(.expectedExpression(after: tokens[position - 1].text(in: bytes)))
         }
@@ -483,7 +501,8 @@ struct Parser {
             throw error(.chainedComparison(current.text(in: bytes)))
         }
         let range = start.range.union(rhs.range)
-        let comparison = PredicateSyntax(.comparison(quantifier: quantifier, lhs: lhs, operator: op, options: options, rhs: rhs), range: range)
+        let comparison = PredicateSyntax(
+            .comparison(quantifier: quantifier, lhs: lhs, operator: op, options: options, rhs: rhs), range: range)
         return negate ? PredicateSyntax(.not(operand: comparison), range: range) : comparison
     }
 
@@ -504,7 +523,7 @@ struct Parser {
         case .keyword(let k):
             switch k {
             case .null, .nil_, .self, .true, .yes, .false, .no, .subquery, .cast, .first, .last, .size,
-                 .anyKey, .fetch, .caseInsensitive, .ci:
+                .anyKey, .fetch, .caseInsensitive, .ci:
                 return true
             default: return false
             }
@@ -513,7 +532,9 @@ struct Parser {
     }
 
     /// Options = "[" OptionLetters "]"
-    mutating func parseOptions(after opToken: Token, operator op: ComparisonOperator) throws(SyntaxError) -> ComparisonOptions {
+    mutating func parseOptions(after opToken: Token, operator op: ComparisonOperator) throws(SyntaxError)
+        -> ComparisonOptions
+    {
         guard isPunct(.leftBracket) else { return ComparisonOptions(rawValue: 0) }
         let open = advance()
         // The letters are an identifier or keyword token, checked byte by byte in place (the
@@ -526,7 +547,11 @@ struct Parser {
         }
         let noLetters = letters.upperBound == letters.lowerBound
         guard isPunct(.rightBracket) else {
-            if noLetters, case .integer = current.kind { throw error(.unknownOption(letter: current.text(in: bytes), options: current.text(in: bytes)), open.range.union(current.range)) }
+            if noLetters, case .integer = current.kind {
+                throw error(
+                    .unknownOption(letter: current.text(in: bytes), options: current.text(in: bytes)),
+                    open.range.union(current.range))
+            }
             throw error(.expected("]", found: current.text(in: bytes)))
         }
         let close = advance()
@@ -542,11 +567,14 @@ struct Parser {
                 // An identifier may hold non-ASCII letters: name the whole scalar, not one byte.
                 var end = j + 1
                 while end < letters.upperBound, bytes[end] & 0xC0 == 0x80 { end += 1 }
-                throw error(.unknownOption(letter: text(SourceRange(j, end)), options: text(letters)),
-                            open.range.union(close.range))
+                throw error(
+                    .unknownOption(letter: text(SourceRange(j, end)), options: text(letters)),
+                    open.range.union(close.range))
             }
         }
-        if op == .between { throw error(.optionsNotAllowed(operator: opToken.text(in: bytes)), open.range.union(close.range)) }
+        if op == .between {
+            throw error(.optionsNotAllowed(operator: opToken.text(in: bytes)), open.range.union(close.range))
+        }
         return options
     }
 
@@ -554,7 +582,9 @@ struct Parser {
 
     /// Expression = AssignmentExpression
     mutating func parseExpression() throws(SyntaxError) -> ExpressionSyntax {
-        guard StackGuard.hasRoom(below: lowWater) else { return try onLargeStack { p throws(SyntaxError) in try p.parseExpression() } }
+        guard StackGuard.hasRoom(below: lowWater) else {
+            return try onLargeStack { p throws(SyntaxError) in try p.parseExpression() }
+        }
         try descend()
         defer { depth -= 1 }
         // Unless the expression starts with a prefix operator or is an assignment, the chain
@@ -612,7 +642,9 @@ struct Parser {
     }
 
     /// The operator loop of `parseBinaryExpression`, after its first operand.
-    private mutating func binaryExpressionTail(minimumPrecedence: Int, lhs first: consuming ExpressionSyntax) throws(SyntaxError) -> ExpressionSyntax {
+    private mutating func binaryExpressionTail(minimumPrecedence: Int, lhs first: consuming ExpressionSyntax)
+        throws(SyntaxError) -> ExpressionSyntax
+    {
         var lhs = first
         let savedDepth = depth
         defer { depth = savedDepth }
@@ -629,7 +661,9 @@ struct Parser {
 
     /// UnaryExpression = ("-" | "~") UnaryExpression | PostfixExpression
     mutating func parseUnaryExpression() throws(SyntaxError) -> ExpressionSyntax {
-        guard StackGuard.hasRoom(below: lowWater) else { return try onLargeStack { p throws(SyntaxError) in try p.parseUnaryExpression() } }
+        guard StackGuard.hasRoom(below: lowWater) else {
+            return try onLargeStack { p throws(SyntaxError) in try p.parseUnaryExpression() }
+        }
         let start = current
         if isPunct(.minus) || isPunct(.tilde) {
             let negate = isPunct(.minus)
@@ -639,8 +673,12 @@ struct Parser {
             if negate, case .integer(let magnitude, let decimal) = current.kind, !continuesPostfix(peek()) {
                 let t = advance()
                 let range = start.range.union(t.range)
-                if magnitude <= UInt64(Int64.max) { return ExpressionSyntax(.constant(value: .integer(-Int64(magnitude))), range: range) }
-                if magnitude == UInt64(Int64.max) + 1 { return ExpressionSyntax(.constant(value: .integer(Int64.min)), range: range) }
+                if magnitude <= UInt64(Int64.max) {
+                    return ExpressionSyntax(.constant(value: .integer(-Int64(magnitude))), range: range)
+                }
+                if magnitude == UInt64(Int64.max) + 1 {
+                    return ExpressionSyntax(.constant(value: .integer(Int64.min)), range: range)
+                }
                 if decimal { return ExpressionSyntax(.constant(value: .double(-Double(magnitude))), range: range) }
                 throw error(.numberOutOfRange("-" + t.text(in: bytes)), range)
             }
@@ -650,7 +688,8 @@ struct Parser {
             let range = start.range.union(operand.range)
             if negate, case .constant(let v) = operand.kind {
                 switch v {
-                case .integer(let i) where i != Int64.min: return ExpressionSyntax(.constant(value: .integer(-i)), range: range)
+                case .integer(let i) where i != Int64.min:
+                    return ExpressionSyntax(.constant(value: .integer(-i)), range: range)
                 case .double(let d): return ExpressionSyntax(.constant(value: .double(-d)), range: range)
                 default: break
                 }
@@ -672,7 +711,9 @@ struct Parser {
     }
 
     /// The suffix loop of `parsePostfixExpression`, after its primary expression.
-    private mutating func postfixExpressionTail(base first: consuming ExpressionSyntax) throws(SyntaxError) -> ExpressionSyntax {
+    private mutating func postfixExpressionTail(base first: consuming ExpressionSyntax) throws(SyntaxError)
+        -> ExpressionSyntax
+    {
         var base = first
         let savedDepth = depth
         defer { depth = savedDepth }
@@ -696,7 +737,9 @@ struct Parser {
 
     /// Index = "FIRST" | "LAST" | "SIZE" | Expression
     mutating func parseIndex() throws(SyntaxError) -> IndexSyntax {
-        if case .keyword(let k) = current.kind, [.first, .last, .size].contains(k), case .punctuation(.rightBracket) = peek().kind {
+        if case .keyword(let k) = current.kind, [.first, .last, .size].contains(k),
+            case .punctuation(.rightBracket) = peek().kind
+        {
             _ = advance()
             return k == .first ? .first : k == .last ? .last : .size
         }
@@ -782,8 +825,9 @@ struct Parser {
                 return ExpressionSyntax(.keyPath(base: nil, components: components), range: t.range)
             default:
                 let value = try nextArgument(spec, t)
-                do { return ExpressionSyntax(.constant(value: try FormatArgument.convert(spec, value)), range: t.range) }
-                catch { throw self.error(error, t.range) }
+                do {
+                    return ExpressionSyntax(.constant(value: try FormatArgument.convert(spec, value)), range: t.range)
+                } catch { throw self.error(error, t.range) }
             }
         case .punctuation(.leftBrace):
             return try parseAggregate()
@@ -949,7 +993,9 @@ struct Parser {
     }
 
     /// `[ Expression { "," Expression } ] closing`, after the opening token has been consumed.
-    private mutating func expressionList(closedBy closing: Punctuation) throws(SyntaxError) -> ([ExpressionSyntax], Token) {
+    private mutating func expressionList(closedBy closing: Punctuation) throws(SyntaxError) -> (
+        [ExpressionSyntax], Token
+    ) {
         var items: [ExpressionSyntax] = []
         if !isPunct(closing) {
             while true {
@@ -957,7 +1003,10 @@ struct Parser {
                     throw error(.expectedExpression(after: tokens[position - 1].text(in: bytes)))
                 }
                 items.append(try parseExpression())
-                if isPunct(.comma) { _ = advance(); continue }
+                if isPunct(.comma) {
+                    _ = advance()
+                    continue
+                }
                 break
             }
         }
@@ -991,15 +1040,20 @@ struct Parser {
         var name = ""
         while true {
             switch current.kind {
-            case .identifier where name.isEmpty || name.hasSuffix(":"): name += self.name(current); _ = advance()
-            case .punctuation(.colon): name += ":"; _ = advance()
+            case .identifier where name.isEmpty || name.hasSuffix(":"):
+                name += self.name(current)
+                _ = advance()
+            case .punctuation(.colon):
+                name += ":"
+                _ = advance()
             default:
                 guard isPunct(.leftParen) else { throw error(.expected("(", found: current.text(in: bytes))) }
                 let nameRange = start.range.union(tokens[position - 1].range)
                 guard let f = BuiltinFunction.named(name) else { throw error(.unknownFunction(name), nameRange) }
                 let (args, argsRange) = try parseArguments()
                 guard args.count == f.arity else {
-                    throw error(.wrongArgumentCount(function: f.selector, expected: f.arity, found: args.count), nameRange)
+                    throw error(
+                        .wrongArgumentCount(function: f.selector, expected: f.arity, found: args.count), nameRange)
                 }
                 let range = start.range.union(argsRange)
                 if let op = BinaryOperator.bySelector[f.selector] {
@@ -1028,7 +1082,9 @@ struct Parser {
         guard startsPredicate(current) else { throw error(.expectedPredicate(after: comma2.text(in: bytes))) }
         let predicate = try parsePredicate()
         let close = try expect(.rightParen)
-        return ExpressionSyntax(.subquery(collection: collection, variable: name, predicate: predicate), range: start.range.union(close.range))
+        return ExpressionSyntax(
+            .subquery(collection: collection, variable: name, predicate: predicate),
+            range: start.range.union(close.range))
     }
 
     /// TernaryExpression = "TERNARY" "(" Predicate "," Expression "," Expression ")"
@@ -1042,7 +1098,8 @@ struct Parser {
         _ = try expect(.comma)
         let otherwise = try parseExpression()
         let close = try expect(.rightParen)
-        return ExpressionSyntax(.ternary(condition: condition, then: then, else: otherwise), range: start.range.union(close.range))
+        return ExpressionSyntax(
+            .ternary(condition: condition, then: then, else: otherwise), range: start.range.union(close.range))
     }
 
     /// CastExpression = "CAST" "(" Expression "," Expression ")"
@@ -1069,7 +1126,8 @@ struct Parser {
         case ("NSData", .string(let s)): return Data(base64Encoded: s).map(LiteralValue.data)
         case ("NSDecimalNumber", .string(let s)):
             guard let d = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")), !d.isNaN,
-                  PredicatePrinter.decimalText(d) == s else { return nil }
+                PredicatePrinter.decimalText(d) == s
+            else { return nil }
             return .decimal(d)
         case ("NSNumber", .string("inf")): return .double(.infinity)
         case ("NSNumber", .string("-inf")): return .double(-.infinity)
@@ -1088,7 +1146,8 @@ struct Parser {
         guard case .constant(.string(let selector)) = args[1].kind, !selector.isEmpty else {
             throw error(.expectedSelectorString, args[1].range)
         }
-        return ExpressionSyntax(.customFunction(target: args[0], selector: selector, arguments: Array(args.dropFirst(2))),
-                                range: start.range.union(argsRange))
+        return ExpressionSyntax(
+            .customFunction(target: args[0], selector: selector, arguments: Array(args.dropFirst(2))),
+            range: start.range.union(argsRange))
     }
 }

@@ -34,7 +34,10 @@ package struct PrintBuffer {
     /// Appends one scalar, encoded.
     @inline(__always)
     package mutating func append(_ scalar: Unicode.Scalar) {
-        if scalar.isASCII { bytes.append(UInt8(truncatingIfNeeded: scalar.value)); return }
+        if scalar.isASCII {
+            bytes.append(UInt8(truncatingIfNeeded: scalar.value))
+            return
+        }
         UTF8.encode(scalar) { bytes.append($0) }
     }
 

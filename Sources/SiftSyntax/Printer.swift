@@ -22,7 +22,10 @@ enum PredicatePrinter {
             out += v ? "TRUEPREDICATE" : "FALSEPREDICATE"
         case .and(let ops), .or(let ops):
             let isAnd: Bool = { if case .and = p.kind { return true } else { return false } }()
-            if ops.isEmpty { out += isAnd ? "TRUEPREDICATE" : "FALSEPREDICATE"; return }
+            if ops.isEmpty {
+                out += isAnd ? "TRUEPREDICATE" : "FALSEPREDICATE"
+                return
+            }
             for (i, op) in ops.enumerated() {
                 if i > 0 { out += isAnd ? " AND " : " OR " }
                 operand(op, into: &out)
@@ -31,7 +34,10 @@ enum PredicatePrinter {
             out += "NOT "
             self.operand(operand, into: &out)
         case .comparison(let quantifier, let lhs, let op, let options, let rhs):
-            if let quantifier { out += quantifier.rawValue; out += " " }
+            if let quantifier {
+                out += quantifier.rawValue
+                out += " "
+            }
             expression(lhs, into: &out)
             out += " "
             out += op.symbol
@@ -95,12 +101,16 @@ enum PredicatePrinter {
         case .dynamicKey(let base, let key):
             postfixBase(base, into: &out)
             if case .variable(let name) = key.kind {
-                out += ".$"; out += name
+                out += ".$"
+                out += name
             } else {
-                out += ".("; expression(key, into: &out); out += ")"
+                out += ".("
+                expression(key, into: &out)
+                out += ")"
             }
         case .variable(let name):
-            out += "$"; out += name
+            out += "$"
+            out += name
         case .aggregate(let elements):
             out += "{"
             list(elements, into: &out)
@@ -117,7 +127,9 @@ enum PredicatePrinter {
             out += "]"
         case .binary(let op, let lhs, let rhs):
             binaryOperand(lhs, into: &out)
-            out += " "; out += op.rawValue; out += " "
+            out += " "
+            out += op.rawValue
+            out += " "
             binaryOperand(rhs, into: &out)
         case .unary(let op, let operand):
             out += op.rawValue
@@ -143,12 +155,17 @@ enum PredicatePrinter {
             string(selector, into: &out)
             // Apple's printer writes `"selector" , arg1, arg2`: the argument list keeps its leading ", ".
             if !arguments.isEmpty { out += " " }
-            for a in arguments { out += ", "; expression(a, into: &out) }
+            for a in arguments {
+                out += ", "
+                expression(a, into: &out)
+            }
             out += ")"
         case .subquery(let collection, let variable, let predicate):
             out += "SUBQUERY("
             expression(collection, into: &out)
-            out += ", $"; out += variable; out += ", "
+            out += ", $"
+            out += variable
+            out += ", "
             self.predicate(predicate, into: &out)
             out += ")"
         case .ternary(let condition, let then, let otherwise):
@@ -166,7 +183,9 @@ enum PredicatePrinter {
             expression(type, into: &out)
             out += ")"
         case .assignment(let variable, let value):
-            out += "$"; out += variable; out += " := "
+            out += "$"
+            out += variable
+            out += " := "
             expression(value, into: &out)
         }
     }
@@ -181,7 +200,9 @@ enum PredicatePrinter {
     private static func binaryOperand(_ e: ExpressionSyntax, into out: inout PrintBuffer) {
         switch e.kind {
         case .binary, .assignment:
-            out += "("; expression(e, into: &out); out += ")"
+            out += "("
+            expression(e, into: &out)
+            out += ")"
         default:
             expression(e, into: &out)
         }
@@ -213,15 +234,26 @@ enum PredicatePrinter {
         case .bool(let b): out += b ? "YES" : "NO"
         case .integer(let i): out.append(i)
         case .double(let d):
-            if d.isFinite { out += d.description }
-            else { out += "CAST(\""; out += d.isNaN ? "nan" : d < 0 ? "-inf" : "inf"; out += "\", \"NSNumber\")" }
+            if d.isFinite {
+                out += d.description
+            } else {
+                out += "CAST(\""
+                out += d.isNaN ? "nan" : d < 0 ? "-inf" : "inf"
+                out += "\", \"NSNumber\")"
+            }
         case .decimal(let d):
-            out += "CAST("; string(decimalText(d), into: &out); out += ", \"NSDecimalNumber\")"
+            out += "CAST("
+            string(decimalText(d), into: &out)
+            out += ", \"NSDecimalNumber\")"
         case .string(let s): string(s, into: &out)
         case .date(let d):
-            out += "CAST("; out += d.timeIntervalSinceReferenceDate.description; out += ", \"NSDate\")"
+            out += "CAST("
+            out += d.timeIntervalSinceReferenceDate.description
+            out += ", \"NSDate\")"
         case .data(let d):
-            out += "CAST("; string(d.base64EncodedString(), into: &out); out += ", \"NSData\")"
+            out += "CAST("
+            string(d.base64EncodedString(), into: &out)
+            out += ", \"NSData\")"
         case .array(let items):
             // Constant arrays nest as deeply as aggregates do.
             guard StackGuard.hasRoom(below: StackGuard.lowWater) else {
@@ -239,7 +271,9 @@ enum PredicatePrinter {
             out += "{"
             for (i, k) in d.keys.sorted().enumerated() {
                 if i > 0 { out += ", " }
-                string(k, into: &out); out += " = "; literal(d[k]!, into: &out)
+                string(k, into: &out)
+                out += " = "
+                literal(d[k]!, into: &out)
             }
             out += "}"
         }

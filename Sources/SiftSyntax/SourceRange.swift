@@ -40,7 +40,10 @@ public struct SourceLocation: Hashable, Sendable, Codable, CustomStringConvertib
     /// The 1-based column, counted in characters.
     public var column: Int
     /// A position from its line and column.
-    public init(line: Int, column: Int) { self.line = line; self.column = column }
+    public init(line: Int, column: Int) {
+        self.line = line
+        self.column = column
+    }
     /// `line:column`, as diagnostics print it.
     public var description: String { "\(line):\(column)" }
 }

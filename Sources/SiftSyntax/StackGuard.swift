@@ -16,12 +16,13 @@
 // of threads (libFuzzer ran out of memory with thousands of them waiting).
 
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Keeps recursive walks over deep trees from overflowing the stack of the thread they run on.
@@ -222,17 +223,17 @@ package enum StackGuard {
     /// The current thread's stack: its lowest address and its size, when the system says.
     private static func stackBounds() -> (base: UInt, size: Int)? {
         #if canImport(Darwin)
-        let top = UInt(bitPattern: pthread_get_stackaddr_np(pthread_self()))
-        let size = pthread_get_stacksize_np(pthread_self())
-        return (top - UInt(size), size)
+            let top = UInt(bitPattern: pthread_get_stackaddr_np(pthread_self()))
+            let size = pthread_get_stacksize_np(pthread_self())
+            return (top - UInt(size), size)
         #else
-        var attributes = pthread_attr_t()
-        guard let getattr = getattrNP, getattr(pthread_self(), &attributes) == 0 else { return nil }
-        defer { pthread_attr_destroy(&attributes) }
-        var address: UnsafeMutableRawPointer?
-        var size = 0
-        guard pthread_attr_getstack(&attributes, &address, &size) == 0, let address else { return nil }
-        return (UInt(bitPattern: address), size)
+            var attributes = pthread_attr_t()
+            guard let getattr = getattrNP, getattr(pthread_self(), &attributes) == 0 else { return nil }
+            defer { pthread_attr_destroy(&attributes) }
+            var address: UnsafeMutableRawPointer?
+            var size = 0
+            guard pthread_attr_getstack(&attributes, &address, &size) == 0, let address else { return nil }
+            return (UInt(bitPattern: address), size)
         #endif
     }
 
@@ -248,8 +249,8 @@ package enum StackGuard {
     /// stack; nil without ASan, or when `address` is no fake-stack frame.
     private static func realFrame(of address: UInt) -> UInt? {
         guard let current = asanCurrentFakeStack, let translate = asanAddressIsInFakeStack,
-              let fakeStack = current(),
-              let real = translate(fakeStack, UnsafeMutableRawPointer(bitPattern: address), nil, nil)
+            let fakeStack = current(),
+            let real = translate(fakeStack, UnsafeMutableRawPointer(bitPattern: address), nil, nil)
         else { return nil }
         return UInt(bitPattern: real)
     }
@@ -257,28 +258,29 @@ package enum StackGuard {
     /// ASan's `__asan_get_current_fake_stack` and `__asan_addr_is_in_fake_stack`
     /// (sanitizer/asan_interface.h), present only in a process with the ASan runtime.
     private typealias CurrentFakeStack = @convention(c) () -> UnsafeMutableRawPointer?
-    private typealias AddressIsInFakeStack = @convention(c) (
-        UnsafeMutableRawPointer?, UnsafeMutableRawPointer?,
-        UnsafeMutablePointer<UnsafeMutableRawPointer?>?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?
-    ) -> UnsafeMutableRawPointer?
+    private typealias AddressIsInFakeStack =
+        @convention(c) (
+            UnsafeMutableRawPointer?, UnsafeMutableRawPointer?,
+            UnsafeMutablePointer<UnsafeMutableRawPointer?>?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+        ) -> UnsafeMutableRawPointer?
     private static let asanCurrentFakeStack: CurrentFakeStack? = symbol("__asan_get_current_fake_stack")
     private static let asanAddressIsInFakeStack: AddressIsInFakeStack? = symbol("__asan_addr_is_in_fake_stack")
 
     /// A C function of the running process looked up by name.
     private static func symbol<F>(_ name: String) -> F? {
         #if canImport(Darwin)
-        let handle = RTLD_DEFAULT
+            let handle = RTLD_DEFAULT
         #else
-        let handle: UnsafeMutableRawPointer? = nil
+            let handle: UnsafeMutableRawPointer? = nil
         #endif
         guard let address = dlsym(handle, name) else { return nil }
         return unsafeBitCast(address, to: F.self)
     }
 
     #if !canImport(Darwin)
-    /// glibc's and musl's `pthread_getattr_np`, which the C module map hides (it wants
-    /// `_GNU_SOURCE`): looked up once by name, with the C calling convention.
-    private typealias GetAttr = @convention(c) (pthread_t, UnsafeMutablePointer<pthread_attr_t>) -> Int32
-    private static let getattrNP: GetAttr? = symbol("pthread_getattr_np")
+        /// glibc's and musl's `pthread_getattr_np`, which the C module map hides (it wants
+        /// `_GNU_SOURCE`): looked up once by name, with the C calling convention.
+        private typealias GetAttr = @convention(c) (pthread_t, UnsafeMutablePointer<pthread_attr_t>) -> Int32
+        private static let getattrNP: GetAttr? = symbol("pthread_getattr_np")
     #endif
 }

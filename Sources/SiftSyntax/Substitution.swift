@@ -55,7 +55,9 @@ extension PredicateSyntax {
     /// q.description   // SELF == $c1
     /// values          // ["c1": .dictionary(["a": .integer(1)])]
     /// ```
-    public func liftingConstants(prefix: String = "c", where lift: (LiteralValue) -> Bool) -> (PredicateSyntax, [String: LiteralValue]) {
+    public func liftingConstants(prefix: String = "c", where lift: (LiteralValue) -> Bool) -> (
+        PredicateSyntax, [String: LiteralValue]
+    ) {
         withoutActuallyEscaping(lift) { lift in
             let lifter = Substituter.Lifter(prefix: prefix, taken: variableNames, lift: lift)
             var copy = self
@@ -84,13 +86,18 @@ private struct Substituter {
         private var count = 0
 
         init(prefix: String, taken: Set<String>, lift: @escaping (LiteralValue) -> Bool) {
-            self.prefix = prefix; self.taken = taken; self.lift = lift
+            self.prefix = prefix
+            self.taken = taken
+            self.lift = lift
         }
 
         /// A fresh variable name for `value`.
         func name(for value: LiteralValue) -> String {
             var name: String
-            repeat { count += 1; name = "\(prefix)\(count)" } while taken.contains(name)
+            repeat {
+                count += 1
+                name = "\(prefix)\(count)"
+            } while taken.contains(name)
             values[name] = value
             return name
         }
@@ -108,7 +115,8 @@ private struct Substituter {
         case .or(let ops): return .or(operands: ops.map { PredicateSyntax(predicate($0.kind), range: $0.range) })
         case .not(let op): return .not(operand: PredicateSyntax(predicate(op.kind), range: op.range))
         case .comparison(let q, let lhs, let op, let options, let rhs):
-            return .comparison(quantifier: q, lhs: expression(lhs), operator: op, options: options, rhs: expression(rhs))
+            return .comparison(
+                quantifier: q, lhs: expression(lhs), operator: op, options: options, rhs: expression(rhs))
         }
     }
 
@@ -147,14 +155,20 @@ private struct Substituter {
         case .subquery(let collection, let variable, let p):
             var inner = self
             inner.variables[variable] = nil
-            out.kind = .subquery(collection: expression(collection), variable: variable,
-                                 predicate: PredicateSyntax(inner.predicate(p.kind), range: p.range))
+            out.kind = .subquery(
+                collection: expression(collection), variable: variable,
+                predicate: PredicateSyntax(inner.predicate(p.kind), range: p.range))
         case .ternary(let c, let a, let b):
-            out.kind = .ternary(condition: PredicateSyntax(predicate(c.kind), range: c.range), then: expression(a), else: expression(b))
+            out.kind = .ternary(
+                condition: PredicateSyntax(predicate(c.kind), range: c.range), then: expression(a), else: expression(b))
         case .cast(let value, let type):
-            let v = expression(value), t = expression(type)
-            if let folded = Parser.typedLiteral(v, t) { out.kind = .constant(value: folded) }
-            else { out.kind = .cast(value: v, type: t) }
+            let v = expression(value)
+            let t = expression(type)
+            if let folded = Parser.typedLiteral(v, t) {
+                out.kind = .constant(value: folded)
+            } else {
+                out.kind = .cast(value: v, type: t)
+            }
         case .assignment(let variable, let value):
             out.kind = .assignment(variable: variable, value: expression(value))
         }
@@ -165,13 +179,16 @@ private struct Substituter {
         StackGuard.ensure { collectBody(p, bound: bound, targets: targets, into: &names) }
     }
 
-    private static func collectBody(_ p: PredicateSyntax, bound: Set<String>, targets: Bool, into names: inout Set<String>) {
+    private static func collectBody(
+        _ p: PredicateSyntax, bound: Set<String>, targets: Bool, into names: inout Set<String>
+    ) {
         switch p.kind {
         case .constant: break
         case .and(let ops), .or(let ops): for o in ops { collect(o, bound: bound, targets: targets, into: &names) }
         case .not(let o): collect(o, bound: bound, targets: targets, into: &names)
         case .comparison(_, let l, _, _, let r):
-            collect(l, bound: bound, targets: targets, into: &names); collect(r, bound: bound, targets: targets, into: &names)
+            collect(l, bound: bound, targets: targets, into: &names)
+            collect(r, bound: bound, targets: targets, into: &names)
         }
     }
 
@@ -179,17 +196,24 @@ private struct Substituter {
         StackGuard.ensure { collectBody(e, bound: bound, targets: targets, into: &names) }
     }
 
-    private static func collectBody(_ e: ExpressionSyntax, bound: Set<String>, targets: Bool, into names: inout Set<String>) {
+    private static func collectBody(
+        _ e: ExpressionSyntax, bound: Set<String>, targets: Bool, into names: inout Set<String>
+    ) {
         switch e.kind {
         case .constant, .evaluatedObject: break
         case .variable(let n): if !targets, !bound.contains(n) { names.insert(n) }
         case .keyPath(let b, _): if let b { collect(b, bound: bound, targets: targets, into: &names) }
-        case .dynamicKey(let b, let k): collect(b, bound: bound, targets: targets, into: &names); collect(k, bound: bound, targets: targets, into: &names)
-        case .aggregate(let xs), .function(_, let xs): for x in xs { collect(x, bound: bound, targets: targets, into: &names) }
+        case .dynamicKey(let b, let k):
+            collect(b, bound: bound, targets: targets, into: &names)
+            collect(k, bound: bound, targets: targets, into: &names)
+        case .aggregate(let xs), .function(_, let xs):
+            for x in xs { collect(x, bound: bound, targets: targets, into: &names) }
         case .index(let b, let i):
             collect(b, bound: bound, targets: targets, into: &names)
             if case .expression(let x) = i { collect(x, bound: bound, targets: targets, into: &names) }
-        case .binary(_, let l, let r), .cast(let l, let r): collect(l, bound: bound, targets: targets, into: &names); collect(r, bound: bound, targets: targets, into: &names)
+        case .binary(_, let l, let r), .cast(let l, let r):
+            collect(l, bound: bound, targets: targets, into: &names)
+            collect(r, bound: bound, targets: targets, into: &names)
         case .unary(_, let x): collect(x, bound: bound, targets: targets, into: &names)
         case .customFunction(let t, _, let xs):
             collect(t, bound: bound, targets: targets, into: &names)
@@ -198,7 +222,9 @@ private struct Substituter {
             collect(c, bound: bound, targets: targets, into: &names)
             collect(p, bound: bound.union([v]), targets: targets, into: &names)
         case .ternary(let c, let a, let b):
-            collect(c, bound: bound, targets: targets, into: &names); collect(a, bound: bound, targets: targets, into: &names); collect(b, bound: bound, targets: targets, into: &names)
+            collect(c, bound: bound, targets: targets, into: &names)
+            collect(a, bound: bound, targets: targets, into: &names)
+            collect(b, bound: bound, targets: targets, into: &names)
         case .assignment(let v, let x):
             if !bound.contains(v) { names.insert(v) }
             collect(x, bound: bound, targets: targets, into: &names)

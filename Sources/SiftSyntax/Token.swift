@@ -3,16 +3,43 @@
 
 /// Words with a meaning of their own. Reserved words cannot be used as bare keys; `#word` escapes them.
 enum Keyword: String, CaseIterable, Sendable {
-    case and = "AND", or = "OR", not = "NOT", `in` = "IN"
-    case all = "ALL", any = "ANY", some = "SOME", none = "NONE"
-    case like = "LIKE", matches = "MATCHES", contains = "CONTAINS", beginsWith = "BEGINSWITH", endsWith = "ENDSWITH"
-    case between = "BETWEEN", caseInsensitive = "CASEINSENSITIVE", ci = "CI"
-    case null = "NULL", nil_ = "NIL", `self` = "SELF", `true` = "TRUE", yes = "YES", `false` = "FALSE", no = "NO"
-    case first = "FIRST", last = "LAST", size = "SIZE", anyKey = "ANYKEY", subquery = "SUBQUERY", fetch = "FETCH"
-    case cast = "CAST", truePredicate = "TRUEPREDICATE", falsePredicate = "FALSEPREDICATE"
-    case utiConformsTo = "UTI-CONFORMS-TO", utiEquals = "UTI-EQUALS"
+    case and = "AND"
+    case or = "OR"
+    case not = "NOT"
+    case `in` = "IN"
+    case all = "ALL"
+    case any = "ANY"
+    case some = "SOME"
+    case none = "NONE"
+    case like = "LIKE"
+    case matches = "MATCHES"
+    case contains = "CONTAINS"
+    case beginsWith = "BEGINSWITH"
+    case endsWith = "ENDSWITH"
+    case between = "BETWEEN"
+    case caseInsensitive = "CASEINSENSITIVE"
+    case ci = "CI"
+    case null = "NULL"
+    case nil_ = "NIL"
+    case `self` = "SELF"
+    case `true` = "TRUE"
+    case yes = "YES"
+    case `false` = "FALSE"
+    case no = "NO"
+    case first = "FIRST"
+    case last = "LAST"
+    case size = "SIZE"
+    case anyKey = "ANYKEY"
+    case subquery = "SUBQUERY"
+    case fetch = "FETCH"
+    case cast = "CAST"
+    case truePredicate = "TRUEPREDICATE"
+    case falsePredicate = "FALSEPREDICATE"
+    case utiConformsTo = "UTI-CONFORMS-TO"
+    case utiEquals = "UTI-EQUALS"
 
-    static let byUppercasedName: [String: Keyword] = Dictionary(uniqueKeysWithValues: allCases.map { ($0.rawValue, $0) })
+    static let byUppercasedName: [String: Keyword] = Dictionary(
+        uniqueKeysWithValues: allCases.map { ($0.rawValue, $0) })
 
     /// The keyword spelled by the ASCII identifier bytes `word[start..<end]`, in any case; no string
     /// is built. The bytes are packed little-endian into two words and upper-cased with `& 0xDF`
@@ -23,7 +50,8 @@ enum Keyword: String, CaseIterable, Sendable {
     static func lookup(_ word: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Keyword? {
         let count = end - start
         guard count >= 2 && count <= 15 else { return nil }
-        var lo: UInt64 = 0, hi: UInt64 = 0
+        var lo: UInt64 = 0
+        var hi: UInt64 = 0
         if start + 16 <= word.count, let base = word.baseAddress {
             // Two unaligned loads, then the bytes past the word are cleared.
             let p = UnsafeRawPointer(base + start)
@@ -69,60 +97,60 @@ enum Keyword: String, CaseIterable, Sendable {
             }
         case 4:
             switch lo {
-            case 0x454D4F53: return Keyword.some  // SOME
-            case 0x454E4F4E: return Keyword.none  // NONE
-            case 0x454B494C: return Keyword.like  // LIKE
-            case 0x4C4C554E: return Keyword.null  // NULL
-            case 0x464C4553: return Keyword.`self`  // SELF
-            case 0x45555254: return Keyword.`true`  // TRUE
-            case 0x5453414C: return Keyword.last  // LAST
-            case 0x455A4953: return Keyword.size  // SIZE
-            case 0x54534143: return Keyword.cast  // CAST
+            case 0x454D_4F53: return Keyword.some  // SOME
+            case 0x454E_4F4E: return Keyword.none  // NONE
+            case 0x454B_494C: return Keyword.like  // LIKE
+            case 0x4C4C_554E: return Keyword.null  // NULL
+            case 0x464C_4553: return Keyword.`self`  // SELF
+            case 0x4555_5254: return Keyword.`true`  // TRUE
+            case 0x5453_414C: return Keyword.last  // LAST
+            case 0x455A_4953: return Keyword.size  // SIZE
+            case 0x5453_4143: return Keyword.cast  // CAST
             default: return nil
             }
         case 5:
             switch lo {
-            case 0x45534C4146: return Keyword.`false`  // FALSE
-            case 0x5453524946: return Keyword.first  // FIRST
-            case 0x4843544546: return Keyword.fetch  // FETCH
+            case 0x45_534C_4146: return Keyword.`false`  // FALSE
+            case 0x54_5352_4946: return Keyword.first  // FIRST
+            case 0x48_4354_4546: return Keyword.fetch  // FETCH
             default: return nil
             }
         case 6:
             switch lo {
-            case 0x59454B594E41: return Keyword.anyKey  // ANYKEY
+            case 0x5945_4B59_4E41: return Keyword.anyKey  // ANYKEY
             default: return nil
             }
         case 7:
             switch lo {
-            case 0x5345484354414D: return Keyword.matches  // MATCHES
-            case 0x4E454557544542: return Keyword.between  // BETWEEN
+            case 0x53_4548_4354_414D: return Keyword.matches  // MATCHES
+            case 0x4E_4545_5754_4542: return Keyword.between  // BETWEEN
             default: return nil
             }
         case 8:
             switch lo {
-            case 0x534E4941544E4F43: return Keyword.contains  // CONTAINS
-            case 0x4854495753444E45: return Keyword.endsWith  // ENDSWITH
-            case 0x5952455551425553: return Keyword.subquery  // SUBQUERY
+            case 0x534E_4941_544E_4F43: return Keyword.contains  // CONTAINS
+            case 0x4854_4957_5344_4E45: return Keyword.endsWith  // ENDSWITH
+            case 0x5952_4555_5142_5553: return Keyword.subquery  // SUBQUERY
             default: return nil
             }
         case 10:
             switch (lo, hi) {
-            case (0x4957534E49474542, 0x4854): return Keyword.beginsWith  // BEGINSWITH
+            case (0x4957_534E_4947_4542, 0x4854): return Keyword.beginsWith  // BEGINSWITH
             default: return nil
             }
         case 13:
             switch (lo, hi) {
-            case (0x4445525045555254, 0x4554414349): return Keyword.truePredicate  // TRUEPREDICATE
+            case (0x4445_5250_4555_5254, 0x45_5441_4349): return Keyword.truePredicate  // TRUEPREDICATE
             default: return nil
             }
         case 14:
             switch (lo, hi) {
-            case (0x45525045534C4146, 0x455441434944): return Keyword.falsePredicate  // FALSEPREDICATE
+            case (0x4552_5045_534C_4146, 0x4554_4143_4944): return Keyword.falsePredicate  // FALSEPREDICATE
             default: return nil
             }
         case 15:
             switch (lo, hi) {
-            case (0x45534E4945534143, 0x4556495449534E): return Keyword.caseInsensitive  // CASEINSENSITIVE
+            case (0x4553_4E49_4553_4143, 0x45_5649_5449_534E): return Keyword.caseInsensitive  // CASEINSENSITIVE
             default: return nil
             }
         default: return nil
@@ -171,13 +199,40 @@ enum TokenKind: Hashable, Sendable {
 }
 
 enum Punctuation: String, Hashable, Sendable {
-    case leftParen = "(", rightParen = ")", leftBrace = "{", rightBrace = "}", leftBracket = "[", rightBracket = "]"
-    case comma = ",", dot = ".", colon = ":", assign = ":="
-    case equal = "=", equalEqual = "==", notEqual = "!=", lessGreater = "<>"
-    case less = "<", lessEqual = "<=", equalLess = "=<", greater = ">", greaterEqual = ">=", equalGreater = "=>"
-    case ampAmp = "&&", pipePipe = "||", bang = "!"
-    case plus = "+", minus = "-", star = "*", slash = "/", starStar = "**"
-    case amp = "&", pipe = "|", caret = "^", tilde = "~", shiftLeft = "<<", shiftRight = ">>"
+    case leftParen = "("
+    case rightParen = ")"
+    case leftBrace = "{"
+    case rightBrace = "}"
+    case leftBracket = "["
+    case rightBracket = "]"
+    case comma = ","
+    case dot = "."
+    case colon = ":"
+    case assign = ":="
+    case equal = "="
+    case equalEqual = "=="
+    case notEqual = "!="
+    case lessGreater = "<>"
+    case less = "<"
+    case lessEqual = "<="
+    case equalLess = "=<"
+    case greater = ">"
+    case greaterEqual = ">="
+    case equalGreater = "=>"
+    case ampAmp = "&&"
+    case pipePipe = "||"
+    case bang = "!"
+    case plus = "+"
+    case minus = "-"
+    case star = "*"
+    case slash = "/"
+    case starStar = "**"
+    case amp = "&"
+    case pipe = "|"
+    case caret = "^"
+    case tilde = "~"
+    case shiftLeft = "<<"
+    case shiftRight = ">>"
 }
 
 struct Token: Sendable {
@@ -187,7 +242,8 @@ struct Token: Sendable {
     /// The token as the user wrote it, for messages.
     func text(in source: UnsafeBufferPointer<UInt8>) -> String {
         if case .end = kind { return "end of input" }
-        let lo = Swift.min(range.lowerBound, source.count), hi = Swift.min(range.upperBound, source.count)
+        let lo = Swift.min(range.lowerBound, source.count)
+        let hi = Swift.min(range.upperBound, source.count)
         return String(decoding: UnsafeBufferPointer(rebasing: source[lo..<hi]), as: UTF8.self)
     }
 }

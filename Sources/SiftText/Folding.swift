@@ -20,7 +20,8 @@ enum FoldMode: Sendable, Equatable {
         if options.contains(.normalized) {
             self = .literal
         } else {
-            let c = options.contains(.caseInsensitive), d = options.contains(.diacriticInsensitive)
+            let c = options.contains(.caseInsensitive)
+            let d = options.contains(.diacriticInsensitive)
             self = c || d ? .folded(caseInsensitive: c, diacriticInsensitive: d) : .canonical
         }
     }
@@ -55,7 +56,7 @@ public enum TextFolding {
             return s
         case .canonical:
             return isASCII(s) ? s : nfc(s)
-        case let .folded(c, d):
+        case .folded(let c, let d):
             if isASCII(s) { return c ? asciiLowercased(s) : s }
             if let folded = LatinTable.fold(s, caseInsensitive: c, diacriticInsensitive: d) { return folded }
             return foundationFold(s, caseInsensitive: c, diacriticInsensitive: d)
@@ -83,7 +84,9 @@ public enum TextFolding {
         guard let base = bytes.baseAddress else { return true }
         let raw = UnsafeRawPointer(base)
         var i = 0
-        while i + 8 <= bytes.count, raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 { i += 8 }
+        while i + 8 <= bytes.count, raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+            i += 8
+        }
         while i < bytes.count {
             if base[i] >= 0xCC { return false }
             i += 1
@@ -129,7 +132,9 @@ enum LatinTable {
     private static let tables: [[[UInt8]]] = [(true, false), (false, true), (true, true)].map { c, d in
         // No surrogates below U+0300, so every value is a scalar.
         (0x80..<limit).map { value in
-            Array(TextFolding.foundationFold(String(Unicode.Scalar(value)!), caseInsensitive: c, diacriticInsensitive: d).utf8)
+            Array(
+                TextFolding.foundationFold(String(Unicode.Scalar(value)!), caseInsensitive: c, diacriticInsensitive: d)
+                    .utf8)
         }
     }
 

@@ -82,9 +82,11 @@ public struct LikePattern: Sendable {
     }
 
     private static func match(_ p: UnsafeBufferPointer<Element>, _ h: UnsafeBufferPointer<UInt8>, lower: Bool) -> Bool {
-        var pi = 0, si = 0
+        var pi = 0
+        var si = 0
         // Where the last star was seen and the subject position its current attempt started from.
-        var starP = -1, starS = 0
+        var starP = -1
+        var starS = 0
         while si < h.count {
             if pi < p.count {
                 let e = p[pi]

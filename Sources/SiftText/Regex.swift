@@ -55,7 +55,7 @@ public final class RegexPattern: @unchecked Sendable {
         flags |= UInt32(PCRE2_ANCHORED) | UInt32(PCRE2_ENDANCHORED)
         var source = pattern
         stripsDiacritics = if case .folded(_, true) = mode { true } else { false }
-        if case let .folded(c, d) = mode {
+        if case .folded(let c, let d) = mode {
             if c { flags |= UInt32(PCRE2_CASELESS) }
             if d { source = TextFolding.fold(pattern, .folded(caseInsensitive: false, diacriticInsensitive: true)) }
         }
@@ -77,7 +77,8 @@ public final class RegexPattern: @unchecked Sendable {
         guard let compiled else {
             throw TextError(
                 kind: .invalidRegex,
-                message: "invalid regular expression '\(pattern)' at offset \(errorOffset): \(Self.message(for: errorCode))")
+                message:
+                    "invalid regular expression '\(pattern)' at offset \(errorOffset): \(Self.message(for: errorCode))")
         }
         // The JIT is an optimisation only: when it is unavailable the interpreter is used.
         _ = pcre2_jit_compile_8(compiled, UInt32(PCRE2_JIT_COMPLETE))
@@ -118,10 +119,12 @@ public final class RegexPattern: @unchecked Sendable {
     /// limit is reached before an answer.
     public func matches(_ s: String) throws(TextError) -> Bool {
         guard let code else { return false }
-        let subject = stripsDiacritics
+        let subject =
+            stripsDiacritics
             ? TextFolding.fold(s, .folded(caseInsensitive: false, diacriticInsensitive: true)) : s
         guard let matchData = pcre2_match_data_create_8(1, nil) else {
-            throw TextError(kind: .regexLimitExceeded, message: "out of memory matching regular expression '\(pattern)'")
+            throw TextError(
+                kind: .regexLimitExceeded, message: "out of memory matching regular expression '\(pattern)'")
         }
         defer { pcre2_match_data_free_8(matchData) }
         let rc = withUTF8Bytes(subject) { bytes -> Int32 in
@@ -149,7 +152,9 @@ public final class RegexPattern: @unchecked Sendable {
 
     private static func message(for errorCode: Int32) -> String {
         var buffer = [UInt8](repeating: 0, count: 256)
-        let length = buffer.withUnsafeMutableBufferPointer { pcre2_get_error_message_8(errorCode, $0.baseAddress, $0.count) }
+        let length = buffer.withUnsafeMutableBufferPointer {
+            pcre2_get_error_message_8(errorCode, $0.baseAddress, $0.count)
+        }
         guard length > 0 else { return "pcre2 error \(errorCode)" }
         return String(decoding: buffer[0..<Int(length)], as: UTF8.self)
     }
@@ -172,7 +177,10 @@ public final class RegexPattern: @unchecked Sendable {
             switch mode {
             case .literal: hasher.combine(0)
             case .canonical: hasher.combine(1)
-            case let .folded(c, d): hasher.combine(2); hasher.combine(c); hasher.combine(d)
+            case .folded(let c, let d):
+                hasher.combine(2)
+                hasher.combine(c)
+                hasher.combine(d)
             }
         }
     }

@@ -46,7 +46,8 @@ public func textCompare(_ a: String, _ b: String, _ options: TextOptions) -> Int
     case .literal:
         return withUTF8Bytes(a) { x in withUTF8Bytes(b) { y in compareBytes(x, y) } }
     case let mode:
-        let fa = TextFolding.fold(a, mode), fb = TextFolding.fold(b, mode)
+        let fa = TextFolding.fold(a, mode)
+        let fb = TextFolding.fold(b, mode)
         return withUTF8Bytes(fa) { x in withUTF8Bytes(fb) { y in compareBytes(x, y) } }
     }
 }
@@ -116,13 +117,15 @@ public struct PreparedText: Sendable {
 
     /// Whether `s` equals the needle under the options.
     public func equals(_ s: String) -> Bool {
-        run(s, quick: { h, n, lower in quickCompare(h, n, lower: lower).map { $0 == 0 } },
+        run(
+            s, quick: { h, n, lower in quickCompare(h, n, lower: lower).map { $0 == 0 } },
             slow: { h, n in h.count == n.count && compareBytes(h, n) == 0 })
     }
 
     /// The sign of `s` compared with the needle: -1 when `s` sorts first, 0 when equal, 1 after.
     public func compare(_ s: String) -> Int {
-        run(s, quick: { h, n, lower in quickCompare(h, n, lower: lower) },
+        run(
+            s, quick: { h, n, lower in quickCompare(h, n, lower: lower) },
             slow: { h, n in compareBytes(h, n) })
     }
 
@@ -130,25 +133,29 @@ public struct PreparedText: Sendable {
     public func isPrefix(of s: String) -> Bool {
         if noNeedle { return false }
         let boundary = mode != .literal
-        return run(s, quick: { h, n, lower in quickPrefix(h, n, lower: lower) },
-                   slow: { h, n in hasPrefix(h, n, boundary: boundary) })
+        return run(
+            s, quick: { h, n, lower in quickPrefix(h, n, lower: lower) },
+            slow: { h, n in hasPrefix(h, n, boundary: boundary) })
     }
 
     /// Whether `s` ends with the needle (ENDSWITH).
     public func isSuffix(of s: String) -> Bool {
         if noNeedle { return false }
-        return run(s, quick: { h, n, lower in quickSuffix(h, n, lower: lower) },
-                   slow: { h, n in hasSuffix(h, n) })
+        return run(
+            s, quick: { h, n, lower in quickSuffix(h, n, lower: lower) },
+            slow: { h, n in hasSuffix(h, n) })
     }
 
     /// Whether the needle occurs in `s` (CONTAINS).
     public func isContained(in s: String) -> Bool {
         if noNeedle { return false }
         let boundary = mode != .literal
-        return run(s, quick: { h, n, lower in
-            guard TextFolding.isASCII(h) else { return nil }
-            return firstMatch(h, n, boundary: false, lower: lower)
-        }, slow: { h, n in firstMatch(h, n, boundary: boundary) })
+        return run(
+            s,
+            quick: { h, n, lower in
+                guard TextFolding.isASCII(h) else { return nil }
+                return firstMatch(h, n, boundary: false, lower: lower)
+            }, slow: { h, n in firstMatch(h, n, boundary: boundary) })
     }
 
     /// `quick` sees the raw subject bytes and answers when ASCII bytes settle the question (nil
@@ -184,12 +191,19 @@ func compareBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt
 /// Whether the scalar starting at byte `i` of `h` is a combining mark; false at the end.
 func isCombiningMark(_ h: UnsafeBufferPointer<UInt8>, at i: Int) -> Bool {
     guard i < h.count, h[i] >= 0x80 else { return false }
-    var value: UInt32, length: Int
+    var value: UInt32
+    var length: Int
     let lead = h[i]
     switch lead {
-    case 0xC0..<0xE0: value = UInt32(lead & 0x1F); length = 2
-    case 0xE0..<0xF0: value = UInt32(lead & 0x0F); length = 3
-    default: value = UInt32(lead & 0x07); length = 4
+    case 0xC0..<0xE0:
+        value = UInt32(lead & 0x1F)
+        length = 2
+    case 0xE0..<0xF0:
+        value = UInt32(lead & 0x0F)
+        length = 3
+    default:
+        value = UInt32(lead & 0x07)
+        length = 4
     }
     guard i + length <= h.count else { return false }
     for k in 1..<length { value = value << 6 | UInt32(h[i + k] & 0x3F) }
@@ -218,7 +232,8 @@ func firstMatch(
     _ h: UnsafeBufferPointer<UInt8>, _ n: UnsafeBufferPointer<UInt8>, boundary: Bool, lower: Bool = false
 ) -> Bool {
     guard !n.isEmpty, h.count >= n.count else { return false }
-    let first = n[0], last = h.count - n.count
+    let first = n[0]
+    let last = h.count - n.count
     var start = 0
     search: while start <= last {
         let b = lower ? lowerASCII(h[start]) : h[start]
@@ -226,7 +241,10 @@ func firstMatch(
             var k = 1
             while k < n.count {
                 let c = lower ? lowerASCII(h[start + k]) : h[start + k]
-                if c != n[k] { start += 1; continue search }
+                if c != n[k] {
+                    start += 1
+                    continue search
+                }
                 k += 1
             }
             if !(boundary && isCombiningMark(h, at: start + n.count)) { return true }

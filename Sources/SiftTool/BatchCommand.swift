@@ -12,33 +12,33 @@ struct BatchCommand: ParsableCommand {
         commandName: "batch",
         abstract: "Parse and evaluate JSON test cases, one per line of standard input.",
         discussion: """
-        Each non-blank line of standard input is one JSON case:
-          {"id": any, "format": "...", "args": [...], "vars": {...}, "objects": [...],
-           "mode": "parse" | "eval", "lenient": bool}
-        Only "format" is required. "mode" defaults to "eval"; "objects" defaults to the records of \
-        --data (a JSON array of records, or NDJSON, as for 'sift filter'), or none. "args" and \
-        "vars" values follow the --arg conventions ({"$date": seconds} is a date).
+            Each non-blank line of standard input is one JSON case:
+              {"id": any, "format": "...", "args": [...], "vars": {...}, "objects": [...],
+               "mode": "parse" | "eval", "lenient": bool}
+            Only "format" is required. "mode" defaults to "eval"; "objects" defaults to the records of \
+            --data (a JSON array of records, or NDJSON, as for 'sift filter'), or none. "args" and \
+            "vars" values follow the --arg conventions ({"$date": seconds} is a date).
 
-        Each case prints one line of compact JSON, keys in this order:
-          {"id": …, "ok": true, "canonical": "…", "results": [true, false, {"error": "<id>: <message>"}]}
-          {"id": …, "ok": false, "stage": "parse", "error": "1:7: error: …"}
-          {"id": …, "ok": false, "stage": "input", "error": "…"}
-        "results" has one entry per object (absent in parse mode); an evaluation error is an \
-        entry, not a failed case. A malformed line reports the stage "input" with its id, or null.
+            Each case prints one line of compact JSON, keys in this order:
+              {"id": …, "ok": true, "canonical": "…", "results": [true, false, {"error": "<id>: <message>"}]}
+              {"id": …, "ok": false, "stage": "parse", "error": "1:7: error: …"}
+              {"id": …, "ok": false, "stage": "input", "error": "…"}
+            "results" has one entry per object (absent in parse mode); an evaluation error is an \
+            entry, not a failed case. A malformed line reports the stage "input" with its id, or null.
 
-        With --backend sqlite, the objects of each case are loaded into an in-memory SQLite \
-        database (the --data records once for all cases that use them) and the predicate runs \
-        as lowered SQL; "results" are then true or false, and a predicate the SQL back-end cannot \
-        express, or a failing query, is a failed case with the stage "lower" or "sql". For every \
-        predicate that evaluates without error in memory the answer is the same as in memory. \
-        --backend postgres does the same on the server named by --database-url URL (default: \
-        DATABASE_URL), each case's objects in a schema of their own, dropped afterwards; a server \
-        that cannot be reached is an error naming the host (exit 1).
+            With --backend sqlite, the objects of each case are loaded into an in-memory SQLite \
+            database (the --data records once for all cases that use them) and the predicate runs \
+            as lowered SQL; "results" are then true or false, and a predicate the SQL back-end cannot \
+            express, or a failing query, is a failed case with the stage "lower" or "sql". For every \
+            predicate that evaluates without error in memory the answer is the same as in memory. \
+            --backend postgres does the same on the server named by --database-url URL (default: \
+            DATABASE_URL), each case's objects in a schema of their own, dropped afterwards; a server \
+            that cannot be reached is an error naming the host (exit 1).
 
-        Exit status: 0 once every line has been answered, whatever the cases' outcomes; 1 when the \
-        PostgreSQL server of --backend postgres cannot be reached, or when \
-        --data cannot be read or parsed; 2 usage error.
-        """
+            Exit status: 0 once every line has been answered, whatever the cases' outcomes; 1 when the \
+            PostgreSQL server of --backend postgres cannot be reached, or when \
+            --data cannot be read or parsed; 2 usage error.
+            """
     )
 
     @Option(help: "Default objects for cases without \"objects\": a JSON array of records, or NDJSON.")
@@ -47,7 +47,8 @@ struct BatchCommand: ParsableCommand {
     @Option(help: "Evaluate in memory, or load the objects into SQLite or PostgreSQL and run the lowered SQL.")
     var backend: BackendKind = .memory
 
-    @Option(help: ArgumentHelp("The PostgreSQL server for --backend postgres (default: $DATABASE_URL).", valueName: "URL"))
+    @Option(
+        help: ArgumentHelp("The PostgreSQL server for --backend postgres (default: $DATABASE_URL).", valueName: "URL"))
     var databaseURL: String?
 
     func run() throws {
@@ -87,16 +88,24 @@ enum BatchCase {
     }
 
     /// The JSON line answering one case.
-    static func answer(_ line: String, defaultObjects: [JSONValue], backend: BackendKind = .memory,
-                       cache: StoreCache = StoreCache()) -> JSONValue {
+    static func answer(
+        _ line: String, defaultObjects: [JSONValue], backend: BackendKind = .memory,
+        cache: StoreCache = StoreCache()
+    ) -> JSONValue {
         let document: JSONValue
         do {
             document = try JSONReader.parse(line)
         } catch {
-            return .object([("id", .null), ("ok", .bool(false)), ("stage", .string("input")), ("error", .string("invalid JSON: \(error.description)"))])
+            return .object([
+                ("id", .null), ("ok", .bool(false)), ("stage", .string("input")),
+                ("error", .string("invalid JSON: \(error.description)")),
+            ])
         }
         guard case .object(let members) = document else {
-            return .object([("id", .null), ("ok", .bool(false)), ("stage", .string("input")), ("error", .string("a case must be a JSON object"))])
+            return .object([
+                ("id", .null), ("ok", .bool(false)), ("stage", .string("input")),
+                ("error", .string("a case must be a JSON object")),
+            ])
         }
         let id = members.first { $0.0 == "id" }?.1 ?? .null
         func failure(_ stage: String, _ message: String) -> JSONValue {
@@ -106,11 +115,14 @@ enum BatchCase {
             let c = try Parsed(members, defaultObjects: defaultObjects)
             let predicate: SiftPredicate
             do {
-                predicate = try SiftPredicate(format: c.format, arguments: c.arguments, options: EvaluationOptions(lenient: c.lenient))
+                predicate = try SiftPredicate(
+                    format: c.format, arguments: c.arguments, options: EvaluationOptions(lenient: c.lenient))
             } catch {
                 return failure("parse", error.description)
             }
-            var out: [(String, JSONValue)] = [("id", id), ("ok", .bool(true)), ("canonical", .string(predicate.description))]
+            var out: [(String, JSONValue)] = [
+                ("id", id), ("ok", .bool(true)), ("canonical", .string(predicate.description)),
+            ]
             if c.evaluate && backend != .memory {
                 let literals = c.variables.mapValues(\.literal)
                 do throws(SQLBackendError) {
@@ -131,8 +143,9 @@ enum BatchCase {
             } else if c.evaluate {
                 let variables = c.variables.mapValues(\.value)
                 let results: [JSONValue] = c.objects.map { object in
-                    do throws(EvaluationError) { return .bool(try predicate.evaluate(with: object, variables: variables)) }
-                    catch { return .object([("error", .string("\(error.id): \(error.description)"))]) }
+                    do throws(EvaluationError) {
+                        return .bool(try predicate.evaluate(with: object, variables: variables))
+                    } catch { return .object([("error", .string("\(error.id): \(error.description)"))]) }
                 }
                 out.append(("results", .array(results)))
             }
@@ -185,10 +198,12 @@ enum BatchCase {
                     default: throw InputError(message: "\"mode\" must be \"parse\" or \"eval\"")
                     }
                 case "lenient":
-                    guard case .bool(let b) = value else { throw InputError(message: "\"lenient\" must be true or false") }
+                    guard case .bool(let b) = value else {
+                        throw InputError(message: "\"lenient\" must be true or false")
+                    }
                     lenient = b
                 default:
-                    break   // "id", and any field the caller keeps for itself ("expected"…)
+                    break  // "id", and any field the caller keeps for itself ("expected"…)
                 }
             }
             guard sawFormat else { throw InputError(message: "missing \"format\"") }

@@ -12,40 +12,40 @@ struct FilterCommand: ParsableCommand {
         commandName: "filter",
         abstract: "Print the JSON records a predicate matches.",
         discussion: """
-        Reads FILE (standard input when omitted or '-'): either one JSON array whose elements are \
-        the records, or a sequence of JSON values (NDJSON, or values concatenated with any \
-        whitespace). The first non-blank character decides: '[' means an array. Records need not \
-        be objects: 'SELF > 2' filters [1, 2, 3].
+            Reads FILE (standard input when omitted or '-'): either one JSON array whose elements are \
+            the records, or a sequence of JSON values (NDJSON, or values concatenated with any \
+            whitespace). The first non-blank character decides: '[' means an array. Records need not \
+            be objects: 'SELF > 2' filters [1, 2, 3].
 
-        Prints the matching records as NDJSON (one compact JSON value per line, object keys in \
-        input order), in input order unless --sort is given. Every record is evaluated before \
-        anything is printed, so an error never leaves partial output.
+            Prints the matching records as NDJSON (one compact JSON value per line, object keys in \
+            input order), in input order unless --sort is given. Every record is evaluated before \
+            anything is printed, so an error never leaves partial output.
 
-        --arg and --var values are JSON: null, true/false, integers, other numbers as Double, \
-        strings, arrays, objects as dictionaries, {"$date": seconds since 1970} as a date. \
-        --var NAME=JSON binds $NAME. --sort takes a key path, optionally string options and a \
-        direction: 'age', 'age:desc', 'name[cd]', 'address.city[c]:desc'; nil sorts first when \
-        ascending, last when descending; the sort is stable. A key that is not an identifier is \
-        quoted as in a predicate: '#"user-agent"[c]:desc' (or %K with --arg in the predicate).
+            --arg and --var values are JSON: null, true/false, integers, other numbers as Double, \
+            strings, arrays, objects as dictionaries, {"$date": seconds since 1970} as a date. \
+            --var NAME=JSON binds $NAME. --sort takes a key path, optionally string options and a \
+            direction: 'age', 'age:desc', 'name[cd]', 'address.city[c]:desc'; nil sorts first when \
+            ascending, last when descending; the sort is stable. A key that is not an identifier is \
+            quoted as in a predicate: '#"user-agent"[c]:desc' (or %K with --arg in the predicate).
 
-        --backend sqlite loads the records into an in-memory SQLite database (schema inferred \
-        from the JSON) and runs the predicate as lowered SQL ('sift sql' shows such SQL). The \
-        output is the same as with the default --backend memory for every predicate that \
-        evaluates without error in memory; a predicate the SQL back-end cannot express is an \
-        error (exit 1). SQL raises no per-record data errors: a record on which memory would \
-        raise may come out either way, and --lenient only affects the memory back-end.
+            --backend sqlite loads the records into an in-memory SQLite database (schema inferred \
+            from the JSON) and runs the predicate as lowered SQL ('sift sql' shows such SQL). The \
+            output is the same as with the default --backend memory for every predicate that \
+            evaluates without error in memory; a predicate the SQL back-end cannot express is an \
+            error (exit 1). SQL raises no per-record data errors: a record on which memory would \
+            raise may come out either way, and --lenient only affects the memory back-end.
 
-        --backend postgres does the same on the PostgreSQL server named by --database-url URL \
-        (default: the DATABASE_URL environment variable; a libpq URI or key=value string): the \
-        records go into a fresh schema there, which is dropped afterwards. What PostgreSQL cannot \
-        select exactly (string options [c]/[d], MATCHES, functions, arithmetic on doubles or on \
-        keys of mixed types) is an error naming the construct; a server that cannot be reached \
-        is an error naming the host (exit 1).
+            --backend postgres does the same on the PostgreSQL server named by --database-url URL \
+            (default: the DATABASE_URL environment variable; a libpq URI or key=value string): the \
+            records go into a fresh schema there, which is dropped afterwards. What PostgreSQL cannot \
+            select exactly (string options [c]/[d], MATCHES, functions, arithmetic on doubles or on \
+            keys of mixed types) is an error naming the construct; a server that cannot be reached \
+            is an error naming the host (exit 1).
 
-        Exit status: 0 success (also when nothing matches); 1 invalid predicate, invalid or \
-        unreadable JSON input (FILE:line:column), or an evaluation error (reported as \
-        'record N: ' with N the 0-based record index); 2 usage error.
-        """
+            Exit status: 0 success (also when nothing matches); 1 invalid predicate, invalid or \
+            unreadable JSON input (FILE:line:column), or an evaluation error (reported as \
+            'record N: ' with N the 0-based record index); 2 usage error.
+            """
     )
 
     @Argument(help: "The predicate format string.")
@@ -62,7 +62,9 @@ struct FilterCommand: ParsableCommand {
     @Flag(help: "Print the 0-based positions of the matching records, one per line.")
     var indices = false
 
-    @Flag(help: "Type mismatches (ordering a string and a number, ANY over a non-collection…) are false instead of errors.")
+    @Flag(
+        help:
+            "Type mismatches (ordering a string and a number, ANY over a non-collection…) are false instead of errors.")
     var lenient = false
 
     @Flag(help: "Print record counts and timings to standard error.")
@@ -74,7 +76,8 @@ struct FilterCommand: ParsableCommand {
     @Option(help: "Evaluate in memory, or load the records into SQLite or PostgreSQL and run the lowered SQL.")
     var backend: BackendKind = .memory
 
-    @Option(help: ArgumentHelp("The PostgreSQL server for --backend postgres (default: $DATABASE_URL).", valueName: "URL"))
+    @Option(
+        help: ArgumentHelp("The PostgreSQL server for --backend postgres (default: $DATABASE_URL).", valueName: "URL"))
     var databaseURL: String?
 
     func validate() throws {
@@ -90,7 +93,8 @@ struct FilterCommand: ParsableCommand {
         let start = clock.now
         let compiled: SiftPredicate
         do {
-            compiled = try SiftPredicate(format: predicate, arguments: arguments, options: EvaluationOptions(lenient: lenient))
+            compiled = try SiftPredicate(
+                format: predicate, arguments: arguments, options: EvaluationOptions(lenient: lenient))
         } catch {
             writeError(error.annotated)
             throw ExitCode.failure
@@ -108,8 +112,10 @@ struct FilterCommand: ParsableCommand {
     /// the matches are kept; the matching records are read again (whole) to sort and print them.
     /// Nothing is printed before the whole input has been read and evaluated, so an error leaves no
     /// partial output.
-    private func runInMemory(_ compiled: SiftPredicate, _ variables: [String: Value], _ descriptors: [SiftSortDescriptor],
-                             compileTime: Duration) throws {
+    private func runInMemory(
+        _ compiled: SiftPredicate, _ variables: [String: Value], _ descriptors: [SiftSortDescriptor],
+        compileTime: Duration
+    ) throws {
         let clock = ContinuousClock()
         let name = Records.displayName(file)
         var start = clock.now
@@ -153,7 +159,10 @@ struct FilterCommand: ParsableCommand {
             for n in selection.indices {
                 out.append(contentsOf: String(n).utf8)
                 out.append(0x0A)
-                if out.count >= 1 << 20 { output.write(Data(out)); out.removeAll(keepingCapacity: true) }
+                if out.count >= 1 << 20 {
+                    output.write(Data(out))
+                    out.removeAll(keepingCapacity: true)
+                }
             }
             if !out.isEmpty { output.write(Data(out)) }
         } else {
@@ -161,15 +170,18 @@ struct FilterCommand: ParsableCommand {
         }
 
         if stats {
-            writeStats(records: selection.recordCount, matched: selection.indices.count,
-                       read: openTime + selection.readTime, compile: compileTime, evaluate: selection.evaluateTime,
-                       sort: !descriptors.isEmpty && !count ? sortTime : nil)
+            writeStats(
+                records: selection.recordCount, matched: selection.indices.count,
+                read: openTime + selection.readTime, compile: compileTime, evaluate: selection.evaluateTime,
+                sort: !descriptors.isEmpty && !count ? sortTime : nil)
         }
     }
 
     /// The SQLite back-end: the records loaded into an in-memory database, the predicate lowered.
-    private func runSQL(_ compiled: SiftPredicate, _ variableJSON: [String: JSONValue], _ descriptors: [SiftSortDescriptor],
-                        compileTime: Duration) throws {
+    private func runSQL(
+        _ compiled: SiftPredicate, _ variableJSON: [String: JSONValue], _ descriptors: [SiftSortDescriptor],
+        compileTime: Duration
+    ) throws {
         let clock = ContinuousClock()
         var start = clock.now
         let records: [JSONValue]
@@ -186,8 +198,9 @@ struct FilterCommand: ParsableCommand {
         do throws(SQLBackendError) {
             let server = backend == .postgres ? try PostgresServer(url: databaseURL) : nil
             let sql = try SQLBackend(records: records, server: server)
-            matches = try sql.matches(compiled.syntax, source: predicate, variables: variableJSON.mapValues(\.literal),
-                                      sortedBy: count ? [] : descriptors)
+            matches = try sql.matches(
+                compiled.syntax, source: predicate, variables: variableJSON.mapValues(\.literal),
+                sortedBy: count ? [] : descriptors)
         } catch {
             writeError(error.description)
             throw ExitCode.failure
@@ -198,19 +211,28 @@ struct FilterCommand: ParsableCommand {
         if count {
             out = "\(matches.count)\n"
         } else if indices {
-            for n in matches { out += String(n); out += "\n" }
+            for n in matches {
+                out += String(n)
+                out += "\n"
+            }
         } else {
-            for n in matches { records[n].write(into: &out); out += "\n" }
+            for n in matches {
+                records[n].write(into: &out)
+                out += "\n"
+            }
         }
         FileHandle.standardOutput.write(Data(out.utf8))
 
         if stats {
-            writeStats(records: records.count, matched: matches.count, read: readTime, compile: compileTime,
-                       evaluate: evaluateTime, sort: !descriptors.isEmpty && !count ? .zero : nil)
+            writeStats(
+                records: records.count, matched: matches.count, read: readTime, compile: compileTime,
+                evaluate: evaluateTime, sort: !descriptors.isEmpty && !count ? .zero : nil)
         }
     }
 
-    private func writeStats(records: Int, matched: Int, read: Duration, compile: Duration, evaluate: Duration, sort: Duration?) {
+    private func writeStats(
+        records: Int, matched: Int, read: Duration, compile: Duration, evaluate: Duration, sort: Duration?
+    ) {
         func ms(_ d: Duration) -> String {
             let c = d.components
             return String(format: "%.3f", Double(c.seconds) * 1000 + Double(c.attoseconds) / 1e15)
@@ -227,19 +249,26 @@ func parseSortDescriptors(_ specs: [String]) throws -> [SiftSortDescriptor] {
     try specs.map { spec in
         var key = Substring(spec)
         var ascending = true
-        if key.hasSuffix(":desc") { ascending = false; key = key.dropLast(5) }
-        else if key.hasSuffix(":asc") { key = key.dropLast(4) }
+        if key.hasSuffix(":desc") {
+            ascending = false
+            key = key.dropLast(5)
+        } else if key.hasSuffix(":asc") {
+            key = key.dropLast(4)
+        }
         var options: ComparisonOptions = []
         if key.hasSuffix("]"), let open = key.lastIndex(of: "[") {
             let letters = key[key.index(after: open)..<key.index(before: key.endIndex)]
-            let table: [Character: ComparisonOptions] = ["c": .caseInsensitive, "d": .diacriticInsensitive, "n": .normalized, "l": .localeSensitive]
+            let table: [Character: ComparisonOptions] = [
+                "c": .caseInsensitive, "d": .diacriticInsensitive, "n": .normalized, "l": .localeSensitive,
+            ]
             if !letters.isEmpty, letters.allSatisfy({ table[$0] != nil }) {
                 for l in letters { options.insert(table[l]!) }
                 key = key[..<open]
             }
         }
         guard !key.isEmpty else { throw ValidationError("--sort \(spec): missing key path") }
-        do throws(SyntaxError) { return try SiftSortDescriptor(String(key), ascending: ascending, options: options) }
-        catch { throw ValidationError("--sort \(spec): \(error.description)") }
+        do throws(SyntaxError) {
+            return try SiftSortDescriptor(String(key), ascending: ascending, options: options)
+        } catch { throw ValidationError("--sort \(spec): \(error.description)") }
     }
 }

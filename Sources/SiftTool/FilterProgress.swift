@@ -7,7 +7,7 @@ import Foundation
 import SiftJSON
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 struct FilterProgress: RecordFilterProgress {

@@ -9,7 +9,7 @@
 import SiftSyntax
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Reads a file descriptor in blocks and calls back with runs of whole lines, valid only during the
@@ -31,7 +31,9 @@ struct LineInput {
     /// Calls `lines` with every run of whole lines (each ending with "\n", except a last line
     /// without one at the end of the input) until the end of the input, and `beforeRead` before
     /// each read (which may wait for more input). Answers false when a read failed.
-    mutating func forEachRun(beforeRead: () -> Void, _ lines: (UnsafeBufferPointer<UInt8>) throws -> Void) rethrows -> Bool {
+    mutating func forEachRun(beforeRead: () -> Void, _ lines: (UnsafeBufferPointer<UInt8>) throws -> Void) rethrows
+        -> Bool
+    {
         while true {
             beforeRead()
             let n = read(fd, buffer.baseAddress! + end, buffer.count - end)
@@ -70,7 +72,9 @@ struct LineInput {
     }
 
     /// Calls `line` for each line of `run` (a run of whole lines), without its terminator.
-    static func forEachLine(in run: UnsafeBufferPointer<UInt8>, _ line: (UnsafeBufferPointer<UInt8>) throws -> Void) rethrows {
+    static func forEachLine(in run: UnsafeBufferPointer<UInt8>, _ line: (UnsafeBufferPointer<UInt8>) throws -> Void)
+        rethrows
+    {
         guard let base = run.baseAddress else { return }
         var start = 0
         while start < run.count {
@@ -129,7 +133,10 @@ struct OutputBuffer {
             var left = bytes.count
             while left > 0 {
                 let n = Glibc.write(fd, p, left)
-                if n < 0 { if errno == EINTR { continue }; return }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
                 p += n
                 left -= n
             }

@@ -23,10 +23,13 @@ final class PostgresServer {
     /// Connects; without a URL, or when the server cannot be reached, a `load` error naming the host.
     init(url: String?) throws(SQLBackendError) {
         guard let url = url ?? ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty else {
-            throw SQLBackendError(stage: "load", description: "--backend postgres needs --database-url URL or the DATABASE_URL environment variable")
+            throw SQLBackendError(
+                stage: "load",
+                description: "--backend postgres needs --database-url URL or the DATABASE_URL environment variable")
         }
-        do throws(PostgresError) { connection = try PostgresConnection(url: url) }
-        catch { throw SQLBackendError(stage: "load", description: error.description) }
+        do throws(PostgresError) { connection = try PostgresConnection(url: url) } catch {
+            throw SQLBackendError(stage: "load", description: error.description)
+        }
     }
 
     /// A schema name no other back-end of this process (or another process) uses.
@@ -46,12 +49,15 @@ final class PostgresTablesOnServer {
     init(store: JSONStore, server: PostgresServer) throws(SQLBackendError) {
         self.server = server
         schemaName = server.newSchemaName()
-        do throws(PostgresError) { tables = try PostgresTables(schema: store.schema) }
-        catch { throw SQLBackendError(stage: "load", description: "cannot load the records into PostgreSQL: \(error.message)") }
+        do throws(PostgresError) { tables = try PostgresTables(schema: store.schema) } catch {
+            throw SQLBackendError(
+                stage: "load", description: "cannot load the records into PostgreSQL: \(error.message)")
+        }
         let c = server.connection
         do throws(PostgresError) {
-            try c.executeScript("BEGIN; CREATE SCHEMA \(PostgresTables.quote(schemaName)); SET LOCAL search_path TO \(PostgresTables.quote(schemaName));"
-                                + tables.tablesScript)
+            try c.executeScript(
+                "BEGIN; CREATE SCHEMA \(PostgresTables.quote(schemaName)); SET LOCAL search_path TO \(PostgresTables.quote(schemaName));"
+                    + tables.tablesScript)
             // Indexes after the rows (one sort instead of one insertion per row), and only on tables
             // big enough for the planner to choose them: a few rows are read faster than an index.
             var indexes = ""
@@ -60,17 +66,23 @@ final class PostgresTablesOnServer {
                 let columns = table.columns.compactMap(\.source)
                 let rows: [[SQLValue]]
                 do throws(StoreError) {
-                    rows = try store.query("SELECT " + columns.map(sqlite.quote).joined(separator: ", ") + " FROM " + sqlite.quote(table.source))
+                    rows = try store.query(
+                        "SELECT " + columns.map(sqlite.quote).joined(separator: ", ") + " FROM "
+                            + sqlite.quote(table.source))
                 } catch {
-                    throw PostgresError(kind: .query, message: "cannot read '\(table.source)' from the SQLite store: \(error.message)")
+                    throw PostgresError(
+                        kind: .query, message: "cannot read '\(table.source)' from the SQLite store: \(error.message)")
                 }
                 try tables.load(table, rows: rows, on: c)
                 if rows.count >= Self.indexedRows { indexes += tables.indexScript(table) }
             }
-            try c.executeScript(indexes + "ANALYZE " + tables.tables.map { PostgresTables.quote($0.name) }.joined(separator: ", ") + "; COMMIT;")
+            try c.executeScript(
+                indexes + "ANALYZE " + tables.tables.map { PostgresTables.quote($0.name) }.joined(separator: ", ")
+                    + "; COMMIT;")
         } catch {
             try? c.executeScript("ROLLBACK")
-            throw SQLBackendError(stage: "load", description: "cannot load the records into PostgreSQL: \(error.message)")
+            throw SQLBackendError(
+                stage: "load", description: "cannot load the records into PostgreSQL: \(error.message)")
         }
     }
 
@@ -82,7 +94,8 @@ final class PostgresTablesOnServer {
         do throws(PostgresError) {
             let c = server.connection
             if server.searchPath != schemaName {
-                _ = try c.execute("SELECT set_config('search_path', $1, false)", [.text(PostgresTables.quote(schemaName))])
+                _ = try c.execute(
+                    "SELECT set_config('search_path', $1, false)", [.text(PostgresTables.quote(schemaName))])
                 server.searchPath = schemaName
             }
             return try c.execute(query).map { row in

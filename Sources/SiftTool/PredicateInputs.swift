@@ -3,18 +3,24 @@
 
 import ArgumentParser
 import Foundation
-import SiftJSON
 import SiftEvaluation
+import SiftJSON
 
 /// `--arg JSON`, `--var NAME=JSON` and `--sort KEY[opts][:desc]`, parsed once each.
 struct PredicateInputs: ParsableArguments {
-    @Option(name: .customLong("arg"), parsing: .unconditionalSingleValue, help: "A JSON value for the next %@, %K, %d… specifier.")
+    @Option(
+        name: .customLong("arg"), parsing: .unconditionalSingleValue,
+        help: "A JSON value for the next %@, %K, %d… specifier.")
     var args: [String] = []
 
-    @Option(name: .customLong("var"), parsing: .unconditionalSingleValue, help: ArgumentHelp("Bind $NAME to a JSON value.", valueName: "NAME=JSON"))
+    @Option(
+        name: .customLong("var"), parsing: .unconditionalSingleValue,
+        help: ArgumentHelp("Bind $NAME to a JSON value.", valueName: "NAME=JSON"))
     var vars: [String] = []
 
-    @Option(name: .customLong("sort"), help: ArgumentHelp("Sort by a key path (repeatable; first is primary).", valueName: "KEY[opts][:desc]"))
+    @Option(
+        name: .customLong("sort"),
+        help: ArgumentHelp("Sort by a key path (repeatable; first is primary).", valueName: "KEY[opts][:desc]"))
     var sortKeys: [String] = []
 
     func validate() throws {
@@ -42,12 +48,14 @@ func parseVariableJSON(_ texts: [String]) throws -> [String: JSONValue] {
         var name = String(text[..<eq])
         if name.hasPrefix("$") { name.removeFirst() }
         guard let first = name.unicodeScalars.first,
-              first == "_" || CharacterSet.letters.contains(first),
-              name.unicodeScalars.allSatisfy({ $0 == "_" || CharacterSet.alphanumerics.contains($0) }) else {
+            first == "_" || CharacterSet.letters.contains(first),
+            name.unicodeScalars.allSatisfy({ $0 == "_" || CharacterSet.alphanumerics.contains($0) })
+        else {
             throw ValidationError("--var \(text): '\(name)' is not a variable name")
         }
-        do { out[name] = try JSONReader.parse(String(text[text.index(after: eq)...])) }
-        catch { throw ValidationError("--var \(name): \(error)") }
+        do { out[name] = try JSONReader.parse(String(text[text.index(after: eq)...])) } catch {
+            throw ValidationError("--var \(name): \(error)")
+        }
     }
     return out
 }

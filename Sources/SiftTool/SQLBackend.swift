@@ -41,45 +41,56 @@ final class SQLBackend {
 
     /// Loads `records`; with `server`, into PostgreSQL too, where the queries then run.
     init(records: [JSONValue], server: PostgresServer? = nil) throws(SQLBackendError) {
-        do throws(JSONStoreError) { store = try JSONStore(records: records, entity: SQLBackend.entity) }
-        catch { throw SQLBackendError(stage: "load", description: "cannot load the records into SQLite: \(error)") }
+        do throws(JSONStoreError) { store = try JSONStore(records: records, entity: SQLBackend.entity) } catch {
+            throw SQLBackendError(stage: "load", description: "cannot load the records into SQLite: \(error)")
+        }
         if let server {
             let onServer = try PostgresTablesOnServer(store: store, server: server)
             postgres = onServer
-            do throws(SQLLoweringError) { lowering = try SQLLowering(schema: onServer.tables.schema, entity: SQLBackend.entity, dialect: PostgreSQLDialect()) }
-            catch { throw SQLBackendError(stage: "load", description: error.description) }
+            do throws(SQLLoweringError) {
+                lowering = try SQLLowering(
+                    schema: onServer.tables.schema, entity: SQLBackend.entity, dialect: PostgreSQLDialect())
+            } catch { throw SQLBackendError(stage: "load", description: error.description) }
         } else {
             postgres = nil
-            do throws(SQLLoweringError) { lowering = try SQLLowering(schema: store.schema, entity: SQLBackend.entity) }
-            catch { throw SQLBackendError(stage: "load", description: error.description) }
+            do throws(SQLLoweringError) {
+                lowering = try SQLLowering(schema: store.schema, entity: SQLBackend.entity)
+            } catch { throw SQLBackendError(stage: "load", description: error.description) }
         }
     }
 
     /// The lowered query for `syntax`; a rejection carries line:column and a caret under `source`.
-    func query(_ syntax: PredicateSyntax, source: String, variables: [String: LiteralValue],
-               sortedBy keys: [SiftSortDescriptor] = []) throws(SQLBackendError) -> SQLQuery {
+    func query(
+        _ syntax: PredicateSyntax, source: String, variables: [String: LiteralValue],
+        sortedBy keys: [SiftSortDescriptor] = []
+    ) throws(SQLBackendError) -> SQLQuery {
         do throws(SQLLoweringError) {
-            return try lowering.select(syntax, source: source, variables: variables,
-                                       sortedBy: keys.map { SQLSortKey(keyPath: $0.keyPath, ascending: $0.ascending, options: $0.options) })
+            return try lowering.select(
+                syntax, source: source, variables: variables,
+                sortedBy: keys.map { SQLSortKey(keyPath: $0.keyPath, ascending: $0.ascending, options: $0.options) })
         } catch {
             throw SQLBackendError(stage: "lower", description: error.annotated, id: error.id)
         }
     }
 
     /// The indices of the matching records, in the query's order.
-    func matches(_ syntax: PredicateSyntax, source: String, variables: [String: LiteralValue],
-                 sortedBy keys: [SiftSortDescriptor] = []) throws(SQLBackendError) -> [Int] {
+    func matches(
+        _ syntax: PredicateSyntax, source: String, variables: [String: LiteralValue],
+        sortedBy keys: [SiftSortDescriptor] = []
+    ) throws(SQLBackendError) -> [Int] {
         let q = try query(syntax, source: source, variables: variables, sortedBy: keys)
         if let postgres {
             return try postgres.primaryKeys(q).map { (pk) throws(SQLBackendError) -> Int in
                 guard let i = store.recordIndex(ofKey: pk) else {
-                    throw SQLBackendError(stage: "sql", description: "sql: the first result column is not a record's key: \(pk)")
+                    throw SQLBackendError(
+                        stage: "sql", description: "sql: the first result column is not a record's key: \(pk)")
                 }
                 return i
             }
         }
-        do throws(StoreError) { return try store.recordIndices(sql: q.sql, bindings: q.bindings) }
-        catch { throw SQLBackendError(stage: "sql", description: "sql: \(error.message)") }
+        do throws(StoreError) { return try store.recordIndices(sql: q.sql, bindings: q.bindings) } catch {
+            throw SQLBackendError(stage: "sql", description: "sql: \(error.message)")
+        }
     }
 }
 

@@ -14,23 +14,23 @@ struct SQLCommand: ParsableCommand {
         commandName: "sql",
         abstract: "Print the SQL a predicate lowers to, and its bound values.",
         discussion: """
-        Lowers PREDICATE against the entity NAME of the schema in FILE (the JSON form of a Sift \
-        schema: entities with their table, primary key, attributes and relationships; see \
-        Samples/people.schema.json) and prints the SQL on one line, then one line per bound \
-        value: '?N = JSON'. With --json, prints {"sql": "…", "bindings": [...]} instead; a blob \
-        is {"$blob": "hex"}.
+            Lowers PREDICATE against the entity NAME of the schema in FILE (the JSON form of a Sift \
+            schema: entities with their table, primary key, attributes and relationships; see \
+            Samples/people.schema.json) and prints the SQL on one line, then one line per bound \
+            value: '?N = JSON'. With --json, prints {"sql": "…", "bindings": [...]} instead; a blob \
+            is {"$blob": "hex"}.
 
-        --arg and --var take JSON values as for 'sift filter'; $VARIABLES are bound at lowering \
-        time. --sort KEY[opts][:desc] adds ORDER BY terms that order like 'sift filter --sort'.
+            --arg and --var take JSON values as for 'sift filter'; $VARIABLES are bound at lowering \
+            time. --sort KEY[opts][:desc] adds ORDER BY terms that order like 'sift filter --sort'.
 
-        --dialect postgres prints PostgreSQL's form ($1 placeholders, no Sift functions): what \
-        PostgreSQL cannot select exactly (string options, MATCHES, functions, double arithmetic, \
-        dynamically typed attributes) is an error naming the construct.
+            --dialect postgres prints PostgreSQL's form ($1 placeholders, no Sift functions): what \
+            PostgreSQL cannot select exactly (string options, MATCHES, functions, double arithmetic, \
+            dynamically typed attributes) is an error naming the construct.
 
-        Exit status: 0 success; 1 invalid predicate, unreadable or invalid schema, unknown entity, \
-        or a predicate the SQL back-end cannot express faithfully (line:column and a caret); \
-        2 usage error.
-        """
+            Exit status: 0 success; 1 invalid predicate, unreadable or invalid schema, unknown entity, \
+            or a predicate the SQL back-end cannot express faithfully (line:column and a caret); \
+            2 usage error.
+            """
     )
 
     @Argument(help: "The predicate format string.")
@@ -56,8 +56,10 @@ struct SQLCommand: ParsableCommand {
         let arguments = try inputs.arguments()
 
         let syntax: PredicateSyntax
-        do throws(SyntaxError) { syntax = try PredicateSyntax.parse(predicate, arguments: arguments) }
-        catch { writeError(error.annotated); throw ExitCode.failure }
+        do throws(SyntaxError) { syntax = try PredicateSyntax.parse(predicate, arguments: arguments) } catch {
+            writeError(error.annotated)
+            throw ExitCode.failure
+        }
 
         let mapping: Schema
         do {
@@ -74,8 +76,11 @@ struct SQLCommand: ParsableCommand {
         let query: SQLQuery
         do throws(SQLLoweringError) {
             let lowering = try SQLLowering(schema: mapping, entity: entity, dialect: dialect.dialect)
-            query = try lowering.select(syntax, source: predicate, variables: variables,
-                                        sortedBy: descriptors.map { SQLSortKey(keyPath: $0.keyPath, ascending: $0.ascending, options: $0.options) })
+            query = try lowering.select(
+                syntax, source: predicate, variables: variables,
+                sortedBy: descriptors.map {
+                    SQLSortKey(keyPath: $0.keyPath, ascending: $0.ascending, options: $0.options)
+                })
         } catch {
             writeError(error.annotated)
             throw ExitCode.failure
@@ -83,7 +88,8 @@ struct SQLCommand: ParsableCommand {
 
         var out = ""
         if json {
-            JSONValue.object([("sql", .string(query.sql)), ("bindings", .array(query.bindings.map(\.json)))]).write(into: &out)
+            JSONValue.object([("sql", .string(query.sql)), ("bindings", .array(query.bindings.map(\.json)))]).write(
+                into: &out)
             out += "\n"
         } else {
             out = query.sql + "\n"

@@ -37,8 +37,9 @@ package struct SiftCommand: ParsableCommand {
 /// Reads `--arg` values: each is one JSON document.
 func parseArguments(_ texts: [String]) throws -> [Any?] {
     try texts.enumerated().map { (n, text) in
-        do { return try JSONReader.parse(text).literal as Any? }
-        catch { throw ValidationError("--arg #\(n + 1): \(error)") }
+        do { return try JSONReader.parse(text).literal as Any? } catch {
+            throw ValidationError("--arg #\(n + 1): \(error)")
+        }
     }
 }
 
@@ -51,17 +52,19 @@ struct ParseCommand: ParsableCommand {
         commandName: "parse",
         abstract: "Parse predicates and print their canonical form.",
         discussion: """
-        With PREDICATE, prints its canonical form. Without it, reads one predicate per line from
-        standard input and prints one line for each: the canonical form, or the diagnostic.
-        --arg values are JSON: null, true/false, integers, other numbers as Double, strings,
-        arrays, objects as dictionaries, {"$date": seconds since 1970} as a date.
-        """
+            With PREDICATE, prints its canonical form. Without it, reads one predicate per line from
+            standard input and prints one line for each: the canonical form, or the diagnostic.
+            --arg values are JSON: null, true/false, integers, other numbers as Double, strings,
+            arrays, objects as dictionaries, {"$date": seconds since 1970} as a date.
+            """
     )
 
     @Argument(help: "The predicate format string (read lines from standard input when omitted).")
     var predicate: String?
 
-    @Option(name: .customLong("arg"), parsing: .unconditionalSingleValue, help: "A JSON value for the next %@, %K, %d… specifier.")
+    @Option(
+        name: .customLong("arg"), parsing: .unconditionalSingleValue,
+        help: "A JSON value for the next %@, %K, %d… specifier.")
     var args: [String] = []
 
     @Flag(help: "Print the syntax tree.")
@@ -112,8 +115,9 @@ struct ParseCommand: ParsableCommand {
                 // A large run is cut in two at a line boundary and the halves parsed on both
                 // cores, each into a buffer of its own, written in order.
                 output.flush()
-                let halves = Halves(first: UnsafeBufferPointer(rebasing: run[..<cut]),
-                                    second: UnsafeBufferPointer(rebasing: run[cut...]), values: values)
+                let halves = Halves(
+                    first: UnsafeBufferPointer(rebasing: run[..<cut]),
+                    second: UnsafeBufferPointer(rebasing: run[cut...]), values: values)
                 DispatchQueue.concurrentPerform(iterations: 2) { k in halves.parse(k) }
                 OutputBuffer.write(halves.output0.bytes)
                 OutputBuffer.write(halves.output1.bytes)
@@ -139,8 +143,10 @@ struct ParseCommand: ParsableCommand {
 
     /// Parses one line and appends its result and a newline to `out`: the canonical form (or
     /// `render`'s, for --tree and --json), or the diagnostic. Answers false for a diagnostic.
-    static func parseLine(_ bytes: UnsafeBufferPointer<UInt8>, _ values: [Any?], into out: inout PrintBuffer,
-                          render: ((PredicateSyntax) throws -> String)?) throws -> Bool {
+    static func parseLine(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ values: [Any?], into out: inout PrintBuffer,
+        render: ((PredicateSyntax) throws -> String)?
+    ) throws -> Bool {
         let line = String(decoding: bytes, as: UTF8.self)
         defer { out.bytes.append(0x0A) }
         do {
@@ -178,6 +184,12 @@ private final class Halves: @unchecked Sendable {
         try? LineInput.forEachLine(in: runs[k]) { line in
             if try !ParseCommand.parseLine(line, values, into: &out, render: nil) { anyFailed = true }
         }
-        if k == 0 { output0 = out; failed0 = anyFailed } else { output1 = out; failed1 = anyFailed }
+        if k == 0 {
+            output0 = out
+            failed0 = anyFailed
+        } else {
+            output1 = out
+            failed1 = anyFailed
+        }
     }
 }

@@ -38,7 +38,8 @@ enum StoreAccess {
     static func open(_ path: String) throws(StoreCommandError) -> PersistentStore {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw StoreCommandError("error: \(path): no such store (make one with 'sift store create \(path) --model MODEL.json')")
+            throw StoreCommandError(
+                "error: \(path): no such store (make one with 'sift store create \(path) --model MODEL.json')")
         }
         if isDirectory.boolValue { throw StoreCommandError("error: \(path): is a directory") }
         do { return try PersistentStore(path: path) } catch { throw StoreCommandError(error) }
@@ -51,11 +52,14 @@ enum StoreAccess {
     static func keyOrder(_ path: String) -> [String: [String]] {
         guard let db = try? SQLiteConnection(path: path) else { return [:] }
         _ = try? db.query("PRAGMA busy_timeout = 10000")
-        guard let rows = try? db.query("SELECT entity, keys FROM \(SQLiteDialect().quote(keyOrderTable))") else { return [:] }
+        guard let rows = try? db.query("SELECT entity, keys FROM \(SQLiteDialect().quote(keyOrderTable))") else {
+            return [:]
+        }
         var out: [String: [String]] = [:]
         for row in rows {
             guard row.count == 2, case .text(let entity) = row[0], case .text(let keys) = row[1],
-                  case .array(let items)? = try? JSONReader.parse(keys) else { continue }
+                case .array(let items)? = try? JSONReader.parse(keys)
+            else { continue }
             out[entity] = items.compactMap { if case .string(let s) = $0 { s } else { nil } }
         }
         return out
@@ -73,14 +77,17 @@ enum StoreAccess {
         try db.transaction { () throws(SQLiteError) in
             for (entity, keys) in seen {
                 var order: [String] = []
-                if case .text(let text)? = try db.query("SELECT keys FROM \(table) WHERE entity = ?", [.text(entity)]).first?.first,
-                   case .array(let items)? = try? JSONReader.parse(text) {
+                if case .text(let text)? = try db.query("SELECT keys FROM \(table) WHERE entity = ?", [.text(entity)])
+                    .first?.first,
+                    case .array(let items)? = try? JSONReader.parse(text)
+                {
                     order = items.compactMap { if case .string(let s) = $0 { s } else { nil } }
                 }
                 var known = Set(order)
                 for k in keys where known.insert(k).inserted { order.append(k) }
                 let json = JSONValue.array(order.map { .string($0) }).text
-                _ = try db.query("INSERT OR REPLACE INTO \(table) (entity, keys) VALUES (?, ?)", [.text(entity), .text(json)])
+                _ = try db.query(
+                    "INSERT OR REPLACE INTO \(table) (entity, keys) VALUES (?, ?)", [.text(entity), .text(json)])
             }
         }
     }

@@ -18,24 +18,26 @@ struct StoreCommand: ParsableCommand {
         commandName: "store",
         abstract: "Create, fill and query a SQLite store (SiftStore) from the command line.",
         discussion: """
-        A typical session:
+            A typical session:
 
-          sift store infer-model people.json > people.model.json
-          sift store create people.sqlite --model people.model.json
-          sift store import people.sqlite Record people.json
-          sift store query people.sqlite Record 'ANY kids.age < 10' --sort name
+              sift store infer-model people.json > people.model.json
+              sift store create people.sqlite --model people.model.json
+              sift store import people.sqlite Record people.json
+              sift store query people.sqlite Record 'ANY kids.age < 10' --sort name
 
-        The store file keeps its model, so only 'create' takes one. Input JSON is one array of \
-        records or NDJSON ('-' reads standard input), with 'sift filter''s conventions: numbers \
-        without '.' or exponent are integers, other numbers doubles, {"$date": seconds since \
-        1970} a date. Output is written only when the whole command succeeded.
+            The store file keeps its model, so only 'create' takes one. Input JSON is one array of \
+            records or NDJSON ('-' reads standard input), with 'sift filter''s conventions: numbers \
+            without '.' or exponent are integers, other numbers doubles, {"$date": seconds since \
+            1970} a date. Output is written only when the whole command succeeded.
 
-        Exit status: 0 success; 1 invalid predicate (line:column and a caret), invalid or \
-        unreadable JSON, a record the model does not accept, or a store error ('error: …'; the \
-        store is unchanged); 2 usage error.
-        """,
-        subcommands: [StoreInferModelCommand.self, StoreCreateCommand.self, StoreImportCommand.self,
-                      StoreQueryCommand.self, StoreUpdateCommand.self, StoreDeleteCommand.self]
+            Exit status: 0 success; 1 invalid predicate (line:column and a caret), invalid or \
+            unreadable JSON, a record the model does not accept, or a store error ('error: …'; the \
+            store is unchanged); 2 usage error.
+            """,
+        subcommands: [
+            StoreInferModelCommand.self, StoreCreateCommand.self, StoreImportCommand.self,
+            StoreQueryCommand.self, StoreUpdateCommand.self, StoreDeleteCommand.self,
+        ]
     )
 }
 
@@ -59,7 +61,8 @@ func storePredicate(_ text: String, arguments: [Any?]) throws(StoreCommandError)
 func storeError(_ e: StoreError, predicate source: String?) -> StoreCommandError {
     let head = e.message.split(separator: ":", maxSplits: 2)
     guard e.kind == .evaluation || e.kind == .syntax, let source, head.count == 3,
-          head[2].hasPrefix(" error: "), let line = Int(head[0]), let column = Int(head[1]), line > 0, column > 0 else {
+        head[2].hasPrefix(" error: "), let line = Int(head[0]), let column = Int(head[1]), line > 0, column > 0
+    else {
         return StoreCommandError(e)
     }
     let text = SourceText(source).line(line)
@@ -69,10 +72,14 @@ func storeError(_ e: StoreError, predicate source: String?) -> StoreCommandError
 
 /// `--arg JSON` and `--var NAME=JSON` for the batch requests, which take no sort keys.
 struct StoreFormatInputs: ParsableArguments {
-    @Option(name: .customLong("arg"), parsing: .unconditionalSingleValue, help: "A JSON value for the next %@, %K, %d… specifier.")
+    @Option(
+        name: .customLong("arg"), parsing: .unconditionalSingleValue,
+        help: "A JSON value for the next %@, %K, %d… specifier.")
     var args: [String] = []
 
-    @Option(name: .customLong("var"), parsing: .unconditionalSingleValue, help: ArgumentHelp("Bind $NAME to a JSON value.", valueName: "NAME=JSON"))
+    @Option(
+        name: .customLong("var"), parsing: .unconditionalSingleValue,
+        help: ArgumentHelp("Bind $NAME to a JSON value.", valueName: "NAME=JSON"))
     var vars: [String] = []
 
     func validate() throws { _ = try parseVariableJSON(vars) }
@@ -85,53 +92,53 @@ struct StoreInferModelCommand: ParsableCommand {
         commandName: "infer-model",
         abstract: "Print a model (JSON) inferred from JSON records.",
         discussion: """
-        Reads FILE (a JSON array of objects, or NDJSON; '-' or omitted: standard input) and \
-        prints the model a store needs to hold the records, as 'sift store create --model' reads \
-        it. The root entity is NAME (--entity, default Record); every key becomes a property:
+            Reads FILE (a JSON array of objects, or NDJSON; '-' or omitted: standard input) and \
+            prints the model a store needs to hold the records, as 'sift store create --model' reads \
+            it. The root entity is NAME (--entity, default Record); every key becomes a property:
 
-          integers everywhere              integer64
-          doubles ('.' or exponent)        double
-          strings, booleans, {"$date": s}  string, boolean, date
-          integers and doubles mixed       dynamic (1 and 1.0 stay apart)
-          numbers and strings mixed        dynamic (each value keeps its kind)
-          objects                          to-one relationship to a new entity
-                                           NAME_key, which has a to-many
-                                           'owner' back
-          arrays of objects                ordered to-many relationship to
-                                           NAME_key, with a to-one 'owner' back
-                                           (allowing nil where some records
-                                           have null or no array)
-          arrays of scalars                collection attribute of their type
-          booleans or dates mixed with     mixed (keeps each value as it is; SQL
-          other kinds, arrays of scalars   queries each row by its shape)
-          or of dates mixed with those
-          objects mixed with anything      transformable (keeps any JSON value;
-          else, arrays mixing dates with   predicates on it run in memory, not
-          scalars                          in SQL)
-          null or missing everywhere       dynamic
-          empty arrays (or arrays of       a collection of dynamic
-          nulls) only
+              integers everywhere              integer64
+              doubles ('.' or exponent)        double
+              strings, booleans, {"$date": s}  string, boolean, date
+              integers and doubles mixed       dynamic (1 and 1.0 stay apart)
+              numbers and strings mixed        dynamic (each value keeps its kind)
+              objects                          to-one relationship to a new entity
+                                               NAME_key, which has a to-many
+                                               'owner' back
+              arrays of objects                ordered to-many relationship to
+                                               NAME_key, with a to-one 'owner' back
+                                               (allowing nil where some records
+                                               have null or no array)
+              arrays of scalars                collection attribute of their type
+              booleans or dates mixed with     mixed (keeps each value as it is; SQL
+              other kinds, arrays of scalars   queries each row by its shape)
+              or of dates mixed with those
+              objects mixed with anything      transformable (keeps any JSON value;
+              else, arrays mixing dates with   predicates on it run in memory, not
+              scalars                          in SQL)
+              null or missing everywhere       dynamic
+              empty arrays (or arrays of       a collection of dynamic
+              nulls) only
 
-        Every attribute is optional; null and missing keys are nil, and the entities are open \
-        (a key no record has reads nil, as in 'sift filter'). Parents cascade deletes to \
-        nested objects; the relationships back nullify. Each key where the records disagree, \
-        or whose representation loses something, gets one 'note: key …' line on standard error \
-        saying what was chosen and why. An array of objects that is null or missing in some \
-        records becomes a to-many relationship that allows nil ("allowsNil": true), so nil \
-        and [] stay apart.
+            Every attribute is optional; null and missing keys are nil, and the entities are open \
+            (a key no record has reads nil, as in 'sift filter'). Parents cascade deletes to \
+            nested objects; the relationships back nullify. Each key where the records disagree, \
+            or whose representation loses something, gets one 'note: key …' line on standard error \
+            saying what was chosen and why. An array of objects that is null or missing in some \
+            records becomes a to-many relationship that allows nil ("allowsNil": true), so nil \
+            and [] stay apart.
 
-        Any key names a property as it is ('first name', 'a' beside 'A'); a nested entity's \
-        name takes the key with each character other than an ASCII letter, digit or '_' made \
-        '_'. Records that are not objects are errors (exit 1) unless --document is given.
+            Any key names a property as it is ('first name', 'a' beside 'A'); a nested entity's \
+            name takes the key with each character other than an ASCII letter, digit or '_' made \
+            '_'. Records that are not objects are errors (exit 1) unless --document is given.
 
-        With --document the model has one document entity NAME instead: each record is one \
-        object, kept exactly as read, whatever its shape (objects whose keys disagree, null \
-        elements, records that are strings, numbers or arrays), with the shapes of its keys \
-        declared so that predicates run in SQL with the answers 'sift filter' gives; this is \
-        how 'sift filter --backend sqlite' loads records. Keys the tables cannot hold (arrays \
-        of arrays, arrays mixing objects with values) get a 'note:' line: predicates naming \
-        them run in memory.
-        """
+            With --document the model has one document entity NAME instead: each record is one \
+            object, kept exactly as read, whatever its shape (objects whose keys disagree, null \
+            elements, records that are strings, numbers or arrays), with the shapes of its keys \
+            declared so that predicates run in SQL with the answers 'sift filter' gives; this is \
+            how 'sift filter --backend sqlite' loads records. Keys the tables cannot hold (arrays \
+            of arrays, arrays mixing objects with values) get a 'note:' line: predicates naming \
+            them run in memory.
+            """
     )
 
     @Argument(help: "The JSON records (a JSON array, or NDJSON; '-' or omitted: standard input).")
@@ -146,16 +153,21 @@ struct StoreInferModelCommand: ParsableCommand {
     func run() throws {
         try reportingStoreErrors {
             let records: [JSONValue]
-            do throws(RecordsError) { records = try Records.load(file) } catch { throw StoreCommandError(error.description) }
+            do throws(RecordsError) { records = try Records.load(file) } catch {
+                throw StoreCommandError(error.description)
+            }
             if document {
                 let model: ManagedObjectModel
                 do throws(ModelError) {
-                    model = try ManagedObjectModel(entities: [EntityDescription(entity, document: DocumentInference.describe(records))])
+                    model = try ManagedObjectModel(entities: [
+                        EntityDescription(entity, document: DocumentInference.describe(records))
+                    ])
                 } catch {
                     throw StoreCommandError("error: the inferred model is invalid: \(error.message)")
                 }
                 for (key, why) in model.unsupportedDocumentKeys(of: entity).sorted(by: { $0.key < $1.key }) {
-                    writeError("note: key '\(key)': \(why); kept in the documents, and predicates naming it run in memory")
+                    writeError(
+                        "note: key '\(key)': \(why); kept in the documents, and predicates naming it run in memory")
                 }
                 FileHandle.standardOutput.write(Data((model.jsonString + "\n").utf8))
                 return
@@ -181,13 +193,13 @@ struct StoreCreateCommand: ParsableCommand {
         commandName: "create",
         abstract: "Create a SQLite store with a model.",
         discussion: """
-        Creates the store DB (a SQLite file) with the model in MODEL.json ('sift store \
-        infer-model' writes one; the format is ManagedObjectModel's JSON: {"entities": [{"name", \
-        "attributes", "relationships", …}]}). The store keeps its model: later commands read it \
-        from DB. Running it again with the same model does nothing; an existing store made with \
-        another model is an error naming what differs (exit 1; migration is not supported), as \
-        is a file that is not a Sift store. Prints nothing on success.
-        """
+            Creates the store DB (a SQLite file) with the model in MODEL.json ('sift store \
+            infer-model' writes one; the format is ManagedObjectModel's JSON: {"entities": [{"name", \
+            "attributes", "relationships", …}]}). The store keeps its model: later commands read it \
+            from DB. Running it again with the same model does nothing; an existing store made with \
+            another model is an error naming what differs (exit 1; migration is not supported), as \
+            is a file that is not a Sift store. Prints nothing on success.
+            """
     )
 
     @Argument(help: "The store file to create.")
@@ -203,8 +215,12 @@ struct StoreCreateCommand: ParsableCommand {
                 throw StoreCommandError("\(model): error: cannot read the model (\(error.localizedDescription))")
             }
             let parsed: ManagedObjectModel
-            do throws(ModelError) { parsed = try ManagedObjectModel(json: data) } catch { throw StoreCommandError("\(model): error: \(error.message)") }
-            do throws(StoreError) { _ = try PersistentStore(model: parsed, path: db) } catch { throw StoreCommandError(error) }
+            do throws(ModelError) { parsed = try ManagedObjectModel(json: data) } catch {
+                throw StoreCommandError("\(model): error: \(error.message)")
+            }
+            do throws(StoreError) { _ = try PersistentStore(model: parsed, path: db) } catch {
+                throw StoreCommandError(error)
+            }
         }
     }
 }
@@ -216,25 +232,25 @@ struct StoreImportCommand: ParsableCommand {
         commandName: "import",
         abstract: "Import JSON records into a store as objects of one entity.",
         discussion: """
-        Reads FILE (a JSON array of objects, or NDJSON; '-' or omitted: standard input) and \
-        inserts one ENTITY object per record, in one context saved once: all records or none. \
-        Values follow the model: a JSON object under a to-one relationship and each object of \
-        an array under a to-many become objects of the destination entity (recursively); an \
-        array under a collection attribute is its elements; any JSON under a transformable \
-        attribute is kept as it reads in memory; dates are {"$date": seconds since 1970}, \
-        binary data {"$data": "base64"}, UUIDs and URIs strings; dynamic attributes take \
-        numbers and strings; null or a missing key is nil (a missing key keeps the model's \
-        default value). Into a document entity each record is one object kept as it is (any \
-        JSON value when the entity allows values), checked against the entity's shapes.
+            Reads FILE (a JSON array of objects, or NDJSON; '-' or omitted: standard input) and \
+            inserts one ENTITY object per record, in one context saved once: all records or none. \
+            Values follow the model: a JSON object under a to-one relationship and each object of \
+            an array under a to-many become objects of the destination entity (recursively); an \
+            array under a collection attribute is its elements; any JSON under a transformable \
+            attribute is kept as it reads in memory; dates are {"$date": seconds since 1970}, \
+            binary data {"$data": "base64"}, UUIDs and URIs strings; dynamic attributes take \
+            numbers and strings; null or a missing key is nil (a missing key keeps the model's \
+            default value). Into a document entity each record is one object kept as it is (any \
+            JSON value when the entity allows values), checked against the entity's shapes.
 
-        A key the entity does not have, a value of the wrong type, or a broken validation rule \
-        is an error naming the 0-based record index and the key path in it ('error: record 3: \
-        key 'kids[1].age': …'), exit 1, and nothing is imported. On success prints the number \
-        of ENTITY objects inserted (nested objects are not counted).
+            A key the entity does not have, a value of the wrong type, or a broken validation rule \
+            is an error naming the 0-based record index and the key path in it ('error: record 3: \
+            key 'kids[1].age': …'), exit 1, and nothing is imported. On success prints the number \
+            of ENTITY objects inserted (nested objects are not counted).
 
-        The store also remembers the order in which the keys first appeared, so that 'sift \
-        store query' prints keys in that order.
-        """
+            The store also remembers the order in which the keys first appeared, so that 'sift \
+            store query' prints keys in that order.
+            """
     )
 
     @Argument(help: "The store file.")
@@ -249,7 +265,9 @@ struct StoreImportCommand: ParsableCommand {
     func run() throws {
         try reportingStoreErrors {
             let records: [JSONValue]
-            do throws(RecordsError) { records = try Records.load(file) } catch { throw StoreCommandError(error.description) }
+            do throws(RecordsError) { records = try Records.load(file) } catch {
+                throw StoreCommandError(error.description)
+            }
             let store = try StoreAccess.open(db)
             var importer = StoreImporter(context: ManagedObjectContext(store: store))
             let n: Int
@@ -272,45 +290,45 @@ struct StoreQueryCommand: ParsableCommand {
         commandName: "query",
         abstract: "Print the objects of an entity a predicate matches.",
         discussion: """
-        Fetches the ENTITY objects PREDICATE matches (all of them when it is omitted) and \
-        prints them as NDJSON, one compact JSON object per line, in primary-key order (the order \
-        they were imported in) unless --sort is given. The parts of the predicate SQL can \
-        express exactly run in SQLite; the rest runs in memory on the rows SQL returns, so \
-        every predicate 'sift filter' accepts works (--explain shows the split).
+            Fetches the ENTITY objects PREDICATE matches (all of them when it is omitted) and \
+            prints them as NDJSON, one compact JSON object per line, in primary-key order (the order \
+            they were imported in) unless --sort is given. The parts of the predicate SQL can \
+            express exactly run in SQLite; the rest runs in memory on the rows SQL returns, so \
+            every predicate 'sift filter' accepts works (--explain shows the split).
 
-        Objects print in 'sift filter''s JSON conventions: integers, doubles, strings, \
-        booleans, {"$date": seconds since 1970} (whole seconds as an integer), {"$data": \
-        "base64"}; collection attributes as arrays; to-one relationships as nested objects and \
-        to-many relationships as arrays of nested objects. Keys come in the order 'sift store \
-        import' first saw them, then any others in model order. A nil attribute or to-one is \
-        left out, so a record whose key was missing prints as it was imported (with --nulls it \
-        prints as null instead); so is a nil to-many (one that allows nil), and an empty one \
-        prints []. \
-        The relationship back to the object a nested object was reached through is not \
-        printed (the output would recurse).
+            Objects print in 'sift filter''s JSON conventions: integers, doubles, strings, \
+            booleans, {"$date": seconds since 1970} (whole seconds as an integer), {"$data": \
+            "base64"}; collection attributes as arrays; to-one relationships as nested objects and \
+            to-many relationships as arrays of nested objects. Keys come in the order 'sift store \
+            import' first saw them, then any others in model order. A nil attribute or to-one is \
+            left out, so a record whose key was missing prints as it was imported (with --nulls it \
+            prints as null instead); so is a nil to-many (one that allows nil), and an empty one \
+            prints []. \
+            The relationship back to the object a nested object was reached through is not \
+            printed (the output would recurse).
 
-        So for a file imported with a model from 'sift store infer-model', 'sift store \
-        query DB Record P' prints the lines 'sift filter P FILE' prints, wherever memory \
-        does not raise, except where the store cannot keep what the file said: a null \
-        value prints as a missing key (with --nulls, a missing key as null); a missing or \
-        null array of objects as []; text in NFC; keys inside transformable objects \
-        sorted; a record whose keys came in another order than the records before it in \
-        the order they were first seen. A key the model does not have is an error rather \
-        than nil.
+            So for a file imported with a model from 'sift store infer-model', 'sift store \
+            query DB Record P' prints the lines 'sift filter P FILE' prints, wherever memory \
+            does not raise, except where the store cannot keep what the file said: a null \
+            value prints as a missing key (with --nulls, a missing key as null); a missing or \
+            null array of objects as []; text in NFC; keys inside transformable objects \
+            sorted; a record whose keys came in another order than the records before it in \
+            the order they were first seen. A key the model does not have is an error rather \
+            than nil.
 
-        --arg, --var and --sort work as in 'sift filter'. --limit and --offset page the \
-        result. --count prints the number of matches (after --offset/--limit). \
-        --properties a,b.c prints only those key paths (attributes or to-one paths), every one \
-        of them, nil as null; --distinct drops repeated rows. --group-by KEY (repeatable) \
-        prints one row per distinct combination of the keys, in order of first appearance, \
-        with each --aggregate NAME=@op.key (@count, @sum, @avg, @min, @max; @count alone \
-        counts objects) computed over the group; --aggregate without --group-by prints one row \
-        over all matches. --explain prints the SQL, SQLite's plan and the part left for \
-        memory, instead of results.
+            --arg, --var and --sort work as in 'sift filter'. --limit and --offset page the \
+            result. --count prints the number of matches (after --offset/--limit). \
+            --properties a,b.c prints only those key paths (attributes or to-one paths), every one \
+            of them, nil as null; --distinct drops repeated rows. --group-by KEY (repeatable) \
+            prints one row per distinct combination of the keys, in order of first appearance, \
+            with each --aggregate NAME=@op.key (@count, @sum, @avg, @min, @max; @count alone \
+            counts objects) computed over the group; --aggregate without --group-by prints one row \
+            over all matches. --explain prints the SQL, SQLite's plan and the part left for \
+            memory, instead of results.
 
-        Exit status: 0 success (also when nothing matches); 1 invalid predicate (line:column \
-        and a caret), an error while evaluating it, or a store error; 2 usage error.
-        """
+            Exit status: 0 success (also when nothing matches); 1 invalid predicate (line:column \
+            and a caret), an error while evaluating it, or a store error; 2 usage error.
+            """
     )
 
     @Argument(help: "The store file.")
@@ -339,10 +357,14 @@ struct StoreQueryCommand: ParsableCommand {
     @Flag(help: "With --properties (or all attributes): drop repeated rows.")
     var distinct = false
 
-    @Option(name: .customLong("group-by"), help: ArgumentHelp("Print one row per distinct value of KEY (repeatable).", valueName: "KEY"))
+    @Option(
+        name: .customLong("group-by"),
+        help: ArgumentHelp("Print one row per distinct value of KEY (repeatable).", valueName: "KEY"))
     var groupBy: [String] = []
 
-    @Option(name: .customLong("aggregate"), help: ArgumentHelp("An aggregate per group (repeatable).", valueName: "NAME=@op.key"))
+    @Option(
+        name: .customLong("aggregate"),
+        help: ArgumentHelp("An aggregate per group (repeatable).", valueName: "NAME=@op.key"))
     var aggregates: [String] = []
 
     @Flag(help: "Print the SQL, SQLite's query plan and the part evaluated in memory.")
@@ -352,7 +374,9 @@ struct StoreQueryCommand: ParsableCommand {
     var nulls = false
 
     var propertyList: [String] {
-        properties.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) } }
+        properties.flatMap {
+            $0.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        }
     }
 
     var wantsDictionaries: Bool { !properties.isEmpty || distinct || !groupBy.isEmpty || !aggregates.isEmpty }
@@ -362,10 +386,13 @@ struct StoreQueryCommand: ParsableCommand {
         if let offset, offset < 0 { throw ValidationError("--offset must not be negative") }
         if count && explain { throw ValidationError("--count and --explain cannot be used together") }
         if (count || explain) && wantsDictionaries {
-            throw ValidationError("--\(count ? "count" : "explain") cannot be used with --properties, --distinct, --group-by or --aggregate")
+            throw ValidationError(
+                "--\(count ? "count" : "explain") cannot be used with --properties, --distinct, --group-by or --aggregate"
+            )
         }
         if !groupBy.isEmpty && (!properties.isEmpty || distinct) {
-            throw ValidationError("--group-by rows hold the group keys and aggregates: --properties and --distinct do not apply")
+            throw ValidationError(
+                "--group-by rows hold the group keys and aggregates: --properties and --distinct do not apply")
         }
         if propertyList.contains(where: \.isEmpty) { throw ValidationError("--properties: empty key path") }
         if predicate == nil && !inputs.args.isEmpty { throw ValidationError("--arg needs a PREDICATE") }
@@ -373,7 +400,9 @@ struct StoreQueryCommand: ParsableCommand {
         for a in aggregates {
             do {
                 let parsed = try FetchRequest.Aggregate(parsing: a)
-                if !names.insert(parsed.name).inserted { throw ValidationError("--aggregate \(a): '\(parsed.name)' names another column") }
+                if !names.insert(parsed.name).inserted {
+                    throw ValidationError("--aggregate \(a): '\(parsed.name)' names another column")
+                }
             } catch let e as StoreError {
                 throw ValidationError("--aggregate \(e.message)")
             }
@@ -385,10 +414,14 @@ struct StoreQueryCommand: ParsableCommand {
         let descriptors = try inputs.sortDescriptors()
         let arguments = try inputs.arguments()
         try reportingStoreErrors {
-            let compiled = try predicate.map { (p) throws(StoreCommandError) in try storePredicate(p, arguments: arguments) }
+            let compiled = try predicate.map { (p) throws(StoreCommandError) in
+                try storePredicate(p, arguments: arguments)
+            }
             let store = try StoreAccess.open(db)
             guard store.model.entity(named: entity) != nil else {
-                throw StoreCommandError("error: the store's model has no entity '\(entity)' (entities: \(store.model.entities.map(\.name).joined(separator: ", ")))")
+                throw StoreCommandError(
+                    "error: the store's model has no entity '\(entity)' (entities: \(store.model.entities.map(\.name).joined(separator: ", ")))"
+                )
             }
             let context = ManagedObjectContext(store: store)
             var request = FetchRequest(entity, predicate: compiled, sortDescriptors: descriptors)
@@ -412,7 +445,9 @@ struct StoreQueryCommand: ParsableCommand {
                 }
             } catch {
                 if error.kind == .evaluation, let compiled,
-                   let located = firstEvaluationError(compiled, context: ManagedObjectContext(store: store), variables: variables) {
+                    let located = firstEvaluationError(
+                        compiled, context: ManagedObjectContext(store: store), variables: variables)
+                {
                     throw located
                 }
                 throw storeError(error, predicate: predicate)
@@ -425,8 +460,10 @@ struct StoreQueryCommand: ParsableCommand {
     /// raises on, with the object and the caret. The store evaluates the part of a predicate SQL
     /// cannot run without its source text, so its error has no `line:column`; running the
     /// whole predicate again, on the error path only, finds the node that failed.
-    func firstEvaluationError(_ predicate: SiftPredicate, context: ManagedObjectContext,
-                              variables: [String: LiteralValue]) -> StoreCommandError? {
+    func firstEvaluationError(
+        _ predicate: SiftPredicate, context: ManagedObjectContext,
+        variables: [String: LiteralValue]
+    ) -> StoreCommandError? {
         guard let all = try? context.fetch(FetchRequest(entity)) else { return nil }
         let values = variables.mapValues { Value($0) }
         for o in all {
@@ -439,7 +476,9 @@ struct StoreQueryCommand: ParsableCommand {
 
     /// Rows of a dictionary fetch, keys in the order asked for: the properties (every attribute
     /// when none are named), or the group keys followed by the aggregates.
-    func dictionaries(_ context: ManagedObjectContext, _ base: FetchRequest, _ renderer: StoreRenderer) throws(StoreError) -> String {
+    func dictionaries(_ context: ManagedObjectContext, _ base: FetchRequest, _ renderer: StoreRenderer)
+        throws(StoreError) -> String
+    {
         var request = base
         request.resultType = .dictionaries
         var parsed: [FetchRequest.Aggregate] = []
@@ -452,14 +491,15 @@ struct StoreQueryCommand: ParsableCommand {
             keys = groupBy + parsed.map(\.name)
         } else {
             let named = propertyList
-            keys = named.isEmpty
+            keys =
+                named.isEmpty
                 ? renderer.properties(of: entity).compactMap { if case .attribute(let n) = $0 { n } else { nil } }
                 : named
             request.propertiesToFetch = keys
             request.returnsDistinctResults = distinct
         }
         var rows = try context.fetchDictionaries(request)
-        if groupBy.isEmpty, !parsed.isEmpty, rows.isEmpty, (base.fetchOffset == 0 && base.fetchLimit != 0) {
+        if groupBy.isEmpty, !parsed.isEmpty, rows.isEmpty, base.fetchOffset == 0 && base.fetchLimit != 0 {
             // Aggregates over nothing still make one row, with the collection operators' values
             // for an empty collection: @count and @sum 0, the others nil.
             var row: [String: Value] = [:]
@@ -468,7 +508,8 @@ struct StoreQueryCommand: ParsableCommand {
         }
         var out = ""
         for row in rows {
-            JSONValue.object(keys.map { ($0, renderer.json(row[$0] ?? .null, keyPath: $0, from: entity)) }).write(into: &out)
+            JSONValue.object(keys.map { ($0, renderer.json(row[$0] ?? .null, keyPath: $0, from: entity)) }).write(
+                into: &out)
             out += "\n"
         }
         return out
@@ -482,14 +523,14 @@ struct StoreUpdateCommand: ParsableCommand {
         commandName: "update",
         abstract: "Set attributes of every object a predicate matches (a batch update).",
         discussion: """
-        Runs a batch update on the store: every ENTITY object PREDICATE matches (use \
-        TRUEPREDICATE for all) gets the new values, in one transaction. --set KEY=JSON sets a \
-        constant (JSON as for --arg: {"$date": s} is a date, an array a collection's \
-        elements); --set-expression KEY=EXPR sets the value of an expression evaluated on each \
-        object as in memory ('score * 2', 'name', 'address.city'). Values are checked against \
-        the attribute's type and the model's validation rules; any failure changes nothing \
-        (exit 1). Only attributes can be set. Prints the number of objects updated.
-        """
+            Runs a batch update on the store: every ENTITY object PREDICATE matches (use \
+            TRUEPREDICATE for all) gets the new values, in one transaction. --set KEY=JSON sets a \
+            constant (JSON as for --arg: {"$date": s} is a date, an array a collection's \
+            elements); --set-expression KEY=EXPR sets the value of an expression evaluated on each \
+            object as in memory ('score * 2', 'name', 'address.city'). Values are checked against \
+            the attribute's type and the model's validation rules; any failure changes nothing \
+            (exit 1). Only attributes can be set. Prints the number of objects updated.
+            """
     )
 
     @Argument(help: "The store file.")
@@ -501,10 +542,14 @@ struct StoreUpdateCommand: ParsableCommand {
     @Argument(help: "The predicate selecting the objects.")
     var predicate: String
 
-    @Option(name: .customLong("set"), parsing: .unconditionalSingleValue, help: ArgumentHelp("Set KEY to a JSON constant (repeatable).", valueName: "KEY=JSON"))
+    @Option(
+        name: .customLong("set"), parsing: .unconditionalSingleValue,
+        help: ArgumentHelp("Set KEY to a JSON constant (repeatable).", valueName: "KEY=JSON"))
     var sets: [String] = []
 
-    @Option(name: .customLong("set-expression"), parsing: .unconditionalSingleValue, help: ArgumentHelp("Set KEY to an expression of the object (repeatable).", valueName: "KEY=EXPR"))
+    @Option(
+        name: .customLong("set-expression"), parsing: .unconditionalSingleValue,
+        help: ArgumentHelp("Set KEY to an expression of the object (repeatable).", valueName: "KEY=EXPR"))
     var expressions: [String] = []
 
     @OptionGroup var inputs: StoreFormatInputs
@@ -518,7 +563,9 @@ struct StoreUpdateCommand: ParsableCommand {
     }
 
     func validate() throws {
-        if sets.isEmpty && expressions.isEmpty { throw ValidationError("nothing to set: give --set KEY=JSON or --set-expression KEY=EXPR") }
+        if sets.isEmpty && expressions.isEmpty {
+            throw ValidationError("nothing to set: give --set KEY=JSON or --set-expression KEY=EXPR")
+        }
         var keys = Set<String>()
         for s in sets {
             let (k, json) = try Self.split(s, option: "--set")
@@ -567,13 +614,13 @@ struct StoreDeleteCommand: ParsableCommand {
         commandName: "delete",
         abstract: "Delete every object a predicate matches (a batch delete).",
         discussion: """
-        Runs a batch delete on the store: every ENTITY object PREDICATE matches (use \
-        TRUEPREDICATE for all) is deleted in one transaction, with the model's delete rules \
-        (cascade deletes nested objects, nullify clears the links to the deleted objects, deny \
-        refuses the whole batch: exit 1, nothing deleted). Prints the number of ENTITY objects \
-        deleted; objects of other entities deleted by cascade rules are counted in a note on \
-        standard error.
-        """
+            Runs a batch delete on the store: every ENTITY object PREDICATE matches (use \
+            TRUEPREDICATE for all) is deleted in one transaction, with the model's delete rules \
+            (cascade deletes nested objects, nullify clears the links to the deleted objects, deny \
+            refuses the whole batch: exit 1, nothing deleted). Prints the number of ENTITY objects \
+            deleted; objects of other entities deleted by cascade rules are counted in a note on \
+            standard error.
+            """
     )
 
     @Argument(help: "The store file.")
@@ -600,10 +647,14 @@ struct StoreDeleteCommand: ParsableCommand {
                 throw storeError(error, predicate: predicate)
             }
             // The entity and its sub-entities are what the predicate selected.
-            let family = Set(store.model.entities.filter { store.model.lineage(of: $0.name).contains { $0.name == entity } }.map(\.name))
+            let family = Set(
+                store.model.entities.filter { store.model.lineage(of: $0.name).contains { $0.name == entity } }.map(
+                    \.name))
             let selected = result.objectIDs.filter { family.contains($0.entityName) }.count
             if result.count > selected {
-                writeError("note: \(result.count - selected) related object\(result.count - selected == 1 ? "" : "s") of other entities deleted by cascade rules")
+                writeError(
+                    "note: \(result.count - selected) related object\(result.count - selected == 1 ? "" : "s") of other entities deleted by cascade rules"
+                )
             }
             FileHandle.standardOutput.write(Data("\(selected)\n".utf8))
         }

@@ -20,9 +20,15 @@ enum SyntaxTreePrinter {
         let r = " @\(p.range)"
         switch p.kind {
         case .constant(let v): out.append(pad(d) + (v ? "TRUEPREDICATE" : "FALSEPREDICATE") + r)
-        case .and(let ops): out.append(pad(d) + "AND" + r); for o in ops { predicate(o, d + 1, &out) }
-        case .or(let ops): out.append(pad(d) + "OR" + r); for o in ops { predicate(o, d + 1, &out) }
-        case .not(let o): out.append(pad(d) + "NOT" + r); predicate(o, d + 1, &out)
+        case .and(let ops):
+            out.append(pad(d) + "AND" + r)
+            for o in ops { predicate(o, d + 1, &out) }
+        case .or(let ops):
+            out.append(pad(d) + "OR" + r)
+            for o in ops { predicate(o, d + 1, &out) }
+        case .not(let o):
+            out.append(pad(d) + "NOT" + r)
+            predicate(o, d + 1, &out)
         case .comparison(let q, let l, let op, let options, let rhs):
             var head = "comparison " + op.symbol
             if !options.isEmpty { head += "[\(options.letters)]" }
@@ -47,9 +53,13 @@ enum SyntaxTreePrinter {
             out.append(pad(d) + "keyPath " + components.map(KeyPathComponent.spelling).joined(separator: ".") + r)
             if let base { expression(base, d + 1, &out) }
         case .dynamicKey(let base, let key):
-            out.append(pad(d) + "dynamicKey" + r); expression(base, d + 1, &out); expression(key, d + 1, &out)
+            out.append(pad(d) + "dynamicKey" + r)
+            expression(base, d + 1, &out)
+            expression(key, d + 1, &out)
         case .variable(let n): out.append(pad(d) + "variable $" + n + r)
-        case .aggregate(let xs): out.append(pad(d) + "aggregate" + r); for x in xs { expression(x, d + 1, &out) }
+        case .aggregate(let xs):
+            out.append(pad(d) + "aggregate" + r)
+            for x in xs { expression(x, d + 1, &out) }
         case .index(let base, let index):
             switch index {
             case .first: out.append(pad(d) + "index FIRST" + r)
@@ -60,17 +70,35 @@ enum SyntaxTreePrinter {
             expression(base, d + 1, &out)
             if case .expression(let x) = index { expression(x, d + 1, &out) }
         case .binary(let op, let l, let rhs):
-            out.append(pad(d) + "binary " + op.rawValue + r); expression(l, d + 1, &out); expression(rhs, d + 1, &out)
-        case .unary(let op, let x): out.append(pad(d) + "unary " + op.rawValue + r); expression(x, d + 1, &out)
-        case .function(let name, let xs): out.append(pad(d) + "function " + name + r); for x in xs { expression(x, d + 1, &out) }
+            out.append(pad(d) + "binary " + op.rawValue + r)
+            expression(l, d + 1, &out)
+            expression(rhs, d + 1, &out)
+        case .unary(let op, let x):
+            out.append(pad(d) + "unary " + op.rawValue + r)
+            expression(x, d + 1, &out)
+        case .function(let name, let xs):
+            out.append(pad(d) + "function " + name + r)
+            for x in xs { expression(x, d + 1, &out) }
         case .customFunction(let t, let sel, let xs):
-            out.append(pad(d) + "FUNCTION " + sel + r); expression(t, d + 1, &out); for x in xs { expression(x, d + 1, &out) }
+            out.append(pad(d) + "FUNCTION " + sel + r)
+            expression(t, d + 1, &out)
+            for x in xs { expression(x, d + 1, &out) }
         case .subquery(let c, let v, let p):
-            out.append(pad(d) + "SUBQUERY $" + v + r); expression(c, d + 1, &out); predicate(p, d + 1, &out)
+            out.append(pad(d) + "SUBQUERY $" + v + r)
+            expression(c, d + 1, &out)
+            predicate(p, d + 1, &out)
         case .ternary(let c, let a, let b):
-            out.append(pad(d) + "TERNARY" + r); predicate(c, d + 1, &out); expression(a, d + 1, &out); expression(b, d + 1, &out)
-        case .cast(let v, let t): out.append(pad(d) + "CAST" + r); expression(v, d + 1, &out); expression(t, d + 1, &out)
-        case .assignment(let v, let x): out.append(pad(d) + "assignment $" + v + r); expression(x, d + 1, &out)
+            out.append(pad(d) + "TERNARY" + r)
+            predicate(c, d + 1, &out)
+            expression(a, d + 1, &out)
+            expression(b, d + 1, &out)
+        case .cast(let v, let t):
+            out.append(pad(d) + "CAST" + r)
+            expression(v, d + 1, &out)
+            expression(t, d + 1, &out)
+        case .assignment(let v, let x):
+            out.append(pad(d) + "assignment $" + v + r)
+            expression(x, d + 1, &out)
         }
     }
 }

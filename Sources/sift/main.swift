@@ -1,3 +1,4 @@
 import Foundation
 import SiftTool
+
 exit(SiftCommand.run())

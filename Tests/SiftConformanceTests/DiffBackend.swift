@@ -5,12 +5,13 @@
 
 import Foundation
 import SiftEvaluation
-import SiftSyntax
+import SiftJSON
 import SiftSQL
 import SiftSQLite
 import SiftStore
+import SiftSyntax
 import SiftTestSupport
-import SiftJSON
+
 @testable import SiftTool
 
 /// What the back-end under test answered for one predicate.
@@ -38,17 +39,21 @@ protocol DiffBackend {
 
 /// The oracle's verdict on one record.
 enum OracleResult: Equatable {
-    case match, noMatch, error(String)
+    case match, noMatch
+    case error(String)
 }
 
 enum Oracle {
     /// Evaluates `syntax` on every record in memory.
-    static func evaluate(_ syntax: PredicateSyntax, source: String, on values: [Value],
-                         variables: [String: Value] = [:]) -> [OracleResult] {
+    static func evaluate(
+        _ syntax: PredicateSyntax, source: String, on values: [Value],
+        variables: [String: Value] = [:]
+    ) -> [OracleResult] {
         let predicate = SiftPredicate(syntax, source: source)
         return values.map { v in
-            do throws(EvaluationError) { return try predicate.evaluate(with: v, variables: variables) ? .match : .noMatch }
-            catch { return .error(error.id) }
+            do throws(EvaluationError) {
+                return try predicate.evaluate(with: v, variables: variables) ? .match : .noMatch
+            } catch { return .error(error.id) }
         }
     }
 }
@@ -60,7 +65,9 @@ struct MemoryBackend: DiffBackend {
         var values: [Value]
         func answer(_ syntax: PredicateSyntax, source: String, variables: [String: JSONValue]) -> BackendAnswer {
             var set = Set<Int>()
-            for (i, r) in Oracle.evaluate(syntax, source: source, on: values, variables: variables.mapValues(\.value)).enumerated() where r == .match {
+            for (i, r) in Oracle.evaluate(syntax, source: source, on: values, variables: variables.mapValues(\.value))
+                .enumerated() where r == .match
+            {
                 set.insert(i)
             }
             return .matches(set, sql: "")
@@ -80,10 +87,12 @@ struct SQLiteBackend: DiffBackend {
         }
         func answer(_ syntax: PredicateSyntax, source: String, variables: [String: LiteralValue]) -> BackendAnswer {
             let q: SQLQuery
-            do { q = try backend.query(syntax, source: source, variables: variables) }
-            catch { return .rejected(kind: error.id ?? error.stage, message: error.description) }
+            do { q = try backend.query(syntax, source: source, variables: variables) } catch {
+                return .rejected(kind: error.id ?? error.stage, message: error.description)
+            }
             do throws(StoreError) {
-                return .matches(Set(try backend.store.recordIndices(sql: q.sql, bindings: q.bindings)), sql: Self.render(q))
+                return .matches(
+                    Set(try backend.store.recordIndices(sql: q.sql, bindings: q.bindings)), sql: Self.render(q))
             } catch {
                 return .runtimeError("\(error)", sql: Self.render(q))
             }
@@ -118,11 +127,13 @@ final class PostgresDiffBackend: DiffBackend {
         var owner: PostgresDiffBackend
         func answer(_ syntax: PredicateSyntax, source: String, variables: [String: JSONValue]) -> BackendAnswer {
             let q: SQLQuery
-            do { q = try backend.query(syntax, source: source, variables: variables.mapValues(\.literal)) }
-            catch {
+            do { q = try backend.query(syntax, source: source, variables: variables.mapValues(\.literal)) } catch {
                 if error.description.contains("in this dialect") {
                     owner.declined += 1
-                    let reason = error.description.split(separator: "\n").first.map { $0.split(separator: "error: ", maxSplits: 1).last.map(String.init) ?? "" } ?? ""
+                    let reason =
+                        error.description.split(separator: "\n").first.map {
+                            $0.split(separator: "error: ", maxSplits: 1).last.map(String.init) ?? ""
+                        } ?? ""
                     owner.declinedReasons[String(reason.prefix(60)), default: 0] += 1
                     return .declined(reason)
                 }
@@ -130,8 +141,9 @@ final class PostgresDiffBackend: DiffBackend {
             }
             owner.answered += 1
             do throws(SQLBackendError) {
-                return .matches(Set(try backend.matches(syntax, source: source, variables: variables.mapValues(\.literal))),
-                                sql: SQLiteBackend.Loaded.render(q))
+                return .matches(
+                    Set(try backend.matches(syntax, source: source, variables: variables.mapValues(\.literal))),
+                    sql: SQLiteBackend.Loaded.render(q))
             } catch {
                 return .runtimeError(error.description, sql: SQLiteBackend.Loaded.render(q))
             }

@@ -6,13 +6,14 @@
 // canonical predicate, the dataset as JSON, both results and the SQL.
 
 import Foundation
-import Testing
 import SiftEvaluation
-import SiftSyntax
 import SiftJSON
 import SiftStore
-@testable import SiftTool
+import SiftSyntax
 import SiftTestSupport
+import Testing
+
+@testable import SiftTool
 
 /// One generated case that failed, and why.
 struct DiffFailure {
@@ -32,7 +33,8 @@ enum Differential {
 
     /// Checks one predicate against one loaded dataset; nil when both back-ends agree.
     static func check(_ p: GenPred, values: [Value], loaded: any LoadedDataset) -> DiffFailure? {
-        let syntax: PredicateSyntax, text: String
+        let syntax: PredicateSyntax
+        let text: String
         switch parse(p) {
         case .success(let s): (syntax, text) = s
         case .failure(let e): return DiffFailure(category: "generator: does not parse", detail: e.annotated)
@@ -45,11 +47,18 @@ enum Differential {
         case .rejected(let kind, let message):
             // The category keeps the message (without its position) so shrinking cannot wander
             // from one rejection to another.
-            let reason = message.split(separator: "\n").first.map { $0.split(separator: "error: ", maxSplits: 1).last.map(String.init) ?? "" } ?? ""
-            return DiffFailure(category: "rejected: \(kind): \(reason)", detail: "the SQL back-end rejected a generated predicate (generator or lowering bug):\n\(message)")
+            let reason =
+                message.split(separator: "\n").first.map {
+                    $0.split(separator: "error: ", maxSplits: 1).last.map(String.init) ?? ""
+                } ?? ""
+            return DiffFailure(
+                category: "rejected: \(kind): \(reason)",
+                detail: "the SQL back-end rejected a generated predicate (generator or lowering bug):\n\(message)")
         case .runtimeError(let message, let sql):
             if oracle.contains(where: { if case .error = $0 { true } else { false } }) { return nil }
-            return DiffFailure(category: "runtime error", detail: "SQL failed though memory raised on no record: \(message)\nSQL: \(sql)")
+            return DiffFailure(
+                category: "runtime error",
+                detail: "SQL failed though memory raised on no record: \(message)\nSQL: \(sql)")
         case .matches(let set, let sql):
             var wrong: [String] = []
             for (i, r) in oracle.enumerated() {
@@ -62,20 +71,28 @@ enum Differential {
             }
             if wrong.isEmpty { return nil }
             let mem = oracle.enumerated().map { "\($0.offset): \($0.element)" }.joined(separator: ", ")
-            return DiffFailure(category: "disagreement",
-                               detail: wrong.joined(separator: "\n") + "\nmemory: \(mem)\nSQL matches: \(set.sorted())\nSQL: \(sql)")
+            return DiffFailure(
+                category: "disagreement",
+                detail: wrong.joined(separator: "\n") + "\nmemory: \(mem)\nSQL matches: \(set.sorted())\nSQL: \(sql)")
         }
     }
 
     /// Shrinks a failing case while its failure category stays the same; returns the smallest
     /// predicate, dataset and failure found.
-    static func shrink(_ p: GenPred, _ records: [JSONValue], _ failure: DiffFailure, backend: any DiffBackend,
-                       budget: Int = 1500) -> (GenPred, [JSONValue], DiffFailure) {
-        var pred = p, recs = records, current = failure, attempts = 0
+    static func shrink(
+        _ p: GenPred, _ records: [JSONValue], _ failure: DiffFailure, backend: any DiffBackend,
+        budget: Int = 1500
+    ) -> (GenPred, [JSONValue], DiffFailure) {
+        var pred = p
+        var recs = records
+        var current = failure
+        var attempts = 0
         func fails(_ q: GenPred, _ r: [JSONValue]) -> DiffFailure? {
             attempts += 1
             guard !r.isEmpty, let loaded = try? backend.load(r) else { return nil }
-            guard let f = check(q, values: r.map(\.value), loaded: loaded), f.category == current.category else { return nil }
+            guard let f = check(q, values: r.map(\.value), loaded: loaded), f.category == current.category else {
+                return nil
+            }
             return f
         }
         var progress = true
@@ -88,7 +105,13 @@ enum Differential {
                 while i < recs.count && attempts < budget {
                     var r = recs
                     r.removeSubrange(i..<min(i + chunk, r.count))
-                    if let f = fails(pred, r) { recs = r; current = f; progress = true } else { i += chunk }
+                    if let f = fails(pred, r) {
+                        recs = r
+                        current = f
+                        progress = true
+                    } else {
+                        i += chunk
+                    }
                 }
                 chunk /= 2
             }
@@ -97,7 +120,13 @@ enum Differential {
             while shrunk && attempts < budget {
                 shrunk = false
                 for q in pred.shrinks where attempts < budget {
-                    if let f = fails(q, recs) { pred = q; current = f; shrunk = true; progress = true; break }
+                    if let f = fails(q, recs) {
+                        pred = q
+                        current = f
+                        shrunk = true
+                        progress = true
+                        break
+                    }
                 }
             }
             // Keys of records, and of the objects nested one and two levels down.
@@ -105,7 +134,12 @@ enum Differential {
                 for candidate in dropKeyVariants(recs[i]) where attempts < budget {
                     var r = recs
                     r[i] = candidate
-                    if let f = fails(pred, r) { recs = r; current = f; progress = true; break }
+                    if let f = fails(pred, r) {
+                        recs = r
+                        current = f
+                        progress = true
+                        break
+                    }
                 }
             }
         }
@@ -116,15 +150,31 @@ enum Differential {
     static func dropKeyVariants(_ value: JSONValue) -> [JSONValue] {
         switch value {
         case .object(let members):
-            var out: [JSONValue] = members.indices.map { i in var m = members; m.remove(at: i); return .object(m) }
+            var out: [JSONValue] = members.indices.map { i in
+                var m = members
+                m.remove(at: i)
+                return .object(m)
+            }
             for (i, (k, v)) in members.enumerated() {
-                for inner in dropKeyVariants(v) { var m = members; m[i] = (k, inner); out.append(.object(m)) }
+                for inner in dropKeyVariants(v) {
+                    var m = members
+                    m[i] = (k, inner)
+                    out.append(.object(m))
+                }
             }
             return out
         case .array(let items):
-            var out: [JSONValue] = items.indices.map { i in var a = items; a.remove(at: i); return .array(a) }
+            var out: [JSONValue] = items.indices.map { i in
+                var a = items
+                a.remove(at: i)
+                return .array(a)
+            }
             for (i, v) in items.enumerated() {
-                for inner in dropKeyVariants(v) { var a = items; a[i] = inner; out.append(.array(a)) }
+                for inner in dropKeyVariants(v) {
+                    var a = items
+                    a[i] = inner
+                    out.append(.array(a))
+                }
             }
             return out
         default:
@@ -142,7 +192,8 @@ enum Differential {
     }
 
     /// A printable report of a (shrunk) failure.
-    static func report(seed: UInt64, caseNumber: Int, _ p: GenPred, _ records: [JSONValue], _ f: DiffFailure) -> String {
+    static func report(seed: UInt64, caseNumber: Int, _ p: GenPred, _ records: [JSONValue], _ f: DiffFailure) -> String
+    {
         let (text, args) = p.text
         let canonical = (try? PredicateSyntax.parse(text, literals: args.map(\.literal)))?.description ?? text
         var argText = ""
@@ -152,12 +203,12 @@ enum Differential {
             JSONValue.object(p.variables.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }).write(into: &argText)
         }
         return """
-        differential failure (\(f.category)), seed \(seed), case \(caseNumber)
-        predicate: \(canonical)
-        as generated: \(text)  args: \(argText)
-        dataset: \(json(records))
-        \(f.detail)
-        """
+            differential failure (\(f.category)), seed \(seed), case \(caseNumber)
+            predicate: \(canonical)
+            as generated: \(text)  args: \(argText)
+            dataset: \(json(records))
+            \(f.detail)
+            """
     }
 
     struct RunSummary {
@@ -168,8 +219,10 @@ enum Differential {
     }
 
     /// Runs `cases` random predicates against `backend`, a fresh dataset every `perDataset` predicates.
-    static func run(seed: UInt64, cases: Int, backend: any DiffBackend, perDataset: Int = 250,
-                    maxFailures: Int = 3) throws -> RunSummary {
+    static func run(
+        seed: UInt64, cases: Int, backend: any DiffBackend, perDataset: Int = 250,
+        maxFailures: Int = 3
+    ) throws -> RunSummary {
         var gen = DiffGenerator(seed: seed)
         var summary = RunSummary()
         var records: [JSONValue] = []
@@ -185,7 +238,11 @@ enum Differential {
             summary.cases += 1
             if case .success(let (syntax, text)) = parse(p) {
                 for r in Oracle.evaluate(syntax, source: text, on: values, variables: p.variables.mapValues(\.value)) {
-                    switch r { case .match: summary.matched += 1; case .noMatch: summary.unmatched += 1; case .error: summary.raised += 1 }
+                    switch r {
+                    case .match: summary.matched += 1
+                    case .noMatch: summary.unmatched += 1
+                    case .error: summary.raised += 1
+                    }
                 }
             }
             if let f = check(p, values: values, loaded: loaded!) {
@@ -225,16 +282,21 @@ enum Differential {
         }
         #expect(failures.isEmpty, "\(failures.prefix(5).joined(separator: "\n"))")
         let all = texts.joined(separator: "\n")
-        for needle in ["ANY ", "ALL ", "NOT ", "SUBQUERY(", "[SIZE]", "@count", "@sum", "@avg", "@min", "@max", " IN ",
-                       "BETWEEN", "LIKE", "MATCHES", "BEGINSWITH[cd]", "==[c]", "[n]", "[d]", "TRUEPREDICATE", "FALSEPREDICATE", "born BETWEEN", "born <",
-                       " + ", " * ", " - ", "address.geo.lat", "kids.address.city", "== nil", " AND ", " OR "] {
+        for needle in [
+            "ANY ", "ALL ", "NOT ", "SUBQUERY(", "[SIZE]", "@count", "@sum", "@avg", "@min", "@max", " IN ",
+            "BETWEEN", "LIKE", "MATCHES", "BEGINSWITH[cd]", "==[c]", "[n]", "[d]", "TRUEPREDICATE", "FALSEPREDICATE",
+            "born BETWEEN", "born <",
+            " + ", " * ", " - ", "address.geo.lat", "kids.address.city", "== nil", " AND ", " OR ",
+        ] {
             #expect(all.contains(needle), "no generated predicate contains '\(needle)'")
         }
         #expect(texts.count > 2500, "only \(texts.count) distinct predicates")
         // Collections read as a whole (issue 12), on object records and on records that are values.
         gen.selfRecords = true
         for _ in 0..<1000 {
-            if case .success(let (syntax, _)) = Differential.parse(gen.predicate(depth: 2)) { texts.insert(syntax.description) }
+            if case .success(let (syntax, _)) = Differential.parse(gen.predicate(depth: 2)) {
+                texts.insert(syntax.description)
+            }
         }
         let lines = texts.sorted()
         func some(_ what: String, _ test: (String) -> Bool) {
@@ -244,15 +306,30 @@ enum Differential {
         some("a mapped key counted") { $0.contains("kids.age.@count") || $0.contains("kids.name.@count") }
         some("kids against {}") { $0.contains("kids == {}") || $0.contains("kids != {}") }
         some("kids against plain values") { $0.contains("kids == {\"") || $0.contains("kids != {\"") }
-        some("a SUBQUERY against nil") { $0.range(of: #"SUBQUERY\(kids, \$k, .*\) [!=]= nil"#, options: .regularExpression) != nil }
-        some("a SUBQUERY against {}") { $0.range(of: #"SUBQUERY\(kids, \$k, .*\) [!=]= \{\}"#, options: .regularExpression) != nil }
-        some("a SUBQUERY's key against a list") { $0.range(of: #"SUBQUERY\(kids, \$k, .*\)\.name [!=]=(\[[cdn]+\])? \{"#, options: .regularExpression) != nil }
-        some("a SUBQUERY of values against a list") { $0.range(of: #"SUBQUERY\(tags, \$t, .*\) [!=]=(\[[cdn]+\])? \{"#, options: .regularExpression) != nil }
+        some("a SUBQUERY against nil") {
+            $0.range(of: #"SUBQUERY\(kids, \$k, .*\) [!=]= nil"#, options: .regularExpression) != nil
+        }
+        some("a SUBQUERY against {}") {
+            $0.range(of: #"SUBQUERY\(kids, \$k, .*\) [!=]= \{\}"#, options: .regularExpression) != nil
+        }
+        some("a SUBQUERY's key against a list") {
+            $0.range(of: #"SUBQUERY\(kids, \$k, .*\)\.name [!=]=(\[[cdn]+\])? \{"#, options: .regularExpression) != nil
+        }
+        some("a SUBQUERY of values against a list") {
+            $0.range(of: #"SUBQUERY\(tags, \$t, .*\) [!=]=(\[[cdn]+\])? \{"#, options: .regularExpression) != nil
+        }
         some("a SUBQUERY over SELF counted") { $0.contains("SUBQUERY(SELF, $x,") && $0.contains("@count") }
-        some("a SUBQUERY against its own collection") { $0.range(of: #"SUBQUERY\((kids|tags), \$[kt], .*\) [!=]= (kids|tags)$"#, options: .regularExpression) != nil }
+        some("a SUBQUERY against its own collection") {
+            $0.range(of: #"SUBQUERY\((kids|tags), \$[kt], .*\) [!=]= (kids|tags)$"#, options: .regularExpression) != nil
+        }
         some("a SUBQUERY over a key of several shapes") { $0.contains("SUBQUERY(mix, $x,") }
-        some("a SUBQUERY over SELF against a list") { $0.range(of: #"SUBQUERY\(SELF, \$x, .*\) [!=]= \{"#, options: .regularExpression) != nil }
-        for form in ["ANY mode:(", "ALL mode:(", " IN mode:(", "mode:(tags) CONTAINS", "mode:(kids.age)[SIZE]", "mode:(tags).@count", "count:(mode:(", "mode:(kids.name) =="] {
+        some("a SUBQUERY over SELF against a list") {
+            $0.range(of: #"SUBQUERY\(SELF, \$x, .*\) [!=]= \{"#, options: .regularExpression) != nil
+        }
+        for form in [
+            "ANY mode:(", "ALL mode:(", " IN mode:(", "mode:(tags) CONTAINS", "mode:(kids.age)[SIZE]",
+            "mode:(tags).@count", "count:(mode:(", "mode:(kids.name) ==",
+        ] {
             some("'\(form)'") { $0.contains(form) }
         }
     }
@@ -272,11 +349,14 @@ enum Differential {
             struct Loaded: LoadedDataset {
                 var inner: any LoadedDataset
                 var records: [JSONValue]
-                func answer(_ syntax: PredicateSyntax, source: String, variables: [String: JSONValue]) -> BackendAnswer {
+                func answer(_ syntax: PredicateSyntax, source: String, variables: [String: JSONValue]) -> BackendAnswer
+                {
                     let answer = inner.answer(syntax, source: source, variables: variables)
                     guard case .matches(var set, let sql) = answer else { return answer }
                     for (i, r) in records.enumerated() {
-                        if case .object(let m) = r, m.contains(where: { $0.0 == "name" && $0.1 == .string("Ann") }) { set.remove(i) }
+                        if case .object(let m) = r, m.contains(where: { $0.0 == "name" && $0.1 == .string("Ann") }) {
+                            set.remove(i)
+                        }
                     }
                     return .matches(set, sql: sql)
                 }
@@ -293,9 +373,14 @@ enum Differential {
         #expect(report.contains("disagreement"))
         // The minimal dataset is a single record holding the name and at most one other key,
         // and the predicate a single comparison.
-        let dataset = report.split(separator: "\n").first { $0.hasPrefix("dataset: ") }.map { String($0.dropFirst(9)) } ?? ""
+        let dataset =
+            report.split(separator: "\n").first { $0.hasPrefix("dataset: ") }.map { String($0.dropFirst(9)) } ?? ""
         guard case .array(let records)? = try? JSONReader.parse(dataset), records.count == 1,
-              case .object(let members) = records[0] else { Issue.record("\(report)"); return }
+            case .object(let members) = records[0]
+        else {
+            Issue.record("\(report)")
+            return
+        }
         #expect(members.contains { $0.0 == "name" && $0.1 == .string("Ann") } && members.count <= 2, "\(report)")
         let predicate = report.split(separator: "\n").first { $0.hasPrefix("predicate: ") } ?? ""
         #expect(!predicate.contains(" AND ") && !predicate.contains(" OR "), "\(report)")
@@ -303,12 +388,17 @@ enum Differential {
 
     /// The real thing: memory against the back-end under test.
     @Test func memoryAgreesWithSQL() throws {
-        let seed = Differential.seed, cases = Differential.caseCount
-        print("differential: seed \(seed) (SIFT_DIFF_SEED), \(cases) cases (SIFT_DIFF_CASES), back-end \(DiffBackends.underTest.name)")
+        let seed = Differential.seed
+        let cases = Differential.caseCount
+        print(
+            "differential: seed \(seed) (SIFT_DIFF_SEED), \(cases) cases (SIFT_DIFF_CASES), back-end \(DiffBackends.underTest.name)"
+        )
         let start = ContinuousClock.now
         let summary = try Differential.run(seed: seed, cases: cases, backend: DiffBackends.underTest)
-        print("differential: ran \(summary.cases) cases, \(summary.failures.count) failures, \(ContinuousClock.now - start); "
-              + "record verdicts in memory: \(summary.matched) true, \(summary.unmatched) false, \(summary.raised) raised")
+        print(
+            "differential: ran \(summary.cases) cases, \(summary.failures.count) failures, \(ContinuousClock.now - start); "
+                + "record verdicts in memory: \(summary.matched) true, \(summary.unmatched) false, \(summary.raised) raised"
+        )
         if ProcessInfo.processInfo.environment["SIFT_DIFF_SHOW"] != nil {
             var gen = DiffGenerator(seed: seed)
             for _ in 0..<40 { print(gen.predicate(depth: 3).text.0) }
@@ -324,8 +414,11 @@ extension DifferentialTests {
     /// from SQL as from `sortedIndices(by:)`, over the records a random predicate selects.
     @Test func sortOrderAgrees() throws {
         var gen = DiffGenerator(seed: Differential.seed ^ 0x5077)
-        let keys = ["name", "city", "age", "score", "born", "address.city", "address.zip", "address.geo.lat", "kids.@count", "tags.@count",
-                    #"#"first name""#, #"#"@timestamp""#, "café", #"address.#"post-code""#]
+        let keys = [
+            "name", "city", "age", "score", "born", "address.city", "address.zip", "address.geo.lat", "kids.@count",
+            "tags.@count",
+            #"#"first name""#, #"#"@timestamp""#, "café", #"address.#"post-code""#,
+        ]
         var failures: [String] = []
         var compared = 0
         for _ in 0..<40 {
@@ -335,16 +428,26 @@ extension DifferentialTests {
             let backend = try SQLBackend(records: records)
             for _ in 0..<25 {
                 let descriptors = try (0..<gen.int(1...3)).map { _ in
-                    try SiftSortDescriptor(gen.pick(keys), ascending: gen.chance(0.5), options: gen.pick([[], [], .caseInsensitive, .diacriticInsensitive, [.caseInsensitive, .diacriticInsensitive], .normalized]))
+                    try SiftSortDescriptor(
+                        gen.pick(keys), ascending: gen.chance(0.5),
+                        options: gen.pick([
+                            [], [], .caseInsensitive, .diacriticInsensitive, [.caseInsensitive, .diacriticInsensitive],
+                            .normalized,
+                        ]))
                 }
                 let p = gen.predicate(depth: 2)
                 guard case .success(let (syntax, text)) = Differential.parse(p) else { continue }
-                let oracle = Oracle.evaluate(syntax, source: text, on: values, variables: p.variables.mapValues(\.value))
+                let oracle = Oracle.evaluate(
+                    syntax, source: text, on: values, variables: p.variables.mapValues(\.value))
                 if oracle.contains(where: { if case .error = $0 { true } else { false } }) { continue }
                 let matches = oracle.indices.filter { oracle[$0] == .match }
-                guard let memory = try? matches.map({ values[$0] }).sortedIndices(by: descriptors).map({ matches[$0] }) else { continue }
+                guard let memory = try? matches.map({ values[$0] }).sortedIndices(by: descriptors).map({ matches[$0] })
+                else { continue }
                 let sql: [Int]
-                do { sql = try backend.matches(syntax, source: text, variables: p.variables.mapValues(\.literal), sortedBy: descriptors) } catch {
+                do {
+                    sql = try backend.matches(
+                        syntax, source: text, variables: p.variables.mapValues(\.literal), sortedBy: descriptors)
+                } catch {
                     // Rejected predicates are the main test's business; rejected sort keys are ours.
                     if error.stage == "lower" && !error.description.contains("sort key") { continue }
                     failures.append("\(text) sorted by \(descriptors): \(error)")
@@ -352,7 +455,9 @@ extension DifferentialTests {
                 }
                 compared += 1
                 if sql != memory {
-                    failures.append("\(text) sorted by \(descriptors):\nmemory \(memory)\nSQL    \(sql)\ndataset: \(Differential.json(records))")
+                    failures.append(
+                        "\(text) sorted by \(descriptors):\nmemory \(memory)\nSQL    \(sql)\ndataset: \(Differential.json(records))"
+                    )
                     if failures.count >= 3 { break }
                 }
             }
@@ -366,13 +471,17 @@ extension DifferentialTests {
     /// The same random cases against PostgreSQL (the test server): zero disagreements, and the
     /// share of cases PostgreSQL declines (documented forms it cannot make exact) reported.
     @Test func memoryAgreesWithPostgreSQL() throws {
-        let seed = Differential.seed, cases = Differential.caseCount
+        let seed = Differential.seed
+        let cases = Differential.caseCount
         let backend = try PostgresDiffBackend()
         let start = ContinuousClock.now
         let summary = try Differential.run(seed: seed, cases: cases, backend: backend)
-        print("differential (postgres): seed \(seed), ran \(summary.cases) cases, \(summary.failures.count) failures, \(ContinuousClock.now - start); "
-              + "\(backend.answered) answered in SQL, \(backend.declined) declined")
-        for (reason, n) in backend.declinedReasons.sorted(by: { $0.value > $1.value }).prefix(12) { print("  declined \(n)× \(reason)") }
+        print(
+            "differential (postgres): seed \(seed), ran \(summary.cases) cases, \(summary.failures.count) failures, \(ContinuousClock.now - start); "
+                + "\(backend.answered) answered in SQL, \(backend.declined) declined")
+        for (reason, n) in backend.declinedReasons.sorted(by: { $0.value > $1.value }).prefix(12) {
+            print("  declined \(n)× \(reason)")
+        }
         #expect(summary.failures.isEmpty, "\(summary.failures.joined(separator: "\n\n"))")
         #expect(summary.cases == cases || !summary.failures.isEmpty)
         // Most generated predicates run on PostgreSQL; the rest are declined with their reason.

@@ -7,23 +7,27 @@
 // happen, and nothing else may be rejected.
 
 import Foundation
-import Testing
-import SiftSyntax
 import SiftEvaluation
+import SiftJSON
 import SiftSQL
 import SiftSQLite
-import SiftJSON
 import SiftStore
+import SiftSyntax
+import Testing
+
 @testable import SiftTool
 
 @Suite struct EvalCorpusSQLTests {
     @Test func evalCorpusOnSQLite() throws {
-        try run(name: "SQLite", load: { SQLiteBackend.Loaded(backend: try SQLBackend(records: $0)) }, declared: { $0.sqlRejection })
+        try run(
+            name: "SQLite", load: { SQLiteBackend.Loaded(backend: try SQLBackend(records: $0)) },
+            declared: { $0.sqlRejection })
     }
 
     @Test func evalCorpusOnPostgreSQL() throws {
         let server = try PostgresDiffBackend()
-        try run(name: "PostgreSQL", load: { try server.load($0) }, declared: { $0.sqlRejection ?? $0.postgresRejection })
+        try run(
+            name: "PostgreSQL", load: { try server.load($0) }, declared: { $0.sqlRejection ?? $0.postgresRejection })
     }
 
     func run(name: String, load: ([JSONValue]) throws -> any LoadedDataset, declared: (EvalCase) -> String?) throws {
@@ -31,7 +35,8 @@ import SiftStore
         let cases = try EvalCorpus.cases()
         var stores: [String: any LoadedDataset] = [:]
         var failures: [String] = []
-        var agreed = 0, declaredCount = 0
+        var agreed = 0
+        var declaredCount = 0
         // Undeclared declines: with SIFT_CORPUS_UNDECLARED=FILE, also listed there as
         // `file:line<TAB>reason`, for a maintainer to review and declare with `postgres:`.
         var undeclared: [String] = []
@@ -72,8 +77,9 @@ import SiftStore
                 }
                 continue
             case .declined(let reason):
-                if expected != nil { declaredCount += 1 }
-                else {
+                if expected != nil {
+                    declaredCount += 1
+                } else {
                     failures.append("\(c.location): \(name) declined it, not declared with 'postgres:': \(reason)")
                     undeclared.append("\(c.file):\(c.line)\t\(reason)")
                 }
@@ -82,23 +88,33 @@ import SiftStore
                 failures.append("\(c.location): declared '\(expected!)' but \(name) accepted it")
                 continue
             case .runtimeError(let message, let sql):
-                if oracle.contains(where: { if case .error = $0 { true } else { false } }) { agreed += 1 }
-                else { failures.append("\(c.location): SQL failed though memory raised on no record: \(message)\n\(sql)") }
+                if oracle.contains(where: { if case .error = $0 { true } else { false } }) {
+                    agreed += 1
+                } else {
+                    failures.append("\(c.location): SQL failed though memory raised on no record: \(message)\n\(sql)")
+                }
             case .matches(let set, let sql):
                 var wrong: [Int] = []
                 for (i, r) in oracle.enumerated() {
                     if case .error = r { continue }
                     if (r == .match) != set.contains(i) { wrong.append(i) }
                 }
-                if wrong.isEmpty { agreed += 1 }
-                else {
+                if wrong.isEmpty {
+                    agreed += 1
+                } else {
                     let mem = oracle.enumerated().filter { $0.element == .match }.map(\.offset)
-                    failures.append("\(c.location): records \(wrong) differ; memory true for \(mem), SQL selected \(set.sorted())\n\(sql)")
+                    failures.append(
+                        "\(c.location): records \(wrong) differ; memory true for \(mem), SQL selected \(set.sorted())\n\(sql)"
+                    )
                 }
             }
         }
-        print("eval corpus on \(name): \(agreed) cases agree, \(declaredCount) declared rejections, \(failures.count) failures, of \(cases.count)")
-        #expect(failures.isEmpty, "\(failures.count) of \(cases.count) eval cases differ on \(name):\n\(failures.joined(separator: "\n"))")
+        print(
+            "eval corpus on \(name): \(agreed) cases agree, \(declaredCount) declared rejections, \(failures.count) failures, of \(cases.count)"
+        )
+        #expect(
+            failures.isEmpty,
+            "\(failures.count) of \(cases.count) eval cases differ on \(name):\n\(failures.joined(separator: "\n"))")
         #expect(agreed >= 300, "only \(agreed) eval cases agree on \(name)")
     }
 }

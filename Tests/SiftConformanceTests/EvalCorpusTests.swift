@@ -4,11 +4,11 @@
 // are checked in lenient mode. Later back-ends run the same cases.
 
 import Foundation
-import Testing
-import SiftSyntax
 import SiftEvaluation
 import SiftJSON
+import SiftSyntax
 import SiftTestSupport
+import Testing
 
 struct EvalCase {
     var file: String
@@ -83,7 +83,8 @@ enum EvalCorpus {
     }
 
     static func cases() throws -> [EvalCase] {
-        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".sift") }.sorted()
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".sift") }
+            .sorted()
         var all: [EvalCase] = []
         for name in files {
             let text = try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
@@ -94,7 +95,9 @@ enum EvalCorpus {
                 guard (c.match == nil) != (c.error == nil) else {
                     throw CorpusError.malformed(name, c.line, "a case needs exactly one of 'match:' and 'error:'")
                 }
-                guard c.dataset != nil || c.objects != nil else { throw CorpusError.malformed(name, c.line, "no 'data:' or 'objects:'") }
+                guard c.dataset != nil || c.objects != nil else {
+                    throw CorpusError.malformed(name, c.line, "no 'data:' or 'objects:'")
+                }
                 all.append(c)
                 current = nil
             }
@@ -113,26 +116,41 @@ enum EvalCorpus {
                 guard current != nil else { throw CorpusError.malformed(name, number, "'\(key):' before 'in:'") }
                 switch key {
                 case "args":
-                    guard case .array(let items) = try JSONReader.parse(value) else { throw CorpusError.malformed(name, number, "'args:' needs a JSON array") }
+                    guard case .array(let items) = try JSONReader.parse(value) else {
+                        throw CorpusError.malformed(name, number, "'args:' needs a JSON array")
+                    }
                     current!.args = items.map { $0.literal as Any? }
                 case "vars":
-                    guard case .object(let members) = try JSONReader.parse(value) else { throw CorpusError.malformed(name, number, "'vars:' needs a JSON object") }
-                    for (k, v) in members { current!.vars[k] = v.value; current!.varsJSON[k] = v }
+                    guard case .object(let members) = try JSONReader.parse(value) else {
+                        throw CorpusError.malformed(name, number, "'vars:' needs a JSON object")
+                    }
+                    for (k, v) in members {
+                        current!.vars[k] = v.value
+                        current!.varsJSON[k] = v
+                    }
                 case "objects":
-                    guard case .array(let items) = try JSONReader.parse(value) else { throw CorpusError.malformed(name, number, "'objects:' needs a JSON array") }
+                    guard case .array(let items) = try JSONReader.parse(value) else {
+                        throw CorpusError.malformed(name, number, "'objects:' needs a JSON array")
+                    }
                     current!.objects = items.map(\.value)
                     current!.objectsJSON = items
                 case "match":
                     current!.match = try ids(value, name, number)
                 case "sql":
-                    current!.sqlRejection = value.split(separator: "#").first.map { $0.trimmingCharacters(in: .whitespaces) }
+                    current!.sqlRejection = value.split(separator: "#").first.map {
+                        $0.trimmingCharacters(in: .whitespaces)
+                    }
                 case "postgres":
-                    current!.postgresRejection = value.split(separator: "#").first.map { $0.trimmingCharacters(in: .whitespaces) }
+                    current!.postgresRejection = value.split(separator: "#").first.map {
+                        $0.trimmingCharacters(in: .whitespaces)
+                    }
                 case "lenient":
                     current!.lenient = try ids(value, name, number)
                 case "error":
                     let parts = value.split(separator: " ")
-                    guard parts.count == 2, let id = Int(parts[0]) else { throw CorpusError.malformed(name, number, "'error:' needs 'ID error-id'") }
+                    guard parts.count == 2, let id = Int(parts[0]) else {
+                        throw CorpusError.malformed(name, number, "'error:' needs 'ID error-id'")
+                    }
                     current!.error = (id, String(parts[1]))
                 default:
                     throw CorpusError.malformed(name, number, "unknown key '\(key)'")
@@ -178,11 +196,16 @@ enum EvalCorpus {
             let got = EvalCorpus.run(SiftPredicate(syntax, source: c.input), records, c.vars)
             if got != expected { failures.append("\(c.location): expected \(expected), got \(got)") }
             if let lenient = c.lenient {
-                let l = EvalCorpus.run(SiftPredicate(syntax, options: EvaluationOptions(lenient: true)), records, c.vars)
-                if l != .match(lenient) { failures.append("\(c.location): lenient: expected \(EvalOutcome.match(lenient)), got \(l)") }
+                let l = EvalCorpus.run(
+                    SiftPredicate(syntax, options: EvaluationOptions(lenient: true)), records, c.vars)
+                if l != .match(lenient) {
+                    failures.append("\(c.location): lenient: expected \(EvalOutcome.match(lenient)), got \(l)")
+                }
             }
         }
-        #expect(failures.isEmpty, "\(failures.count) of \(cases.count) eval cases failed:\n\(failures.joined(separator: "\n"))")
+        #expect(
+            failures.isEmpty,
+            "\(failures.count) of \(cases.count) eval cases failed:\n\(failures.joined(separator: "\n"))")
         #expect(cases.count >= 400, "only \(cases.count) eval cases")
         #expect(errors >= 40, "only \(errors) error cases")
     }

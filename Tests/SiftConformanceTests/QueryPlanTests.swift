@@ -3,26 +3,27 @@
 // issue requires to be indexable: `==`, a range, BETWEEN, IN, and case-sensitive BEGINSWITH.
 
 import Foundation
-import Testing
-import SiftSyntax
 import SiftEvaluation
 import SiftSQL
 import SiftSQLite
+import SiftSyntax
+import Testing
 
 @Suite struct QueryPlanTests {
     static let schema = """
-    {"entities": [
-      {"name": "Person", "table": "person",
-       "attributes": [{"name": "name", "type": "string"}, {"name": "age", "type": "integer"},
-                      {"name": "score", "type": "double"}]}
-    ]}
-    """
+        {"entities": [
+          {"name": "Person", "table": "person",
+           "attributes": [{"name": "name", "type": "string"}, {"name": "age", "type": "integer"},
+                          {"name": "score", "type": "double"}]}
+        ]}
+        """
 
     static let rows: [(Int, String, Int, Double)] = (0..<2000).map { ($0, "name\($0)", $0 % 90, Double($0) / 7) }
 
     static func connection() throws -> SQLiteConnection {
         let db = try SQLiteConnection()
-        try db.execute("""
+        try db.execute(
+            """
             CREATE TABLE person (id INTEGER PRIMARY KEY, name TEXT, age INTEGER, score REAL);
             CREATE INDEX person_name ON person(name);
             CREATE INDEX person_age ON person(age);
@@ -66,8 +67,12 @@ import SiftSQLite
         for q in [try lowering.count(syntax, source: predicate)] + (ordered ? [query] : []) {
             let plan = try db.queryPlan(q.sql, q.bindings)
             let text = plan.joined(separator: "\n")
-            #expect(plan.contains { $0.contains("SEARCH") && ($0.contains("USING INDEX \(index)") || $0.contains("USING COVERING INDEX \(index)")) },
-                    "\(predicate)\n\(q.sql)\n\(text)")
+            #expect(
+                plan.contains {
+                    $0.contains("SEARCH")
+                        && ($0.contains("USING INDEX \(index)") || $0.contains("USING COVERING INDEX \(index)"))
+                },
+                "\(predicate)\n\(q.sql)\n\(text)")
             #expect(!plan.contains { $0.hasPrefix("SCAN") }, "\(predicate): scans\n\(q.sql)\n\(text)")
         }
         // And the index-friendly SQL selects what memory does.
@@ -76,7 +81,8 @@ import SiftSQLite
         }
         let compiled = SiftPredicate(try PredicateSyntax.parse(predicate))
         let expected = try Self.rows.filter { r in
-            try compiled.evaluate(with: Value.dictionary(["name": .string(r.1), "age": .integer(Int64(r.2)), "score": .double(r.3)]))
+            try compiled.evaluate(
+                with: Value.dictionary(["name": .string(r.1), "age": .integer(Int64(r.2)), "score": .double(r.3)]))
         }.map(\.0)
         #expect(selected == expected, "\(predicate)")
         #expect(!expected.isEmpty)

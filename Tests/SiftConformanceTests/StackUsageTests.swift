@@ -7,25 +7,33 @@
 
 import Foundation
 import SiftEvaluation
+import SiftJSON
 import SiftSQL
+import SiftStore
 import SiftSyntax
 import SiftTestSupport
 import Testing
-import SiftJSON
-import SiftStore
+
 @testable import SiftTool
 
 /// The schema of `nestingRecordJSON`, as in the lowering's own nesting tests.
 private let lowering: SQLLowering = {
     let schema = try! Schema(entities: [
-        Schema.Entity(name: "Record", table: "record", attributes: [
-            Schema.Attribute(name: "a", type: .integer),
-            Schema.Attribute(name: "s", type: .string),
-        ], relationships: [
-            Schema.Relationship(name: "kids", toMany: "Kid", foreignKey: "record_id"),
-            Schema.Relationship(name: "nums", values: .init(table: "record_num", owner: "record_id", type: .integer), orderColumn: "position"),
-            Schema.Relationship(name: "tags", values: .init(table: "record_tag", owner: "record_id", type: .string), orderColumn: "position"),
-        ]),
+        Schema.Entity(
+            name: "Record", table: "record",
+            attributes: [
+                Schema.Attribute(name: "a", type: .integer),
+                Schema.Attribute(name: "s", type: .string),
+            ],
+            relationships: [
+                Schema.Relationship(name: "kids", toMany: "Kid", foreignKey: "record_id"),
+                Schema.Relationship(
+                    name: "nums", values: .init(table: "record_num", owner: "record_id", type: .integer),
+                    orderColumn: "position"),
+                Schema.Relationship(
+                    name: "tags", values: .init(table: "record_tag", owner: "record_id", type: .string),
+                    orderColumn: "position"),
+            ]),
         Schema.Entity(name: "Kid", table: "kid", attributes: [Schema.Attribute(name: "age", type: .integer)]),
     ])
     return try! SQLLowering(schema: schema, entity: "Record")
@@ -51,7 +59,8 @@ private final class Holder<T>: @unchecked Sendable {
         let record = try JSONSerialization.jsonObject(with: Data(nestingRecordJSON.utf8)) as! [String: Any]
         let n = family.deepest { (try? PredicateSyntax.parse($0)) != nil }
         let text = family.make(n)
-        let p = try PredicateSyntax.parse(text), twin = try PredicateSyntax.parse(text)
+        let p = try PredicateSyntax.parse(text)
+        let twin = try PredicateSyntax.parse(text)
         let compiled = SiftPredicate(p, source: text)
         let forDictionaries = compiled.compiled(for: [String: Any].self)
         let released = Holder(try PredicateSyntax.parse(text))

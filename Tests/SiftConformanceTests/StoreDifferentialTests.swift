@@ -8,18 +8,20 @@
 // pending changes make dirty.
 
 import Foundation
-import Testing
 import SiftEvaluation
-import SiftSyntax
-import SiftStore
 import SiftJSON
-@testable import SiftTool
+import SiftStore
+import SiftSyntax
 import SiftTestSupport
+import Testing
+
+@testable import SiftTool
 
 @Suite struct StoreDifferentialTests {
     static func model() throws -> ManagedObjectModel {
         try ManagedObjectModel(entities: [
-            EntityDescription("Record",
+            EntityDescription(
+                "Record",
                 attributes: [
                     AttributeDescription("name", .dynamic), AttributeDescription("city", .dynamic),
                     AttributeDescription("age", .dynamic), AttributeDescription("score", .dynamic),
@@ -28,15 +30,18 @@ import SiftTestSupport
                 ],
                 relationships: [
                     RelationshipDescription("address", to: "Address"),
-                    RelationshipDescription("kids", to: "Kid", toMany: true, ordered: true, inverse: "parent", deleteRule: .cascade),
+                    RelationshipDescription(
+                        "kids", to: "Kid", toMany: true, ordered: true, inverse: "parent", deleteRule: .cascade),
                 ]),
-            EntityDescription("Kid",
+            EntityDescription(
+                "Kid",
                 attributes: [AttributeDescription("name", .dynamic), AttributeDescription("age", .dynamic)],
                 relationships: [
                     RelationshipDescription("parent", to: "Record", inverse: "kids"),
                     RelationshipDescription("address", to: "Address"),
                 ]),
-            EntityDescription("Address",
+            EntityDescription(
+                "Address",
                 attributes: [AttributeDescription("city", .dynamic), AttributeDescription("zip", .dynamic)],
                 relationships: [RelationshipDescription("geo", to: "Geo")]),
             EntityDescription("Geo", attributes: [AttributeDescription("lat", .dynamic)]),
@@ -127,10 +132,14 @@ import SiftTestSupport
                 }
             case 5:
                 let other = live[g.int(0...(live.count - 1))]
-                if let k = (try r.get("kids", as: [ManagedObject].self))?.last { try k.setValue(other, forKey: "parent") }
+                if let k = (try r.get("kids", as: [ManagedObject].self))?.last {
+                    try k.setValue(other, forKey: "parent")
+                }
             case 6: try r.setValue(nil, forKey: "address")
             default:
-                if let a = try r.get("address", as: ManagedObject.self), let geo = try a.get("geo", as: ManagedObject.self) {
+                if let a = try r.get("address", as: ManagedObject.self),
+                    let geo = try a.get("geo", as: ManagedObject.self)
+                {
                     try geo.setValue(scalar(g.number()), forKey: "lat")
                 } else {
                     try r.setValue(["x", 1].map { Optional($0 as Any) }, forKey: "tags")
@@ -142,8 +151,10 @@ import SiftTestSupport
     enum Outcome { case agreed, skipped }
 
     /// One fetch against the oracle.
-    static func check(_ p: GenPred, _ live: [ManagedObject], _ c: ManagedObjectContext, _ g: inout DiffGenerator,
-                      insertionOrder: [ObjectIdentifier: Int]) throws -> Outcome {
+    static func check(
+        _ p: GenPred, _ live: [ManagedObject], _ c: ManagedObjectContext, _ g: inout DiffGenerator,
+        insertionOrder: [ObjectIdentifier: Int]
+    ) throws -> Outcome {
         let (text, args) = p.text
         let syntax = try PredicateSyntax.parse(text, literals: args.map(\.literal))
         let predicate = SiftPredicate(syntax, source: text)
@@ -159,7 +170,9 @@ import SiftTestSupport
         if g.chance(0.5) {
             let keys = ["name", "age", "address.city", "born", "score", "city", "address.geo.lat"]
             request.sortDescriptors = try (0..<g.int(1...2)).map { _ in
-                try SiftSortDescriptor(g.pick(keys), ascending: g.chance(0.5), options: g.pick([[], [], .caseInsensitive, [.caseInsensitive, .diacriticInsensitive]]))
+                try SiftSortDescriptor(
+                    g.pick(keys), ascending: g.chance(0.5),
+                    options: g.pick([[], [], .caseInsensitive, [.caseInsensitive, .diacriticInsensitive]]))
             }
         }
         if g.chance(0.3) { request.fetchLimit = g.int(0...5) }
@@ -182,7 +195,8 @@ import SiftTestSupport
         let same = fetched.count == expected.count && zip(fetched, expected).allSatisfy { $0 === $1 }
         if !same {
             let explain = (try? c.explain(request).description) ?? "?"
-            Issue.record("""
+            Issue.record(
+                """
                 fetch disagrees with memory for \(text) \(args) vars \(variables)
                 sort \(request.sortDescriptors) limit \(String(describing: request.fetchLimit)) offset \(request.fetchOffset)
                 pending changes: \(c.hasChanges)
@@ -204,13 +218,16 @@ import SiftTestSupport
         let seed = ProcessInfo.processInfo.environment["SIFT_STORE_DIFF_SEED"].flatMap(UInt64.init) ?? 20_261_125
         let rounds = ProcessInfo.processInfo.environment["SIFT_STORE_DIFF_ROUNDS"].flatMap(Int.init) ?? 60
         var g = DiffGenerator(seed: seed)
-        var agreed = 0, skipped = 0
+        var agreed = 0
+        var skipped = 0
         for _ in 0..<rounds {
             let records = g.dataset(count: g.int(3...14))
             // Spare documents for the pending changes, of the dataset's kind (objects or values),
             // declared with the rest so that saving them is valid.
             let spares = (0..<6).map { _ in g.selfRecords ? g.selfRecord() : g.record(full: false) }
-            let model = try ManagedObjectModel(entities: [EntityDescription("Record", document: DocumentInference.describe(records + spares))])
+            let model = try ManagedObjectModel(entities: [
+                EntityDescription("Record", document: DocumentInference.describe(records + spares))
+            ])
             let c = ManagedObjectContext(store: try PersistentStore.inMemory(model: model))
             var live: [ManagedObject] = []
             for r in records {
@@ -235,7 +252,8 @@ import SiftTestSupport
                     }
                 }
                 if phase == 2 { try c.save() }
-                let order = Dictionary(uniqueKeysWithValues: c.insertedObjects.enumerated().map { (ObjectIdentifier($1), $0) })
+                let order = Dictionary(
+                    uniqueKeysWithValues: c.insertedObjects.enumerated().map { (ObjectIdentifier($1), $0) })
                 for _ in 0..<20 {
                     let p = g.predicate(depth: 2)
                     let (text, args) = p.text
@@ -244,14 +262,22 @@ import SiftTestSupport
                     let variables = p.variables
                     var expected: [ManagedObject] = []
                     do {
-                        for o in live where try predicate.evaluate(with: o.document ?? .null, variables: variables.mapValues(\.value)) {
+                        for o in live
+                        where try predicate.evaluate(with: o.document ?? .null, variables: variables.mapValues(\.value))
+                        {
                             expected.append(o)
                         }
-                    } catch { skipped += 1; continue }
+                    } catch {
+                        skipped += 1
+                        continue
+                    }
                     var request = FetchRequest("Record", predicate: predicate)
                     request.variables = variables.mapValues(\.literal)
                     if g.chance(0.4) {
-                        request.sortDescriptors = [try SiftSortDescriptor(g.pick(["name", "age", "address.city", "SELF"]), ascending: g.chance(0.5))]
+                        request.sortDescriptors = [
+                            try SiftSortDescriptor(
+                                g.pick(["name", "age", "address.city", "SELF"]), ascending: g.chance(0.5))
+                        ]
                     }
                     if g.chance(0.3) { request.fetchLimit = g.int(0...5) }
                     func tiebreak(_ o: ManagedObject) -> (Int64, Int) {
@@ -261,8 +287,13 @@ import SiftTestSupport
                     expected.sort { tiebreak($0) < tiebreak($1) }
                     if !request.sortDescriptors.isEmpty {
                         do {
-                            expected = try expected.map { $0.document ?? .null }.sortedIndices(by: request.sortDescriptors).map { expected[$0] }
-                        } catch { skipped += 1; continue }
+                            expected = try expected.map { $0.document ?? .null }.sortedIndices(
+                                by: request.sortDescriptors
+                            ).map { expected[$0] }
+                        } catch {
+                            skipped += 1
+                            continue
+                        }
                     }
                     if let limit = request.fetchLimit { expected = Array(expected.prefix(limit)) }
                     let fetched: [ManagedObject]
@@ -271,7 +302,8 @@ import SiftTestSupport
                         continue
                     }
                     if fetched.count != expected.count || !zip(fetched, expected).allSatisfy({ $0 === $1 }) {
-                        Issue.record("""
+                        Issue.record(
+                            """
                             document fetch disagrees with memory for \(text) \(args) vars \(variables) sort \(request.sortDescriptors)
                             pending changes: \(c.hasChanges); expected \(expected.map(\.objectID)) got \(fetched.map(\.objectID))
                             \((try? c.explain(request).description) ?? "?")
@@ -282,7 +314,9 @@ import SiftTestSupport
                 }
             }
         }
-        print("store differential (documents): seed \(seed), \(rounds) datasets, \(agreed) fetches compared, \(skipped) skipped (memory raised)")
+        print(
+            "store differential (documents): seed \(seed), \(rounds) datasets, \(agreed) fetches compared, \(skipped) skipped (memory raised)"
+        )
         #expect(agreed > rounds * 20)
     }
 
@@ -291,7 +325,8 @@ import SiftTestSupport
         let rounds = ProcessInfo.processInfo.environment["SIFT_STORE_DIFF_ROUNDS"].flatMap(Int.init) ?? 60
         var g = DiffGenerator(seed: seed)
         let model = try Self.model()
-        var agreed = 0, skipped = 0
+        var agreed = 0
+        var skipped = 0
         for _ in 0..<rounds {
             let store = try PersistentStore.inMemory(model: model)
             let c = ManagedObjectContext(store: store)
@@ -301,7 +336,8 @@ import SiftTestSupport
                 // 0: clean; 1: pending changes; 2: the same changes saved.
                 if phase == 1 { try Self.mutate(&live, c, &g) }
                 if phase == 2 { try c.save() }
-                let order = Dictionary(uniqueKeysWithValues: c.insertedObjects.enumerated().map { (ObjectIdentifier($1), $0) })
+                let order = Dictionary(
+                    uniqueKeysWithValues: c.insertedObjects.enumerated().map { (ObjectIdentifier($1), $0) })
                 for _ in 0..<20 {
                     switch try Self.check(g.predicate(depth: 2), live, c, &g, insertionOrder: order) {
                     case .agreed: agreed += 1
@@ -310,7 +346,9 @@ import SiftTestSupport
                 }
             }
         }
-        print("store differential: seed \(seed) (SIFT_STORE_DIFF_SEED), \(rounds) graphs, \(agreed) fetches compared, \(skipped) skipped (memory raised)")
+        print(
+            "store differential: seed \(seed) (SIFT_STORE_DIFF_SEED), \(rounds) graphs, \(agreed) fetches compared, \(skipped) skipped (memory raised)"
+        )
         #expect(agreed > rounds * 30)
     }
 }

@@ -90,117 +90,170 @@ private struct PetRow {
 private enum Data0 {
     // Text is written NFC except where the decomposed form is the NFC form ("q\u{303}", no precomposed q̃).
     static let people: [PersonRow] = [
-        PersonRow(id: 1, name: "Alice", age: 34, score: 88.5, active: true, born: day("1990-03-01"),
-                  updated: day("2024-05-01T12:00:00.000Z"), balance: Decimal(string: "100.25"), photo: [1, 2, 3],
-                  employer: 1, friends: [2, 3], nicknames: ["Ali", "Al"], tags: ["x", "y"]),
-        PersonRow(id: 2, name: "bob", age: 17, score: 42, active: false, born: day("2007-06-15"),
-                  updated: day("2023-01-01"), balance: Decimal(string: "-3.5"), photo: nil,
-                  employer: 2, friends: [1], nicknames: [], tags: []),
-        PersonRow(id: 3, name: "Zoë", age: 25, score: nil, active: true, born: nil,
-                  updated: day("2024-05-01T12:00:00.500Z"), balance: 0, photo: [],
-                  employer: nil, friends: [1, 4, 5], nicknames: ["zoe"], tags: nil),
-        PersonRow(id: 4, name: nil, age: nil, score: nil, active: nil, born: nil, updated: nil, balance: nil,
-                  photo: nil, employer: nil, friends: [], nicknames: [], tags: nil),
-        PersonRow(id: 5, name: "", age: 0, score: 0, active: false, born: day("2001-01-01"),
-                  updated: nil, balance: nil, photo: [0], employer: 3, friends: [], nicknames: [""], tags: [""]),
-        PersonRow(id: 6, name: "josé", age: 61, score: 99.75, active: true, born: day("1963-11-22"),
-                  updated: day("2022-12-31T23:59:59.999Z"), balance: 1_000_000, photo: nil,
-                  employer: 4, friends: [7], nicknames: ["Pepe", "pepe"], tags: ["a"]),
-        PersonRow(id: 7, name: "JOSÉ", age: 45, score: 55.5, active: nil, born: day("1979-07-04"),
-                  updated: nil, balance: Decimal(string: "250.75"), photo: nil,
-                  employer: 1, friends: [6, 8], nicknames: [], tags: ["b", "a"]),
-        PersonRow(id: 8, name: "Ångström", age: 80, score: -1.5, active: true, born: day("1944-02-29"),
-                  updated: day("2020-02-29T00:00:00.000Z"), balance: nil, photo: nil,
-                  employer: 5, friends: [], nicknames: ["Ång"], tags: []),
-        PersonRow(id: 9, name: "straße", age: 29, score: 70, active: false, born: day("1995-05-05"),
-                  updated: day("2021-06-01"), balance: 42, photo: [9, 9],
-                  employer: 2, friends: [10, 11], nicknames: ["Strasse"], tags: nil),
-        PersonRow(id: 10, name: "Eva", age: 33, score: 64.25, active: true, born: day("1991-01-01"),
-                  updated: day("2024-05-01T11:59:59.999Z"), balance: Decimal(string: "0.5"), photo: nil,
-                  employer: 6, friends: [11, 12], nicknames: ["Evi"], tags: ["x"]),
-        PersonRow(id: 11, name: "eva", age: 33, score: nil, active: false, born: day("1991-01-01"),
-                  updated: nil, balance: nil, photo: nil, employer: nil, friends: [10], nicknames: [], tags: nil),
-        PersonRow(id: 12, name: "Éva", age: nil, score: 12.5, active: true, born: nil,
-                  updated: day("2019-09-09"), balance: -1, photo: nil, employer: 1, friends: [], nicknames: ["Evi", "Évi"], tags: ["É"]),
-        PersonRow(id: 13, name: "q\u{303}uiz", age: 22, score: 10, active: nil, born: day("2002-02-02"),
-                  updated: nil, balance: nil, photo: nil, employer: nil, friends: [14], nicknames: ["q"], tags: []),
-        PersonRow(id: 14, name: "q", age: 19, score: 19, active: false, born: day("2005-05-05"),
-                  updated: nil, balance: 7, photo: nil, employer: 3, friends: [13], nicknames: [], tags: nil),
-        PersonRow(id: 15, name: "O'Brien", age: 50, score: 50, active: true, born: day("1974-04-04"),
-                  updated: day("2024-01-01"), balance: 50, photo: nil, employer: 2, friends: [1, 2, 3, 4], nicknames: ["OB"], tags: ["x"]),
-        PersonRow(id: 16, name: "50%_off", age: 3, score: nil, active: nil, born: day("2021-03-03"),
-                  updated: nil, balance: nil, photo: nil, employer: nil, friends: [], nicknames: [], tags: nil),
-        PersonRow(id: 17, name: "a*b?c", age: 40, score: 40.5, active: false, born: nil,
-                  updated: nil, balance: 3, photo: [1, 2], employer: 6, friends: [], nicknames: [], tags: []),
-        PersonRow(id: 18, name: "Ali", age: 34, score: 88.5, active: true, born: day("1990-03-01"),
-                  updated: day("2024-05-01T12:00:00.000Z"), balance: Decimal(string: "100.25"), photo: [1, 2, 3],
-                  employer: 1, friends: [1], nicknames: ["Alice"], tags: ["y"]),
-        PersonRow(id: 19, name: "alice", age: 35, score: nil, active: nil, born: nil, updated: nil,
-                  balance: nil, photo: nil, employer: 4, friends: [], nicknames: [], tags: nil),
-        PersonRow(id: 20, name: "Zoe", age: 25, score: 77, active: true, born: day("1999-12-31"),
-                  updated: day("2000-01-01"), balance: 12, photo: nil, employer: 5, friends: [3, 21], nicknames: ["Zo"], tags: ["z"]),
-        PersonRow(id: 21, name: "ZOË", age: 26, score: 78, active: false, born: day("1998-08-08"),
-                  updated: nil, balance: nil, photo: nil, employer: nil, friends: [3, 20], nicknames: [], tags: nil),
-        PersonRow(id: 22, name: "日本", age: 70, score: 1, active: true, born: day("1954-06-06"),
-                  updated: day("2018-08-08"), balance: 8, photo: nil, employer: 2, friends: [], nicknames: ["にほん"], tags: []),
-        PersonRow(id: 23, name: "Émile", age: 12, score: 95, active: false, born: day("2012-12-12"),
-                  updated: nil, balance: nil, photo: nil, employer: nil, friends: [24], nicknames: [], tags: nil),
-        PersonRow(id: 24, name: "emile", age: 12, score: 95, active: true, born: day("2012-12-12"),
-                  updated: nil, balance: nil, photo: nil, employer: 3, friends: [23], nicknames: ["Emi"], tags: ["e"]),
-        PersonRow(id: 25, name: nil, age: 44, score: 44, active: true, born: day("1980-01-01"),
-                  updated: day("2024-06-01"), balance: 44, photo: [4], employer: 2, friends: [26], nicknames: [], tags: []),
-        PersonRow(id: 26, name: "Bob", age: 66, score: nil, active: false, born: day("1958-01-01"),
-                  updated: nil, balance: nil, photo: nil, employer: 1, friends: [], nicknames: ["Bobby", "Rob"], tags: nil),
-        PersonRow(id: 27, name: "Carol", age: 28, score: 28, active: nil, born: nil,
-                  updated: day("2022-02-22"), balance: 28, photo: nil, employer: nil, friends: [28], nicknames: [], tags: ["c"]),
-        PersonRow(id: 28, name: "carol", age: 28, score: 28.5, active: true, born: day("1996-06-06"),
-                  updated: nil, balance: nil, photo: nil, employer: 4, friends: [27, 29, 30], nicknames: ["Caz"], tags: []),
-        PersonRow(id: 29, name: "Dave", age: nil, score: 0.5, active: false, born: day("1985-05-05"),
-                  updated: nil, balance: 0, photo: nil, employer: 6, friends: [], nicknames: [], tags: nil),
-        PersonRow(id: 30, name: "dave", age: 18, score: 18, active: true, born: day("2008-08-08"),
-                  updated: day("2024-05-02"), balance: 18, photo: nil, employer: nil, friends: [29], nicknames: ["D"], tags: ["d"]),
+        PersonRow(
+            id: 1, name: "Alice", age: 34, score: 88.5, active: true, born: day("1990-03-01"),
+            updated: day("2024-05-01T12:00:00.000Z"), balance: Decimal(string: "100.25"), photo: [1, 2, 3],
+            employer: 1, friends: [2, 3], nicknames: ["Ali", "Al"], tags: ["x", "y"]),
+        PersonRow(
+            id: 2, name: "bob", age: 17, score: 42, active: false, born: day("2007-06-15"),
+            updated: day("2023-01-01"), balance: Decimal(string: "-3.5"), photo: nil,
+            employer: 2, friends: [1], nicknames: [], tags: []),
+        PersonRow(
+            id: 3, name: "Zoë", age: 25, score: nil, active: true, born: nil,
+            updated: day("2024-05-01T12:00:00.500Z"), balance: 0, photo: [],
+            employer: nil, friends: [1, 4, 5], nicknames: ["zoe"], tags: nil),
+        PersonRow(
+            id: 4, name: nil, age: nil, score: nil, active: nil, born: nil, updated: nil, balance: nil,
+            photo: nil, employer: nil, friends: [], nicknames: [], tags: nil),
+        PersonRow(
+            id: 5, name: "", age: 0, score: 0, active: false, born: day("2001-01-01"),
+            updated: nil, balance: nil, photo: [0], employer: 3, friends: [], nicknames: [""], tags: [""]),
+        PersonRow(
+            id: 6, name: "josé", age: 61, score: 99.75, active: true, born: day("1963-11-22"),
+            updated: day("2022-12-31T23:59:59.999Z"), balance: 1_000_000, photo: nil,
+            employer: 4, friends: [7], nicknames: ["Pepe", "pepe"], tags: ["a"]),
+        PersonRow(
+            id: 7, name: "JOSÉ", age: 45, score: 55.5, active: nil, born: day("1979-07-04"),
+            updated: nil, balance: Decimal(string: "250.75"), photo: nil,
+            employer: 1, friends: [6, 8], nicknames: [], tags: ["b", "a"]),
+        PersonRow(
+            id: 8, name: "Ångström", age: 80, score: -1.5, active: true, born: day("1944-02-29"),
+            updated: day("2020-02-29T00:00:00.000Z"), balance: nil, photo: nil,
+            employer: 5, friends: [], nicknames: ["Ång"], tags: []),
+        PersonRow(
+            id: 9, name: "straße", age: 29, score: 70, active: false, born: day("1995-05-05"),
+            updated: day("2021-06-01"), balance: 42, photo: [9, 9],
+            employer: 2, friends: [10, 11], nicknames: ["Strasse"], tags: nil),
+        PersonRow(
+            id: 10, name: "Eva", age: 33, score: 64.25, active: true, born: day("1991-01-01"),
+            updated: day("2024-05-01T11:59:59.999Z"), balance: Decimal(string: "0.5"), photo: nil,
+            employer: 6, friends: [11, 12], nicknames: ["Evi"], tags: ["x"]),
+        PersonRow(
+            id: 11, name: "eva", age: 33, score: nil, active: false, born: day("1991-01-01"),
+            updated: nil, balance: nil, photo: nil, employer: nil, friends: [10], nicknames: [], tags: nil),
+        PersonRow(
+            id: 12, name: "Éva", age: nil, score: 12.5, active: true, born: nil,
+            updated: day("2019-09-09"), balance: -1, photo: nil, employer: 1, friends: [], nicknames: ["Evi", "Évi"],
+            tags: ["É"]),
+        PersonRow(
+            id: 13, name: "q\u{303}uiz", age: 22, score: 10, active: nil, born: day("2002-02-02"),
+            updated: nil, balance: nil, photo: nil, employer: nil, friends: [14], nicknames: ["q"], tags: []),
+        PersonRow(
+            id: 14, name: "q", age: 19, score: 19, active: false, born: day("2005-05-05"),
+            updated: nil, balance: 7, photo: nil, employer: 3, friends: [13], nicknames: [], tags: nil),
+        PersonRow(
+            id: 15, name: "O'Brien", age: 50, score: 50, active: true, born: day("1974-04-04"),
+            updated: day("2024-01-01"), balance: 50, photo: nil, employer: 2, friends: [1, 2, 3, 4], nicknames: ["OB"],
+            tags: ["x"]),
+        PersonRow(
+            id: 16, name: "50%_off", age: 3, score: nil, active: nil, born: day("2021-03-03"),
+            updated: nil, balance: nil, photo: nil, employer: nil, friends: [], nicknames: [], tags: nil),
+        PersonRow(
+            id: 17, name: "a*b?c", age: 40, score: 40.5, active: false, born: nil,
+            updated: nil, balance: 3, photo: [1, 2], employer: 6, friends: [], nicknames: [], tags: []),
+        PersonRow(
+            id: 18, name: "Ali", age: 34, score: 88.5, active: true, born: day("1990-03-01"),
+            updated: day("2024-05-01T12:00:00.000Z"), balance: Decimal(string: "100.25"), photo: [1, 2, 3],
+            employer: 1, friends: [1], nicknames: ["Alice"], tags: ["y"]),
+        PersonRow(
+            id: 19, name: "alice", age: 35, score: nil, active: nil, born: nil, updated: nil,
+            balance: nil, photo: nil, employer: 4, friends: [], nicknames: [], tags: nil),
+        PersonRow(
+            id: 20, name: "Zoe", age: 25, score: 77, active: true, born: day("1999-12-31"),
+            updated: day("2000-01-01"), balance: 12, photo: nil, employer: 5, friends: [3, 21], nicknames: ["Zo"],
+            tags: ["z"]),
+        PersonRow(
+            id: 21, name: "ZOË", age: 26, score: 78, active: false, born: day("1998-08-08"),
+            updated: nil, balance: nil, photo: nil, employer: nil, friends: [3, 20], nicknames: [], tags: nil),
+        PersonRow(
+            id: 22, name: "日本", age: 70, score: 1, active: true, born: day("1954-06-06"),
+            updated: day("2018-08-08"), balance: 8, photo: nil, employer: 2, friends: [], nicknames: ["にほん"], tags: []),
+        PersonRow(
+            id: 23, name: "Émile", age: 12, score: 95, active: false, born: day("2012-12-12"),
+            updated: nil, balance: nil, photo: nil, employer: nil, friends: [24], nicknames: [], tags: nil),
+        PersonRow(
+            id: 24, name: "emile", age: 12, score: 95, active: true, born: day("2012-12-12"),
+            updated: nil, balance: nil, photo: nil, employer: 3, friends: [23], nicknames: ["Emi"], tags: ["e"]),
+        PersonRow(
+            id: 25, name: nil, age: 44, score: 44, active: true, born: day("1980-01-01"),
+            updated: day("2024-06-01"), balance: 44, photo: [4], employer: 2, friends: [26], nicknames: [], tags: []),
+        PersonRow(
+            id: 26, name: "Bob", age: 66, score: nil, active: false, born: day("1958-01-01"),
+            updated: nil, balance: nil, photo: nil, employer: 1, friends: [], nicknames: ["Bobby", "Rob"], tags: nil),
+        PersonRow(
+            id: 27, name: "Carol", age: 28, score: 28, active: nil, born: nil,
+            updated: day("2022-02-22"), balance: 28, photo: nil, employer: nil, friends: [28], nicknames: [],
+            tags: ["c"]),
+        PersonRow(
+            id: 28, name: "carol", age: 28, score: 28.5, active: true, born: day("1996-06-06"),
+            updated: nil, balance: nil, photo: nil, employer: 4, friends: [27, 29, 30], nicknames: ["Caz"], tags: []),
+        PersonRow(
+            id: 29, name: "Dave", age: nil, score: 0.5, active: false, born: day("1985-05-05"),
+            updated: nil, balance: 0, photo: nil, employer: 6, friends: [], nicknames: [], tags: nil),
+        PersonRow(
+            id: 30, name: "dave", age: 18, score: 18, active: true, born: day("2008-08-08"),
+            updated: day("2024-05-02"), balance: 18, photo: nil, employer: nil, friends: [29], nicknames: ["D"],
+            tags: ["d"]),
         // Beyond the BMP and fullwidth letters (UTF-8 order = scalar order ≠ UTF-16 order), a big
         // integer that a double cannot hold, a decimal that is not a binary fraction, an old date.
-        PersonRow(id: 31, name: "\u{1D49C}lpha", age: 9_007_199_254_740_993, score: 1e300, active: true, born: day("0999-09-09"),
-                  updated: day("0999-09-09T09:09:09.009Z"), balance: Decimal(string: "0.1"), photo: [255],
-                  employer: 6, friends: [32], nicknames: ["\u{1D49C}lpha", "ｚ"], tags: ["𝒜"]),
-        PersonRow(id: 32, name: "ｚeta", age: -5, score: -0.0, active: false, born: day("1969-12-31T23:59:59.999Z"),
-                  updated: day("1969-12-31T23:59:59.999Z"), balance: Decimal(string: "-0.1"), photo: nil,
-                  employer: 5, friends: [31, 1], nicknames: ["ｚeta", "Zeta"], tags: []),
-        PersonRow(id: 33, name: "Emi", age: 9_007_199_254_740_992, score: 9_007_199_254_740_992, active: true, born: day("2001-01-01T00:00:00.001Z"),
-                  updated: day("2024-05-01T12:00:00.001Z"), balance: Decimal(string: "0.30"), photo: [1, 2, 3, 0],
-                  employer: 2, friends: [24], nicknames: ["Emi", "emi"], tags: ["Emi"]),
+        PersonRow(
+            id: 31, name: "\u{1D49C}lpha", age: 9_007_199_254_740_993, score: 1e300, active: true,
+            born: day("0999-09-09"),
+            updated: day("0999-09-09T09:09:09.009Z"), balance: Decimal(string: "0.1"), photo: [255],
+            employer: 6, friends: [32], nicknames: ["\u{1D49C}lpha", "ｚ"], tags: ["𝒜"]),
+        PersonRow(
+            id: 32, name: "ｚeta", age: -5, score: -0.0, active: false, born: day("1969-12-31T23:59:59.999Z"),
+            updated: day("1969-12-31T23:59:59.999Z"), balance: Decimal(string: "-0.1"), photo: nil,
+            employer: 5, friends: [31, 1], nicknames: ["ｚeta", "Zeta"], tags: []),
+        PersonRow(
+            id: 33, name: "Emi", age: 9_007_199_254_740_992, score: 9_007_199_254_740_992, active: true,
+            born: day("2001-01-01T00:00:00.001Z"),
+            updated: day("2024-05-01T12:00:00.001Z"), balance: Decimal(string: "0.30"), photo: [1, 2, 3, 0],
+            employer: 2, friends: [24], nicknames: ["Emi", "emi"], tags: ["Emi"]),
         // Integers near the Int64 limits: sums and products overflow (memory wraps, as NSNumber
         // arithmetic on Int64 does in the evaluator).
-        PersonRow(id: 34, name: "Max", age: 3_000_000_000_000_000_000, score: 3e18, active: true, born: nil,
-                  updated: nil, balance: nil, photo: nil, employer: 7, friends: [], nicknames: [], tags: nil),
-        PersonRow(id: 35, name: "Maxi", age: 3_000_000_000_000_000_000, score: nil, active: nil, born: nil,
-                  updated: nil, balance: nil, photo: nil, employer: 7, friends: [34, 36], nicknames: [], tags: nil),
-        PersonRow(id: 36, name: "Min", age: Int64.min, score: -9.3e18, active: false, born: nil,
-                  updated: nil, balance: nil, photo: nil, employer: nil, friends: [], nicknames: [], tags: nil),
-        PersonRow(id: 37, name: "Many", age: Int64.max, score: 9.3e18, active: true, born: nil,
-                  updated: nil, balance: nil, photo: nil, employer: nil, friends: [34, 35, 37], nicknames: [], tags: nil),
+        PersonRow(
+            id: 34, name: "Max", age: 3_000_000_000_000_000_000, score: 3e18, active: true, born: nil,
+            updated: nil, balance: nil, photo: nil, employer: 7, friends: [], nicknames: [], tags: nil),
+        PersonRow(
+            id: 35, name: "Maxi", age: 3_000_000_000_000_000_000, score: nil, active: nil, born: nil,
+            updated: nil, balance: nil, photo: nil, employer: 7, friends: [34, 36], nicknames: [], tags: nil),
+        PersonRow(
+            id: 36, name: "Min", age: Int64.min, score: -9.3e18, active: false, born: nil,
+            updated: nil, balance: nil, photo: nil, employer: nil, friends: [], nicknames: [], tags: nil),
+        PersonRow(
+            id: 37, name: "Many", age: Int64.max, score: 9.3e18, active: true, born: nil,
+            updated: nil, balance: nil, photo: nil, employer: nil, friends: [34, 35, 37], nicknames: [], tags: nil),
         // Orders after "Zoe" by scalars of the NFC form, before the decomposed "Zoe\u{308}" by raw scalars.
-        PersonRow(id: 38, name: "Zof", age: 31, score: 31, active: true, born: day("1993-03-03"),
-                  updated: day("2024-05-01T12:00:00.002Z"), balance: 31, photo: [1, 3], employer: 7, friends: [38], nicknames: ["Zof", "zof"], tags: ["Zof"]),
+        PersonRow(
+            id: 38, name: "Zof", age: 31, score: 31, active: true, born: day("1993-03-03"),
+            updated: day("2024-05-01T12:00:00.002Z"), balance: 31, photo: [1, 3], employer: 7, friends: [38],
+            nicknames: ["Zof", "zof"], tags: ["Zof"]),
         // Prefixes whose last scalar cannot simply be incremented (U+D7FF → U+E000, U+10FFFF), an
         // embedded NUL, a name ending in a combining mark.
-        PersonRow(id: 39, name: "\u{D7FF}x", age: 1, score: nil, active: nil, born: nil, updated: nil, balance: nil,
-                  photo: nil, employer: nil, friends: [], nicknames: [], tags: nil),
-        PersonRow(id: 40, name: "\u{E000}y", age: 2, score: nil, active: nil, born: nil, updated: nil, balance: nil,
-                  photo: nil, employer: nil, friends: [], nicknames: [], tags: nil),
-        PersonRow(id: 41, name: "\u{10FFFF}z", age: 3, score: nil, active: nil, born: nil, updated: nil, balance: nil,
-                  photo: nil, employer: nil, friends: [], nicknames: ["\u{10FFFF}"], tags: nil),
-        PersonRow(id: 42, name: "nul\u{0}byte", age: 4, score: nil, active: nil, born: nil, updated: nil, balance: nil,
-                  photo: nil, employer: nil, friends: [], nicknames: ["nul\u{0}"], tags: nil),
-        PersonRow(id: 43, name: "aq\u{303}", age: 5, score: nil, active: nil, born: nil, updated: nil, balance: nil,
-                  photo: nil, employer: nil, friends: [], nicknames: [], tags: nil),
+        PersonRow(
+            id: 39, name: "\u{D7FF}x", age: 1, score: nil, active: nil, born: nil, updated: nil, balance: nil,
+            photo: nil, employer: nil, friends: [], nicknames: [], tags: nil),
+        PersonRow(
+            id: 40, name: "\u{E000}y", age: 2, score: nil, active: nil, born: nil, updated: nil, balance: nil,
+            photo: nil, employer: nil, friends: [], nicknames: [], tags: nil),
+        PersonRow(
+            id: 41, name: "\u{10FFFF}z", age: 3, score: nil, active: nil, born: nil, updated: nil, balance: nil,
+            photo: nil, employer: nil, friends: [], nicknames: ["\u{10FFFF}"], tags: nil),
+        PersonRow(
+            id: 42, name: "nul\u{0}byte", age: 4, score: nil, active: nil, born: nil, updated: nil, balance: nil,
+            photo: nil, employer: nil, friends: [], nicknames: ["nul\u{0}"], tags: nil),
+        PersonRow(
+            id: 43, name: "aq\u{303}", age: 5, score: nil, active: nil, born: nil, updated: nil, balance: nil,
+            photo: nil, employer: nil, friends: [], nicknames: [], tags: nil),
         // Friends whose ages sum past -2^63 (twice Int64.min through a duplicated friendship, and
         // Int64.min - 5): memory's @sum wraps.
-        PersonRow(id: 44, name: "Wrap", age: 44, score: nil, active: nil, born: nil, updated: nil, balance: nil,
-                  photo: nil, employer: nil, friends: [36, 36, 2], nicknames: [], tags: nil),
-        PersonRow(id: 45, name: "Wrap2", age: 45, score: nil, active: nil, born: nil, updated: nil, balance: nil,
-                  photo: nil, employer: nil, friends: [36, 32], nicknames: [], tags: nil),
+        PersonRow(
+            id: 44, name: "Wrap", age: 44, score: nil, active: nil, born: nil, updated: nil, balance: nil,
+            photo: nil, employer: nil, friends: [36, 36, 2], nicknames: [], tags: nil),
+        PersonRow(
+            id: 45, name: "Wrap2", age: 45, score: nil, active: nil, born: nil, updated: nil, balance: nil,
+            photo: nil, employer: nil, friends: [36, 32], nicknames: [], tags: nil),
     ]
 
     static let companies: [CompanyRow] = [
@@ -254,12 +307,16 @@ private let typedSchema: Schema = {
         relationships: [
             Schema.Relationship(name: "employer", toOne: "Company", foreignKey: "employer_id"),
             Schema.Relationship(name: "pets", toMany: "Pet", foreignKey: "owner_id"),
-            Schema.Relationship(name: "friends", toMany: "Person",
-                         joinTable: .init(table: "friendship", source: "person_id", destination: "friend_id")),
+            Schema.Relationship(
+                name: "friends", toMany: "Person",
+                joinTable: .init(table: "friendship", source: "person_id", destination: "friend_id")),
             Schema.Relationship(name: "nicknames", values: .init(table: "nickname", owner: "person_id", type: .string)),
-            Schema.Relationship(name: "tags", values: .init(table: "tag", owner: "person_id", column: "tag", type: .string),
-                         countColumn: "tag_count"),
-            Schema.Relationship(name: "visits", values: .init(table: "visit", owner: "person_id", column: "at", type: .date, encoding: .iso8601)),
+            Schema.Relationship(
+                name: "tags", values: .init(table: "tag", owner: "person_id", column: "tag", type: .string),
+                countColumn: "tag_count"),
+            Schema.Relationship(
+                name: "visits",
+                values: .init(table: "visit", owner: "person_id", column: "at", type: .date, encoding: .iso8601)),
         ])
     let company = Schema.Entity(
         name: "Company", table: "company",
@@ -293,7 +350,8 @@ private func isoText(_ d: Date) -> String {
 private func makeStore() throws -> SQLiteConnection {
     let db = try SQLiteConnection()
     try SQLiteFunctions.register(on: db.handle)
-    try db.execute("""
+    try db.execute(
+        """
         CREATE TABLE company (id INTEGER PRIMARY KEY, name TEXT, founded REAL, boss_id INTEGER);
         CREATE TABLE person (id INTEGER PRIMARY KEY, name TEXT, age INTEGER, score REAL, active INTEGER,
             born_at REAL, updated_at TEXT, balance REAL, photo BLOB, employer_id INTEGER REFERENCES company(id),
@@ -308,34 +366,44 @@ private func makeStore() throws -> SQLiteConnection {
         CREATE INDEX pet_owner ON pet(owner_id);
         """)
     for c in Data0.companies {
-        _ = try db.query("INSERT INTO company VALUES (?, ?, ?, ?)", [
-            .integer(c.id), opt(c.name) { .text($0.precomposedStringWithCanonicalMapping) },
-            opt(c.founded) { .double($0.timeIntervalSince1970) }, opt(c.boss) { .integer($0) },
-        ])
+        _ = try db.query(
+            "INSERT INTO company VALUES (?, ?, ?, ?)",
+            [
+                .integer(c.id), opt(c.name) { .text($0.precomposedStringWithCanonicalMapping) },
+                opt(c.founded) { .double($0.timeIntervalSince1970) }, opt(c.boss) { .integer($0) },
+            ])
     }
     for p in Data0.people {
-        _ = try db.query("INSERT INTO person VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
-            .integer(p.id), opt(p.name) { .text($0.precomposedStringWithCanonicalMapping) },
-            opt(p.age) { .integer($0) }, opt(p.score) { .double($0) }, opt(p.active) { .integer($0 ? 1 : 0) },
-            opt(p.born) { .double($0.timeIntervalSinceReferenceDate) }, opt(p.updated) { .text(isoText($0)) },
-            opt(p.balance) { .double(NSDecimalNumber(decimal: $0).doubleValue) }, opt(p.photo) { .blob($0) },
-            opt(p.employer) { .integer($0) }, opt(p.tags) { .integer(Int64($0.count)) },
-            opt(p.price) { .text($0.description) },
-        ])
+        _ = try db.query(
+            "INSERT INTO person VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                .integer(p.id), opt(p.name) { .text($0.precomposedStringWithCanonicalMapping) },
+                opt(p.age) { .integer($0) }, opt(p.score) { .double($0) }, opt(p.active) { .integer($0 ? 1 : 0) },
+                opt(p.born) { .double($0.timeIntervalSinceReferenceDate) }, opt(p.updated) { .text(isoText($0)) },
+                opt(p.balance) { .double(NSDecimalNumber(decimal: $0).doubleValue) }, opt(p.photo) { .blob($0) },
+                opt(p.employer) { .integer($0) }, opt(p.tags) { .integer(Int64($0.count)) },
+                opt(p.price) { .text($0.description) },
+            ])
         for f in p.friends { _ = try db.query("INSERT INTO friendship VALUES (?, ?)", [.integer(p.id), .integer(f)]) }
         for n in p.nicknames {
-            _ = try db.query("INSERT INTO nickname VALUES (?, ?)", [.integer(p.id), .text(n.precomposedStringWithCanonicalMapping)])
+            _ = try db.query(
+                "INSERT INTO nickname VALUES (?, ?)", [.integer(p.id), .text(n.precomposedStringWithCanonicalMapping)])
         }
-        for at in p.visits { _ = try db.query("INSERT INTO visit VALUES (?, ?)", [.integer(p.id), .text(isoText(at))]) }
+        for at in p.visits {
+            _ = try db.query("INSERT INTO visit VALUES (?, ?)", [.integer(p.id), .text(isoText(at))])
+        }
         for t in p.tags ?? [] {
-            _ = try db.query("INSERT INTO tag VALUES (?, ?)", [.integer(p.id), .text(t.precomposedStringWithCanonicalMapping)])
+            _ = try db.query(
+                "INSERT INTO tag VALUES (?, ?)", [.integer(p.id), .text(t.precomposedStringWithCanonicalMapping)])
         }
     }
     for p in Data0.pets {
-        _ = try db.query("INSERT INTO pet VALUES (?, ?, ?, ?, ?, ?)", [
-            .integer(p.id), opt(p.owner) { .integer($0) }, opt(p.name) { .text($0) }, opt(p.species) { .text($0) },
-            opt(p.age) { .integer($0) }, opt(p.weight) { .double($0) },
-        ])
+        _ = try db.query(
+            "INSERT INTO pet VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                .integer(p.id), opt(p.owner) { .integer($0) }, opt(p.name) { .text($0) }, opt(p.species) { .text($0) },
+                opt(p.age) { .integer($0) }, opt(p.weight) { .double($0) },
+            ])
     }
     return db
 }
@@ -424,8 +492,10 @@ private let typedCases: [TypedCase] = [
     c("age == 34"), c("age != 34"), c("NOT age != 34"), c("age > 30"), c("NOT age > 30"), c("age <= 25.5"),
     c("age < nil"), c("NOT age < nil"), c("age == nil"), c("score == 88.5"), c("score != 88.5"),
     c("score >= age"), c("NOT score >= age"), c("score == age"), c("score != age"),
-    c("age BETWEEN {18, 40}"), c("NOT age BETWEEN {18, 40}"), c("age BETWEEN %@", .array([.integer(12), .integer(12)])),
-    c("age IN {12, 33, 99}"), c("NOT age IN {12, 33, nil}"), c("age != nil AND age + 1 == 35"), c("score != nil AND age != nil AND age * 2 > score"),
+    c("age BETWEEN {18, 40}"), c("NOT age BETWEEN {18, 40}"),
+    c("age BETWEEN %@", .array([.integer(12), .integer(12)])),
+    c("age IN {12, 33, 99}"), c("NOT age IN {12, 33, nil}"), c("age != nil AND age + 1 == 35"),
+    c("score != nil AND age != nil AND age * 2 > score"),
     c("age != nil AND age - 10 < 10"), c("age != nil AND score != nil AND NOT age + score > 100"),
     // The same arithmetic away from the Int64 limits (the cases above diverge on rows 34–37).
     c("age BETWEEN {-1000000, 1000000} AND score != nil AND age * 2 > score"),
@@ -443,8 +513,10 @@ private let typedCases: [TypedCase] = [
     c("born == %@", .date(day("1991-01-01"))), c("born != %@", .date(day("1991-01-01"))),
     c("born BETWEEN %@", .array([.date(day("1990-01-01")), .date(day("2000-01-01"))])),
     c("born >= %@", .date(day("2001-01-01"))), c("born == nil"),
-    c("updated > %@", .date(day("2024-05-01T12:00:00.000Z"))), c("updated >= %@", .date(day("2024-05-01T12:00:00.000Z"))),
-    c("updated == %@", .date(day("2024-05-01T12:00:00.000Z"))), c("NOT updated <= %@", .date(day("2022-12-31T23:59:59.999Z"))),
+    c("updated > %@", .date(day("2024-05-01T12:00:00.000Z"))),
+    c("updated >= %@", .date(day("2024-05-01T12:00:00.000Z"))),
+    c("updated == %@", .date(day("2024-05-01T12:00:00.000Z"))),
+    c("NOT updated <= %@", .date(day("2022-12-31T23:59:59.999Z"))),
     c("updated != nil AND updated < %@", .date(day("2021-01-01"))),
     c("employer.founded < %@", .date(day("2000-01-01"))), c("NOT employer.founded < %@", .date(day("2000-01-01"))),
     c("employer.founded == %@", .date(Date(timeIntervalSince1970: 0))), c("employer.founded == nil"),
@@ -452,7 +524,8 @@ private let typedCases: [TypedCase] = [
     // Dates in two encodings compared, and date arithmetic: memory's own comparison and operator,
     // asked from SQL.
     c("employer.founded < updated"), c("NOT employer.founded < born"), c("born == updated"),
-    c("born != nil AND born + 86400 > %@", .date(day("1990-03-01"))), c("updated != nil AND born != nil AND updated - 0.5 < born"),
+    c("born != nil AND born + 86400 > %@", .date(day("1990-03-01"))),
+    c("updated != nil AND born != nil AND updated - 0.5 < born"),
     c("born != nil AND updated != nil AND updated - born > 1e9"),
     // Data.
     c("photo == %@", .data(Data([1, 2, 3]))), c("photo != %@", .data(Data([1, 2, 3]))), c("photo == nil"),
@@ -536,29 +609,44 @@ private let typedCases: [TypedCase] = [
     c("SUBQUERY(friends, $f, $f.name ==[c] name).@count > 0"),
     c("SUBQUERY(friends, $f, $f.age > age).@count == 0"),
     c("SUBQUERY(tags, $t, $t ==[cd] 'e').@count == nil"),
-    c("ANY friends.employer.boss.name BEGINSWITH 'A'"), c("ALL friends.employer.founded < %@", .date(day("2000-01-01"))),
+    c("ANY friends.employer.boss.name BEGINSWITH 'A'"),
+    c("ALL friends.employer.founded < %@", .date(day("2000-01-01"))),
     c("age != nil AND age * 4 < 0"), c("age != nil AND age + 9000000000000000000 < 0"), c("age != nil AND -age > 0"),
     c("age != nil AND age - 1 > age"), c("friends.@sum.age < 0"), c("friends.@sum.age > 0"),
     c("age != nil AND age / -1 > 0"), c("age != nil AND abs(age) < 0"), c("age != nil AND age / 0 == 0"),
     c("age != nil AND age * age * age > 0"), c("age != nil AND -(age * 7) / 3 + 1 < 0"),
-    c("friends.@sum.age == 17"), c("friends.@sum.age == 9223372036854775803"), c("friends.@sum.age > 9000000000000000000"),
+    c("friends.@sum.age == 17"), c("friends.@sum.age == 9223372036854775803"),
+    c("friends.@sum.age > 9000000000000000000"),
     c("NOT friends.@sum.age < 100"), c("pets.@sum.age == friends.@sum.age"),
-    c("friends.@sum.age == 9007199254741027"), c("friends.@avg.age == 4503599627370513"), c("friends.@avg.age > 4503599627370513"),
+    c("friends.@sum.age == 9007199254741027"), c("friends.@avg.age == 4503599627370513"),
+    c("friends.@avg.age > 4503599627370513"),
     c("friends.@max.age == 9223372036854775807"), c("age == 9223372036854775807"), c("age > 9.2233720368547e18"),
     c("score > age"), c("age < score"),
     c("employer.founded < %@", .date(Date(timeIntervalSinceReferenceDate: 1_000_000_000 - 978_307_200 + 4e-9))),
     c("employer.founded == %@", .date(Date(timeIntervalSinceReferenceDate: 1_000_000_000 - 978_307_200 + 4e-9))),
     c("employer.founded >= %@", .date(Date(timeIntervalSinceReferenceDate: 1_000_000_000 - 978_307_200 - 4e-9))),
     c("employer.founded == %@", .date(Date(timeIntervalSince1970: 1_000_000_000))),
-    c("employer.founded BETWEEN %@", .array([.date(Date(timeIntervalSinceReferenceDate: 1_000_000_000 - 978_307_200 - 4e-9)),
-                                            .date(Date(timeIntervalSinceReferenceDate: 1_000_000_000 - 978_307_200 + 4e-9))])),
-    c("employer.founded IN %@", .array([.date(Date(timeIntervalSinceReferenceDate: 1_000_000_000 - 978_307_200 + 4e-9))])),
-    c("NOT employer.founded IN %@", .array([.date(Date(timeIntervalSinceReferenceDate: 1_000_000_000 - 978_307_200 + 4e-9)),
-                                             .date(day("1990-01-01"))])),
+    c(
+        "employer.founded BETWEEN %@",
+        .array([
+            .date(Date(timeIntervalSinceReferenceDate: 1_000_000_000 - 978_307_200 - 4e-9)),
+            .date(Date(timeIntervalSinceReferenceDate: 1_000_000_000 - 978_307_200 + 4e-9)),
+        ])),
+    c(
+        "employer.founded IN %@",
+        .array([.date(Date(timeIntervalSinceReferenceDate: 1_000_000_000 - 978_307_200 + 4e-9))])),
+    c(
+        "NOT employer.founded IN %@",
+        .array([
+            .date(Date(timeIntervalSinceReferenceDate: 1_000_000_000 - 978_307_200 + 4e-9)),
+            .date(day("1990-01-01")),
+        ])),
     c("employer.founded <= %@", .date(Date(timeIntervalSinceReferenceDate: 1_000_000_000 - 978_307_200 - 4e-9))),
     c("employer.founded > %@", .date(Date(timeIntervalSinceReferenceDate: 1_000_000_000 - 978_307_200 - 4e-9))),
-    c("name < %@", .string("Zoe\u{308}")), c("name >= %@", .string("Zoe\u{308}")), c("name <[n] %@", .string("Zoe\u{308}")),
-    c("name >[n] %@", .string("Zoe\u{308}")), c("name BEGINSWITH[n] %@", .string("Zoe\u{308}")), c("name CONTAINS[n] %@", .string("e\u{301}")),
+    c("name < %@", .string("Zoe\u{308}")), c("name >= %@", .string("Zoe\u{308}")),
+    c("name <[n] %@", .string("Zoe\u{308}")),
+    c("name >[n] %@", .string("Zoe\u{308}")), c("name BEGINSWITH[n] %@", .string("Zoe\u{308}")),
+    c("name CONTAINS[n] %@", .string("e\u{301}")),
     c("name BEGINSWITH %@", .string("Zoe\u{308}")), c("name BETWEEN {'A', 'M'}"), c("NOT name BETWEEN {'a', 'z'}"),
     c("employer.founded BETWEEN %@", .array([.date(day("1970-01-01")), .date(day("2001-09-09"))])),
     c("updated BETWEEN %@", .array([.date(day("2024-01-01")), .date(day("2024-05-01T12:00:00.001Z"))])),
@@ -569,27 +657,34 @@ private let typedCases: [TypedCase] = [
     c("employer.boss.nicknames.@count == 0"), c("employer.boss.tags == nil"), c("employer.boss.tags.@count == nil"),
     c("ANY employer.boss.tags == 'x'"), c("'a' IN employer.boss.tags"), c("employer.boss.pets.@sum.age == 0"),
     c("employer.boss.pets.@sum.age > 5"), c("employer.boss.pets.@max.age == nil"),
-    c("SUBQUERY(employer.boss.pets, $p, $p.age > 3).@count == 0"), c("SUBQUERY(employer.boss.pets, $p, $p.age > 3).@count == nil"),
-    c("name IN friends.name"), c("NOT name IN friends.name"), c("name IN[c] friends.name"), c("ANY nicknames BEGINSWITH[c] name"),
+    c("SUBQUERY(employer.boss.pets, $p, $p.age > 3).@count == 0"),
+    c("SUBQUERY(employer.boss.pets, $p, $p.age > 3).@count == nil"),
+    c("name IN friends.name"), c("NOT name IN friends.name"), c("name IN[c] friends.name"),
+    c("ANY nicknames BEGINSWITH[c] name"),
     c("%@ IN friends.name", .string("Alice")), c("NOT %@ IN friends.age", .integer(34)),
     c("SUBQUERY(pets, $p, $p.age > age).@count > 0"), c("SUBQUERY(pets, $p, $p.name == name).@count > 0"),
     c("SUBQUERY(pets, $p, $p.species == 'dog').@count == pets.@count"),
     c("NOT (ANY pets.species == 'dog' AND ALL friends.age > 20)"),
-    c("updated < $D", vars: ["D": .date(subMillisecond(0.0015))]), c("name IN $L", vars: ["L": .array([.string("Zof"), .null, .string("q")])]),
+    c("updated < $D", vars: ["D": .date(subMillisecond(0.0015))]),
+    c("name IN $L", vars: ["L": .array([.string("Zof"), .null, .string("q")])]),
     c("name BEGINSWITH '\u{D7FF}'"), c("name BEGINSWITH '\u{10FFFF}'"), c("NOT name BEGINSWITH '\u{10FFFF}'"),
     c("name >= '\u{D7FF}'"), c("name < '\u{E000}'"), c("name > '\u{10FFFF}'"),
-    c("name == %@", .string("nul\u{0}byte")), c("name == 'nul'"), c("name BEGINSWITH 'nul'"), c("name BEGINSWITH %@", .string("nul\u{0}")),
-    c("name CONTAINS %@", .string("\u{0}")), c("name ENDSWITH 'byte'"), c("name LIKE 'nul*'"), c("name ==[c] %@", .string("NUL\u{0}BYTE")),
+    c("name == %@", .string("nul\u{0}byte")), c("name == 'nul'"), c("name BEGINSWITH 'nul'"),
+    c("name BEGINSWITH %@", .string("nul\u{0}")),
+    c("name CONTAINS %@", .string("\u{0}")), c("name ENDSWITH 'byte'"), c("name LIKE 'nul*'"),
+    c("name ==[c] %@", .string("NUL\u{0}BYTE")),
     c("name < %@", .string("nul\u{0}c")), c("ANY nicknames == %@", .string("nul\u{0}")), c("name MATCHES 'nul.byte'"),
     c("name CONTAINS 'q'"), c("name ENDSWITH 'q'"), c("name ENDSWITH '\u{303}'"), c("name ENDSWITH 'q\u{303}'"),
-    c("name BEGINSWITH 'a'"), c("name BEGINSWITH 'aq'"), c("name LIKE '*q'"), c("name LIKE '*q?'"), c("name MATCHES '.*q'"),
+    c("name BEGINSWITH 'a'"), c("name BEGINSWITH 'aq'"), c("name LIKE '*q'"), c("name LIKE '*q?'"),
+    c("name MATCHES '.*q'"),
     c("name LIKE '*'"), c("name MATCHES '.*'"), c("name ==[c] 'Q\u{303}UIZ'"),
     c("balance == %@", .decimal(Decimal(string: "0.1000000000000000001")!)),
     c("balance < %@", .decimal(Decimal(string: "0.1000000000000000001")!)),
     c("balance > %@", .decimal(Decimal(string: "0.0999999999999999999")!)),
     c("SUBQUERY(pets, $p, $p.age > $MIN).@count > 0", vars: ["MIN": .integer(4)]),
     c("name == %@", .null), c("age > %@", .null), c("NOT age >= %@", .null), c("age != %@", .null),
-    c("age IN %@", .array([.integer(33), .double(34.0), .decimal(12)])), c("active IN {YES, NO}"), c("NOT active IN {NO}"),
+    c("age IN %@", .array([.integer(33), .double(34.0), .decimal(12)])), c("active IN {YES, NO}"),
+    c("NOT active IN {NO}"),
     c("NOT (employer.boss.name != 'Alice')"), c("ANY friends.employer.boss.employer.name == 'Acme'"),
     c("born > $D AND updated < $D", vars: ["D": .date(day("2001-01-01"))]),
     c("ANY visits > %@", .date(subMillisecond(0.0004))), c("ANY visits >= %@", .date(subMillisecond(0.0004))),
@@ -612,19 +707,23 @@ private let typedCases: [TypedCase] = [
     c("employer.boss.name ENDSWITH[cd] name"), c("ANY friends.name ==[c] employer.boss.name"),
     c("balance == YES"), c("active == balance"), c("NOT active != score"), c("balance == -1"),
     c("age == $X", vars: ["X": .null]), c("NOT age == $X", vars: ["X": .null]), c("name IN $L", vars: ["L": .null]),
-    c("NOT name IN $L", vars: ["L": .null]), c("SELF.name == 'Alice'"), c("employer.boss.employer.boss.name == 'Alice'"),
+    c("NOT name IN $L", vars: ["L": .null]), c("SELF.name == 'Alice'"),
+    c("employer.boss.employer.boss.name == 'Alice'"),
     c("employer.boss.employer.boss == nil"), c("NOT (SUBQUERY(pets, $p, $p.weight > 10).@count > 0)"),
     c("ANY pets.name IN {'Rex', nil, 'Tom'}"), c("NONE pets.name IN {'Rex'}"), c("ALL pets.name IN {'Rex', 'Tom'}"),
-    c("updated > %@", .date(.distantPast)), c("updated < %@", .date(.distantFuture)), c("born > %@", .date(.distantPast)),
+    c("updated > %@", .date(.distantPast)), c("updated < %@", .date(.distantFuture)),
+    c("born > %@", .date(.distantPast)),
     c("employer.founded > %@", .date(.distantPast)), c("ANY visits < %@", .date(.distantFuture)),
     c("updated > %@", .date(day("1500-06-01T00:00:00.000Z").addingTimeInterval(0.0004))),
     c("price == %@", .decimal(Decimal(string: "3.50")!)), c("price != %@", .decimal(Decimal(string: "3.5")!)),
     c("price == 3"), c("price == -4"), c("NOT price == -4"), c("price == nil"), c("price != nil"),
     c("price IN %@", .array([.decimal(Decimal(string: "0.5")!), .decimal(Decimal(string: "5.5")!), .integer(-9)])),
     c("NOT price IN %@", .array([.decimal(Decimal(string: "0.5")!), .null])),
-    c("price == %@", .decimal(Decimal(string: "0.1000000000000000001")!)), c("price == %@", .decimal(Decimal(string: "0.1")!)),
+    c("price == %@", .decimal(Decimal(string: "0.1000000000000000001")!)),
+    c("price == %@", .decimal(Decimal(string: "0.1")!)),
     c("NOT price == %@", .decimal(Decimal(string: "0.1")!)),
-    c("photo == %@", .data(Data([1, 2, 3, 0]))), c("photo > %@", .data(Data([1, 2]))), c("photo != nil AND NOT photo == %@", .data(Data())),
+    c("photo == %@", .data(Data([1, 2, 3, 0]))), c("photo > %@", .data(Data([1, 2]))),
+    c("photo != nil AND NOT photo == %@", .data(Data())),
 ]
 
 /// Cases where the SQL back-end is known to select different rows from memory (empty = none known).
@@ -652,10 +751,11 @@ private enum Harness {
 
     static func run(_ q: SQLQuery) throws -> Set<Int64> {
         let rows = try store.get().query(q.sql, q.bindings)
-        return Set(rows.map { row -> Int64 in
-            if case .integer(let i) = row[0] { return i }
-            return -1
-        })
+        return Set(
+            rows.map { row -> Int64 in
+                if case .integer(let i) = row[0] { return i }
+                return -1
+            })
     }
 
     /// The ids memory selects; an evaluation error is a failed test (the comparison must be meaningful).
@@ -696,9 +796,15 @@ private enum Harness {
             let sql = try Harness.sqlRows(k)
             // The COUNT(*) form counts the same rows.
             let syntax = try PredicateSyntax.parse(k.format, literals: k.arguments)
-            let countQuery = try SQLLowering(schema: typedSchema, entity: "Person").count(syntax, source: k.format, variables: k.variables)
-            #expect(try Harness.store.get().query(countQuery) == [[.integer(Int64(memory.count))]], "\(k.testDescription): count")
-            #expect(sql == memory, "\(k.testDescription): sql-only \(sql.subtracting(memory).sorted()), memory-only \(memory.subtracting(sql).sorted()), both \(sql.intersection(memory).sorted())")
+            let countQuery = try SQLLowering(schema: typedSchema, entity: "Person").count(
+                syntax, source: k.format, variables: k.variables)
+            #expect(
+                try Harness.store.get().query(countQuery) == [[.integer(Int64(memory.count))]],
+                "\(k.testDescription): count")
+            #expect(
+                sql == memory,
+                "\(k.testDescription): sql-only \(sql.subtracting(memory).sorted()), memory-only \(memory.subtracting(sql).sorted()), both \(sql.intersection(memory).sorted())"
+            )
         }
     }
 
@@ -712,7 +818,8 @@ private enum Harness {
         #expect(try db.query("SELECT updated_at FROM person WHERE id = 3") == [[.text("2024-05-01T12:00:00.500Z")]])
         #expect(try db.query("SELECT born_at FROM person WHERE id = 5") == [[.double(0)]])
         #expect(try db.query("SELECT founded FROM company WHERE id = 4") == [[.double(0)]])
-        #expect(try db.query("SELECT tag_count FROM person WHERE id IN (2, 3) ORDER BY id") == [[.integer(0)], [.null]])
+        #expect(
+            try db.query("SELECT tag_count FROM person WHERE id IN (2, 3) ORDER BY id") == [[.integer(0)], [.null]])
     }
 }
 
@@ -736,8 +843,9 @@ extension TypedSchemaTests {
             default:
                 let parts = (0..<Int.random(in: 2...3, using: &rng)).map { _ in tree(depth - 1) }
                 let joiner = Bool.random(using: &rng) ? " AND " : " OR "
-                return TypedCase(format: parts.map { "(\($0.format))" }.joined(separator: joiner),
-                                 arguments: parts.flatMap(\.arguments))
+                return TypedCase(
+                    format: parts.map { "(\($0.format))" }.joined(separator: joiner),
+                    arguments: parts.flatMap(\.arguments))
             }
         }
         var failures: [String] = []
@@ -748,7 +856,9 @@ extension TypedSchemaTests {
             let sql = try Harness.sqlRows(k)
             if memory.count > 0 && memory.count < Data0.people.count { nontrivial += 1 }
             if sql != memory, failures.count < 5 {
-                failures.append("\(k.testDescription): sql-only \(sql.subtracting(memory).sorted()), memory-only \(memory.subtracting(sql).sorted())")
+                failures.append(
+                    "\(k.testDescription): sql-only \(sql.subtracting(memory).sorted()), memory-only \(memory.subtracting(sql).sorted())"
+                )
             }
         }
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
@@ -779,7 +889,10 @@ private let sortCases: [[SQLSortKey]] = [
     [SQLSortKey(keyPath: "visits.@max", ascending: false), SQLSortKey(keyPath: "visits.@min")],
     [SQLSortKey(keyPath: "name", options: .normalized)],
     [SQLSortKey(keyPath: "friends.@avg.score", ascending: false), SQLSortKey(keyPath: "nicknames.@count")],
-    [SQLSortKey(keyPath: "employer.boss.name", options: [.caseInsensitive, .diacriticInsensitive]), SQLSortKey(keyPath: "name", ascending: false, options: .diacriticInsensitive)],
+    [
+        SQLSortKey(keyPath: "employer.boss.name", options: [.caseInsensitive, .diacriticInsensitive]),
+        SQLSortKey(keyPath: "name", ascending: false, options: .diacriticInsensitive),
+    ],
     [SQLSortKey(keyPath: "photo"), SQLSortKey(keyPath: "name", ascending: false, options: .caseInsensitive)],
     [SQLSortKey(keyPath: "pets.@count", ascending: false)],
     [SQLSortKey(keyPath: "tags.@count"), SQLSortKey(keyPath: "born")],
@@ -805,18 +918,23 @@ extension TypedSchemaTests {
     /// Seeded random sort-key lists (one to three keys, random directions and string options) from
     /// every sortable shape of the schema, each filtered by a random predicate of the table.
     @Test func randomSortsAgree() throws {
-        let paths = ["name", "age", "score", "active", "born", "updated", "balance", "photo", "employer.name",
-                     "employer.boss.name", "employer.founded", "employer.boss.age", "pets.@count", "tags.@count",
-                     "friends.@max.age", "friends.@avg.score", "visits.@max", "nicknames.@count", "pets.@sum.age"]
-        let optionSets: [ComparisonOptions] = [[], .caseInsensitive, .diacriticInsensitive, [.caseInsensitive, .diacriticInsensitive]]
+        let paths = [
+            "name", "age", "score", "active", "born", "updated", "balance", "photo", "employer.name",
+            "employer.boss.name", "employer.founded", "employer.boss.age", "pets.@count", "tags.@count",
+            "friends.@max.age", "friends.@avg.score", "visits.@max", "nicknames.@count", "pets.@sum.age",
+        ]
+        let optionSets: [ComparisonOptions] = [
+            [], .caseInsensitive, .diacriticInsensitive, [.caseInsensitive, .diacriticInsensitive],
+        ]
         let filters = typedCases.filter { $0.variables.isEmpty && !knownDivergences.contains($0) }
         var rng = SplitMix64(seed: 0x50_27)
         let lowering = try SQLLowering(schema: typedSchema, entity: "Person")
         var failures: [String] = []
         for _ in 0..<300 {
             let keys = (0..<Int.random(in: 1...3, using: &rng)).map { _ in
-                SQLSortKey(keyPath: paths[Int.random(in: 0..<paths.count, using: &rng)], ascending: Bool.random(using: &rng),
-                           options: optionSets[Int.random(in: 0..<optionSets.count, using: &rng)])
+                SQLSortKey(
+                    keyPath: paths[Int.random(in: 0..<paths.count, using: &rng)], ascending: Bool.random(using: &rng),
+                    options: optionSets[Int.random(in: 0..<optionSets.count, using: &rng)])
             }
             let filter = filters[Int.random(in: 0..<filters.count, using: &rng)]
             let syntax = try PredicateSyntax.parse(filter.format, literals: filter.arguments)
@@ -824,13 +942,16 @@ extension TypedSchemaTests {
             let sqlOrder = try Harness.store.get().query(q).map { $0[0] }
             let predicate = SiftPredicate(syntax, source: filter.format)
             let kept = try memoryPeople.filter { p throws(EvaluationError) in try predicate.evaluate(with: p) }
-            let descriptors = try keys.map { k throws(SyntaxError) in try SiftSortDescriptor(k.keyPath, ascending: k.ascending, options: k.options) }
+            let descriptors = try keys.map { k throws(SyntaxError) in
+                try SiftSortDescriptor(k.keyPath, ascending: k.ascending, options: k.options)
+            }
             let memoryOrder = try kept.sorted(by: descriptors).map { p -> SQLValue in
                 if case .dictionary(let d) = p, case .integer(let id)? = d["id"] { return .integer(id) }
                 return .null
             }
             if sqlOrder != memoryOrder, failures.count < 5 {
-                failures.append("\(filter.testDescription) sorted by \(descriptors): sql \(sqlOrder) memory \(memoryOrder)")
+                failures.append(
+                    "\(filter.testDescription) sorted by \(descriptors): sql \(sqlOrder) memory \(memoryOrder)")
             }
         }
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
@@ -839,14 +960,18 @@ extension TypedSchemaTests {
     @Test func orderByWithAPredicate() throws {
         // Filtering and ordering together: the filtered rows in the sorted order.
         let format = "employer != nil AND age != nil"
-        let keys = [SQLSortKey(keyPath: "employer.name", ascending: false, options: [.caseInsensitive, .diacriticInsensitive]),
-                    SQLSortKey(keyPath: "age")]
+        let keys = [
+            SQLSortKey(keyPath: "employer.name", ascending: false, options: [.caseInsensitive, .diacriticInsensitive]),
+            SQLSortKey(keyPath: "age"),
+        ]
         let q = try SQLLowering(schema: typedSchema, entity: "Person")
             .select(try PredicateSyntax.parse(format), source: format, sortedBy: keys)
         let sqlOrder = try Harness.store.get().query(q.sql, q.bindings).map { $0[0] }
         let predicate = try SiftPredicate(format)
         let kept = try memoryPeople.filter { p throws(EvaluationError) in try predicate.evaluate(with: p) }
-        let descriptors = try keys.map { k throws(SyntaxError) in try SiftSortDescriptor(k.keyPath, ascending: k.ascending, options: k.options) }
+        let descriptors = try keys.map { k throws(SyntaxError) in
+            try SiftSortDescriptor(k.keyPath, ascending: k.ascending, options: k.options)
+        }
         let memoryOrder = try kept.sorted(by: descriptors).map { p -> SQLValue in
             if case .dictionary(let d) = p, case .integer(let id)? = d["id"] { return .integer(id) }
             return .null
@@ -868,7 +993,10 @@ extension TypedSchemaTests {
             guard case .dictionary(let d) = p else { continue }
             var bossName = SQLValue.null
             if case .dictionary(let company)? = d["employer"], case .dictionary(let boss)? = company["boss"],
-               case .string(let n)? = boss["name"] { bossName = .text(n) }
+                case .string(let n)? = boss["name"]
+            {
+                bossName = .text(n)
+            }
             func sql(_ v: Value?) -> SQLValue {
                 switch v {
                 case .string(let s)?: .text(s)
@@ -887,10 +1015,13 @@ extension TypedSchemaTests {
 extension TypedSchemaTests {
     /// On the typed schema too, equality, ranges, IN and case-sensitive BEGINSWITH search the index
     /// on `person.name`, and ANY over `pets` searches the index on the foreign key.
-    @Test(arguments: ["name == 'Alice'", "name >= 'M' AND name < 'N'", "name BETWEEN {'A', 'C'}", "name IN {'Eva', 'Zoë'}",
-                      "name BEGINSWITH 'Al'", "ANY pets.species == 'dog'"])
+    @Test(arguments: [
+        "name == 'Alice'", "name >= 'M' AND name < 'N'", "name BETWEEN {'A', 'C'}", "name IN {'Eva', 'Zoë'}",
+        "name BEGINSWITH 'Al'", "ANY pets.species == 'dog'",
+    ])
     func usesIndexes(_ format: String) throws {
-        let q = try SQLLowering(schema: typedSchema, entity: "Person").select(try PredicateSyntax.parse(format), source: format)
+        let q = try SQLLowering(schema: typedSchema, entity: "Person").select(
+            try PredicateSyntax.parse(format), source: format)
         let plan = try Harness.store.get().queryPlan(q).joined(separator: " | ")
         let index = format.hasPrefix("ANY") ? "pet_owner" : "person_name"
         #expect(plan.contains("SEARCH") && plan.contains(index), "\(format): \(plan)")
@@ -946,18 +1077,29 @@ extension TypedSchemaTests {
     @Test func badSortKeysAndColumns() throws {
         let lowering = try SQLLowering(schema: typedSchema, entity: "Person")
         let t = try PredicateSyntax.parse("TRUEPREDICATE")
-        for (key, kind) in [("nme", SQLLoweringError.Kind.unknownKey), ("pets.name", .unsupported), ("employer.nme", .unknownKey)] {
-            do { _ = try lowering.select(t, sortedBy: [SQLSortKey(keyPath: key)]); Issue.record("sorted by \(key)") } catch {
+        for (key, kind) in [
+            ("nme", SQLLoweringError.Kind.unknownKey), ("pets.name", .unsupported), ("employer.nme", .unknownKey),
+        ] {
+            do {
+                _ = try lowering.select(t, sortedBy: [SQLSortKey(keyPath: key)])
+                Issue.record("sorted by \(key)")
+            } catch {
                 #expect(error.kind == kind, "\(key): \(error)")
             }
         }
-        do { _ = try lowering.select(t, columns: ["nme"]); Issue.record("selected nme") } catch {
+        do {
+            _ = try lowering.select(t, columns: ["nme"])
+            Issue.record("selected nme")
+        } catch {
             #expect(error.kind == .unknownKey, "\(error)")
         }
     }
 
     @Test func unknownEntity() {
-        do { _ = try SQLLowering(schema: typedSchema, entity: "Pets"); Issue.record("lowered") } catch {
+        do {
+            _ = try SQLLowering(schema: typedSchema, entity: "Pets")
+            Issue.record("lowered")
+        } catch {
             #expect(error.kind == .unknownEntity)
             #expect(error.message.contains("Pets"))
         }

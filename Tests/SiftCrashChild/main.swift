@@ -16,14 +16,18 @@ import SiftStore
 /// that is a prefix of `pattern(batch, n)`, so torn or misplaced text is visible too.
 func crashModel() throws -> ManagedObjectModel {
     try ManagedObjectModel(entities: [
-        EntityDescription("Ledger",
+        EntityDescription(
+            "Ledger",
             attributes: [
                 AttributeDescription("total", .integer64, optional: false),
                 AttributeDescription("saves", .integer64, optional: false),
                 AttributeDescription("deleted", .integer64, optional: false),
             ],
-            relationships: [RelationshipDescription("entries", to: "Entry", toMany: true, inverse: "ledger", deleteRule: .cascade)]),
-        EntityDescription("Entry",
+            relationships: [
+                RelationshipDescription("entries", to: "Entry", toMany: true, inverse: "ledger", deleteRule: .cascade)
+            ]),
+        EntityDescription(
+            "Entry",
             attributes: [
                 AttributeDescription("batch", .integer64, optional: false),
                 AttributeDescription("n", .integer64, optional: false),
@@ -67,7 +71,9 @@ func run(path: String) throws -> Never {
     var savesThisRun = 0
     while true {
         let l: ManagedObject
-        if let ledger { l = ledger } else {
+        if let ledger {
+            l = ledger
+        } else {
             // The first save creates the ledger together with the first batch.
             l = try context.insert("Ledger")
             for key in ["total", "saves", "deleted"] { try l.setValue(0, forKey: key) }

@@ -7,9 +7,10 @@
 // every answer, errors included.
 
 import Foundation
-import Testing
-import SiftTestSupport
 import SiftSyntax
+import SiftTestSupport
+import Testing
+
 @testable import SiftEvaluation
 
 /// A row whose keys are read by every kind of typed reader.
@@ -82,31 +83,41 @@ private enum Outcome: Equatable, CustomStringConvertible {
         func pick<T>(_ xs: [T]) -> T { xs[Int(rng.next() % UInt64(xs.count))] }
         let bools: [Bool?] = [nil, true, false]
         let ints: [Int?] = [nil, 0, 1, 5, 42, -3, 3, 7, Int.max, Int.min]
-        let doubles: [Double?] = [nil, 0.0, -0.0, 2.5, .nan, .infinity, -.infinity, 9_007_199_254_740_992, 1e300, 42.0, 3.0]
+        let doubles: [Double?] = [
+            nil, 0.0, -0.0, 2.5, .nan, .infinity, -.infinity, 9_007_199_254_740_992, 1e300, 42.0, 3.0,
+        ]
         let strings: [String?] = [nil, "", "a", "5", "José", "jose", "JOSE", "x", "m", "Straße", "STRASSE", "y"]
         let dates: [Date?] = [nil, Date(timeIntervalSinceReferenceDate: 0), Date(timeIntervalSinceReferenceDate: 1e6)]
         let arrays: [[String]?] = [nil, [], ["x"], ["x", "y"], ["a", "5", "José"], ["x", "x"]]
         let values: [Value] = [.null, .integer(3), .string("a"), .array([.string("x")])]
         var rows: [TypedRow] = []
         for _ in 0..<count {
-            rows.append(TypedRow(b: pick(bools), i: pick(ints), j: pick(ints).map { Int64($0) }, d: pick(doubles),
-                                 s: pick(strings), t: pick(dates), tags: pick(arrays), v: pick(values)))
+            rows.append(
+                TypedRow(
+                    b: pick(bools), i: pick(ints), j: pick(ints).map { Int64($0) }, d: pick(doubles),
+                    s: pick(strings), t: pick(dates), tags: pick(arrays), v: pick(values)))
         }
         return rows
     }
 
     static let keys = ["b", "i", "j", "d", "s", "t", "tags", "v"]
-    static let operators = ["==", "!=", "<", "<=", ">", ">=", "BETWEEN", "IN", "BEGINSWITH", "CONTAINS", "LIKE",
-                            "==[c]", "==[cd]", "!=[cd]", "IN[c]", "<[c]", "ENDSWITH[cd]"]
-    static let constants = ["0", "1", "-3", "42", "2.5", "-0.0", "9007199254740993", "1e300", "YES", "NO", "nil",
-                            #""a""#, #""5""#, #""José""#, #""jose""#, #""""#, #""x""#, #""strasse""#,
-                            #"{1, 2.0, "a", nil}"#, #"{"x", "y"}"#, "{3, 7}", "{7, 3}", "{2.5, 1e10}", #"{"a", "m"}"#,
-                            "{YES}", #"{-3, "x", 42}"#]
+    static let operators = [
+        "==", "!=", "<", "<=", ">", ">=", "BETWEEN", "IN", "BEGINSWITH", "CONTAINS", "LIKE",
+        "==[c]", "==[cd]", "!=[cd]", "IN[c]", "<[c]", "ENDSWITH[cd]",
+    ]
+    static let constants = [
+        "0", "1", "-3", "42", "2.5", "-0.0", "9007199254740993", "1e300", "YES", "NO", "nil",
+        #""a""#, #""5""#, #""José""#, #""jose""#, #""""#, #""x""#, #""strasse""#,
+        #"{1, 2.0, "a", nil}"#, #"{"x", "y"}"#, "{3, 7}", "{7, 3}", "{2.5, 1e10}", #"{"a", "m"}"#,
+        "{YES}", #"{-3, "x", 42}"#,
+    ]
 
     /// One comparison, maybe quantified.
     static func comparison(_ rng: inout SplitMix64) -> String {
         func pick(_ xs: [String]) -> String { xs[Int(rng.next() % UInt64(xs.count))] }
-        let key = pick(keys), op = pick(operators), constant = pick(constants)
+        let key = pick(keys)
+        let op = pick(operators)
+        let constant = pick(constants)
         let quantifier = rng.next() % 4 == 0 ? pick(["ANY ", "ALL ", "NONE ", "SOME "]) : ""
         return "\(quantifier)\(key) \(op) \(constant)"
     }
@@ -129,7 +140,8 @@ private enum Outcome: Equatable, CustomStringConvertible {
         var rng = SplitMix64(seed: lenient ? 77 : 1_234_567)
         let rows = Self.rows
         let dictionaries = rows.map(\.dictionary)
-        var compared = 0, typedLeaves = 0
+        var compared = 0
+        var typedLeaves = 0
         for _ in 0..<1_500 {
             let format = Self.predicate(&rng)
             let p = try SiftPredicate(format, options: EvaluationOptions(lenient: lenient))
@@ -142,7 +154,9 @@ private enum Outcome: Equatable, CustomStringConvertible {
                 let viaStruct = Outcome { () throws(EvaluationError) in try typed.evaluate(with: row) }
                 let viaDictionary = Outcome { () throws(EvaluationError) in try dict.evaluate(with: dictionaries[n]) }
                 #expect(viaStruct == expected, "\(format) on row \(n) \(row): struct \(viaStruct), general \(expected)")
-                #expect(viaDictionary == expected, "\(format) on row \(n): dictionary \(viaDictionary), general \(expected)")
+                #expect(
+                    viaDictionary == expected, "\(format) on row \(n): dictionary \(viaDictionary), general \(expected)"
+                )
                 switch expected {
                 case .answer(true): expectedMatches?.append(n)
                 case .answer(false): break
@@ -168,11 +182,11 @@ private enum Outcome: Equatable, CustomStringConvertible {
     @Test func edgeCases() throws {
         let nan = TypedRow(b: nil, i: nil, j: nil, d: .nan, s: nil, t: nil, tags: [], v: .null)
         let cases: [(String, TypedRow, Bool)] = [
-            ("d < 1", nan, true),                 // NaN orders below every number
+            ("d < 1", nan, true),  // NaN orders below every number
             ("d <= -1e308", nan, true),
             ("d > -1e308", nan, false),
             ("d BETWEEN {-1e308, 1e308}", nan, false),
-            ("ALL tags == 'x'", nan, true),       // ALL over an empty array
+            ("ALL tags == 'x'", nan, true),  // ALL over an empty array
             ("ANY tags == 'x'", nan, false),
             ("NONE tags == 'x'", nan, true),
             ("i == nil", nan, true),
@@ -183,10 +197,22 @@ private enum Outcome: Equatable, CustomStringConvertible {
             ("b == 0", TypedRow(b: false, i: nil, j: nil, d: nil, s: nil, t: nil, tags: nil, v: .null), true),
             ("b == 1.0", TypedRow(b: true, i: nil, j: nil, d: nil, s: nil, t: nil, tags: nil, v: .null), true),
             ("i IN {1.0, 'x'}", TypedRow(b: nil, i: 1, j: nil, d: nil, s: nil, t: nil, tags: nil, v: .null), true),
-            ("j == 9007199254740993", TypedRow(b: nil, i: nil, j: 9_007_199_254_740_993, d: nil, s: nil, t: nil, tags: nil, v: .null), true),
-            ("d == 9007199254740993", TypedRow(b: nil, i: nil, j: nil, d: 9_007_199_254_740_992, s: nil, t: nil, tags: nil, v: .null), false),
-            ("d < 9007199254740993", TypedRow(b: nil, i: nil, j: nil, d: 9_007_199_254_740_992, s: nil, t: nil, tags: nil, v: .null), true),
-            ("ALL tags IN {'x', 'y'}", TypedRow(b: nil, i: nil, j: nil, d: nil, s: nil, t: nil, tags: ["x", "y", "x"], v: .null), true),
+            (
+                "j == 9007199254740993",
+                TypedRow(b: nil, i: nil, j: 9_007_199_254_740_993, d: nil, s: nil, t: nil, tags: nil, v: .null), true
+            ),
+            (
+                "d == 9007199254740993",
+                TypedRow(b: nil, i: nil, j: nil, d: 9_007_199_254_740_992, s: nil, t: nil, tags: nil, v: .null), false
+            ),
+            (
+                "d < 9007199254740993",
+                TypedRow(b: nil, i: nil, j: nil, d: 9_007_199_254_740_992, s: nil, t: nil, tags: nil, v: .null), true
+            ),
+            (
+                "ALL tags IN {'x', 'y'}",
+                TypedRow(b: nil, i: nil, j: nil, d: nil, s: nil, t: nil, tags: ["x", "y", "x"], v: .null), true
+            ),
         ]
         for (format, row, expected) in cases {
             let p = try SiftPredicate(format)
@@ -238,7 +264,9 @@ private enum Outcome: Equatable, CustomStringConvertible {
 
     /// The indices of the rows `evaluate` accepts, called row by row in order, up to the first
     /// error, and that error's text.
-    static func objectByObject(_ p: CompiledPredicate<TypedRow>, _ rows: [TypedRow]) -> (matches: [Int], firstError: String?) {
+    static func objectByObject(_ p: CompiledPredicate<TypedRow>, _ rows: [TypedRow]) -> (
+        matches: [Int], firstError: String?
+    ) {
         var matches: [Int] = []
         for n in rows.indices {
             do { if try p.evaluate(with: rows[n]) { matches.append(n) } } catch { return (matches, "\(error)") }
@@ -248,7 +276,10 @@ private enum Outcome: Equatable, CustomStringConvertible {
 
     /// The text of the error `body` raises, or nil when it raises none.
     static func raised<T>(_ body: () throws(EvaluationError) -> T) -> String? {
-        do { _ = try body(); return nil } catch { return "\(error)" }
+        do {
+            _ = try body()
+            return nil
+        } catch { return "\(error)" }
     }
 
     /// `count(in:)` and `filter` test runs of objects step by step (`Program.select`) rather than
@@ -261,7 +292,8 @@ private enum Outcome: Equatable, CustomStringConvertible {
         try #require(rows.count > 2 * CompiledPredicate<TypedRow>.runLength, "the rows must span several runs")
         let dictionaries = rows.map(\.dictionary)
         var rng = SplitMix64(seed: lenient ? 99 : 98)
-        var selected = 0, failed = 0
+        var selected = 0
+        var failed = 0
         for _ in 0..<100 {
             let format = Self.predicate(&rng)
             let p = try SiftPredicate(format, options: EvaluationOptions(lenient: lenient))
@@ -272,12 +304,16 @@ private enum Outcome: Equatable, CustomStringConvertible {
                 failed += 1
                 #expect(throws: EvaluationError.self) { try typed.count(in: rows) }
                 #expect(Self.raised { () throws(EvaluationError) in try typed.filter(rows) } == firstError, "\(format)")
-                #expect(Self.raised { () throws(EvaluationError) in try dict.filter(dictionaries) } == firstError, "\(format)")
+                #expect(
+                    Self.raised { () throws(EvaluationError) in try dict.filter(dictionaries) } == firstError,
+                    "\(format)")
             } else {
                 selected += expected.count
                 #expect(try typed.count(in: rows) == expected.count, "\(format)")
                 #expect(try typed.filter(rows).map { "\($0)" } == expected.map { "\(rows[$0])" }, "\(format)")
-                #expect(try dict.filter(dictionaries).map { "\($0)" } == expected.map { "\(dictionaries[$0])" }, "\(format)")
+                #expect(
+                    try dict.filter(dictionaries).map { "\($0)" } == expected.map { "\(dictionaries[$0])" }, "\(format)"
+                )
             }
         }
         // Both outcomes were exercised, not only one.
@@ -292,10 +328,11 @@ private enum Outcome: Equatable, CustomStringConvertible {
         let run = CompiledPredicate<TypedRow>.runLength
         let n = 3 * run + 10
         for (early, late) in [(10, 20), (run + 100, run + 150), (2 * run - 30, 2 * run - 1)] {
-            var rows = Array(repeating: TypedRow(b: nil, i: 0, j: nil, d: nil, s: nil, t: nil, tags: nil, v: .integer(0)), count: n)
-            rows[early].i = 5                // passes `i > 1`; `s > 1` fails: a string against a number
+            var rows = Array(
+                repeating: TypedRow(b: nil, i: 0, j: nil, d: nil, s: nil, t: nil, tags: nil, v: .integer(0)), count: n)
+            rows[early].i = 5  // passes `i > 1`; `s > 1` fails: a string against a number
             rows[early].s = "a"
-            rows[late].v = .string("b")      // `v > 1` fails at the first step
+            rows[late].v = .string("b")  // `v > 1` fails at the first step
             let format = "v > 1 OR i > 1 AND s > 1"
             let p = try SiftPredicate(format).compiled(for: TypedRow.self)
             let expected = Self.objectByObject(p, rows).firstError
@@ -316,6 +353,6 @@ private enum Outcome: Equatable, CustomStringConvertible {
         let expected = rows.filter { ($0.i ?? .min) > 3 }.count
         #expect(try p.count(in: rows, variables: ["min": .integer(3)]) == expected)
         #expect(try p.count(in: rows.lazy.map { $0 }, variables: ["min": .integer(3)]) == expected)
-        #expect(throws: EvaluationError.self) { try p.count(in: rows) }   // $min unbound
+        #expect(throws: EvaluationError.self) { try p.count(in: rows) }  // $min unbound
     }
 }

@@ -7,6 +7,7 @@ import Foundation
 import SiftSyntax
 import SiftTestSupport
 import Testing
+
 @testable import SiftEvaluation
 
 private func deepestAccepted(_ family: NestingFamily) throws -> Int {
@@ -15,7 +16,8 @@ private func deepestAccepted(_ family: NestingFamily) throws -> Int {
     }
 }
 
-nonisolated(unsafe) private let record = try! JSONSerialization.jsonObject(with: Data(nestingRecordJSON.utf8)) as! [String: Any]
+nonisolated(unsafe) private let record =
+    try! JSONSerialization.jsonObject(with: Data(nestingRecordJSON.utf8)) as! [String: Any]
 
 /// The answer of `body`, or nil when it raises an evaluation error.
 private func answer(_ body: () throws -> Bool) -> Bool? {
@@ -52,7 +54,10 @@ private func answer(_ body: () throws -> Bool) -> Bool? {
         let (value, general, typed) = try onSmallStack { () throws -> (Value, Bool, Bool) in
             let e = try SiftExpression(ExpressionSyntax.parse(text))
             let p = try SiftPredicate("a == " + text)
-            return (try e.evaluate(), try p.evaluate(with: ["a": depth]), try p.compiled(for: [String: Any].self).evaluate(with: ["a": depth]))
+            return (
+                try e.evaluate(), try p.evaluate(with: ["a": depth]),
+                try p.compiled(for: [String: Any].self).evaluate(with: ["a": depth])
+            )
         }
         #expect(value == .integer(Int64(depth)))
         #expect(general)

@@ -3,11 +3,12 @@
 // and agreement of the compiled fast paths with the general comparison on random data.
 
 import Foundation
-import Testing
 import SiftSyntax
-import SiftText
-@testable import SiftEvaluation
 import SiftTestSupport
+import SiftText
+import Testing
+
+@testable import SiftEvaluation
 
 @Suite struct ErrorReportingTests {
     @Test func errorsPointAtTheFailingNode() throws {
@@ -64,7 +65,8 @@ import SiftTestSupport
         let options = EvaluationOptions(functions: functions)
         #expect(try SiftPredicate("FUNCTION(SELF, 'double:', age) == 84", options: options).evaluate(with: ["age": 42]))
         do {
-            _ = try SiftPredicate("FUNCTION(SELF, 'double:', name) == 1", options: options).evaluate(with: ["name": "x"])
+            _ = try SiftPredicate("FUNCTION(SELF, 'double:', name) == 1", options: options).evaluate(with: ["name": "x"]
+            )
             Issue.record("expected an error")
         } catch let error as EvaluationError { #expect(error.id == "invalid-argument") }
         do {
@@ -115,7 +117,9 @@ import SiftTestSupport
         let rows: [[String: Any]] = [["n": "b", "a": 2], ["n": "B"], ["n": "a", "a": 1], ["n": "é", "a": 2]]
         let asc = try rows.sorted(by: [SiftSortDescriptor("a")]).map { $0["n"] as! String }
         #expect(asc == ["B", "a", "b", "é"])
-        let desc = try rows.sorted(by: [SiftSortDescriptor("a", ascending: false), SiftSortDescriptor("n")]).map { $0["n"] as! String }
+        let desc = try rows.sorted(by: [SiftSortDescriptor("a", ascending: false), SiftSortDescriptor("n")]).map {
+            $0["n"] as! String
+        }
         #expect(desc == ["b", "é", "a", "B"])
         // Unicode scalar order: upper case before lower case, accents after ASCII.
         #expect(try rows.sorted(by: [SiftSortDescriptor("n")]).map { $0["n"] as! String } == ["B", "a", "b", "é"])
@@ -124,12 +128,13 @@ import SiftTestSupport
     }
 }
 
-
 /// The compiled fast paths for constant right-hand sides must agree with the general operation.
 @Suite struct FastPathAgreementTests {
     @Test func constantComparisonsAgreeWithPrimitive() throws {
         var rng = SplitMix64(seed: 0x51F7)
-        let strings = ["", "a", "A", "abc", "ABC", "José", "jose", "Straße", "STRASSE", "ＡＢＣ", "e\u{301}", "é", "zz", "42"]
+        let strings = [
+            "", "a", "A", "abc", "ABC", "José", "jose", "Straße", "STRASSE", "ＡＢＣ", "e\u{301}", "é", "zz", "42",
+        ]
         func randomValue() -> Value {
             switch rng.next() % 9 {
             case 0: return .null
@@ -142,9 +147,13 @@ import SiftTestSupport
             default: return .date(Date(timeIntervalSinceReferenceDate: Double(rng.next() % 3)))
             }
         }
-        let ops: [ComparisonOperator] = [.equal, .notEqual, .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual,
-                                         .beginsWith, .endsWith, .contains, .in, .like, .matches, .between]
-        let optionSets: [TextOptions] = [[], [.caseInsensitive], [.diacriticInsensitive], [.caseInsensitive, .diacriticInsensitive], [.normalized]]
+        let ops: [ComparisonOperator] = [
+            .equal, .notEqual, .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual,
+            .beginsWith, .endsWith, .contains, .in, .like, .matches, .between,
+        ]
+        let optionSets: [TextOptions] = [
+            [], [.caseInsensitive], [.diacriticInsensitive], [.caseInsensitive, .diacriticInsensitive], [.normalized],
+        ]
         var checked = 0
         for _ in 0..<6_000 {
             let op = ops[Int(rng.next() % UInt64(ops.count))]
@@ -155,9 +164,9 @@ import SiftTestSupport
             let expected = Result { () throws(EvaluationErrorKind) -> Bool in try primitive.evaluate(l, r) }
             let got = Result { () throws(EvaluationErrorKind) -> Bool in try fast(l, r) }
             switch (expected, got) {
-            case let (.success(a), .success(b)):
+            case (.success(let a), .success(let b)):
                 #expect(a == b, "\(l) \(op.symbol)[\(options.rawValue)] \(r): general \(a), fast \(b)")
-            case let (.failure(a), .failure(b)):
+            case (.failure(let a), .failure(let b)):
                 #expect(a.id == b.id, "\(l) \(op.symbol) \(r): general \(a.id), fast \(b.id)")
             default:
                 Issue.record("\(l) \(op.symbol)[\(options.rawValue)] \(r): general \(expected), fast \(got)")

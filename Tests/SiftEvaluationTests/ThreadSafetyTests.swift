@@ -7,8 +7,9 @@
 // ThreadSanitizer, which turns any overlapping modifying access into a failure.
 
 import Foundation
-import Testing
 import SiftTestSupport
+import Testing
+
 @testable import SiftEvaluation
 
 /// A `Codable` record, evaluated through `ValueEncoder` and through its own typed readers.
@@ -42,10 +43,11 @@ private func visits(_ n: Int) -> [Visit] {
     let names = ["Ann", "Bob", "Chloé", "dave", "Émile", "Zoë", "ann-marie"]
     let tags = ["a", "b", "vip", "new", "old"]
     return (0..<n).map { i in
-        Visit(id: i, name: names[Int(rng.next() % UInt64(names.count))] + String(i % 13),
-              age: rng.next() % 5 == 0 ? nil : Int(rng.next() % 90),
-              score: Double(rng.next() % 1000) / 10,
-              tags: (0..<Int(rng.next() % 3)).map { _ in tags[Int(rng.next() % UInt64(tags.count))] })
+        Visit(
+            id: i, name: names[Int(rng.next() % UInt64(names.count))] + String(i % 13),
+            age: rng.next() % 5 == 0 ? nil : Int(rng.next() % 90),
+            score: Double(rng.next() % 1000) / 10,
+            tags: (0..<Int(rng.next() % 3)).map { _ in tags[Int(rng.next() % UInt64(tags.count))] })
     }
 }
 
@@ -122,7 +124,9 @@ private let formats = [
         let p = try SiftPredicate("name MATCHES[c] 'a.*' AND age BETWEEN {10, 20} AND name LIKE[cd] '*N*'")
         let counts = try concurrently(rounds: 1) { t throws -> (thread: Int, count: Int) in
             var n = 0
-            for i in 0..<2_000 where try p.evaluate(with: ["name": t % 2 == 0 ? "Anna" : "Bob", "age": i % 30]) { n += 1 }
+            for i in 0..<2_000 where try p.evaluate(with: ["name": t % 2 == 0 ? "Anna" : "Bob", "age": i % 30]) {
+                n += 1
+            }
             return (t, n)
         }
         let expected = (0..<2_000).filter { (10...20).contains($0 % 30) }.count
@@ -133,9 +137,11 @@ private let formats = [
     @Test func sortingOneArrayFromManyThreads() throws {
         let records = visits(500)
         let values = try records.map { try ValueEncoder.encode($0) }
-        let descriptors = [try SiftSortDescriptor("name", options: [.caseInsensitive, .diacriticInsensitive]),
-                           try SiftSortDescriptor("age", ascending: false),
-                           try SiftSortDescriptor("id")]
+        let descriptors = [
+            try SiftSortDescriptor("name", options: [.caseInsensitive, .diacriticInsensitive]),
+            try SiftSortDescriptor("age", ascending: false),
+            try SiftSortDescriptor("id"),
+        ]
         let expected = try values.sortedIndices(by: descriptors)
         #expect(expected != Array(values.indices), "the sort should reorder the data")
         let answers = try concurrently { _ throws -> [[Int]] in

@@ -3,13 +3,27 @@
 
 import Foundation
 import Testing
+
 @testable import SiftEvaluation
 
-struct Address: Codable { var city: String; var zip: String? }
-struct Person: Codable { var name: String; var age: Int?; var address: Address?; var tags: [String]; var born: Date? }
+struct Address: Codable {
+    var city: String
+    var zip: String?
+}
+struct Person: Codable {
+    var name: String
+    var age: Int?
+    var address: Address?
+    var tags: [String]
+    var born: Date?
+}
 
 /// A plain struct with no conformances: read by reflection.
-struct Plain { var title: String; var pages: Int; var note: String? }
+struct Plain {
+    var title: String
+    var pages: Int
+    var note: String?
+}
 
 /// A hand-written conformance that rejects unknown keys.
 struct Point: KeyValueCoding {
@@ -40,9 +54,18 @@ struct Point: KeyValueCoding {
     }
 
     @Test func nsNumberKeepsBooleansApartFromIntegers() {
-        guard case .bool(true) = Value(any: NSNumber(value: true)) else { Issue.record("NSNumber(true) is not a Bool"); return }
-        guard case .integer(7) = Value(any: NSNumber(value: 7)) else { Issue.record("NSNumber(7) is not an integer"); return }
-        guard case .double(2.5) = Value(any: NSNumber(value: 2.5)) else { Issue.record("NSNumber(2.5) is not a double"); return }
+        guard case .bool(true) = Value(any: NSNumber(value: true)) else {
+            Issue.record("NSNumber(true) is not a Bool")
+            return
+        }
+        guard case .integer(7) = Value(any: NSNumber(value: 7)) else {
+            Issue.record("NSNumber(7) is not an integer")
+            return
+        }
+        guard case .double(2.5) = Value(any: NSNumber(value: 2.5)) else {
+            Issue.record("NSNumber(2.5) is not a double")
+            return
+        }
         // Booleans still compare numerically, as NSNumber does.
         #expect(Value(any: NSNumber(value: true)) == .integer(1))
     }
@@ -50,13 +73,16 @@ struct Point: KeyValueCoding {
     @Test func jsonSerializationOutput() throws {
         let json = #"[{"name": "Ann", "age": 41, "score": 2.5, "ok": true, "gone": null, "tags": ["a"]}]"#
         let records = try JSONSerialization.jsonObject(with: Data(json.utf8)) as! [Any]
-        let p = try SiftPredicate("age == 41 AND score > 2 AND ok == YES AND gone == nil AND missing == nil AND ANY tags == 'a'")
+        let p = try SiftPredicate(
+            "age == 41 AND score > 2 AND ok == YES AND gone == nil AND missing == nil AND ANY tags == 'a'")
         #expect(try p.evaluate(with: records[0]))
         #expect(try records.filter(SiftPredicate("name == 'Ann'")).count == 1)
     }
 
     @Test func encodableTypesUseTheirCodingKeys() throws {
-        let ann = Person(name: "Ann", age: 41, address: Address(city: "Lisbon", zip: nil), tags: ["x"], born: Date(timeIntervalSince1970: 0))
+        let ann = Person(
+            name: "Ann", age: 41, address: Address(city: "Lisbon", zip: nil), tags: ["x"],
+            born: Date(timeIntervalSince1970: 0))
         let bo = Person(name: "Bo", age: nil, address: nil, tags: [], born: nil)
         let people = [ann, bo]
         #expect(try people.filter(SiftPredicate("address.city == 'Lisbon'")).map(\.name) == ["Ann"])
@@ -65,7 +91,10 @@ struct Point: KeyValueCoding {
         #expect(try people.filter(SiftPredicate("tags.@count == 0")).map(\.name) == ["Bo"])
         // Dates stay dates (not the number JSONEncoder would write).
         #expect(try people.filter(SiftPredicate("born < %@", Date(timeIntervalSince1970: 10))).map(\.name) == ["Ann"])
-        guard case .dictionary(let d) = try ValueEncoder.encode(ann) else { Issue.record("not a dictionary"); return }
+        guard case .dictionary(let d) = try ValueEncoder.encode(ann) else {
+            Issue.record("not a dictionary")
+            return
+        }
         #expect(d["address"]?.dictionaryContent?["zip"] == nil || d["address"]?.dictionaryContent?["zip"] == .null)
     }
 

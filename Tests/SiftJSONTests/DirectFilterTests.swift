@@ -8,10 +8,11 @@
 // fail at the same byte with the same message.
 
 import Foundation
-import Testing
 import SiftEvaluation
 import SiftSyntax
 import SiftTestSupport
+import Testing
+
 @testable import SiftJSON
 
 /// Predicates the direct form takes (plain key paths against constants or variables).
@@ -49,15 +50,19 @@ private let handWritten: [String] = [
     #"{}"#, #"[]"#, #"[1, 2]"#, #"5"#, #""s""#, #"null"#, #"{"a": -0.0}"#, #"{"a": 0.1, "b": {}}"#,
     #"{"b": {"c": {"d": [[{"x": 1}]]}}}"#, #"{"kids": [[[{"age": 1}]], {"age": null}]}"#,
     #"{"a": 1, "b": {"c": "x"}, "b": {"d": 1}}"#,
-    #"{"kids": [{"age": 3}, {"age": "x"}]}"#, #"{"kids": [{"age": "x"}, {"age": 3}]}"#, #"{"kids": [{"age": 30}, {"age": "x"}]}"#,
+    #"{"kids": [{"age": 3}, {"age": "x"}]}"#, #"{"kids": [{"age": "x"}, {"age": 3}]}"#,
+    #"{"kids": [{"age": 30}, {"age": "x"}]}"#,
     #"{"kids": [{"age": 1}, {}]}"#, #"{"kids": [{}, {"age": 1}]}"#, #"{"kids": [{"age": 1.0}, {"age": 2}]}"#,
     #"{"kids": [{"age": 2, "age": 20}, {"age": 1e1}]}"#, #"{"a": 18}"#, #"{"a": 17}"#, #"{"a": "18"}"#, #"{"a": null}"#,
     #"{"tags": [1, 2, "x"]}"#, #"{"tags": ["x", 1]}"#, #"{"tags": [5, [1]]}"#, #"{"tags": []}"#, #"{"tags": {"x": 1}}"#,
     #"{"b": {"c": [1, 5]}, "kids": [{"age": {"x": 1}}]}"#, #"{"b": [{"c": {"d": 1}}, {"c": {"d": -1}}]}"#,
-    #"{"b": {"c": "O\u0301slo"}}"#, "{\"b\": {\"c\": \"O\u{301}slo\"}}", #"{"b": {"c": "Os\tlo"}}"#, #"{"b": {"c": "lo"}}"#,
-    #"{"b": {"c": "O"}}"#, #"{"b": {"c": "Ö"}}"#, #"{"a": ""}"#, #"{"a": "x\"y"}"#, #"{"a": "18"}"#, #"{"b": {"c": "Oslo\u007f"}}"#,
+    #"{"b": {"c": "O\u0301slo"}}"#, "{\"b\": {\"c\": \"O\u{301}slo\"}}", #"{"b": {"c": "Os\tlo"}}"#,
+    #"{"b": {"c": "lo"}}"#,
+    #"{"b": {"c": "O"}}"#, #"{"b": {"c": "Ö"}}"#, #"{"a": ""}"#, #"{"a": "x\"y"}"#, #"{"a": "18"}"#,
+    #"{"b": {"c": "Oslo\u007f"}}"#,
     "{\"b\": {\"c\": \"Oslo\u{7F}\"}}", #"{"b": {"c": "\u004fslo"}}"#, #"{"b": {"c": 5}}"#, #"{"b": {"c": null}}"#,
-    #"{"kids": [{"age": 12}, {"$date": 1}]}"#, #"{"kids": [{"$date": 1}, {"age": 1}]}"#, #"{"kids": [null, {"age": 1}]}"#,
+    #"{"kids": [{"age": 12}, {"$date": 1}]}"#, #"{"kids": [{"$date": 1}, {"age": 1}]}"#,
+    #"{"kids": [null, {"age": 1}]}"#,
     "{\"a\" : 3 ,\n \"b\"\t:\r{ \"c\" : \"Oxford\" } , \"kids\" : [ { \"age\" : 4 } ] }",
     "{\"b\":{\"c\":" + String(repeating: "[", count: 300) + String(repeating: "]", count: 300) + "}}",
 ]
@@ -109,11 +114,15 @@ private func randomTextRecord(_ rng: inout SplitMix64) -> String {
     if Int.random(in: 0..<8, using: &rng) > 0 {
         // Mostly strings; now and then an array holding other kinds too.
         let mixed = Int.random(in: 0..<4, using: &rng) == 0
-        members.append("\"tags\": " + (Int.random(in: 0..<10, using: &rng) == 0 ? scalar()
-            : list { mixed ? scalar() : textPool.randomElement(using: &rng)! }))
+        members.append(
+            "\"tags\": "
+                + (Int.random(in: 0..<10, using: &rng) == 0
+                    ? scalar()
+                    : list { mixed ? scalar() : textPool.randomElement(using: &rng)! }))
     }
     if Int.random(in: 0..<3, using: &rng) == 0 {
-        members.append("\"kids\": " + list { Int.random(in: 0..<6, using: &rng) == 0 ? scalar() : "{\"name\": \(scalar())}" })
+        members.append(
+            "\"kids\": " + list { Int.random(in: 0..<6, using: &rng) == 0 ? scalar() : "{\"name\": \(scalar())}" })
     }
     members.shuffle(using: &rng)
     return "{" + members.joined(separator: ", ") + "}"
@@ -126,9 +135,14 @@ private func randomRecord(_ rng: inout SplitMix64, depth: Int = 0) -> String {
         case 0: return "null"
         case 1: return Bool.random(using: &rng) ? "true" : "false"
         case 2: return String(Int.random(in: -20...40, using: &rng))
-        case 3: return ["9223372036854775807", "-9223372036854775808", "9223372036854775808", "-0", "1e2", "2.5", "1e400"]
-            .randomElement(using: &rng)!
-        case 4: return ["\"Oslo\"", "\"oslo\"", "\"Öl\"", "\"O\\u00e9\"", "\"\\ud83d\\ude00\"", "\"x\\\"y\"", "\"é\"", "\"\"", "\"12\"", "\"red\""]
+        case 3:
+            return ["9223372036854775807", "-9223372036854775808", "9223372036854775808", "-0", "1e2", "2.5", "1e400"]
+                .randomElement(using: &rng)!
+        case 4:
+            return [
+                "\"Oslo\"", "\"oslo\"", "\"Öl\"", "\"O\\u00e9\"", "\"\\ud83d\\ude00\"", "\"x\\\"y\"", "\"é\"", "\"\"",
+                "\"12\"", "\"red\"",
+            ]
             .randomElement(using: &rng)!
         case 5: return "{\"$date\": \(Int.random(in: 0...9, using: &rng))}"
         default: return String(Int.random(in: 0...25, using: &rng))
@@ -137,7 +151,9 @@ private func randomRecord(_ rng: inout SplitMix64, depth: Int = 0) -> String {
     func value(_ depth: Int) -> String {
         guard depth < 4 else { return scalar() }
         switch Int.random(in: 0..<6, using: &rng) {
-        case 0: return "[" + (0..<Int.random(in: 0...3, using: &rng)).map { _ in value(depth + 1) }.joined(separator: ",") + "]"
+        case 0:
+            return "[" + (0..<Int.random(in: 0...3, using: &rng)).map { _ in value(depth + 1) }.joined(separator: ",")
+                + "]"
         case 1: return object(depth + 1)
         default: return scalar()
         }
@@ -161,7 +177,9 @@ private func general(_ predicate: SiftPredicate, _ text: [UInt8], variables: [St
         do throws(JSONScanError) {
             while try cursor.next() != nil {
                 let record = try cursor.scanner.value(depth: cursor.depth, projection)
-                do throws(EvaluationError) { out.append(String(try predicate.evaluate(with: record, variables: variables))) } catch {
+                do throws(EvaluationError) {
+                    out.append(String(try predicate.evaluate(with: record, variables: variables)))
+                } catch {
                     out.append("error: \(error)")
                 }
             }
@@ -183,9 +201,13 @@ private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String:
         do throws(JSONScanError) {
             while try cursor.next() != nil {
                 guard try filter.locate(&cursor.scanner, depth: cursor.depth, offsets: &offsets),
-                      let answer = filter.evaluate(cursor.scanner, depth: cursor.depth, offsets: offsets, variables: variables,
-                                                   pathTime: &pathTime)
-                else { out.append("general"); continue }
+                    let answer = filter.evaluate(
+                        cursor.scanner, depth: cursor.depth, offsets: offsets, variables: variables,
+                        pathTime: &pathTime)
+                else {
+                    out.append("general")
+                    continue
+                }
                 out.append(String(answer))
             }
         } catch {
@@ -199,8 +221,10 @@ private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String:
     private let variables: [String: Value] = ["v": .integer(20)]
 
     /// Every direct answer is the general path's answer, and the general path raised on none of them.
-    private func compare(_ text: String, _ counts: inout (direct: Int, general: Int),
-                         predicates: [String] = directPredicates) throws {
+    private func compare(
+        _ text: String, _ counts: inout (direct: Int, general: Int),
+        predicates: [String] = directPredicates
+    ) throws {
         let bytes = Array(text.utf8)
         for source in predicates {
             let predicate = try SiftPredicate(format: source, arguments: [])
@@ -209,7 +233,10 @@ private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String:
             let got = direct(filter, bytes, variables: variables)
             try #require(expected.count == got.count, "\(source) on \(text): \(expected) vs \(got)")
             for (e, g) in zip(expected, got) {
-                if g == "general" { counts.general += 1; continue }
+                if g == "general" {
+                    counts.general += 1
+                    continue
+                }
                 if !g.hasPrefix("syntax") { counts.direct += 1 }
                 #expect(e == g, "\(source) on \(text)")
             }
@@ -252,7 +279,10 @@ private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String:
         var rng = SplitMix64(seed: 2626)
         let records = (0..<800).map { _ in randomTextRecord(&rng) }
         let bytes = Array(records.joined(separator: "\n").utf8)
-        var decided = 0, decidedUnicode = 0, left = 0, raised = 0
+        var decided = 0
+        var decidedUnicode = 0
+        var left = 0
+        var raised = 0
         for source in textPredicates {
             let predicate = try SiftPredicate(format: source, arguments: [])
             let filter = try #require(DirectFilter(predicate))
@@ -265,9 +295,13 @@ private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String:
                 var offsets = [Int](repeating: -1, count: filter.memberNames.count)
                 // Each record's answer, and whether the member compared holds a byte outside ASCII or an escape.
                 var answers: [(Bool?, unicode: Bool)] = []
-                while let _ = try? cursor.next() {
+                while (try? cursor.next()) != nil {
                     guard (try? filter.locate(&cursor.scanner, depth: cursor.depth, offsets: &offsets)) == true,
-                          offsets[leaf.member] >= 0 else { answers.append((nil, false)); continue }
+                        offsets[leaf.member] >= 0
+                    else {
+                        answers.append((nil, false))
+                        continue
+                    }
                     var t = cursor.scanner
                     t.i = offsets[leaf.member]
                     let answer = t.textAnswer(text, leaf)
@@ -280,28 +314,37 @@ private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String:
             try #require(got.count == records.count && expected.count == records.count)
             for (n, (answer, unicode)) in got.enumerated() {
                 if expected[n].hasPrefix("error") { raised += 1 }
-                guard let answer else { left += 1; continue }
+                guard let answer else {
+                    left += 1
+                    continue
+                }
                 #expect(String(answer) == expected[n], "\(source) on \(records[n])")
                 decided += 1
                 if unicode { decidedUnicode += 1 }
             }
         }
-        #expect(decided > 15000 && decidedUnicode > 10000 && left > 1000 && raised > 300,
-                "\(decided) \(decidedUnicode) \(left) \(raised)")
+        #expect(
+            decided > 15000 && decidedUnicode > 10000 && left > 1000 && raised > 300,
+            "\(decided) \(decidedUnicode) \(left) \(raised)")
     }
 
     @Test func brokenRecordsFailAsTheGeneralReaderFails() throws {
         var rng = SplitMix64(seed: 14)
         let predicate = try SiftPredicate(format: "a >= 18 AND b.c BEGINSWITH 'O' AND ANY kids.age < 10", arguments: [])
         let filter = try #require(DirectFilter(predicate))
-        let pieces = ["{", "}", "[", "]", ",", ":", "\"", "\\", "\\u", "\\ud800", "e", ".", "-", "0", "t", "nul", "\n", "\u{01}", "é", "x"]
+        let pieces = [
+            "{", "}", "[", "]", ",", ":", "\"", "\\", "\\u", "\\ud800", "e", ".", "-", "0", "t", "nul", "\n", "\u{01}",
+            "é", "x",
+        ]
         var failures = 0
         for base in handWritten + (0..<20).map({ _ in randomRecord(&rng) }) {
             for _ in 0..<100 {
                 var bytes = Array((base + "\n" + base).utf8)
                 for _ in 0..<Int.random(in: 1...2, using: &rng) {
                     let at = Int.random(in: 0..<bytes.count, using: &rng)
-                    if Bool.random(using: &rng) { bytes.remove(at: at) } else {
+                    if Bool.random(using: &rng) {
+                        bytes.remove(at: at)
+                    } else {
                         bytes.insert(contentsOf: Array(pieces.randomElement(using: &rng)!.utf8), at: at)
                     }
                     if bytes.isEmpty { bytes = [UInt8(ascii: "{")] }
@@ -338,8 +381,10 @@ private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String:
         #expect(try leaf("b.c == 1").text == nil)
         #expect(try leaf("b.c LIKE 'x\\\\'").text == nil)
         // Decided on the bytes, as the general path decides.
-        let filter = try #require(DirectFilter(try SiftPredicate(format: "a >= 18 AND b.c BEGINSWITH 'O'", arguments: [])))
-        #expect(direct(filter, Array(#"{"a": 20, "b": {"c": "Oslo"}} {"a": 20, "b": {"c": "Lima"}}"#.utf8), variables: [:])
+        let filter = try #require(
+            DirectFilter(try SiftPredicate(format: "a >= 18 AND b.c BEGINSWITH 'O'", arguments: [])))
+        #expect(
+            direct(filter, Array(#"{"a": 20, "b": {"c": "Oslo"}} {"a": 20, "b": {"c": "Lima"}}"#.utf8), variables: [:])
                 == ["true", "false"])
     }
 

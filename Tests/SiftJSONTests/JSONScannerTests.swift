@@ -5,25 +5,27 @@
 // Numbers are checked against Swift's own conversions (Int64(text), else Double(text)).
 
 import Foundation
-import Testing
 import SiftEvaluation
 import SiftSyntax
 import SiftTestSupport
+import Testing
+
 @testable import SiftJSON
 
 /// Structural equality of values, case by case (unlike `==`, which compares numbers numerically).
 private func same(_ a: Value, _ b: Value) -> Bool {
     switch (a, b) {
     case (.null, .null): true
-    case let (.bool(x), .bool(y)): x == y
-    case let (.integer(x), .integer(y)): x == y
-    case let (.double(x), .double(y)): x.bitPattern == y.bitPattern || (x.isNaN && y.isNaN)
-    case let (.string(x), .string(y)): Array(x.utf8) == Array(y.utf8)
-    case let (.date(x), .date(y)): x == y
-    case let (.array(x), .array(y)): x.count == y.count && zip(x, y).allSatisfy { same($0, $1) }
-    case let (.dictionary(x), .dictionary(y)): x.count == y.count && x.allSatisfy { k, v in y[k].map { same(v, $0) } ?? false }
+    case (.bool(let x), .bool(let y)): x == y
+    case (.integer(let x), .integer(let y)): x == y
+    case (.double(let x), .double(let y)): x.bitPattern == y.bitPattern || (x.isNaN && y.isNaN)
+    case (.string(let x), .string(let y)): Array(x.utf8) == Array(y.utf8)
+    case (.date(let x), .date(let y)): x == y
+    case (.array(let x), .array(let y)): x.count == y.count && zip(x, y).allSatisfy { same($0, $1) }
+    case (.dictionary(let x), .dictionary(let y)):
+        x.count == y.count && x.allSatisfy { k, v in y[k].map { same(v, $0) } ?? false }
     // An object built in part has every key of its projection; `project` below leaves absent ones out.
-    case let (.object(o as ProjectedObject), .dictionary(y)):
+    case (.object(let o as ProjectedObject), .dictionary(let y)):
         y.keys.allSatisfy { k in o.keys.contains { $0.name == k } }
             && o.keys.allSatisfy { k in same((try? o.value(forKey: k.name)) ?? .null, y[k.name] ?? .null) }
     default: false
@@ -60,7 +62,9 @@ private func scan(_ text: [UInt8], _ projection: Projection) -> Outcome<[(Value,
 
 /// What the reference reader makes of `text`.
 private func reference(_ text: [UInt8]) -> Outcome<[JSONValue]> {
-    do throws(RecordsError) { return .success(try Records.parse(text, name: "x")) } catch { return .failure(error.description) }
+    do throws(RecordsError) { return .success(try Records.parse(text, name: "x")) } catch {
+        return .failure(error.description)
+    }
 }
 
 private let validDocuments: [String] = [
@@ -103,9 +107,15 @@ private func project(_ value: Value, _ projection: Projection) -> Value {
     @Test func valuesAndTextMatchTheReferenceReader() throws {
         for doc in validDocuments {
             let bytes = Array(doc.utf8)
-            guard case .success(let expected) = reference(bytes) else { Issue.record("reference rejects \(doc)"); continue }
+            guard case .success(let expected) = reference(bytes) else {
+                Issue.record("reference rejects \(doc)")
+                continue
+            }
             for projection in projections {
-                guard case .success(let got) = scan(bytes, projection) else { Issue.record("scanner rejects \(doc)"); continue }
+                guard case .success(let got) = scan(bytes, projection) else {
+                    Issue.record("scanner rejects \(doc)")
+                    continue
+                }
                 try #require(got.count == expected.count, "\(doc)")
                 for (g, e) in zip(got, expected) {
                     #expect(same(g.0, project(e.value, projection)), "\(doc) with \(projection): \(g.0) vs \(e.value)")
@@ -119,14 +129,17 @@ private func project(_ value: Value, _ projection: Projection) -> Value {
         var rng = SplitMix64(seed: 14)
         var texts: [String] = []
         for _ in 0..<3000 {
-            let digits = (0..<Int.random(in: 1...20, using: &rng)).map { _ in String(Int.random(in: 0...9, using: &rng)) }.joined()
+            let digits = (0..<Int.random(in: 1...20, using: &rng)).map { _ in String(Int.random(in: 0...9, using: &rng))
+            }.joined()
             let fraction = Bool.random(using: &rng) ? "." + String(Int.random(in: 0...99_999_999, using: &rng)) : ""
-            let exponent = Int.random(in: 0...3, using: &rng) == 0 ? "e" + String(Int.random(in: -330...330, using: &rng)) : ""
+            let exponent =
+                Int.random(in: 0...3, using: &rng) == 0 ? "e" + String(Int.random(in: -330...330, using: &rng)) : ""
             texts.append((Bool.random(using: &rng) ? "-" : "") + digits + fraction + exponent)
         }
         let doc = Array(("[" + texts.joined(separator: ",") + "]").utf8)
         guard case .success(let expected) = reference(doc), case .success(let got) = scan(doc, .whole) else {
-            Issue.record("rejected"); return
+            Issue.record("rejected")
+            return
         }
         for (n, (g, e)) in zip(got, expected).enumerated() {
             let text = texts[n]
@@ -140,8 +153,10 @@ private func project(_ value: Value, _ projection: Projection) -> Value {
 
     @Test func brokenDocumentsFailAtTheSamePlaceWithTheSameMessage() {
         var rng = SplitMix64(seed: 1414)
-        let pieces: [String] = ["{", "}", "[", "]", ",", ":", "\"", "\\", "u", "d8", "\\ud800", "e", ".", "-", "+", "0", "1",
-                                "t", "nul", "\n", " ", "\u{01}", "é", "\u{FF}", "x"]
+        let pieces: [String] = [
+            "{", "}", "[", "]", ",", ":", "\"", "\\", "u", "d8", "\\ud800", "e", ".", "-", "+", "0", "1",
+            "t", "nul", "\n", " ", "\u{01}", "é", "\u{FF}", "x",
+        ]
         var checked = 0
         for doc in validDocuments where !doc.isEmpty {
             for _ in 0..<600 {
@@ -156,14 +171,19 @@ private func project(_ value: Value, _ projection: Projection) -> Value {
                     if bytes.isEmpty { bytes = [UInt8(ascii: "[")] }
                 }
                 // Some documents are made invalid UTF-8 on purpose (positions count code points).
-                if Int.random(in: 0..<10, using: &rng) == 0 { bytes.insert(0xC3, at: Int.random(in: 0..<bytes.count, using: &rng)) }
+                if Int.random(in: 0..<10, using: &rng) == 0 {
+                    bytes.insert(0xC3, at: Int.random(in: 0..<bytes.count, using: &rng))
+                }
                 let expected = reference(bytes)
                 for projection in [Projection.whole, .members([ProjectedKey("a", .whole)])] {
                     let got = scan(bytes, projection)
                     switch (expected, got) {
-                    case (.failure(let e), .failure(let g)): #expect(e == g, "\(String(decoding: bytes, as: UTF8.self))")
+                    case (.failure(let e), .failure(let g)):
+                        #expect(e == g, "\(String(decoding: bytes, as: UTF8.self))")
                     case (.success(let e), .success(let g)): #expect(e.map(\.text) == g.map(\.1))
-                    default: Issue.record("reference \(expected), scanner \(got) on \(String(decoding: bytes, as: UTF8.self))")
+                    default:
+                        Issue.record(
+                            "reference \(expected), scanner \(got) on \(String(decoding: bytes, as: UTF8.self))")
                     }
                 }
                 checked += 1
@@ -177,7 +197,8 @@ private func project(_ value: Value, _ projection: Projection) -> Value {
             for array in [false, true] {
                 let inner = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
                 let bytes = Array((array ? "[" + inner + "]" : inner).utf8)
-                let e = reference(bytes), g = scan(bytes, .whole)
+                let e = reference(bytes)
+                let g = scan(bytes, .whole)
                 switch (e, g) {
                 case (.failure(let x), .failure(let y)): #expect(x == y)
                 case (.success, .success): break
@@ -190,16 +211,20 @@ private func project(_ value: Value, _ projection: Projection) -> Value {
     @Test func projectionsFollowTheKeyPathsAPredicateReads() throws {
         func of(_ text: String) throws -> Projection { RecordProjection.of(try PredicateSyntax.parse(text)) }
         #expect(try of("age > 3") == .members([ProjectedKey("age", .whole)]))
-        #expect(try of("age > 3 AND address.city == 'x' AND address.zip == 1") == .members([
-            ProjectedKey("age", .whole),
-            ProjectedKey("address", .members([ProjectedKey("city", .whole), ProjectedKey("zip", .whole)])),
-        ]))
+        #expect(
+            try of("age > 3 AND address.city == 'x' AND address.zip == 1")
+                == .members([
+                    ProjectedKey("age", .whole),
+                    ProjectedKey("address", .members([ProjectedKey("city", .whole), ProjectedKey("zip", .whole)])),
+                ]))
         // A key read whole and through a path is built whole.
         #expect(try of("address.city == 'x' OR address != nil") == .members([ProjectedKey("address", .whole)]))
         // What follows a collection operator reads inside the value before it.
         #expect(try of("kids.@max.age > 3") == .members([ProjectedKey("kids", .whole)]))
-        #expect(try of("ANY kids.age < 10") == .members([ProjectedKey("kids", .members([ProjectedKey("age", .whole)]))]))
-        #expect(try of("SUBQUERY(kids, $k, $k.age < 10 AND name == 'x').@count > 0")
+        #expect(
+            try of("ANY kids.age < 10") == .members([ProjectedKey("kids", .members([ProjectedKey("age", .whole)]))]))
+        #expect(
+            try of("SUBQUERY(kids, $k, $k.age < 10 AND name == 'x').@count > 0")
                 == .members([ProjectedKey("kids", .whole), ProjectedKey("name", .whole)]))
         #expect(try of("@count > 2") == .whole)
         #expect(try of("SELF > 2") == .whole)

@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// (Its documentation samples are checked line for line against the articles, so it keeps their layout.)
 // The public record filter (RecordFilter, MappedInput) against the plainest reading of the same
 // records: each record parsed whole by JSONReader and evaluated by the predicate. Also the DocC
 // samples of SiftJSON's catalog, copied verbatim and run, and the `filter-ndjson` sample program
@@ -131,6 +133,22 @@ private let people = packageRoot.appendingPathComponent("Samples/people.json").p
         let found = try samplesMissing(fromArticle: "\(Self.catalog)/\(article)", testSource: source)
         #expect(found.blocks > 0)
         #expect(found.missing == [])
+    }
+
+    @Test func readmeSampleIsTested() throws {
+        let found = try readmeSamples(of: "SiftJSON")
+        #expect(found.blocks == 1)
+        #expect(found.missing == [])
+    }
+
+    /// The README's example (`swift test` runs in the package root, where its path is relative to).
+    @Test func readme() throws {
+        let input = try MappedInput.open("Samples/people.json")   // a JSON array, or NDJSON
+        let adults = try RecordFilter(try SiftPredicate("age >= 18 AND ANY kids.age < 10")).select(from: input)
+        let positions = adults.indices                            // [0, 5, 6, 9, …]: the matching records
+        let records = try Records.load(people)
+        #expect(positions == (try reference("age >= 18 AND ANY kids.age < 10", records)))
+        #expect(positions.prefix(4) == [0, 5, 6, 9])
     }
 
     @Test func landingPage() throws {

@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// (Its documentation samples are checked line for line against the articles, so it keeps their layout.)
 // The Swift samples of SiftPostgres's DocC catalog, copied verbatim from the article and run
 // against the test server (in a scratch schema, which stands for the article's `db`), with the
 // results its comments state asserted; one test checks that every sample block of the catalog

@@ -25,8 +25,9 @@ import Testing
     /// thirteenth NULL), so each predicate below selects a handful of rows.
     static let people: [Person] = (0..<4000).map { i in
         let digits = String(i)
-        return Person(id: Int64(i), name: "Name-" + String(repeating: "0", count: 5 - digits.count) + digits,
-                      city: i % 10 == 9 ? nil : "City \(i % 397)", age: i % 13 == 0 ? nil : Int64((i * 7919) % 1000))
+        return Person(
+            id: Int64(i), name: "Name-" + String(repeating: "0", count: 5 - digits.count) + digits,
+            city: i % 10 == 9 ? nil : "City \(i % 397)", age: i % 13 == 0 ? nil : Int64((i * 7919) % 1000))
     }
 
     /// A predicate, the column whose index its plan must use, and the rows it selects.
@@ -54,11 +55,12 @@ import Testing
         let scratch = try PostgresScratch()
         defer { scratch.drop() }
         let db = scratch.connection
-        let schema = try Schema(json: """
-            {"entities": [{"name": "Person", "table": "person",
-              "attributes": [{"name": "name", "type": "string"}, {"name": "city", "type": "string"},
-                             {"name": "age", "type": "integer"}]}]}
-            """)
+        let schema = try Schema(
+            json: """
+                {"entities": [{"name": "Person", "table": "person",
+                  "attributes": [{"name": "name", "type": "string"}, {"name": "city", "type": "string"},
+                                 {"name": "age", "type": "integer"}]}]}
+                """)
         let tables = try PostgresTables(schema: schema)
         try tables.create(on: db)
         let table = try #require(tables.tables.first { $0.name == "person" })

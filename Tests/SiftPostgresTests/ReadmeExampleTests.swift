@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// (Its documentation samples are checked line for line against the articles, so it keeps their layout.)
 // The README's SiftPostgres example, as written there (the test server's connection, in a scratch
 // schema of its own, stands for its `db`), with its comment turned into an assertion; one test
 // checks that the README's block still appears in this file, so the two cannot drift apart. The

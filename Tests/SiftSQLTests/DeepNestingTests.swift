@@ -18,14 +18,21 @@ private func deepestAccepted(_ family: NestingFamily) throws -> Int {
 /// ordered value tables.
 private let lowering: SQLLowering = {
     let schema = try! Schema(entities: [
-        Schema.Entity(name: "Record", table: "record", attributes: [
-            Schema.Attribute(name: "a", type: .integer),
-            Schema.Attribute(name: "s", type: .string),
-        ], relationships: [
-            Schema.Relationship(name: "kids", toMany: "Kid", foreignKey: "record_id"),
-            Schema.Relationship(name: "nums", values: .init(table: "record_num", owner: "record_id", type: .integer), orderColumn: "position"),
-            Schema.Relationship(name: "tags", values: .init(table: "record_tag", owner: "record_id", type: .string), orderColumn: "position"),
-        ]),
+        Schema.Entity(
+            name: "Record", table: "record",
+            attributes: [
+                Schema.Attribute(name: "a", type: .integer),
+                Schema.Attribute(name: "s", type: .string),
+            ],
+            relationships: [
+                Schema.Relationship(name: "kids", toMany: "Kid", foreignKey: "record_id"),
+                Schema.Relationship(
+                    name: "nums", values: .init(table: "record_num", owner: "record_id", type: .integer),
+                    orderColumn: "position"),
+                Schema.Relationship(
+                    name: "tags", values: .init(table: "record_tag", owner: "record_id", type: .string),
+                    orderColumn: "position"),
+            ]),
         Schema.Entity(name: "Kid", table: "kid", attributes: [Schema.Attribute(name: "age", type: .integer)]),
     ])
     return try! SQLLowering(schema: schema, entity: "Record")
@@ -35,7 +42,8 @@ private let lowering: SQLLowering = {
     @Test(arguments: nestingFamilies)
     func loweringAtTheLimitOnASmallStack(_ family: NestingFamily) throws {
         let n = try deepestAccepted(family)
-        let shallow = family.make(1), deep = family.make(n)
+        let shallow = family.make(1)
+        let deep = family.make(n)
         let results = try onSmallStack { () throws -> [Result<SQLQuery, SQLLoweringError>] in
             [shallow, deep].map { text in
                 Result { () throws(SQLLoweringError) -> SQLQuery in
@@ -52,7 +60,8 @@ private let lowering: SQLLowering = {
         case (.success, .failure(let e)):
             // Integer arithmetic repeats its operands (memory's wrapping), so deep arithmetic
             // outgrows a statement and is refused; nested constant arrays compare with nothing.
-            let known = e.message.contains("nested too deeply to lower") || e.message.contains("cannot be compared with")
+            let known =
+                e.message.contains("nested too deeply to lower") || e.message.contains("cannot be compared with")
             #expect(known, "\(family) lowers at depth 1 but not at \(n): \(e)")
         case (.failure(let e), .success):
             Issue.record("\(family) lowers at depth \(n) but not at 1: \(e)")

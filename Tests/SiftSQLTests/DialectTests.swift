@@ -21,7 +21,9 @@ private struct NumberedDialect: SQLDialect {
     var callFunction: String? { nil }
     var collectFunction: String? { nil }
     var documentFunction: String? { nil }
-    var traits: SQLDialectTraits { [.dynamicTyping, .silentFloatOverflow, .exactIntegerDoubleComparison, .textWithNUL, .integerShifts] }
+    var traits: SQLDialectTraits {
+        [.dynamicTyping, .silentFloatOverflow, .exactIntegerDoubleComparison, .textWithNUL, .integerShifts]
+    }
     var noLimit: SQLValue { .integer(-1) }
     func integerSum(_ sql: String) -> String { "SUM(\(sql))" }
     func doubleAverage(_ sql: String) -> String { "AVG(\(sql))" }
@@ -53,7 +55,10 @@ private struct NumberedDialect: SQLDialect {
     @Test func numberedPlaceholdersAndQuoting() throws {
         let l = try SQLLowering(schema: Fixture.schema, entity: "Person", dialect: NumberedDialect())
         let q = try l.select(try PredicateSyntax.parse("name ==[c] 'x' AND age == score AND nick IN {'a', 'b'}"))
-        #expect(q.sql == "SELECT t0.[id] FROM [person] AS t0 WHERE (txt(0, t0.[name], $1, $2) = 1) AND (t0.[age] IS NOT DISTINCT FROM t0.[score]) AND (t0.[nick name] IN ($3, $4)) ORDER BY t0.[id] ASC")
+        #expect(
+            q.sql
+                == "SELECT t0.[id] FROM [person] AS t0 WHERE (txt(0, t0.[name], $1, $2) = 1) AND (t0.[age] IS NOT DISTINCT FROM t0.[score]) AND (t0.[nick name] IN ($3, $4)) ORDER BY t0.[id] ASC"
+        )
         #expect(q.bindings == [.text("x"), .integer(1), .text("a"), .text("b")])
     }
 }

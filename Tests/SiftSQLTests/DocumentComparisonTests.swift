@@ -5,35 +5,44 @@
 
 import Foundation
 import SiftEvaluation
-@testable import SiftSQL
 import SiftSyntax
 import Testing
+
+@testable import SiftSQL
 
 @Suite struct DocumentComparisonTests {
     static func schema(document: Bool) -> Schema {
         try! Schema(entities: [
-            Schema.Entity(name: "Record", table: "record", attributes: [
-                Schema.Attribute(name: "name", type: .any),
-                Schema.Attribute(name: "born", type: .date),
-            ], relationships: [
-                Schema.Relationship(name: "address", toOne: "Address", foreignKey: "address_id"),
-                Schema.Relationship(name: "kids", toMany: "Kid", foreignKey: "owner", orderColumn: "id"),
-            ], open: true, documentColumn: document ? "Z_DOC" : nil),
-            Schema.Entity(name: "Address", table: "address", attributes: [Schema.Attribute(name: "city", type: .any)], open: true),
-            Schema.Entity(name: "Kid", table: "kid", attributes: [Schema.Attribute(name: "age", type: .any)], open: true),
+            Schema.Entity(
+                name: "Record", table: "record",
+                attributes: [
+                    Schema.Attribute(name: "name", type: .any),
+                    Schema.Attribute(name: "born", type: .date),
+                ],
+                relationships: [
+                    Schema.Relationship(name: "address", toOne: "Address", foreignKey: "address_id"),
+                    Schema.Relationship(name: "kids", toMany: "Kid", foreignKey: "owner", orderColumn: "id"),
+                ], open: true, documentColumn: document ? "Z_DOC" : nil),
+            Schema.Entity(
+                name: "Address", table: "address", attributes: [Schema.Attribute(name: "city", type: .any)], open: true),
+            Schema.Entity(
+                name: "Kid", table: "kid", attributes: [Schema.Attribute(name: "age", type: .any)], open: true),
         ])
     }
     static let lowering = try! SQLLowering(schema: schema(document: true), entity: "Record")
 
-    static func lower(_ format: String, _ arguments: [Any?] = [], variables: [String: LiteralValue] = [:],
-                      using lowering: SQLLowering = lowering) throws -> SQLQuery {
-        try lowering.select(try PredicateSyntax.parse(format, arguments: arguments), source: format, variables: variables)
+    static func lower(
+        _ format: String, _ arguments: [Any?] = [], variables: [String: LiteralValue] = [:],
+        using lowering: SQLLowering = lowering
+    ) throws -> SQLQuery {
+        try lowering.select(
+            try PredicateSyntax.parse(format, arguments: arguments), source: format, variables: variables)
     }
 
     @Test func aDictionarysCountGoesToTheDocument() throws {
         let q = try Self.lower("name == 'x' AND SELF.@count == 2")
         #expect(q.sql.contains(#"WHERE (t0."name" = ?) AND (sift_document(?, t0."Z_DOC") = 1) ORDER"#), "\(q.sql)")
-        #expect(q.bindings == [.text("x"), .text("@count == 2")])   // the canonical form of SELF.@count == 2
+        #expect(q.bindings == [.text("x"), .text("@count == 2")])  // the canonical form of SELF.@count == 2
         // Negated: the rows where memory says false; NULL (memory raises) is neither.
         let n = try Self.lower("NOT address.@count == 0")
         #expect(n.sql.contains(#"WHERE sift_document(?, t0."Z_DOC") = 0 ORDER"#), "\(n.sql)")
@@ -41,7 +50,9 @@ import Testing
     }
 
     @Test func formsTheTablesExpressKeepTheirSQL() throws {
-        for p in ["name == 'x'", "address.city BEGINSWITH 'L'", "ANY kids.age > 3", "kids[FIRST].age == 2", "kids.@count > 1"] {
+        for p in [
+            "name == 'x'", "address.city BEGINSWITH 'L'", "ANY kids.age > 3", "kids[FIRST].age == 2", "kids.@count > 1",
+        ] {
             let q = try Self.lower(p)
             #expect(!q.sql.contains("sift_document"), "\(p): \(q.sql)")
         }
@@ -68,7 +79,10 @@ import Testing
         let d = try Self.lower("SELF == %@", [["a": 1]])
         #expect(d.sql.contains(#"sift_document(?, t0."Z_DOC", ?) = 1"#), "\(d.sql)")
         #expect(d.bindings.first == .text("SELF == $sift_1"))
-        guard case .blob(let bytes)? = d.bindings.last else { Issue.record("no variables: \(d.bindings)"); return }
+        guard case .blob(let bytes)? = d.bindings.last else {
+            Issue.record("no variables: \(d.bindings)")
+            return
+        }
         #expect(try ValueCodec.decode(bytes) == .dictionary(["sift_1": .dictionary(["a": .integer(1)])]))
     }
 
@@ -91,7 +105,8 @@ import Testing
     @Test func withoutADocumentOrInAnotherDialectTheyAreRejected() throws {
         let plain = try SQLLowering(schema: Self.schema(document: false), entity: "Record")
         #expect(throws: SQLLoweringError.self) { try Self.lower("SELF.@count == 2", using: plain) }
-        let postgres = try SQLLowering(schema: Self.schema(document: true), entity: "Record", dialect: PostgreSQLDialect())
+        let postgres = try SQLLowering(
+            schema: Self.schema(document: true), entity: "Record", dialect: PostgreSQLDialect())
         do {
             _ = try Self.lower("address.@count == 2", using: postgres)
             Issue.record("lowered for PostgreSQL")
@@ -101,7 +116,9 @@ import Testing
     }
 
     @Test func nestingEstimate() {
-        func cases(_ n: Int) -> String { String(repeating: "CASE WHEN x THEN ", count: n) + "1" + String(repeating: " END", count: n) }
+        func cases(_ n: Int) -> String {
+            String(repeating: "CASE WHEN x THEN ", count: n) + "1" + String(repeating: " END", count: n)
+        }
         func parens(_ n: Int) -> String { String(repeating: "(", count: n) + "1" + String(repeating: ")", count: n) }
         #expect(!SQLNesting.exceeds(cases(10)))
         #expect(SQLNesting.exceeds(cases(11)))
@@ -114,7 +131,9 @@ import Testing
     }
 
     @Test func statementsTooDeepForTheParserHandDeepPartsToMemory() throws {
-        let ternary = String(repeating: "TERNARY(name == 'a', ", count: 200) + "1" + String(repeating: ", 2)", count: 200) + " > 0"
+        let ternary =
+            String(repeating: "TERNARY(name == 'a', ", count: 200) + "1" + String(repeating: ", 2)", count: 200)
+            + " > 0"
         let q = try Self.lower("name == 'x' AND " + ternary)
         #expect(q.sql.contains(#"(t0."name" = ?) AND (sift_document(?, t0."Z_DOC") = 1)"#), "\(q.sql.prefix(200))")
         #expect(!SQLNesting.exceeds(q.sql))

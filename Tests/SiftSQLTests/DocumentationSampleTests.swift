@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// (Its documentation samples are checked line for line against the articles, so it keeps their layout.)
 // The Swift samples of SiftSQL's DocC catalog, each copied verbatim from its article and run, with
 // the results its comments state asserted; one test checks that every sample block of the catalog
 // still appears in this file, so an article cannot drift from the code it shows.

@@ -10,14 +10,19 @@ import Testing
 
 @Suite struct DynamicLoweringTests {
     static let schema: Schema = try! Schema(entities: [
-        Schema.Entity(name: "Record", table: "record", attributes: [
-            Schema.Attribute(name: "v", type: .any, textColumn: "v@text"),
-            Schema.Attribute(name: "n", type: .integer),
-            Schema.Attribute(name: "s", type: .string),
-            Schema.Attribute(name: "w", type: .any),
-        ], relationships: [
-            Schema.Relationship(name: "tags", values: .init(table: "record_tag", owner: "owner", type: .any, textColumn: "value@text")),
-        ]),
+        Schema.Entity(
+            name: "Record", table: "record",
+            attributes: [
+                Schema.Attribute(name: "v", type: .any, textColumn: "v@text"),
+                Schema.Attribute(name: "n", type: .integer),
+                Schema.Attribute(name: "s", type: .string),
+                Schema.Attribute(name: "w", type: .any),
+            ],
+            relationships: [
+                Schema.Relationship(
+                    name: "tags",
+                    values: .init(table: "record_tag", owner: "owner", type: .any, textColumn: "value@text"))
+            ])
     ])
     static let lowering = try! SQLLowering(schema: schema, entity: "Record", dialect: PostgreSQLDialect())
 
@@ -53,13 +58,21 @@ import Testing
 
     @Test func sortingPutsNilThenNumbersThenStrings() throws {
         let q = try Self.lower("v != nil", sortedBy: [SQLSortKey(keyPath: "v", ascending: false)])
-        #expect(q.sql.contains(#"ORDER BY (CASE WHEN t0."v" IS NOT NULL THEN 1 WHEN t0."v@text" IS NOT NULL THEN 2 ELSE 0 END) DESC, t0."v" DESC, t0."v@text" COLLATE "C" DESC"#))
+        #expect(
+            q.sql.contains(
+                #"ORDER BY (CASE WHEN t0."v" IS NOT NULL THEN 1 WHEN t0."v@text" IS NOT NULL THEN 2 ELSE 0 END) DESC, t0."v" DESC, t0."v@text" COLLATE "C" DESC"#
+            ))
     }
 
     @Test func whatTwoColumnsCannotDoIsRejected() {
-        for (format, reason) in [("v + 1 > 2", "two columns"), ("tags.@sum > 2", "@sum"), ("w == 1", "without a text column"),
-                                 ("TERNARY(n > 1, v, 2) == 2", "TERNARY")] {
-            do { _ = try Self.lower(format); Issue.record("\(format) lowered") } catch let e as SQLLoweringError {
+        for (format, reason) in [
+            ("v + 1 > 2", "two columns"), ("tags.@sum > 2", "@sum"), ("w == 1", "without a text column"),
+            ("TERNARY(n > 1, v, 2) == 2", "TERNARY"),
+        ] {
+            do {
+                _ = try Self.lower(format)
+                Issue.record("\(format) lowered")
+            } catch let e as SQLLoweringError {
                 #expect(e.kind == .unsupported, "\(format)")
                 #expect(e.message.contains(reason), "\(format): \(e.message)")
             } catch { Issue.record("\(error)") }

@@ -56,7 +56,9 @@ private func b(_ f: String, _ args: [Any?] = []) throws -> [SQLValue] { try Fixt
         #expect(try w("NOT name ENDSWITH[d] 'a'") == #"(sift_text(2, t0."name", ?, ?) = 1) IS NOT 1"#)
         for (op, code) in ops {
             #expect(try w("name \(op)[c] 'a'") == "sift_text(\(code), t0.\"name\", ?, ?) = 1")
-            if code != 1 { #expect(try w("NOT name \(op) 'a'") == "(sift_text(\(code), t0.\"name\", ?, ?) = 1) IS NOT 1") }
+            if code != 1 {
+                #expect(try w("NOT name \(op) 'a'") == "(sift_text(\(code), t0.\"name\", ?, ?) = 1) IS NOT 1")
+            }
         }
         #expect(try w("'abc' BEGINSWITH name") == #"sift_text(1, ?, t0."name", ?) = 1"#)
         #expect(try w("name CONTAINS[cd] 'x'") == #"sift_text(3, t0."name", ?, ?) = 1"#)
@@ -67,10 +69,14 @@ private func b(_ f: String, _ args: [Any?] = []) throws -> [SQLValue] { try Fixt
     @Test func beginsWithAsRange() throws {
         let range = #"(t0."name" >= ? AND t0."name" < ? AND (t0."name" < ? OR sift_text(1, t0."name", ?, ?) = 1))"#
         #expect(try w("name BEGINSWITH 'ab'") == range)
-        #expect(try b("name BEGINSWITH 'ab'") == [.text("ab"), .text("ac"), .text("ab\u{300}"), .text("ab"), .integer(0)])
+        #expect(
+            try b("name BEGINSWITH 'ab'") == [.text("ab"), .text("ac"), .text("ab\u{300}"), .text("ab"), .integer(0)])
         #expect(try w("NOT name BEGINSWITH 'ab'") == "(\(range)) IS NOT 1")
         #expect(try b("name BEGINSWITH %@", ["x\u{D7FF}"])[1] == .text("x\u{E000}"))
-        #expect(try b("name BEGINSWITH %@", ["e\u{301}"])[0...2] == [.text("\u{E9}"), .text("\u{EA}"), .text("\u{E9}\u{300}")])
+        #expect(
+            try b("name BEGINSWITH %@", ["e\u{301}"])[0...2] == [
+                .text("\u{E9}"), .text("\u{EA}"), .text("\u{E9}\u{300}"),
+            ])
         #expect(try w("name BEGINSWITH %@", ["x\u{10FFFF}"]) == #"sift_text(1, t0."name", ?, ?) = 1"#)
         #expect(try w("name BEGINSWITH ''") == "0")
         #expect(try w("NOT name BEGINSWITH ''") == "")
@@ -118,12 +124,17 @@ private func b(_ f: String, _ args: [Any?] = []) throws -> [SQLValue] { try Fixt
         #expect(try w("age != score") == #"t0."age" IS NOT t0."score""#)
         #expect(try w("age <= score") == #"(t0."age" <= t0."score" OR (t0."age" IS NULL AND t0."score" IS NULL))"#)
         #expect(try w("NOT age < score") == #"(t0."age" < t0."score") IS NOT 1"#)
-        #expect(try w("name ==[c] nick") == #"((t0."name" IS NULL AND t0."nick name" IS NULL) OR sift_text(0, t0."name", t0."nick name", ?) = 1)"#)
+        #expect(
+            try w("name ==[c] nick")
+                == #"((t0."name" IS NULL AND t0."nick name" IS NULL) OR sift_text(0, t0."name", t0."nick name", ?) = 1)"#
+        )
     }
 
     @Test func variables() throws {
         #expect(try w("age == $x", variables: ["x": .integer(7)]) == #"t0."age" = ?"#)
-        #expect(try Fixture.lowering.select(try PredicateSyntax.parse("age == $x"), variables: ["x": .integer(7)]).bindings == [.integer(7)])
+        #expect(
+            try Fixture.lowering.select(try PredicateSyntax.parse("age == $x"), variables: ["x": .integer(7)]).bindings
+                == [.integer(7)])
     }
 }
 
@@ -149,7 +160,10 @@ private func b(_ f: String, _ args: [Any?] = []) throws -> [SQLValue] { try Fixt
 @Suite struct RelationshipLoweringTests {
     @Test func toOneJoinsOnePerPath() throws {
         let q = try Fixture.lower("address.city == 'Oslo' AND address.country.name == 'NO' OR address.city == 'x'")
-        #expect(q.sql == #"SELECT t0."id" FROM "person" AS t0 LEFT JOIN "address" AS t1 ON t1."id" = t0."address_id" LEFT JOIN "country" AS t2 ON t2."code" = t1."country_id" WHERE ((t1."city" = ?) AND (t2."name" = ?)) OR (t1."city" = ?) ORDER BY t0."id" ASC"#)
+        #expect(
+            q.sql
+                == #"SELECT t0."id" FROM "person" AS t0 LEFT JOIN "address" AS t1 ON t1."id" = t0."address_id" LEFT JOIN "country" AS t2 ON t2."code" = t1."country_id" WHERE ((t1."city" = ?) AND (t2."name" = ?)) OR (t1."city" = ?) ORDER BY t0."id" ASC"#
+        )
         #expect(q.bindings == [.text("Oslo"), .text("NO"), .text("x")])
         #expect(!q.sql.contains("INNER"))
     }
@@ -167,9 +181,18 @@ private func b(_ f: String, _ args: [Any?] = []) throws -> [SQLValue] { try Fixt
     @Test func collectionsBehindToOne() throws {
         let join = #"LEFT JOIN "address" AS t1 ON t1."id" = t0."address_id""#
         #expect(try Fixture.lower("address.residents == nil").sql.contains(#"\#(join) WHERE t1."id" IS NULL"#))
-        #expect(try w("address.residents.@count == 0") == #"CASE WHEN t1."id" IS NULL THEN NULL ELSE (SELECT COUNT(*) FROM "person" AS t2 WHERE t2."address_id" = t1."id") END = ?"#)
-        #expect(try w("ALL address.residents.age > 1") == #"NOT EXISTS (SELECT 1 FROM "person" AS t2 WHERE t2."address_id" = t1."id" AND ((t2."age" <= ? OR t2."age" IS NULL)))"#)
-        #expect(try w("SUBQUERY(address.residents, $r, $r.age > 1).@count == 0") == #"CASE WHEN t1."id" IS NULL THEN NULL ELSE (SELECT COUNT(*) FROM "person" AS t2 WHERE t2."address_id" = t1."id" AND (t2."age" > ?)) END = ?"#)
+        #expect(
+            try w("address.residents.@count == 0")
+                == #"CASE WHEN t1."id" IS NULL THEN NULL ELSE (SELECT COUNT(*) FROM "person" AS t2 WHERE t2."address_id" = t1."id") END = ?"#
+        )
+        #expect(
+            try w("ALL address.residents.age > 1")
+                == #"NOT EXISTS (SELECT 1 FROM "person" AS t2 WHERE t2."address_id" = t1."id" AND ((t2."age" <= ? OR t2."age" IS NULL)))"#
+        )
+        #expect(
+            try w("SUBQUERY(address.residents, $r, $r.age > 1).@count == 0")
+                == #"CASE WHEN t1."id" IS NULL THEN NULL ELSE (SELECT COUNT(*) FROM "person" AS t2 WHERE t2."address_id" = t1."id" AND (t2."age" > ?)) END = ?"#
+        )
     }
 
     @Test func quantifiers() throws {
@@ -180,15 +203,31 @@ private func b(_ f: String, _ args: [Any?] = []) throws -> [SQLValue] { try Fixt
         #expect(try w("NONE kids.age > 5") == "NOT EXISTS (\(sub)(t1.\"age\" > ?))")
         #expect(try w("ALL kids.age > 5") == "NOT EXISTS (\(sub)((t1.\"age\" <= ? OR t1.\"age\" IS NULL)))")
         #expect(try w("NOT ALL kids.age > 5") == "EXISTS (\(sub)((t1.\"age\" <= ? OR t1.\"age\" IS NULL)))")
-        #expect(try w("NONE friends.name == 'x'") == #"NOT EXISTS (SELECT 1 FROM "friendship" AS t2 JOIN "person" AS t1 ON t1."id" = t2."friend_id" WHERE t2."person_id" = t0."id" AND (t1."name" = ?))"#)
-        #expect(try w("ANY tags ==[c] 'x'") == #"EXISTS (SELECT 1 FROM "person_tag" AS t1 WHERE t1."person_id" = t0."id" AND (sift_text(0, t1."value", ?, ?) = 1))"#)
-        #expect(try w("ANY kids.address.city == 'x'") == #"EXISTS (SELECT 1 FROM "kid" AS t1 LEFT JOIN "address" AS t2 ON t2."id" = t1."address_id" WHERE t1."parent_id" = t0."id" AND (t2."city" = ?))"#)
+        #expect(
+            try w("NONE friends.name == 'x'")
+                == #"NOT EXISTS (SELECT 1 FROM "friendship" AS t2 JOIN "person" AS t1 ON t1."id" = t2."friend_id" WHERE t2."person_id" = t0."id" AND (t1."name" = ?))"#
+        )
+        #expect(
+            try w("ANY tags ==[c] 'x'")
+                == #"EXISTS (SELECT 1 FROM "person_tag" AS t1 WHERE t1."person_id" = t0."id" AND (sift_text(0, t1."value", ?, ?) = 1))"#
+        )
+        #expect(
+            try w("ANY kids.address.city == 'x'")
+                == #"EXISTS (SELECT 1 FROM "kid" AS t1 LEFT JOIN "address" AS t2 ON t2."id" = t1."address_id" WHERE t1."parent_id" = t0."id" AND (t2."city" = ?))"#
+        )
     }
 
     @Test func membershipInCollections() throws {
-        #expect(try w("'x' IN tags") == #"EXISTS (SELECT 1 FROM "person_tag" AS t1 WHERE t1."person_id" = t0."id" AND (t1."value" = ?))"#)
-        #expect(try w("NOT tags CONTAINS 'x'") == #"NOT EXISTS (SELECT 1 FROM "person_tag" AS t1 WHERE t1."person_id" = t0."id" AND (t1."value" = ?))"#)
-        #expect(try w("5 IN kids.age") == #"EXISTS (SELECT 1 FROM "kid" AS t1 WHERE t1."parent_id" = t0."id" AND (t1."age" = ?))"#)
+        #expect(
+            try w("'x' IN tags")
+                == #"EXISTS (SELECT 1 FROM "person_tag" AS t1 WHERE t1."person_id" = t0."id" AND (t1."value" = ?))"#)
+        #expect(
+            try w("NOT tags CONTAINS 'x'")
+                == #"NOT EXISTS (SELECT 1 FROM "person_tag" AS t1 WHERE t1."person_id" = t0."id" AND (t1."value" = ?))"#
+        )
+        #expect(
+            try w("5 IN kids.age")
+                == #"EXISTS (SELECT 1 FROM "kid" AS t1 WHERE t1."parent_id" = t0."id" AND (t1."age" = ?))"#)
         #expect(try w("nil IN tags") == "0")
     }
 
@@ -196,29 +235,53 @@ private func b(_ f: String, _ args: [Any?] = []) throws -> [SQLValue] { try Fixt
         #expect(try w("kids.@count > 2") == #"(SELECT COUNT(*) FROM "kid" AS t1 WHERE t1."parent_id" = t0."id") > ?"#)
         #expect(try w("pets.@count == 0") == #"t0."pet_count" = ?"#)
         // Integer sums wrap as in memory: high and low 32-bit halves summed apart, recombined modulo 2^64.
-        #expect(try w("kids.@sum.age > 3") == #"COALESCE((SELECT (((SUM((t1."age") >> 32) + (SUM((t1."age") & 4294967295) >> 32)) << 32) | (SUM((t1."age") & 4294967295) & 4294967295)) FROM "kid" AS t1 WHERE t1."parent_id" = t0."id"), 0) > ?"#)
+        #expect(
+            try w("kids.@sum.age > 3")
+                == #"COALESCE((SELECT (((SUM((t1."age") >> 32) + (SUM((t1."age") & 4294967295) >> 32)) << 32) | (SUM((t1."age") & 4294967295) & 4294967295)) FROM "kid" AS t1 WHERE t1."parent_id" = t0."id"), 0) > ?"#
+        )
         #expect(try w("kids.@sum.age > 3").components(separatedBy: "SUM(").count == 4)
-        #expect(try w("scores.@sum == 0") == #"CASE WHEN t0."score_count" IS NULL THEN NULL ELSE COALESCE((SELECT (((SUM((t1."value") >> 32) + (SUM((t1."value") & 4294967295) >> 32)) << 32) | (SUM((t1."value") & 4294967295) & 4294967295)) FROM "person_score" AS t1 WHERE t1."person_id" = t0."id"), 0) END = ?"#)
-        #expect(try w("kids.@avg.age > 3") == #"(SELECT AVG(t1."age") FROM "kid" AS t1 WHERE t1."parent_id" = t0."id") > ?"#)
-        #expect(try w("kids.@min.age < 3") == #"(SELECT MIN(t1."age") FROM "kid" AS t1 WHERE t1."parent_id" = t0."id") < ?"#)
-        #expect(try w("kids.@max.age == nil") == #"(SELECT MAX(t1."age") FROM "kid" AS t1 WHERE t1."parent_id" = t0."id") IS NULL"#)
+        #expect(
+            try w("scores.@sum == 0")
+                == #"CASE WHEN t0."score_count" IS NULL THEN NULL ELSE COALESCE((SELECT (((SUM((t1."value") >> 32) + (SUM((t1."value") & 4294967295) >> 32)) << 32) | (SUM((t1."value") & 4294967295) & 4294967295)) FROM "person_score" AS t1 WHERE t1."person_id" = t0."id"), 0) END = ?"#
+        )
+        #expect(
+            try w("kids.@avg.age > 3") == #"(SELECT AVG(t1."age") FROM "kid" AS t1 WHERE t1."parent_id" = t0."id") > ?"#
+        )
+        #expect(
+            try w("kids.@min.age < 3") == #"(SELECT MIN(t1."age") FROM "kid" AS t1 WHERE t1."parent_id" = t0."id") < ?"#
+        )
+        #expect(
+            try w("kids.@max.age == nil")
+                == #"(SELECT MAX(t1."age") FROM "kid" AS t1 WHERE t1."parent_id" = t0."id") IS NULL"#)
     }
 }
 
 @Suite struct SubqueryLoweringTests {
     @Test func countAndSize() throws {
-        let expected = #"(SELECT COUNT(*) FROM "kid" AS t1 LEFT JOIN "address" AS t2 ON t2."id" = t1."address_id" WHERE t1."parent_id" = t0."id" AND ((t1."age" > ?) AND (t2."city" IS t0."name"))) > ?"#
+        let expected =
+            #"(SELECT COUNT(*) FROM "kid" AS t1 LEFT JOIN "address" AS t2 ON t2."id" = t1."address_id" WHERE t1."parent_id" = t0."id" AND ((t1."age" > ?) AND (t2."city" IS t0."name"))) > ?"#
         let got = try w("SUBQUERY(kids, $k, $k.age > 3 AND $k.address.city == name).@count > 0")
         #expect(got == expected)
         #expect(try w("SUBQUERY(kids, $k, $k.age > 3 AND $k.address.city == name)[SIZE] > 0") == expected)
         #expect(try b("SUBQUERY(kids, $k, $k.age > 3).@count > 0") == [.integer(3), .integer(0)])
-        #expect(try w("NOT SUBQUERY(kids, $k, $k.age > 3).@count > 0") == #"((SELECT COUNT(*) FROM "kid" AS t1 WHERE t1."parent_id" = t0."id" AND (t1."age" > ?)) <= ? OR (SELECT COUNT(*) FROM "kid" AS t1 WHERE t1."parent_id" = t0."id" AND (t1."age" > ?)) IS NULL)"#)
+        #expect(
+            try w("NOT SUBQUERY(kids, $k, $k.age > 3).@count > 0")
+                == #"((SELECT COUNT(*) FROM "kid" AS t1 WHERE t1."parent_id" = t0."id" AND (t1."age" > ?)) <= ? OR (SELECT COUNT(*) FROM "kid" AS t1 WHERE t1."parent_id" = t0."id" AND (t1."age" > ?)) IS NULL)"#
+        )
     }
 
     @Test func valuesAndNilCollections() throws {
-        #expect(try w("SUBQUERY(scores, $s, $s > 3).@count == 1") == #"CASE WHEN t0."score_count" IS NULL THEN NULL ELSE (SELECT COUNT(*) FROM "person_score" AS t1 WHERE t1."person_id" = t0."id" AND (t1."value" > ?)) END = ?"#)
-        #expect(try w("SUBQUERY(tags, $t, FALSEPREDICATE).@count == 0") == #"(SELECT COUNT(*) FROM "person_tag" AS t1 WHERE t1."person_id" = t0."id" AND 0) = ?"#)
-        #expect(try w("SUBQUERY(friends, $f, TRUEPREDICATE).@count == 0") == #"(SELECT COUNT(*) FROM "friendship" AS t2 JOIN "person" AS t1 ON t1."id" = t2."friend_id" WHERE t2."person_id" = t0."id") = ?"#)
+        #expect(
+            try w("SUBQUERY(scores, $s, $s > 3).@count == 1")
+                == #"CASE WHEN t0."score_count" IS NULL THEN NULL ELSE (SELECT COUNT(*) FROM "person_score" AS t1 WHERE t1."person_id" = t0."id" AND (t1."value" > ?)) END = ?"#
+        )
+        #expect(
+            try w("SUBQUERY(tags, $t, FALSEPREDICATE).@count == 0")
+                == #"(SELECT COUNT(*) FROM "person_tag" AS t1 WHERE t1."person_id" = t0."id" AND 0) = ?"#)
+        #expect(
+            try w("SUBQUERY(friends, $f, TRUEPREDICATE).@count == 0")
+                == #"(SELECT COUNT(*) FROM "friendship" AS t2 JOIN "person" AS t1 ON t1."id" = t2."friend_id" WHERE t2."person_id" = t0."id") = ?"#
+        )
     }
 }
 
@@ -226,7 +289,10 @@ private func b(_ f: String, _ args: [Any?] = []) throws -> [SQLValue] { try Fixt
     @Test func columns() throws {
         // Integer + and - wrap modulo 2^64 as memory does: 32-bit halves added apart, recombined
         // (SiftSQLiteTests.WrappingArithmeticTests runs them on boundary values).
-        #expect(try w("age + 1 == 5") == #"(((((t0."age") >> 32) + ((?) >> 32) + ((((t0."age") & 4294967295) + ((?) & 4294967295)) >> 32)) << 32) | ((((t0."age") & 4294967295) + ((?) & 4294967295)) & 4294967295)) = ?"#)
+        #expect(
+            try w("age + 1 == 5")
+                == #"(((((t0."age") >> 32) + ((?) >> 32) + ((((t0."age") & 4294967295) + ((?) & 4294967295)) >> 32)) << 32) | ((((t0."age") & 4294967295) + ((?) & 4294967295)) & 4294967295)) = ?"#
+        )
         #expect(try b("age + 1 == 5") == [.integer(1), .integer(1), .integer(1), .integer(5)])
         #expect(try w("score + 1 == 5") == #"((t0."score") + (?)) = ?"#)
         #expect(try w("age * score > 5") == #"((t0."age") * (t0."score")) > ?"#)
@@ -234,11 +300,16 @@ private func b(_ f: String, _ args: [Any?] = []) throws -> [SQLValue] { try Fixt
         #expect(try w("age / age == 1").hasPrefix(#"(CASE WHEN (t0."age") = 0 THEN 0 WHEN (t0."age") = -1 THEN "#))
         // x - y is x + ~y + 1; unary minus is 0 - x.
         #expect(try w("-age < 0").contains(#"((?) & 4294967295) + ((~(t0."age")) & 4294967295) + 1)"#))
-        #expect(try w("NOT age - 1 < kids.@count").hasSuffix(#" < (SELECT COUNT(*) FROM "kid" AS t1 WHERE t1."parent_id" = t0."id")) IS NOT 1"#))
+        #expect(
+            try w("NOT age - 1 < kids.@count").hasSuffix(
+                #" < (SELECT COUNT(*) FROM "kid" AS t1 WHERE t1."parent_id" = t0."id")) IS NOT 1"#))
     }
 
     @Test func absolute() throws {
-        #expect(try w("abs(age) == 5") == #"(CASE WHEN (t0."age") < 0 AND (t0."age") <> -9223372036854775808 THEN -(t0."age") ELSE (t0."age") END) = ?"#)
+        #expect(
+            try w("abs(age) == 5")
+                == #"(CASE WHEN (t0."age") < 0 AND (t0."age") <> -9223372036854775808 THEN -(t0."age") ELSE (t0."age") END) = ?"#
+        )
         #expect(try b("age == abs(-3)") == [.integer(3)])
         #expect(try b("score == abs(-1.5)") == [.double(1.5)])
     }
@@ -283,19 +354,29 @@ private func b(_ f: String, _ args: [Any?] = []) throws -> [SQLValue] { try Fixt
 
 @Suite struct OrderByTests {
     @Test func sortKeys() throws {
-        let q = try Fixture.lower("TRUEPREDICATE", sortedBy: [
-            SQLSortKey(keyPath: "address.city", ascending: false, options: .caseInsensitive),
-            SQLSortKey(keyPath: "age"), SQLSortKey(keyPath: "name", options: [.caseInsensitive, .diacriticInsensitive]),
-            SQLSortKey(keyPath: "name", options: [.diacriticInsensitive]), SQLSortKey(keyPath: "name", options: [.normalized]),
-            SQLSortKey(keyPath: "age", options: .caseInsensitive),
-        ])
-        #expect(q.sql == #"SELECT t0."id" FROM "person" AS t0 LEFT JOIN "address" AS t1 ON t1."id" = t0."address_id" ORDER BY t1."city" COLLATE "sift_c" DESC, t0."age" ASC, t0."name" COLLATE "sift_cd" ASC, t0."name" COLLATE "sift_d" ASC, t0."name" ASC, t0."age" ASC, t0."id" ASC"#)
+        let q = try Fixture.lower(
+            "TRUEPREDICATE",
+            sortedBy: [
+                SQLSortKey(keyPath: "address.city", ascending: false, options: .caseInsensitive),
+                SQLSortKey(keyPath: "age"),
+                SQLSortKey(keyPath: "name", options: [.caseInsensitive, .diacriticInsensitive]),
+                SQLSortKey(keyPath: "name", options: [.diacriticInsensitive]),
+                SQLSortKey(keyPath: "name", options: [.normalized]),
+                SQLSortKey(keyPath: "age", options: .caseInsensitive),
+            ])
+        #expect(
+            q.sql
+                == #"SELECT t0."id" FROM "person" AS t0 LEFT JOIN "address" AS t1 ON t1."id" = t0."address_id" ORDER BY t1."city" COLLATE "sift_c" DESC, t0."age" ASC, t0."name" COLLATE "sift_cd" ASC, t0."name" COLLATE "sift_d" ASC, t0."name" ASC, t0."age" ASC, t0."id" ASC"#
+        )
     }
 
     @Test func columnsAndCount() throws {
         let p = try PredicateSyntax.parse("age > 3")
         let q = try Fixture.lowering.select(p, columns: ["name", "address.city"])
-        #expect(q.sql == #"SELECT t0."name", t1."city" FROM "person" AS t0 LEFT JOIN "address" AS t1 ON t1."id" = t0."address_id" WHERE t0."age" > ? ORDER BY t0."id" ASC"#)
+        #expect(
+            q.sql
+                == #"SELECT t0."name", t1."city" FROM "person" AS t0 LEFT JOIN "address" AS t1 ON t1."id" = t0."address_id" WHERE t0."age" > ? ORDER BY t0."id" ASC"#
+        )
         let c = try Fixture.lowering.count(p)
         #expect(c.sql == #"SELECT COUNT(*) FROM "person" AS t0 WHERE t0."age" > ?"#)
         #expect(c.bindings == [.integer(3)])

@@ -9,17 +9,25 @@ import Testing
 
 private let schema: Schema = {
     try! Schema(entities: [
-        Schema.Entity(name: "Log", table: "log t", attributes: [
-            Schema.Attribute(name: "user-agent", type: .string),
-            Schema.Attribute(name: "@timestamp", type: .integer),
-            Schema.Attribute(name: "@count", type: .integer),
-            Schema.Attribute(name: "x\"; DROP TABLE t; --", type: .integer),
-            Schema.Attribute(name: "a.b", column: "a dot b", type: .integer),
-        ], relationships: [
-            Schema.Relationship(name: "line items", toMany: "Item", foreignKey: "log id", countColumn: "line items count"),
-        ], open: true),
-        Schema.Entity(name: "Item", table: "item", attributes: [Schema.Attribute(name: "unit price", type: .double),
-                                                         Schema.Attribute(name: "@price", type: .double)]),
+        Schema.Entity(
+            name: "Log", table: "log t",
+            attributes: [
+                Schema.Attribute(name: "user-agent", type: .string),
+                Schema.Attribute(name: "@timestamp", type: .integer),
+                Schema.Attribute(name: "@count", type: .integer),
+                Schema.Attribute(name: "x\"; DROP TABLE t; --", type: .integer),
+                Schema.Attribute(name: "a.b", column: "a dot b", type: .integer),
+            ],
+            relationships: [
+                Schema.Relationship(
+                    name: "line items", toMany: "Item", foreignKey: "log id", countColumn: "line items count")
+            ], open: true),
+        Schema.Entity(
+            name: "Item", table: "item",
+            attributes: [
+                Schema.Attribute(name: "unit price", type: .double),
+                Schema.Attribute(name: "@price", type: .double),
+            ]),
     ])
 }()
 

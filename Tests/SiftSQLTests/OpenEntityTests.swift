@@ -2,18 +2,19 @@
 // missing dictionary key does in memory, while closed entities keep rejecting it and collection
 // operators are never mistaken for such keys.
 
-import Testing
 import SiftSQL
 import SiftSyntax
+import Testing
 
 @Suite struct OpenEntityTests {
     static func schema(open: Bool) throws -> Schema {
-        try Schema(json: """
-            {"entities": [{"name": "R", "table": "r", "open": \(open),
-              "attributes": [{"name": "name", "type": "any"}],
-              "relationships": [{"name": "home", "toOne": "H", "foreignKey": "home_id"}]},
-             {"name": "H", "table": "h", "open": \(open), "attributes": [{"name": "city", "type": "any"}]}]}
-            """)
+        try Schema(
+            json: """
+                {"entities": [{"name": "R", "table": "r", "open": \(open),
+                  "attributes": [{"name": "name", "type": "any"}],
+                  "relationships": [{"name": "home", "toOne": "H", "foreignKey": "home_id"}]},
+                 {"name": "H", "table": "h", "open": \(open), "attributes": [{"name": "city", "type": "any"}]}]}
+                """)
     }
 
     func sql(_ format: String, open: Bool = true) throws -> String {
@@ -39,7 +40,8 @@ import SiftSyntax
     }
 
     @Test func openRoundTripsThroughJSON() throws {
-        let open = try Self.schema(open: true), closed = try Self.schema(open: false)
+        let open = try Self.schema(open: true)
+        let closed = try Self.schema(open: false)
         #expect(open.entity(named: "R")?.open == true)
         #expect(closed.entity(named: "R")?.open == false)
         #expect(try Schema(json: open.jsonString) == open)

@@ -11,17 +11,26 @@ import Testing
 @Suite struct PostgreSQLDialectTests {
     static let lowering = try! SQLLowering(schema: Fixture.schema, entity: "Person", dialect: PostgreSQLDialect())
 
-    static func lower(_ format: String, sortedBy: [SQLSortKey] = [], limit: Int? = nil, offset: Int = 0) throws -> SQLQuery {
-        try lowering.select(try PredicateSyntax.parse(format), source: format, sortedBy: sortedBy, limit: limit, offset: offset)
+    static func lower(_ format: String, sortedBy: [SQLSortKey] = [], limit: Int? = nil, offset: Int = 0) throws
+        -> SQLQuery
+    {
+        try lowering.select(
+            try PredicateSyntax.parse(format), source: format, sortedBy: sortedBy, limit: limit, offset: offset)
     }
 
     static func error(_ format: String) -> SQLLoweringError? {
-        do { _ = try lower(format); return nil } catch let e as SQLLoweringError { return e } catch { return nil }
+        do {
+            _ = try lower(format)
+            return nil
+        } catch let e as SQLLoweringError { return e } catch { return nil }
     }
 
     @Test func placeholdersAreNumberedAndNegationKeepsNulls() throws {
         let q = try Self.lower("age != 3 AND NOT (name == 'x')")
-        #expect(q.sql == #"SELECT t0."id" FROM "person" AS t0 WHERE (t0."age" IS DISTINCT FROM $1) AND (t0."name" IS DISTINCT FROM $2) ORDER BY t0."id" ASC"#)
+        #expect(
+            q.sql
+                == #"SELECT t0."id" FROM "person" AS t0 WHERE (t0."age" IS DISTINCT FROM $1) AND (t0."name" IS DISTINCT FROM $2) ORDER BY t0."id" ASC"#
+        )
         #expect(q.bindings == [.integer(3), .text("x")])
         let fallback = try Self.lower("NOT name ENDSWITH 'z'")
         #expect(fallback.sql.contains(#"((t0."name" ~ $1)) IS NOT TRUE"#))
@@ -29,21 +38,32 @@ import Testing
     }
 
     @Test func textOrderUsesScalarCollationAndNullsFollowMemory() throws {
-        let q = try Self.lower("name < 'b'", sortedBy: [SQLSortKey(keyPath: "name"), SQLSortKey(keyPath: "age", ascending: false)], limit: nil, offset: 2)
-        #expect(q.sql == #"SELECT t0."id" FROM "person" AS t0 WHERE t0."name" < $1 COLLATE "C" ORDER BY t0."name" COLLATE "C" ASC NULLS FIRST, t0."age" DESC NULLS LAST, t0."id" ASC LIMIT $2 OFFSET $3"#)
+        let q = try Self.lower(
+            "name < 'b'", sortedBy: [SQLSortKey(keyPath: "name"), SQLSortKey(keyPath: "age", ascending: false)],
+            limit: nil, offset: 2)
+        #expect(
+            q.sql
+                == #"SELECT t0."id" FROM "person" AS t0 WHERE t0."name" < $1 COLLATE "C" ORDER BY t0."name" COLLATE "C" ASC NULLS FIRST, t0."age" DESC NULLS LAST, t0."id" ASC LIMIT $2 OFFSET $3"#
+        )
         #expect(q.bindings == [.text("b"), .null, .integer(2)])
     }
 
     @Test func searchesCarryTheCombiningMarkRule() throws {
         let q = try Self.lower("name CONTAINS 'a.b'")
         let pattern = try #require(q.bindings.first)
-        guard case .text(let p) = pattern else { Issue.record("not text"); return }
+        guard case .text(let p) = pattern else {
+            Issue.record("not text")
+            return
+        }
         #expect(p.hasPrefix(#"a\.b(?![\u0300-\u036F"#))
         #expect(p.hasSuffix("])"))
         // BEGINSWITH keeps its index range, with the regular expression only past U+0300 (in a
         // CASE, which keeps it out of the planner's selectivity estimate).
         let b = try Self.lower("name BEGINSWITH 'Jo'")
-        #expect(b.sql.contains(#"t0."name" >= $1 COLLATE "C" AND t0."name" < $2 COLLATE "C" AND CASE WHEN t0."name" < $3 COLLATE "C" THEN TRUE ELSE (t0."name" ~ $4) END)"#))
+        #expect(
+            b.sql.contains(
+                #"t0."name" >= $1 COLLATE "C" AND t0."name" < $2 COLLATE "C" AND CASE WHEN t0."name" < $3 COLLATE "C" THEN TRUE ELSE (t0."name" ~ $4) END)"#
+            ))
         #expect(b.bindings.prefix(3) == [.text("Jo"), .text("Jp"), .text("Jo\u{300}")])
         // [n] is literal: no look-ahead.
         let n = try Self.lower("name CONTAINS[n] 'é'")
@@ -72,8 +92,8 @@ import Testing
         #expect(try Self.lower("age < 9223372036854775808.0").sql.contains(#"t0."age" IS NOT NULL"#))
         // No double equals 2^53 + 1; the orderings bound it by the doubles on either side.
         #expect(try Self.lower("score == 9007199254740993").sql.contains("WHERE FALSE"))
-        #expect(try Self.lower("score < 9007199254740993").bindings == [.double(9007199254740992)])
-        #expect(try Self.lower("score > 9007199254740993").bindings == [.double(9007199254740994)])
+        #expect(try Self.lower("score < 9007199254740993").bindings == [.double(9_007_199_254_740_992)])
+        #expect(try Self.lower("score > 9007199254740993").bindings == [.double(9_007_199_254_740_994)])
     }
 
     @Test func integerArithmeticWrapsAndSumsAreBigints() throws {
@@ -104,13 +124,16 @@ import Testing
             #expect(e?.message.contains(reason) == true, "\(format): \(e?.message ?? "no error")")
         }
         #expect(throws: SQLLoweringError.self) {
-            try Self.lowering.select(try PredicateSyntax.parse("name != nil"), sortedBy: [SQLSortKey(keyPath: "name", options: .caseInsensitive)])
+            try Self.lowering.select(
+                try PredicateSyntax.parse("name != nil"),
+                sortedBy: [SQLSortKey(keyPath: "name", options: .caseInsensitive)])
         }
     }
 
     @Test func sqliteOutputIsUnchanged() throws {
         // The hooks PostgreSQL needs keep SQLite's words.
-        let q = try Fixture.lower("NOT name ENDSWITH 'z' AND age != 3 AND kids.@sum.age > 1", sortedBy: [SQLSortKey(keyPath: "name")])
+        let q = try Fixture.lower(
+            "NOT name ENDSWITH 'z' AND age != 3 AND kids.@sum.age > 1", sortedBy: [SQLSortKey(keyPath: "name")])
         #expect(q.sql.contains("IS NOT 1"))
         #expect(q.sql.contains(#"t0."age" IS NOT ?"#))
         #expect(q.sql.contains("(SELECT (((SUM((t1.\"age\") >> 32) + (SUM((t1.\"age\") & 4294967295) >> 32)) << 32)"))

@@ -66,11 +66,17 @@ import Testing
     @Test func multiLineSourceAndNoSource() throws {
         let src = "age == 1 AND\n  name == 5"
         let p = try PredicateSyntax.parse(src)
-        do { _ = try Fixture.lowering.select(p, source: src); Issue.record("lowered") } catch {
+        do {
+            _ = try Fixture.lowering.select(p, source: src)
+            Issue.record("lowered")
+        } catch {
             #expect(error.description == "2:3: error: 'name' is string and cannot be compared with 5")
             #expect(error.kind == .typeMismatch)
         }
-        do { _ = try Fixture.lowering.select(p); Issue.record("lowered") } catch {
+        do {
+            _ = try Fixture.lowering.select(p)
+            Issue.record("lowered")
+        } catch {
             #expect(error.description == "error: 'name' is string and cannot be compared with 5")
             #expect(error.range == SourceRange(15, 24))
         }
@@ -78,12 +84,19 @@ import Testing
 
     @Test func badSortKeysAndColumns() throws {
         let p = try PredicateSyntax.parse("TRUEPREDICATE")
-        #expect(throws: SQLLoweringError.self) { try Fixture.lowering.select(p, sortedBy: [SQLSortKey(keyPath: "kids")]) }
-        #expect(throws: SQLLoweringError.self) { try Fixture.lowering.select(p, sortedBy: [SQLSortKey(keyPath: "nope")]) }
+        #expect(throws: SQLLoweringError.self) {
+            try Fixture.lowering.select(p, sortedBy: [SQLSortKey(keyPath: "kids")])
+        }
+        #expect(throws: SQLLoweringError.self) {
+            try Fixture.lowering.select(p, sortedBy: [SQLSortKey(keyPath: "nope")])
+        }
         #expect(throws: SQLLoweringError.self) { try Fixture.lowering.select(p, columns: ["address"]) }
         #expect(throws: SQLLoweringError.self) { try Fixture.lowering.select(p, columns: ["a b"]) }
         let q = try Fixture.lowering.select(p, sortedBy: [SQLSortKey(keyPath: "kids.@count", ascending: false)])
-        #expect(q.sql == #"SELECT t0."id" FROM "person" AS t0 ORDER BY (SELECT COUNT(*) FROM "kid" AS t1 WHERE t1."parent_id" = t0."id") DESC, t0."id" ASC"#)
+        #expect(
+            q.sql
+                == #"SELECT t0."id" FROM "person" AS t0 ORDER BY (SELECT COUNT(*) FROM "kid" AS t1 WHERE t1."parent_id" = t0."id") DESC, t0."id" ASC"#
+        )
     }
 
     @Test func unknownEntity() {

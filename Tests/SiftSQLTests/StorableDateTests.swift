@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test func isoOrderingsSnapToTheRightSide() throws {
-        let between = noon.addingTimeInterval(0.0004)   // between .000 and .001
+        let between = noon.addingTimeInterval(0.0004)  // between .000 and .001
         #expect(try lowered("bornISO >= %@", between) == (#"t0."bornISO" >= ?"#, [.text("2024-05-01T12:00:00.001Z")]))
         #expect(try lowered("bornISO < %@", between) == (#"t0."bornISO" < ?"#, [.text("2024-05-01T12:00:00.001Z")]))
         #expect(try lowered("bornISO > %@", between) == (#"t0."bornISO" > ?"#, [.text("2024-05-01T12:00:00.000Z")]))
@@ -39,10 +39,12 @@ import Testing
     }
 
     @Test func isoBetweenBoundsMoveInwards() throws {
-        let q = try Fixture.lower("bornISO BETWEEN %@", [[noon.addingTimeInterval(-0.0004), noon.addingTimeInterval(0.0016)]])
+        let q = try Fixture.lower(
+            "bornISO BETWEEN %@", [[noon.addingTimeInterval(-0.0004), noon.addingTimeInterval(0.0016)]])
         #expect(q.bindings == [.text("2024-05-01T12:00:00.000Z"), .text("2024-05-01T12:00:00.001Z")])
         // Both bounds inside one millisecond: lo snaps above hi, and BETWEEN selects nothing, as in memory.
-        let r = try Fixture.lower("bornISO BETWEEN %@", [[noon.addingTimeInterval(0.0002), noon.addingTimeInterval(0.0008)]])
+        let r = try Fixture.lower(
+            "bornISO BETWEEN %@", [[noon.addingTimeInterval(0.0002), noon.addingTimeInterval(0.0008)]])
         #expect(r.bindings == [.text("2024-05-01T12:00:00.001Z"), .text("2024-05-01T12:00:00.000Z")])
     }
 
@@ -53,7 +55,10 @@ import Testing
         #expect(try lowered("born70 == %@", above).0 == "0")
         let (w, b) = try lowered("born70 < %@", above)
         #expect(w == #"t0."born70" < ?"#)
-        guard case .double(let bound)? = b.first else { Issue.record("\(b)"); return }
+        guard case .double(let bound)? = b.first else {
+            Issue.record("\(b)")
+            return
+        }
         #expect(bound > 1_000_000_000, "< must keep the row at exactly 1e9 s")
         let (w2, b2) = try lowered("born70 > %@", above)
         #expect(w2 == #"t0."born70" > ?"#)

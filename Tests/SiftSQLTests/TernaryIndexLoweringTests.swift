@@ -13,20 +13,28 @@ import Testing
 /// ordered value collection `tags`, and a to-one `address`.
 private let lowering: SQLLowering = {
     let schema = try! Schema(entities: [
-        Schema.Entity(name: "Person", table: "person", attributes: [
-            Schema.Attribute(name: "name", type: .string),
-            Schema.Attribute(name: "age", type: .integer),
-            Schema.Attribute(name: "score", type: .double),
-        ], relationships: [
-            Schema.Relationship(name: "address", toOne: "Address", foreignKey: "address_id"),
-            Schema.Relationship(name: "kids", toMany: "Kid", foreignKey: "parent_id", orderColumn: "position"),
-            Schema.Relationship(name: "pets", toMany: "Kid", foreignKey: "owner_id"),
-            Schema.Relationship(name: "tags", values: .init(table: "person_tag", owner: "person_id", type: .string),
-                         orderColumn: "position"),
-        ]),
+        Schema.Entity(
+            name: "Person", table: "person",
+            attributes: [
+                Schema.Attribute(name: "name", type: .string),
+                Schema.Attribute(name: "age", type: .integer),
+                Schema.Attribute(name: "score", type: .double),
+            ],
+            relationships: [
+                Schema.Relationship(name: "address", toOne: "Address", foreignKey: "address_id"),
+                Schema.Relationship(name: "kids", toMany: "Kid", foreignKey: "parent_id", orderColumn: "position"),
+                Schema.Relationship(name: "pets", toMany: "Kid", foreignKey: "owner_id"),
+                Schema.Relationship(
+                    name: "tags", values: .init(table: "person_tag", owner: "person_id", type: .string),
+                    orderColumn: "position"),
+            ]),
         Schema.Entity(name: "Address", table: "address", attributes: [Schema.Attribute(name: "city", type: .string)]),
-        Schema.Entity(name: "Kid", table: "kid", attributes: [Schema.Attribute(name: "name", type: .string),
-                                                        Schema.Attribute(name: "age", type: .integer)]),
+        Schema.Entity(
+            name: "Kid", table: "kid",
+            attributes: [
+                Schema.Attribute(name: "name", type: .string),
+                Schema.Attribute(name: "age", type: .integer),
+            ]),
     ])
     return try! SQLLowering(schema: schema, entity: "Person")
 }()
@@ -38,7 +46,9 @@ private func lower(_ format: String) throws -> SQLQuery {
 /// The WHERE clause alone.
 private func w(_ format: String) throws -> String {
     let sql = try lower(format).sql
-    guard let start = sql.range(of: " WHERE "), let end = sql.range(of: " ORDER BY ", options: .backwards) else { return "" }
+    guard let start = sql.range(of: " WHERE "), let end = sql.range(of: " ORDER BY ", options: .backwards) else {
+        return ""
+    }
     return String(sql[start.upperBound..<end.lowerBound])
 }
 
@@ -46,23 +56,27 @@ private func b(_ format: String) throws -> [SQLValue] { try lower(format).bindin
 
 @Suite struct TernaryLoweringTests {
     @Test func caseOfTheLoweredCondition() throws {
-        #expect(try w("TERNARY(age > 5, name, 'none') == 'x'")
+        #expect(
+            try w("TERNARY(age > 5, name, 'none') == 'x'")
                 == #"(CASE WHEN t0."age" > ? THEN t0."name" ELSE ? END) = ?"#)
         #expect(try b("TERNARY(age > 5, name, 'none') == 'x'") == [.integer(5), .text("none"), .text("x")])
     }
 
     /// Under NOT the comparison keeps NULL rows (a nil `name` branch is not 'x'), as memory does.
     @Test func negatedComparisonKeepsNull() throws {
-        #expect(try w("NOT TERNARY(age > 5, name, 'none') == 'x'")
+        #expect(
+            try w("NOT TERNARY(age > 5, name, 'none') == 'x'")
                 == #"(CASE WHEN t0."age" > ? THEN t0."name" ELSE ? END) IS NOT ?"#)
     }
 
     /// The condition is lowered as a predicate, so a NULL `age` makes `age != 5` true (memory's
     /// nil != 5), and `name == nil` is `IS NULL`, not `= NULL`.
     @Test func conditionFollowsMemoryForNull() throws {
-        #expect(try w("TERNARY(age != 5, 1, 2) == 1")
+        #expect(
+            try w("TERNARY(age != 5, 1, 2) == 1")
                 == #"(CASE WHEN t0."age" IS NOT ? THEN ? ELSE ? END) = ?"#)
-        #expect(try w("TERNARY(name == nil, 0, age) < 3")
+        #expect(
+            try w("TERNARY(name == nil, 0, age) < 3")
                 == #"(CASE WHEN t0."name" IS NULL THEN ? ELSE t0."age" END) < ?"#)
     }
 

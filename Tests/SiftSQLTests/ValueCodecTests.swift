@@ -15,15 +15,17 @@ import Testing
     static func identical(_ a: Value, _ b: Value) -> Bool {
         switch (a, b) {
         case (.null, .null): true
-        case let (.bool(x), .bool(y)): x == y
-        case let (.integer(x), .integer(y)): x == y
-        case let (.double(x), .double(y)): x.bitPattern == y.bitPattern
-        case let (.decimal(x), .decimal(y)): x == y || (x.isNaN && y.isNaN)
-        case let (.string(x), .string(y)): x.utf8.elementsEqual(y.utf8)
-        case let (.date(x), .date(y)): x.timeIntervalSinceReferenceDate.bitPattern == y.timeIntervalSinceReferenceDate.bitPattern
-        case let (.data(x), .data(y)): x == y
-        case let (.array(x), .array(y)): x.count == y.count && zip(x, y).allSatisfy(identical)
-        case let (.dictionary(x), .dictionary(y)): x.count == y.count && x.allSatisfy { k, v in y[k].map { identical(v, $0) } ?? false }
+        case (.bool(let x), .bool(let y)): x == y
+        case (.integer(let x), .integer(let y)): x == y
+        case (.double(let x), .double(let y)): x.bitPattern == y.bitPattern
+        case (.decimal(let x), .decimal(let y)): x == y || (x.isNaN && y.isNaN)
+        case (.string(let x), .string(let y)): x.utf8.elementsEqual(y.utf8)
+        case (.date(let x), .date(let y)):
+            x.timeIntervalSinceReferenceDate.bitPattern == y.timeIntervalSinceReferenceDate.bitPattern
+        case (.data(let x), .data(let y)): x == y
+        case (.array(let x), .array(let y)): x.count == y.count && zip(x, y).allSatisfy(identical)
+        case (.dictionary(let x), .dictionary(let y)):
+            x.count == y.count && x.allSatisfy { k, v in y[k].map { identical(v, $0) } ?? false }
         default: false
         }
     }
@@ -32,11 +34,14 @@ import Testing
         .null, .bool(false), .bool(true),
         .integer(0), .integer(1), .integer(-1), .integer(.min), .integer(.max),
         .double(1), .double(0), .double(-0.0), .double(.nan), .double(-.nan), .double(.signalingNaN),
-        .double(.infinity), .double(-.infinity), .double(.leastNonzeroMagnitude), .double(.greatestFiniteMagnitude), .double(0.1),
-        .decimal(Decimal(string: "12345678901234567.891")!), .decimal(Decimal(string: "-0.001")!), .decimal(0), .decimal(.nan),
+        .double(.infinity), .double(-.infinity), .double(.leastNonzeroMagnitude), .double(.greatestFiniteMagnitude),
+        .double(0.1),
+        .decimal(Decimal(string: "12345678901234567.891")!), .decimal(Decimal(string: "-0.001")!), .decimal(0),
+        .decimal(.nan),
         .decimal(.greatestFiniteMagnitude), .decimal(Decimal(string: "1e-30")!),
         .string(""), .string("Zoë"), .string("e\u{301}"), .string("a\u{0}b"), .string("👩‍👩‍👧"),
-        .date(Date(timeIntervalSinceReferenceDate: 12.5)), .date(.distantPast), .date(.distantFuture), .date(Date(timeIntervalSince1970: -1)),
+        .date(Date(timeIntervalSinceReferenceDate: 12.5)), .date(.distantPast), .date(.distantFuture),
+        .date(Date(timeIntervalSince1970: -1)),
         .data(Data()), .data(Data(0...255)),
     ]
 
@@ -49,8 +54,12 @@ import Testing
 
     @Test func integersAndDoublesStayApart() throws {
         #expect(ValueCodec.encode(.integer(1)) != ValueCodec.encode(.double(1)))
-        let back = try ValueCodec.decode(ValueCodec.encode(.array([.integer(1), .double(1), .bool(true), .string("1")])))
-        guard case .array(let xs) = back, xs.count == 4 else { Issue.record("not a 4-element array: \(back)"); return }
+        let back = try ValueCodec.decode(
+            ValueCodec.encode(.array([.integer(1), .double(1), .bool(true), .string("1")])))
+        guard case .array(let xs) = back, xs.count == 4 else {
+            Issue.record("not a 4-element array: \(back)")
+            return
+        }
         if case .integer(1) = xs[0] {} else { Issue.record("integer 1 read back as \(xs[0])") }
         if case .double(let d) = xs[1], d == 1 {} else { Issue.record("double 1.0 read back as \(xs[1])") }
         if case .bool(true) = xs[2] {} else { Issue.record("true read back as \(xs[2])") }
@@ -67,7 +76,10 @@ import Testing
         #expect(Self.identical(try ValueCodec.decode(bytes), nested))
         #expect(bytes.count > big.utf8.count)
         // A set is written as an array, an object as its dictionary.
-        #expect(Self.identical(try ValueCodec.decode(ValueCodec.encode(.set([.integer(2), .integer(3)]))), .array([.integer(2), .integer(3)])))
+        #expect(
+            Self.identical(
+                try ValueCodec.decode(ValueCodec.encode(.set([.integer(2), .integer(3)]))),
+                .array([.integer(2), .integer(3)])))
     }
 
     /// The numbering documents have always been stored with (store files keep it in `Z_DOC`).
@@ -86,7 +98,10 @@ import Testing
 
     @Test func damagedBytesThrowTypedErrors() {
         func reason(_ bytes: [UInt8]) -> ValueCodecError? {
-            do { _ = try ValueCodec.decode(bytes); return nil } catch { return error }
+            do {
+                _ = try ValueCodec.decode(bytes)
+                return nil
+            } catch { return error }
         }
         #expect(reason([])?.reason == .truncated)
         #expect(reason([3, 1, 0])?.reason == .truncated)
@@ -100,12 +115,14 @@ import Testing
         // A count far beyond the bytes fails at once instead of reserving memory for it.
         #expect(reason([7] + Array(repeating: 0xFF, count: 8))?.reason == .truncated)
         #expect(reason([10, 0, 0, 0, 0, 0, 0, 0, 0x80, 1])?.reason == .truncated)
-        let twice: [UInt8] = [8, 2, 0, 0, 0, 0, 0, 0, 0] + [1, 0, 0, 0, 0, 0, 0, 0, 0x6B, 0] + [1, 0, 0, 0, 0, 0, 0, 0, 0x6B, 2]
+        let twice: [UInt8] =
+            [8, 2, 0, 0, 0, 0, 0, 0, 0] + [1, 0, 0, 0, 0, 0, 0, 0, 0x6B, 0] + [1, 0, 0, 0, 0, 0, 0, 0, 0x6B, 2]
         #expect(reason(twice)?.reason == .duplicateKey("k"))
     }
 
     @Test func everyCutAndFlipFailsOrReadsNeverCrashes() throws {
-        let bytes = ValueCodec.encode(.dictionary(["list": .array(Self.scalars), "n": .dictionary(["x": .decimal(2)])]))
+        let bytes = ValueCodec.encode(
+            .dictionary(["list": .array(Self.scalars), "n": .dictionary(["x": .decimal(2)])]))
         // Every proper prefix is cut short: an error, never a value.
         for n in 0..<bytes.count {
             #expect(throws: ValueCodecError.self) { try ValueCodec.decode(Array(bytes.prefix(n))) }
@@ -127,7 +144,10 @@ import Testing
     /// it runs low), and bytes nested far deeper than that stack could recurse still read.
     @Test func deepNestingOnASmallStack() throws {
         let depth = 20_000
-        let bytes = Array([[UInt8]](repeating: [7, 1, 0, 0, 0, 0, 0, 0, 0], count: depth).joined()) + [3, 7, 0, 0, 0, 0, 0, 0, 0]
+        let bytes =
+            Array([[UInt8]](repeating: [7, 1, 0, 0, 0, 0, 0, 0, 0], count: depth).joined()) + [
+                3, 7, 0, 0, 0, 0, 0, 0, 0,
+            ]
         let holder = Holder()
         let again = try onSmallStack { () throws -> [UInt8] in
             holder.value = try ValueCodec.decode(bytes)

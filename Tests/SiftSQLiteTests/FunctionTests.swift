@@ -6,17 +6,19 @@
 import CSQLite
 import Dispatch
 import Foundation
-import Synchronization
 import SiftSQL
 import SiftSQLite
 import SiftTestSupport
 import SiftText
+import Synchronization
 import Testing
 
 /// A random string over pieces chosen to stress folding and grapheme boundaries.
 private func randomString(_ rng: inout SplitMix64) -> String {
-    let pieces = ["a", "A", "b", "e", "E", "é", "e\u{301}", "É", "E\u{301}", "ß", "SS", "ss", "İ", "i", "I", "ı",
-                  "Ａ", "ａ", "ｂ", "\u{301}", "\u{308}", "o", "ö", "o\u{308}", "q\u{301}", "q", " ", "x", "Z", "ﬁ", "fi"]
+    let pieces = [
+        "a", "A", "b", "e", "E", "é", "e\u{301}", "É", "E\u{301}", "ß", "SS", "ss", "İ", "i", "I", "ı",
+        "Ａ", "ａ", "ｂ", "\u{301}", "\u{308}", "o", "ö", "o\u{308}", "q\u{301}", "q", " ", "x", "Z", "ﬁ", "fi",
+    ]
     let length = Int(rng.next() % 5)
     return (0..<length).map { _ in pieces[Int(rng.next() % UInt64(pieces.count))] }.joined()
 }
@@ -32,7 +34,8 @@ private let optionSets: [UInt8] = Array(0...7) + [8, 9, 11]
 @Suite struct FunctionTests {
     @Test func textFunctionsAgreeWithSiftTextOnRandomPairs() throws {
         let db = try SQLiteConnection()
-        let statement = try db.prepare("""
+        let statement = try db.prepare(
+            """
             SELECT sift_text(0, ?1, ?2, ?3), sift_text(1, ?1, ?2, ?3), sift_text(2, ?1, ?2, ?3),
                    sift_text(3, ?1, ?2, ?3), sift_compare(?1, ?2, ?3)
             """)
@@ -53,7 +56,8 @@ private let optionSets: [UInt8] = Array(0...7) + [8, 9, 11]
             try statement.bind([.text(a), .text(b), .integer(Int64(raw))])
             #expect(try statement.step())
             let row = statement.row()
-            let context = "a=\(a.unicodeScalars.map { String($0.value, radix: 16) }) b=\(b.unicodeScalars.map { String($0.value, radix: 16) }) options=\(raw)"
+            let context =
+                "a=\(a.unicodeScalars.map { String($0.value, radix: 16) }) b=\(b.unicodeScalars.map { String($0.value, radix: 16) }) options=\(raw)"
             #expect(integer(row[0]) == (textEqual(a, b, options) ? 1 : 0), "== \(context)")
             #expect(integer(row[1]) == (textBeginsWith(a, b, options) ? 1 : 0), "BEGINSWITH \(context)")
             #expect(integer(row[2]) == (textEndsWith(a, b, options) ? 1 : 0), "ENDSWITH \(context)")
@@ -80,16 +84,19 @@ private let optionSets: [UInt8] = Array(0...7) + [8, 9, 11]
                 default: pattern.append(ch)
                 }
             }
-            let regex = NSRegularExpression.escapedPattern(for: String(s.prefix(2))) + (rng.next() % 2 == 0 ? ".*" : "\\X?")
+            let regex =
+                NSRegularExpression.escapedPattern(for: String(s.prefix(2))) + (rng.next() % 2 == 0 ? ".*" : "\\X?")
             let raw = optionSets[Int(rng.next() % UInt64(optionSets.count))]
             let options = TextOptions(rawValue: raw)
             try statement.reset()
             try statement.bind([.text(s), .text(pattern), .text(regex), .integer(Int64(raw))])
             #expect(try statement.step())
             let row = statement.row()
-            let context = "s=\(s.debugDescription) pattern=\(pattern.debugDescription) regex=\(regex.debugDescription) options=\(raw)"
+            let context =
+                "s=\(s.debugDescription) pattern=\(pattern.debugDescription) regex=\(regex.debugDescription) options=\(raw)"
             #expect(integer(row[0]) == (try LikePattern(pattern, options).matches(s) ? 1 : 0), "LIKE \(context)")
-            #expect(integer(row[1]) == (try RegexPattern.compile(regex, options).matches(s) ? 1 : 0), "MATCHES \(context)")
+            #expect(
+                integer(row[1]) == (try RegexPattern.compile(regex, options).matches(s) ? 1 : 0), "MATCHES \(context)")
         }
     }
 
@@ -113,7 +120,8 @@ private let optionSets: [UInt8] = Array(0...7) + [8, 9, 11]
             let rows = try db.query("SELECT id FROM t WHERE sift_text(\(op), s, ?, 3) ORDER BY id", [.text(needle)])
             let ids = rows.compactMap { integer($0.first) }.map(Int.init)
             let expected = try values.indices.filter { i -> Bool in
-                let s = values[i], o: TextOptions = [.caseInsensitive, .diacriticInsensitive]
+                let s = values[i]
+                let o: TextOptions = [.caseInsensitive, .diacriticInsensitive]
                 switch op {
                 case 1: return textBeginsWith(s, needle, o)
                 case 3: return textContains(s, needle, o)
@@ -127,7 +135,8 @@ private let optionSets: [UInt8] = Array(0...7) + [8, 9, 11]
 
     @Test func nullsPropagate() throws {
         let db = try SQLiteConnection()
-        let row = try db.query("""
+        let row = try db.query(
+            """
             SELECT sift_text(0, NULL, 'a', 0), sift_text(1, 'a', NULL, 0), sift_text(4, NULL, '*', 0),
                    sift_text(5, 'a', NULL, 0), sift_compare(NULL, 'a', 0), sift_compare(1, NULL, 0),
                    sift_text(0, NULL, NULL, 0)
@@ -137,7 +146,8 @@ private let optionSets: [UInt8] = Array(0...7) + [8, 9, 11]
 
     @Test func nonTextOperandsFollowTheEvaluator() throws {
         let db = try SQLiteConnection()
-        let row = try db.query("""
+        let row = try db.query(
+            """
             SELECT sift_text(0, 1, 1.0, 0), sift_text(0, 1, '1', 0), sift_text(0, x'0102', x'0102', 0),
                    sift_text(0, x'01', 1, 0), sift_text(0, 2, 3, 1), sift_text(1, 5, 'a', 0),
                    sift_text(3, 'abc', 2, 0), sift_text(4, 1, '*', 0), sift_text(5, 'a', x'00', 0),
@@ -159,8 +169,10 @@ private let optionSets: [UInt8] = Array(0...7) + [8, 9, 11]
     @Test func patternErrorsCarryTheEvaluatorsID() throws {
         let db = try SQLiteConnection()
         try db.execute("CREATE TABLE t(s TEXT); INSERT INTO t VALUES ('abc')")
-        for (sql, id) in [("SELECT s FROM t WHERE sift_text(4, s, 'ab\\', 0)", "invalid-like-pattern"),
-                          ("SELECT s FROM t WHERE sift_text(5, s, 'a(', 0)", "invalid-regex")] {
+        for (sql, id) in [
+            ("SELECT s FROM t WHERE sift_text(4, s, 'ab\\', 0)", "invalid-like-pattern"),
+            ("SELECT s FROM t WHERE sift_text(5, s, 'a(', 0)", "invalid-regex"),
+        ] {
             do {
                 _ = try db.query(sql)
                 Issue.record("no error for \(sql)")
@@ -194,8 +206,10 @@ private let optionSets: [UInt8] = Array(0...7) + [8, 9, 11]
             try insert.bind([.text(randomString(&rng))])
             _ = try insert.step()
         }
-        for (name, options) in [("sift_c", TextOptions.caseInsensitive), ("sift_d", .diacriticInsensitive),
-                                ("sift_cd", [.caseInsensitive, .diacriticInsensitive])] {
+        for (name, options) in [
+            ("sift_c", TextOptions.caseInsensitive), ("sift_d", .diacriticInsensitive),
+            ("sift_cd", [.caseInsensitive, .diacriticInsensitive]),
+        ] {
             let sorted = try db.query("SELECT s FROM t ORDER BY s COLLATE \(name)").map { row -> String in
                 guard case .text(let s) = row[0] else { return "" }
                 return s
@@ -218,7 +232,9 @@ private let optionSets: [UInt8] = Array(0...7) + [8, 9, 11]
         defer { sqlite3_close_v2(db) }
         try SQLiteFunctions.register(on: db)
         var statement: OpaquePointer?
-        #expect(sqlite3_prepare_v2(db, "SELECT sift_text(1, 'José', 'JO', 3), 'b' < 'A' COLLATE sift_c", -1, &statement, nil) == SQLITE_OK)
+        #expect(
+            sqlite3_prepare_v2(
+                db, "SELECT sift_text(1, 'José', 'JO', 3), 'b' < 'A' COLLATE sift_c", -1, &statement, nil) == SQLITE_OK)
         defer { sqlite3_finalize(statement) }
         #expect(sqlite3_step(statement) == SQLITE_ROW)
         #expect(sqlite3_column_int(statement, 0) == 1)
@@ -232,7 +248,8 @@ private let optionSets: [UInt8] = Array(0...7) + [8, 9, 11]
         let failures = Mutex(0)
         DispatchQueue.concurrentPerform(iterations: 8) { worker in
             for _ in 0..<100 {
-                let rows = try? db.query("SELECT count(*) FROM t WHERE sift_text(1, s, ?, 3)", [.text(worker % 2 == 0 ? "jo" : "bo")])
+                let rows = try? db.query(
+                    "SELECT count(*) FROM t WHERE sift_text(1, s, ?, 3)", [.text(worker % 2 == 0 ? "jo" : "bo")])
                 let expected: Int64 = worker % 2 == 0 ? 3 : 1
                 if rows != [[.integer(expected)]] { failures.withLock { $0 += 1 } }
             }
@@ -244,14 +261,19 @@ private let optionSets: [UInt8] = Array(0...7) + [8, 9, 11]
         let db = try SQLiteConnection()
         try db.execute("CREATE TABLE t(x); CREATE INDEX tx ON t(x)")
         try db.transaction { () throws(SQLiteError) in
-            for v: SQLValue in [.integer(1), .double(2.5), .text("é"), .blob([0, 1]), .blob([]), .null, .text(""), .text("a\u{0}b")] {
+            for v: SQLValue in [
+                .integer(1), .double(2.5), .text("é"), .blob([0, 1]), .blob([]), .null, .text(""), .text("a\u{0}b"),
+            ] {
                 let s = try db.prepare("INSERT INTO t VALUES (?)")
                 try s.bind([v])
                 _ = try s.step()
             }
         }
         let values = try db.query("SELECT x FROM t ORDER BY rowid").map { $0[0] }
-        #expect(values == [.integer(1), .double(2.5), .text("é"), .blob([0, 1]), .blob([]), .null, .text(""), .text("a\u{0}b")])
+        #expect(
+            values == [
+                .integer(1), .double(2.5), .text("é"), .blob([0, 1]), .blob([]), .null, .text(""), .text("a\u{0}b"),
+            ])
         let plan = try db.queryPlan("SELECT x FROM t WHERE x = ?", [.integer(1)])
         #expect(plan.contains { $0.contains("USING") && $0.contains("INDEX tx") }, "\(plan)")
         // A failing transaction rolls back.

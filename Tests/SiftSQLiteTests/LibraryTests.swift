@@ -1,8 +1,8 @@
 // Checks that the linked SQLite is recent enough for the SQL Sift emits (IS / IS NOT between any
 // values, NULLS FIRST/LAST, deterministic functions).
 
-import Testing
 import SiftSQLite
+import Testing
 
 @Suite struct LibraryTests {
     @Test func linkedSQLiteIsAtLeast3_30() throws {

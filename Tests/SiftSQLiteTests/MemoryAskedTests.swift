@@ -14,13 +14,15 @@ import Testing
 @Suite struct MemoryAskedTests {
     /// Dates in each encoding the schema offers, a dynamically typed column, and type names.
     static let schema = try! Schema(entities: [
-        Schema.Entity(name: "Item", table: "item", attributes: [
-            Schema.Attribute(name: "born", type: .date),
-            Schema.Attribute(name: "born70", type: .date, encoding: .secondsSince1970),
-            Schema.Attribute(name: "bornISO", type: .date, encoding: .iso8601),
-            Schema.Attribute(name: "misc", type: .any),
-            Schema.Attribute(name: "uti", type: .string),
-        ]),
+        Schema.Entity(
+            name: "Item", table: "item",
+            attributes: [
+                Schema.Attribute(name: "born", type: .date),
+                Schema.Attribute(name: "born70", type: .date, encoding: .secondsSince1970),
+                Schema.Attribute(name: "bornISO", type: .date, encoding: .iso8601),
+                Schema.Attribute(name: "misc", type: .any),
+                Schema.Attribute(name: "uti", type: .string),
+            ])
     ])
 
     /// One row per object: (born, born70, bornISO as seconds since 2001, misc, uti); nil is NULL.
@@ -35,19 +37,22 @@ import Testing
 
     static func load() throws -> SQLiteConnection {
         let db = try SQLiteConnection()
-        try db.execute("CREATE TABLE item (id INTEGER PRIMARY KEY, born REAL, born70 REAL, bornISO TEXT, misc, uti TEXT)")
+        try db.execute(
+            "CREATE TABLE item (id INTEGER PRIMARY KEY, born REAL, born70 REAL, bornISO TEXT, misc, uti TEXT)")
         for (i, r) in rows.enumerated() {
             func date(_ s: Double?, _ encode: (Date) -> SQLValue) -> SQLValue {
                 s.map { encode(Date(timeIntervalSinceReferenceDate: $0)) } ?? .null
             }
-            _ = try db.query("INSERT INTO item VALUES (?, ?, ?, ?, ?, ?)", [
-                .integer(Int64(i)),
-                date(r.0) { .double($0.timeIntervalSinceReferenceDate) },
-                date(r.1) { .double($0.timeIntervalSince1970) },
-                date(r.2) { .text(Self.iso($0)) },
-                misc(r.3).column,
-                r.4.map { .text($0) } ?? .null,
-            ])
+            _ = try db.query(
+                "INSERT INTO item VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    .integer(Int64(i)),
+                    date(r.0) { .double($0.timeIntervalSinceReferenceDate) },
+                    date(r.1) { .double($0.timeIntervalSince1970) },
+                    date(r.2) { .text(Self.iso($0)) },
+                    misc(r.3).column,
+                    r.4.map { .text($0) } ?? .null,
+                ])
         }
         return db
     }
@@ -77,8 +82,10 @@ import Testing
     static var objects: [Value] {
         rows.map { r in
             func date(_ s: Double?) -> Value { s.map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? .null }
-            return .dictionary(["born": date(r.0), "born70": date(r.1), "bornISO": date(r.2), "misc": misc(r.3).memory,
-                                "uti": r.4.map(Value.string) ?? .null])
+            return .dictionary([
+                "born": date(r.0), "born70": date(r.1), "bornISO": date(r.2), "misc": misc(r.3).memory,
+                "uti": r.4.map(Value.string) ?? .null,
+            ])
         }
     }
 
@@ -112,17 +119,23 @@ import Testing
         let syntax = try PredicateSyntax.parse(format, arguments: args.map { $0 as Any? })
         let query = try SQLLowering(schema: Self.schema, entity: "Item").select(syntax, source: format)
         let db = try Self.load()
-        let selected = Set(try db.query(query.sql, query.bindings).map { row -> Int64 in
-            guard case .integer(let id) = row[0] else { Issue.record("id \(row[0])"); return -1 }
-            return id
-        })
+        let selected = Set(
+            try db.query(query.sql, query.bindings).map { row -> Int64 in
+                guard case .integer(let id) = row[0] else {
+                    Issue.record("id \(row[0])")
+                    return -1
+                }
+                return id
+            })
         let predicate = SiftPredicate(syntax)
         var compared = 0
         for (index, object) in Self.objects.enumerated() {
             // Rows where memory raises are outside the guarantee.
             guard let verdict = try? predicate.evaluate(with: object) else { continue }
             compared += 1
-            #expect(selected.contains(Int64(index)) == verdict, "\(format): row \(index), memory says \(verdict)\n\(query.sql)")
+            #expect(
+                selected.contains(Int64(index)) == verdict,
+                "\(format): row \(index), memory says \(verdict)\n\(query.sql)")
         }
         #expect(compared >= 2, "\(format): memory raised on almost every row, the case tests nothing")
     }

@@ -45,16 +45,20 @@ import Testing
 
     @Test func unionsReturnListsForTheNextCall() throws {
         let db = try SQLiteConnection()
-        try db.execute("CREATE TABLE v (id INTEGER PRIMARY KEY, x); INSERT INTO v (x) VALUES (2), (NULL), (1), (2.0), ('b')")
+        try db.execute(
+            "CREATE TABLE v (id INTEGER PRIMARY KEY, x); INSERT INTO v (x) VALUES (2), (NULL), (1), (2.0), ('b')")
         let collected = "(SELECT sift_collect('v', x) FROM (SELECT x FROM v ORDER BY id))"
         let union = "sift_call('@distinctUnionOfObjects', 'c', \(collected))"
         // Memory drops nil and keeps the first of equal values: 2, 1, 'b'.
         #expect(try one(db, "SELECT sift_call('count:', 'c', \(union))") == .integer(3))
         let expected = SQLValue.blob(ValueCodec.encode(.array([.integer(2), .integer(1), .string("b")])))
         #expect(try one(db, "SELECT \(union)") == expected)
-        #expect(try one(db, "SELECT sift_call('count:', 'c', sift_call('@unionOfObjects', 'c', \(collected)))") == .integer(4))
+        #expect(
+            try one(db, "SELECT sift_call('count:', 'c', sift_call('@unionOfObjects', 'c', \(collected)))")
+                == .integer(4))
         // An empty group is an empty list, not nil.
-        #expect(try one(db, "SELECT sift_call('count:', 'c', (SELECT sift_collect('v', x) FROM v WHERE 0))") == .integer(0))
+        #expect(
+            try one(db, "SELECT sift_call('count:', 'c', (SELECT sift_collect('v', x) FROM v WHERE 0))") == .integer(0))
     }
 
     @Test func nanStaysApartFromNull() throws {
@@ -62,7 +66,10 @@ import Testing
         let nan = try one(db, "SELECT sift_call('sqrt:', 'v', -1)")
         #expect(nan == .blob(SQLFunctions.nanMarker))
         // The marker reads back as NaN: NaN equals NaN in memory, and is not nil.
-        #expect(try one(db, "SELECT sift_call('compare:0:==', 'vv', sift_call('sqrt:', 'v', -1), sift_call('sqrt:', 'v', -4))") == .integer(1))
+        #expect(
+            try one(
+                db, "SELECT sift_call('compare:0:==', 'vv', sift_call('sqrt:', 'v', -1), sift_call('sqrt:', 'v', -4))")
+                == .integer(1))
         #expect(try one(db, "SELECT sift_call('compare:0:==', 'vv', sift_call('sqrt:', 'v', -1), NULL)") == .integer(0))
     }
 }
@@ -93,7 +100,10 @@ import Testing
         let any = SQLFunctions.quantifiedSelector(.any, .equal, [.caseInsensitive])
         let all = SQLFunctions.quantifiedSelector(.all, .greaterThan, [])
         #expect(try one(db, call, [.text(any), .text("cv"), list, .text("a")]) == .integer(1))
-        #expect(try one(db, call, [.text(SQLFunctions.quantifiedSelector(.any, .equal, [])), .text("cv"), list, .text("a")]) == .integer(0))
+        #expect(
+            try one(
+                db, call, [.text(SQLFunctions.quantifiedSelector(.any, .equal, [])), .text("cv"), list, .text("a")])
+                == .integer(0))
         // nil quantifies over nothing: ANY false, ALL true; an empty list the same.
         #expect(try one(db, call, [.text(any), .text("cv"), .null, .text("a")]) == .integer(0))
         #expect(try one(db, call, [.text(all), .text("cv"), .null, .integer(0)]) == .integer(1))

@@ -3,18 +3,19 @@
 // of the ranges (combining marks right after the prefix, CJK and emoji after it, the prefix alone,
 // its neighbours in byte order) and compare with SiftText's own BEGINSWITH, and check the plan.
 
-import Testing
+import Foundation
 import SiftSQL
 import SiftSQLite
 import SiftSyntax
-import Foundation
-import SiftText
 import SiftTestSupport
+import SiftText
+import Testing
 
 @Suite struct PrefixRangeTests {
-    static let schema = try! Schema(json: """
-        {"entities": [{"name": "T", "table": "t", "attributes": [{"name": "s", "type": "string"}]}]}
-        """)
+    static let schema = try! Schema(
+        json: """
+            {"entities": [{"name": "T", "table": "t", "attributes": [{"name": "s", "type": "string"}]}]}
+            """)
 
     static let subjects: [String] = [
         "", "a", "ab", "abc", "ab\u{301}", "ab\u{301}c", "ab\u{300}", "ab\u{2FF}", "ab\u{4E00}", "ab😀", "ab\u{20D7}",
@@ -26,7 +27,8 @@ import SiftTestSupport
         let db = try SQLiteConnection()
         try db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, s); CREATE INDEX t_s ON t(s);")
         for (i, s) in Self.subjects.enumerated() {
-            _ = try db.query("INSERT INTO t VALUES (?, ?)", [.integer(Int64(i)), .text(s.precomposedStringWithCanonicalMapping)])
+            _ = try db.query(
+                "INSERT INTO t VALUES (?, ?)", [.integer(Int64(i)), .text(s.precomposedStringWithCanonicalMapping)])
         }
         return db
     }
@@ -39,20 +41,24 @@ import SiftTestSupport
         for _ in 0..<40 { prefixes.append(Self.subjects[Int(rng.next() % UInt64(Self.subjects.count))]) }
         for prefix in prefixes where !prefix.isEmpty {
             let query = try lowering.select(try PredicateSyntax.parse("s BEGINSWITH %@", arguments: [prefix]))
-            let got = Set(try db.query(query).map { row -> Int in
-                guard case .integer(let i) = row[0] else { return -1 }
-                return Int(i)
-            })
-            let want = Set(Self.subjects.indices.filter {
-                textBeginsWith(Self.subjects[$0].precomposedStringWithCanonicalMapping, prefix, [])
-            })
-            #expect(got == want, "BEGINSWITH \(prefix.unicodeScalars.map { String($0.value, radix: 16) }): \(query.sql)")
+            let got = Set(
+                try db.query(query).map { row -> Int in
+                    guard case .integer(let i) = row[0] else { return -1 }
+                    return Int(i)
+                })
+            let want = Set(
+                Self.subjects.indices.filter {
+                    textBeginsWith(Self.subjects[$0].precomposedStringWithCanonicalMapping, prefix, [])
+                })
+            #expect(
+                got == want, "BEGINSWITH \(prefix.unicodeScalars.map { String($0.value, radix: 16) }): \(query.sql)")
         }
     }
 
     @Test func theRangeSearchesTheIndex() throws {
         let db = try load()
-        let query = try SQLLowering(schema: Self.schema, entity: "T").select(try PredicateSyntax.parse("s BEGINSWITH 'ab'"))
+        let query = try SQLLowering(schema: Self.schema, entity: "T").select(
+            try PredicateSyntax.parse("s BEGINSWITH 'ab'"))
         let plan = try db.queryPlan(query)
         #expect(plan.contains { $0.contains("SEARCH") && $0.contains("t_s") && $0.contains("s>? AND s<?") }, "\(plan)")
         #expect(!plan.contains { $0.hasPrefix("SCAN") }, "\(plan)")

@@ -25,21 +25,27 @@ import Testing
             let insert = try setup.prepare("INSERT INTO person(id, name, age) VALUES (?, ?, ?)")
             for i in 0..<500 {
                 try insert.reset()
-                try insert.bind([.integer(Int64(i)), .text(names[i % names.count] + String(i % 7)),
-                                 i % 9 == 0 ? .null : .integer(Int64(i % 80))])
+                try insert.bind([
+                    .integer(Int64(i)), .text(names[i % names.count] + String(i % 7)),
+                    i % 9 == 0 ? .null : .integer(Int64(i % 80)),
+                ])
                 _ = try insert.step()
             }
         }
 
-        let schema = try Schema(json: """
-            {"entities": [{"name": "Person", "table": "person", "primaryKey": "id",
-              "attributes": [{"name": "name", "type": "string"}, {"name": "age", "type": "integer"}]}]}
-            """)
+        let schema = try Schema(
+            json: """
+                {"entities": [{"name": "Person", "table": "person", "primaryKey": "id",
+                  "attributes": [{"name": "name", "type": "string"}, {"name": "age", "type": "integer"}]}]}
+                """)
         let lowering = try SQLLowering(schema: schema, entity: "Person")
-        let predicates = ["name BEGINSWITH[cd] 'a'", "name LIKE[c] '*o?3'", "name MATCHES '[A-Z].*[0-4]'",
-                          "name ==[cd] 'zoe2' OR age > 70", "name CONTAINS[d] 'e' AND age != nil"]
+        let predicates = [
+            "name BEGINSWITH[cd] 'a'", "name LIKE[c] '*o?3'", "name MATCHES '[A-Z].*[0-4]'",
+            "name ==[cd] 'zoe2' OR age > 70", "name CONTAINS[d] 'e' AND age != nil",
+        ]
         let queries = try predicates.map { (p: String) throws -> SQLQuery in
-            try lowering.select(try PredicateSyntax.parse(p), sortedBy: [SQLSortKey(keyPath: "name", options: [.caseInsensitive])])
+            try lowering.select(
+                try PredicateSyntax.parse(p), sortedBy: [SQLSortKey(keyPath: "name", options: [.caseInsensitive])])
         }
         let expected = try queries.map { try setup.query($0) }
         for rows in expected { #expect(!rows.isEmpty && rows.count < 500, "each predicate should split the rows") }
@@ -63,12 +69,16 @@ import Testing
         try db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT)")
         let names = ["Ann", "ånn", "Bob", "Chloé", "chloe", "Zoë"]
         try db.transaction { () throws(SQLiteError) in
-            for i in 0..<300 { _ = try db.query("INSERT INTO t VALUES (?, ?)", [.integer(Int64(i)), .text(names[i % names.count])]) }
+            for i in 0..<300 {
+                _ = try db.query("INSERT INTO t VALUES (?, ?)", [.integer(Int64(i)), .text(names[i % names.count])])
+            }
         }
-        let schema = try Schema(json: """
-            {"entities": [{"name": "T", "table": "t", "primaryKey": "id", "attributes": [{"name": "name", "type": "string"}]}]}
-            """)
-        let query = try SQLLowering(schema: schema, entity: "T").count(try PredicateSyntax.parse("name BEGINSWITH[cd] 'a' OR name ==[cd] 'CHLOE'"))
+        let schema = try Schema(
+            json: """
+                {"entities": [{"name": "T", "table": "t", "primaryKey": "id", "attributes": [{"name": "name", "type": "string"}]}]}
+                """)
+        let query = try SQLLowering(schema: schema, entity: "T").count(
+            try PredicateSyntax.parse("name BEGINSWITH[cd] 'a' OR name ==[cd] 'CHLOE'"))
         let expected = try db.query(query)
         #expect(expected == [[.integer(200)]])
         let answers = try concurrently(threads: 8, rounds: 5) { _ throws -> [[SQLValue]] in try db.query(query) }

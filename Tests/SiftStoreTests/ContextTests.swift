@@ -3,14 +3,17 @@
 // permanent, uniquing and faults, rollback/reset/refresh, and notifications.
 
 import Foundation
-import Testing
 import SiftEvaluation
+import Testing
+
 @testable import SiftStore
 
 @Suite struct ContextTests {
     func makeContext(path: String? = nil) throws -> ManagedObjectContext {
         let model = try Fixtures.companyModel()
-        return ManagedObjectContext(store: try path.map { try PersistentStore(model: model, path: $0) } ?? PersistentStore.inMemory(model: model))
+        return ManagedObjectContext(
+            store: try path.map { try PersistentStore(model: model, path: $0) }
+                ?? PersistentStore.inMemory(model: model))
     }
 
     func person(_ c: ManagedObjectContext, _ name: String, email: String? = nil) throws -> ManagedObject {
@@ -28,7 +31,10 @@ import SiftEvaluation
         let path = Fixtures.temporaryPath()
         let c = try makeContext(path: path)
         let p = try person(c, "Jörg", email: "j@x.org")
-        struct Settings: Codable, Equatable { var theme: String; var sizes: [Int] }
+        struct Settings: Codable, Equatable {
+            var theme: String
+            var sizes: [Int]
+        }
         let token = UUID()
         try p.setValue(41, forKey: "age")
         try p.setValue(1234.5, forKey: "salary")
@@ -58,34 +64,41 @@ import SiftEvaluation
         // Transformables are read in memory (the SQL schema leaves them out), so this fetch has a residual.
         let found = try c2.fetch(try FetchRequest("Person", predicate: "settings.theme == 'dark' AND age > 40"))
         #expect(found.count == 1)
-        #expect(try c2.explain(try FetchRequest("Person", predicate: "settings.theme == 'dark' AND age > 40")).residualPredicate == #"settings.theme == "dark""#)
+        #expect(
+            try c2.explain(try FetchRequest("Person", predicate: "settings.theme == 'dark' AND age > 40"))
+                .residualPredicate == #"settings.theme == "dark""#)
     }
 
     @Test func valuesAreCoercedOrRejected() throws {
         let c = try makeContext()
         let p = try person(c, "Ann")
         func kind(_ v: Any?, _ key: String) -> StoreError.Kind? {
-            do { try p.setValue(v, forKey: key); return nil } catch { return error.kind }
+            do {
+                try p.setValue(v, forKey: key)
+                return nil
+            } catch { return error.kind }
         }
-        #expect(kind(70_000, "age") == .typeMismatch)        // integer16
-        #expect(kind("41", "age") == .typeMismatch)          // a string is not a number
-        #expect(kind(41.5, "age") == .typeMismatch)          // not integral
+        #expect(kind(70_000, "age") == .typeMismatch)  // integer16
+        #expect(kind("41", "age") == .typeMismatch)  // a string is not a number
+        #expect(kind(41.5, "age") == .typeMismatch)  // not integral
         #expect(kind(41.0, "age") == nil)
         #expect(kind("not a uuid", "token") == .typeMismatch)
         #expect(kind(1, "name") == .typeMismatch)
         #expect(kind("x", "nope") == .unknownKey)
-        #expect(kind(p, "pets") == .typeMismatch)            // a to-many takes a collection
+        #expect(kind(p, "pets") == .typeMismatch)  // a to-many takes a collection
         let a = try c.insert("Address")
         #expect(kind(a, "projects") == .typeMismatch)
-        #expect(kind([a], "pets") == .typeMismatch)          // an Address is not a Pet
+        #expect(kind([a], "pets") == .typeMismatch)  // an Address is not a Pet
         #expect(try p.get("age", as: Int.self) == 41)
         #expect(throws: StoreError.self) { try c.insert("Animal") }  // abstract
     }
 
     @Test func inversesStayInStep() throws {
         let c = try makeContext()
-        let ann = try person(c, "Ann"), bob = try person(c, "Bob")
-        let rex = try c.insert("Pet"), tom = try c.insert("Pet")
+        let ann = try person(c, "Ann")
+        let bob = try person(c, "Bob")
+        let rex = try c.insert("Pet")
+        let tom = try c.insert("Pet")
         try rex.setValue(ann, forKey: "owner")
         try ann.add(tom, to: "pets")
         #expect(try ann.get("pets", as: [ManagedObject].self) == [rex, tom])
@@ -139,7 +152,10 @@ import SiftEvaluation
         try c.save()
         // Address.residents is deny: the address cannot go while Ann lives there.
         try c.delete(home)
-        do { try c.save(); Issue.record("deny did not refuse") } catch {
+        do {
+            try c.save()
+            Issue.record("deny did not refuse")
+        } catch {
             #expect(error.kind == .deleteDenied)
             #expect(error.message.contains("'residents'"))
         }
@@ -165,7 +181,10 @@ import SiftEvaluation
         let ok = try person(c, "Bob", email: "bob@x.org")
         let bad = try person(c, "", email: "not an email")
         try bad.setValue(200, forKey: "age")
-        do { try c.save(); Issue.record("an invalid object was saved") } catch {
+        do {
+            try c.save()
+            Issue.record("an invalid object was saved")
+        } catch {
             #expect(error.kind == .validation)
             #expect(error.failures.count == 3, "\(error.failures)")
             #expect(error.failures.contains { $0.contains("'name': length 0 is below the minimum length 1") })
@@ -190,14 +209,21 @@ import SiftEvaluation
         try c.save()
         // A new object with a stored object's email.
         let dup = try person(c, "Ann 2", email: "a@x.org")
-        do { try c.save(); Issue.record("duplicate saved") } catch {
+        do {
+            try c.save()
+            Issue.record("duplicate saved")
+        } catch {
             #expect(error.kind == .uniqueness)
             #expect(error.message.contains(ann.objectID.description) && error.message.contains("[email]"))
         }
         try c.delete(dup)
         // Two pending objects with the same email.
-        let x = try person(c, "X", email: "x@x.org"), y = try person(c, "Y", email: "x@x.org")
-        do { try c.save(); Issue.record("pending duplicates saved") } catch {
+        let x = try person(c, "X", email: "x@x.org")
+        let y = try person(c, "Y", email: "x@x.org")
+        do {
+            try c.save()
+            Issue.record("pending duplicates saved")
+        } catch {
             #expect(error.kind == .uniqueness)
             #expect(error.message.contains(x.objectID.description) && error.message.contains(y.objectID.description))
         }
@@ -208,7 +234,8 @@ import SiftEvaluation
         try c.save()
         #expect(try rows(c, "Person") == 3)
         // nil never collides.
-        _ = try person(c, "N1"); _ = try person(c, "N2")
+        _ = try person(c, "N1")
+        _ = try person(c, "N2")
         try c.save()
     }
 
@@ -232,7 +259,10 @@ import SiftEvaluation
         #expect(try c2.fetch(FetchRequest("Person")).first === fault)
         // The same key in another store is another object.
         let elsewhere = ManagedObjectContext(store: try PersistentStore.inMemory(model: try Fixtures.companyModel()))
-        do { _ = try elsewhere.object(with: ann.objectID); Issue.record("another store's ID resolved") } catch {
+        do {
+            _ = try elsewhere.object(with: ann.objectID)
+            Issue.record("another store's ID resolved")
+        } catch {
             #expect(error.kind == .objectNotFound)
         }
         // A deleted row is a clear error when its fault fires.
@@ -283,8 +313,11 @@ import SiftEvaluation
             fault = try ManagedObjectContext(store: store).object(with: ann.objectID)
         }
         let o = try #require(kept)
-        #expect(try o.get("name", as: String.self) == "Ann")   // read before the context went
-        do { try o.setValue("Anne", forKey: "name"); Issue.record("a change without a context") } catch {
+        #expect(try o.get("name", as: String.self) == "Ann")  // read before the context went
+        do {
+            try o.setValue("Anne", forKey: "name")
+            Issue.record("a change without a context")
+        } catch {
             #expect(error.kind == .invalidOperation)
         }
         // A fault whose context is gone cannot read its row: an error, not a crash.
@@ -305,7 +338,10 @@ import SiftEvaluation
         #expect(box.notes.contains { if case .objectsDidChange(let s) = $0 { s.inserted.count == 1 } else { false } })
         var iterator = stream.makeAsyncIterator()
         let first = await iterator.next()
-        if case .objectsDidChange? = first {} else { Issue.record("the stream's first notification is \(String(describing: first))") }
+        if case .objectsDidChange? = first {
+        } else {
+            Issue.record("the stream's first notification is \(String(describing: first))")
+        }
         token.cancel()
         try ann.setValue("Anne", forKey: "name")
         try c.save()

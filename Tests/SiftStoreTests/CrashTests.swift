@@ -9,20 +9,23 @@
 // reaping are exact and its stdout can be read while it runs.
 
 import Foundation
-import Testing
 import SiftSQLite
 import SiftTestSupport
+import Testing
+
 @testable import SiftStore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 @Suite struct CrashTests {
     @Test func killedWriterLeavesWholeSaves() throws {
         let kills = ProcessInfo.processInfo.environment["SIFT_CRASH_KILLS"].flatMap { Int($0) } ?? 200
-        let executable = try #require(builtExecutable(named: "sift-crash-child")?.path, "no sift-crash-child executable next to the test bundle")
+        let executable = try #require(
+            builtExecutable(named: "sift-crash-child")?.path, "no sift-crash-child executable next to the test bundle")
         // The child's own model, so the two can never drift apart (the store would refuse it).
         let modelRun = try CrashChild(executable, ["--model"], stderr: "/dev/null")
         modelRun.readToEnd()
@@ -45,7 +48,9 @@ import Darwin
             let child = try CrashChild(executable, [path], stderr: stderrPath)
             if !fromSpawn, !child.waitForReady(seconds: 30) {
                 child.sendKill()
-                Issue.record("kill \(round): the child stopped before opening the store (\(child.reap())): \(childErrors(stderrPath))")
+                Issue.record(
+                    "kill \(round): the child stopped before opening the store (\(child.reap())): \(childErrors(stderrPath))"
+                )
                 return
             }
             usleep(delay)
@@ -53,7 +58,8 @@ import Darwin
             let status = child.reap()
             child.readToEnd()
             guard status == .signalled(SIGKILL) else {
-                Issue.record("kill \(round): the child ended by itself (\(status)) before the kill: \(childErrors(stderrPath))")
+                Issue.record(
+                    "kill \(round): the child ended by itself (\(status)) before the kill: \(childErrors(stderrPath))")
                 return
             }
 
@@ -64,7 +70,9 @@ import Darwin
             stats.checking += clock.now - checkStart
             if let found {
                 if !run.allowedSaves.contains(found.saves) {
-                    problems.append("the ledger records \(found.saves) saves; after this run's output (\(run.summary)) it must be one of \(run.allowedSaves.map(String.init).joined(separator: " or "))")
+                    problems.append(
+                        "the ledger records \(found.saves) saves; after this run's output (\(run.summary)) it must be one of \(run.allowedSaves.map(String.init).joined(separator: " or "))"
+                    )
                 }
                 if run.landedMidSave { stats.midSave[found.saves == run.lastBegun ? 0 : 1] += 1 }
                 stats.entries = found.entries
@@ -74,7 +82,8 @@ import Darwin
             }
             stats.count(run)
             if !problems.isEmpty {
-                Issue.record("""
+                Issue.record(
+                    """
                     kill \(round) (\(delay) µs after \(fromSpawn ? "the spawn" : "the store opened"); child output: \(run.summary)) \
                     left a broken store at \(path) (kept for inspection):
                     \(problems.map { "  - " + $0 }.joined(separator: "\n"))
@@ -83,11 +92,12 @@ import Darwin
             }
         }
 
-        print("CrashTests: \(kills) kills in \(seconds(clock.now - start)) s (checking the store: \(seconds(stats.checking)) s): "
-            + "\(stats.midSave[0] + stats.midSave[1]) mid-save (\(stats.midSave[0]) committed, \(stats.midSave[1]) rolled back), "
-            + "\(stats.betweenSaves) between saves, \(stats.beforeFirstSave) after opening before the first save, "
-            + "\(stats.beforeOpen) before the store was open; \(stats.savesReported) saves reported done, "
-            + "ledger at \(saves) saves with \(stats.entries) entries")
+        print(
+            "CrashTests: \(kills) kills in \(seconds(clock.now - start)) s (checking the store: \(seconds(stats.checking)) s): "
+                + "\(stats.midSave[0] + stats.midSave[1]) mid-save (\(stats.midSave[0]) committed, \(stats.midSave[1]) rolled back), "
+                + "\(stats.betweenSaves) between saves, \(stats.beforeFirstSave) after opening before the first save, "
+                + "\(stats.beforeOpen) before the store was open; \(stats.savesReported) saves reported done, "
+                + "ledger at \(saves) saves with \(stats.entries) entries")
         // With a few kills all may land before the first commit; with many, that means the child
         // never gets a save done and the test checks nothing.
         if kills >= 50 { #expect(saves > 0, "no save ever completed: the kills all landed too early to test anything") }
@@ -111,7 +121,13 @@ private struct CrashStats {
     mutating func count(_ run: CrashRun) {
         savesReported += run.endedCount
         if run.landedMidSave { return }
-        if run.lastEnded != nil { betweenSaves += 1 } else if run.sawReady { beforeFirstSave += 1 } else { beforeOpen += 1 }
+        if run.lastEnded != nil {
+            betweenSaves += 1
+        } else if run.sawReady {
+            beforeFirstSave += 1
+        } else {
+            beforeOpen += 1
+        }
     }
 }
 
@@ -133,12 +149,21 @@ private struct CrashRun {
         var expected = ["R"]
         var next = previousSaves + 1
         for (i, line) in lines.enumerated() {
-            if i >= expected.count { expected += ["B \(next)", "E \(next)"]; next += 1 }
+            if i >= expected.count {
+                expected += ["B \(next)", "E \(next)"]
+                next += 1
+            }
             guard line == expected[i] else {
-                problems.append("the child printed '\(line)' where '\(expected[i])' was due (it did not continue from \(previousSaves) saves)")
+                problems.append(
+                    "the child printed '\(line)' where '\(expected[i])' was due (it did not continue from \(previousSaves) saves)"
+                )
                 break
             }
-            if line == "R" { sawReady = true } else if line.hasPrefix("B ") { lastBegun = Int64(line.dropFirst(2)) } else {
+            if line == "R" {
+                sawReady = true
+            } else if line.hasPrefix("B ") {
+                lastBegun = Int64(line.dropFirst(2))
+            } else {
                 lastEnded = Int64(line.dropFirst(2))
                 endedCount += 1
             }
@@ -146,8 +171,12 @@ private struct CrashRun {
         let done = lastEnded ?? previousSaves
         let interrupted = lastBegun != nil && lastBegun != lastEnded
         allowedSaves = interrupted ? [done, done + 1] : [done]
-        summary = lines.isEmpty ? "nothing" : lines.count <= 4 ? lines.joined(separator: ", ")
-            : "\(lines[0]), \(lines[1]) … \(lines[lines.count - 2]), \(lines[lines.count - 1])"
+        summary =
+            lines.isEmpty
+            ? "nothing"
+            : lines.count <= 4
+                ? lines.joined(separator: ", ")
+                : "\(lines[0]), \(lines[1]) … \(lines[lines.count - 2]), \(lines[lines.count - 1])"
     }
 }
 
@@ -155,7 +184,9 @@ private struct CrashRun {
 
 /// Opens the store and checks everything a partial save would break; nil when the child never
 /// created the file. Problems are collected (not thrown) so one report names all of them.
-private func checkStore(path: String, model: ManagedObjectModel, problems: inout [String]) -> (saves: Int64, entries: Int)? {
+private func checkStore(path: String, model: ManagedObjectModel, problems: inout [String]) -> (
+    saves: Int64, entries: Int
+)? {
     guard FileManager.default.fileExists(atPath: path) else { return nil }
     do {
         // The store (and its connection) go away at the end of this call, before the next child
@@ -178,7 +209,8 @@ private func checkStore(path: String, model: ManagedObjectModel, problems: inout
 
         // batch → (sizes the entries claim, the numbers n present)
         var batches: [Int64: (sizes: Set<Int64>, numbers: [Int64])] = [:]
-        var strays = 0, badText = 0
+        var strays = 0
+        var badText = 0
         for e in entries {
             let batch = try e.get("batch", as: Int64.self) ?? -1
             let n = try e.get("n", as: Int64.self) ?? -1
@@ -188,7 +220,9 @@ private func checkStore(path: String, model: ManagedObjectModel, problems: inout
             if !isPatternPrefix(try e.get("text", as: String.self) ?? "", batch: batch, n: n) { badText += 1 }
         }
 
-        if total != Int64(entries.count) { problems.append("the ledger's total is \(total) but \(entries.count) entries exist") }
+        if total != Int64(entries.count) {
+            problems.append("the ledger's total is \(total) but \(entries.count) entries exist")
+        }
         if strays > 0 { problems.append("\(strays) entries do not point at the ledger") }
         if badText > 0 { problems.append("\(badText) entries have a text that is not the one they were saved with") }
         for (batch, b) in batches.sorted(by: { $0.key < $1.key }) {
@@ -197,9 +231,13 @@ private func checkStore(path: String, model: ManagedObjectModel, problems: inout
                 continue
             }
             if b.numbers.sorted() != Array(0..<size) {
-                problems.append("batch \(batch) was saved with \(size) entries but holds \(b.numbers.count) (numbers \(b.numbers.sorted()))")
+                problems.append(
+                    "batch \(batch) was saved with \(size) entries but holds \(b.numbers.count) (numbers \(b.numbers.sorted()))"
+                )
             }
-            if batch < 1 || batch > saves { problems.append("batch \(batch) exists but the ledger records \(saves) saves") }
+            if batch < 1 || batch > saves {
+                problems.append("batch \(batch) exists but the ledger records \(saves) saves")
+            }
         }
         // Save s wrote batch s and each deletion removed one whole batch, so the batches present
         // and the ones deleted add up to the saves; the latest batch is never deleted.
@@ -210,12 +248,20 @@ private func checkStore(path: String, model: ManagedObjectModel, problems: inout
 
         // The same facts by other roads: the inverse to-many, a count, and the raw tables.
         let linked = try ledger.get("entries", as: [ManagedObject].self)?.count ?? 0
-        if linked != entries.count { problems.append("ledger.entries holds \(linked) entries, the fetch \(entries.count)") }
+        if linked != entries.count {
+            problems.append("ledger.entries holds \(linked) entries, the fetch \(entries.count)")
+        }
         let counted = try context.count(for: FetchRequest("Entry"))
-        if counted != entries.count { problems.append("count(for:) says \(counted) entries, the fetch \(entries.count)") }
-        let raw = try store.connection.query("SELECT (SELECT COUNT(*) FROM Entry), (SELECT MAX(Z_PK) FROM (SELECT Z_PK FROM Entry UNION ALL SELECT Z_PK FROM Ledger)), (SELECT max FROM sift_primary_key WHERE entity = '*')")
+        if counted != entries.count {
+            problems.append("count(for:) says \(counted) entries, the fetch \(entries.count)")
+        }
+        let raw = try store.connection.query(
+            "SELECT (SELECT COUNT(*) FROM Entry), (SELECT MAX(Z_PK) FROM (SELECT Z_PK FROM Entry UNION ALL SELECT Z_PK FROM Ledger)), (SELECT max FROM sift_primary_key WHERE entity = '*')"
+        )
         func integer(_ column: Int) -> Int64 { if case .integer(let i)? = raw.first?[column] { i } else { 0 } }
-        if integer(0) != Int64(entries.count) { problems.append("the Entry table has \(integer(0)) rows, the fetch \(entries.count)") }
+        if integer(0) != Int64(entries.count) {
+            problems.append("the Entry table has \(integer(0)) rows, the fetch \(entries.count)")
+        }
         // A key counter behind the keys in use would hand out a key twice.
         if integer(2) < integer(1) {
             problems.append("the primary-key counter (\(integer(2))) is behind the largest key in use (\(integer(1)))")
@@ -272,9 +318,9 @@ private final class CrashChild {
         _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
         _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
         #if os(Linux)
-        var actions = posix_spawn_file_actions_t()
+            var actions = posix_spawn_file_actions_t()
         #else
-        var actions: posix_spawn_file_actions_t?
+            var actions: posix_spawn_file_actions_t?
         #endif
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -282,7 +328,7 @@ private final class CrashChild {
         posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
+        defer { for p in argv + envp { free(p) } }
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, executable, &actions, nil, argv, envp)
         close(fds[1])

@@ -5,8 +5,9 @@
 // that does not fit the declared shapes is refused at save with the key path that broke.
 
 import Foundation
-import Testing
 import SiftEvaluation
+import Testing
+
 @testable import SiftStore
 
 @Suite struct DocumentEntityTests {
@@ -24,7 +25,11 @@ import SiftEvaluation
             .init(name: "tags", shape: DocumentShape(scalar: true, array: true, element: .scalar)),
         ])
         var shape = DocumentShape(object: root)
-        if values { shape.scalar = true; shape.array = true; shape.element = .scalar }
+        if values {
+            shape.scalar = true
+            shape.array = true
+            shape.element = .scalar
+        }
         return DocumentDescription(shape: shape, allowsValues: values)
     }
 
@@ -33,8 +38,11 @@ import SiftEvaluation
     }
 
     static let people: [Value] = [
-        .dictionary(["name": .string("Ann"), "born": .date(Date(timeIntervalSince1970: 1_000)), "address": .dictionary(["city": .string("Oslo")]),
-                     "kids": .array([.dictionary(["name": .string("Bo"), "age": .integer(3)]), .null]), "tags": .string("x")]),
+        .dictionary([
+            "name": .string("Ann"), "born": .date(Date(timeIntervalSince1970: 1_000)),
+            "address": .dictionary(["city": .string("Oslo")]),
+            "kids": .array([.dictionary(["name": .string("Bo"), "age": .integer(3)]), .null]), "tags": .string("x"),
+        ]),
         .dictionary(["name": .string("Cy"), "kids": .array([]), "tags": .array([.integer(1), .double(1.0)])]),
         .dictionary(["name": .string("Di"), "address": .null]),
     ]
@@ -63,14 +71,16 @@ import SiftEvaluation
         let c2 = ManagedObjectContext(store: try PersistentStore(path: path))
         let read = try c2.fetch(FetchRequest("Person", sortDescriptors: [try SiftSortDescriptor("name")]))
         #expect(read.count == 3)
-        for (o, d) in zip(read, Self.people) { #expect(o.document.map { $0.isIdentical(to: d) } == true, "\(String(describing: o.document))") }
+        for (o, d) in zip(read, Self.people) {
+            #expect(o.document.map { $0.isIdentical(to: d) } == true, "\(String(describing: o.document))")
+        }
         // 1 and 1.0 stay apart: the exact form is not JSON through Foundation.
         if case .dictionary(let d)? = read[1].document, case .array(let tags)? = d["tags"] {
             #expect(tags[0].isIdentical(to: .integer(1)) && tags[1].isIdentical(to: .double(1.0)))
         } else {
             Issue.record("tags not read back")
         }
-        #expect(read[0]["name"] == .string("Ann"))          // keys read as a JSON object's
+        #expect(read[0]["name"] == .string("Ann"))  // keys read as a JSON object's
         #expect(read[0]["nothing"] == .null)
     }
 
@@ -82,11 +92,14 @@ import SiftEvaluation
         let cases: [(String, [String])] = [
             ("address.city == 'Oslo'", ["Ann"]), ("address == nil", ["Cy", "Di"]), ("ANY kids.age == 3", ["Ann"]),
             ("kids.@count == 0", ["Cy"]), ("kids == nil", ["Di"]), ("tags == 'x'", ["Ann"]), ("tags == nil", ["Di"]),
-            ("born < CAST(2000, 'NSDate')", ["Ann"]), ("born > %@", ["Ann"]), ("NOT (name BEGINSWITH 'A')", ["Cy", "Di"]),
+            ("born < CAST(2000, 'NSDate')", ["Ann"]), ("born > %@", ["Ann"]),
+            ("NOT (name BEGINSWITH 'A')", ["Cy", "Di"]),
         ]
         for (p, expected) in cases {
-            let request = p.contains("%@") ? try FetchRequest("Person", predicate: p, Date(timeIntervalSince1970: 0))
-                                           : try FetchRequest("Person", predicate: p)
+            let request =
+                p.contains("%@")
+                ? try FetchRequest("Person", predicate: p, Date(timeIntervalSince1970: 0))
+                : try FetchRequest("Person", predicate: p)
             let got = try fresh.fetch(request).map { o -> String in
                 if case .dictionary(let d)? = o.document, case .string(let n)? = d["name"] { return n }
                 return "?"
@@ -111,12 +124,15 @@ import SiftEvaluation
         let objects = try insert(c, Self.people)
         try c.save()
         func rows(_ table: String) throws -> Int {
-            guard case .integer(let n)? = try store.query("SELECT count(*) FROM \"\(table)\"").first?.first else { return -1 }
+            guard case .integer(let n)? = try store.query("SELECT count(*) FROM \"\(table)\"").first?.first else {
+                return -1
+            }
             return Int(n)
         }
-        #expect(try rows("Person.kids") == 2)     // Bo, and the null element's row
+        #expect(try rows("Person.kids") == 2)  // Bo, and the null element's row
         #expect(try rows("Person.address") == 1)
-        try objects[0].setDocument(.dictionary(["name": .string("Ann"), "kids": .array([.dictionary(["age": .integer(9)])])]))
+        try objects[0].setDocument(
+            .dictionary(["name": .string("Ann"), "kids": .array([.dictionary(["age": .integer(9)])])]))
         try c.save()
         #expect(try rows("Person.kids") == 1)
         #expect(try rows("Person.address") == 0)
@@ -136,11 +152,15 @@ import SiftEvaluation
 
     @Test func documentsThatAreNotObjects() throws {
         let c = ManagedObjectContext(store: try PersistentStore.inMemory(model: Self.model(values: true)))
-        let documents: [Value] = [.integer(3), .string("b"), .array([.integer(1), .integer(5)]), .null, Self.people[2]]
+        let documents: [Value] = [
+            .integer(3), .string("b"), .array([.integer(1), .integer(5)]), .null, Self.people[2],
+        ]
         _ = try insert(c, documents)
         try c.save()
         let fresh = ManagedObjectContext(store: c.store)
-        for (p, n) in [("SELF == nil", 1), ("SELF == 3", 1), ("SELF IN {3, 'b'}", 2), ("SELF == 'b' OR SELF == nil", 2)] {
+        for (p, n) in [
+            ("SELF == nil", 1), ("SELF == 3", 1), ("SELF IN {3, 'b'}", 2), ("SELF == 'b' OR SELF == nil", 2),
+        ] {
             let request = try FetchRequest("Person", predicate: p)
             #expect(try fresh.count(for: request) == n, "\(p)")
             #expect(try documents.filter { try request.predicate!.evaluate(with: $0) }.count == n, "\(p)")
@@ -158,10 +178,12 @@ import SiftEvaluation
         let c = ManagedObjectContext(store: store)
         _ = try insert(c, [.dictionary(["name": .string("Ok")])])
         try c.save()
-        for (bad, words) in [(Value.dictionary(["zip": .string("0150")]), "key 'zip' is not declared"),
-                             (.dictionary(["address": .dictionary(["city": .array([])])]), "key 'address.city'"),
-                             (.dictionary(["kids": .array([.string("x")])]), "key 'kids[0]'"),
-                             (.string("just text"), "not an object")] {
+        for (bad, words) in [
+            (Value.dictionary(["zip": .string("0150")]), "key 'zip' is not declared"),
+            (.dictionary(["address": .dictionary(["city": .array([])])]), "key 'address.city'"),
+            (.dictionary(["kids": .array([.string("x")])]), "key 'kids[0]'"),
+            (.string("just text"), "not an object"),
+        ] {
             let o = try c.insert("Person")
             try o.setDocument(bad)
             do {
@@ -194,12 +216,19 @@ import SiftEvaluation
         #expect(again.entities[0].document == m.entities[0].document)
         #expect(try Self.model(values: true).versionHash != m.versionHash)
         // Keys that clash with the store's own columns get other column names.
-        let odd = DocumentObjectShape(keys: [.init(name: "Z_PK", shape: DocumentShape(scalar: true)), .init(name: "Z_DOC", shape: DocumentShape(scalar: true))])
-        let oddModel = try ManagedObjectModel(entities: [EntityDescription("Doc", document: DocumentDescription(shape: DocumentShape(object: odd)))])
+        let odd = DocumentObjectShape(keys: [
+            .init(name: "Z_PK", shape: DocumentShape(scalar: true)),
+            .init(name: "Z_DOC", shape: DocumentShape(scalar: true)),
+        ])
+        let oddModel = try ManagedObjectModel(entities: [
+            EntityDescription("Doc", document: DocumentDescription(shape: DocumentShape(object: odd)))
+        ])
         let c = ManagedObjectContext(store: try PersistentStore.inMemory(model: oddModel))
         let o = try c.insert("Doc")
         try o.setDocument(.dictionary(["Z_PK": .integer(7), "Z_DOC": .string("d")]))
         try c.save()
-        #expect(try ManagedObjectContext(store: c.store).count(for: FetchRequest("Doc", predicate: "Z_PK == 7 AND Z_DOC == 'd'")) == 1)
+        #expect(
+            try ManagedObjectContext(store: c.store).count(
+                for: FetchRequest("Doc", predicate: "Z_PK == 7 AND Z_DOC == 'd'")) == 1)
     }
 }

@@ -4,9 +4,10 @@
 // batched faults and prefetching, and batch update / delete with their rules.
 
 import Foundation
-import Testing
 import SiftEvaluation
 import SiftSyntax
+import Testing
+
 @testable import SiftStore
 
 @Suite struct FetchTests {
@@ -52,9 +53,13 @@ import SiftSyntax
             guard case .string(let s) = target else { return .null }
             return .integer(Int64(s.count))
         }
-        r.predicate = try SiftPredicate(format: "age >= 18 AND FUNCTION(name, 'length') > 2", arguments: [],
-                                        options: EvaluationOptions(functions: registry))
-        r.sortDescriptors = [try SiftSortDescriptor("address.city", options: .caseInsensitive), try SiftSortDescriptor("name", ascending: false)]
+        r.predicate = try SiftPredicate(
+            format: "age >= 18 AND FUNCTION(name, 'length') > 2", arguments: [],
+            options: EvaluationOptions(functions: registry))
+        r.sortDescriptors = [
+            try SiftSortDescriptor("address.city", options: .caseInsensitive),
+            try SiftSortDescriptor("name", ascending: false),
+        ]
         r.fetchLimit = 3
         let e = try c.explain(r)
         #expect(e.residualPredicate == #"FUNCTION(name, "length") > 2"#)
@@ -81,7 +86,7 @@ import SiftSyntax
     @Test func pendingChangesTakePartInEveryResultType() throws {
         let c = try populated()
         let fay = try #require(try c.fetch(try FetchRequest("Person", predicate: "name == 'Fay'")).first)
-        try fay.setValue(12, forKey: "age")                  // no longer an adult
+        try fay.setValue(12, forKey: "age")  // no longer an adult
         let gus = try c.insert("Person")
         try gus.setValue("Gus", forKey: "name")
         try gus.setValue(50, forKey: "age")
@@ -102,8 +107,10 @@ import SiftSyntax
 
         var sums = try FetchRequest("Person", predicate: "age != nil")
         sums.propertiesToGroupBy = ["address.city"]
-        sums.aggregates = [try FetchRequest.Aggregate(parsing: "n=@count"), try FetchRequest.Aggregate(parsing: "total=@sum.salary"),
-                           try FetchRequest.Aggregate(parsing: "oldest=@max.age")]
+        sums.aggregates = [
+            try FetchRequest.Aggregate(parsing: "n=@count"), try FetchRequest.Aggregate(parsing: "total=@sum.salary"),
+            try FetchRequest.Aggregate(parsing: "oldest=@max.age"),
+        ]
         sums.sortDescriptors = [try SiftSortDescriptor("address.city")]
         let groups = try c.fetchDictionaries(sums)
         // Sorted by city: nil (Dan, Gus), Bergen (eve), São Paulo (bob, Fay).
@@ -134,7 +141,7 @@ import SiftSyntax
         #expect(people.count == 6)
         #expect(people.allSatisfy { $0.isFault })
         _ = try people[2].get("name", as: String.self)
-        #expect(!people[2].isFault && !people[3].isFault)   // its batch
+        #expect(!people[2].isFault && !people[3].isFault)  // its batch
         #expect(people[0].isFault && people[4].isFault)
         let other = ManagedObjectContext(store: c.store)
         var p = FetchRequest("Person")
@@ -171,17 +178,27 @@ import SiftSyntax
         var bad = BatchUpdateRequest("Person")
         bad.propertiesToUpdate = ["age": .constant(.integer(500))]
         #expect(throws: StoreError.self) { try c.execute(bad) }
-        #expect(try ManagedObjectContext(store: c.store).count(for: try FetchRequest("Person", predicate: "age == 500")) == 0)
+        #expect(
+            try ManagedObjectContext(store: c.store).count(for: try FetchRequest("Person", predicate: "age == 500"))
+                == 0)
         var dup = BatchUpdateRequest("Person")
         dup.propertiesToUpdate = ["email": .constant(.string("same@x.org"))]
-        do { _ = try c.execute(dup); Issue.record("duplicate emails written") } catch { #expect(error.kind == .uniqueness) }
-        #expect(try ManagedObjectContext(store: c.store).count(for: try FetchRequest("Person", predicate: "email != nil")) == 0)
+        do {
+            _ = try c.execute(dup)
+            Issue.record("duplicate emails written")
+        } catch { #expect(error.kind == .uniqueness) }
+        #expect(
+            try ManagedObjectContext(store: c.store).count(for: try FetchRequest("Person", predicate: "email != nil"))
+                == 0)
     }
 
     @Test func batchDeleteHonoursDeleteRules() throws {
         let c = try populated()
         // Deny: an address with residents cannot go; nothing is deleted.
-        do { _ = try c.execute(try BatchDeleteRequest("Address", predicate: "city == 'Oslo'")); Issue.record("deny ignored") } catch {
+        do {
+            _ = try c.execute(try BatchDeleteRequest("Address", predicate: "city == 'Oslo'"))
+            Issue.record("deny ignored")
+        } catch {
             #expect(error.kind == .deleteDenied)
         }
         #expect(try ManagedObjectContext(store: c.store).count(for: FetchRequest("Address")) == 3)

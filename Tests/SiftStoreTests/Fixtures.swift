@@ -2,17 +2,20 @@
 // projects, tags; an abstract parent entity) and a temporary file for each SQLite store.
 
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+
 @testable import SiftStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 enum Fixtures {
     /// Person —address→ Address (to-one, inverse residents), Person —pets→ Pet (to-many, cascade),
     /// Person ⇄ Project (many-to-many), Animal (abstract) ← Pet, Person.nicknames (collection).
     static func companyModel() throws -> ManagedObjectModel {
         try ManagedObjectModel(entities: [
-            EntityDescription("Person",
+            EntityDescription(
+                "Person",
                 attributes: [
                     AttributeDescription("name", .string, optional: false, minLength: 1),
                     AttributeDescription("email", .string, regularExpression: "[^@ ]+@[^@ ]+"),
@@ -29,19 +32,27 @@ enum Fixtures {
                 ],
                 relationships: [
                     RelationshipDescription("address", to: "Address", inverse: "residents"),
-                    RelationshipDescription("pets", to: "Pet", toMany: true, ordered: true, inverse: "owner", deleteRule: .cascade),
+                    RelationshipDescription(
+                        "pets", to: "Pet", toMany: true, ordered: true, inverse: "owner", deleteRule: .cascade),
                     RelationshipDescription("projects", to: "Project", toMany: true, inverse: "members"),
                 ],
                 uniquenessConstraints: [["email"]]),
-            EntityDescription("Address",
+            EntityDescription(
+                "Address",
                 attributes: [AttributeDescription("city", .string), AttributeDescription("zip", .string)],
-                relationships: [RelationshipDescription("residents", to: "Person", toMany: true, inverse: "address", deleteRule: .deny)]),
-            EntityDescription("Animal", abstract: true,
+                relationships: [
+                    RelationshipDescription(
+                        "residents", to: "Person", toMany: true, inverse: "address", deleteRule: .deny)
+                ]),
+            EntityDescription(
+                "Animal", abstract: true,
                 attributes: [AttributeDescription("name", .string), AttributeDescription("legs", .integer32)]),
-            EntityDescription("Pet", parent: "Animal",
+            EntityDescription(
+                "Pet", parent: "Animal",
                 attributes: [AttributeDescription("species", .string)],
                 relationships: [RelationshipDescription("owner", to: "Person", inverse: "pets")]),
-            EntityDescription("Project",
+            EntityDescription(
+                "Project",
                 attributes: [AttributeDescription("title", .string)],
                 relationships: [RelationshipDescription("members", to: "Person", toMany: true, inverse: "projects")]),
         ])
@@ -54,7 +65,9 @@ enum Fixtures {
         let tmp = fm.temporaryDirectory
         let pid = ProcessInfo.processInfo.processIdentifier
         for name in (try? fm.contentsOfDirectory(atPath: tmp.path)) ?? [] where name.hasPrefix("sift-store-tests-") {
-            guard let other = Int32(name.dropFirst("sift-store-tests-".count)), other != pid, kill(other, 0) != 0 else { continue }
+            guard let other = Int32(name.dropFirst("sift-store-tests-".count)), other != pid, kill(other, 0) != 0 else {
+                continue
+            }
             try? fm.removeItem(at: tmp.appendingPathComponent(name))
         }
         let dir = tmp.appendingPathComponent("sift-store-tests-\(pid)")

@@ -4,9 +4,10 @@
 // against rows whose values another program stored with other storage classes.
 
 import Foundation
-import Testing
 import SiftEvaluation
 import SiftSQLite
+import Testing
+
 @testable import SiftStore
 
 @Suite struct HotPathTests {
@@ -46,7 +47,8 @@ import SiftSQLite
                 let general = outcome(p, key) { () throws(StoreError) in try p.setValue(i as Any?, forKey: key) }
                 #expect(typed == general, "\(key) = \(i)")
                 let typed64 = outcome(p, key) { () throws(StoreError) in try p.setValue(Int64(i), forKey: key) }
-                let general64 = outcome(p, key) { () throws(StoreError) in try p.setValue(Int64(i) as Any?, forKey: key) }
+                let general64 = outcome(p, key) { () throws(StoreError) in try p.setValue(Int64(i) as Any?, forKey: key)
+                }
                 #expect(typed64 == general64, "\(key) = Int64(\(i))")
             }
             for d in [41.0, 41.5, -0.0, .infinity, .nan] {
@@ -61,7 +63,8 @@ import SiftSQLite
             }
         }
         // The checks above really ran both kinds of outcome.
-        #expect(outcome(p, "age") { () throws(StoreError) in try p.setValue(70_000, forKey: "age") }
+        #expect(
+            outcome(p, "age") { () throws(StoreError) in try p.setValue(70_000, forKey: "age") }
                 == .failed(.typeMismatch, "\(p.objectID) 'age': 70000 does not fit in a integer16"))
         try p.setValue(41, forKey: "age")
         #expect(try p.get("age", as: Int.self) == 41)
@@ -78,7 +81,10 @@ import SiftSQLite
         c.rollback()
         #expect(try p.get("age", as: Int.self) == nil)
         try c.delete(p)
-        do { try p.setValue("Bob", forKey: "name"); Issue.record("a deleted object took a value") } catch {
+        do {
+            try p.setValue("Bob", forKey: "name")
+            Issue.record("a deleted object took a value")
+        } catch {
             #expect(error.kind == .invalidOperation)
         }
     }
@@ -91,7 +97,7 @@ import SiftSQLite
         var reference: [ObjectID.Key: ManagedObject] = [:]
         var state: UInt64 = 0x5eed
         func next(_ n: UInt64) -> UInt64 {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return (state >> 33) % n
         }
         for step in 0..<20_000 {
@@ -122,23 +128,30 @@ import SiftSQLite
 
     @Test func objectIDsKeepTheirNames() throws {
         let model = try Fixtures.companyModel()
-        let a = try PersistentStore.inMemory(model: model), b = try PersistentStore.inMemory(model: model)
-        let ca = ManagedObjectContext(store: a), cb = ManagedObjectContext(store: b)
-        let pa = try ca.insert("Person"), pb = try cb.insert("Pet")
+        let a = try PersistentStore.inMemory(model: model)
+        let b = try PersistentStore.inMemory(model: model)
+        let ca = ManagedObjectContext(store: a)
+        let cb = ManagedObjectContext(store: b)
+        let pa = try ca.insert("Person")
+        let pb = try cb.insert("Pet")
         try pa.setValue("Ann", forKey: "name")
-        try ca.save(); try cb.save()
+        try ca.save()
+        try cb.save()
         #expect(pa.objectID.entityName == "Person" && pa.objectID.storeIdentifier == a.identifier)
         #expect(pb.objectID.entityName == "Pet" && pb.objectID.storeIdentifier == b.identifier)
         // Same key, other store: different IDs; the URI form names the store and entity.
-        let twin = try #require(ObjectID(uri: URL(string: "sift://\(b.identifier)/Person/p\(pa.objectID.primaryKey!)")!))
+        let twin = try #require(
+            ObjectID(uri: URL(string: "sift://\(b.identifier)/Person/p\(pa.objectID.primaryKey!)")!))
         #expect(twin != pa.objectID && twin.storeIdentifier == b.identifier)
         #expect(ObjectID(uri: pa.objectID.uriRepresentation) == pa.objectID)
-        #expect(pa.objectID.uriRepresentation.absoluteString == "sift://\(a.identifier)/Person/p\(pa.objectID.primaryKey!)")
+        #expect(
+            pa.objectID.uriRepresentation.absoluteString == "sift://\(a.identifier)/Person/p\(pa.objectID.primaryKey!)")
         // A store this process never opened is named all the same.
         let foreign = try #require(ObjectID(uri: URL(string: "sift://not-opened-here/Gadget/t7")!))
         #expect(foreign.entityName == "Gadget" && foreign.storeIdentifier == "not-opened-here" && foreign.isTemporaryID)
         #expect(foreign.description == "Gadget (temporary 7)")
-        #expect(ObjectID(uri: URL(string: "sift://not-opened-here/Other/t7")!) == foreign)  // the entity is not identity
+        // The entity is not identity.
+        #expect(ObjectID(uri: URL(string: "sift://not-opened-here/Other/t7")!) == foreign)
         #expect(Set([pa.objectID, twin, foreign, pa.objectID]).count == 3)
     }
 
@@ -159,13 +172,15 @@ import SiftSQLite
         }
         // Another program stores Bob's values with other storage classes (and NULLs).
         let db = try SQLiteConnection(path: path)
-        try db.execute("UPDATE Person SET age = 'thirty', salary = 10, active = 'yes', born = 7, name = NULL WHERE name = 'Bob'")
+        try db.execute(
+            "UPDATE Person SET age = 'thirty', salary = 10, active = 'yes', born = 7, name = NULL WHERE name = 'Bob'")
         let c = ManagedObjectContext(store: try PersistentStore(model: model, path: path))
         var request = FetchRequest("Person")
         request.sortDescriptors = [try SiftSortDescriptor("salary", ascending: false)]
         let people = try c.fetch(request)
         #expect(people.count == 2)
-        let ann = people[0], bob = people[1]
+        let ann = people[0]
+        let bob = people[1]
         #expect(try ann.get("name", as: String.self) == "Ann")
         #expect(try ann.get("age", as: Int.self) == 41)
         #expect(try ann.get("salary", as: Double.self) == 5200.5)
@@ -173,7 +188,7 @@ import SiftSQLite
         #expect(try ann.get("born", as: Date.self) == Date(timeIntervalSinceReferenceDate: 86_400.5))
         #expect(try ann.get("email", as: String.self) == nil)
         #expect(bob["name"].map { "\($0)" } == "\(Value.null)")
-        #expect(bob["age"].map { "\($0)" } == "\(Value.string("thirty"))")     // read as it is
+        #expect(bob["age"].map { "\($0)" } == "\(Value.string("thirty"))")  // read as it is
         #expect(try bob.get("salary", as: Double.self) == 10.0)
         #expect(bob["active"].map { "\($0)" } == "\(Value.string("yes"))")
         #expect(try bob.get("born", as: Date.self) == Date(timeIntervalSinceReferenceDate: 7))

@@ -1,11 +1,11 @@
 // The JSON store: the schema inferred for each JSON shape, conflicting shapes left out, odd key
 // names, values read back with their own storage classes, count columns, NFC, foreign keys.
 
-import SiftSQL
-import SiftSyntax
-import SiftSQLite
 import SiftJSON
+import SiftSQL
+import SiftSQLite
 import SiftStore
+import SiftSyntax
 import Testing
 
 private func records(_ text: String) throws -> [JSONValue] {
@@ -31,11 +31,13 @@ private func rootColumn(_ store: JSONStore, _ column: String) throws -> [SQLValu
 
 @Suite struct JSONStoreTests {
     @Test func scalarsKeepTheirStorageClasses() throws {
-        let store = try JSONStore(records: try records(#"""
-            {"a": 1, "b": 2.5, "c": "x", "d": true}
-            {"a": "str", "b": null, "d": false}
-            {}
-            """#))
+        let store = try JSONStore(
+            records: try records(
+                #"""
+                {"a": 1, "b": 2.5, "c": "x", "d": true}
+                {"a": "str", "b": null, "d": false}
+                {}
+                """#))
         let root = try #require(store.schema.entity(named: "Record"))
         #expect(root.attributes.map(\.name) == ["a", "b", "c", "d"])
         #expect(root.attributes.allSatisfy { $0.type == .any })
@@ -50,11 +52,13 @@ private func rootColumn(_ store: JSONStore, _ column: String) throws -> [SQLValu
     }
 
     @Test func datesBecomeDateColumns() throws {
-        let store = try JSONStore(records: try records(#"""
-            {"t": {"$date": 5}, "u": {"$date": 1.5}}
-            {"t": null, "u": {"$date": "no"}}
-            {}
-            """#))
+        let store = try JSONStore(
+            records: try records(
+                #"""
+                {"t": {"$date": 5}, "u": {"$date": 1.5}}
+                {"t": null, "u": {"$date": "no"}}
+                {}
+                """#))
         let root = try #require(store.schema.entity(named: "Record"))
         let t = try #require(root.attribute(named: "t"))
         #expect(t.type == .date)
@@ -72,57 +76,77 @@ private func rootColumn(_ store: JSONStore, _ column: String) throws -> [SQLValu
     }
 
     @Test func nestedObjectsAreToOneWithNullForeignKeys() throws {
-        let store = try JSONStore(records: try records(#"""
-            {"addr": {"city": "Oslo", "geo": {"lat": 1}}}
-            {"addr": null}
-            {}
-            {"addr": {"city": "Bergen"}}
-            """#))
+        let store = try JSONStore(
+            records: try records(
+                #"""
+                {"addr": {"city": "Oslo", "geo": {"lat": 1}}}
+                {"addr": null}
+                {}
+                {"addr": {"city": "Bergen"}}
+                """#))
         let root = try #require(store.schema.entity(named: "Record"))
         let addr = try #require(root.relationship(named: "addr"))
-        guard case .toOne(let destination, let fk) = try addr.shape() else { Issue.record("not to-one"); return }
+        guard case .toOne(let destination, let fk) = try addr.shape() else {
+            Issue.record("not to-one")
+            return
+        }
         let address = try #require(store.schema.entity(named: destination))
         #expect(address.attribute(named: "city")?.type == .any)
         #expect(address.relationship(named: "geo")?.toOne != nil)
         let fks = try rootColumn(store, fk)
         #expect(fks[1] == .null && fks[2] == .null)
-        let cities = try store.query("""
+        let cities = try store.query(
+            """
             SELECT a.\(q("city")) FROM \(q(root.table)) r LEFT JOIN \(q(address.table)) a
             ON a.\(q(address.primaryKey)) = r.\(q(fk)) ORDER BY r.\(q(root.primaryKey))
-            """).map { $0[0] }
+            """
+        ).map { $0[0] }
         #expect(cities == [.text("Oslo"), .null, .null, .text("Bergen")])
     }
 
     @Test func arraysOfObjectsAreToManyWithCounts() throws {
-        let store = try JSONStore(records: try records(#"""
-            {"kids": [{"n": 1}, {"n": 2}]}
-            {"kids": []}
-            {"kids": null}
-            {}
-            {"kids": [null, {"n": "x", "m": true}]}
-            """#))
+        let store = try JSONStore(
+            records: try records(
+                #"""
+                {"kids": [{"n": 1}, {"n": 2}]}
+                {"kids": []}
+                {"kids": null}
+                {}
+                {"kids": [null, {"n": "x", "m": true}]}
+                """#))
         let root = try #require(store.schema.entity(named: "Record"))
         let kids = try #require(root.relationship(named: "kids"))
-        guard case .toMany(let destination, let owner) = try kids.shape() else { Issue.record("not to-many"); return }
+        guard case .toMany(let destination, let owner) = try kids.shape() else {
+            Issue.record("not to-many")
+            return
+        }
         let count = try #require(kids.countColumn)
         #expect(try rootColumn(store, count) == [.integer(2), .integer(0), .null, .null, .integer(2)])
         let kid = try #require(store.schema.entity(named: destination))
         #expect(kid.attributes.map(\.name) == ["n", "m"])
         let rows = try store.query(
             "SELECT \(q(owner)), \(q("n")), \(q("m")) FROM \(q(kid.table)) ORDER BY \(q(kid.primaryKey))")
-        #expect(rows == [[.integer(1), .integer(1), .null], [.integer(1), .integer(2), .null],
-                         [.integer(5), .null, .null], [.integer(5), .text("x"), .integer(1)]])
+        #expect(
+            rows == [
+                [.integer(1), .integer(1), .null], [.integer(1), .integer(2), .null],
+                [.integer(5), .null, .null], [.integer(5), .text("x"), .integer(1)],
+            ])
     }
 
     @Test func arraysOfScalarsAreValueTablesWithCounts() throws {
-        let store = try JSONStore(records: try records(#"""
-            {"tags": ["a", 1, null], "when": [{"$date": 3}], "none": []}
-            {"tags": []}
-            {"none": null}
-            """#))
+        let store = try JSONStore(
+            records: try records(
+                #"""
+                {"tags": ["a", 1, null], "when": [{"$date": 3}], "none": []}
+                {"tags": []}
+                {"none": null}
+                """#))
         let root = try #require(store.schema.entity(named: "Record"))
         let tags = try #require(root.relationship(named: "tags"))
-        guard case .values(let table) = try tags.shape() else { Issue.record("not values"); return }
+        guard case .values(let table) = try tags.shape() else {
+            Issue.record("not values")
+            return
+        }
         #expect(table.type == .any)
         #expect(try rootColumn(store, try #require(tags.countColumn)) == [.integer(3), .integer(0), .null])
         let values = try store.query(
@@ -138,10 +162,12 @@ private func rootColumn(_ store: JSONStore, _ column: String) throws -> [SQLValu
     }
 
     @Test func conflictingShapesAreLeftOut() throws {
-        let store = try JSONStore(records: try records(#"""
-            {"x": {"a": 1}, "y": [[1]], "z": [{"a": 1}], "o": {"p": 1}, "ok": 1}
-            {"x": 3, "z": [2], "o": {"p": [1]}}
-            """#))
+        let store = try JSONStore(
+            records: try records(
+                #"""
+                {"x": {"a": 1}, "y": [[1]], "z": [{"a": 1}], "o": {"p": 1}, "ok": 1}
+                {"x": 3, "z": [2], "o": {"p": [1]}}
+                """#))
         let root = try #require(store.schema.entity(named: "Record"))
         #expect(root.attribute(named: "ok") != nil)
         #expect(root.relationship(named: "y") == nil && root.mixedKey(named: "y") == nil)
@@ -162,31 +188,43 @@ private func rootColumn(_ store: JSONStore, _ column: String) throws -> [SQLValu
     }
 
     @Test func recordsThatAreNotObjectsKeepTheirValues() throws {
-        let store = try JSONStore(records: try records(#"""
-            {"a": 1} "s" 2.5 null [1, "x"] {"$date": 7} []
-            """#))
+        let store = try JSONStore(
+            records: try records(
+                #"""
+                {"a": 1} "s" 2.5 null [1, "x"] {"$date": 7} []
+                """#))
         #expect(store.nonObjectRecords == [1, 2, 3, 4, 5, 6])
         let root = try #require(store.schema.entity(named: "Record"))
         let shape = try #require(root.selfShape)
         #expect(Set(shape.cases.map(\.tag)) == [1, 2, 3, 4])
         #expect(shape.cases.first { $0.tag == 3 }?.object == true)
-        #expect(try rootColumn(store, shape.shapeColumn) == [.integer(3), .integer(1), .integer(1), .null, .integer(4), .integer(2), .integer(4)])
+        #expect(
+            try rootColumn(store, shape.shapeColumn) == [
+                .integer(3), .integer(1), .integer(1), .null, .integer(4), .integer(2), .integer(4),
+            ])
         let value = try #require(shape.cases.first { $0.tag == 1 }?.attribute)
         #expect(try rootColumn(store, value.column) == [.null, .text("s"), .double(2.5), .null, .null, .null, .null])
         let array = try #require(shape.cases.first { $0.tag == 4 }?.relationship)
-        #expect(try rootColumn(store, try #require(array.countColumn)) == [.null, .null, .null, .null, .integer(2), .null, .integer(0)])
+        #expect(
+            try rootColumn(store, try #require(array.countColumn)) == [
+                .null, .null, .null, .null, .integer(2), .null, .integer(0),
+            ])
         #expect(try rootColumn(store, "a") == [.integer(1), .null, .null, .null, .null, .null, .null])
         // The SQL back-end answers SELF as memory does.
         let lowering = try SQLLowering(schema: store.schema, entity: "Record")
-        for (format, expected) in [("SELF == nil", [3]), ("SELF == 2.5", [2]), ("ANY SELF == 'x'", [4]),
-                                   ("SELF == 's' OR a == 1", [0, 1]), ("SELF[0] == 1", [4]), ("SELF == {1, 'x'}", [4])] {
+        for (format, expected) in [
+            ("SELF == nil", [3]), ("SELF == 2.5", [2]), ("ANY SELF == 'x'", [4]),
+            ("SELF == 's' OR a == 1", [0, 1]), ("SELF[0] == 1", [4]), ("SELF == {1, 'x'}", [4]),
+        ] {
             let q = try lowering.select(try PredicateSyntax.parse(format))
             #expect(try store.recordIndices(sql: q.sql, bindings: q.bindings) == expected, "\(format): \(q)")
         }
     }
 
     @Test func oddKeyNamesGetDistinctQuotedColumns() throws {
-        let keys = ["id", "_id", "a b", "quo\"te", "dot.ted", "ünï", "Name", "name", "x@count", "x", "Record.kid", "kid", ""]
+        let keys = [
+            "id", "_id", "a b", "quo\"te", "dot.ted", "ünï", "Name", "name", "x@count", "x", "Record.kid", "kid", "",
+        ]
         let fields = keys.enumerated().map { i, k -> String in
             let key = "\"" + k.replacingOccurrences(of: "\"", with: "\\\"") + "\""
             switch k {
@@ -198,7 +236,8 @@ private func rootColumn(_ store: JSONStore, _ column: String) throws -> [SQLValu
         }
         let store = try JSONStore(records: try records("{" + fields.joined(separator: ", ") + "}"))
         let root = try #require(store.schema.entity(named: "Record"))
-        let columns = root.attributes.map(\.column) + root.relationships.compactMap { $0.foreignKey ?? nil }
+        let columns =
+            root.attributes.map(\.column) + root.relationships.compactMap { $0.foreignKey ?? nil }
             + root.relationships.compactMap(\.countColumn) + [root.primaryKey]
         #expect(Set(columns.map { $0.lowercased() }).count == columns.count, "\(columns)")
         #expect(!keys.contains(root.primaryKey))
@@ -221,14 +260,20 @@ private func rootColumn(_ store: JSONStore, _ column: String) throws -> [SQLValu
     }
 
     @Test func recordIndicesRunsAQuery() throws {
-        let store = try JSONStore(records: try records(#"""
-            {"name": "Jörg"} {"name": "anna"} {"name": "JOANNA"} 5 {"name": null}
-            """#))
+        let store = try JSONStore(
+            records: try records(
+                #"""
+                {"name": "Jörg"} {"name": "anna"} {"name": "JOANNA"} 5 {"name": null}
+                """#))
         #expect(store.nonObjectRecords == [3])
         let root = try #require(store.schema.entity(named: "Record"))
         let sql = "SELECT \(q(root.primaryKey)) FROM \(q(root.table)) WHERE sift_text(1, \(q("name")), ?, 3) ORDER BY 1"
         #expect(try store.recordIndices(sql: sql, bindings: [.text("jo")]) == [0, 2])
-        #expect(try store.recordIndices(sql: "SELECT \(q(root.primaryKey)) FROM \(q(root.table)) ORDER BY 1 DESC", bindings: []) == [4, 3, 2, 1, 0])
+        #expect(
+            try store.recordIndices(
+                sql: "SELECT \(q(root.primaryKey)) FROM \(q(root.table)) ORDER BY 1 DESC", bindings: []) == [
+                    4, 3, 2, 1, 0,
+                ])
         #expect(throws: StoreError.self) { try store.recordIndices(sql: "SELECT 'a'", bindings: []) }
     }
 
@@ -251,12 +296,16 @@ private func rootColumn(_ store: JSONStore, _ column: String) throws -> [SQLValu
     /// a full scan of the elements per row (an owner column without INTEGER affinity cannot use
     /// its index against an INTEGER key) made 20,000 records take minutes.
     @Test func arrayElementsAreSearchedByOwner() throws {
-        let store = try JSONStore(records: try records(#"""
-            {"k": [{"q": 1}, {"q": 7}], "v": ["a", "b"]}
-            {"k": [], "v": []}
-            """#))
+        let store = try JSONStore(
+            records: try records(
+                #"""
+                {"k": [{"q": 1}, {"q": 7}], "v": ["a", "b"]}
+                {"k": [], "v": []}
+                """#))
         let lowering = try SQLLowering(schema: store.schema, entity: "Record")
-        for format in ["ANY k.q < 5", "k.@avg.q > 2", "SUBQUERY(k, $x, $x.q > 2).@count == 1", "ANY v == 'a'", "v.@count == 2"] {
+        for format in [
+            "ANY k.q < 5", "k.@avg.q > 2", "SUBQUERY(k, $x, $x.q > 2).@count == 1", "ANY v == 'a'", "v.@count == 2",
+        ] {
             let q = try lowering.select(try PredicateSyntax.parse(format))
             let plan = try queryPlan(store, q.sql, q.bindings)
             #expect(!plan.contains { $0.hasPrefix("SCAN") && !$0.hasPrefix("SCAN t0") }, "\(format): \(plan)")
@@ -273,10 +322,12 @@ private func rootColumn(_ store: JSONStore, _ column: String) throws -> [SQLValu
     }
 
     @Test func deepNestingReachesEveryLevel() throws {
-        let store = try JSONStore(records: try records(#"""
-            {"a": {"b": [{"c": [1, 2], "d": {"e": "x"}}, {"c": null}]}}
-            {"a": {"b": [{"c": [3]}]}}
-            """#))
+        let store = try JSONStore(
+            records: try records(
+                #"""
+                {"a": {"b": [{"c": [1, 2], "d": {"e": "x"}}, {"c": null}]}}
+                {"a": {"b": [{"c": [3]}]}}
+                """#))
         let a = try #require(store.schema.entity(named: "Record")?.relationship(named: "a")?.toOne)
         let aEntity = try #require(store.schema.entity(named: a))
         let b = try #require(aEntity.relationship(named: "b"))

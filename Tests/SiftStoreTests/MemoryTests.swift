@@ -5,8 +5,9 @@
 // AddressSanitizer's leak check (`make asan`) found the first of these.
 
 import Foundation
-import Testing
 import SiftEvaluation
+import Testing
+
 @testable import SiftStore
 
 /// Weak references to objects, to see whether anything still holds them.

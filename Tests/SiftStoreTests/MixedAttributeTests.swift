@@ -3,15 +3,18 @@
 // SQL answering every predicate as memory does on the same objects, each row by its own shape.
 
 import Foundation
-import Testing
 import SiftEvaluation
 import SiftSQL
+import Testing
+
 @testable import SiftStore
 
 @Suite struct MixedAttributeTests {
     func error(_ attributes: [AttributeDescription], constraints: [[String]] = []) -> String? {
         do {
-            _ = try ManagedObjectModel(entities: [EntityDescription("R", attributes: attributes, uniquenessConstraints: constraints)])
+            _ = try ManagedObjectModel(entities: [
+                EntityDescription("R", attributes: attributes, uniquenessConstraints: constraints)
+            ])
             return nil
         } catch {
             return error.message
@@ -20,32 +23,53 @@ import SiftSQL
 
     @Test func badDeclarationsAreModelErrors() throws {
         #expect(error([AttributeDescription("v", .mixed)])?.contains("names its 'shapes'") == true)
-        #expect(error([AttributeDescription("v", .mixed, shapes: MixedShapes())])?.contains("at least one shape") == true)
-        #expect(error([AttributeDescription("v", .string, shapes: MixedShapes(scalar: true))])?.contains("'shapes' apply to mixed attributes, not string") == true)
-        #expect(error([AttributeDescription("v", .mixed, collection: true, shapes: MixedShapes(scalar: true))])?.contains("cannot also be a collection") == true)
-        #expect(error([AttributeDescription("v", .mixed, defaultValue: .integer(1), shapes: MixedShapes(scalar: true))])?.contains("no default value") == true)
-        #expect(error([AttributeDescription("v", .mixed, shapes: MixedShapes(scalar: true))], constraints: [["v"]])?.contains("a mixed attribute") == true)
+        #expect(
+            error([AttributeDescription("v", .mixed, shapes: MixedShapes())])?.contains("at least one shape") == true)
+        #expect(
+            error([AttributeDescription("v", .string, shapes: MixedShapes(scalar: true))])?.contains(
+                "'shapes' apply to mixed attributes, not string") == true)
+        #expect(
+            error([AttributeDescription("v", .mixed, collection: true, shapes: MixedShapes(scalar: true))])?.contains(
+                "cannot also be a collection") == true)
+        #expect(
+            error([AttributeDescription("v", .mixed, defaultValue: .integer(1), shapes: MixedShapes(scalar: true))])?
+                .contains("no default value") == true)
+        #expect(
+            error([AttributeDescription("v", .mixed, shapes: MixedShapes(scalar: true))], constraints: [["v"]])?
+                .contains("a mixed attribute") == true)
         // In a model file: an unknown element kind is a decoding error that says where.
         do {
-            _ = try ManagedObjectModel(json: Data(#"{"entities": [{"name": "R", "attributes": [{"name": "v", "type": "mixed", "shapes": {"array": "list"}}]}]}"#.utf8))
+            _ = try ManagedObjectModel(
+                json: Data(
+                    #"{"entities": [{"name": "R", "attributes": [{"name": "v", "type": "mixed", "shapes": {"array": "list"}}]}]}"#
+                        .utf8))
             Issue.record("an unknown element kind was accepted")
         } catch {
-            #expect(error.message.contains("invalid model JSON") && error.message.contains("shapes"), "\(error.message)")
+            #expect(
+                error.message.contains("invalid model JSON") && error.message.contains("shapes"), "\(error.message)")
         }
         // The shapes survive the file round trip (and change the version hash).
-        let model = try ManagedObjectModel(json: Data(#"""
-            {"entities": [{"name": "R", "attributes": [{"name": "v", "type": "mixed", "shapes": {"scalar": true, "array": "date"}}]}]}
-            """#.utf8))
+        let model = try ManagedObjectModel(
+            json: Data(
+                #"""
+                {"entities": [{"name": "R", "attributes": [{"name": "v", "type": "mixed", "shapes": {"scalar": true, "array": "date"}}]}]}
+                """#.utf8))
         #expect(model.entity(named: "R")?.attributes[0].shapes == MixedShapes(scalar: true, array: .date))
         #expect(try ManagedObjectModel(json: Data(model.jsonString.utf8)) == model)
-        let other = try ManagedObjectModel(entities: [EntityDescription("R", attributes: [AttributeDescription("v", .mixed, shapes: MixedShapes(scalar: true))])])
+        let other = try ManagedObjectModel(entities: [
+            EntityDescription("R", attributes: [AttributeDescription("v", .mixed, shapes: MixedShapes(scalar: true))])
+        ])
         #expect(other.versionHash != model.versionHash)
     }
 
     @Test func theLoweringSeesOneCasePerShape() throws {
-        let model = try ManagedObjectModel(entities: [EntityDescription("R", attributes: [
-            AttributeDescription("v", .mixed, shapes: MixedShapes(scalar: true, date: true, array: .scalar)),
-        ])])
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(
+                "R",
+                attributes: [
+                    AttributeDescription("v", .mixed, shapes: MixedShapes(scalar: true, date: true, array: .scalar))
+                ])
+        ])
         let r = try #require(model.schema.entity(named: "R"))
         #expect(r.attribute(named: "v") == nil)
         let v = try #require(r.mixedKey(named: "v"))
@@ -65,17 +89,23 @@ import SiftSQL
     ]
 
     func store() throws -> ManagedObjectContext {
-        let model = try ManagedObjectModel(entities: [EntityDescription("R", attributes: [
-            AttributeDescription("n", .integer64),
-            AttributeDescription("v", .mixed, shapes: MixedShapes(scalar: true, date: true, array: .scalar)),
-            AttributeDescription("d", .mixed, shapes: MixedShapes(array: .date)),
-        ])])
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(
+                "R",
+                attributes: [
+                    AttributeDescription("n", .integer64),
+                    AttributeDescription("v", .mixed, shapes: MixedShapes(scalar: true, date: true, array: .scalar)),
+                    AttributeDescription("d", .mixed, shapes: MixedShapes(array: .date)),
+                ])
+        ])
         let c = ManagedObjectContext(store: try PersistentStore.inMemory(model: model))
         for (n, v) in Self.values.enumerated() {
             let o = try c.insert("R")
             try o.setValue(n, forKey: "n")
             try o.setValue(v, forKey: "v")
-            try o.setValue(n % 3 == 0 ? Value.array([.date(Self.day), .null]) : n % 3 == 1 ? Value.array([]) : Value.null, forKey: "d")
+            try o.setValue(
+                n % 3 == 0 ? Value.array([.date(Self.day), .null]) : n % 3 == 1 ? Value.array([]) : Value.null,
+                forKey: "d")
         }
         try c.save()
         return ManagedObjectContext(store: c.store)
@@ -104,7 +134,11 @@ import SiftSQL
             Issue.record("an object value was saved under a mixed attribute without an object shape")
         } catch {
             #expect(error.kind == .validation)
-            #expect(error.message.contains("'v': ") && error.message.contains("is not one of the attribute's shapes (scalars, dates, arrays of scalars)"), "\(error.message)")
+            #expect(
+                error.message.contains("'v': ")
+                    && error.message.contains(
+                        "is not one of the attribute's shapes (scalars, dates, arrays of scalars)"),
+                "\(error.message)")
         }
         let p = try c.insert("R")
         try p.setValue([1], forKey: "d")

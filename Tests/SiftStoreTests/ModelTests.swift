@@ -3,54 +3,82 @@
 // from it, and stores refusing a model they were not created with.
 
 import Foundation
-import Testing
 import SiftSQL
+import SiftSQLite
+import Testing
+
 @testable import SiftStore
 
 @Suite struct ModelTests {
     func error(_ entities: [EntityDescription]) -> String? {
-        do { _ = try ManagedObjectModel(entities: entities); return nil } catch { return error.message }
+        do {
+            _ = try ManagedObjectModel(entities: entities)
+            return nil
+        } catch { return error.message }
     }
 
     @Test func invalidModelsAreRejectedWithTheRuleBroken() {
         let person = { (attrs: [AttributeDescription], rels: [RelationshipDescription]) in
             EntityDescription("Person", attributes: attrs, relationships: rels)
         }
-        #expect(error([person([AttributeDescription("", .string)], [])])?.contains("attribute 'Person.': the name is empty") == true)
-        #expect(error([person([], [RelationshipDescription("", to: "Person")])])?.contains("relationship 'Person.': the name is empty") == true)
-        #expect(error([person([AttributeDescription("a b", .string), AttributeDescription("a b", .integer64)], [])])?.contains("two properties named 'a b'") == true)
+        #expect(
+            error([person([AttributeDescription("", .string)], [])])?.contains("attribute 'Person.': the name is empty")
+                == true)
+        #expect(
+            error([person([], [RelationshipDescription("", to: "Person")])])?.contains(
+                "relationship 'Person.': the name is empty") == true)
+        #expect(
+            error([person([AttributeDescription("a b", .string), AttributeDescription("a b", .integer64)], [])])?
+                .contains("two properties named 'a b'") == true)
         #expect(error([EntityDescription("first name")])?.contains("'first name' is not an identifier") == true)
-        #expect(error([person([], [RelationshipDescription("pet", to: "Pet")])])?.contains("unknown entity 'Pet'") == true)
-        #expect(error([person([AttributeDescription("age", .string, minValue: 1)], [])])?.contains("min/max apply to numeric") == true)
-        #expect(error([person([AttributeDescription("name", .string, regularExpression: "(")], [])])?.contains("invalid regular expression") == true)
-        #expect(error([person([AttributeDescription("age", .integer16, defaultValue: .integer(70_000))], [])])?.contains("default value") == true)
-        #expect(error([EntityDescription("Person", uniquenessConstraints: [["email"]])])?.contains("names 'email', which is not an attribute") == true)
-        #expect(error([EntityDescription("A", parent: "B"), EntityDescription("B", parent: "A")])?.contains("inherits from itself") == true)
-        #expect(error([EntityDescription("Person"), EntityDescription("person")])?.contains("two entities are named") == true)
+        #expect(
+            error([person([], [RelationshipDescription("pet", to: "Pet")])])?.contains("unknown entity 'Pet'") == true)
+        #expect(
+            error([person([AttributeDescription("age", .string, minValue: 1)], [])])?.contains(
+                "min/max apply to numeric") == true)
+        #expect(
+            error([person([AttributeDescription("name", .string, regularExpression: "(")], [])])?.contains(
+                "invalid regular expression") == true)
+        #expect(
+            error([person([AttributeDescription("age", .integer16, defaultValue: .integer(70_000))], [])])?.contains(
+                "default value") == true)
+        #expect(
+            error([EntityDescription("Person", uniquenessConstraints: [["email"]])])?.contains(
+                "names 'email', which is not an attribute") == true)
+        #expect(
+            error([EntityDescription("A", parent: "B"), EntityDescription("B", parent: "A")])?.contains(
+                "inherits from itself") == true)
+        #expect(
+            error([EntityDescription("Person"), EntityDescription("person")])?.contains("two entities are named")
+                == true)
         #expect(error([EntityDescription("sqlite_x")])?.contains("reserved") == true)
         // Inverses must point back at each other.
         let bad = error([
             person([], [RelationshipDescription("pets", to: "Pet", toMany: true, inverse: "owner")]),
-            EntityDescription("Pet", relationships: [RelationshipDescription("owner", to: "Person", inverse: "friends")]),
+            EntityDescription(
+                "Pet", relationships: [RelationshipDescription("owner", to: "Person", inverse: "friends")]),
         ])
         #expect(bad?.contains("its inverse 'Pet.owner' has inverse 'friends', not 'pets'") == true)
-        #expect(error([
-            person([], [RelationshipDescription("pets", to: "Pet", toMany: true, inverse: "owner")]),
-            EntityDescription("Pet"),
-        ])?.contains("the inverse 'owner' is not a relationship of 'Pet'") == true)
+        #expect(
+            error([
+                person([], [RelationshipDescription("pets", to: "Pet", toMany: true, inverse: "owner")]),
+                EntityDescription("Pet"),
+            ])?.contains("the inverse 'owner' is not a relationship of 'Pet'") == true)
         // Siblings sharing their root's table may not both claim a column.
-        #expect(error([
-            EntityDescription("Animal", abstract: true),
-            EntityDescription("Dog", parent: "Animal", attributes: [AttributeDescription("x", .string)]),
-            EntityDescription("Cat", parent: "Animal", attributes: [AttributeDescription("x", .integer64)]),
-        ])?.contains("would share column 'x'") == true)
+        #expect(
+            error([
+                EntityDescription("Animal", abstract: true),
+                EntityDescription("Dog", parent: "Animal", attributes: [AttributeDescription("x", .string)]),
+                EntityDescription("Cat", parent: "Animal", attributes: [AttributeDescription("x", .integer64)]),
+            ])?.contains("would share column 'x'") == true)
     }
 
     /// Property names are any non-empty string (JSON keys are): the store derives its SQL names
     /// from them, unique as SQLite compares names, and never lets one reach SQL unquoted.
     @Test func propertyNamesAreAnyStringAndTheirSQLNamesAreDerived() throws {
         let model = try ManagedObjectModel(entities: [
-            EntityDescription("Item",
+            EntityDescription(
+                "Item",
                 attributes: [
                     AttributeDescription("first name", .string),
                     AttributeDescription("a", .integer64), AttributeDescription("A", .integer64),
@@ -61,21 +89,24 @@ import SiftSQL
                     AttributeDescription("two words", .string, collection: true),
                 ],
                 relationships: [
-                    RelationshipDescription("my parts", to: "Part", toMany: true, ordered: true, inverse: "the item", deleteRule: .cascade),
+                    RelationshipDescription(
+                        "my parts", to: "Part", toMany: true, ordered: true, inverse: "the item", deleteRule: .cascade)
                 ]),
-            EntityDescription("Part", attributes: [AttributeDescription("n°", .integer64)],
-                              relationships: [RelationshipDescription("the item", to: "Item", inverse: "my parts")]),
+            EntityDescription(
+                "Part", attributes: [AttributeDescription("n°", .integer64)],
+                relationships: [RelationshipDescription("the item", to: "Item", inverse: "my parts")]),
         ])
         let item = try #require(model.resolved["Item"])
         #expect(item.attribute("first name")?.column == "first name")
         #expect(item.attribute("a")?.column == "a")
-        #expect(item.attribute("A")?.column == "A#2")           // SQLite: "a" and "A" are one column
-        #expect(item.attribute("Z_PK")?.column == "Z_PK#2")     // the store's own key keeps its name
-        #expect(item.attribute("x\u{0}y")?.column == "x?y")     // the C API stops at NUL
+        #expect(item.attribute("A")?.column == "A#2")  // SQLite: "a" and "A" are one column
+        #expect(item.attribute("Z_PK")?.column == "Z_PK#2")  // the store's own key keeps its name
+        #expect(item.attribute("x\u{0}y")?.column == "x?y")  // the C API stops at NUL
         #expect(item.attribute("two words")?.valueTable == "Z_Item_two words")
         let schema = try #require(model.schema.entity(named: "Item"))
         #expect(schema.attribute(named: "A")?.column == "A#2")
-        #expect(try schema.relationship(named: "my parts")?.shape() == .toMany(destination: "Part", foreignKey: "the item"))
+        #expect(
+            try schema.relationship(named: "my parts")?.shape() == .toMany(destination: "Part", foreignKey: "the item"))
 
         // Saved, reopened, fetched through SQL by those names.
         let path = Fixtures.temporaryPath()
@@ -96,8 +127,10 @@ import SiftSQL
             try c.save()
         }
         let c = ManagedObjectContext(store: try PersistentStore(model: model, path: path))
-        let request = try FetchRequest("Item", predicate: "%K == 'Ana' AND %K == 1 AND %K == 2 AND %K == 'pk' AND ANY %K == 'q' AND ANY %K.%K == 7",
-                                       "first name", "a", "A", "Z_PK", "two words", "my parts", "n°")
+        let request = try FetchRequest(
+            "Item",
+            predicate: "%K == 'Ana' AND %K == 1 AND %K == 2 AND %K == 'pk' AND ANY %K == 'q' AND ANY %K.%K == 7",
+            "first name", "a", "A", "Z_PK", "two words", "my parts", "n°")
         #expect(try c.explain(request).residualPredicate == nil)
         let found = try c.fetch(request)
         #expect(found.count == 1)
@@ -136,8 +169,8 @@ import SiftSQL
             EntityDescription("Blob", attributes: [AttributeDescription("j", .transformable)], open: true),
             EntityDescription("Closed", attributes: [AttributeDescription("n", .integer64)]),
         ])
-        #expect(model.schema.entity(named: "Doc")?.open == false)    // Memo rows have a 't'
-        #expect(model.schema.entity(named: "Memo")?.open == true)     // inherited
+        #expect(model.schema.entity(named: "Doc")?.open == false)  // Memo rows have a 't'
+        #expect(model.schema.entity(named: "Memo")?.open == true)  // inherited
         #expect(model.schema.entity(named: "Blob")?.open == false)
         #expect(model.schema.entity(named: "Closed")?.open == false)
         #expect(try ManagedObjectModel(json: Data(model.jsonString.utf8)) == model)
@@ -153,7 +186,8 @@ import SiftSQL
         let missing = try FetchRequest("Memo", predicate: "missing == nil AND t == 'x'")
         #expect(try c.explain(missing).residualPredicate == nil)
         #expect(try c.fetch(missing).count == 1)
-        #expect(try c.fetch(try FetchRequest("Doc", predicate: "t == nil AND missing == nil")).count == 1)   // the Doc, not the Memo
+        // The Doc, not the Memo.
+        #expect(try c.fetch(try FetchRequest("Doc", predicate: "t == nil AND missing == nil")).count == 1)
         let blob = try FetchRequest("Blob", predicate: "missing == nil AND j.k == 1")
         #expect(try c.fetch(blob).count == 1)
         #expect(try c.explain(blob).residualPredicate != nil)
@@ -171,15 +205,18 @@ import SiftSQL
         #expect(try ManagedObjectModel(entities: entities).versionHash != model.versionHash)
         // A model file with an unknown type says where.
         do {
-            _ = try ManagedObjectModel(json: Data(#"{"entities": [{"name": "A", "attributes": [{"name": "x", "type": "int"}]}]}"#.utf8))
+            _ = try ManagedObjectModel(
+                json: Data(#"{"entities": [{"name": "A", "attributes": [{"name": "x", "type": "int"}]}]}"#.utf8))
             Issue.record("an unknown attribute type was accepted")
         } catch {
             #expect(error.message.contains("entities"), "\(error.message)")
         }
-        let file = try ManagedObjectModel(json: Data(#"""
-            {"entities": [{"name": "Item", "attributes": [{"name": "id", "type": "integer64", "optional": false},
-                                                          {"name": "price", "type": "decimal", "min": 0}]}]}
-            """#.utf8))
+        let file = try ManagedObjectModel(
+            json: Data(
+                #"""
+                {"entities": [{"name": "Item", "attributes": [{"name": "id", "type": "integer64", "optional": false},
+                                                              {"name": "price", "type": "decimal", "min": 0}]}]}
+                """#.utf8))
         #expect(file.entity(named: "Item")?.attributes.first?.isOptional == false)
     }
 
@@ -190,7 +227,8 @@ import SiftSQL
         #expect(person.primaryKey == "Z_PK")
         #expect(person.attribute(named: "settings") == nil)  // transformable: memory only
         #expect(person.attribute(named: "born")?.effectiveEncoding == .secondsSince2001)
-        #expect(try person.relationship(named: "address")?.shape() == .toOne(destination: "Address", foreignKey: "address"))
+        #expect(
+            try person.relationship(named: "address")?.shape() == .toOne(destination: "Address", foreignKey: "address"))
         #expect(try person.relationship(named: "pets")?.shape() == .toMany(destination: "Pet", foreignKey: "owner"))
         if case .manyToMany(let d, let j)? = try person.relationship(named: "projects")?.shape() {
             #expect(d == "Project")
@@ -243,5 +281,3 @@ import SiftSQL
         }
     }
 }
-
-import SiftSQLite

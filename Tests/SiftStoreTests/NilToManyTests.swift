@@ -4,18 +4,24 @@
 // every write to the links: saves, inverse changes, deletes, batch deletes and rollbacks.
 
 import Foundation
-import Testing
 import SiftEvaluation
+import Testing
+
 @testable import SiftStore
 
 @Suite struct NilToManyTests {
     static func model(kidsDelete: DeleteRule = .cascade) throws -> ManagedObjectModel {
         try ManagedObjectModel(entities: [
-            EntityDescription("Parent", attributes: [AttributeDescription("name", .string)],
-                              relationships: [RelationshipDescription("kids", to: "Kid", toMany: true, ordered: true, inverse: "parent",
-                                                                      deleteRule: kidsDelete, allowsNil: true)]),
-            EntityDescription("Kid", attributes: [AttributeDescription("age", .integer64)],
-                              relationships: [RelationshipDescription("parent", to: "Parent", inverse: "kids")]),
+            EntityDescription(
+                "Parent", attributes: [AttributeDescription("name", .string)],
+                relationships: [
+                    RelationshipDescription(
+                        "kids", to: "Kid", toMany: true, ordered: true, inverse: "parent",
+                        deleteRule: kidsDelete, allowsNil: true)
+                ]),
+            EntityDescription(
+                "Kid", attributes: [AttributeDescription("age", .integer64)],
+                relationships: [RelationshipDescription("parent", to: "Parent", inverse: "kids")]),
         ])
     }
 
@@ -46,24 +52,25 @@ import SiftEvaluation
 
     /// Names of the parents a fetch with `predicate` returns, sorted.
     func names(_ c: ManagedObjectContext, _ predicate: String) throws -> [String] {
-        try c.fetch(try FetchRequest("Parent", predicate: predicate)).map { try $0.get("name", as: String.self) ?? "" }.sorted()
+        try c.fetch(try FetchRequest("Parent", predicate: predicate)).map { try $0.get("name", as: String.self) ?? "" }
+            .sorted()
     }
 
     @Test func nilAndEmptyStayApartInMemory() throws {
         let c = ManagedObjectContext(store: try PersistentStore.inMemory(model: Self.model()))
         let p = try c.insert("Parent")
-        #expect(p["kids"] == .null)                       // starts nil, as a missing JSON array
+        #expect(p["kids"] == .null)  // starts nil, as a missing JSON array
         try p.setValue([ManagedObject](), forKey: "kids")
         #expect(p["kids"]?.collectionElements?.isEmpty == true)
         let k = try c.insert("Kid")
-        try k.setValue(p, forKey: "parent")               // through the inverse
+        try k.setValue(p, forKey: "parent")  // through the inverse
         #expect(p["kids"]?.collectionElements?.count == 1)
         try k.setValue(nil, forKey: "parent")
-        #expect(p["kids"]?.collectionElements?.isEmpty == true)   // emptied, not nil
+        #expect(p["kids"]?.collectionElements?.isEmpty == true)  // emptied, not nil
         try p.add(k, to: "kids")
         try p.setValue(nil, forKey: "kids")
         #expect(p["kids"] == .null)
-        #expect(k["parent"] == .null)                     // the inverse follows
+        #expect(k["parent"] == .null)  // the inverse follows
         #expect(try SiftPredicate("kids == nil").evaluate(with: p))
         // A relationship that does not allow nil is never nil.
         let plain = try ManagedObjectModel(entities: [
@@ -88,13 +95,18 @@ import SiftEvaluation
         #expect(try counts(store) == expected)
 
         let c2 = ManagedObjectContext(store: try PersistentStore(model: Self.model(), path: path))
-        let byName = Dictionary(uniqueKeysWithValues: try c2.fetch(FetchRequest("Parent")).map { (try $0.get("name", as: String.self)!, $0) })
+        let byName = Dictionary(
+            uniqueKeysWithValues: try c2.fetch(FetchRequest("Parent")).map {
+                (try $0.get("name", as: String.self)!, $0)
+            })
         #expect(byName["none"]?["kids"] == .null)
         #expect(byName["empty"]?["kids"]?.collectionElements?.isEmpty == true)
         #expect(byName["two"]?["kids"]?.collectionElements?.count == 2)
         // In SQL: the count column answers nil and @count, with no residual.
-        for (p, expected) in [("kids == nil", ["none"]), ("kids != nil", ["empty", "two"]), ("kids.@count == 0", ["empty"]),
-                              ("NOT (kids.@count > 1)", ["empty", "none"]), ("ANY kids.age < 5", ["two"])] {
+        for (p, expected) in [
+            ("kids == nil", ["none"]), ("kids != nil", ["empty", "two"]), ("kids.@count == 0", ["empty"]),
+            ("NOT (kids.@count > 1)", ["empty", "none"]), ("ANY kids.age < 5", ["two"]),
+        ] {
             #expect(try names(c2, p) == expected, "\(p)")
             #expect(try c2.explain(FetchRequest("Parent", predicate: p)).residualPredicate == nil, "\(p)")
         }
@@ -173,9 +185,13 @@ import SiftEvaluation
         #expect(try ManagedObjectModel(entities: entities).versionHash != m.versionHash)
         // Many-to-many: the join table's rows are counted.
         let mm = try ManagedObjectModel(entities: [
-            EntityDescription("T", attributes: [AttributeDescription("name", .string)],
-                              relationships: [RelationshipDescription("tags", to: "Tag", toMany: true, inverse: "ts", allowsNil: true)]),
-            EntityDescription("Tag", relationships: [RelationshipDescription("ts", to: "T", toMany: true, inverse: "tags")]),
+            EntityDescription(
+                "T", attributes: [AttributeDescription("name", .string)],
+                relationships: [
+                    RelationshipDescription("tags", to: "Tag", toMany: true, inverse: "ts", allowsNil: true)
+                ]),
+            EntityDescription(
+                "Tag", relationships: [RelationshipDescription("ts", to: "T", toMany: true, inverse: "tags")]),
         ])
         let store = try PersistentStore.inMemory(model: mm)
         let c = ManagedObjectContext(store: store)

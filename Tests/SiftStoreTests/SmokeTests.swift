@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import SiftEvaluation
+import Testing
+
 @testable import SiftStore
 
 @Suite struct SmokeTests {
@@ -23,7 +24,8 @@ import SiftEvaluation
         #expect(!ann.objectID.isTemporaryID)
 
         let c2 = ManagedObjectContext(store: try PersistentStore(model: model, path: path))
-        let found = try c2.fetch(try FetchRequest("Person", predicate: "address.city == 'Oslo' AND ANY pets.name == 'Rex'"))
+        let found = try c2.fetch(
+            try FetchRequest("Person", predicate: "address.city == 'Oslo' AND ANY pets.name == 'Rex'"))
         #expect(found.count == 1)
         #expect(try found.first?.get("name", as: String.self) == "Ann")
         #expect(try c2.count(for: FetchRequest("Animal")) == 1)

@@ -5,16 +5,18 @@
 // ThreadSanitizer, where unsynchronised state in the store fails the run.
 
 import Foundation
-import Testing
 import SiftEvaluation
 import SiftTestSupport
+import Testing
+
 @testable import SiftStore
 
 @Suite struct ThreadSafetyTests {
     @Test func contextsOnSeveralThreadsShareOneStore() throws {
         let model = try Fixtures.companyModel()
         let store = try PersistentStore(model: model, path: Fixtures.temporaryPath())
-        let threads = 4, perThread = 30
+        let threads = 4
+        let perThread = 30
         let outcomes = try concurrently(threads: threads, rounds: 1) { t throws -> [ObjectID] in
             let context = ManagedObjectContext(store: store)
             var saved: [ObjectID] = []
@@ -39,6 +41,8 @@ import SiftTestSupport
         #expect(ids.allSatisfy { !$0.isTemporaryID })
         let reader = ManagedObjectContext(store: store)
         #expect(try reader.count(for: FetchRequest("Person")) == threads * perThread)
-        #expect(try reader.count(for: FetchRequest("Person", predicate: "age >= 20 AND age < %@", 20 + perThread / 3)) == threads * perThread)
+        #expect(
+            try reader.count(for: FetchRequest("Person", predicate: "age >= 20 AND age < %@", 20 + perThread / 3))
+                == threads * perThread)
     }
 }

@@ -7,8 +7,9 @@ import Foundation
 import SiftEvaluation
 import SiftSQL
 import SiftSQLite
-@testable import SiftStore
 import Testing
+
+@testable import SiftStore
 
 @Suite struct TransformableStorageTests {
     static let values: [Value] = [
@@ -16,14 +17,17 @@ import Testing
         .bool(true), .bool(false), .string("1"), .string(""), .string(String(repeating: "ü", count: 100_000)),
         .decimal(Decimal(string: "0.1")!), .date(Date(timeIntervalSinceReferenceDate: 0.25)), .data(Data([0, 1, 255])),
         .array([.integer(1), .double(1), .null, .array([.integer(2), .string("x")]), .dictionary(["k": .double(2)])]),
-        .dictionary(["int": .integer(1), "double": .double(1), "nested": .dictionary(["d": .date(.distantPast)]), "none": .null]),
+        .dictionary([
+            "int": .integer(1), "double": .double(1), "nested": .dictionary(["d": .date(.distantPast)]), "none": .null,
+        ]),
     ]
 
     /// The same bytes in `ValueCodec`'s form (so the same kinds, to the bit); a dictionary's
     /// members key by key, since its order is its own.
     static func same(_ a: Value, _ b: Value) -> Bool {
         if case .dictionary(let x) = a, case .dictionary(let y) = b {
-            return x.count == y.count && x.allSatisfy { k, v in y[k].map { ValueCodec.encode($0) == ValueCodec.encode(v) } ?? false }
+            return x.count == y.count
+                && x.allSatisfy { k, v in y[k].map { ValueCodec.encode($0) == ValueCodec.encode(v) } ?? false }
         }
         return ValueCodec.encode(a) == ValueCodec.encode(b)
     }
@@ -97,7 +101,10 @@ import Testing
         try old.setValue(7, forKey: "age")
         try c.save()
         let rows = try store.query("SELECT \(column) FROM \(table) WHERE name = 'blob'")
-        guard case .blob(let bytes)? = rows.first?.first else { Issue.record("not a BLOB: \(rows)"); return }
+        guard case .blob(let bytes)? = rows.first?.first else {
+            Issue.record("not a BLOB: \(rows)")
+            return
+        }
         #expect(bytes.first == ValueCodec.Tag.dictionary.rawValue)
         #expect(Self.same(try ValueCodec.decode(bytes), expected))
     }
@@ -109,7 +116,9 @@ import Testing
             let c = ManagedObjectContext(store: try PersistentStore(model: model, path: path))
             try c.insert("Person").setDocument(.dictionary(["name": .string("Ann")]))
             try c.save()
-            _ = try c.store.query("UPDATE \(PersistentStore.q(try #require(model.resolved["Person"]).table)) SET Z_DOC = ?", [.blob([8, 9])])
+            _ = try c.store.query(
+                "UPDATE \(PersistentStore.q(try #require(model.resolved["Person"]).table)) SET Z_DOC = ?",
+                [.blob([8, 9])])
         }
         let c = ManagedObjectContext(store: try PersistentStore(model: model, path: path))
         #expect { _ = try c.fetch(FetchRequest("Person")).first?.document } throws: { error in

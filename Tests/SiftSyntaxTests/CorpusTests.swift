@@ -3,10 +3,11 @@
 // must also round-trip through the printer.
 
 import Foundation
-import Testing
-@testable import SiftSyntax
 import SiftJSON
 import SiftTestSupport
+import Testing
+
+@testable import SiftSyntax
 
 @Suite struct CorpusTests {
     @Test func parseCorpus() throws {
@@ -35,7 +36,9 @@ import SiftTestSupport
             return got == expected ? nil : "\(at): expected error \(expected), got \(got) (\(error))"
         }
         let printed = parsed.description
-        guard let expected = c.expectedOutput else { return "\(at): parsed as '\(printed)' but expected error \(c.expectedError ?? "")" }
+        guard let expected = c.expectedOutput else {
+            return "\(at): parsed as '\(printed)' but expected error \(c.expectedError ?? "")"
+        }
         if printed != expected { return "\(at): expected '\(expected)', got '\(printed)'" }
         do {
             let again = try PredicateSyntax.parse(printed)

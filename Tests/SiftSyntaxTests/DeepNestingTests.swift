@@ -6,6 +6,7 @@
 import Foundation
 import SiftTestSupport
 import Testing
+
 @testable import SiftSyntax
 
 /// The deepest member of `family` the parser accepts, found on a thread with a large stack so the
@@ -39,7 +40,8 @@ func deepestAccepted(_ family: NestingFamily) throws -> Int {
             let printed = p.description
             let again = try PredicateSyntax.parse(printed)
             let substituted = p.withSubstitutionVariables(["unused": .integer(1)])
-            var h1 = Hasher(), h2 = Hasher()
+            var h1 = Hasher()
+            var h2 = Hasher()
             p.hash(into: &h1)
             again.hash(into: &h2)
             // Both trees are released here, on this thread, as the closure returns.
@@ -58,9 +60,15 @@ func deepestAccepted(_ family: NestingFamily) throws -> Int {
         let n = try deepestAccepted(family)
         let text = family.make(n + 1)
         let error = try onSmallStack { () -> SyntaxError? in
-            do { _ = try PredicateSyntax.parse(text); return nil } catch let error as SyntaxError { return error }
+            do {
+                _ = try PredicateSyntax.parse(text)
+                return nil
+            } catch let error as SyntaxError { return error }
         }
-        guard let e = error else { Issue.record("\(family) at \(n + 1) parsed"); return }
+        guard let e = error else {
+            Issue.record("\(family) at \(n + 1) parsed")
+            return
+        }
         #expect(e.id == "nested-too-deeply")
         #expect(e.range.lowerBound > 0 && e.range.upperBound <= text.utf8.count)
         #expect(e.description.contains("the limit is \(PredicateSyntax.maximumDepth) levels"))

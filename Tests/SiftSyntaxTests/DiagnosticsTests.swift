@@ -3,8 +3,9 @@
 // check that parsing a large IN list scales linearly.
 
 import Foundation
-import Testing
 import SiftTestSupport
+import Testing
+
 @testable import SiftSyntax
 
 @Suite struct DiagnosticMessageTests {
@@ -18,46 +19,93 @@ import SiftTestSupport
     static let cases: [Case] = [
         Case(input: "a == 1 AND", description: "1:11: error: expected predicate after 'AND'", id: "expected-predicate"),
         Case(input: "a == 1 OR", description: "1:10: error: expected predicate after 'OR'", id: "expected-predicate"),
-        Case(input: "a == 1 AND AND b == 2", description: "1:12: error: expected predicate after 'AND'", id: "expected-predicate"),
+        Case(
+            input: "a == 1 AND AND b == 2", description: "1:12: error: expected predicate after 'AND'",
+            id: "expected-predicate"),
         Case(input: "NOT", description: "1:4: error: expected predicate after 'NOT'", id: "expected-predicate"),
-        Case(input: "TRUEPREDICATE &&", description: "1:17: error: expected predicate after '&&'", id: "expected-predicate"),
+        Case(
+            input: "TRUEPREDICATE &&", description: "1:17: error: expected predicate after '&&'",
+            id: "expected-predicate"),
         Case(input: "name == 'abc", description: "1:9: error: unterminated string literal", id: "unterminated-string"),
-        Case(input: "name == \"abc\\\"", description: "1:9: error: unterminated string literal", id: "unterminated-string"),
+        Case(
+            input: "name == \"abc\\\"", description: "1:9: error: unterminated string literal",
+            id: "unterminated-string"),
         Case(input: "a ==[cx] 'b'", description: "1:5: error: unknown option 'x' in '[cx]'", id: "unknown-option"),
         Case(input: "a ==[] 'b'", description: "1:5: error: empty option list '[]'", id: "empty-options"),
-        Case(input: "a BETWEEN[c] {1, 2}", description: "1:10: error: options are not allowed after 'BETWEEN'", id: "options-not-allowed"),
+        Case(
+            input: "a BETWEEN[c] {1, 2}", description: "1:10: error: options are not allowed after 'BETWEEN'",
+            id: "options-not-allowed"),
         Case(input: "a ==", description: "1:5: error: expected expression after '=='", id: "expected-expression"),
         Case(input: "a = = 1", description: "1:5: error: expected expression after '='", id: "expected-expression"),
         Case(input: "a == 1 +", description: "1:9: error: expected expression after '+'", id: "expected-expression"),
         Case(input: "a == -", description: "1:7: error: expected expression after '-'", id: "expected-expression"),
-        Case(input: "a", description: "1:2: error: expected comparison operator, found end of input", id: "expected-operator"),
+        Case(
+            input: "a", description: "1:2: error: expected comparison operator, found end of input",
+            id: "expected-operator"),
         Case(input: "a b", description: "1:3: error: expected comparison operator, found 'b'", id: "expected-operator"),
-        Case(input: "a < b < c", description: "1:7: error: comparison operators cannot be chained; parenthesise or use 'AND' before '<'", id: "chained-comparison"),
-        Case(input: "a == 1 b == 2", description: "1:8: error: unexpected 'b' after the end of the predicate", id: "unexpected-token"),
-        Case(input: "a == 1)", description: "1:7: error: unexpected ')' after the end of the predicate", id: "unexpected-token"),
+        Case(
+            input: "a < b < c",
+            description: "1:7: error: comparison operators cannot be chained; parenthesise or use 'AND' before '<'",
+            id: "chained-comparison"),
+        Case(
+            input: "a == 1 b == 2", description: "1:8: error: unexpected 'b' after the end of the predicate",
+            id: "unexpected-token"),
+        Case(
+            input: "a == 1)", description: "1:7: error: unexpected ')' after the end of the predicate",
+            id: "unexpected-token"),
         Case(input: "(a == 1", description: "1:8: error: expected ')', found end of input", id: "expected-token"),
         Case(input: "a IN {1, 2", description: "1:11: error: expected '}', found end of input", id: "expected-token"),
         Case(input: "a ? 1", description: "1:3: error: unexpected character '?'", id: "unexpected-character"),
         Case(input: "a == $", description: "1:6: error: unexpected character '$'", id: "unexpected-character"),
         Case(input: "%%", description: "1:1: error: unexpected character '%'", id: "unexpected-character"),
-        Case(input: #"a == '\xZZ'"#, description: #"1:7: error: invalid escape sequence '\xZ' in string literal"#, id: "invalid-escape"),
+        Case(
+            input: #"a == '\xZZ'"#, description: #"1:7: error: invalid escape sequence '\xZ' in string literal"#,
+            id: "invalid-escape"),
         Case(input: "a == 12abc", description: "1:6: error: invalid number '12abc'", id: "invalid-number"),
         Case(input: "a == 0x", description: "1:6: error: invalid number '0x'", id: "invalid-number"),
         Case(input: "a == 0b102", description: "1:6: error: invalid number '0b102'", id: "invalid-number"),
         Case(input: "a == 1e", description: "1:6: error: invalid number '1e'", id: "invalid-number"),
-        Case(input: "a == 0xFFFFFFFFFFFFFFFFF", description: "1:6: error: number '0xFFFFFFFFFFFFFFFFF' does not fit in 64 bits", id: "number-out-of-range"),
-        Case(input: "size == 1", description: "1:1: error: 'size' is a reserved word; write '#size' to use it as a key", id: "reserved-word"),
-        Case(input: "a.like == 1", description: "1:3: error: 'like' is a reserved word; write '#like' to use it as a key", id: "reserved-word"),
-        Case(input: "ANYKEY == 1", description: "1:1: error: 'ANYKEY' is reserved and not supported", id: "unsupported-keyword"),
-        Case(input: "foo(1) == 2", description: "1:1: error: unknown function 'foo'; register custom functions and call them with 'FUNCTION(target, \"foo\", ...)'", id: "unknown-function"),
-        Case(input: "sum(1, 2) == 3", description: "1:1: error: function 'sum:' takes 1 argument, found 2", id: "wrong-argument-count"),
-        Case(input: "modulus:by:(1) == 3", description: "1:1: error: function 'modulus:by:' takes 2 arguments, found 1", id: "wrong-argument-count"),
+        Case(
+            input: "a == 0xFFFFFFFFFFFFFFFFF",
+            description: "1:6: error: number '0xFFFFFFFFFFFFFFFFF' does not fit in 64 bits", id: "number-out-of-range"),
+        Case(
+            input: "size == 1", description: "1:1: error: 'size' is a reserved word; write '#size' to use it as a key",
+            id: "reserved-word"),
+        Case(
+            input: "a.like == 1",
+            description: "1:3: error: 'like' is a reserved word; write '#like' to use it as a key", id: "reserved-word"),
+        Case(
+            input: "ANYKEY == 1", description: "1:1: error: 'ANYKEY' is reserved and not supported",
+            id: "unsupported-keyword"),
+        Case(
+            input: "foo(1) == 2",
+            description:
+                "1:1: error: unknown function 'foo'; register custom functions and call them with 'FUNCTION(target, \"foo\", ...)'",
+            id: "unknown-function"),
+        Case(
+            input: "sum(1, 2) == 3", description: "1:1: error: function 'sum:' takes 1 argument, found 2",
+            id: "wrong-argument-count"),
+        Case(
+            input: "modulus:by:(1) == 3", description: "1:1: error: function 'modulus:by:' takes 2 arguments, found 1",
+            id: "wrong-argument-count"),
         Case(input: "a.1 == 2", description: "1:3: error: expected key after '.'", id: "expected-key-path"),
-        Case(input: "a.@cout == 2", description: "1:3: error: unknown collection operator '@cout'; write '#\"@cout\"' for a key that begins with '@'", id: "unknown-collection-operator"),
-        Case(input: "SUBQUERY(a, x, x == 1).@count > 0", description: "1:13: error: expected variable like '$x' after ','", id: "expected-variable"),
-        Case(input: "FUNCTION(a, 1) == 2", description: "1:13: error: expected a selector string as the second argument of 'FUNCTION'", id: "expected-selector-string"),
-        Case(input: "a == %k", description: "1:6: error: unknown format specifier '%k'", id: "unknown-format-specifier"),
-        Case(input: "a == %1$@", description: "1:6: error: positional format specifiers like '%1$@' are not supported", id: "positional-specifier"),
+        Case(
+            input: "a.@cout == 2",
+            description:
+                "1:3: error: unknown collection operator '@cout'; write '#\"@cout\"' for a key that begins with '@'",
+            id: "unknown-collection-operator"),
+        Case(
+            input: "SUBQUERY(a, x, x == 1).@count > 0",
+            description: "1:13: error: expected variable like '$x' after ','", id: "expected-variable"),
+        Case(
+            input: "FUNCTION(a, 1) == 2",
+            description: "1:13: error: expected a selector string as the second argument of 'FUNCTION'",
+            id: "expected-selector-string"),
+        Case(
+            input: "a == %k", description: "1:6: error: unknown format specifier '%k'", id: "unknown-format-specifier"),
+        Case(
+            input: "a == %1$@", description: "1:6: error: positional format specifiers like '%1$@' are not supported",
+            id: "positional-specifier"),
         Case(input: "a == %@", description: "1:6: error: no argument given for '%@'", id: "missing-argument"),
     ]
 
@@ -75,7 +123,8 @@ import SiftTestSupport
         #expect(lines[0] == c.description)
         #expect(lines[1] == c.input)
         let caretLine = lines[2]
-        let caretColumn = (caretLine.firstIndex(of: "^").map { caretLine.distance(from: caretLine.startIndex, to: $0) } ?? -1) + 1
+        let caretColumn =
+            (caretLine.firstIndex(of: "^").map { caretLine.distance(from: caretLine.startIndex, to: $0) } ?? -1) + 1
         #expect(caretColumn == e.location.column)
         #expect(caretLine.prefix(caretColumn - 1).allSatisfy { $0 == " " })
         #expect(caretLine.dropFirst(caretColumn).allSatisfy { $0 == "~" })
@@ -121,7 +170,9 @@ import SiftTestSupport
         let text = String(repeating: "(", count: 10_000) + "a == 1" + String(repeating: ")", count: 10_000)
         let e = try #require(parseError(text))
         #expect(e.id == "nested-too-deeply")
-        #expect(e.description.hasSuffix("error: predicate is nested too deeply (the limit is \(PredicateSyntax.maximumDepth) levels)"))
+        #expect(
+            e.description.hasSuffix(
+                "error: predicate is nested too deeply (the limit is \(PredicateSyntax.maximumDepth) levels)"))
     }
 
     @Test func manyNots() throws {
@@ -177,7 +228,9 @@ import SiftTestSupport
 
     @Test func randomInputsNeverCrashAndRoundTrip() throws {
         var rng = SplitMix64(seed: 0x5EED_CAFE)
-        var parsed = 0, failed = 0, roundTripFailures: [String] = []
+        var parsed = 0
+        var failed = 0
+        var roundTripFailures: [String] = []
         for _ in 0..<20_000 {
             let input = Self.randomInput(&rng)
             let args: [Any?] = input.contains("%") ? ["k", "v", 1] : []
@@ -187,7 +240,10 @@ import SiftTestSupport
                 let printed = p.description
                 do {
                     let again = try PredicateSyntax.parse(printed)
-                    if again != p { roundTripFailures.append("\(input.debugDescription) → \(printed.debugDescription) (tree differs)") }
+                    if again != p {
+                        roundTripFailures.append(
+                            "\(input.debugDescription) → \(printed.debugDescription) (tree differs)")
+                    }
                 } catch {
                     roundTripFailures.append("\(input.debugDescription) → \(printed.debugDescription): \(error)")
                 }
@@ -222,7 +278,8 @@ import SiftTestSupport
         #expect(text.utf8.count >= 1_000_000)
         let p = try PredicateSyntax.parse(text)
         guard case .comparison(_, _, .in, _, let rhs) = p.kind, case .constant(.array(let items)) = rhs.kind else {
-            Issue.record("not an IN with a constant array"); return
+            Issue.record("not an IN with a constant array")
+            return
         }
         #expect(items.count == 131_072)
         #expect(items.first == .integer(100_000))

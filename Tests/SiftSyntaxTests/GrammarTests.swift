@@ -4,8 +4,9 @@
 // survive printing and re-parsing unchanged.
 
 import Foundation
-import Testing
 import SiftTestSupport
+import Testing
+
 @testable import SiftSyntax
 
 // MARK: - EBNF reader
@@ -28,7 +29,10 @@ private struct EBNFGrammar {
     var duplicates: [String] = []
 
     enum Token: Equatable {
-        case name(String), terminal(String), special(String), symbol(Character)
+        case name(String)
+        case terminal(String)
+        case special(String)
+        case symbol(Character)
     }
 
     struct ReadError: Error, CustomStringConvertible {
@@ -40,25 +44,45 @@ private struct EBNFGrammar {
         var i = 0
         func peek() -> Token? { i < tokens.count ? tokens[i] : nil }
         func expect(_ c: Character) throws {
-            guard peek() == .symbol(c) else { throw ReadError(description: "expected '\(c)' at token \(i): \(String(describing: peek()))") }
+            guard peek() == .symbol(c) else {
+                throw ReadError(description: "expected '\(c)' at token \(i): \(String(describing: peek()))")
+            }
             i += 1
         }
         func alternatives() throws -> EBNFNode {
             var alts = [try sequence()]
-            while peek() == .symbol("|") { i += 1; alts.append(try sequence()) }
+            while peek() == .symbol("|") {
+                i += 1
+                alts.append(try sequence())
+            }
             return alts.count == 1 ? alts[0] : .alternatives(alts)
         }
         func sequence() throws -> EBNFNode {
             var items: [EBNFNode] = []
             loop: while let t = peek() {
                 switch t {
-                case .name(let n): items.append(.nonterminal(n)); i += 1
-                case .terminal(let s): items.append(.terminal(s)); i += 1
-                case .special(let s): items.append(.special(s)); i += 1
+                case .name(let n):
+                    items.append(.nonterminal(n))
+                    i += 1
+                case .terminal(let s):
+                    items.append(.terminal(s))
+                    i += 1
+                case .special(let s):
+                    items.append(.special(s))
+                    i += 1
                 case .symbol(","): i += 1  // ISO concatenation; juxtaposition means the same
-                case .symbol("("): i += 1; items.append(try alternatives()); try expect(")")
-                case .symbol("["): i += 1; items.append(.optional(try alternatives())); try expect("]")
-                case .symbol("{"): i += 1; items.append(.repetition(try alternatives())); try expect("}")
+                case .symbol("("):
+                    i += 1
+                    items.append(try alternatives())
+                    try expect(")")
+                case .symbol("["):
+                    i += 1
+                    items.append(.optional(try alternatives()))
+                    try expect("]")
+                case .symbol("{"):
+                    i += 1
+                    items.append(.repetition(try alternatives()))
+                    try expect("}")
                 default: break loop
                 }
             }
@@ -66,7 +90,9 @@ private struct EBNFGrammar {
             return items.count == 1 ? items[0] : .sequence(items)
         }
         while let t = peek() {
-            guard case .name(let name) = t else { throw ReadError(description: "expected a production name at token \(i), found \(t)") }
+            guard case .name(let name) = t else {
+                throw ReadError(description: "expected a production name at token \(i), found \(t)")
+            }
             i += 1
             try expect("=")
             let rhs = try alternatives()
@@ -83,7 +109,10 @@ private struct EBNFGrammar {
         var i = 0
         while i < chars.count {
             let c = chars[i]
-            if c.isWhitespace { i += 1; continue }
+            if c.isWhitespace {
+                i += 1
+                continue
+            }
             if c == "(", i + 1 < chars.count, chars[i + 1] == "*" {
                 i += 2
                 while i + 1 < chars.count, !(chars[i] == "*" && chars[i + 1] == ")") { i += 1 }
@@ -146,7 +175,10 @@ private struct EBNFGrammar {
             for name in order {
                 let v = height(rules[name]!)
                 let candidate = v == Int.max ? Int.max : v + 1
-                if candidate < (h[name] ?? Int.max) { h[name] = candidate; changed = true }
+                if candidate < (h[name] ?? Int.max) {
+                    h[name] = candidate
+                    changed = true
+                }
             }
         }
         return h
@@ -245,9 +277,11 @@ private struct SentenceGenerator {
 
     mutating func identifier() -> String {
         if chance(0.15) {
-            return pick(["ternary", "Function", "sum", "now", "uti", "count", "selfie", "andy", "e1",
-                         "NOTE", "inside", "_", "x0", "firstName", "Like_", "CASEINSENSITIVE2",
-                         "café", "名前", "Straße", "cafe\u{301}", "_ü2", "ſelf", "Ωmega"])
+            return pick([
+                "ternary", "Function", "sum", "now", "uti", "count", "selfie", "andy", "e1",
+                "NOTE", "inside", "_", "x0", "firstName", "Like_", "CASEINSENSITIVE2",
+                "café", "名前", "Straße", "cafe\u{301}", "_ü2", "ſelf", "Ωmega",
+            ])
         }
         while true {
             let w = word()
@@ -256,7 +290,8 @@ private struct SentenceGenerator {
     }
 
     mutating func reservedOrPlain() -> String {
-        chance(0.3) ? pick(Keyword.allCases).rawValue.replacingOccurrences(of: "-", with: "_").lowercased() : identifier()
+        chance(0.3)
+            ? pick(Keyword.allCases).rawValue.replacingOccurrences(of: "-", with: "_").lowercased() : identifier()
     }
 
     mutating func stringLiteral(nonEmpty: Bool) -> String {
@@ -280,10 +315,21 @@ private struct SentenceGenerator {
 
     mutating func integerLiteral() -> String {
         switch int(0...9) {
-        case 0: return "0x" + String(UInt64.random(in: 0...UInt64(Int64.max), using: &rng) >> UInt64(int(0...60)), radix: 16, uppercase: chance(0.5))
-        case 1: return pick(["0X", "0o", "0O"]) + String(UInt64(int(0...100_000)), radix: chance(0.5) ? 16 : 8).filter { $0.isNumber && $0 < "8" }.ifEmpty("0")
+        case 0:
+            return "0x"
+                + String(
+                    UInt64.random(in: 0...UInt64(Int64.max), using: &rng) >> UInt64(int(0...60)), radix: 16,
+                    uppercase: chance(0.5))
+        case 1:
+            return pick(["0X", "0o", "0O"])
+                + String(UInt64(int(0...100_000)), radix: chance(0.5) ? 16 : 8).filter { $0.isNumber && $0 < "8" }
+                .ifEmpty("0")
         case 2: return pick(["0b", "0B"]) + String(int(0...4096), radix: 2)
-        case 3: return pick(["9223372036854775807", "9223372036854775808", "18446744073709551615", "99999999999999999999", "0", "007"])
+        case 3:
+            return pick([
+                "9223372036854775807", "9223372036854775808", "18446744073709551615", "99999999999999999999", "0",
+                "007",
+            ])
         default: return String(int(0...1_000_000))
         }
     }
@@ -303,7 +349,8 @@ private struct SentenceGenerator {
         case 0: return nil
         case 1: return chance(0.5)
         case 2: return pick([0, 1, -1, Int.max, Int.min, int(-1000...1000)])
-        case 3: return pick([0.5, -2.25, 1e300, Double.leastNonzeroMagnitude, -0.0, 3.0, Double(int(-99999...99999)) / 64])
+        case 3:
+            return pick([0.5, -2.25, 1e300, Double.leastNonzeroMagnitude, -0.0, 3.0, Double(int(-99999...99999)) / 64])
         case 4, 5: return pick(["", "a", "it's", "say \"hi\"", "back\\slash", "%@", "$x", "é🙂", word()])
         case 6: return NSNull()
         default:
@@ -315,8 +362,10 @@ private struct SentenceGenerator {
 
     /// A key that is not an identifier: the kind of key real JSON has.
     mutating func oddKey() -> String {
-        pick(["user-agent", "Content-Type", "ISO 3166-1:2006", "first name", "@timestamp", "@Count", "",
-              "1x", "a\"b", "back\\slash", "it's", "x\"; DROP TABLE t; --", "🙂", "tab\there", "%K", "$x"])
+        pick([
+            "user-agent", "Content-Type", "ISO 3166-1:2006", "first name", "@timestamp", "@Count", "",
+            "1x", "a\"b", "back\\slash", "it's", "x\"; DROP TABLE t; --", "🙂", "tab\there", "%K", "$x",
+        ])
     }
 
     mutating func keyPathArgument() -> String {
@@ -336,8 +385,13 @@ private struct SentenceGenerator {
     mutating func quotedKey() -> String {
         switch int(0...3) {
         case 0: return "#" + stringLiteral(nonEmpty: false)
-        case 1: return "#'" + oddKey().replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
-        default: return "#\"" + oddKey().replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        case 1:
+            return "#'"
+                + oddKey().replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+        default:
+            return "#\""
+                + oddKey().replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                + "\""
         }
     }
 
@@ -355,7 +409,10 @@ private struct SentenceGenerator {
         case "decimal": return decimalLiteral()
         case "option-letters":
             var w = ""
-            for _ in 0..<int(1...3) { let c = pick(["c", "d", "n", "l"]); w += chance(0.3) ? c.uppercased() : c }
+            for _ in 0..<int(1...3) {
+                let c = pick(["c", "d", "n", "l"])
+                w += chance(0.3) ? c.uppercased() : c
+            }
             return w
         case "format-object":
             arguments.append(jsonValue())
@@ -366,13 +423,17 @@ private struct SentenceGenerator {
         case "format-integer":
             let spec = pick(["%d", "%i", "%ld", "%lld", "%qi", "%hi", "%hhd", "%u", "%lu", "%llu", "%x", "%o"])
             var value = pick([0, 1, -1, 127, -128, 32767, Int.max, Int.min, int(-100_000...100_000)])
-            if spec.hasPrefix("%hh") { value = max(-128, min(127, value)) }
-            else if spec.hasPrefix("%h") { value = max(-32768, min(32767, value)) }
+            if spec.hasPrefix("%hh") {
+                value = max(-128, min(127, value))
+            } else if spec.hasPrefix("%h") {
+                value = max(-32768, min(32767, value))
+            }
             if "uxo".contains(spec.last!) { value = value == Int.min ? 0 : abs(value) }
             arguments.append(value)
             return spec
         case "format-float":
-            arguments.append(chance(0.8) ? pick([0.0, -1.5, 2.75, 1e-7, 6.02e23, Double(int(-999...999)) / 8]) : int(-5...5))
+            arguments.append(
+                chance(0.8) ? pick([0.0, -1.5, 2.75, 1e-7, 6.02e23, Double(int(-999...999)) / 8]) : int(-5...5))
             return pick(["%f", "%e", "%g", "%lf", "%le", "%lg"])
         case "format-string":
             arguments.append(pick(["", "x", "it's", "a\"b", word()]))
@@ -388,14 +449,15 @@ private struct SentenceGenerator {
     }
 }
 
-private extension String {
-    func ifEmpty(_ s: String) -> String { isEmpty ? s : self }
+extension String {
+    fileprivate func ifEmpty(_ s: String) -> String { isEmpty ? s : self }
 }
 
 // MARK: - Tests
 
 @Suite struct GrammarTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     private static func loadGrammar() throws -> EBNFGrammar {
         let text = try String(contentsOf: root.appendingPathComponent("Grammar/predicate.ebnf"), encoding: .utf8)
@@ -410,7 +472,9 @@ private extension String {
     private static func parserFunctions(_ source: String) -> [String] {
         let regex = try! NSRegularExpression(pattern: #"func parse([A-Za-z0-9]+)\("#)
         let ns = source as NSString
-        return regex.matches(in: source, range: NSRange(location: 0, length: ns.length)).map { ns.substring(with: $0.range(at: 1)) }
+        return regex.matches(in: source, range: NSRange(location: 0, length: ns.length)).map {
+            ns.substring(with: $0.range(at: 1))
+        }
     }
 
     @Test func grammarIsWellFormedAndMatchesTheParser() throws {
@@ -432,8 +496,9 @@ private extension String {
             #expect(g.rules[f] != nil, "Parser.swift has func parse\(f)( but the grammar has no production \(f)")
         }
         let withFunction = g.order.filter { source.contains("func parse\($0)(") }
-        #expect(withFunction == functions.filter { g.rules[$0] != nil },
-                "grammar order \(withFunction) differs from parser order \(functions)")
+        #expect(
+            withFunction == functions.filter { g.rules[$0] != nil },
+            "grammar order \(withFunction) differs from parser order \(functions)")
         // The productions the parser's doc comments name, and the ones the language is described by.
         let docRegex = try NSRegularExpression(pattern: #"///\s*([A-Z][A-Za-z]*)\s*="#)
         let ns = source as NSString
@@ -441,11 +506,13 @@ private extension String {
             let name = ns.substring(with: m.range(at: 1))
             #expect(g.rules[name] != nil, "Parser.swift documents a production \(name) that the grammar lacks")
         }
-        let expected = ["Start", "Predicate", "OrPredicate", "AndPredicate", "NotPredicate", "Comparison", "Quantifier",
-                        "ComparisonOperator", "Options", "Expression", "AssignmentExpression", "BinaryExpression",
-                        "UnaryExpression", "PostfixExpression", "Index", "KeyPathTail", "PrimaryExpression", "Aggregate",
-                        "Arguments", "FunctionCall", "SubqueryExpression", "TernaryExpression", "CastExpression",
-                        "CustomFunctionExpression"]
+        let expected = [
+            "Start", "Predicate", "OrPredicate", "AndPredicate", "NotPredicate", "Comparison", "Quantifier",
+            "ComparisonOperator", "Options", "Expression", "AssignmentExpression", "BinaryExpression",
+            "UnaryExpression", "PostfixExpression", "Index", "KeyPathTail", "PrimaryExpression", "Aggregate",
+            "Arguments", "FunctionCall", "SubqueryExpression", "TernaryExpression", "CastExpression",
+            "CustomFunctionExpression",
+        ]
         for name in expected { #expect(g.rules[name] != nil, "the grammar lacks production \(name)") }
         // Each name in that list that has a parse function comes in the parser's order.
         let positions = expected.compactMap { g.order.firstIndex(of: $0) }
@@ -461,7 +528,9 @@ private extension String {
         for (arity, name) in [(0, "NullaryFunction"), (1, "UnaryFunction"), (2, "BinaryFunction")] {
             let written = terminals(name)
             for w in written {
-                #expect(BuiltinFunction.named(w)?.arity == arity, "\(name) lists \(w), which is not a built-in of arity \(arity)")
+                #expect(
+                    BuiltinFunction.named(w)?.arity == arity,
+                    "\(name) lists \(w), which is not a built-in of arity \(arity)")
             }
             let selectors = Set(written.compactMap { BuiltinFunction.named($0)?.selector })
             let expected = Set(BuiltinFunction.all.values.filter { $0.arity == arity }.map(\.selector))
@@ -474,7 +543,8 @@ private extension String {
     @Test func randomSentencesParseAndRoundTrip() throws {
         let g = try Self.loadGrammar()
         var gen = SentenceGenerator(grammar: g, seed: 0x5EED_2024_51F7)
-        let predicateCount = 3_000, expressionCount = 600
+        let predicateCount = 3_000
+        let expressionCount = 600
         var failures: [(sentence: String, message: String)] = []
 
         func fail(_ sentence: String, _ arguments: [Any?], _ message: String) {
@@ -488,26 +558,43 @@ private extension String {
             if isPredicate {
                 let p: PredicateSyntax
                 do { p = try PredicateSyntax.parse(sentence, arguments: arguments) } catch {
-                    fail(sentence, arguments, "rejected: \(error)"); continue
+                    fail(sentence, arguments, "rejected: \(error)")
+                    continue
                 }
                 let printed = p.description
                 do {
                     let q = try PredicateSyntax.parse(printed)
-                    if q != p { fail(sentence, arguments, "parse(description) differs\n  printed: \(printed)\n  reprinted: \(q.description)") }
-                    else if q.description != printed { fail(sentence, arguments, "description not stable\n  printed: \(printed)\n  reprinted: \(q.description)") }
+                    if q != p {
+                        fail(
+                            sentence, arguments,
+                            "parse(description) differs\n  printed: \(printed)\n  reprinted: \(q.description)")
+                    } else if q.description != printed {
+                        fail(
+                            sentence, arguments,
+                            "description not stable\n  printed: \(printed)\n  reprinted: \(q.description)")
+                    }
                 } catch {
                     fail(sentence, arguments, "printed form rejected: \(error)\n  printed: \(printed)")
                 }
             } else {
                 let e: ExpressionSyntax
                 do { e = try ExpressionSyntax.parse(sentence, arguments: arguments) } catch {
-                    fail(sentence, arguments, "expression rejected: \(error)"); continue
+                    fail(sentence, arguments, "expression rejected: \(error)")
+                    continue
                 }
                 let printed = e.description
                 do {
                     let f = try ExpressionSyntax.parse(printed)
-                    if f != e { fail(sentence, arguments, "expression parse(description) differs\n  printed: \(printed)\n  reprinted: \(f.description)") }
-                    else if f.description != printed { fail(sentence, arguments, "expression description not stable\n  printed: \(printed)\n  reprinted: \(f.description)") }
+                    if f != e {
+                        fail(
+                            sentence, arguments,
+                            "expression parse(description) differs\n  printed: \(printed)\n  reprinted: \(f.description)"
+                        )
+                    } else if f.description != printed {
+                        fail(
+                            sentence, arguments,
+                            "expression description not stable\n  printed: \(printed)\n  reprinted: \(f.description)")
+                    }
                 } catch {
                     fail(sentence, arguments, "printed expression rejected: \(error)\n  printed: \(printed)")
                 }
@@ -522,6 +609,8 @@ private extension String {
 
         let unusedProductions = g.order.filter { (gen.usage[$0] ?? 0) == 0 }
         #expect(unusedProductions.isEmpty, "productions never used by the generator: \(unusedProductions)")
-        print("GrammarTests: \(g.order.count) productions, \(predicateCount + expressionCount) sentences, \(failures.count) failures")
+        print(
+            "GrammarTests: \(g.order.count) productions, \(predicateCount + expressionCount) sentences, \(failures.count) failures"
+        )
     }
 }

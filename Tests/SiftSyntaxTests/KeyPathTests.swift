@@ -3,6 +3,7 @@
 
 import Foundation
 import Testing
+
 @testable import SiftSyntax
 
 /// The key path on the left of `p`, which must be a comparison.
@@ -16,8 +17,10 @@ private func components(_ format: String, _ args: [Any?] = []) throws -> [String
 }
 
 private func comparison(_ components: [String]) -> PredicateSyntax {
-    PredicateSyntax(.comparison(quantifier: nil, lhs: ExpressionSyntax(.keyPath(base: nil, components: components)),
-                                operator: .equal, options: [], rhs: ExpressionSyntax(.constant(value: .integer(1)))))
+    PredicateSyntax(
+        .comparison(
+            quantifier: nil, lhs: ExpressionSyntax(.keyPath(base: nil, components: components)),
+            operator: .equal, options: [], rhs: ExpressionSyntax(.constant(value: .integer(1)))))
 }
 
 @Suite struct FormatKeyTests {
@@ -39,7 +42,9 @@ private func comparison(_ components: [String]) -> PredicateSyntax {
 
     @Test func appendsToABaseKeyPath() throws {
         #expect(try components("meta.%K == 1", ["user-agent.raw"]) == ["meta", "user-agent", "raw"])
-        #expect(try PredicateSyntax.parse("meta.%K == 1", arguments: ["user-agent"]).description == #"meta.#"user-agent" == 1"#)
+        #expect(
+            try PredicateSyntax.parse("meta.%K == 1", arguments: ["user-agent"]).description
+                == #"meta.#"user-agent" == 1"#)
     }
 
     @Test func onlyTheEmptyStringIsRefused() throws {
@@ -81,12 +86,17 @@ private func comparison(_ components: [String]) -> PredicateSyntax {
     }
 
     @Test func quotedKeysAreComponentsAnywhereInAPath() throws {
-        #expect(try components(#"#"first name".#"ISO 3166-1:2006".code == 1"#) == ["first name", "ISO 3166-1:2006", "code"])
+        #expect(
+            try components(#"#"first name".#"ISO 3166-1:2006".code == 1"#) == ["first name", "ISO 3166-1:2006", "code"])
         #expect(try components(#"address.#"zip code" == 1"#) == ["address", "zip code"])
         let onVariable = try ExpressionSyntax.parse(#"$x.#"a b""#)
-        #expect(onVariable == ExpressionSyntax(.keyPath(base: ExpressionSyntax(.variable(name: "x")), components: ["a b"])))
+        #expect(
+            onVariable == ExpressionSyntax(.keyPath(base: ExpressionSyntax(.variable(name: "x")), components: ["a b"])))
         let indexed = try ExpressionSyntax.parse(#"#"a b"[0]"#)
-        guard case .index(let base, _) = indexed.kind else { Issue.record("not an index: \(indexed)"); return }
+        guard case .index(let base, _) = indexed.kind else {
+            Issue.record("not an index: \(indexed)")
+            return
+        }
         #expect(base == ExpressionSyntax(.keyPath(base: nil, components: ["a b"])))
     }
 
@@ -208,7 +218,9 @@ private func comparison(_ components: [String]) -> PredicateSyntax {
     @Test func anUnknownOperatorIsAnError() throws {
         let e = try #require(parseError("kids.@cout > 1"))
         #expect(e.id == "unknown-collection-operator")
-        #expect(e.description == #"1:6: error: unknown collection operator '@cout'; write '#"@cout"' for a key that begins with '@'"#)
+        #expect(
+            e.description
+                == #"1:6: error: unknown collection operator '@cout'; write '#"@cout"' for a key that begins with '@'"#)
         #expect(parseError("@timestamp > 1")?.id == "unknown-collection-operator")
         #expect(parseError("kids.@Count > 1")?.id == "unknown-collection-operator")
     }

@@ -1,5 +1,6 @@
 // The lexer's keyword table is hand-packed constants; check it against `Keyword.allCases`.
 import Testing
+
 @testable import SiftSyntax
 
 @Suite struct KeywordTests {
@@ -12,7 +13,12 @@ import Testing
         for k in Keyword.allCases where !k.rawValue.contains("-") {
             #expect(lookup(k.rawValue) == k)
             #expect(lookup(k.rawValue.lowercased()) == k)
-            #expect(lookup(String(k.rawValue.enumerated().map { $0.offset % 2 == 0 ? Character($0.element.lowercased()) : $0.element })) == k)
+            #expect(
+                lookup(
+                    String(
+                        k.rawValue.enumerated().map {
+                            $0.offset % 2 == 0 ? Character($0.element.lowercased()) : $0.element
+                        })) == k)
         }
     }
 
@@ -34,8 +40,10 @@ import Testing
     }
 
     @Test func otherWordsAreNotKeywords() {
-        for word in ["a", "ab", "ANDY", "AN", "NOTE", "SELFIE", "self_", "_self", "n0ne", "none1", "TRUEPREDICATES",
-                     "CASEINSENSITIVEX", "CASEINSENSITIV", "FALSEPREDICATe_", "UTI", "uti_equals", "BETWEEN2", "subquer"] {
+        for word in [
+            "a", "ab", "ANDY", "AN", "NOTE", "SELFIE", "self_", "_self", "n0ne", "none1", "TRUEPREDICATES",
+            "CASEINSENSITIVEX", "CASEINSENSITIV", "FALSEPREDICATe_", "UTI", "uti_equals", "BETWEEN2", "subquer",
+        ] {
             #expect(lookup(word) == nil, "\(word)")
         }
     }

@@ -4,6 +4,7 @@
 
 import Foundation
 import Testing
+
 @testable import SiftSyntax
 
 // MARK: - Helpers
@@ -14,8 +15,10 @@ private func kp(_ components: String...) -> ExpressionSyntax {
 private func const(_ v: LiteralValue) -> ExpressionSyntax { ExpressionSyntax(.constant(value: v)) }
 private func int(_ i: Int64) -> ExpressionSyntax { const(.integer(i)) }
 private func variable(_ n: String) -> ExpressionSyntax { ExpressionSyntax(.variable(name: n)) }
-private func cmp(_ lhs: ExpressionSyntax, _ op: ComparisonOperator, _ rhs: ExpressionSyntax,
-                 _ options: ComparisonOptions = [], quantifier: Quantifier? = nil) -> PredicateSyntax {
+private func cmp(
+    _ lhs: ExpressionSyntax, _ op: ComparisonOperator, _ rhs: ExpressionSyntax,
+    _ options: ComparisonOptions = [], quantifier: Quantifier? = nil
+) -> PredicateSyntax {
     PredicateSyntax(.comparison(quantifier: quantifier, lhs: lhs, operator: op, options: options, rhs: rhs))
 }
 private func eq(_ key: String, _ value: Int64) -> PredicateSyntax { cmp(kp(key), .equal, int(value)) }
@@ -24,9 +27,11 @@ private func or(_ ps: PredicateSyntax...) -> PredicateSyntax { PredicateSyntax(.
 private func not(_ p: PredicateSyntax) -> PredicateSyntax { PredicateSyntax(.not(operand: p)) }
 
 /// The parts of a comparison predicate, or nil.
-private func parts(_ p: PredicateSyntax) -> (quantifier: Quantifier?, lhs: ExpressionSyntax, op: ComparisonOperator,
-                                             options: ComparisonOptions, rhs: ExpressionSyntax)? {
-    guard case let .comparison(q, l, op, o, r) = p.kind else { return nil }
+private func parts(_ p: PredicateSyntax) -> (
+    quantifier: Quantifier?, lhs: ExpressionSyntax, op: ComparisonOperator,
+    options: ComparisonOptions, rhs: ExpressionSyntax
+)? {
+    guard case .comparison(let q, let l, let op, let o, let r) = p.kind else { return nil }
     return (q, l, op, o, r)
 }
 
@@ -52,12 +57,16 @@ private func lhs(_ text: String) throws -> ExpressionSyntax {
 
     @Test func chainsFlattenToOneNaryNode() throws {
         let p = try PredicateSyntax.parse("a == 1 AND b == 2 AND c == 3 AND d == 4")
-        guard case .and(let ops) = p.kind else { Issue.record("not an AND: \(p)"); return }
+        guard case .and(let ops) = p.kind else {
+            Issue.record("not an AND: \(p)")
+            return
+        }
         #expect(ops.count == 4)
         #expect(ops.allSatisfy { parts($0) != nil })
         #expect(try PredicateSyntax.parse("a == 1 OR b == 2 OR c == 3") == or(eq("a", 1), eq("b", 2), eq("c", 3)))
         // Mixed: the OR holds two flat ANDs.
-        #expect(try PredicateSyntax.parse("a == 1 AND b == 2 AND c == 3 OR d == 4 AND e == 5")
+        #expect(
+            try PredicateSyntax.parse("a == 1 AND b == 2 AND c == 3 OR d == 4 AND e == 5")
                 == or(and(eq("a", 1), eq("b", 2), eq("c", 3)), and(eq("d", 4), eq("e", 5))))
     }
 
@@ -75,7 +84,9 @@ private func lhs(_ text: String) throws -> ExpressionSyntax {
         #expect(try PredicateSyntax.parse("! a == 1 OR b == 2") == or(not(eq("a", 1)), eq("b", 2)))
         #expect(try PredicateSyntax.parse("NOT NOT a == 1") == not(not(eq("a", 1))))
         #expect(try PredicateSyntax.parse("NOT (a == 1 OR b == 2)") == not(or(eq("a", 1), eq("b", 2))))
-        #expect(try PredicateSyntax.parse("NOT self != 42") == not(cmp(ExpressionSyntax(.evaluatedObject), .notEqual, int(42))))
+        #expect(
+            try PredicateSyntax.parse("NOT self != 42")
+                == not(cmp(ExpressionSyntax(.evaluatedObject), .notEqual, int(42))))
     }
 
     @Test func quantifiers() throws {
@@ -149,12 +160,20 @@ private func lhs(_ text: String) throws -> ExpressionSyntax {
 
     @Test func arithmeticPrecedence() throws {
         let e = try lhs("1 + 2 * 3")
-        #expect(e == ExpressionSyntax(.binary(operator: .add, lhs: int(1),
-                                              rhs: ExpressionSyntax(.binary(operator: .multiply, lhs: int(2), rhs: int(3))))))
+        #expect(
+            e
+                == ExpressionSyntax(
+                    .binary(
+                        operator: .add, lhs: int(1),
+                        rhs: ExpressionSyntax(.binary(operator: .multiply, lhs: int(2), rhs: int(3))))))
         let left = try lhs("10 - 2 - 3")
-        #expect(left == ExpressionSyntax(.binary(operator: .subtract,
-                                                 lhs: ExpressionSyntax(.binary(operator: .subtract, lhs: int(10), rhs: int(2))),
-                                                 rhs: int(3))))
+        #expect(
+            left
+                == ExpressionSyntax(
+                    .binary(
+                        operator: .subtract,
+                        lhs: ExpressionSyntax(.binary(operator: .subtract, lhs: int(10), rhs: int(2))),
+                        rhs: int(3))))
     }
 }
 
@@ -165,7 +184,8 @@ private func lhs(_ text: String) throws -> ExpressionSyntax {
         ("0", .integer(0)), ("42", .integer(42)), ("-5", .integer(-5)),
         ("9223372036854775807", .integer(Int64.max)),
         ("-9223372036854775808", .integer(Int64.min)),
-        ("1.5", .double(1.5)), ("2.0", .double(2.0)), ("1e3", .double(1000)), ("2.5E-1", .double(0.25)), ("9.2e-5", .double(9.2e-5)),
+        ("1.5", .double(1.5)), ("2.0", .double(2.0)), ("1e3", .double(1000)), ("2.5E-1", .double(0.25)),
+        ("9.2e-5", .double(9.2e-5)),
         ("0x1F", .integer(31)), ("0XFF", .integer(255)), ("0o17", .integer(15)), ("0b101", .integer(5)),
         ("0x7FFFFFFFFFFFFFFF", .integer(Int64.max)),
         ("99999999999999999999", .double(1e20)),
@@ -179,8 +199,14 @@ private func lhs(_ text: String) throws -> ExpressionSyntax {
 
     @Test func integerAndDoubleAreDistinct() throws {
         #expect(try rhs("1") != rhs("1.0"))
-        guard case .constant(.integer) = try rhs("7").kind else { Issue.record("7 is not an Int64"); return }
-        guard case .constant(.double) = try rhs("7.0").kind else { Issue.record("7.0 is not a Double"); return }
+        guard case .constant(.integer) = try rhs("7").kind else {
+            Issue.record("7 is not an Int64")
+            return
+        }
+        guard case .constant(.double) = try rhs("7.0").kind else {
+            Issue.record("7.0 is not a Double")
+            return
+        }
     }
 
     @Test func hexOutOfRangeIsAnError() throws {
@@ -256,9 +282,12 @@ private func lhs(_ text: String) throws -> ExpressionSyntax {
         #expect(try lhs("x[FIRST]") == ExpressionSyntax(.index(base: kp("x"), index: .first)))
         #expect(try lhs("x[last]") == ExpressionSyntax(.index(base: kp("x"), index: .last)))
         #expect(try lhs("x[SIZE]") == ExpressionSyntax(.index(base: kp("x"), index: .size)))
-        #expect(try lhs("$a[$b].firstName")
-                == ExpressionSyntax(.keyPath(base: ExpressionSyntax(.index(base: variable("a"), index: .expression(variable("b")))),
-                                             components: ["firstName"])))
+        #expect(
+            try lhs("$a[$b].firstName")
+                == ExpressionSyntax(
+                    .keyPath(
+                        base: ExpressionSyntax(.index(base: variable("a"), index: .expression(variable("b")))),
+                        components: ["firstName"])))
     }
 
     @Test func constantAggregatesFold() throws {
@@ -273,7 +302,9 @@ private func lhs(_ text: String) throws -> ExpressionSyntax {
         let expected = ExpressionSyntax(.function(name: "sum:", arguments: [const(.array([.integer(1)]))]))
         #expect(try lhs("sum({1})") == expected)
         #expect(try lhs("sum:({1})") == expected)
-        #expect(try lhs("modulus:by:(7, 2)") == ExpressionSyntax(.function(name: "modulus:by:", arguments: [int(7), int(2)])))
+        #expect(
+            try lhs("modulus:by:(7, 2)")
+                == ExpressionSyntax(.function(name: "modulus:by:", arguments: [int(7), int(2)])))
         #expect(try lhs("now()") == ExpressionSyntax(.function(name: "now", arguments: [])))
     }
 
@@ -281,22 +312,31 @@ private func lhs(_ text: String) throws -> ExpressionSyntax {
         let add = ExpressionSyntax(.binary(operator: .add, lhs: int(1), rhs: int(2)))
         #expect(try lhs("add:to:(1, 2)") == add)
         #expect(try lhs("1 + 2") == add)
-        #expect(try lhs("from:subtract:(a, 1)") == ExpressionSyntax(.binary(operator: .subtract, lhs: kp("a"), rhs: int(1))))
+        #expect(
+            try lhs("from:subtract:(a, 1)") == ExpressionSyntax(.binary(operator: .subtract, lhs: kp("a"), rhs: int(1)))
+        )
         #expect(try lhs("onesComplement(1)") == ExpressionSyntax(.unary(operator: .bitwiseNot, operand: int(1))))
     }
 
     @Test func castToDateFolds() throws {
         #expect(try rhs("CAST(0, 'NSDate')") == const(.date(Date(timeIntervalSinceReferenceDate: 0))))
-        #expect(try rhs("CAST(722000000.5, \"NSDate\")") == const(.date(Date(timeIntervalSinceReferenceDate: 722000000.5))))
+        #expect(
+            try rhs("CAST(722000000.5, \"NSDate\")") == const(.date(Date(timeIntervalSinceReferenceDate: 722000000.5))))
         #expect(try rhs("CAST(a, 'NSDate')") == ExpressionSyntax(.cast(value: kp("a"), type: const(.string("NSDate")))))
     }
 
     @Test func subqueryTernaryAssignment() throws {
         let s = try lhs("SUBQUERY(items, $i, $i.v > 1).@count")
         let inner = cmp(ExpressionSyntax(.keyPath(base: variable("i"), components: ["v"])), .greaterThan, int(1))
-        #expect(s == ExpressionSyntax(.keyPath(base: ExpressionSyntax(.subquery(collection: kp("items"), variable: "i", predicate: inner)),
-                                               components: ["@count"])))
-        #expect(try lhs("TERNARY(a == 1, 2, 3)") == ExpressionSyntax(.ternary(condition: eq("a", 1), then: int(2), else: int(3))))
+        #expect(
+            s
+                == ExpressionSyntax(
+                    .keyPath(
+                        base: ExpressionSyntax(.subquery(collection: kp("items"), variable: "i", predicate: inner)),
+                        components: ["@count"])))
+        #expect(
+            try lhs("TERNARY(a == 1, 2, 3)")
+                == ExpressionSyntax(.ternary(condition: eq("a", 1), then: int(2), else: int(3))))
     }
 }
 
@@ -313,7 +353,10 @@ private func lhs(_ text: String) throws -> ExpressionSyntax {
 
     @Test func compoundRanges() throws {
         let p = try PredicateSyntax.parse("NOT a == 1 AND bb > 22")
-        guard case .and(let ops) = p.kind else { Issue.record("not an AND"); return }
+        guard case .and(let ops) = p.kind else {
+            Issue.record("not an AND")
+            return
+        }
         #expect(ops[0].range == SourceRange(0, 10))
         #expect(ops[1].range == SourceRange(15, 22))
         #expect(p.range == SourceRange(0, 22))

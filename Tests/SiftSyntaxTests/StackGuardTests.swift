@@ -4,9 +4,9 @@
 // process out of memory). The deep walks that rely on it are DeepNestingTests'.
 
 import Foundation
+import SiftSyntax
 import SiftTestSupport
 import Testing
-import SiftSyntax
 
 @Suite struct StackGuardTests {
     /// A failure carried from the worker back to the caller with its type.

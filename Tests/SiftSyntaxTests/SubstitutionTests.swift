@@ -3,6 +3,7 @@
 
 import Foundation
 import Testing
+
 @testable import SiftSyntax
 
 /// The constant substituted for `%@` (or another specifier) in `x == <spec>`.
@@ -76,7 +77,10 @@ private func roundTrips(_ p: PredicateSyntax) -> Bool {
     @Test func dates() throws {
         let date = Date(timeIntervalSinceReferenceDate: 722_000_000)
         let p = try PredicateSyntax.parse("x > %@", arguments: [date])
-        guard case .comparison(_, _, _, _, let rhs) = p.kind else { Issue.record("not a comparison"); return }
+        guard case .comparison(_, _, _, _, let rhs) = p.kind else {
+            Issue.record("not a comparison")
+            return
+        }
         #expect(rhs == ExpressionSyntax(.constant(value: .date(date))))
         #expect(p.description == "x > CAST(722000000.0, \"NSDate\")")
         #expect(roundTrips(p))
@@ -103,8 +107,10 @@ private func roundTrips(_ p: PredicateSyntax) -> Bool {
 
     @Test func dictionaries() throws {
         let value: [String: Any] = ["k": 1, "n": "v", "z": [true]]
-        #expect(try substituted(value) == .dictionary(["k": .integer(1), "n": .string("v"), "z": .array([.bool(true)])]))
-        #expect(try PredicateSyntax.parse("x == %@", arguments: [["b": 2, "a": 1] as [String: Any]]).description
+        #expect(
+            try substituted(value) == .dictionary(["k": .integer(1), "n": .string("v"), "z": .array([.bool(true)])]))
+        #expect(
+            try PredicateSyntax.parse("x == %@", arguments: [["b": 2, "a": 1] as [String: Any]]).description
                 == "x == {\"a\" = 1, \"b\" = 2}")
     }
 
@@ -124,11 +130,18 @@ private func roundTrips(_ p: PredicateSyntax) -> Bool {
 @Suite struct KeyPathAndPrintfArgumentTests {
     @Test func keyPathArgument() throws {
         let p = try PredicateSyntax.parse("%K == %@", arguments: ["a.b", 1])
-        #expect(p == PredicateSyntax(.comparison(quantifier: nil, lhs: ExpressionSyntax(.keyPath(base: nil, components: ["a", "b"])),
-                                                 operator: .equal, options: [], rhs: ExpressionSyntax(.constant(value: .integer(1))))))
+        #expect(
+            p
+                == PredicateSyntax(
+                    .comparison(
+                        quantifier: nil, lhs: ExpressionSyntax(.keyPath(base: nil, components: ["a", "b"])),
+                        operator: .equal, options: [], rhs: ExpressionSyntax(.constant(value: .integer(1))))))
         #expect(p.description == "a.b == 1")
         let q = try PredicateSyntax.parse("%K.@count > 0", arguments: ["items"])
-        guard case .comparison(_, let lhs, _, _, _) = q.kind else { Issue.record("not a comparison"); return }
+        guard case .comparison(_, let lhs, _, _, _) = q.kind else {
+            Issue.record("not a comparison")
+            return
+        }
         #expect(lhs == ExpressionSyntax(.keyPath(base: nil, components: ["items", "@count"])))
         // A reserved word given through %K is a plain key and prints escaped.
         #expect(try PredicateSyntax.parse("%K == 1", arguments: ["size"]).description == "#size == 1")
@@ -227,8 +240,12 @@ private func roundTrips(_ p: PredicateSyntax) -> Bool {
     @Test func assignmentTargetIsNotReplaced() throws {
         let p = try PredicateSyntax.parse("($y := $x) == 1")
         let s = p.withSubstitutionVariables(["y": .integer(9), "x": .integer(2)])
-        guard case .comparison(_, let lhs, _, _, _) = s.kind else { Issue.record("not a comparison"); return }
-        #expect(lhs == ExpressionSyntax(.assignment(variable: "y", value: ExpressionSyntax(.constant(value: .integer(2))))))
+        guard case .comparison(_, let lhs, _, _, _) = s.kind else {
+            Issue.record("not a comparison")
+            return
+        }
+        #expect(
+            lhs == ExpressionSyntax(.assignment(variable: "y", value: ExpressionSyntax(.constant(value: .integer(2))))))
     }
 
     @Test func substitutionReachesNestedExpressions() throws {

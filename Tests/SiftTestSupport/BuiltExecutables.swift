@@ -14,7 +14,9 @@ public func builtExecutable(named name: String) -> URL? {
         for _ in 0..<6 {
             let candidate = dir.appendingPathComponent(name)
             var isDir: ObjCBool = false
-            if fm.fileExists(atPath: candidate.path, isDirectory: &isDir), !isDir.boolValue, fm.isExecutableFile(atPath: candidate.path) {
+            if fm.fileExists(atPath: candidate.path, isDirectory: &isDir), !isDir.boolValue,
+                fm.isExecutableFile(atPath: candidate.path)
+            {
                 return candidate
             }
             dir = dir.deletingLastPathComponent()

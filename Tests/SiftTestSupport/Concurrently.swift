@@ -11,8 +11,10 @@ import Dispatch
 /// ```swift
 /// let counts = try concurrently(threads: 8) { _ in try predicate.count(in: shared) }
 /// ```
-public func concurrently<T>(threads: Int = 8, rounds: Int = 3,
-                            _ body: @escaping @Sendable (_ thread: Int) throws -> T) throws -> [T] {
+public func concurrently<T>(
+    threads: Int = 8, rounds: Int = 3,
+    _ body: @escaping @Sendable (_ thread: Int) throws -> T
+) throws -> [T] {
     let slots = Slots<Result<T, any Error>>(count: threads * rounds)
     DispatchQueue.concurrentPerform(iterations: threads) { thread in
         for round in 0..<rounds { slots.set(thread * rounds + round, Result { try body(thread) }) }

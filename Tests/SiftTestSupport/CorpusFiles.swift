@@ -21,7 +21,9 @@ package struct CorpusCase {
 package enum CorpusError: Error, CustomStringConvertible {
     case malformed(String, Int, String)
     package var description: String {
-        switch self { case .malformed(let f, let l, let m): "\(f):\(l): \(m)" }
+        switch self {
+        case .malformed(let f, let l, let m): "\(f):\(l): \(m)"
+        }
     }
 }
 
@@ -32,7 +34,9 @@ package enum Corpus {
     }
 
     package static func jsonString(_ text: String, _ file: String, _ line: Int) throws -> String {
-        guard case .string(let s) = try JSONReader.parse(text) else { throw CorpusError.malformed(file, line, "expected a JSON string") }
+        guard case .string(let s) = try JSONReader.parse(text) else {
+            throw CorpusError.malformed(file, line, "expected a JSON string")
+        }
         return s
     }
 
@@ -43,7 +47,9 @@ package enum Corpus {
         for (n, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = String(raw)
             if line.trimmingCharacters(in: .whitespaces).isEmpty || line.hasPrefix("#") { continue }
-            guard let colon = line.firstIndex(of: ":") else { throw CorpusError.malformed(file, n + 1, "expected 'key: value'") }
+            guard let colon = line.firstIndex(of: ":") else {
+                throw CorpusError.malformed(file, n + 1, "expected 'key: value'")
+            }
             var value = String(line[line.index(after: colon)...])
             if value.hasPrefix(" ") { value.removeFirst() }
             out.append((String(line[..<colon]), value, n + 1))
@@ -54,7 +60,8 @@ package enum Corpus {
     /// Reads every `*.sift` file below `subdirectory`.
     package static func cases(in subdirectory: String) throws -> [CorpusCase] {
         let dir = directory.appendingPathComponent(subdirectory)
-        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".sift") }.sorted()
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".sift") }
+            .sorted()
         var all: [CorpusCase] = []
         for name in files {
             let text = try String(contentsOf: dir.appendingPathComponent(name), encoding: .utf8)
@@ -93,4 +100,3 @@ package enum Corpus {
         return all
     }
 }
-

@@ -55,9 +55,11 @@ public func samplesMissing(
         let imports = lines.filter { $0.hasPrefix("import ") }
         let body = lines.filter { !$0.hasPrefix("import ") }
         let importsFound = imports.allSatisfy(source.contains)
-        let bodyFound = body.isEmpty || source.indices.contains { start in
-            start + body.count <= source.count && Array(source[start..<start + body.count]) == body
-        }
+        let bodyFound =
+            body.isEmpty
+            || source.indices.contains { start in
+                start + body.count <= source.count && Array(source[start..<start + body.count]) == body
+            }
         if !importsFound || !bodyFound { missing.append(lines.first ?? "(empty block)") }
     }
     return (blocks.count, missing)

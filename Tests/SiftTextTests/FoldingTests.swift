@@ -2,8 +2,9 @@
 // path checked against Foundation's own folding.
 
 import Foundation
-import Testing
 import SiftTestSupport
+import Testing
+
 @testable import SiftText
 
 private let c: TextOptions = .caseInsensitive
@@ -73,7 +74,8 @@ private func scalars(_ s: String) -> [UInt32] { s.unicodeScalars.map(\.value) }
 }
 
 @Test func precomposedAndDecomposedFoldToTheSameScalars() {
-    let pre = "Jos\u{E9}", de = "Jose\u{301}"
+    let pre = "Jos\u{E9}"
+    let de = "Jose\u{301}"
     for options in [[], c, d, cd] as [TextOptions] {
         #expect(scalars(TextFolding.fold(pre, options)) == scalars(TextFolding.fold(de, options)), "\(options)")
     }
@@ -106,7 +108,9 @@ private func scalars(_ s: String) -> [UInt32] { s.unicodeScalars.map(\.value) }
     for (options, reference) in foundation {
         for ch in all.unicodeScalars {
             let s = String(ch)
-            #expect(scalars(TextFolding.fold(s, options)) == scalars(s.folding(options: reference, locale: nil)), "\(ch.value)")
+            #expect(
+                scalars(TextFolding.fold(s, options)) == scalars(s.folding(options: reference, locale: nil)),
+                "\(ch.value)")
         }
         #expect(TextFolding.fold(all, options) == all.folding(options: reference, locale: nil))
     }
@@ -128,12 +132,15 @@ private func scalars(_ s: String) -> [UInt32] { s.unicodeScalars.map(\.value) }
     let special: [UInt32] = [0xDF, 0x130, 0x131, 0x149, 0x17F, 0x1C4, 0x1C5, 0x1F0, 0x2BC, 0x69, 0x49, 0x6E]
     for _ in 0..<400 {
         let length = Int(rng.next() % 8)
-        let s = String(String.UnicodeScalarView((0..<length).map { _ -> Unicode.Scalar in
-            let v: UInt32 = rng.next() % 3 == 0
-                ? special[Int(rng.next() % UInt64(special.count))]
-                : 0x20 + UInt32(rng.next() % (0x300 - 0x20))
-            return Unicode.Scalar(v)!
-        }))
+        let s = String(
+            String.UnicodeScalarView(
+                (0..<length).map { _ -> Unicode.Scalar in
+                    let v: UInt32 =
+                        rng.next() % 3 == 0
+                        ? special[Int(rng.next() % UInt64(special.count))]
+                        : 0x20 + UInt32(rng.next() % (0x300 - 0x20))
+                    return Unicode.Scalar(v)!
+                }))
         for (options, cFlag, dFlag) in [(c, true, false), (d, false, true), (cd, true, true)] {
             let reference = TextFolding.foundationFold(s, caseInsensitive: cFlag, diacriticInsensitive: dFlag)
             #expect(scalars(TextFolding.fold(s, options)) == scalars(reference), "\(scalars(s)) \(options)")

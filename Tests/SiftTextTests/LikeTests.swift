@@ -2,6 +2,7 @@
 // pathological pattern that a backtracking-by-recursion matcher would never finish.
 
 import Testing
+
 @testable import SiftText
 
 private func like(_ s: String, _ pattern: String, _ options: TextOptions = []) throws -> Bool {

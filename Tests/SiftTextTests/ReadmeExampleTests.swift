@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// (Its documentation samples are checked line for line against the articles, so it keeps their layout.)
 // The README's SiftText example, as written there, with its comments turned into assertions; one
 // test checks that the README's block still appears in this file, so the two cannot drift apart.
 

@@ -3,6 +3,7 @@
 import Dispatch
 import Synchronization
 import Testing
+
 @testable import SiftText
 
 private func matches(_ s: String, _ pattern: String, _ options: TextOptions = []) throws -> Bool {
@@ -85,7 +86,8 @@ private func matches(_ s: String, _ pattern: String, _ options: TextOptions = []
     #expect(try caseless.matches("CACHED"))
     #expect(try !a.matches("CACHED"))
     // Canonically equivalent but different scalars: separate entries.
-    let pre = try RegexPattern.compile("\u{E9}", []), de = try RegexPattern.compile("e\u{301}", [])
+    let pre = try RegexPattern.compile("\u{E9}", [])
+    let de = try RegexPattern.compile("e\u{301}", [])
     #expect(pre !== de)
     #expect(try pre.matches("\u{E9}"))
     #expect(try !pre.matches("e\u{301}"))
@@ -116,7 +118,9 @@ private func matches(_ s: String, _ pattern: String, _ options: TextOptions = []
                 let matched = (try? p?.matches(subject)) ?? nil
                 if matched != (i % 2 == 0) { ok = false }
             }
-            if (try? RegexPattern.compile("w\(worker)r\(round % 5)", []).matches("w\(worker)r\(round % 5)")) != true { ok = false }
+            if (try? RegexPattern.compile("w\(worker)r\(round % 5)", []).matches("w\(worker)r\(round % 5)")) != true {
+                ok = false
+            }
         }
         results.withLock { $0.append(ok) }
     }

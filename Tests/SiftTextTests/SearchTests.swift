@@ -1,8 +1,9 @@
 // Equality, ordering and substring search under each option set, and PreparedText's fast paths
 // checked against the plain functions over a seeded random set of strings.
 
-import Testing
 import SiftTestSupport
+import Testing
+
 @testable import SiftText
 
 private let c: TextOptions = .caseInsensitive
@@ -163,7 +164,8 @@ private func randomString(_ rng: inout SplitMix64, maxPieces: Int) -> String {
         }
         for options in optionSets {
             let p = PreparedText(needle, options)
-            let context = "subject \(subject.unicodeScalars.map(\.value)) needle \(needle.unicodeScalars.map(\.value)) options \(options.rawValue)"
+            let context =
+                "subject \(subject.unicodeScalars.map(\.value)) needle \(needle.unicodeScalars.map(\.value)) options \(options.rawValue)"
             #expect(p.equals(subject) == textEqual(subject, needle, options), "\(context)")
             #expect(p.compare(subject) == textCompare(subject, needle, options), "\(context)")
             #expect(p.isPrefix(of: subject) == textBeginsWith(subject, needle, options), "\(context)")

@@ -3,8 +3,9 @@
 
 import Foundation
 import SiftJSON
-import Testing
 import SiftSyntax
+import Testing
+
 @testable import SiftTool
 
 @Suite struct ExitCodeTests {
@@ -54,18 +55,26 @@ import SiftSyntax
         #expect(try JSONReader.parse(#"{"$date": 0}"#).literal == .date(Date(timeIntervalSince1970: 0)))
         #expect(try JSONReader.parse(#"{"$date": 1.5}"#).literal == .date(Date(timeIntervalSince1970: 1.5)))
         // Only a one-key object is a date.
-        #expect(try JSONReader.parse(#"{"$date": 0, "x": 1}"#).literal == .dictionary(["$date": .integer(0), "x": .integer(1)]))
+        #expect(
+            try JSONReader.parse(#"{"$date": 0, "x": 1}"#).literal
+                == .dictionary(["$date": .integer(0), "x": .integer(1)]))
         #expect(try JSONReader.parse(#"{"$date": "now"}"#).literal == .dictionary(["$date": .string("now")]))
     }
 
     @Test func nestedObjects() throws {
         let v = try JSONReader.parse(#"{"a": {"b": [1, 2.5, "x", null, true]}, "c": {}}"#)
-        #expect(v == .object([("a", .object([("b", .array([.integer(1), .double(2.5), .string("x"), .null, .bool(true)]))])),
-                              ("c", .object([]))]))
-        #expect(v.literal == .dictionary([
-            "a": .dictionary(["b": .array([.integer(1), .double(2.5), .string("x"), .null, .bool(true)])]),
-            "c": .dictionary([:]),
-        ]))
+        #expect(
+            v
+                == .object([
+                    ("a", .object([("b", .array([.integer(1), .double(2.5), .string("x"), .null, .bool(true)]))])),
+                    ("c", .object([])),
+                ]))
+        #expect(
+            v.literal
+                == .dictionary([
+                    "a": .dictionary(["b": .array([.integer(1), .double(2.5), .string("x"), .null, .bool(true)])]),
+                    "c": .dictionary([:]),
+                ]))
     }
 
     @Test func sequences() throws {
@@ -115,7 +124,9 @@ import SiftSyntax
         #expect(r.status == 0)
         #expect(r.stdout == "(a == 1 AND ANY b.c LIKE[cd] \"x\") OR (NOT ANY d != nil)\n")
         #expect(r.stderr.isEmpty)
-        let withArgs = try runSift(["parse", "%K > %@ AND d == %@", "--arg", "\"age\"", "--arg", "18", "--arg", #"{"$date": 978307200}"#])
+        let withArgs = try runSift([
+            "parse", "%K > %@ AND d == %@", "--arg", "\"age\"", "--arg", "18", "--arg", #"{"$date": 978307200}"#,
+        ])
         #expect(withArgs.status == 0)
         #expect(withArgs.stdout == "age > 18 AND d == CAST(0.0, \"NSDate\")\n")
     }

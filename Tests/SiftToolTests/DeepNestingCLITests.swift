@@ -9,6 +9,7 @@ import Foundation
 import SiftSyntax
 import SiftTestSupport
 import Testing
+
 @testable import SiftTool
 
 /// The deepest member of each family the parser accepts, by family name: searched once, upwards
@@ -19,9 +20,13 @@ private let deepestByFamily: [String: Int] = {
         var result: [String: Int] = [:]
         for family in nestingFamilies {
             func accepts(_ n: Int) -> Bool { (try? PredicateSyntax.parse(family.make(n))) != nil }
-            var low = PredicateSyntax.maximumDepth - 2, step = 1
+            var low = PredicateSyntax.maximumDepth - 2
+            var step = 1
             precondition(accepts(low), "\(family) at \(low)")
-            while accepts(low + step) { low += step; step *= 2 }
+            while accepts(low + step) {
+                low += step
+                step *= 2
+            }
             // low is accepted and low + step is not: bisect between them.
             var high = low + step
             while high - low > 1 {
@@ -43,16 +48,16 @@ private func canonical(_ text: String) throws -> String {
 
 /// The schema of `nestingRecordJSON`, as the lowering's nesting tests declare it in Swift.
 private let nestingSchemaJSON = #"""
-{"entities": [
-  {"name": "Record", "table": "record",
-   "attributes": [{"name": "a", "type": "integer"}, {"name": "s", "type": "string"}],
-   "relationships": [
-     {"name": "kids", "toMany": "Kid", "foreignKey": "record_id"},
-     {"name": "nums", "values": {"table": "record_num", "owner": "record_id", "type": "integer"}, "orderColumn": "position"},
-     {"name": "tags", "values": {"table": "record_tag", "owner": "record_id", "type": "string"}, "orderColumn": "position"}]},
-  {"name": "Kid", "table": "kid", "attributes": [{"name": "age", "type": "integer"}]}
-]}
-"""#
+    {"entities": [
+      {"name": "Record", "table": "record",
+       "attributes": [{"name": "a", "type": "integer"}, {"name": "s", "type": "string"}],
+       "relationships": [
+         {"name": "kids", "toMany": "Kid", "foreignKey": "record_id"},
+         {"name": "nums", "values": {"table": "record_num", "owner": "record_id", "type": "integer"}, "orderColumn": "position"},
+         {"name": "tags", "values": {"table": "record_tag", "owner": "record_id", "type": "string"}, "orderColumn": "position"}]},
+      {"name": "Kid", "table": "kid", "attributes": [{"name": "age", "type": "integer"}]}
+    ]}
+    """#
 
 /// `nestingRecordJSON` as `sift filter` prints it: compact, keys in input order.
 private let printedRecord = #"{"a":1,"s":"x","nums":[0,1],"tags":["x"],"kids":[{"age":2}]}"# + "\n"
@@ -61,7 +66,8 @@ private let printedRecord = #"{"a":1,"s":"x","nums":[0,1],"tags":["x"],"kids":[{
 private let files: (record: String, schema: String) = {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sift-deep-cli-\(getpid())")
     try! FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-    let record = dir.appendingPathComponent("record.json"), schema = dir.appendingPathComponent("record.schema.json")
+    let record = dir.appendingPathComponent("record.json")
+    let schema = dir.appendingPathComponent("record.schema.json")
     try! Data(nestingRecordJSON.utf8).write(to: record)
     try! Data(nestingSchemaJSON.utf8).write(to: schema)
     return (record.path, schema.path)
@@ -76,8 +82,10 @@ private func expectTooDeep(_ r: SiftOutput, _ text: String, _ context: String) {
     #expect(lines.count == 4, "\(context): \(r.stderr.prefix(300))")
     guard lines.count == 4 else { return }
     #expect(lines[0].hasPrefix("1:"), "\(context): \(lines[0])")
-    #expect(lines[0].hasSuffix("error: predicate is nested too deeply (the limit is \(PredicateSyntax.maximumDepth) levels)"),
-            "\(context): \(lines[0])")
+    #expect(
+        lines[0].hasSuffix(
+            "error: predicate is nested too deeply (the limit is \(PredicateSyntax.maximumDepth) levels)"),
+        "\(context): \(lines[0])")
     #expect(lines[1] == text, "\(context): the predicate is not echoed")
     let caret = lines[2].drop { $0 == " " }
     #expect(caret.hasPrefix("^") && lines[2].count <= text.count, "\(context): no caret under the predicate")
@@ -92,13 +100,16 @@ private func isKnownLoweringRefusal(_ stderr: String) -> Bool {
 
 /// Whether the command refusing `family` at the limit (`deep`) refuses its depth-1 member too, with
 /// the same message (positions aside): a construct the SQL back-end cannot express at any depth.
-private func refusedAtAnyDepth(_ command: [String], _ family: NestingFamily, _ deep: SiftOutput, _ rest: [String]) throws -> Bool {
+private func refusedAtAnyDepth(_ command: [String], _ family: NestingFamily, _ deep: SiftOutput, _ rest: [String])
+    throws -> Bool
+{
     let shallow = try runSift(command + [family.make(1)] + rest)
     func message(_ stderr: String) -> Substring? {
         guard let first = stderr.split(separator: "\n").first, let at = first.range(of: "error: ") else { return nil }
         return first[at.upperBound...]
     }
-    return deep.stdout.isEmpty && shallow.status == 1 && message(shallow.stderr) != nil && message(shallow.stderr) == message(deep.stderr)
+    return deep.stdout.isEmpty && shallow.status == 1 && message(shallow.stderr) != nil
+        && message(shallow.stderr) == message(deep.stderr)
 }
 
 @Suite(.serialized) struct DeepNestingCLITests {
@@ -114,7 +125,8 @@ private func refusedAtAnyDepth(_ command: [String], _ family: NestingFamily, _ d
     @Test(arguments: nestingFamilies)
     func parseArgument(_ family: NestingFamily) throws {
         let n = deepestAccepted(family)
-        let deep = family.make(n), beyond = family.make(n + 1)
+        let deep = family.make(n)
+        let beyond = family.make(n + 1)
         let r = try runSift(["parse", "--", deep])
         #expect(r.status == 0, "\(family) at \(n): \(r.stderr.prefix(300))")
         #expect(r.stdout == (try canonical(deep)) + "\n", "\(family) at \(n)")
@@ -125,14 +137,19 @@ private func refusedAtAnyDepth(_ command: [String], _ family: NestingFamily, _ d
     /// All families in one standard input: each deepest line prints its canonical form, each line
     /// beyond the limit its diagnostic, in order, and the status is 1.
     @Test func parseStandardInput() throws {
-        var input = "", expected: [String] = []
+        var input = ""
+        var expected: [String] = []
         for family in nestingFamilies {
             let n = deepestAccepted(family)
-            let deep = family.make(n), beyond = family.make(n + 1)
+            let deep = family.make(n)
+            let beyond = family.make(n + 1)
             input += deep + "\n" + beyond + "\n"
             expected.append(try canonical(deep))
             let error = try onSmallStack(stackSize: 64 << 20) { () -> SyntaxError? in
-                do { _ = try PredicateSyntax.parse(beyond); return nil } catch let e as SyntaxError { return e }
+                do {
+                    _ = try PredicateSyntax.parse(beyond)
+                    return nil
+                } catch let e as SyntaxError { return e }
             }
             let description = try #require(error, "\(family) at \(n + 1) parsed").description
             #expect(description.contains("nested too deeply"), "\(family): \(description)")
@@ -150,11 +167,13 @@ private func refusedAtAnyDepth(_ command: [String], _ family: NestingFamily, _ d
     @Test(arguments: nestingFamilies)
     func filterInMemory(_ family: NestingFamily) throws {
         let n = deepestAccepted(family)
-        let deep = family.make(n), beyond = family.make(n + 1)
+        let deep = family.make(n)
+        let beyond = family.make(n + 1)
         let r = try runSift(["filter", "--", deep, files.record])
         switch family.expected(n) {
         case true?:
-            #expect(r.status == 0 && r.stdout == printedRecord, "\(family) at \(n): \(r.status) \(r.stderr.prefix(300))")
+            #expect(
+                r.status == 0 && r.stdout == printedRecord, "\(family) at \(n): \(r.status) \(r.stderr.prefix(300))")
         case false?:
             #expect(r.status == 0 && r.stdout.isEmpty, "\(family) at \(n): \(r.status) \(r.stderr.prefix(300))")
         case nil:
@@ -163,7 +182,9 @@ private func refusedAtAnyDepth(_ command: [String], _ family: NestingFamily, _ d
         }
         let counted = try runSift(["filter", "--count", "--", deep, files.record])
         if let expected = family.expected(n) {
-            #expect(counted.status == 0 && counted.stdout == (expected ? "1\n" : "0\n"), "\(family) at \(n): \(counted.stderr.prefix(300))")
+            #expect(
+                counted.status == 0 && counted.stdout == (expected ? "1\n" : "0\n"),
+                "\(family) at \(n): \(counted.stderr.prefix(300))")
         } else {
             #expect(counted.status == 1 && counted.stdout.isEmpty, "\(family) at \(n)")
         }
@@ -177,25 +198,35 @@ private func refusedAtAnyDepth(_ command: [String], _ family: NestingFamily, _ d
     @Test(arguments: nestingFamilies)
     func filterWithSQLite(_ family: NestingFamily) throws {
         let n = deepestAccepted(family)
-        let deep = family.make(n), beyond = family.make(n + 1)
+        let deep = family.make(n)
+        let beyond = family.make(n + 1)
         let r = try runSift(["filter", "--backend", "sqlite", "--", deep, files.record])
         if r.status == 1, isKnownLoweringRefusal(r.stderr) {
             #expect(r.stdout.isEmpty)
-        } else if r.status == 1, try refusedAtAnyDepth(["filter", "--backend", "sqlite", "--"], family, r, [files.record]) {
+        } else if r.status == 1,
+            try refusedAtAnyDepth(["filter", "--backend", "sqlite", "--"], family, r, [files.record])
+        {
             // A construct the SQL back-end refuses at depth 1 too, for the same reason.
         } else if let expected = family.expected(n) {
-            #expect(r.status == 0 && r.stdout == (expected ? printedRecord : ""), "\(family) at \(n): \(r.status) \(r.stderr.prefix(300))")
+            #expect(
+                r.status == 0 && r.stdout == (expected ? printedRecord : ""),
+                "\(family) at \(n): \(r.status) \(r.stderr.prefix(300))")
         } else {
             // Memory raises an evaluation error here; SQL raises none, and may match or not.
-            #expect(r.status == 0 && (r.stdout.isEmpty || r.stdout == printedRecord), "\(family) at \(n): \(r.status) \(r.stderr.prefix(300))")
+            #expect(
+                r.status == 0 && (r.stdout.isEmpty || r.stdout == printedRecord),
+                "\(family) at \(n): \(r.status) \(r.stderr.prefix(300))")
         }
-        expectTooDeep(try runSift(["filter", "--backend", "sqlite", "--", beyond, files.record]), beyond, "\(family) at \(n + 1), sqlite")
+        expectTooDeep(
+            try runSift(["filter", "--backend", "sqlite", "--", beyond, files.record]), beyond,
+            "\(family) at \(n + 1), sqlite")
     }
 
     @Test(arguments: nestingFamilies)
     func sql(_ family: NestingFamily) throws {
         let n = deepestAccepted(family)
-        let deep = family.make(n), beyond = family.make(n + 1)
+        let deep = family.make(n)
+        let beyond = family.make(n + 1)
         let args = ["--schema", files.schema, "--entity", "Record", "--"]
         let r = try runSift(["sql"] + args + [deep])
         if r.status == 1, isKnownLoweringRefusal(r.stderr) {
@@ -204,7 +235,9 @@ private func refusedAtAnyDepth(_ command: [String], _ family: NestingFamily, _ d
             // A construct the lowering refuses at depth 1 too, for the same reason.
         } else {
             #expect(r.status == 0, "\(family) at \(n): \(r.stderr.prefix(300))")
-            #expect(r.stdout.hasPrefix("SELECT ") && r.stdout.contains(" WHERE "), "\(family) at \(n): \(r.stdout.prefix(300))")
+            #expect(
+                r.stdout.hasPrefix("SELECT ") && r.stdout.contains(" WHERE "),
+                "\(family) at \(n): \(r.stdout.prefix(300))")
         }
         expectTooDeep(try runSift(["sql"] + args + [beyond]), beyond, "\(family) at \(n + 1), sql")
     }

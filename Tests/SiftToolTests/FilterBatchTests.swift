@@ -4,6 +4,7 @@
 import Foundation
 import SiftJSON
 import Testing
+
 @testable import SiftTool
 
 /// Writes `text` to a fresh temporary file and returns its path.
@@ -16,31 +17,32 @@ private func tempFile(_ text: String, _ name: String = "data.json") throws -> St
 }
 
 private let people = """
-[
-  {"name": "Ann", "age": 41, "city": "Oslo"},
-  {"name": "Bo", "age": 7},
-  {"name": "Cé", "age": null, "city": "Paris"},
-  {"name": "Dan", "age": 30, "city": "oslo", "score": 1.5}
-]
-"""
+    [
+      {"name": "Ann", "age": 41, "city": "Oslo"},
+      {"name": "Bo", "age": 7},
+      {"name": "Cé", "age": null, "city": "Paris"},
+      {"name": "Dan", "age": 30, "city": "oslo", "score": 1.5}
+    ]
+    """
 
 private let peopleNDJSON = """
-{"name": "Ann", "age": 41, "city": "Oslo"}
-{"name": "Bo", "age": 7}
-{"name": "Cé", "age": null, "city": "Paris"}
-{"name": "Dan", "age": 30, "city": "oslo", "score": 1.5}
+    {"name": "Ann", "age": 41, "city": "Oslo"}
+    {"name": "Bo", "age": 7}
+    {"name": "Cé", "age": null, "city": "Paris"}
+    {"name": "Dan", "age": 30, "city": "oslo", "score": 1.5}
 
-"""
+    """
 
 @Suite(.serialized) struct FilterTests {
     @Test func arrayOnStdin() throws {
         let r = try runSift(["filter", "age >= 18"], stdin: people)
         #expect(r.status == 0)
-        #expect(r.stdout == """
-        {"name":"Ann","age":41,"city":"Oslo"}
-        {"name":"Dan","age":30,"city":"oslo","score":1.5}
+        #expect(
+            r.stdout == """
+                {"name":"Ann","age":41,"city":"Oslo"}
+                {"name":"Dan","age":30,"city":"oslo","score":1.5}
 
-        """)
+                """)
         #expect(r.stderr.isEmpty)
     }
 
@@ -48,11 +50,12 @@ private let peopleNDJSON = """
         let path = try tempFile(peopleNDJSON, "people.ndjson")
         let r = try runSift(["filter", "city ==[c] 'OSLO'", path])
         #expect(r.status == 0)
-        #expect(r.stdout == """
-        {"name":"Ann","age":41,"city":"Oslo"}
-        {"name":"Dan","age":30,"city":"oslo","score":1.5}
+        #expect(
+            r.stdout == """
+                {"name":"Ann","age":41,"city":"Oslo"}
+                {"name":"Dan","age":30,"city":"oslo","score":1.5}
 
-        """)
+                """)
         // "-" is standard input; concatenated values need no newlines.
         let dash = try runSift(["filter", "age < 10", "-"], stdin: #"{"age":41}{"age":7,"s":"a\"b\n"} {"age":3}"#)
         #expect(dash.status == 0)
@@ -97,12 +100,13 @@ private let peopleNDJSON = """
         #expect(r.status == 0)
         #expect(r.stdout == "2\n1\n3\n0\n")
         let records = try runSift(["filter", "name != 'Bo'", "--sort", "age"], stdin: people)
-        #expect(records.stdout == """
-        {"name":"Cé","age":null,"city":"Paris"}
-        {"name":"Dan","age":30,"city":"oslo","score":1.5}
-        {"name":"Ann","age":41,"city":"Oslo"}
+        #expect(
+            records.stdout == """
+                {"name":"Cé","age":null,"city":"Paris"}
+                {"name":"Dan","age":30,"city":"oslo","score":1.5}
+                {"name":"Ann","age":41,"city":"Oslo"}
 
-        """)
+                """)
     }
 
     @Test func sortDescendingPutsNilLast() throws {
@@ -115,7 +119,8 @@ private let peopleNDJSON = """
         // Case-insensitive city: Oslo == oslo, so the tie keeps input order, then age breaks it when asked.
         let stable = try runSift(["filter", "city != nil", "--sort", "city[c]", "--indices"], stdin: people)
         #expect(stable.stdout == "0\n3\n2\n")
-        let twoKeys = try runSift(["filter", "city != nil", "--sort", "city[c]", "--sort", "age", "--indices"], stdin: people)
+        let twoKeys = try runSift(
+            ["filter", "city != nil", "--sort", "city[c]", "--sort", "age", "--indices"], stdin: people)
         #expect(twoKeys.stdout == "3\n0\n2\n")
         // Without [c], "Oslo" < "Paris" < "oslo" in scalar order.
         let exact = try runSift(["filter", "city != nil", "--sort", "city:desc", "--indices"], stdin: people)
@@ -123,7 +128,9 @@ private let peopleNDJSON = """
     }
 
     @Test func variables() throws {
-        let r = try runSift(["filter", "age > $min AND city IN $cities", "--var", "min=18", "--var", #"cities=["Oslo", "Paris"]"#], stdin: people)
+        let r = try runSift(
+            ["filter", "age > $min AND city IN $cities", "--var", "min=18", "--var", #"cities=["Oslo", "Paris"]"#],
+            stdin: people)
         #expect(r.status == 0)
         #expect(r.stdout == "{\"name\":\"Ann\",\"age\":41,\"city\":\"Oslo\"}\n")
         let unbound = try runSift(["filter", "age > $min"], stdin: people)
@@ -214,7 +221,9 @@ private let peopleNDJSON = """
     @Test func bundledSample() throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Samples/people.json").path
-        let r = try runSift(["filter", "--indices", #"age >= 18 AND ANY kids.age < 10 AND address.city BEGINSWITH[cd] "sao""#, path])
+        let r = try runSift([
+            "filter", "--indices", #"age >= 18 AND ANY kids.age < 10 AND address.city BEGINSWITH[cd] "sao""#, path,
+        ])
         #expect(r.status == 0)
         #expect(r.stdout == "0\n6\n15\n")
         let total = try runSift(["filter", "--count", "TRUEPREDICATE", path])
@@ -225,36 +234,38 @@ private let peopleNDJSON = """
 @Suite(.serialized) struct BatchTests {
     @Test func evaluateCases() throws {
         let input = """
-        {"id": 1, "format": "age > %@", "args": [18], "objects": [{"age": 41}, {"age": 7}, {"age": "x"}, {}]}
-        {"id": "vars", "format": "name BEGINSWITH[cd] $p", "vars": {"p": "e"}, "objects": [{"name": "Émile"}, {"name": "Zoë"}]}
-        {"id": {"k": [1]}, "format": "SELF > 1", "objects": [1, 2, "s"], "lenient": true}
-        """
+            {"id": 1, "format": "age > %@", "args": [18], "objects": [{"age": 41}, {"age": 7}, {"age": "x"}, {}]}
+            {"id": "vars", "format": "name BEGINSWITH[cd] $p", "vars": {"p": "e"}, "objects": [{"name": "Émile"}, {"name": "Zoë"}]}
+            {"id": {"k": [1]}, "format": "SELF > 1", "objects": [1, 2, "s"], "lenient": true}
+            """
         let r = try runSift(["batch"], stdin: input)
         #expect(r.status == 0)
         #expect(r.stderr.isEmpty)
-        #expect(r.stdout == """
-        {"id":1,"ok":true,"canonical":"age > 18","results":[true,false,{"error":"incomparable-values: 1:1: error: cannot order \\"x\\" and 18"},false]}
-        {"id":"vars","ok":true,"canonical":"name BEGINSWITH[cd] $p","results":[true,false]}
-        {"id":{"k":[1]},"ok":true,"canonical":"SELF > 1","results":[false,true,false]}
+        #expect(
+            r.stdout == """
+                {"id":1,"ok":true,"canonical":"age > 18","results":[true,false,{"error":"incomparable-values: 1:1: error: cannot order \\"x\\" and 18"},false]}
+                {"id":"vars","ok":true,"canonical":"name BEGINSWITH[cd] $p","results":[true,false]}
+                {"id":{"k":[1]},"ok":true,"canonical":"SELF > 1","results":[false,true,false]}
 
-        """)
+                """)
     }
 
     @Test func parseFailureAndParseMode() throws {
         let input = """
-        {"id": "bad", "format": "a =="}
+            {"id": "bad", "format": "a =="}
 
-        {"id": "p", "format": "a = 1 and b < 2", "mode": "parse", "objects": [{"a": 1}]}
-        {"id": "argc", "format": "a == %@"}
-        """
+            {"id": "p", "format": "a = 1 and b < 2", "mode": "parse", "objects": [{"a": 1}]}
+            {"id": "argc", "format": "a == %@"}
+            """
         let r = try runSift(["batch"], stdin: input)
         #expect(r.status == 0)
-        #expect(r.stdout == """
-        {"id":"bad","ok":false,"stage":"parse","error":"1:5: error: expected expression after '=='"}
-        {"id":"p","ok":true,"canonical":"a == 1 AND b < 2"}
-        {"id":"argc","ok":false,"stage":"parse","error":"1:6: error: \(try missingArgumentMessage())"}
+        #expect(
+            r.stdout == """
+                {"id":"bad","ok":false,"stage":"parse","error":"1:5: error: expected expression after '=='"}
+                {"id":"p","ok":true,"canonical":"a == 1 AND b < 2"}
+                {"id":"argc","ok":false,"stage":"parse","error":"1:6: error: \(try missingArgumentMessage())"}
 
-        """)
+                """)
     }
 
     /// The parser's own message for a `%@` without an argument (so this test does not restate it).
@@ -266,55 +277,59 @@ private let peopleNDJSON = """
 
     @Test func inputFailures() throws {
         let input = """
-        not json
-        [1, 2]
-        {"id": 7}
-        {"id": 8, "format": 3}
-        {"id": 9, "format": "a = 1", "args": {"x": 1}}
-        {"id": 10, "format": "a = 1", "objects": 5}
-        {"id": 11, "format": "a = 1", "mode": "run"}
-        {"id": 12, "format": "a = 1", "vars": []}
-        {"id": 13, "format": "a = 1", "lenient": "yes"}
-        {"format": "a = 1", "objects": [{"a": 1}], "expected": [true]}
-        """
+            not json
+            [1, 2]
+            {"id": 7}
+            {"id": 8, "format": 3}
+            {"id": 9, "format": "a = 1", "args": {"x": 1}}
+            {"id": 10, "format": "a = 1", "objects": 5}
+            {"id": 11, "format": "a = 1", "mode": "run"}
+            {"id": 12, "format": "a = 1", "vars": []}
+            {"id": 13, "format": "a = 1", "lenient": "yes"}
+            {"format": "a = 1", "objects": [{"a": 1}], "expected": [true]}
+            """
         let r = try runSift(["batch"], stdin: input)
         #expect(r.status == 0)
         let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        #expect(lines == [
-            #"{"id":null,"ok":false,"stage":"input","error":"invalid JSON: 1:1: error: unexpected 'n' where a JSON value was expected"}"#,
-            #"{"id":null,"ok":false,"stage":"input","error":"a case must be a JSON object"}"#,
-            #"{"id":7,"ok":false,"stage":"input","error":"missing \"format\""}"#,
-            #"{"id":8,"ok":false,"stage":"input","error":"\"format\" must be a string"}"#,
-            #"{"id":9,"ok":false,"stage":"input","error":"\"args\" must be an array"}"#,
-            #"{"id":10,"ok":false,"stage":"input","error":"\"objects\" must be an array"}"#,
-            #"{"id":11,"ok":false,"stage":"input","error":"\"mode\" must be \"parse\" or \"eval\""}"#,
-            #"{"id":12,"ok":false,"stage":"input","error":"\"vars\" must be an object"}"#,
-            #"{"id":13,"ok":false,"stage":"input","error":"\"lenient\" must be true or false"}"#,
-            // Unknown keys are the caller's own (expected results…): ignored.
-            #"{"id":null,"ok":true,"canonical":"a == 1","results":[true]}"#,
-            "",
-        ])
+        #expect(
+            lines == [
+                #"{"id":null,"ok":false,"stage":"input","error":"invalid JSON: 1:1: error: unexpected 'n' where a JSON value was expected"}"#,
+                #"{"id":null,"ok":false,"stage":"input","error":"a case must be a JSON object"}"#,
+                #"{"id":7,"ok":false,"stage":"input","error":"missing \"format\""}"#,
+                #"{"id":8,"ok":false,"stage":"input","error":"\"format\" must be a string"}"#,
+                #"{"id":9,"ok":false,"stage":"input","error":"\"args\" must be an array"}"#,
+                #"{"id":10,"ok":false,"stage":"input","error":"\"objects\" must be an array"}"#,
+                #"{"id":11,"ok":false,"stage":"input","error":"\"mode\" must be \"parse\" or \"eval\""}"#,
+                #"{"id":12,"ok":false,"stage":"input","error":"\"vars\" must be an object"}"#,
+                #"{"id":13,"ok":false,"stage":"input","error":"\"lenient\" must be true or false"}"#,
+                // Unknown keys are the caller's own (expected results…): ignored.
+                #"{"id":null,"ok":true,"canonical":"a == 1","results":[true]}"#,
+                "",
+            ])
     }
 
     @Test func defaultObjectsFromData() throws {
         let path = try tempFile(peopleNDJSON, "people.ndjson")
         let input = """
-        {"id": 1, "format": "age >= 18"}
-        {"id": 2, "format": "age >= 18", "objects": [{"age": 1}]}
-        {"id": 3, "format": "city ==[c] 'oslo'", "objects": []}
-        """
+            {"id": 1, "format": "age >= 18"}
+            {"id": 2, "format": "age >= 18", "objects": [{"age": 1}]}
+            {"id": 3, "format": "city ==[c] 'oslo'", "objects": []}
+            """
         let r = try runSift(["batch", "--data", path], stdin: input)
         #expect(r.status == 0)
-        #expect(r.stdout == """
-        {"id":1,"ok":true,"canonical":"age >= 18","results":[true,false,false,true]}
-        {"id":2,"ok":true,"canonical":"age >= 18","results":[false]}
-        {"id":3,"ok":true,"canonical":"city ==[c] \\"oslo\\"","results":[]}
+        #expect(
+            r.stdout == """
+                {"id":1,"ok":true,"canonical":"age >= 18","results":[true,false,false,true]}
+                {"id":2,"ok":true,"canonical":"age >= 18","results":[false]}
+                {"id":3,"ok":true,"canonical":"city ==[c] \\"oslo\\"","results":[]}
 
-        """)
+                """)
         // An array file works too; without --data a case has no objects.
         let arrayPath = try tempFile(people)
         let fromArray = try runSift(["batch", "--data", arrayPath], stdin: #"{"id": 1, "format": "city != nil"}"#)
-        #expect(fromArray.stdout == "{\"id\":1,\"ok\":true,\"canonical\":\"city != nil\",\"results\":[true,false,true,true]}\n")
+        #expect(
+            fromArray.stdout
+                == "{\"id\":1,\"ok\":true,\"canonical\":\"city != nil\",\"results\":[true,false,true,true]}\n")
         let noData = try runSift(["batch"], stdin: #"{"id": 1, "format": "city != nil"}"#)
         #expect(noData.stdout == "{\"id\":1,\"ok\":true,\"canonical\":\"city != nil\",\"results\":[]}\n")
     }
@@ -346,9 +361,15 @@ private let peopleNDJSON = """
     }
 
     @Test func recordsAutoDetection() throws {
-        #expect(try Records.parse(Array("  [1, {\"a\": 2}]".utf8), name: "x") == [.integer(1), .object([("a", .integer(2))])])
+        #expect(
+            try Records.parse(Array("  [1, {\"a\": 2}]".utf8), name: "x") == [
+                .integer(1), .object([("a", .integer(2))]),
+            ])
         #expect(try Records.parse(Array("[1]\n".utf8), name: "x") == [.integer(1)])
-        #expect(try Records.parse(Array("1\n{\"a\": 2}\n\"s\"".utf8), name: "x") == [.integer(1), .object([("a", .integer(2))]), .string("s")])
+        #expect(
+            try Records.parse(Array("1\n{\"a\": 2}\n\"s\"".utf8), name: "x") == [
+                .integer(1), .object([("a", .integer(2))]), .string("s"),
+            ])
         #expect(try Records.parse([], name: "x") == [])
         #expect(throws: RecordsError.self) { try Records.parse(Array("[1] [2]".utf8), name: "x") }
     }

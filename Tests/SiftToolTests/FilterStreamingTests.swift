@@ -7,13 +7,16 @@
 // whether or not the middle of the input falls between two records.
 
 import Foundation
-@testable import SiftJSON
-import Testing
 import SiftEvaluation
+import Testing
+
+@testable import SiftJSON
 @testable import SiftTool
 
 /// What `sift filter ARGS PREDICATE` printed before the streaming reader, computed in process.
-private func reference(_ predicate: String, _ input: String, sort: [String] = [], count: Bool = false, indices: Bool = false) throws -> SiftOutput {
+private func reference(
+    _ predicate: String, _ input: String, sort: [String] = [], count: Bool = false, indices: Bool = false
+) throws -> SiftOutput {
     let compiled = try SiftPredicate(format: predicate, arguments: [])
     let records: [JSONValue]
     do throws(RecordsError) { records = try Records.parse(Array(input.utf8), name: "<stdin>") } catch {
@@ -35,14 +38,23 @@ private func reference(_ predicate: String, _ input: String, sort: [String] = []
         }
     }
     var out = ""
-    if count { out = "\(matches.count)\n" } else if indices { for n in matches { out += "\(n)\n" } } else {
-        for n in matches { records[n].write(into: &out); out += "\n" }
+    if count {
+        out = "\(matches.count)\n"
+    } else if indices {
+        for n in matches { out += "\(n)\n" }
+    } else {
+        for n in matches {
+            records[n].write(into: &out)
+            out += "\n"
+        }
     }
     return SiftOutput(status: 0, stdout: out, stderr: "")
 }
 
-private func expectSame(_ predicate: String, _ input: String, sort: [String] = [], count: Bool = false, indices: Bool = false,
-                        sourceLocation: SourceLocation = #_sourceLocation) throws {
+private func expectSame(
+    _ predicate: String, _ input: String, sort: [String] = [], count: Bool = false, indices: Bool = false,
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
     var args = ["filter", predicate]
     for s in sort { args += ["--sort", s] }
     if count { args.append("--count") }
@@ -55,23 +67,23 @@ private func expectSame(_ predicate: String, _ input: String, sort: [String] = [
 }
 
 private let mixed = """
-{"name": "Ann", "age": 41, "address": {"city": "Oslo", "zip": "0150"}, "kids": [{"age": 7}, {"age": 12}], "x": [1, 2.5e1, "\\u00e9"]}
-{"name": "Bo", "age": 7, "age": 70, "address": {"city": "Lima", "city": "Oslo"}}
-{"name": "Cé", "age": null, "kids": [], "address": null}
-{"$date": 12}
-{"d": {"$date": 5}, "age": 30, "name": "Dan", "address": {"$date": 3}}
-{"name": "Eve", "age": 29.5, "kids": [{"age": 3}, {"name": "no age"}]}
-[1, 2, 3]
-"text"
-{"a": {"b": {"c": [{"d": 1}, {"d": 2}]}}, "age": 18}
+    {"name": "Ann", "age": 41, "address": {"city": "Oslo", "zip": "0150"}, "kids": [{"age": 7}, {"age": 12}], "x": [1, 2.5e1, "\\u00e9"]}
+    {"name": "Bo", "age": 7, "age": 70, "address": {"city": "Lima", "city": "Oslo"}}
+    {"name": "Cé", "age": null, "kids": [], "address": null}
+    {"$date": 12}
+    {"d": {"$date": 5}, "age": 30, "name": "Dan", "address": {"$date": 3}}
+    {"name": "Eve", "age": 29.5, "kids": [{"age": 3}, {"name": "no age"}]}
+    [1, 2, 3]
+    "text"
+    {"a": {"b": {"c": [{"d": 1}, {"d": 2}]}}, "age": 18}
 
-"""
+    """
 
 @Suite(.serialized) struct FilterStreamingTests {
     @Test func agreesWithTheReferenceOnPartialAndWholeReads() throws {
         let predicates = [
             "age >= 18",
-            "age == 70",                                  // duplicate keys: the last one wins
+            "age == 70",  // duplicate keys: the last one wins
             "address.city == 'Oslo'",
             "ANY kids.age < 10",
             "kids.@count > 1",
@@ -87,7 +99,7 @@ private let mixed = """
             try expectSame(p, mixed, count: true)
             try expectSame(p, mixed, indices: true)
         }
-        try expectSame("TRUEPREDICATE", mixed, sort: ["name:desc"])   // a date record has no key: an error
+        try expectSame("TRUEPREDICATE", mixed, sort: ["name:desc"])  // a date record has no key: an error
         try expectSame("name != nil", mixed, sort: ["name:desc"])
         try expectSame("age != nil", mixed, sort: ["address.city", "age:desc"])
     }
@@ -109,7 +121,9 @@ private let mixed = """
     @Test func largeInputThroughAPipe() throws {
         // Several megabytes on standard input (spooled to a temporary file in chunks).
         var input = ""
-        for n in 0..<40_000 { input += "{\"n\": \(n), \"pad\": \"\(String(repeating: "p", count: 60))\", \"even\": \(n % 2 == 0)}\n" }
+        for n in 0..<40_000 {
+            input += "{\"n\": \(n), \"pad\": \"\(String(repeating: "p", count: 60))\", \"even\": \(n % 2 == 0)}\n"
+        }
         let r = try runSift(["filter", "--count", "even == true AND n >= 1000"], stdin: input)
         #expect(r.status == 0)
         #expect(r.stdout == "19500\n")
@@ -147,7 +161,10 @@ private let mixed = """
         input.reserveCapacity(count * 130)
         let pad = String(repeating: "p", count: 60)
         for n in 0..<count {
-            if let replaced = line(n) { input += replaced + "\n"; continue }
+            if let replaced = line(n) {
+                input += replaced + "\n"
+                continue
+            }
             if pretty {
                 input += "{\n  \"n\": \(n),\n  \"pad\": \"\(pad)\",\n  \"even\": \(n % 2 == 0)\n}\n"
             } else {
@@ -180,13 +197,15 @@ private let mixed = """
     }
 
     @Test func errorsAsOnOneThread() throws {
-        let late = 40_000, early = 10_000
+        let late = 40_000
+        let early = 10_000
         // An evaluation error in the second half, with the record's position in the whole input.
         try expectSame("n > 2", Self.records(50_000) { $0 == late ? "{\"n\": \"x\"}" : nil })
         // In both halves: the first is reported.
         try expectSame("n > 2", Self.records(50_000) { $0 == early || $0 == late ? "{\"n\": \"x\"}" : nil })
         // A syntax error in the second half is reported before an evaluation error in the first.
-        try expectSame("n > 2", Self.records(50_000) { $0 == early ? "{\"n\": \"x\"}" : $0 == late ? "{\"n\": }" : nil })
+        try expectSame(
+            "n > 2", Self.records(50_000) { $0 == early ? "{\"n\": \"x\"}" : $0 == late ? "{\"n\": }" : nil })
         // A syntax error in each half: the first.
         try expectSame("n > 2", Self.records(50_000) { $0 == early ? "[1," : $0 == late ? "{\"n\": }" : nil })
     }

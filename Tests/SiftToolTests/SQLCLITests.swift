@@ -5,16 +5,20 @@
 import Foundation
 import SiftJSON
 import Testing
+
 @testable import SiftTool
 
-private let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+private let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
 private let peopleFile = root.appendingPathComponent("Samples/people.json").path
 private let peopleSchema = root.appendingPathComponent("Samples/people.schema.json").path
 
 @Suite(.serialized) struct SQLCommandTests {
     @Test func printsSQLAndBindings() throws {
-        let r = try runSift(["sql", "name ==[c] %@ AND age > $min", "--schema", peopleSchema, "--entity", "Person",
-                             "--arg", "\"Zoë\"", "--var", "min=30"])
+        let r = try runSift([
+            "sql", "name ==[c] %@ AND age > $min", "--schema", peopleSchema, "--entity", "Person",
+            "--arg", "\"Zoë\"", "--var", "min=30",
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first?.hasPrefix("SELECT ") == true, "\(r.stdout)")
@@ -25,12 +29,20 @@ private let peopleSchema = root.appendingPathComponent("Samples/people.schema.js
     }
 
     @Test func jsonOutput() throws {
-        let r = try runSift(["sql", "tags CONTAINS 'remote' OR address.city BEGINSWITH 'S'", "--schema", peopleSchema,
-                             "--entity", "Person", "--sort", "name[cd]:desc", "--json"])
+        let r = try runSift([
+            "sql", "tags CONTAINS 'remote' OR address.city BEGINSWITH 'S'", "--schema", peopleSchema,
+            "--entity", "Person", "--sort", "name[cd]:desc", "--json",
+        ])
         #expect(r.status == 0, "\(r.stderr)")
-        guard case .object(let members) = try JSONReader.parse(r.stdout) else { Issue.record("not an object: \(r.stdout)"); return }
+        guard case .object(let members) = try JSONReader.parse(r.stdout) else {
+            Issue.record("not an object: \(r.stdout)")
+            return
+        }
         #expect(members.map(\.0) == ["sql", "bindings"])
-        guard case .string(let sql) = members[0].1, case .array(let bindings) = members[1].1 else { Issue.record("\(r.stdout)"); return }
+        guard case .string(let sql) = members[0].1, case .array(let bindings) = members[1].1 else {
+            Issue.record("\(r.stdout)")
+            return
+        }
         #expect(sql.contains("ORDER BY"), "\(sql)")
         #expect(sql.contains("sift_cd"), "\(sql)")
         #expect(sql.contains("LEFT JOIN"), "\(sql)")
@@ -84,7 +96,9 @@ private let peopleSchema = root.appendingPathComponent("Samples/people.schema.js
     ]
 
     @Test(arguments: predicates) func filterMatchesMemory(predicate: String) throws {
-        for extra in [[], ["--count"], ["--indices"], ["--sort", "name[cd]"], ["--sort", "age:desc", "--sort", "name"]] {
+        for extra in [
+            [], ["--count"], ["--indices"], ["--sort", "name[cd]"], ["--sort", "age:desc", "--sort", "name"],
+        ] {
             let memory = try runSift(["filter", predicate, peopleFile] + extra)
             let sqlite = try runSift(["filter", predicate, peopleFile, "--backend", "sqlite"] + extra)
             #expect(memory.status == 0, "\(memory.stderr)")
@@ -95,8 +109,10 @@ private let peopleSchema = root.appendingPathComponent("Samples/people.schema.js
 
     @Test func variablesArgumentsAndStdin() throws {
         let data = #"[{"a": 1, "s": "Émile"}, {"a": 5, "s": "emile"}, {"s": null}, {"a": 9.5}]"#
-        for args in [["filter", "a > $min OR s ==[cd] %@", "--var", "min=4", "--arg", "\"EMILE\""],
-                     ["filter", "a IN %@", "--arg", "[1, 9.5, null]", "--sort", "a:desc"]] {
+        for args in [
+            ["filter", "a > $min OR s ==[cd] %@", "--var", "min=4", "--arg", "\"EMILE\""],
+            ["filter", "a IN %@", "--arg", "[1, 9.5, null]", "--sort", "a:desc"],
+        ] {
             let memory = try runSift(args, stdin: data)
             let sqlite = try runSift(args + ["--backend", "sqlite"], stdin: data)
             #expect(memory.status == 0 && sqlite.status == 0, "\(sqlite.stderr)")
@@ -120,14 +136,20 @@ private let peopleSchema = root.appendingPathComponent("Samples/people.schema.js
     }
 
     @Test func batchMatchesMemory() throws {
-        let input = Self.predicates.enumerated().map { #"{"id": \#($0.offset), "format": \#(JSONValue.string($0.element).text)}"# }
-            .joined(separator: "\n") + "\n" + #"{"id": "own", "format": "x > 1", "objects": [{"x": 1}, {"x": 2}, {"y": 3}]}"# + "\n"
+        let input =
+            Self.predicates.enumerated().map {
+                #"{"id": \#($0.offset), "format": \#(JSONValue.string($0.element).text)}"#
+            }
+            .joined(separator: "\n") + "\n"
+            + #"{"id": "own", "format": "x > 1", "objects": [{"x": 1}, {"x": 2}, {"y": 3}]}"# + "\n"
         let memory = try runSift(["batch", "--data", peopleFile], stdin: input)
         let sqlite = try runSift(["batch", "--data", peopleFile, "--backend", "sqlite"], stdin: input)
         #expect(memory.status == 0 && sqlite.status == 0, "\(sqlite.stderr)")
         #expect(sqlite.stdout == memory.stdout)
         #expect(memory.stdout.contains("true"))
-        let rejected = try runSift(["batch", "--backend", "sqlite"], stdin: #"{"id": 1, "format": "x > 1 OR random() < x", "objects": [{"x": 2}]}"# + "\n")
+        let rejected = try runSift(
+            ["batch", "--backend", "sqlite"],
+            stdin: #"{"id": 1, "format": "x > 1 OR random() < x", "objects": [{"x": 2}]}"# + "\n")
         #expect(rejected.status == 0)
         #expect(rejected.stdout.hasPrefix(#"{"id":1,"ok":false,"stage":"lower","error":"1:"#), "\(rejected.stdout)")
     }

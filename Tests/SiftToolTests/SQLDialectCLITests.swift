@@ -2,8 +2,8 @@
 // construct PostgreSQL cannot make exact refused with its position and reason.
 
 import Foundation
-import Testing
 import SiftTestSupport
+import Testing
 
 @Suite(.serialized) struct SQLDialectCLITests {
     static var schema: String {
@@ -12,8 +12,10 @@ import SiftTestSupport
     }
 
     @Test func postgresFormHasNumberedPlaceholders() throws {
-        let r = try runSift(["sql", "age >= 18 AND ANY kids.age < 10 AND name BEGINSWITH 'Jo'",
-                             "--schema", Self.schema, "--entity", "Person", "--dialect", "postgres"])
+        let r = try runSift([
+            "sql", "age >= 18 AND ANY kids.age < 10 AND name BEGINSWITH 'Jo'",
+            "--schema", Self.schema, "--entity", "Person", "--dialect", "postgres",
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first?.contains("$1") == true, "\(r.stdout)")
@@ -23,13 +25,17 @@ import SiftTestSupport
     }
 
     @Test func postgresRefusesWhatItCannotMakeExact() throws {
-        let r = try runSift(["sql", "age >= 18 AND name ==[cd] 'jose'",
-                             "--schema", Self.schema, "--entity", "Person", "--dialect", "postgres"])
+        let r = try runSift([
+            "sql", "age >= 18 AND name ==[cd] 'jose'",
+            "--schema", Self.schema, "--entity", "Person", "--dialect", "postgres",
+        ])
         #expect(r.status == 1)
         #expect(r.stderr.contains("1:15: error:"), "\(r.stderr)")
         #expect(r.stderr.contains("string options"), "\(r.stderr)")
         // The same predicate is fine for SQLite, which calls Sift's folding.
-        let sqlite = try runSift(["sql", "age >= 18 AND name ==[cd] 'jose'", "--schema", Self.schema, "--entity", "Person"])
+        let sqlite = try runSift([
+            "sql", "age >= 18 AND name ==[cd] 'jose'", "--schema", Self.schema, "--entity", "Person",
+        ])
         #expect(sqlite.status == 0, "\(sqlite.stderr)")
     }
 }

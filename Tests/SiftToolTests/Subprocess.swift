@@ -3,10 +3,14 @@
 // neither a large input nor a large output can block the child.
 
 import Foundation
-import Testing
 import SiftTestSupport
+import Testing
 
-struct SiftOutput { var status: Int32; var stdout: String; var stderr: String }
+struct SiftOutput {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
 
 /// Runs `sift args…` with `stdin` on standard input (drained concurrently so large outputs cannot
 /// block), in this process's environment or `environment`.
@@ -16,7 +20,9 @@ func runSift(_ args: [String], stdin: String = "", environment: [String: String]
     process.executableURL = exe
     process.arguments = args
     if let environment { process.environment = environment }
-    let out = Pipe(), err = Pipe(), input = Pipe()
+    let out = Pipe()
+    let err = Pipe()
+    let input = Pipe()
     process.standardOutput = out
     process.standardError = err
     process.standardInput = input
@@ -24,7 +30,10 @@ func runSift(_ args: [String], stdin: String = "", environment: [String: String]
     let errBox = DataBox()
     let group = DispatchGroup()
     group.enter()
-    DispatchQueue.global().async { errBox.data = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+    DispatchQueue.global().async {
+        errBox.data = err.fileHandleForReading.readDataToEndOfFile()
+        group.leave()
+    }
     // Standard input is written on a thread of its own too: a child that answers line by line
     // fills the output pipe before it has read a large input, and would wait for this thread
     // while this thread waits for it.
@@ -41,8 +50,9 @@ func runSift(_ args: [String], stdin: String = "", environment: [String: String]
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     group.wait()
     process.waitUntilExit()
-    return SiftOutput(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                  stderr: String(decoding: errBox.data, as: UTF8.self))
+    return SiftOutput(
+        status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+        stderr: String(decoding: errBox.data, as: UTF8.self))
 }
 
 /// Writing to a pipe whose reader has exited raises SIGPIPE, which would end the test process:
@@ -50,4 +60,3 @@ func runSift(_ args: [String], stdin: String = "", environment: [String: String]
 private let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
 
 private final class DataBox: @unchecked Sendable { var data = Data() }
-

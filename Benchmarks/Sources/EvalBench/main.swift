@@ -1,3 +1,4 @@
+import BenchSupport
 // EvalBench: evaluation throughput of compiled SiftPredicates over 1M generated records, side by side
 // with a hand-written Swift closure over the same representation (`[String: Any]` dictionaries and
 // a typed `Person` struct) and, for the struct, Foundation's `#Predicate`. Every implementation must
@@ -9,7 +10,6 @@
 //   --impl runs one implementation only (Sift, closure, "Sift 1-by-1" or #Predicate), and --repr one representation
 //   only (dict or struct), for profiling: no table then.
 import Foundation
-import BenchSupport
 import SiftEvaluation
 
 // MARK: - Command line
@@ -29,7 +29,9 @@ do {
         case "--impl": onlyImpl = args.popFirst()
         case "--repr": onlyRepr = args.popFirst()
         default:
-            FileHandle.standardError.write("usage: EvalBench [--records N] [--rounds R] [--only TEXT] [--impl NAME] [--repr dict|struct]\n".data(using: .utf8)!)
+            FileHandle.standardError.write(
+                "usage: EvalBench [--records N] [--rounds R] [--only TEXT] [--impl NAME] [--repr dict|struct]\n".data(
+                    using: .utf8)!)
             exit(2)
         }
     }
@@ -68,9 +70,11 @@ struct Person: KeyValueCoding, Codable, Sendable {
 
 // ASCII and non-ASCII first names, several of which begin with "jo" only after case, diacritic or
 // width folding ("José", "JOÃO", "Jöns", "Ｊｏｅ"); some look close but do not ("Jürgen", "Ijon").
-let firstNames = ["José", "Jörg", "joanna", "Bob", "Alice", "JOHN", "Jürgen", "Zoë", "Ana", "Jo",
-                  "Ágata", "Johan", "Émile", "Søren", "Mary", "jonas", "JOÃO", "Jöns", "Ｊｏｅ", "Ijon",
-                  "Chloé", "Karl", "Łukasz", "Mei"]
+let firstNames = [
+    "José", "Jörg", "joanna", "Bob", "Alice", "JOHN", "Jürgen", "Zoë", "Ana", "Jo",
+    "Ágata", "Johan", "Émile", "Søren", "Mary", "jonas", "JOÃO", "Jöns", "Ｊｏｅ", "Ijon",
+    "Chloé", "Karl", "Łukasz", "Mei",
+]
 let lastNames = ["Silva", "Müller", "Ng", "Smith", "Öberg", "Dubois", "Kowalski", "Sato"]
 let cities = ["Lisbon", "Porto", "Paris", "Oslo", "Berlin", "Madrid", "Tokyo", "New York", "São Paulo", "Kraków"]
 let tagPool = ["swift", "rust", "go", "python", "java", "kotlin", "c", "zig"]
@@ -81,11 +85,11 @@ func makePeople(_ n: Int, seed: UInt64) -> [Person] {
     out.reserveCapacity(n)
     for _ in 0..<n {
         let name = rng.pick(firstNames) + " " + rng.pick(lastNames)
-        let age: Int? = rng.below(10) == 0 ? nil : 18 + rng.below(63)   // ~10% missing
+        let age: Int? = rng.below(10) == 0 ? nil : 18 + rng.below(63)  // ~10% missing
         let city = rng.pick(cities)
-        let score = (rng.unit() * 10_000).rounded() / 100                // 0.00 ..< 100.00
+        let score = (rng.unit() * 10_000).rounded() / 100  // 0.00 ..< 100.00
         var tags: [String] = []
-        for _ in 0..<rng.below(5) { tags.append(rng.pick(tagPool)) }    // 0–4, duplicates allowed
+        for _ in 0..<rng.below(5) { tags.append(rng.pick(tagPool)) }  // 0–4, duplicates allowed
         let active = rng.below(2) == 0
         out.append(Person(name: name, age: age, city: city, score: score, tags: tags, active: active))
     }
@@ -172,43 +176,54 @@ struct Case {
 let cityList: Set<String> = ["Lisbon", "Porto", "Paris", "Oslo"]
 
 let cases: [Case] = [
-    Case(label: "numeric range", format: "age BETWEEN {25, 45}",
-         dictClosure: { countMatches($0) { d in (d["age"] as? Int).map { $0 >= 25 && $0 <= 45 } ?? false } },
-         personClosure: { countMatches($0) { p in p.age.map { $0 >= 25 && $0 <= 45 } ?? false } },
-         foundation: #Predicate<Person> { p in p.age.flatMap { a in a >= 25 && a <= 45 } ?? false }),
-    Case(label: "string equality", format: #"city == "Lisbon""#,
-         dictClosure: { countMatches($0) { d in (d["city"] as? String) == "Lisbon" } },
-         personClosure: { countMatches($0) { p in p.city == "Lisbon" } },
-         foundation: #Predicate<Person> { $0.city == "Lisbon" }),
-    Case(label: "BEGINSWITH[cd] (closure: fold)", format: #"name BEGINSWITH[cd] "jo""#,
-         dictClosure: { countMatches($0) { d in (d["name"] as? String).map(beginsWithJoFolding) ?? false } },
-         personClosure: { countMatches($0) { p in beginsWithJoFolding(p.name) } },
-         foundation: nil),
-    Case(label: "BEGINSWITH[cd] (closure: ASCII fast path)", format: #"name BEGINSWITH[cd] "jo""#,
-         dictClosure: { countMatches($0) { d in (d["name"] as? String).map(beginsWithJoFast) ?? false } },
-         personClosure: { countMatches($0) { p in beginsWithJoFast(p.name) } },
-         foundation: nil),
-    Case(label: "IN list", format: #"city IN {"Lisbon", "Porto", "Paris", "Oslo"}"#,
-         dictClosure: { countMatches($0) { d in (d["city"] as? String).map { cityList.contains($0) } ?? false } },
-         personClosure: { countMatches($0) { p in cityList.contains(p.city) } },
-         foundation: #Predicate<Person> { ["Lisbon", "Porto", "Paris", "Oslo"].contains($0.city) }),
-    Case(label: "ANY over array", format: #"ANY tags == "swift""#,
-         dictClosure: { countMatches($0) { d in (d["tags"] as? [String])?.contains("swift") ?? false } },
-         personClosure: { countMatches($0) { p in p.tags.contains("swift") } },
-         foundation: #Predicate<Person> { $0.tags.contains("swift") }),
-    Case(label: "4-clause compound", format: #"age > 30 AND active == YES AND score < 50.0 AND city != "Oslo""#,
-         dictClosure: { countMatches($0) { d in
-             guard let a = d["age"] as? Int, a > 30 else { return false }
-             guard let act = d["active"] as? Bool, act else { return false }
-             guard let s = d["score"] as? Double, s < 50.0 else { return false }
-             return (d["city"] as? String) != "Oslo"
-         } },
-         personClosure: { countMatches($0) { p in
-             (p.age.map { $0 > 30 } ?? false) && p.active && p.score < 50.0 && p.city != "Oslo"
-         } },
-         foundation: #Predicate<Person> { p in
-             p.age.flatMap { a in a > 30 } ?? false && p.active && p.score < 50.0 && p.city != "Oslo"
-         }),
+    Case(
+        label: "numeric range", format: "age BETWEEN {25, 45}",
+        dictClosure: { countMatches($0) { d in (d["age"] as? Int).map { $0 >= 25 && $0 <= 45 } ?? false } },
+        personClosure: { countMatches($0) { p in p.age.map { $0 >= 25 && $0 <= 45 } ?? false } },
+        foundation: #Predicate<Person> { p in p.age.flatMap { a in a >= 25 && a <= 45 } ?? false }),
+    Case(
+        label: "string equality", format: #"city == "Lisbon""#,
+        dictClosure: { countMatches($0) { d in (d["city"] as? String) == "Lisbon" } },
+        personClosure: { countMatches($0) { p in p.city == "Lisbon" } },
+        foundation: #Predicate<Person> { $0.city == "Lisbon" }),
+    Case(
+        label: "BEGINSWITH[cd] (closure: fold)", format: #"name BEGINSWITH[cd] "jo""#,
+        dictClosure: { countMatches($0) { d in (d["name"] as? String).map(beginsWithJoFolding) ?? false } },
+        personClosure: { countMatches($0) { p in beginsWithJoFolding(p.name) } },
+        foundation: nil),
+    Case(
+        label: "BEGINSWITH[cd] (closure: ASCII fast path)", format: #"name BEGINSWITH[cd] "jo""#,
+        dictClosure: { countMatches($0) { d in (d["name"] as? String).map(beginsWithJoFast) ?? false } },
+        personClosure: { countMatches($0) { p in beginsWithJoFast(p.name) } },
+        foundation: nil),
+    Case(
+        label: "IN list", format: #"city IN {"Lisbon", "Porto", "Paris", "Oslo"}"#,
+        dictClosure: { countMatches($0) { d in (d["city"] as? String).map { cityList.contains($0) } ?? false } },
+        personClosure: { countMatches($0) { p in cityList.contains(p.city) } },
+        foundation: #Predicate<Person> { ["Lisbon", "Porto", "Paris", "Oslo"].contains($0.city) }),
+    Case(
+        label: "ANY over array", format: #"ANY tags == "swift""#,
+        dictClosure: { countMatches($0) { d in (d["tags"] as? [String])?.contains("swift") ?? false } },
+        personClosure: { countMatches($0) { p in p.tags.contains("swift") } },
+        foundation: #Predicate<Person> { $0.tags.contains("swift") }),
+    Case(
+        label: "4-clause compound", format: #"age > 30 AND active == YES AND score < 50.0 AND city != "Oslo""#,
+        dictClosure: {
+            countMatches($0) { d in
+                guard let a = d["age"] as? Int, a > 30 else { return false }
+                guard let act = d["active"] as? Bool, act else { return false }
+                guard let s = d["score"] as? Double, s < 50.0 else { return false }
+                return (d["city"] as? String) != "Oslo"
+            }
+        },
+        personClosure: {
+            countMatches($0) { p in
+                (p.age.map { $0 > 30 } ?? false) && p.active && p.score < 50.0 && p.city != "Oslo"
+            }
+        },
+        foundation: #Predicate<Person> { p in
+            p.age.flatMap { a in a > 30 } ?? false && p.active && p.score < 50.0 && p.city != "Oslo"
+        }),
 ]
 
 // MARK: - Measurement
@@ -254,7 +269,9 @@ func measure(_ label: String, records: Int, _ allImpls: [Impl]) -> [Measured] {
             let c = impl.run(records)
             let elapsed = now() - start
             consume(c)
-            if counts[i] >= 0 && c != counts[i] { fail("\(label): \(impl.name) counted \(c), then \(counts[i]) in another pass") }
+            if counts[i] >= 0 && c != counts[i] {
+                fail("\(label): \(impl.name) counted \(c), then \(counts[i]) in another pass")
+            }
             counts[i] = c
             times[i].append(Double(elapsed) / Double(records))
         }
@@ -277,7 +294,7 @@ func compileMicros(_ format: String, iterations: Int = 2_000) -> Double {
         consume(acc)
         samples.append(Double(now() - start) / Double(iterations) / 1_000)
     }
-    return median(Array(samples.dropFirst()))   // the first batch is the warm-up
+    return median(Array(samples.dropFirst()))  // the first batch is the warm-up
 }
 
 // MARK: - Formatting
@@ -296,7 +313,9 @@ func fmt(_ x: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)
 let genStart = now()
 let people = makePeople(recordCount, seed: 0x5EED_5EED)
 let dicts = people.map(\.dictionary)
-print("EvalBench: \(recordCount) records (generated in \(fmt(Double(now() - genStart) / 1e9, 2)) s), median of \(rounds) rounds after a warm-up over the first tenth")
+print(
+    "EvalBench: \(recordCount) records (generated in \(fmt(Double(now() - genStart) / 1e9, 2)) s), median of \(rounds) rounds after a warm-up over the first tenth"
+)
 print("")
 
 struct Row {
@@ -316,15 +335,28 @@ for c in cases where only.map({ c.label.contains($0) }) ?? true {
     let siftDict = sift.compiled(for: [String: Any].self)
     let siftPerson = sift.compiled(for: Person.self)
 
-    if onlyRepr == "struct" { _ = measure("\(c.label) / Person", records: people.count, [Impl(name: "Sift") { siftCount(siftPerson, people[..<$0]) }]); continue }
-    if onlyRepr == "dict" { _ = measure("\(c.label) / dictionaries", records: dicts.count, [Impl(name: "Sift") { siftCount(siftDict, dicts[..<$0]) }]); continue }
-    let d = measure("\(c.label) / dictionaries", records: dicts.count, [
-        Impl(name: "Sift") { siftCount(siftDict, dicts[..<$0]) },
-        Impl(name: "closure") { c.dictClosure(dicts[..<$0]) },
-        Impl(name: "Sift 1-by-1") { siftEvaluateCount(siftDict, dicts[..<$0]) },
-    ])
-    rows.append(Row(label: c.label, format: c.format, repr: "[String: Any]", matches: d[0].count,
-                    sift: d[0].nsPerRecord, closure: d[1].nsPerRecord, foundation: nil, oneByOne: d[2].nsPerRecord))
+    if onlyRepr == "struct" {
+        _ = measure(
+            "\(c.label) / Person", records: people.count, [Impl(name: "Sift") { siftCount(siftPerson, people[..<$0]) }])
+        continue
+    }
+    if onlyRepr == "dict" {
+        _ = measure(
+            "\(c.label) / dictionaries", records: dicts.count,
+            [Impl(name: "Sift") { siftCount(siftDict, dicts[..<$0]) }])
+        continue
+    }
+    let d = measure(
+        "\(c.label) / dictionaries", records: dicts.count,
+        [
+            Impl(name: "Sift") { siftCount(siftDict, dicts[..<$0]) },
+            Impl(name: "closure") { c.dictClosure(dicts[..<$0]) },
+            Impl(name: "Sift 1-by-1") { siftEvaluateCount(siftDict, dicts[..<$0]) },
+        ])
+    rows.append(
+        Row(
+            label: c.label, format: c.format, repr: "[String: Any]", matches: d[0].count,
+            sift: d[0].nsPerRecord, closure: d[1].nsPerRecord, foundation: nil, oneByOne: d[2].nsPerRecord))
 
     var impls = [
         Impl(name: "Sift") { siftCount(siftPerson, people[..<$0]) },
@@ -333,9 +365,11 @@ for c in cases where only.map({ c.label.contains($0) }) ?? true {
     ]
     if let f = c.foundation { impls.append(Impl(name: "#Predicate") { foundationCount(f, people[..<$0]) }) }
     let s = measure("\(c.label) / Person", records: people.count, impls)
-    rows.append(Row(label: c.label, format: c.format, repr: "Person", matches: s[0].count,
-                    sift: s[0].nsPerRecord, closure: s[1].nsPerRecord, foundation: s.count > 3 ? s[3].nsPerRecord : nil,
-                    oneByOne: s[2].nsPerRecord))
+    rows.append(
+        Row(
+            label: c.label, format: c.format, repr: "Person", matches: s[0].count,
+            sift: s[0].nsPerRecord, closure: s[1].nsPerRecord, foundation: s.count > 3 ? s[3].nsPerRecord : nil,
+            oneByOne: s[2].nsPerRecord))
     if s[0].count != d[0].count {
         fail("\(c.label): \(s[0].count) matches over Person but \(d[0].count) over dictionaries (same data)")
     }
@@ -346,18 +380,23 @@ for c in cases where only.map({ c.label.contains($0) }) ?? true {
 let totalSeconds = Double(now() - totalStart) / 1e9
 
 // Table
-let header = [pad("predicate", 42), pad("repr", 13), pad("matches", 8, right: true), pad("Sift ns", 8, right: true),
-              pad("closure", 8, right: true), pad("#Pred ns", 9, right: true), pad("Sift/clo", 9, right: true),
-              pad("#Pred/Sift", 10, right: true), pad("1-by-1 ns", 9, right: true)].joined(separator: " ")
+let header = [
+    pad("predicate", 42), pad("repr", 13), pad("matches", 8, right: true), pad("Sift ns", 8, right: true),
+    pad("closure", 8, right: true), pad("#Pred ns", 9, right: true), pad("Sift/clo", 9, right: true),
+    pad("#Pred/Sift", 10, right: true), pad("1-by-1 ns", 9, right: true),
+].joined(separator: " ")
 print(header)
 print(String(repeating: "-", count: header.count))
 for r in rows {
     let ratio = r.sift / r.closure
     let fcol = r.foundation.map { fmt($0) } ?? (r.repr == "Person" ? "n/a" : "-")
     let frat = r.foundation.map { fmt($0 / r.sift, 2) + "x" } ?? (r.repr == "Person" ? "n/a" : "-")
-    print([pad(r.label, 42), pad(r.repr, 13), pad(String(r.matches), 8, right: true), pad(fmt(r.sift), 8, right: true),
-           pad(fmt(r.closure), 8, right: true), pad(fcol, 9, right: true), pad(fmt(ratio, 2) + "x", 9, right: true),
-           pad(frat, 10, right: true), pad(fmt(r.oneByOne), 9, right: true)].joined(separator: " "))
+    print(
+        [
+            pad(r.label, 42), pad(r.repr, 13), pad(String(r.matches), 8, right: true), pad(fmt(r.sift), 8, right: true),
+            pad(fmt(r.closure), 8, right: true), pad(fcol, 9, right: true), pad(fmt(ratio, 2) + "x", 9, right: true),
+            pad(frat, 10, right: true), pad(fmt(r.oneByOne), 9, right: true),
+        ].joined(separator: " "))
 }
 print("")
 print("Targets: Sift/closure <= 1.5x over the same representation; #Pred/Sift >= 10x.")
@@ -365,7 +404,9 @@ for r in rows {
     let ratio = r.sift / r.closure
     var notes: [String] = []
     notes.append(ratio <= 1.5 ? "Sift/closure ok" : "Sift/closure MISSED (\(fmt(ratio, 2))x)")
-    if let f = r.foundation { notes.append(f / r.sift >= 10 ? "#Pred/Sift ok" : "#Pred/Sift MISSED (\(fmt(f / r.sift, 2))x)") }
+    if let f = r.foundation {
+        notes.append(f / r.sift >= 10 ? "#Pred/Sift ok" : "#Pred/Sift MISSED (\(fmt(f / r.sift, 2))x)")
+    }
     print("  \(pad(r.label, 42)) \(pad(r.repr, 13)) \(notes.joined(separator: ", "))")
 }
 print("")

@@ -39,7 +39,8 @@ do {
         case "--only": only = args.popFirst()
         case "--database-url": databaseURL = args.popFirst() ?? ""
         default:
-            FileHandle.standardError.write(Data("usage: PGBench [--rows N] [--rounds R] [--only TEXT] [--database-url URL]\n".utf8))
+            FileHandle.standardError.write(
+                Data("usage: PGBench [--rows N] [--rounds R] [--only TEXT] [--database-url URL]\n".utf8))
             exit(2)
         }
     }
@@ -79,8 +80,10 @@ do { tables = try PostgresTables(schema: schema) } catch { fail("\(error)") }
 
 // MARK: - Data (the same shape as SQLBench's: ~5% NULL ages, ~4% NULL cities, 0-3 kids each)
 
-let cities = ["Lyon", "Nice", "Oslo", "São Paulo", "Sao Paulo", "SÃO CARLOS", "Berlin", "Zürich", "Łódź", "Kraków",
-              "Paris", "Porto", "Sevilla", "Santos", "Tokyo", "Reykjavík"]
+let cities = [
+    "Lyon", "Nice", "Oslo", "São Paulo", "Sao Paulo", "SÃO CARLOS", "Berlin", "Zürich", "Łódź", "Kraków",
+    "Paris", "Porto", "Sevilla", "Santos", "Tokyo", "Reykjavík",
+]
 
 /// Names that exist whatever the row count (names are drawn at random, so a fixed one may not):
 /// those of two rows, for the equality cases.
@@ -94,11 +97,15 @@ do {
     for i in 0..<rowCount {
         let age: SQLValue = rng.below(20) == 0 ? .null : .integer(Int64(rng.below(90)))
         let city: SQLValue = rng.below(25) == 0 ? .null : .text(cities[rng.below(cities.count)])
-        people.append(["id": .integer(Int64(i)), "name": .text("name\(rng.below(rowCount))"), "city": city, "age": age,
-                       "score": .double(Double(rng.below(10_000)) / 100)])
+        people.append([
+            "id": .integer(Int64(i)), "name": .text("name\(rng.below(rowCount))"), "city": city, "age": age,
+            "score": .double(Double(rng.below(10_000)) / 100),
+        ])
         for _ in 0..<rng.below(4) {
-            kids.append(["id": .integer(Int64(kids.count)), "parent_id": .integer(Int64(i)),
-                         "name": .text("kid\(rng.below(1000))"), "age": .integer(Int64(rng.below(18)))])
+            kids.append([
+                "id": .integer(Int64(kids.count)), "parent_id": .integer(Int64(i)),
+                "name": .text("kid\(rng.below(1000))"), "age": .integer(Int64(rng.below(18))),
+            ])
         }
     }
     for i in [rowCount / 3, rowCount / 7] {
@@ -120,11 +127,15 @@ let version: String = {
     guard let row = try? db.execute("SHOW server_version").first, case .text(let v)? = row.first else { return "?" }
     return v
 }()
-print("PGBench: \(rowCount) people loaded (PostgresTables + COPY), indexed and analyzed in "
-      + "\(String(format: "%.1f", Double(now() - loadStart) / 1e9)) s; median of \(rounds) rounds; PostgreSQL \(version)")
+print(
+    "PGBench: \(rowCount) people loaded (PostgresTables + COPY), indexed and analyzed in "
+        + "\(String(format: "%.1f", Double(now() - loadStart) / 1e9)) s; median of \(rounds) rounds; PostgreSQL \(version)"
+)
 
 let lowering: SQLLowering
-do { lowering = try SQLLowering(schema: tables.schema, entity: "Person", dialect: PostgreSQLDialect()) } catch { fail("\(error)") }
+do { lowering = try SQLLowering(schema: tables.schema, entity: "Person", dialect: PostgreSQLDialect()) } catch {
+    fail("\(error)")
+}
 
 // MARK: - Hand-written exact BEGINSWITH
 
@@ -155,52 +166,72 @@ struct Case {
 }
 
 let cases: [Case] = [
-    Case(label: "==", predicate: "name == '\(probes[0])'",
-         hand: "SELECT id FROM person WHERE name = $1 ORDER BY id", handBindings: [.text(probes[0])]),
-    Case(label: "range", predicate: "age >= 30 AND age < 32",
-         hand: "SELECT id FROM person WHERE age >= $1 AND age < $2 ORDER BY id", handBindings: [.integer(30), .integer(32)]),
-    Case(label: "BETWEEN", predicate: "age BETWEEN {30, 31}",
-         hand: "SELECT id FROM person WHERE age BETWEEN $1 AND $2 ORDER BY id", handBindings: [.integer(30), .integer(31)]),
-    Case(label: "IN list", predicate: "city IN {'Lyon', 'Oslo', 'Porto'}",
-         hand: "SELECT id FROM person WHERE city IN ($1, $2, $3) ORDER BY id",
-         handBindings: [.text("Lyon"), .text("Oslo"), .text("Porto")]),
+    Case(
+        label: "==", predicate: "name == '\(probes[0])'",
+        hand: "SELECT id FROM person WHERE name = $1 ORDER BY id", handBindings: [.text(probes[0])]),
+    Case(
+        label: "range", predicate: "age >= 30 AND age < 32",
+        hand: "SELECT id FROM person WHERE age >= $1 AND age < $2 ORDER BY id",
+        handBindings: [.integer(30), .integer(32)]),
+    Case(
+        label: "BETWEEN", predicate: "age BETWEEN {30, 31}",
+        hand: "SELECT id FROM person WHERE age BETWEEN $1 AND $2 ORDER BY id",
+        handBindings: [.integer(30), .integer(31)]),
+    Case(
+        label: "IN list", predicate: "city IN {'Lyon', 'Oslo', 'Porto'}",
+        hand: "SELECT id FROM person WHERE city IN ($1, $2, $3) ORDER BY id",
+        handBindings: [.text("Lyon"), .text("Oslo"), .text("Porto")]),
     // On this data (no combining marks) a plain range finds the same rows: the cheapest form an
     // expert could write, though it ignores memory's combining-mark rule.
-    Case(label: "BEGINSWITH (vs plain range)", predicate: "name BEGINSWITH 'name4242'",
-         hand: "SELECT id FROM person WHERE name >= $1 AND name < $2 ORDER BY id",
-         handBindings: [.text("name4242"), .text("name4243")]),
+    Case(
+        label: "BEGINSWITH (vs plain range)", predicate: "name BEGINSWITH 'name4242'",
+        hand: "SELECT id FROM person WHERE name >= $1 AND name < $2 ORDER BY id",
+        handBindings: [.text("name4242"), .text("name4243")]),
     // The exact hand-written form: an anchored regular expression with the look-ahead, whose prefix
     // the planner turns into an index range itself (the column's collation is "C").
-    Case(label: "BEGINSWITH (vs exact regex)", predicate: "name BEGINSWITH 'name4242'",
-         hand: "SELECT id FROM person WHERE name ~ $1 ORDER BY id",
-         handBindings: [.text("^name4242(?!" + combiningMarkClass + ")")]),
-    Case(label: "==[c] (folded column)", predicate: "name ==[c] '\(probes[0].uppercased())'",
-         hand: "SELECT id FROM person WHERE \"name@c\" = $1 ORDER BY id", handBindings: [.text(probes[0])]),
-    Case(label: "==[cd] (folded column)", predicate: "city ==[cd] 'SAO PAULO'",
-         hand: "SELECT id FROM person WHERE \"city@cd\" = $1 ORDER BY id", handBindings: [.text("sao paulo")]),
+    Case(
+        label: "BEGINSWITH (vs exact regex)", predicate: "name BEGINSWITH 'name4242'",
+        hand: "SELECT id FROM person WHERE name ~ $1 ORDER BY id",
+        handBindings: [.text("^name4242(?!" + combiningMarkClass + ")")]),
+    Case(
+        label: "==[c] (folded column)", predicate: "name ==[c] '\(probes[0].uppercased())'",
+        hand: "SELECT id FROM person WHERE \"name@c\" = $1 ORDER BY id", handBindings: [.text(probes[0])]),
+    Case(
+        label: "==[cd] (folded column)", predicate: "city ==[cd] 'SAO PAULO'",
+        hand: "SELECT id FROM person WHERE \"city@cd\" = $1 ORDER BY id", handBindings: [.text("sao paulo")]),
     // Against the plain range again: on this data no folded city has a combining mark after "sao".
-    Case(label: "BEGINSWITH[cd] (folded column, vs plain range)", predicate: "city BEGINSWITH[cd] 'são'",
-         hand: "SELECT id FROM person WHERE \"city@cd\" >= $1 AND \"city@cd\" < $2 ORDER BY id",
-         handBindings: [.text("sao"), .text("sap")]),
-    Case(label: "ANY to-many", predicate: "ANY kids.age < 1",
-         hand: "SELECT id FROM person AS p WHERE EXISTS (SELECT 1 FROM kid AS k WHERE k.parent_id = p.id AND k.age < $1) ORDER BY id",
-         handBindings: [.integer(1)]),
-    Case(label: "!= (keeps NULL)", predicate: "age != 30",
-         hand: "SELECT id FROM person WHERE age <> $1 OR age IS NULL ORDER BY id", handBindings: [.integer(30)]),
-    Case(label: "NOT < (keeps NULL)", predicate: "NOT age < 30",
-         hand: "SELECT id FROM person WHERE age >= $1 OR age IS NULL ORDER BY id", handBindings: [.integer(30)]),
-    Case(label: "== AND != (keeps NULL)", predicate: "age == 30 AND city != 'Lyon'",
-         hand: "SELECT id FROM person WHERE age = $1 AND (city <> $2 OR city IS NULL) ORDER BY id",
-         handBindings: [.integer(30), .text("Lyon")]),
-    Case(label: "3-clause AND", predicate: "age >= 30 AND city == 'Lyon' AND name BEGINSWITH 'name1'",
-         hand: "SELECT id FROM person WHERE age >= $1 AND city = $2 AND name >= $3 AND name < $4 ORDER BY id",
-         handBindings: [.integer(30), .text("Lyon"), .text("name1"), .text("name2")]),
-    Case(label: "(OR) AND", predicate: "(city == 'Lyon' OR city == 'Oslo') AND age < 5",
-         hand: "SELECT id FROM person WHERE city IN ($1, $2) AND age < $3 ORDER BY id",
-         handBindings: [.text("Lyon"), .text("Oslo"), .integer(5)]),
-    Case(label: "OR of ANDs", predicate: "name == '\(probes[0])' OR name == '\(probes[1])' OR (age == 89 AND city == 'Nice')",
-         hand: "SELECT id FROM person WHERE name IN ($1, $2) OR (age = $3 AND city = $4) ORDER BY id",
-         handBindings: [.text(probes[0]), .text(probes[1]), .integer(89), .text("Nice")]),
+    Case(
+        label: "BEGINSWITH[cd] (folded column, vs plain range)", predicate: "city BEGINSWITH[cd] 'são'",
+        hand: "SELECT id FROM person WHERE \"city@cd\" >= $1 AND \"city@cd\" < $2 ORDER BY id",
+        handBindings: [.text("sao"), .text("sap")]),
+    Case(
+        label: "ANY to-many", predicate: "ANY kids.age < 1",
+        hand:
+            "SELECT id FROM person AS p WHERE EXISTS (SELECT 1 FROM kid AS k WHERE k.parent_id = p.id AND k.age < $1) ORDER BY id",
+        handBindings: [.integer(1)]),
+    Case(
+        label: "!= (keeps NULL)", predicate: "age != 30",
+        hand: "SELECT id FROM person WHERE age <> $1 OR age IS NULL ORDER BY id", handBindings: [.integer(30)]),
+    Case(
+        label: "NOT < (keeps NULL)", predicate: "NOT age < 30",
+        hand: "SELECT id FROM person WHERE age >= $1 OR age IS NULL ORDER BY id", handBindings: [.integer(30)]),
+    Case(
+        label: "== AND != (keeps NULL)", predicate: "age == 30 AND city != 'Lyon'",
+        hand: "SELECT id FROM person WHERE age = $1 AND (city <> $2 OR city IS NULL) ORDER BY id",
+        handBindings: [.integer(30), .text("Lyon")]),
+    Case(
+        label: "3-clause AND", predicate: "age >= 30 AND city == 'Lyon' AND name BEGINSWITH 'name1'",
+        hand: "SELECT id FROM person WHERE age >= $1 AND city = $2 AND name >= $3 AND name < $4 ORDER BY id",
+        handBindings: [.integer(30), .text("Lyon"), .text("name1"), .text("name2")]),
+    Case(
+        label: "(OR) AND", predicate: "(city == 'Lyon' OR city == 'Oslo') AND age < 5",
+        hand: "SELECT id FROM person WHERE city IN ($1, $2) AND age < $3 ORDER BY id",
+        handBindings: [.text("Lyon"), .text("Oslo"), .integer(5)]),
+    Case(
+        label: "OR of ANDs",
+        predicate: "name == '\(probes[0])' OR name == '\(probes[1])' OR (age == 89 AND city == 'Nice')",
+        hand: "SELECT id FROM person WHERE name IN ($1, $2) OR (age = $3 AND city = $4) ORDER BY id",
+        handBindings: [.text(probes[0]), .text(probes[1]), .integer(89), .text("Nice")]),
 ]
 
 // MARK: - Running
@@ -260,9 +291,12 @@ print("hand-written SQL on the same connection; both include the round trip and 
 print("\"execute only\" runs Sift's SQL lowered beforehand: the price of the SQL itself. Parse + lower")
 print("is given as timed within the runs and, after the slash, alone in a tight loop (warm caches).")
 print("")
-print("| predicate | matches | Sift parse+lower µs (in runs / alone) | Sift ms | hand ms | Sift / hand | execute only ms | execute only / hand | plan (Sift; hand's where it differs) |")
+print(
+    "| predicate | matches | Sift parse+lower µs (in runs / alone) | Sift ms | hand ms | Sift / hand | execute only ms | execute only / hand | plan (Sift; hand's where it differs) |"
+)
 print("|---|---|---|---|---|---|---|---|---|")
-var ratios: [Double] = [], executeRatios: [Double] = []
+var ratios: [Double] = []
+var executeRatios: [Double] = []
 for c in cases where only.map({ c.label.contains($0) }) ?? true {
     // Warm-up: checks the two agree, warms the caches, and sizes a batch to ~30 ms of work so
     // that sub-millisecond queries are not measured one clock reading at a time.
@@ -277,14 +311,22 @@ for c in cases where only.map({ c.label.contains($0) }) ?? true {
     let slowest = Double(max(w1 - w0, w2 - w1, 1))
     let batch = max(1, min(200, Int(30e6 / slowest)))
 
-    var siftT: [Double] = [], handT: [Double] = [], lowerT: [Double] = [], executeT: [Double] = []
+    var siftT: [Double] = []
+    var handT: [Double] = []
+    var lowerT: [Double] = []
+    var executeT: [Double] = []
     for round in 0..<rounds {
-        var sift: UInt64 = 0, hand: UInt64 = 0, lower: UInt64 = 0, execute: UInt64 = 0
+        var sift: UInt64 = 0
+        var hand: UInt64 = 0
+        var lower: UInt64 = 0
+        var execute: UInt64 = 0
         let measurements: [() -> Void] = [
             {
                 let t0 = now()
                 let q: SQLQuery
-                do { q = try lowering.select(try PredicateSyntax.parse(c.predicate), source: c.predicate) } catch { fail("\(c.label): \(error)") }
+                do { q = try lowering.select(try PredicateSyntax.parse(c.predicate), source: c.predicate) } catch {
+                    fail("\(c.label): \(error)")
+                }
                 let t1 = now()
                 do { consume(ids(try db.execute(q)).count) } catch { fail("\(c.label): \(error)") }
                 sift += now() - t0
@@ -310,28 +352,38 @@ for c in cases where only.map({ c.label.contains($0) }) ?? true {
         lowerT.append(Double(lower) / Double(batch) / 1e3)
         executeT.append(Double(execute) / Double(batch) / 1e6)
     }
-    let s = median(siftT), h = median(handT), l = median(lowerT), e = median(executeT)
+    let s = median(siftT)
+    let h = median(handT)
+    let l = median(lowerT)
+    let e = median(executeT)
     ratios.append(s / h)
     executeRatios.append(e / h)
     var alone: [Double] = []
     for _ in 0..<rounds {
         let t = now()
         for _ in 0..<200 {
-            do { consume(try lowering.select(try PredicateSyntax.parse(c.predicate), source: c.predicate).bindings.count) } catch { fail("\(c.label): \(error)") }
+            do {
+                consume(try lowering.select(try PredicateSyntax.parse(c.predicate), source: c.predicate).bindings.count)
+            } catch { fail("\(c.label): \(error)") }
         }
         alone.append(Double(now() - t) / 200 / 1e3)
     }
     let siftPlan = plan(query.sql, query.bindings)
     let handPlan = plan(c.hand, c.handBindings)
     func f(_ x: Double, _ d: Int) -> String { String(format: "%.\(d)f", x) }
-    print("| \(c.label) | \(siftIDs.count) | \(f(l, 1)) / \(f(median(alone), 1)) | \(f(s, 3)) | \(f(h, 3)) | \(f(s / h, 2))× | \(f(e, 3)) | \(f(e / h, 2))× | \(siftPlan)\(siftPlan == handPlan ? "" : "; hand: " + handPlan) |")
+    print(
+        "| \(c.label) | \(siftIDs.count) | \(f(l, 1)) / \(f(median(alone), 1)) | \(f(s, 3)) | \(f(h, 3)) | \(f(s / h, 2))× | \(f(e, 3)) | \(f(e / h, 2))× | \(siftPlan)\(siftPlan == handPlan ? "" : "; hand: " + handPlan) |"
+    )
 }
 if !ratios.isEmpty {
-    func geometricMean(_ xs: [Double]) -> String { String(format: "%.3f", exp(xs.map { log($0) }.reduce(0, +) / Double(xs.count))) }
+    func geometricMean(_ xs: [Double]) -> String {
+        String(format: "%.3f", exp(xs.map { log($0) }.reduce(0, +) / Double(xs.count)))
+    }
     print("")
-    print("geometric mean of Sift / hand over \(ratios.count) cases: \(geometricMean(ratios))×, worst "
-          + "\(String(format: "%.2f", ratios.max()!))× (target ≤ 1.1×); execute only: \(geometricMean(executeRatios))×, worst "
-          + "\(String(format: "%.2f", executeRatios.max()!))×")
+    print(
+        "geometric mean of Sift / hand over \(ratios.count) cases: \(geometricMean(ratios))×, worst "
+            + "\(String(format: "%.2f", ratios.max()!))× (target ≤ 1.1×); execute only: \(geometricMean(executeRatios))×, worst "
+            + "\(String(format: "%.2f", executeRatios.max()!))×")
 }
 cleanup()
 db.close()

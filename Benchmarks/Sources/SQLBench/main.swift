@@ -62,7 +62,8 @@ func bind(_ db: OpaquePointer, _ stmt: OpaquePointer, _ values: [SQLValue]) {
         case .integer(let x): rc = sqlite3_bind_int64(stmt, n, x)
         case .double(let x): rc = sqlite3_bind_double(stmt, n, x)
         case .text(let s): rc = sqlite3_bind_text(stmt, n, s, -1, transient)
-        case .blob(let b): rc = b.withUnsafeBytes { sqlite3_bind_blob(stmt, n, $0.baseAddress, Int32(b.count), transient) }
+        case .blob(let b):
+            rc = b.withUnsafeBytes { sqlite3_bind_blob(stmt, n, $0.baseAddress, Int32(b.count), transient) }
         }
         check(db, rc, "bind")
     }
@@ -83,7 +84,10 @@ func run(_ db: OpaquePointer, _ stmt: OpaquePointer, _ values: [SQLValue]) -> [I
     while true {
         let rc = sqlite3_step(stmt)
         if rc == SQLITE_DONE { break }
-        guard rc == SQLITE_ROW else { check(db, rc, "step"); break }
+        guard rc == SQLITE_ROW else {
+            check(db, rc, "step")
+            break
+        }
         ids.append(sqlite3_column_int64(stmt, 0))
     }
     return ids
@@ -111,30 +115,42 @@ func queryPlan(_ db: OpaquePointer, _ sql: String, _ values: [SQLValue]) -> Stri
 
 // MARK: - Data
 
-let cities = ["Lyon", "Nice", "Oslo", "São Paulo", "Sao Paulo", "SÃO CARLOS", "Berlin", "Zürich", "Łódź", "Kraków",
-              "Paris", "Porto", "Sevilla", "Santos", "Tokyo", "Reykjavík"]
+let cities = [
+    "Lyon", "Nice", "Oslo", "São Paulo", "Sao Paulo", "SÃO CARLOS", "Berlin", "Zürich", "Łódź", "Kraków",
+    "Paris", "Porto", "Sevilla", "Santos", "Tokyo", "Reykjavík",
+]
 
 var dbHandle: OpaquePointer?
-guard sqlite3_open_v2(":memory:", &dbHandle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK, let db = dbHandle else {
+guard sqlite3_open_v2(":memory:", &dbHandle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK,
+    let db = dbHandle
+else {
     fail("cannot open an in-memory database")
 }
 do { try SQLiteFunctions.register(on: db) } catch { fail("register: \(error)") }
 
 let loadStart = now()
-exec(db, """
+exec(
+    db,
+    """
     CREATE TABLE person (id INTEGER PRIMARY KEY, name TEXT, city TEXT, age INTEGER, score REAL);
     CREATE TABLE kid (id INTEGER PRIMARY KEY, parent_id INTEGER, name TEXT, age INTEGER);
     """)
 do {
     var rng = SplitMix64(state: 42)
     exec(db, "BEGIN")
-    var p: OpaquePointer?, k: OpaquePointer?
+    var p: OpaquePointer?
+    var k: OpaquePointer?
     check(db, sqlite3_prepare_v2(db, "INSERT INTO person VALUES (?, ?, ?, ?, ?)", -1, &p, nil), "prepare insert")
     check(db, sqlite3_prepare_v2(db, "INSERT INTO kid VALUES (NULL, ?, ?, ?)", -1, &k, nil), "prepare insert")
     for i in 0..<rowCount {
         let age: SQLValue = rng.below(20) == 0 ? .null : .integer(Int64(rng.below(90)))
         let city: SQLValue = rng.below(25) == 0 ? .null : .text(cities[rng.below(cities.count)])
-        bind(db, p!, [.integer(Int64(i)), .text("name\(rng.below(rowCount))"), city, age, .double(Double(rng.below(10_000)) / 100)])
+        bind(
+            db, p!,
+            [
+                .integer(Int64(i)), .text("name\(rng.below(rowCount))"), city, age,
+                .double(Double(rng.below(10_000)) / 100),
+            ])
         check(db, sqlite3_step(p!), "insert person")
         sqlite3_reset(p!)
         for _ in 0..<rng.below(4) {
@@ -146,7 +162,9 @@ do {
     sqlite3_finalize(p)
     sqlite3_finalize(k)
     exec(db, "COMMIT")
-    exec(db, """
+    exec(
+        db,
+        """
         CREATE INDEX person_name ON person(name);
         CREATE INDEX person_city ON person(city);
         CREATE INDEX person_age ON person(age);
@@ -154,7 +172,9 @@ do {
         ANALYZE;
         """)
 }
-print("SQLBench: \(rowCount) people loaded and indexed in \(String(format: "%.1f", Double(now() - loadStart) / 1e9)) s; median of \(rounds) rounds; SQLite \(SiftSQLite.libraryVersion)")
+print(
+    "SQLBench: \(rowCount) people loaded and indexed in \(String(format: "%.1f", Double(now() - loadStart) / 1e9)) s; median of \(rounds) rounds; SQLite \(SiftSQLite.libraryVersion)"
+)
 
 let schema: Schema
 do {
@@ -174,51 +194,72 @@ struct Case {
 }
 
 let cases: [Case] = [
-    Case(label: "equality", predicate: "name == %@", arguments: ["name4242"],
-         hand: "SELECT id FROM person WHERE name = ? ORDER BY id", handBindings: [.text("name4242")], indexable: true),
-    Case(label: "range", predicate: "age >= 30 AND age < 32",
-         hand: "SELECT id FROM person WHERE age >= ? AND age < ? ORDER BY id", handBindings: [.integer(30), .integer(32)], indexable: true),
-    Case(label: "IN list", predicate: "city IN {'Lyon', 'Oslo', 'Porto'}",
-         hand: "SELECT id FROM person WHERE city IN (?, ?, ?) ORDER BY id",
-         handBindings: [.text("Lyon"), .text("Oslo"), .text("Porto")], indexable: true),
-    Case(label: "BEGINSWITH (vs plain range)", predicate: "name BEGINSWITH 'name4242'",
-         hand: "SELECT id FROM person WHERE name >= ? AND name < ? ORDER BY id",
-         handBindings: [.text("name4242"), .text("name4243")], indexable: true),
+    Case(
+        label: "equality", predicate: "name == %@", arguments: ["name4242"],
+        hand: "SELECT id FROM person WHERE name = ? ORDER BY id", handBindings: [.text("name4242")], indexable: true),
+    Case(
+        label: "range", predicate: "age >= 30 AND age < 32",
+        hand: "SELECT id FROM person WHERE age >= ? AND age < ? ORDER BY id",
+        handBindings: [.integer(30), .integer(32)], indexable: true),
+    Case(
+        label: "IN list", predicate: "city IN {'Lyon', 'Oslo', 'Porto'}",
+        hand: "SELECT id FROM person WHERE city IN (?, ?, ?) ORDER BY id",
+        handBindings: [.text("Lyon"), .text("Oslo"), .text("Porto")], indexable: true),
+    Case(
+        label: "BEGINSWITH (vs plain range)", predicate: "name BEGINSWITH 'name4242'",
+        hand: "SELECT id FROM person WHERE name >= ? AND name < ? ORDER BY id",
+        handBindings: [.text("name4242"), .text("name4243")], indexable: true),
     // The same predicate against an exact hand-written form: the evaluator's rule that a prefix
     // match may not end just before a combining mark ("q\u{301}" BEGINSWITH "q" is false) needs a
     // check per candidate row; the plain range above ignores it, so it is faster but not equivalent.
-    Case(label: "BEGINSWITH (vs exact hand-written)", predicate: "name BEGINSWITH 'name4242'",
-         hand: "SELECT id FROM person WHERE name >= ? AND name < ? AND sift_text(1, name, ?, 0) = 1 ORDER BY id",
-         handBindings: [.text("name4242"), .text("name4243"), .text("name4242")], indexable: false),
-    Case(label: "BEGINSWITH[cd]", predicate: "city BEGINSWITH[cd] 'sao'",
-         hand: "SELECT id FROM person WHERE sift_text(1, city, ?, 3) ORDER BY id",
-         handBindings: [.text("sao")], indexable: false),
-    Case(label: "ANY to-many", predicate: "ANY kids.age < 1",
-         hand: "SELECT id FROM person AS p WHERE EXISTS (SELECT 1 FROM kid AS k WHERE k.parent_id = p.id AND k.age < ?) ORDER BY id",
-         handBindings: [.integer(1)], indexable: false),
-    Case(label: "3-clause compound", predicate: "age >= 30 AND city == 'Lyon' AND name BEGINSWITH 'name1'",
-         hand: "SELECT id FROM person WHERE age >= ? AND city = ? AND name >= ? AND name < ? ORDER BY id",
-         handBindings: [.integer(30), .text("Lyon"), .text("name1"), .text("name2")], indexable: true),
+    Case(
+        label: "BEGINSWITH (vs exact hand-written)", predicate: "name BEGINSWITH 'name4242'",
+        hand: "SELECT id FROM person WHERE name >= ? AND name < ? AND sift_text(1, name, ?, 0) = 1 ORDER BY id",
+        handBindings: [.text("name4242"), .text("name4243"), .text("name4242")], indexable: false),
+    Case(
+        label: "BEGINSWITH[cd]", predicate: "city BEGINSWITH[cd] 'sao'",
+        hand: "SELECT id FROM person WHERE sift_text(1, city, ?, 3) ORDER BY id",
+        handBindings: [.text("sao")], indexable: false),
+    Case(
+        label: "ANY to-many", predicate: "ANY kids.age < 1",
+        hand:
+            "SELECT id FROM person AS p WHERE EXISTS (SELECT 1 FROM kid AS k WHERE k.parent_id = p.id AND k.age < ?) ORDER BY id",
+        handBindings: [.integer(1)], indexable: false),
+    Case(
+        label: "3-clause compound", predicate: "age >= 30 AND city == 'Lyon' AND name BEGINSWITH 'name1'",
+        hand: "SELECT id FROM person WHERE age >= ? AND city = ? AND name >= ? AND name < ? ORDER BY id",
+        handBindings: [.integer(30), .text("Lyon"), .text("name1"), .text("name2")], indexable: true),
     // Forms lowered since the whole language reached SQL: computed values, TERNARY, collection
     // functions and indexes. The hand-written SQL is what an expert would write for the same rows on
     // this data (no NULL scores, ages below 90), so the ratio is the price of memory's semantics.
-    Case(label: "abs: (computed)", predicate: "abs:(score - 50) < 1",
-         hand: "SELECT id FROM person WHERE abs(score - ?) < ? ORDER BY id", handBindings: [.integer(50), .integer(1)], indexable: false),
-    Case(label: "** (sift_call)", predicate: "age ** 2 > 7000",
-         hand: "SELECT id FROM person WHERE age * age > ? ORDER BY id", handBindings: [.integer(7000)], indexable: false),
-    Case(label: "uppercase: (sift_call)", predicate: "uppercase:(city) == 'LYON'",
-         hand: "SELECT id FROM person WHERE city = ? ORDER BY id", handBindings: [.text("Lyon")], indexable: false),
-    Case(label: "TERNARY", predicate: "TERNARY(age >= 65, 'senior', 'other') == 'senior'",
-         hand: "SELECT id FROM person WHERE age >= ? ORDER BY id", handBindings: [.integer(65)], indexable: false),
-    Case(label: "kids.@count", predicate: "kids.@count >= 3",
-         hand: "SELECT id FROM person AS p WHERE (SELECT count(*) FROM kid AS k WHERE k.parent_id = p.id) >= ? ORDER BY id",
-         handBindings: [.integer(3)], indexable: false),
-    Case(label: "sum:(kids.age) (sift_collect)", predicate: "sum:(kids.age) > 40",
-         hand: "SELECT id FROM person AS p WHERE (SELECT total(age) FROM kid AS k WHERE k.parent_id = p.id) > ? ORDER BY id",
-         handBindings: [.integer(40)], indexable: false),
-    Case(label: "kids[FIRST]", predicate: "kids[FIRST].age < 1",
-         hand: "SELECT id FROM person AS p WHERE (SELECT age FROM kid AS k WHERE k.parent_id = p.id ORDER BY k.id LIMIT 1) < ? ORDER BY id",
-         handBindings: [.integer(1)], indexable: false),
+    Case(
+        label: "abs: (computed)", predicate: "abs:(score - 50) < 1",
+        hand: "SELECT id FROM person WHERE abs(score - ?) < ? ORDER BY id", handBindings: [.integer(50), .integer(1)],
+        indexable: false),
+    Case(
+        label: "** (sift_call)", predicate: "age ** 2 > 7000",
+        hand: "SELECT id FROM person WHERE age * age > ? ORDER BY id", handBindings: [.integer(7000)], indexable: false),
+    Case(
+        label: "uppercase: (sift_call)", predicate: "uppercase:(city) == 'LYON'",
+        hand: "SELECT id FROM person WHERE city = ? ORDER BY id", handBindings: [.text("Lyon")], indexable: false),
+    Case(
+        label: "TERNARY", predicate: "TERNARY(age >= 65, 'senior', 'other') == 'senior'",
+        hand: "SELECT id FROM person WHERE age >= ? ORDER BY id", handBindings: [.integer(65)], indexable: false),
+    Case(
+        label: "kids.@count", predicate: "kids.@count >= 3",
+        hand:
+            "SELECT id FROM person AS p WHERE (SELECT count(*) FROM kid AS k WHERE k.parent_id = p.id) >= ? ORDER BY id",
+        handBindings: [.integer(3)], indexable: false),
+    Case(
+        label: "sum:(kids.age) (sift_collect)", predicate: "sum:(kids.age) > 40",
+        hand:
+            "SELECT id FROM person AS p WHERE (SELECT total(age) FROM kid AS k WHERE k.parent_id = p.id) > ? ORDER BY id",
+        handBindings: [.integer(40)], indexable: false),
+    Case(
+        label: "kids[FIRST]", predicate: "kids[FIRST].age < 1",
+        hand:
+            "SELECT id FROM person AS p WHERE (SELECT age FROM kid AS k WHERE k.parent_id = p.id ORDER BY k.id LIMIT 1) < ? ORDER BY id",
+        handBindings: [.integer(1)], indexable: false),
 ]
 
 let lowering: SQLLowering
@@ -229,11 +270,17 @@ print("Times per query, median of the rounds. \"execute\" = bind + step over an 
 print("(what a statement cache gives); \"total\" = everything from the predicate string: parse + lower +")
 print("prepare + execute for Sift, prepare + execute for the hand-written SQL.")
 print("")
-print("| predicate | matches | Sift parse+lower µs | prepare µs Sift / hand | execute ms Sift / hand | execute ratio | total ratio | plan (Sift) |")
+print(
+    "| predicate | matches | Sift parse+lower µs | prepare µs Sift / hand | execute ms Sift / hand | execute ratio | total ratio | plan (Sift) |"
+)
 print("|---|---|---|---|---|---|---|---|")
 var worstIndexable = 0.0
 for c in cases where only.map({ c.label.contains($0) }) ?? true {
-    var lowerT: [Double] = [], prepS: [Double] = [], prepH: [Double] = [], execS: [Double] = [], execH: [Double] = []
+    var lowerT: [Double] = []
+    var prepS: [Double] = []
+    var prepH: [Double] = []
+    var execS: [Double] = []
+    var execH: [Double] = []
     var siftSQL = ""
     var siftBindings: [SQLValue] = []
     var count = 0
@@ -267,13 +314,19 @@ for c in cases where only.map({ c.label.contains($0) }) ?? true {
         siftBindings = query.bindings
         count = siftIDs.count
     }
-    let l = median(lowerT), ps = median(prepS), ph = median(prepH), es = median(execS), eh = median(execH)
+    let l = median(lowerT)
+    let ps = median(prepS)
+    let ph = median(prepH)
+    let es = median(execS)
+    let eh = median(execH)
     let ratio = es / eh
     let total = (l / 1e3 + ps / 1e3 + es) / (ph / 1e3 + eh)
     if c.indexable { worstIndexable = max(worstIndexable, ratio) }
     let plan = queryPlan(db, siftSQL, siftBindings)
     func f(_ x: Double, _ d: Int) -> String { String(format: "%.\(d)f", x) }
-    print("| \(c.label) | \(count) | \(f(l, 1)) | \(f(ps, 1)) / \(f(ph, 1)) | \(f(es, 3)) / \(f(eh, 3)) | \(f(ratio, 2))× | \(f(total, 2))× | \(plan) |")
+    print(
+        "| \(c.label) | \(count) | \(f(l, 1)) | \(f(ps, 1)) / \(f(ph, 1)) | \(f(es, 3)) / \(f(eh, 3)) | \(f(ratio, 2))× | \(f(total, 2))× | \(plan) |"
+    )
 }
 if only == nil {
     print("")
@@ -299,6 +352,8 @@ if only.map({ "sift_text".contains($0) || "[cd]".contains($0) }) ?? true {
         likeTimes.append(Double(now() - t0) / 1e9)
     }
     print("")
-    print("sift_text BEGINSWITH[cd] over \(rowCount) rows (full scan): \(matched) matches, \(String(format: "%.1f", Double(rowCount) / seconds / 1e6))M rows/s "
-          + "(SQLite's ASCII-only LIKE, not equivalent: \(String(format: "%.1f", Double(rowCount) / median(likeTimes) / 1e6))M rows/s)")
+    print(
+        "sift_text BEGINSWITH[cd] over \(rowCount) rows (full scan): \(matched) matches, \(String(format: "%.1f", Double(rowCount) / seconds / 1e6))M rows/s "
+            + "(SQLite's ASCII-only LIKE, not equivalent: \(String(format: "%.1f", Double(rowCount) / median(likeTimes) / 1e6))M rows/s)"
+    )
 }

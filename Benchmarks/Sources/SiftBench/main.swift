@@ -5,8 +5,8 @@ import SiftSyntax
 
 struct Result {
     let name: String
-    let inputs: Int          // distinct inputs in the rotation
-    let bytesPerOp: Double   // average UTF-8 bytes per operation
+    let inputs: Int  // distinct inputs in the rotation
+    let bytesPerOp: Double  // average UTF-8 bytes per operation
     let ops: Int
     let seconds: Double
     var opsPerSecond: Double { Double(ops) / seconds }
@@ -14,8 +14,10 @@ struct Result {
 }
 
 /// Runs `body` over the inputs round-robin: a warm-up, then batches until `duration` seconds elapse.
-func measure(_ name: String, _ inputs: [String], warmup: Double = 0.3, duration: Double = 1.5,
-             _ body: (String) -> Int) -> Result {
+func measure(
+    _ name: String, _ inputs: [String], warmup: Double = 0.3, duration: Double = 1.5,
+    _ body: (String) -> Int
+) -> Result {
     let totalBytes = inputs.reduce(0) { $0 + $1.utf8.count }
     func run(for seconds: Double) -> (ops: Int, elapsed: Double) {
         var ops = 0
@@ -33,8 +35,9 @@ func measure(_ name: String, _ inputs: [String], warmup: Double = 0.3, duration:
     }
     _ = run(for: warmup)
     let (ops, elapsed) = run(for: duration)
-    return Result(name: name, inputs: inputs.count, bytesPerOp: Double(totalBytes) / Double(inputs.count),
-                  ops: ops, seconds: elapsed)
+    return Result(
+        name: name, inputs: inputs.count, bytesPerOp: Double(totalBytes) / Double(inputs.count),
+        ops: ops, seconds: elapsed)
 }
 
 /// Parse only; the blackhole takes the root's source range (cheap, but depends on the parse result).
@@ -76,8 +79,10 @@ func roundTripHash(_ text: String) -> Int {
 
 /// Runs `parseOnly` over the inputs on `threads` threads at once for `duration` seconds (after a
 /// warm-up) and reports the aggregate rate. Each thread parses the same rotation independently.
-func measureParallel(_ name: String, _ inputs: [String], threads: Int, warmup: Double = 0.3,
-                     duration: Double = 1.5) -> Result {
+func measureParallel(
+    _ name: String, _ inputs: [String], threads: Int, warmup: Double = 0.3,
+    duration: Double = 1.5
+) -> Result {
     let totalBytes = inputs.reduce(0) { $0 + $1.utf8.count }
     func run(for seconds: Double) -> (ops: Int, elapsed: Double) {
         nonisolated(unsafe) let counts = UnsafeMutableBufferPointer<Int>.allocate(capacity: 2 * threads)
@@ -104,8 +109,9 @@ func measureParallel(_ name: String, _ inputs: [String], threads: Int, warmup: D
     }
     _ = run(for: warmup)
     let (ops, elapsed) = run(for: duration)
-    return Result(name: name, inputs: inputs.count, bytesPerOp: Double(totalBytes) / Double(inputs.count),
-                  ops: ops, seconds: elapsed)
+    return Result(
+        name: name, inputs: inputs.count, bytesPerOp: Double(totalBytes) / Double(inputs.count),
+        ops: ops, seconds: elapsed)
 }
 
 // MARK: - Inputs
@@ -168,29 +174,34 @@ func pad(_ s: String, _ width: Int, left: Bool = false) -> String {
 func fmt(_ x: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", x) }
 
 print("SiftSyntax parse benchmark (release build)")
-print(pad("case", 32, left: true) + pad("inputs", 7) + pad("bytes/op", 10) + pad("ops", 11)
-      + pad("seconds", 9) + pad("ops/s", 14) + pad("MB/s", 9))
+print(
+    pad("case", 32, left: true) + pad("inputs", 7) + pad("bytes/op", 10) + pad("ops", 11)
+        + pad("seconds", 9) + pad("ops/s", 14) + pad("MB/s", 9))
 print(String(repeating: "-", count: 92))
 for r in results {
-    print(pad(r.name, 32, left: true) + pad("\(r.inputs)", 7) + pad(fmt(r.bytesPerOp, 1), 10)
-          + pad("\(r.ops)", 11) + pad(fmt(r.seconds, 2), 9) + pad(fmt(r.opsPerSecond), 14)
-          + pad(fmt(r.mbPerSecond, 1), 9))
+    print(
+        pad(r.name, 32, left: true) + pad("\(r.inputs)", 7) + pad(fmt(r.bytesPerOp, 1), 10)
+            + pad("\(r.ops)", 11) + pad(fmt(r.seconds, 2), 9) + pad(fmt(r.opsPerSecond), 14)
+            + pad(fmt(r.mbPerSecond, 1), 9))
 }
 print(String(repeating: "-", count: 92))
 if let r = parallel {
-    print(pad(r.name, 32, left: true) + pad("\(r.inputs)", 7) + pad(fmt(r.bytesPerOp, 1), 10)
-          + pad("\(r.ops)", 11) + pad(fmt(r.seconds, 2), 9) + pad(fmt(r.opsPerSecond), 14)
-          + pad(fmt(r.mbPerSecond, 1), 9))
+    print(
+        pad(r.name, 32, left: true) + pad("\(r.inputs)", 7) + pad(fmt(r.bytesPerOp, 1), 10)
+            + pad("\(r.ops)", 11) + pad(fmt(r.seconds, 2), 9) + pad(fmt(r.opsPerSecond), 14)
+            + pad(fmt(r.mbPerSecond, 1), 9))
     print("(multi-threaded aggregate on \(cores) cores, for reference; every other row is single-threaded)")
     print(String(repeating: "-", count: 92))
 }
 let typicalRate = results[1].opsPerSecond
-print("Target: >= \(fmt(target)) typical predicates/s (single thread) — measured \(fmt(typicalRate)) /s: "
-      + (typicalRate >= target ? "MET" : "NOT MET (\(fmt(typicalRate / target * 100, 1))% of target)"))
+print(
+    "Target: >= \(fmt(target)) typical predicates/s (single thread) — measured \(fmt(typicalRate)) /s: "
+        + (typicalRate >= target ? "MET" : "NOT MET (\(fmt(typicalRate / target * 100, 1))% of target)"))
 
 let printRatio = printing.opsPerSecond / results[1].opsPerSecond
-print("Printing vs parsing (typical): \(fmt(printing.opsPerSecond)) prints/s against \(fmt(results[1].opsPerSecond)) parses/s, ratio "
-      + "\(fmt(printRatio, 2)) (target >= 1): " + (printRatio >= 1 ? "MET" : "NOT MET"))
+print(
+    "Printing vs parsing (typical): \(fmt(printing.opsPerSecond)) prints/s against \(fmt(results[1].opsPerSecond)) parses/s, ratio "
+        + "\(fmt(printRatio, 2)) (target >= 1): " + (printRatio >= 1 ? "MET" : "NOT MET"))
 
 // Growth: parsing four times the input should take about four times as long (quadratic work, for
 // example re-copying a growing list, would take about sixteen). A wall-clock ratio belongs here,
@@ -210,8 +221,9 @@ func bestParseSeconds(_ text: String, rounds: Int = 3) -> Double {
 let (smallList, largeList) = (inList(100_000), inList(400_000))
 let (smallSeconds, largeSeconds) = (bestParseSeconds(smallList), bestParseSeconds(largeList))
 let growth = largeSeconds / smallSeconds
-print("Growth: 100k-element IN list \(fmt(smallSeconds * 1000, 1)) ms, 400k \(fmt(largeSeconds * 1000, 1)) ms, ratio "
-      + "\(fmt(growth, 2)) (linear about 4, quadratic about 16): " + (growth < 8 ? "LINEAR" : "NOT LINEAR"))
+print(
+    "Growth: 100k-element IN list \(fmt(smallSeconds * 1000, 1)) ms, 400k \(fmt(largeSeconds * 1000, 1)) ms, ratio "
+        + "\(fmt(growth, 2)) (linear about 4, quadratic about 16): " + (growth < 8 ? "LINEAR" : "NOT LINEAR"))
 
 // The stack guard's cliff: the same typical predicates parsed on a thread with a large stack and on
 // one whose stack is smaller than StackGuard's red zone (192 KB), where every parse continues on a
@@ -232,6 +244,7 @@ func measureOnThread(_ name: String, _ inputs: [String], stackSize: Int) -> Resu
 let roomy = measureOnThread("typical, 8 MB stack", typical, stackSize: 8 << 20)
 let cramped = measureOnThread("typical, 128 KB stack", typical, stackSize: 128 << 10)
 let (roomyMicros, crampedMicros) = (1e6 / roomy.opsPerSecond, 1e6 / cramped.opsPerSecond)
-print("Stack guard: typical parse on an 8 MB stack \(fmt(roomyMicros, 2)) µs, on a 128 KB stack (moved to a large "
-      + "stack every parse) \(fmt(crampedMicros, 2)) µs, \(fmt(crampedMicros - roomyMicros, 2)) µs more per move")
+print(
+    "Stack guard: typical parse on an 8 MB stack \(fmt(roomyMicros, 2)) µs, on a 128 KB stack (moved to a large "
+        + "stack every parse) \(fmt(crampedMicros, 2)) µs, \(fmt(crampedMicros - roomyMicros, 2)) µs more per move")
 print("(blackhole \(blackhole & 0xff))")

@@ -47,11 +47,13 @@ do {
         case "--only": only = args.popFirst()
         case "--sift-only": siftOnly = true
         default:
-            FileHandle.standardError.write(Data("""
-                usage: StoreBench [--insert N] [--fetch N] [--pending-rows N] [--changes N] [--rounds R]
-                                  [--only insert|fetch|ids|count|pending] [--sift-only]
+            FileHandle.standardError.write(
+                Data(
+                    """
+                    usage: StoreBench [--insert N] [--fetch N] [--pending-rows N] [--changes N] [--rounds R]
+                                      [--only insert|fetch|ids|count|pending] [--sift-only]
 
-                """.utf8))
+                    """.utf8))
             exit(2)
         }
     }
@@ -78,12 +80,18 @@ struct PersonData {
     var matches: Bool { age >= 18 && score > 0.5 }
 }
 
-let firstNames = ["Ann", "Bob", "Chloé", "Dmitri", "Emma", "François", "Grace", "Hiroshi", "Inès", "Jonas",
-                  "Katarzyna", "Liam", "Mette", "Nuno", "Olga", "Priya"]
-let lastNames = ["Smith", "Müller", "García", "Nakamura", "Kowalski", "Johansson", "Rossi", "Dubois",
-                 "O'Brien", "Silva", "Novak", "Andersen"]
-let cities = ["Lyon", "Nice", "Oslo", "São Paulo", "Berlin", "Zürich", "Łódź", "Kraków", "Paris", "Porto",
-              "Sevilla", "Tokyo", "Reykjavík", "Montréal", "New York", "Cape Town"]
+let firstNames = [
+    "Ann", "Bob", "Chloé", "Dmitri", "Emma", "François", "Grace", "Hiroshi", "Inès", "Jonas",
+    "Katarzyna", "Liam", "Mette", "Nuno", "Olga", "Priya",
+]
+let lastNames = [
+    "Smith", "Müller", "García", "Nakamura", "Kowalski", "Johansson", "Rossi", "Dubois",
+    "O'Brien", "Silva", "Novak", "Andersen",
+]
+let cities = [
+    "Lyon", "Nice", "Oslo", "São Paulo", "Berlin", "Zürich", "Łódź", "Kraków", "Paris", "Porto",
+    "Sevilla", "Tokyo", "Reykjavík", "Montréal", "New York", "Cape Town",
+]
 
 /// `n` people, the same on every run. Exactly four in five (every index not divisible by 5) match
 /// the predicate, so the match counts are known without asking any database; the others fail it
@@ -94,15 +102,22 @@ func makePeople(_ n: Int, seed: UInt64) -> [PersonData] {
     out.reserveCapacity(n)
     for i in 0..<n {
         let name = "\(rng.pick(firstNames)) \(rng.pick(lastNames)) \(i)"
-        let age: Int, score: Double
+        let age: Int
+        let score: Double
         if i % 5 != 0 {
             age = 18 + rng.below(72)
             score = 0.5 + Double(1 + rng.below(49_999)) / 100_000
         } else {
             switch rng.below(3) {
-            case 0: age = rng.below(18); score = rng.unit()
-            case 1: age = 18 + rng.below(72); score = Double(rng.below(50_001)) / 100_000
-            default: age = rng.below(18); score = Double(rng.below(50_001)) / 100_000
+            case 0:
+                age = rng.below(18)
+                score = rng.unit()
+            case 1:
+                age = 18 + rng.below(72)
+                score = Double(rng.below(50_001)) / 100_000
+            default:
+                age = rng.below(18)
+                score = Double(rng.below(50_001)) / 100_000
             }
         }
         out.append(PersonData(name: name, age: age, score: score, city: rng.pick(cities), active: rng.below(2) == 0))
@@ -113,13 +128,15 @@ func makePeople(_ n: Int, seed: UInt64) -> [PersonData] {
 let model: ManagedObjectModel
 do {
     model = try ManagedObjectModel(entities: [
-        EntityDescription("Person", attributes: [
-            AttributeDescription("name", .string),
-            AttributeDescription("age", .integer64),
-            AttributeDescription("score", .double),
-            AttributeDescription("city", .string),
-            AttributeDescription("active", .boolean),
-        ]),
+        EntityDescription(
+            "Person",
+            attributes: [
+                AttributeDescription("name", .string),
+                AttributeDescription("age", .integer64),
+                AttributeDescription("score", .double),
+                AttributeDescription("city", .string),
+                AttributeDescription("active", .boolean),
+            ])
     ])
 } catch { fail("model: \(error)") }
 
@@ -131,7 +148,9 @@ let whereClause = "age >= ?1 AND score > ?2"
 let predicateFormat = "age >= 18 AND score > 0.5"
 
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storebench-\(UUID().uuidString)")
-do { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) } catch { fail("\(error)") }
+do { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) } catch {
+    fail("\(error)")
+}
 defer { try? FileManager.default.removeItem(at: directory) }
 nonisolated(unsafe) var fileCounter = 0
 /// A fresh store path in the benchmark's temporary directory.
@@ -209,7 +228,9 @@ final class RawDB {
 func bindText(_ stmt: OpaquePointer, _ index: Int32, _ string: String) -> Int32 {
     var s = string
     return s.withUTF8 { bytes in
-        bytes.withMemoryRebound(to: CChar.self) { sqlite3_bind_text(stmt, index, $0.baseAddress, Int32($0.count), transient) }
+        bytes.withMemoryRebound(to: CChar.self) {
+            sqlite3_bind_text(stmt, index, $0.baseAddress, Int32($0.count), transient)
+        }
     }
 }
 
@@ -261,11 +282,16 @@ func rawFetch(_ raw: RawDB) -> [RawPerson] {
     while true {
         let rc = sqlite3_step(stmt)
         if rc == SQLITE_DONE { break }
-        guard rc == SQLITE_ROW else { raw.check(rc, "fetch"); break }
-        out.append(RawPerson(id: sqlite3_column_int64(stmt, 0), entity: sqlite3_column_int64(stmt, 1),
-                             version: sqlite3_column_int64(stmt, 2), name: columnText(stmt, 3),
-                             age: sqlite3_column_int64(stmt, 4), score: sqlite3_column_double(stmt, 5),
-                             city: columnText(stmt, 6), active: sqlite3_column_int64(stmt, 7) != 0))
+        guard rc == SQLITE_ROW else {
+            raw.check(rc, "fetch")
+            break
+        }
+        out.append(
+            RawPerson(
+                id: sqlite3_column_int64(stmt, 0), entity: sqlite3_column_int64(stmt, 1),
+                version: sqlite3_column_int64(stmt, 2), name: columnText(stmt, 3),
+                age: sqlite3_column_int64(stmt, 4), score: sqlite3_column_double(stmt, 5),
+                city: columnText(stmt, 6), active: sqlite3_column_int64(stmt, 7) != 0))
     }
     return out
 }
@@ -291,10 +317,12 @@ func rawCount(_ raw: RawDB) -> Int {
 /// columns, the score total and the text lengths, and the key range.
 func checksum(_ path: String) -> String {
     let raw = RawDB(path)
-    return raw.firstRowText("""
+    return raw.firstRowText(
+        """
         SELECT COUNT(*), SUM(age), TOTAL(score), SUM(active), SUM(length(name)), SUM(length(city)), MIN(Z_PK), MAX(Z_PK),
                SUM(Z_ENT), SUM(Z_OPT) FROM \(table)
-        """).joined(separator: " ")
+        """
+    ).joined(separator: " ")
 }
 
 // MARK: - GRDB
@@ -304,7 +332,10 @@ func checksum(_ path: String) -> String {
 struct GRDBPerson: FetchableRecord, PersistableRecord {
     static let databaseTableName = "Person"
     static var databaseSelection: [any SQLSelectable] {
-        [Column("Z_PK"), Column("Z_ENT"), Column("Z_OPT"), Column("name"), Column("age"), Column("score"), Column("city"), Column("active")]
+        [
+            Column("Z_PK"), Column("Z_ENT"), Column("Z_OPT"), Column("name"), Column("age"), Column("score"),
+            Column("city"), Column("active"),
+        ]
     }
     var id: Int64
     var entity: Int64
@@ -316,13 +347,25 @@ struct GRDBPerson: FetchableRecord, PersistableRecord {
     var active: Bool
 
     init(id: Int64, _ p: PersonData) {
-        self.id = id; entity = 1; version = 0
-        name = p.name; age = Int64(p.age); score = p.score; city = p.city; active = p.active
+        self.id = id
+        entity = 1
+        version = 0
+        name = p.name
+        age = Int64(p.age)
+        score = p.score
+        city = p.city
+        active = p.active
     }
 
     init(row: Row) throws {
-        id = row[0]; entity = row[1]; version = row[2]; name = row[3]
-        age = row[4]; score = row[5]; city = row[6]; active = row[7]
+        id = row[0]
+        entity = row[1]
+        version = row[2]
+        name = row[3]
+        age = row[4]
+        score = row[5]
+        city = row[6]
+        active = row[7]
     }
 
     func encode(to container: inout PersistenceContainer) throws {
@@ -350,12 +393,21 @@ struct GRDBCodablePerson: Codable, FetchableRecord, PersistableRecord {
     var active: Bool
 
     enum CodingKeys: String, CodingKey {
-        case id = "Z_PK", entity = "Z_ENT", version = "Z_OPT", name, age, score, city, active
+        case id = "Z_PK"
+        case entity = "Z_ENT"
+        case version = "Z_OPT"
+        case name, age, score, city, active
     }
 
     init(id: Int64, _ p: PersonData) {
-        self.id = id; entity = 1; version = 0
-        name = p.name; age = Int64(p.age); score = p.score; city = p.city; active = p.active
+        self.id = id
+        entity = 1
+        version = 0
+        name = p.name
+        age = Int64(p.age)
+        score = p.score
+        city = p.city
+        active = p.active
     }
 }
 
@@ -464,25 +516,31 @@ nonisolated(unsafe) var checks: [String] = []
 
 func f(_ x: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", x) }
 
-print("StoreBench: SQLite \(String(cString: sqlite3_libversion())), GRDB 7.10.0; median of \(rounds) rounds; store files in \(directory.path)")
+print(
+    "StoreBench: SQLite \(String(cString: sqlite3_libversion())), GRDB 7.10.0; median of \(rounds) rounds; store files in \(directory.path)"
+)
 
 /// One timed GRDB insert of every person through record type `R` in one write transaction, into a
 /// fresh store (checksummed on round 0, as the other contenders are).
-func grdbInsert<R: PersistableRecord>(_ name: String, label: String, round: Int, people: [PersonData],
-                                       sums: inout [String: String], _ make: (Int64, PersonData) -> R) -> Double {
+func grdbInsert<R: PersistableRecord>(
+    _ name: String, label: String, round: Int, people: [PersonData],
+    sums: inout [String: String], _ make: (Int64, PersonData) -> R
+) -> Double {
     let path = makeEmptyStore(label)
     defer { removeStore(path) }
     let ns: Double
     do {
         let pool = openPool(path)
-        ns = timed {
-            do {
-                try pool.write { db in
-                    for (i, p) in people.enumerated() { try make(Int64(i + 1), p).insert(db) }
-                    try db.execute(sql: "UPDATE sift_primary_key SET max = ? WHERE entity = '*'", arguments: [people.count])
-                }
-            } catch { fail("\(name) insert: \(error)") }
-        }.ns
+        ns =
+            timed {
+                do {
+                    try pool.write { db in
+                        for (i, p) in people.enumerated() { try make(Int64(i + 1), p).insert(db) }
+                        try db.execute(
+                            sql: "UPDATE sift_primary_key SET max = ? WHERE entity = '*'", arguments: [people.count])
+                    }
+                } catch { fail("\(name) insert: \(error)") }
+            }.ns
     }
     if round == 0 { sums[name] = checksum(path) }
     return ns
@@ -492,7 +550,10 @@ func grdbInsert<R: PersistableRecord>(_ name: String, label: String, round: Int,
 
 if runs("insert") {
     let people = makePeople(insertCount, seed: 1)
-    var siftT: [Double] = [], rawT: [Double] = [], grdbT: [Double] = [], codableT: [Double] = []
+    var siftT: [Double] = []
+    var rawT: [Double] = []
+    var grdbT: [Double] = []
+    var codableT: [Double] = []
     var sums: [String: String] = [:]
     for round in 0..<rounds {
         do {
@@ -518,23 +579,36 @@ if runs("insert") {
             if round == 0 { sums["raw C API"] = checksum(path) }
             removeStore(path)
         }
-        grdbT.append(grdbInsert("GRDB record", label: "grdb-insert", round: round, people: people, sums: &sums, GRDBPerson.init))
-        codableT.append(grdbInsert("GRDB Codable", label: "grdb-codable-insert", round: round, people: people, sums: &sums, GRDBCodablePerson.init))
+        grdbT.append(
+            grdbInsert("GRDB record", label: "grdb-insert", round: round, people: people, sums: &sums, GRDBPerson.init))
+        codableT.append(
+            grdbInsert(
+                "GRDB Codable", label: "grdb-codable-insert", round: round, people: people, sums: &sums,
+                GRDBCodablePerson.init))
     }
-    let expectedAges = people.reduce(0) { $0 + $1.age }, expectedActive = people.filter(\.active).count
+    let expectedAges = people.reduce(0) { $0 + $1.age }
+    let expectedActive = people.filter(\.active).count
     for (who, sum) in sums.sorted(by: { $0.key < $1.key }) {
         let fields = sum.split(separator: " ")
-        guard fields.count >= 4, Int(fields[0]) == people.count, Int(fields[1]) == expectedAges, Int(fields[3]) == expectedActive else {
-            fail("insert: \(who) wrote \(sum), expected \(people.count) rows, age sum \(expectedAges), \(expectedActive) active")
+        guard fields.count >= 4, Int(fields[0]) == people.count, Int(fields[1]) == expectedAges,
+            Int(fields[3]) == expectedActive
+        else {
+            fail(
+                "insert: \(who) wrote \(sum), expected \(people.count) rows, age sum \(expectedAges), \(expectedActive) active"
+            )
         }
     }
     guard Set(sums.values).count == 1 else {
         fail("insert: the tables differ: " + sums.map { "\($0.key): \($0.value)" }.joined(separator: "; "))
     }
-    checks.append("insert: \(people.count) rows written by each of \(sums.keys.sorted().joined(separator: ", ")); identical table checksums (count, sum(age), total(score), sum(active), text lengths, key range, Z_ENT, Z_OPT): \(sums.values.first ?? "")")
-    table3.append(Row3(label: "insert \(people.count) + save", rows: people.count, sift: median(siftT),
-                       raw: rawT.isEmpty ? nil : median(rawT), grdb: grdbT.isEmpty ? nil : median(grdbT),
-                       grdbCodable: codableT.isEmpty ? nil : median(codableT), target: 1.5))
+    checks.append(
+        "insert: \(people.count) rows written by each of \(sums.keys.sorted().joined(separator: ", ")); identical table checksums (count, sum(age), total(score), sum(active), text lengths, key range, Z_ENT, Z_OPT): \(sums.values.first ?? "")"
+    )
+    table3.append(
+        Row3(
+            label: "insert \(people.count) + save", rows: people.count, sift: median(siftT),
+            raw: rawT.isEmpty ? nil : median(rawT), grdb: grdbT.isEmpty ? nil : median(grdbT),
+            grdbCodable: codableT.isEmpty ? nil : median(codableT), target: 1.5))
 }
 
 // MARK: 2 and 3. Fetch, fetchObjectIDs, count
@@ -544,12 +618,16 @@ if runs("fetch") || runs("ids") || runs("count") {
     let people = makePeople(totalRows, seed: 2)
     let expected = people.indices.filter { people[$0].matches }.map { Int64($0 + 1) }
     let (path, populateSeconds) = populatedStore("fetch", people)
-    print("fetch store: \(totalRows) rows (\(expected.count) match \(predicateFormat)), written by one Sift save in \(f(populateSeconds, 2)) s")
+    print(
+        "fetch store: \(totalRows) rows (\(expected.count) match \(predicateFormat)), written by one Sift save in \(f(populateSeconds, 2)) s"
+    )
     let store: PersistentStore
     do { store = try PersistentStore(model: model, path: path) } catch { fail("\(error)") }
     do {
         let explanation = try ManagedObjectContext(store: store).explain(request)
-        print("Sift's SQL: \(explanation.sql) [\(explanation.bindings.joined(separator: ", "))]; plan: \(explanation.queryPlan.joined(separator: "; ")); residual: \(explanation.residualPredicate ?? "none")")
+        print(
+            "Sift's SQL: \(explanation.sql) [\(explanation.bindings.joined(separator: ", "))]; plan: \(explanation.queryPlan.joined(separator: "; ")); residual: \(explanation.residualPredicate ?? "none")"
+        )
     } catch { fail("explain: \(error)") }
     let raw = RawDB(path)
     let pool = openPool(path)
@@ -560,18 +638,26 @@ if runs("fetch") || runs("ids") || runs("count") {
         for (who, keys) in answers where keys != expected {
             fail("\(part): \(who) returned \(keys.count) rows, expected \(expected.count) (or other keys)")
         }
-        checks.append("\(part): \(expected.count) rows, the same primary keys from " + answers.map(\.0).joined(separator: ", "))
+        checks.append(
+            "\(part): \(expected.count) rows, the same primary keys from " + answers.map(\.0).joined(separator: ", "))
     }
 
     if runs("fetch") {
-        var siftT: [Double] = [], rawT: [Double] = [], grdbT: [Double] = [], codableT: [Double] = []
+        var siftT: [Double] = []
+        var rawT: [Double] = []
+        var grdbT: [Double] = []
+        var codableT: [Double] = []
         var answers: [(String, [Int64])] = []
         // Round 0 warms the page cache and every statement cache; it is not counted.
         for round in 0...rounds {
             do {
                 let context = ManagedObjectContext(store: store)
                 let (ns, objects) = timed { profiledSiftFetch(context, request) }
-                if round > 0 { siftT.append(ns) } else { answers.append(("Sift", objects.map { $0.objectID.primaryKey ?? -1 })) }
+                if round > 0 {
+                    siftT.append(ns)
+                } else {
+                    answers.append(("Sift", objects.map { $0.objectID.primaryKey ?? -1 }))
+                }
                 withExtendedLifetime((context, objects)) {}
             }
             if siftOnly { continue }
@@ -587,19 +673,25 @@ if runs("fetch") || runs("ids") || runs("count") {
             }
             do {
                 let (ns, records) = timed {
-                    do { return try pool.read { try filteredCodable.fetchAll($0) } } catch { fail("GRDB fetch: \(error)") }
+                    do { return try pool.read { try filteredCodable.fetchAll($0) } } catch {
+                        fail("GRDB fetch: \(error)")
+                    }
                 }
                 if round > 0 { codableT.append(ns) } else { answers.append(("GRDB Codable", records.map(\.id))) }
             }
         }
         agree("fetch", answers)
-        table3.append(Row3(label: "fetch \(expected.count) of \(totalRows)", rows: expected.count, sift: median(siftT),
-                           raw: rawT.isEmpty ? nil : median(rawT), grdb: grdbT.isEmpty ? nil : median(grdbT),
-                           grdbCodable: codableT.isEmpty ? nil : median(codableT), target: 1.5))
+        table3.append(
+            Row3(
+                label: "fetch \(expected.count) of \(totalRows)", rows: expected.count, sift: median(siftT),
+                raw: rawT.isEmpty ? nil : median(rawT), grdb: grdbT.isEmpty ? nil : median(grdbT),
+                grdbCodable: codableT.isEmpty ? nil : median(codableT), target: 1.5))
     }
 
     if runs("ids") {
-        var siftT: [Double] = [], rawT: [Double] = [], grdbT: [Double] = []
+        var siftT: [Double] = []
+        var rawT: [Double] = []
+        var grdbT: [Double] = []
         var answers: [(String, [Int64])] = []
         for round in 0...rounds {
             do {
@@ -614,19 +706,25 @@ if runs("fetch") || runs("ids") || runs("count") {
             }
             do {
                 let (ns, ids) = timed {
-                    do { return try pool.read { try filtered.select(Column("Z_PK"), as: Int64.self).fetchAll($0) } } catch { fail("GRDB ids: \(error)") }
+                    do {
+                        return try pool.read { try filtered.select(Column("Z_PK"), as: Int64.self).fetchAll($0) }
+                    } catch { fail("GRDB ids: \(error)") }
                 }
                 if round > 0 { grdbT.append(ns) } else { answers.append(("GRDB", ids)) }
             }
         }
         agree("fetchObjectIDs", answers)
-        table3.append(Row3(label: "fetchObjectIDs \(expected.count)", rows: expected.count, sift: median(siftT),
-                           raw: rawT.isEmpty ? nil : median(rawT), grdb: grdbT.isEmpty ? nil : median(grdbT),
-                           grdbCodable: nil, target: 1.1))
+        table3.append(
+            Row3(
+                label: "fetchObjectIDs \(expected.count)", rows: expected.count, sift: median(siftT),
+                raw: rawT.isEmpty ? nil : median(rawT), grdb: grdbT.isEmpty ? nil : median(grdbT),
+                grdbCodable: nil, target: 1.1))
     }
 
     if runs("count") {
-        var siftT: [Double] = [], rawT: [Double] = [], grdbT: [Double] = []
+        var siftT: [Double] = []
+        var rawT: [Double] = []
+        var grdbT: [Double] = []
         var answers: [(String, Int)] = []
         for round in 0...rounds {
             do {
@@ -646,18 +744,27 @@ if runs("fetch") || runs("ids") || runs("count") {
                 if round > 0 { grdbT.append(ns) } else { answers.append(("GRDB", n)) }
             }
         }
-        for (who, n) in answers where n != expected.count { fail("count: \(who) counted \(n), expected \(expected.count)") }
+        for (who, n) in answers where n != expected.count {
+            fail("count: \(who) counted \(n), expected \(expected.count)")
+        }
         checks.append("count(for:): \(expected.count) from " + answers.map(\.0).joined(separator: ", "))
-        table3.append(Row3(label: "count(for:) \(expected.count)", rows: expected.count, sift: median(siftT),
-                           raw: rawT.isEmpty ? nil : median(rawT), grdb: grdbT.isEmpty ? nil : median(grdbT),
-                           grdbCodable: nil, target: 1.1))
+        table3.append(
+            Row3(
+                label: "count(for:) \(expected.count)", rows: expected.count, sift: median(siftT),
+                raw: rawT.isEmpty ? nil : median(rawT), grdb: grdbT.isEmpty ? nil : median(grdbT),
+                grdbCodable: nil, target: 1.1))
     }
     withExtendedLifetime((raw, pool, store)) {}
 }
 
 // MARK: 4. Fetch with pending changes
 
-struct PendingRow { var rows: Int; var matches: Int; var pending: Double; var clean: Double }
+struct PendingRow {
+    var rows: Int
+    var matches: Int
+    var pending: Double
+    var clean: Double
+}
 nonisolated(unsafe) var pendingResult: PendingRow?
 
 if runs("pending") {
@@ -666,7 +773,11 @@ if runs("pending") {
     let store: PersistentStore
     do { store = try PersistentStore(model: model, path: path) } catch { fail("\(error)") }
     let ids: [ObjectID]
-    do { ids = try ManagedObjectContext(store: store).fetchObjectIDs(SiftStore.FetchRequest("Person")).sorted { ($0.primaryKey ?? 0) < ($1.primaryKey ?? 0) } } catch { fail("\(error)") }
+    do {
+        ids = try ManagedObjectContext(store: store).fetchObjectIDs(SiftStore.FetchRequest("Person")).sorted {
+            ($0.primaryKey ?? 0) < ($1.primaryKey ?? 0)
+        }
+    } catch { fail("\(error)") }
     guard ids.count == people.count else { fail("pending: the store holds \(ids.count) rows, not \(people.count)") }
     // Spread over the table; one in five targets starts out not matching (index divisible by 5).
     let stride = max(1, people.count / changeCount)
@@ -676,14 +787,17 @@ if runs("pending") {
     func apply(_ k: Int, to p: inout PersonData) {
         switch k % 3 {
         case 0: p.age = 10
-        case 1: p.age = 40; p.score = 0.75
+        case 1:
+            p.age = 40
+            p.score = 0.75
         default: p.city = "Changed"
         }
     }
     let before = people.indices.filter { people[$0].matches }.map { Int64($0 + 1) }
     for (k, i) in targets.enumerated() { apply(k, to: &people[i]) }
     let after = people.indices.filter { people[$0].matches }.map { Int64($0 + 1) }
-    let flippedIn = Set(after).subtracting(before).count, flippedOut = Set(before).subtracting(after).count
+    let flippedIn = Set(after).subtracting(before).count
+    let flippedOut = Set(before).subtracting(after).count
 
     /// A context holding the target objects (rows read), with the changes applied or not.
     func prepared(changed: Bool) -> ManagedObjectContext {
@@ -694,7 +808,9 @@ if runs("pending") {
                 guard changed else { continue }
                 switch k % 3 {
                 case 0: try o.setValue(10, forKey: "age")
-                case 1: try o.setValue(40, forKey: "age"); try o.setValue(0.75, forKey: "score")
+                case 1:
+                    try o.setValue(40, forKey: "age")
+                    try o.setValue(0.75, forKey: "score")
                 default: try o.setValue("Changed", forKey: "city")
                 }
             }
@@ -702,7 +818,8 @@ if runs("pending") {
         return context
     }
 
-    var pendingT: [Double] = [], cleanT: [Double] = []
+    var pendingT: [Double] = []
+    var cleanT: [Double] = []
     /// One timed fetch in a context prepared with or without the changes; round 0 checks the
     /// answer instead of counting.
     func measure(changed: Bool, round: Int) {
@@ -710,14 +827,18 @@ if runs("pending") {
         if changed, context.updatedObjects.count != targets.count {
             fail("pending: \(context.updatedObjects.count) updated objects, not \(targets.count)")
         }
-        let (ns, objects) = changed ? timed { profiledSiftPendingFetch(context, request) } : timed { profiledSiftFetch(context, request) }
+        let (ns, objects) =
+            changed
+            ? timed { profiledSiftPendingFetch(context, request) } : timed { profiledSiftFetch(context, request) }
         if round > 0 {
             if changed { pendingT.append(ns) } else { cleanT.append(ns) }
         } else {
             let keys = objects.map { $0.objectID.primaryKey ?? -1 }
             let expected = changed ? after : before
             guard keys == expected else {
-                fail("pending: the fetch \(changed ? "with" : "without") the changes returned \(keys.count) objects, expected \(expected.count) (or other keys)")
+                fail(
+                    "pending: the fetch \(changed ? "with" : "without") the changes returned \(keys.count) objects, expected \(expected.count) (or other keys)"
+                )
             }
         }
         withExtendedLifetime((context, objects)) {}
@@ -727,8 +848,11 @@ if runs("pending") {
         let order = round % 2 == 0 ? [true, false] : [false, true]
         for changed in order { measure(changed: changed, round: round) }
     }
-    checks.append("pending: \(targets.count) objects updated (\(flippedIn) now match, \(flippedOut) no longer match): \(after.count) objects, the keys saving first would give; without the changes \(before.count), the stored answer")
-    pendingResult = PendingRow(rows: people.count, matches: after.count, pending: median(pendingT), clean: median(cleanT))
+    checks.append(
+        "pending: \(targets.count) objects updated (\(flippedIn) now match, \(flippedOut) no longer match): \(after.count) objects, the keys saving first would give; without the changes \(before.count), the stored answer"
+    )
+    pendingResult = PendingRow(
+        rows: people.count, matches: after.count, pending: median(pendingT), clean: median(cleanT))
     withExtendedLifetime(store) {}
 }
 
@@ -738,28 +862,45 @@ print("")
 print("Checks (every contender's answer compared before any time is reported):")
 for c in checks { print("- \(c)") }
 print("")
-print("ns per row (inserted or returned; for count(for:) per counted row), median of \(rounds) rounds. Sift = SiftStore; raw = SQLite C API")
-print("by hand (prepared statement, one transaction, rows into Swift structs); GRDB = GRDB 7.10.0, hand-written record / Codable record.")
+print(
+    "ns per row (inserted or returned; for count(for:) per counted row), median of \(rounds) rounds. Sift = SiftStore; raw = SQLite C API"
+)
+print(
+    "by hand (prepared statement, one transaction, rows into Swift structs); GRDB = GRDB 7.10.0, hand-written record / Codable record."
+)
 print("")
-print("| benchmark | rows | Sift ns/row | raw C ns/row | GRDB ns/row | GRDB Codable ns/row | Sift / raw | target | Sift / GRDB |")
+print(
+    "| benchmark | rows | Sift ns/row | raw C ns/row | GRDB ns/row | GRDB Codable ns/row | Sift / raw | target | Sift / GRDB |"
+)
 print("|---|---|---|---|---|---|---|---|---|")
 for r in table3 {
     let n = Double(r.rows)
     let ratio = r.raw.map { r.sift / $0 }
-    let verdict = ratio.map { $0 <= r.target ? "≤ \(f(r.target, 1))× met" : "≤ \(f(r.target, 1))× MISSED" } ?? "≤ \(f(r.target, 1))×"
-    print("| \(r.label) | \(r.rows) | \(f(r.sift / n, 1)) | \(r.raw.map { f($0 / n, 1) } ?? "–") | \(r.grdb.map { f($0 / n, 1) } ?? "–") | "
-          + "\(r.grdbCodable.map { f($0 / n, 1) } ?? "–") | \(ratio.map { f($0, 2) + "×" } ?? "–") | \(verdict) | \(r.grdb.map { f(r.sift / $0, 2) + "×" } ?? "–") |")
+    let verdict =
+        ratio.map { $0 <= r.target ? "≤ \(f(r.target, 1))× met" : "≤ \(f(r.target, 1))× MISSED" }
+        ?? "≤ \(f(r.target, 1))×"
+    print(
+        "| \(r.label) | \(r.rows) | \(f(r.sift / n, 1)) | \(r.raw.map { f($0 / n, 1) } ?? "–") | \(r.grdb.map { f($0 / n, 1) } ?? "–") | "
+            + "\(r.grdbCodable.map { f($0 / n, 1) } ?? "–") | \(ratio.map { f($0, 2) + "×" } ?? "–") | \(verdict) | \(r.grdb.map { f(r.sift / $0, 2) + "×" } ?? "–") |"
+    )
 }
 if let p = pendingResult {
     let ratio = p.pending / p.clean
     print("")
-    print("| fetch over \(p.rows) rows | matches | with \(changeCount) pending changes ns/row | no pending changes ns/row | ratio | target |")
+    print(
+        "| fetch over \(p.rows) rows | matches | with \(changeCount) pending changes ns/row | no pending changes ns/row | ratio | target |"
+    )
     print("|---|---|---|---|---|---|")
-    print("| \(predicateFormat) | \(p.matches) | \(f(p.pending / Double(p.rows), 1)) | \(f(p.clean / Double(p.rows), 1)) | \(f(ratio, 2))× | ≤ 1.2× \(ratio <= 1.2 ? "met" : "MISSED") |")
+    print(
+        "| \(predicateFormat) | \(p.matches) | \(f(p.pending / Double(p.rows), 1)) | \(f(p.clean / Double(p.rows), 1)) | \(f(ratio, 2))× | ≤ 1.2× \(ratio <= 1.2 ? "met" : "MISSED") |"
+    )
     print("(ns per table row scanned; totals \(f(p.pending / 1e6, 1)) ms and \(f(p.clean / 1e6, 1)) ms)")
 }
 print("")
-print("Totals, ms: " + table3.map { r in
-    "\(r.label): Sift \(f(r.sift / 1e6, 1))" + (r.raw.map { ", raw \(f($0 / 1e6, 1))" } ?? "") + (r.grdb.map { ", GRDB \(f($0 / 1e6, 1))" } ?? "")
-        + (r.grdbCodable.map { ", GRDB Codable \(f($0 / 1e6, 1))" } ?? "")
-}.joined(separator: "; "))
+print(
+    "Totals, ms: "
+        + table3.map { r in
+            "\(r.label): Sift \(f(r.sift / 1e6, 1))" + (r.raw.map { ", raw \(f($0 / 1e6, 1))" } ?? "")
+                + (r.grdb.map { ", GRDB \(f($0 / 1e6, 1))" } ?? "")
+                + (r.grdbCodable.map { ", GRDB Codable \(f($0 / 1e6, 1))" } ?? "")
+        }.joined(separator: "; "))

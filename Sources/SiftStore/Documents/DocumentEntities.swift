@@ -90,7 +90,8 @@ extension DocumentShape {
                 let here = "\(path)[\(i)]"
                 switch (item, element) {
                 case (.null, _): continue
-                case (.bool, .scalar?), (.integer, .scalar?), (.double, .scalar?), (.string, .scalar?), (.date, .date?): continue
+                case (.bool, .scalar?), (.integer, .scalar?), (.double, .scalar?), (.string, .scalar?), (.date, .date?):
+                    continue
                 case (.dictionary(let d), .object(let o)?):
                     if let p = o.problem(d, path: here) { return p }
                 default:
@@ -108,7 +109,11 @@ extension DocumentObjectShape {
     func problem(_ d: [String: Value], path: String) -> String? {
         // Most documents fit: check in the dictionary's own order, and sort only to name the
         // first broken key the same way every time.
-        guard d.contains(where: { k, v in keys.first(where: { $0.name == k }).map { $0.shape.problem(v, path: "") != nil } ?? true }) else {
+        guard
+            d.contains(where: { k, v in
+                keys.first(where: { $0.name == k }).map { $0.shape.problem(v, path: "") != nil } ?? true
+            })
+        else {
             return nil
         }
         for (k, v) in d.sorted(by: { $0.key < $1.key }) {
@@ -198,7 +203,9 @@ extension PersistentStore {
     public func query(_ sql: String, _ bindings: [SQLValue] = []) throws(StoreError) -> [[SQLValue]] {
         try locked { () throws(StoreError) in
             // SQLite's own words and code ("sqlite error 1: …"), as a tool prints them.
-            do throws(SQLiteError) { return try rows(sql, bindings) } catch { throw StoreError(.sqlite, error.description) }
+            do throws(SQLiteError) { return try rows(sql, bindings) } catch {
+                throw StoreError(.sqlite, error.description)
+            }
         }
     }
 }

@@ -56,15 +56,18 @@ public final class DocumentLayout: @unchecked Sendable {
     /// the store's own `reserved` columns), created by the store with ``rootColumns`` added; every
     /// other table has a column naming the root row its rows belong to, so a document's rows can
     /// be replaced or deleted together.
-    init(shape: DocumentShape, entity: String, nonObjects: Bool, takenNames: Set<String>,
-         storeRoot: (table: String, primaryKey: String, reserved: [String])?) {
+    init(
+        shape: DocumentShape, entity: String, nonObjects: Bool, takenNames: Set<String>,
+        storeRoot: (table: String, primaryKey: String, reserved: [String])?
+    ) {
         var names = DocumentNames(used: Set(takenNames.map { $0.lowercased() }))
         var unsupported: [String: String] = [:]
         let table = storeRoot?.table ?? names.table(entity)
         if storeRoot != nil { names.used.insert(table.lowercased()) }
-        root = DocumentTable(node: shape.object ?? DocumentObjectShape(), entity: entity, table: table, owner: nil,
-                             path: [], names: &names, unsupported: &unsupported,
-                             store: storeRoot.map { DocumentTable.StoreRoot(primaryKey: $0.primaryKey, reserved: $0.reserved) })
+        root = DocumentTable(
+            node: shape.object ?? DocumentObjectShape(), entity: entity, table: table, owner: nil,
+            path: [], names: &names, unsupported: &unsupported,
+            store: storeRoot.map { DocumentTable.StoreRoot(primaryKey: $0.primaryKey, reserved: $0.reserved) })
         if nonObjects {
             if let why = shape.conflict {
                 unsupported["SELF"] = why
@@ -116,7 +119,8 @@ final class DocumentTable: @unchecked Sendable {
         var key: String {
             switch self {
             case .scalar(let k, _), .date(let k, _), .toOne(let k, _, _), .toMany(let k, _, _),
-                 .values(let k, _, _, _), .mixed(let k, _, _): k
+                .values(let k, _, _, _), .mixed(let k, _, _):
+                k
             }
         }
     }
@@ -146,8 +150,10 @@ final class DocumentTable: @unchecked Sendable {
     /// Column names taken in this table (lower-cased).
     private var used = Set<String>()
 
-    init(node: DocumentObjectShape, entity: String, table: String, owner: String?, path: [String],
-         names: inout DocumentNames, unsupported: inout [String: String], store: StoreRoot? = nil, inStore: Bool = false) {
+    init(
+        node: DocumentObjectShape, entity: String, table: String, owner: String?, path: [String],
+        names: inout DocumentNames, unsupported: inout [String: String], store: StoreRoot? = nil, inStore: Bool = false
+    ) {
         self.entity = entity
         self.table = table
         self.inStore = inStore || store != nil
@@ -184,8 +190,9 @@ final class DocumentTable: @unchecked Sendable {
                 hasUnsupportedKey = true
                 continue
             }
-            let parts = self.parts(key: key.name, key.shape, scalarColumn: keyColumns[key.name]!, path: path + [key.name],
-                                   names: &names, unsupported: &unsupported)
+            let parts = self.parts(
+                key: key.name, key.shape, scalarColumn: keyColumns[key.name]!, path: path + [key.name],
+                names: &names, unsupported: &unsupported)
             if parts.count == 1 {
                 columns.append(parts[0].column)
             } else {
@@ -196,11 +203,15 @@ final class DocumentTable: @unchecked Sendable {
     }
 
     /// One column per shape the key took (a scalar column of NULLs when it was only ever null).
-    private func parts(key: String, _ shapes: DocumentShape, scalarColumn: String, path: [String],
-                       names: inout DocumentNames, unsupported: inout [String: String]) -> [(tag: Int64, column: Column)] {
+    private func parts(
+        key: String, _ shapes: DocumentShape, scalarColumn: String, path: [String],
+        names: inout DocumentNames, unsupported: inout [String: String]
+    ) -> [(tag: Int64, column: Column)] {
         let mixed = shapes.kindCount > 1
         var out: [(tag: Int64, column: Column)] = []
-        if shapes.scalar || shapes.kindCount == 0 { out.append((DocumentTag.scalar, .scalar(key: key, column: scalarColumn))) }
+        if shapes.scalar || shapes.kindCount == 0 {
+            out.append((DocumentTag.scalar, .scalar(key: key, column: scalarColumn)))
+        }
         if shapes.date {
             let column = mixed ? StorageNames.unique(key + "@date", in: &used) : scalarColumn
             out.append((DocumentTag.date, .date(key: key, column: column)))
@@ -208,8 +219,9 @@ final class DocumentTable: @unchecked Sendable {
         if let child = shapes.object {
             // Entity and table share one unique name ("Record.address").
             let name = names.table(entity + "." + key)
-            let plan = DocumentTable(node: child, entity: name, table: name, owner: nil,
-                                     path: path, names: &names, unsupported: &unsupported, inStore: inStore)
+            let plan = DocumentTable(
+                node: child, entity: name, table: name, owner: nil,
+                path: path, names: &names, unsupported: &unsupported, inStore: inStore)
             let column = mixed ? StorageNames.unique(key + "@object", in: &used) : scalarColumn
             out.append((DocumentTag.object, .toOne(key: key, column: column, child: plan)))
         }
@@ -218,8 +230,9 @@ final class DocumentTable: @unchecked Sendable {
             let name = names.table(entity + "." + key)
             switch shapes.element {
             case .object(let child)?:
-                let plan = DocumentTable(node: child, entity: name, table: name, owner: "_owner",
-                                         path: path, names: &names, unsupported: &unsupported, inStore: inStore)
+                let plan = DocumentTable(
+                    node: child, entity: name, table: name, owner: "_owner",
+                    path: path, names: &names, unsupported: &unsupported, inStore: inStore)
                 out.append((DocumentTag.array, .toMany(key: key, countColumn: count, child: plan)))
             case let element:
                 var isDate = false
@@ -235,17 +248,21 @@ final class DocumentTable: @unchecked Sendable {
         let value = StorageNames.unique("SELF", in: &used)
         var values = shapes
         values.object = nil  // the object documents are this table's own rows
-        let parts = self.parts(key: "SELF", values, scalarColumn: value, path: ["SELF"], names: &names, unsupported: &unsupported)
-            .filter { part in
-                // A scalar column of NULLs only when nothing else is there: null documents need no part.
-                if case .scalar = part.column, !shapes.scalar { return false }
-                return true
-            }
+        let parts = self.parts(
+            key: "SELF", values, scalarColumn: value, path: ["SELF"], names: &names, unsupported: &unsupported
+        )
+        .filter { part in
+            // A scalar column of NULLs only when nothing else is there: null documents need no part.
+            if case .scalar = part.column, !shapes.scalar { return false }
+            return true
+        }
         selfShape = (StorageNames.unique("SELF@shape", in: &used), parts, shapes.object != nil)
     }
 
     /// The schema side of one column: an attribute, a relationship and its child plan, or a mixed key.
-    private static func property(_ c: Column) -> (attribute: Schema.Attribute?, relationship: Schema.Relationship?, child: DocumentTable?) {
+    private static func property(_ c: Column) -> (
+        attribute: Schema.Attribute?, relationship: Schema.Relationship?, child: DocumentTable?
+    ) {
         switch c {
         case .scalar(let key, let column):
             return (Schema.Attribute(name: key, column: column, type: .any), nil, nil)
@@ -255,19 +272,26 @@ final class DocumentTable: @unchecked Sendable {
             return (nil, Schema.Relationship(name: key, toOne: child.entity, foreignKey: column), child)
         case .toMany(let key, let count, let child):
             // Child rows and value rows are numbered in array order: the key is the position.
-            return (nil, Schema.Relationship(name: key, toMany: child.entity, foreignKey: child.owner!, countColumn: count,
-                                      orderColumn: child.primaryKey), child)
+            return (
+                nil,
+                Schema.Relationship(
+                    name: key, toMany: child.entity, foreignKey: child.owner!, countColumn: count,
+                    orderColumn: child.primaryKey), child
+            )
         case .values(let key, let count, let table, let isDate):
-            let values = Schema.Relationship.ValueTable(table: table, owner: "owner", column: "value",
-                                                 type: isDate ? .date : .any, encoding: isDate ? .secondsSince1970 : nil)
+            let values = Schema.Relationship.ValueTable(
+                table: table, owner: "owner", column: "value",
+                type: isDate ? .date : .any, encoding: isDate ? .secondsSince1970 : nil)
             return (nil, Schema.Relationship(name: key, values: values, countColumn: count, orderColumn: "id"), nil)
         case .mixed:
             return (nil, nil, nil)
         }
     }
 
-    private static func mixedKey(_ key: String, _ shapeColumn: String, _ parts: [(tag: Int64, column: Column)],
-                                 children: inout [DocumentTable]) -> Schema.MixedKey {
+    private static func mixedKey(
+        _ key: String, _ shapeColumn: String, _ parts: [(tag: Int64, column: Column)],
+        children: inout [DocumentTable]
+    ) -> Schema.MixedKey {
         var cases: [Schema.MixedKey.Case] = []
         for part in parts {
             let p = property(part.column)
@@ -299,9 +323,11 @@ final class DocumentTable: @unchecked Sendable {
             selfKey = key
         }
         // JSON objects answer nil for keys they lack, so the entities are open.
-        out.append(Schema.Entity(name: entity, table: table, primaryKey: primaryKey,
-                          attributes: attributes, relationships: relationships, open: !hasUnsupportedKey,
-                          mixedKeys: mixedKeys, selfShape: selfKey))
+        out.append(
+            Schema.Entity(
+                name: entity, table: table, primaryKey: primaryKey,
+                attributes: attributes, relationships: relationships, open: !hasUnsupportedKey,
+                mixedKeys: mixedKeys, selfShape: selfKey))
         for child in children { child.collectEntities(into: &out) }
     }
 
@@ -355,7 +381,8 @@ final class DocumentTable: @unchecked Sendable {
             case .toOne(_, _, let child), .toMany(_, _, let child):
                 script += child.createScript()
             case .values(_, _, let valueTable, _):
-                script += "CREATE TABLE \(quote(valueTable)) (\"id\" INTEGER PRIMARY KEY, \"owner\" INTEGER, \"value\"\(inStore ? ", \"root\" INTEGER" : ""));\n"
+                script +=
+                    "CREATE TABLE \(quote(valueTable)) (\"id\" INTEGER PRIMARY KEY, \"owner\" INTEGER, \"value\"\(inStore ? ", \"root\" INTEGER" : ""));\n"
             default: break
             }
         }
@@ -383,7 +410,8 @@ final class DocumentTable: @unchecked Sendable {
         func index(_ table: String, _ column: String, after owner: String? = nil) {
             let name = names.table("sift_index_\(table)_\(column)")
             let columns = (owner.map { [$0] } ?? []) + [column]
-            script += "CREATE INDEX \(quote(name)) ON \(quote(table)) (\(columns.map(quote).joined(separator: ", ")));\n"
+            script +=
+                "CREATE INDEX \(quote(name)) ON \(quote(table)) (\(columns.map(quote).joined(separator: ", ")));\n"
         }
         if let owner { index(table, owner) }
         if let rootColumn { index(table, rootColumn) }

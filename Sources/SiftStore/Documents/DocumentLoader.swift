@@ -55,19 +55,25 @@ package struct DocumentLoader<V: DocumentValue> {
         if isRoot && plan.inStore {
             // The store has inserted the row with its own columns; the document fills the rest.
             let set = names.dropFirst().map { "\(quote($0)) = ?" }.joined(separator: ", ")
-            sql = set.isEmpty ? "SELECT 1 WHERE ? IS NOT NULL" : "UPDATE \(quote(plan.table)) SET \(set) WHERE \(quote(plan.primaryKey)) = ?"
+            sql =
+                set.isEmpty
+                ? "SELECT 1 WHERE ? IS NOT NULL"
+                : "UPDATE \(quote(plan.table)) SET \(set) WHERE \(quote(plan.primaryKey)) = ?"
         } else {
-            sql = "INSERT INTO \(quote(plan.table)) (\(names.map(quote).joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))"
+            sql =
+                "INSERT INTO \(quote(plan.table)) (\(names.map(quote).joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))"
         }
         statements[ObjectIdentifier(plan)] = try connection.prepare(sql)
-        nextID[ObjectIdentifier(plan)] = plan.inStore && !isRoot ? try Self.nextKey(connection, plan.table, plan.primaryKey) : 0
+        nextID[ObjectIdentifier(plan)] =
+            plan.inStore && !isRoot ? try Self.nextKey(connection, plan.table, plan.primaryKey) : 0
         func prepare(_ c: DocumentTable.Column) throws(SQLiteError) {
             switch c {
             case .toOne(_, _, let child), .toMany(_, _, let child): try self.prepare(connection, child, isRoot: false)
             case .values(_, _, let table, _):
-                valueStatements[table] = try connection.prepare(plan.inStore
-                    ? "INSERT INTO \(quote(table)) (\"id\", \"owner\", \"value\", \"root\") VALUES (?, ?, ?, ?)"
-                    : "INSERT INTO \(quote(table)) (\"id\", \"owner\", \"value\") VALUES (?, ?, ?)")
+                valueStatements[table] = try connection.prepare(
+                    plan.inStore
+                        ? "INSERT INTO \(quote(table)) (\"id\", \"owner\", \"value\", \"root\") VALUES (?, ?, ?, ?)"
+                        : "INSERT INTO \(quote(table)) (\"id\", \"owner\", \"value\") VALUES (?, ?, ?)")
                 valueRowID[table] = plan.inStore ? try Self.nextKey(connection, table, "id") : 0
             case .mixed(_, _, let parts):
                 for p in parts { try prepare(p.column) }
@@ -112,8 +118,10 @@ package struct DocumentLoader<V: DocumentValue> {
 
     /// The cells of the parts of a mixed key (or of SELF): the shape tag, then the value in the
     /// part of its shape and NULL in the others.
-    mutating func mixedCells(_ parts: [(tag: Int64, column: DocumentTable.Column)], _ value: V?, owner: Int64,
-                             into row: inout [SQLValue]) throws(SQLiteError) {
+    mutating func mixedCells(
+        _ parts: [(tag: Int64, column: DocumentTable.Column)], _ value: V?, owner: Int64,
+        into row: inout [SQLValue]
+    ) throws(SQLiteError) {
         var tag: Int64?
         if let value { tag = Self.tag(value) }
         let hasPart = parts.contains { $0.tag == tag }
@@ -124,37 +132,51 @@ package struct DocumentLoader<V: DocumentValue> {
     }
 
     /// The cells of one column for `value` (nil: missing), inserting its child and value rows.
-    mutating func cells(_ column: DocumentTable.Column, _ value: V?, owner primaryKey: Int64,
-                        into row: inout [SQLValue]) throws(SQLiteError) {
+    mutating func cells(
+        _ column: DocumentTable.Column, _ value: V?, owner primaryKey: Int64,
+        into row: inout [SQLValue]
+    ) throws(SQLiteError) {
         switch column {
         case .scalar:
             row.append(value?.documentScalar ?? .null)
         case .date:
             row.append(value?.documentDate ?? .null)
         case .toOne(_, _, let child):
-            guard let value, value.documentKind == .object else { row.append(.null); return }
+            guard let value, value.documentKind == .object else {
+                row.append(.null)
+                return
+            }
             let id = takeID(child)
             try insert(child, document: value, primaryKey: id, owner: nil)
             row.append(.integer(id))
         case .toMany(_, _, let child):
-            guard let value, value.documentKind == .array else { row.append(.null); return }
+            guard let value, value.documentKind == .array else {
+                row.append(.null)
+                return
+            }
             let items = value.documentElements
             for item in items {
                 let id = takeID(child)
                 // A null element (or any element that is not an object) is a child row whose
                 // every value is NULL.
-                try insert(child, document: item.documentKind == .object ? item : nil, primaryKey: id, owner: primaryKey)
+                try insert(
+                    child, document: item.documentKind == .object ? item : nil, primaryKey: id, owner: primaryKey)
             }
             row.append(.integer(Int64(items.count)))
         case .values(_, _, let table, let isDate):
-            guard let value, value.documentKind == .array else { row.append(.null); return }
+            guard let value, value.documentKind == .array else {
+                row.append(.null)
+                return
+            }
             let items = value.documentElements
             let statement = valueStatements[table]!
             for item in items {
                 let id = valueRowID[table]!
                 valueRowID[table] = id + 1
                 try statement.reset()
-                var cells: [SQLValue] = [.integer(id), .integer(primaryKey), isDate ? item.documentDate : item.documentScalar]
+                var cells: [SQLValue] = [
+                    .integer(id), .integer(primaryKey), isDate ? item.documentDate : item.documentScalar,
+                ]
                 if layout.root.inStore { cells.append(.integer(currentRoot)) }
                 try statement.bind(cells)
                 _ = try statement.step()

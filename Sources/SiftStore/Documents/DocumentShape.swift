@@ -30,10 +30,16 @@ public struct DocumentShape: Codable, Hashable, Sendable {
     public var conflict: String?
 
     /// No shape yet: null or missing everywhere.
-    public init(scalar: Bool = false, date: Bool = false, object: DocumentObjectShape? = nil, array: Bool = false,
-                element: DocumentElementShape? = nil, conflict: String? = nil) {
-        self.scalar = scalar; self.date = date; self.object = object; self.array = array
-        self.element = element; self.conflict = conflict
+    public init(
+        scalar: Bool = false, date: Bool = false, object: DocumentObjectShape? = nil, array: Bool = false,
+        element: DocumentElementShape? = nil, conflict: String? = nil
+    ) {
+        self.scalar = scalar
+        self.date = date
+        self.object = object
+        self.array = array
+        self.element = element
+        self.conflict = conflict
     }
 
     /// How many of scalar, date, object and array were seen.
@@ -73,7 +79,10 @@ public struct DocumentObjectShape: Codable, Hashable, Sendable {
         /// The shapes its values took.
         public var shape: DocumentShape
         /// A key with its shapes.
-        public init(name: String, shape: DocumentShape) { self.name = name; self.shape = shape }
+        public init(name: String, shape: DocumentShape) {
+            self.name = name
+            self.shape = shape
+        }
     }
 
     /// The keys in order of first appearance.
@@ -101,7 +110,11 @@ public indirect enum DocumentElementShape: Codable, Hashable, Sendable {
             switch word {
             case "scalar": self = .scalar
             case "date": self = .date
-            default: throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "unknown element shape '\(word)' (scalar, date or {\"object\": …})"))
+            default:
+                throw DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: decoder.codingPath,
+                        debugDescription: "unknown element shape '\(word)' (scalar, date or {\"object\": …})"))
             }
             return
         }
@@ -112,9 +125,15 @@ public indirect enum DocumentElementShape: Codable, Hashable, Sendable {
     /// Encodes `"scalar"`, `"date"` or `{"object": …}`.
     public func encode(to encoder: any Encoder) throws {
         switch self {
-        case .scalar: var c = encoder.singleValueContainer(); try c.encode("scalar")
-        case .date: var c = encoder.singleValueContainer(); try c.encode("date")
-        case .object(let o): var c = encoder.container(keyedBy: CodingKeys.self); try c.encode(o, forKey: .object)
+        case .scalar:
+            var c = encoder.singleValueContainer()
+            try c.encode("scalar")
+        case .date:
+            var c = encoder.singleValueContainer()
+            try c.encode("date")
+        case .object(let o):
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(o, forKey: .object)
         }
     }
 }

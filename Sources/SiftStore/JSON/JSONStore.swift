@@ -4,10 +4,10 @@
 // are inferred from them (DocumentInference, below).
 
 import Foundation
+import SiftEvaluation
+import SiftJSON
 import SiftSQL
 import SiftSQLite
-import SiftJSON
-import SiftEvaluation
 
 /// Why a JSON store could not be built: `id` is stable (`sqlite-error`, `schema-error`).
 ///
@@ -17,7 +17,10 @@ import SiftEvaluation
 public struct JSONStoreError: Error, Sendable, CustomStringConvertible {
     public var id: String
     public var message: String
-    public init(id: String, message: String) { self.id = id; self.message = message }
+    public init(id: String, message: String) {
+        self.id = id
+        self.message = message
+    }
     public var description: String { "\(id): \(message)" }
 }
 
@@ -62,7 +65,9 @@ public final class JSONStore {
         for (index, record) in records.enumerated() where record.documentKind != .object { nonObject.append(index) }
         let model: ManagedObjectModel
         do {
-            model = try ManagedObjectModel(entities: [EntityDescription(entity, document: DocumentInference.describe(records))])
+            model = try ManagedObjectModel(entities: [
+                EntityDescription(entity, document: DocumentInference.describe(records))
+            ])
         } catch {
             throw JSONStoreError(id: "schema-error", message: "the inferred model is invalid: \(error.message)")
         }
@@ -79,7 +84,8 @@ public final class JSONStore {
         do throws(JSONImportError) {
             _ = try importer.run(records, entity: entity)
         } catch {
-            throw JSONStoreError(id: "sqlite-error", message: "cannot load the records: \(error.lines.joined(separator: "; "))")
+            throw JSONStoreError(
+                id: "sqlite-error", message: "cannot load the records: \(error.lines.joined(separator: "; "))")
         }
         var keys: [Int64: Int] = [:]
         keys.reserveCapacity(records.count)
@@ -146,7 +152,10 @@ private final class KeyShapes {
         case .null: break
         case .bool, .integer, .double, .string: scalar = true
         case .object(let fields):
-            if ShapeNode.isDate(fields) { date = true; return }
+            if ShapeNode.isDate(fields) {
+                date = true
+                return
+            }
             let node = object ?? ShapeNode()
             object = node
             node.merge(fields: fields, record: record)
@@ -187,7 +196,12 @@ private final class ShapeNode {
         var seen: [String: Int] = [:]
         var out: [(String, JSONValue)] = []
         for (k, v) in fields {
-            if let i = seen[k] { out[i].1 = v } else { seen[k] = out.count; out.append((k, v)) }
+            if let i = seen[k] {
+                out[i].1 = v
+            } else {
+                seen[k] = out.count
+                out.append((k, v))
+            }
         }
         return out
     }
@@ -195,7 +209,9 @@ private final class ShapeNode {
     func merge(fields: [(String, JSONValue)], record: Int) {
         for (key, value) in Self.lastWins(fields) {
             let shapes: KeyShapes
-            if let s = self.shapes[key] { shapes = s } else {
+            if let s = self.shapes[key] {
+                shapes = s
+            } else {
                 shapes = KeyShapes()
                 self.shapes[key] = shapes
                 keys.append(key)

@@ -148,9 +148,11 @@ package enum ModelInference {
     /// `key` as the tail of an entity name, which stays an identifier (`first name` → `first_name`):
     /// property names are any string, entity names are not.
     package static func identifierPart(_ key: String) -> String {
-        let part = String(String.UnicodeScalarView(key.unicodeScalars.map { s in
-            (s.isASCII && (s.properties.isAlphabetic || ("0"..."9").contains(s))) || s == "_" ? s : "_"
-        }))
+        let part = String(
+            String.UnicodeScalarView(
+                key.unicodeScalars.map { s in
+                    (s.isASCII && (s.properties.isAlphabetic || ("0"..."9").contains(s))) || s == "_" ? s : "_"
+                }))
         return part.isEmpty ? "_" : part
     }
 
@@ -164,7 +166,10 @@ package enum ModelInference {
         mutating func uniqueEntityName(_ base: String) -> String {
             var name = base
             var n = 2
-            while usedNames.contains(name.lowercased()) { name = "\(base)\(n)"; n += 1 }
+            while usedNames.contains(name.lowercased()) {
+                name = "\(base)\(n)"
+                n += 1
+            }
             usedNames.insert(name.lowercased())
             return name
         }
@@ -173,8 +178,10 @@ package enum ModelInference {
         /// relationship back to `parent`, the parent's relationship that leads here (its entity,
         /// its name and whether it is to-many); nil for the root.
         @discardableResult
-        mutating func build(_ shape: ObjectShape, entity: String, path: [String],
-                            parent: (entity: String, relationship: String, toMany: Bool)?) -> String? {
+        mutating func build(
+            _ shape: ObjectShape, entity: String, path: [String],
+            parent: (entity: String, relationship: String, toMany: Bool)?
+        ) -> String? {
             var attributes: [AttributeDescription] = []
             var relationships: [RelationshipDescription] = []
             let index = entities.count
@@ -206,9 +213,14 @@ package enum ModelInference {
             // Named so that it clashes with no key of this entity.
             var name = "owner"
             var n = 2
-            while shape.fields[name] != nil { name = "owner\(n)"; n += 1 }
-            relationships.append(RelationshipDescription(name, to: parent.entity, toMany: !parent.toMany,
-                                                         inverse: parent.relationship, deleteRule: .nullify))
+            while shape.fields[name] != nil {
+                name = "owner\(n)"
+                n += 1
+            }
+            relationships.append(
+                RelationshipDescription(
+                    name, to: parent.entity, toMany: !parent.toMany,
+                    inverse: parent.relationship, deleteRule: .nullify))
             entities[index].attributes = attributes
             entities[index].relationships = relationships
             return name
@@ -216,10 +228,13 @@ package enum ModelInference {
 
         /// The relationship from `entity` to the new entity for a nested object (or array of
         /// them) under `key`. Parent to child cascades: a nested object belongs to its record.
-        mutating func nest(_ child: ObjectShape, key: String, toMany: Bool, entity: String, path: [String]) -> RelationshipDescription {
+        mutating func nest(_ child: ObjectShape, key: String, toMany: Bool, entity: String, path: [String])
+            -> RelationshipDescription
+        {
             let name = uniqueEntityName("\(entity)_\(ModelInference.identifierPart(key))")
             let inverse = build(child, entity: name, path: path + [key], parent: (entity, key, toMany))
-            return RelationshipDescription(key, to: name, toMany: toMany, ordered: toMany, inverse: inverse, deleteRule: .cascade)
+            return RelationshipDescription(
+                key, to: name, toMany: toMany, ordered: toMany, inverse: inverse, deleteRule: .cascade)
         }
 
         enum Decision {
@@ -236,7 +251,9 @@ package enum ModelInference {
             func note(_ text: String) { notes.append("note: key '\(keyPath)': \(text)") }
             if kinds.isEmpty {
                 // Nothing says what the key holds: dynamic keeps it nil here, queryable in SQL.
-                note("null or missing in every record; stored as dynamic (nil in every object; it takes numbers and strings later)")
+                note(
+                    "null or missing in every record; stored as dynamic (nil in every object; it takes numbers and strings later)"
+                )
                 return .attribute(.dynamic, collection: false)
             }
             if kinds == [.object] { return .toOne(f.object!) }
@@ -247,21 +264,29 @@ package enum ModelInference {
                     // No element says what the arrays hold: a collection of dynamic keeps them
                     // exactly (nil apart from [], null elements nil) and queryable in SQL.
                     if e.nilRecord != nil {
-                        note("arrays of nulls only; stored as a collection of dynamic (its elements take numbers and strings)")
+                        note(
+                            "arrays of nulls only; stored as a collection of dynamic (its elements take numbers and strings)"
+                        )
                     } else {
-                        note("empty arrays only, nothing says what they hold; stored as a collection of dynamic (its elements take numbers and strings)")
+                        note(
+                            "empty arrays only, nothing says what they hold; stored as a collection of dynamic (its elements take numbers and strings)"
+                        )
                     }
                     return .attribute(.dynamic, collection: true)
                 }
                 if elementKinds == [.object] {
                     if let r = e.nilRecord {
-                        note("arrays of objects with null elements (record \(r)); stored as transformable (a to-many relationship holds objects only)")
+                        note(
+                            "arrays of objects with null elements (record \(r)); stored as transformable (a to-many relationship holds objects only)"
+                        )
                         return .attribute(.transformable, collection: false)
                     }
                     return .toMany(e.object!, allowsNil: f.nilRecord != nil)
                 }
                 if elementKinds.contains(.object) || elementKinds.contains(.array) {
-                    note("array elements are \(disagreement(e.kinds)); stored as transformable (it keeps any JSON value)")
+                    note(
+                        "array elements are \(disagreement(e.kinds)); stored as transformable (it keeps any JSON value)"
+                    )
                     return .attribute(.transformable, collection: false)
                 }
                 let (type, why) = scalarType(elementKinds)
@@ -339,9 +364,12 @@ package enum ModelInference {
                 }
             }
             if kinds.isSubset(of: [.integer, .double, .string]) {
-                return (.dynamic, kinds.contains(.string)
-                    ? "each value keeps its own kind, number or string"
-                    : "each value keeps its own kind, so 1 and 1.0 stay apart")
+                return (
+                    .dynamic,
+                    kinds.contains(.string)
+                        ? "each value keeps its own kind, number or string"
+                        : "each value keeps its own kind, so 1 and 1.0 stay apart"
+                )
             }
             if kinds.contains(.boolean) {
                 return (.transformable, "a dynamic attribute holds no booleans; transformable keeps any JSON value")

@@ -15,8 +15,12 @@ extension ManagedObjectModel {
     }
 
     /// Every attribute of `entity`, inherited ones first.
-    package func allAttributes(of entity: String) -> [AttributeDescription] { lineage(of: entity).flatMap(\.attributes) }
+    package func allAttributes(of entity: String) -> [AttributeDescription] {
+        lineage(of: entity).flatMap(\.attributes)
+    }
 
     /// Every relationship of `entity`, inherited ones first.
-    package func allRelationships(of entity: String) -> [RelationshipDescription] { lineage(of: entity).flatMap(\.relationships) }
+    package func allRelationships(of entity: String) -> [RelationshipDescription] {
+        lineage(of: entity).flatMap(\.relationships)
+    }
 }

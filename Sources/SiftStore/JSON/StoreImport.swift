@@ -36,7 +36,9 @@ package struct StoreImporter {
     /// Inserts one object of `entity` per record and saves; returns the number of records.
     package mutating func run(_ records: [JSONValue], entity: String) throws(JSONImportError) -> Int {
         guard model.entity(named: entity) != nil else {
-            throw JSONImportError("error: the store's model has no entity '\(entity)' (entities: \(model.entities.map(\.name).joined(separator: ", ")))")
+            throw JSONImportError(
+                "error: the store's model has no entity '\(entity)' (entities: \(model.entities.map(\.name).joined(separator: ", ")))"
+            )
         }
         if model.entity(named: entity)?.document != nil {
             // A document entity: each record is one object, kept whole (its shapes are checked
@@ -87,7 +89,8 @@ package struct StoreImporter {
         var path = origin.path
         // "'key': rule" names a property of the object: fold it into the key path.
         if rest.hasPrefix("'"), let close = rest.dropFirst().firstIndex(of: "'"),
-           rest[rest.index(after: close)...].hasPrefix(": ") {
+            rest[rest.index(after: close)...].hasPrefix(": ")
+        {
             let key = rest[rest.index(after: rest.startIndex)..<close]
             path = path.isEmpty ? String(key) : "\(path).\(key)"
             rest = String(rest[rest.index(close, offsetBy: 3)...])
@@ -98,7 +101,9 @@ package struct StoreImporter {
 
     private mutating func noteKeys(_ entity: String, _ keys: [String]) {
         let i: Int
-        if let existing = seenIndex[entity] { i = existing } else {
+        if let existing = seenIndex[entity] {
+            i = existing
+        } else {
             i = seenKeys.count
             seenIndex[entity] = i
             seenKeys.append((entity, []))
@@ -107,8 +112,10 @@ package struct StoreImporter {
     }
 
     /// Inserts an object of `entity` from a JSON object's members (and its nested objects).
-    private mutating func insert(_ entity: String, _ members: [(String, JSONValue)], record: Int,
-                                 path: String) throws(Problem) -> ManagedObject {
+    private mutating func insert(
+        _ entity: String, _ members: [(String, JSONValue)], record: Int,
+        path: String
+    ) throws(Problem) -> ManagedObject {
         let o: ManagedObject
         do { o = try context.insert(entity) } catch { throw Problem(path: path, message: error.message) }
         origins[o.objectID.description] = (record, path)
@@ -117,8 +124,10 @@ package struct StoreImporter {
         var keys: [String] = []
         for (k, v) in members where values.updateValue(v, forKey: k) == nil { keys.append(k) }
         noteKeys(entity, keys)
-        let attributes = Dictionary(model.allAttributes(of: entity).map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-        let relationships = Dictionary(model.allRelationships(of: entity).map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        let attributes = Dictionary(
+            model.allAttributes(of: entity).map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        let relationships = Dictionary(
+            model.allRelationships(of: entity).map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         for key in keys {
             let json = values[key]!
             let keyPath = path.isEmpty ? key : "\(path).\(key)"
@@ -126,7 +135,8 @@ package struct StoreImporter {
                 do { try o.setValue(value, forKey: key) } catch {
                     // The store names the object by its temporary ID; the key path says more.
                     let prefix = "\(o.objectID) '\(key)': "
-                    let message = error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message
+                    let message =
+                        error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message
                     throw Problem(path: keyPath, message: message)
                 }
             }
@@ -136,19 +146,31 @@ package struct StoreImporter {
                 if case .null = json { continue }
                 if r.isToMany {
                     guard case .array(let items) = json else {
-                        throw Problem(path: keyPath, message: "expected an array of objects (to-many relationship to \(r.destination)), found \(Self.describe(json))")
+                        throw Problem(
+                            path: keyPath,
+                            message:
+                                "expected an array of objects (to-many relationship to \(r.destination)), found \(Self.describe(json))"
+                        )
                     }
                     var children: [ManagedObject] = []
                     for (i, item) in items.enumerated() {
                         guard case .object(let m) = item, item.date == nil else {
-                            throw Problem(path: "\(keyPath)[\(i)]", message: "expected an object (to-many relationship to \(r.destination)), found \(Self.describe(item))")
+                            throw Problem(
+                                path: "\(keyPath)[\(i)]",
+                                message:
+                                    "expected an object (to-many relationship to \(r.destination)), found \(Self.describe(item))"
+                            )
                         }
                         children.append(try insert(r.destination, m, record: record, path: "\(keyPath)[\(i)]"))
                     }
                     try set(children)
                 } else {
                     guard case .object(let m) = json, json.date == nil else {
-                        throw Problem(path: keyPath, message: "expected an object (to-one relationship to \(r.destination)), found \(Self.describe(json))")
+                        throw Problem(
+                            path: keyPath,
+                            message:
+                                "expected an object (to-one relationship to \(r.destination)), found \(Self.describe(json))"
+                        )
                     }
                     try set(try insert(r.destination, m, record: record, path: keyPath))
                 }
@@ -161,11 +183,14 @@ package struct StoreImporter {
 
     /// The value to store for a JSON value under attribute `a` (the store checks and coerces it
     /// to the attribute's type; dates and data are recognised here, as the JSON conventions say).
-    private func attributeValue(_ json: JSONValue, _ a: AttributeDescription, keyPath: String) throws(Problem) -> Value {
+    private func attributeValue(_ json: JSONValue, _ a: AttributeDescription, keyPath: String) throws(Problem) -> Value
+    {
         if case .null = json { return .null }
         guard a.isCollection else { return try scalar(json, a, keyPath: keyPath) }
         guard case .array(let items) = json else {
-            throw Problem(path: keyPath, message: "expected an array (a collection of \(a.type.rawValue)), found \(Self.describe(json))")
+            throw Problem(
+                path: keyPath,
+                message: "expected an array (a collection of \(a.type.rawValue)), found \(Self.describe(json))")
         }
         var out: [Value] = []
         for (i, item) in items.enumerated() { out.append(try scalar(item, a, keyPath: "\(keyPath)[\(i)]")) }
@@ -181,19 +206,24 @@ package struct StoreImporter {
             return json.value
         case .date:
             guard let d = json.date else {
-                throw Problem(path: keyPath, message: "expected a date {\"$date\": seconds since 1970}, found \(Self.describe(json))")
+                throw Problem(
+                    path: keyPath,
+                    message: "expected a date {\"$date\": seconds since 1970}, found \(Self.describe(json))")
             }
             return .date(d)
         case .binary:
             guard case .object(let m) = json, m.count == 1, m[0].0 == "$data", case .string(let b64) = m[0].1,
-                  let data = Data(base64Encoded: b64) else {
-                throw Problem(path: keyPath, message: "expected data {\"$data\": \"base64\"}, found \(Self.describe(json))")
+                let data = Data(base64Encoded: b64)
+            else {
+                throw Problem(
+                    path: keyPath, message: "expected data {\"$data\": \"base64\"}, found \(Self.describe(json))")
             }
             return .data(data)
         default:
             switch json {
             case .object, .array:
-                throw Problem(path: keyPath, message: "expected a \(a.type.rawValue) value, found \(Self.describe(json))")
+                throw Problem(
+                    path: keyPath, message: "expected a \(a.type.rawValue) value, found \(Self.describe(json))")
             default:
                 // Scalars go to the store, whose coercion is the rule (integer widths, UUIDs…).
                 return json.value
@@ -218,7 +248,8 @@ package struct JSONImportError: Error {
     /// `error: <message>`, without doubling a message that already says `error:` (a predicate
     /// error that reached the store keeps its own `line:column: error:` prefix).
     package static func errorLine(_ message: String) -> String {
-        if message.hasPrefix("error: ") || message.range(of: #"^\d+:\d+: error: "#, options: .regularExpression) != nil {
+        if message.hasPrefix("error: ") || message.range(of: #"^\d+:\d+: error: "#, options: .regularExpression) != nil
+        {
             return message
         }
         return "error: \(message)"

@@ -46,7 +46,9 @@ package struct StoreRenderer {
         let position = Dictionary(seen.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
         // A stable sort: recorded keys in their recorded order, the rest after them in model order.
         return modelOrder.enumerated().sorted { a, b in
-            (position[a.element.name] ?? seen.count + a.offset, a.offset) < (position[b.element.name] ?? seen.count + b.offset, b.offset)
+            (position[a.element.name] ?? seen.count + a.offset, a.offset) < (
+                position[b.element.name] ?? seen.count + b.offset, b.offset
+            )
         }.map(\.element)
     }
 
@@ -56,8 +58,10 @@ package struct StoreRenderer {
         return try render(o, skipping: nil, inside: [], cache: &cache)
     }
 
-    private func render(_ o: ManagedObject, skipping: String?, inside: Set<ObjectIdentifier>,
-                        cache: inout [String: [Property]]) throws(StoreError) -> JSONValue {
+    private func render(
+        _ o: ManagedObject, skipping: String?, inside: Set<ObjectIdentifier>,
+        cache: inout [String: [Property]]
+    ) throws(StoreError) -> JSONValue {
         if let document = o.document {
             // A document prints as it is, null keys included (they are part of it); its top-level
             // keys in the order the import saw them, nested objects' keys sorted (a document's
@@ -68,7 +72,9 @@ package struct StoreRenderer {
             return .object((seen + rest).map { ($0, json(d[$0]!)) })
         }
         let properties: [Property]
-        if let p = cache[o.entityName] { properties = p } else {
+        if let p = cache[o.entityName] {
+            properties = p
+        } else {
             properties = self.properties(of: o.entityName)
             cache[o.entityName] = properties
         }
@@ -111,7 +117,10 @@ package struct StoreRenderer {
         var current = entity
         var last: RelationshipDescription?
         for component in keyPath.split(separator: ".").map(String.init) {
-            guard let r = model.allRelationships(of: current).first(where: { $0.name == component }) else { last = nil; break }
+            guard let r = model.allRelationships(of: current).first(where: { $0.name == component }) else {
+                last = nil
+                break
+            }
             last = r
             current = r.destination
         }
