@@ -34,3 +34,27 @@ extension JSONValue {
         }
     }
 }
+
+extension JSONValue {
+    /// An object's members as predicates read them: one per key, a duplicate key's last value
+    /// winning (as it does in `value`), each key where it first appears.
+    ///
+    /// ```swift
+    /// JSONValue.uniqueMembers([("a", .integer(1)), ("b", .null), ("a", .integer(2))])
+    /// // [("a", .integer(2)), ("b", .null)]
+    /// ```
+    public static func uniqueMembers(_ members: [(String, JSONValue)]) -> [(String, JSONValue)] {
+        var position: [String: Int] = [:]
+        var out: [(String, JSONValue)] = []
+        out.reserveCapacity(members.count)
+        for (key, value) in members {
+            if let i = position[key] {
+                out[i].1 = value
+            } else {
+                position[key] = out.count
+                out.append((key, value))
+            }
+        }
+        return out
+    }
+}

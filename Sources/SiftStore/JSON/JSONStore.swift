@@ -191,23 +191,8 @@ private final class ShapeNode {
     var keys: [String] = []
     var shapes: [String: KeyShapes] = [:]
 
-    /// The fields of one object, duplicate keys resolved last-wins as the evaluator does.
-    static func lastWins(_ fields: [(String, JSONValue)]) -> [(String, JSONValue)] {
-        var seen: [String: Int] = [:]
-        var out: [(String, JSONValue)] = []
-        for (k, v) in fields {
-            if let i = seen[k] {
-                out[i].1 = v
-            } else {
-                seen[k] = out.count
-                out.append((k, v))
-            }
-        }
-        return out
-    }
-
     func merge(fields: [(String, JSONValue)], record: Int) {
-        for (key, value) in Self.lastWins(fields) {
+        for (key, value) in JSONValue.uniqueMembers(fields) {
             let shapes: KeyShapes
             if let s = self.shapes[key] {
                 shapes = s
@@ -292,9 +277,7 @@ extension JSONValue: DocumentValue {
 
     package var documentMembers: [String: JSONValue] {
         guard case .object(let fields) = self else { return [:] }
-        var byKey: [String: JSONValue] = [:]
-        for (k, v) in fields { byKey[k] = v }  // last wins
-        return byKey
+        return Dictionary(uniqueKeysWithValues: JSONValue.uniqueMembers(fields))
     }
 
     package var documentElements: [JSONValue] {

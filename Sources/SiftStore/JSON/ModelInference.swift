@@ -98,13 +98,9 @@ package final class ObjectShape {
     package var firstRecord: Int?
 
     package func merge(_ members: [(String, JSONValue)], record: Int) {
-        // Duplicate keys: the last wins, as when the record is evaluated in memory.
-        var last: [String: JSONValue] = [:]
-        var order: [String] = []
-        for (k, v) in members {
-            if last.updateValue(v, forKey: k) == nil { order.append(k) }
-        }
-        for k in order {
+        let unique = JSONValue.uniqueMembers(members)
+        let last = Dictionary(uniqueKeysWithValues: unique)
+        for (k, _) in unique {
             let f: FieldShape
             if let existing = fields[k] {
                 f = existing

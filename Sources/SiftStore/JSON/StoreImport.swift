@@ -119,10 +119,9 @@ package struct StoreImporter {
         let o: ManagedObject
         do { o = try context.insert(entity) } catch { throw Problem(path: path, message: error.message) }
         origins[o.objectID.description] = (record, path)
-        // Duplicate keys: the last wins, as when the record is evaluated in memory.
-        var values: [String: JSONValue] = [:]
-        var keys: [String] = []
-        for (k, v) in members where values.updateValue(v, forKey: k) == nil { keys.append(k) }
+        let unique = JSONValue.uniqueMembers(members)
+        let values = Dictionary(uniqueKeysWithValues: unique)
+        let keys = unique.map(\.0)
         noteKeys(entity, keys)
         let attributes = Dictionary(
             model.allAttributes(of: entity).map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
