@@ -54,7 +54,7 @@ public enum RecordFilterError: Error, CustomStringConvertible, Sendable {
 /// and evaluated as they are read (on two threads for a large sequence of values), so memory stays
 /// bounded whatever the input's size. The outcome is all or nothing: the matches of every record,
 /// or the first syntax error of the input, else the error of the lowest record the predicate raises
-/// on (``SiftEvaluation/EvaluationOptions/lenient`` turns type mismatches into `false`).
+/// on (`EvaluationOptions.lenient` turns type mismatches into `false`).
 ///
 /// ```swift
 /// let input = try MappedInput.open("people.ndjson")

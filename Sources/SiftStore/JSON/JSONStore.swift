@@ -38,7 +38,7 @@ public struct JSONStoreError: Error, Sendable, CustomStringConvertible {
 /// - arrays of scalars (or of dates) → a `values` relationship with a count column;
 /// - arrays that are empty in every record → a `values` relationship of type `any`.
 /// A key that is null (or missing) everywhere → an `any` column of NULLs. A key with several of
-/// these shapes → a ``Schema/MixedKey``: one column (or table) per shape and a shape column per row.
+/// these shapes → a `Schema.MixedKey`: one column (or table) per shape and a shape column per row.
 /// Duplicate keys in one object: the last wins, as in memory. When some records are not objects
 /// (strings, numbers, dates, arrays, null) the root entity gets a `selfShape` in the same way, its
 /// `object` case being the record's own row; those records are listed in `nonObjectRecords`.
