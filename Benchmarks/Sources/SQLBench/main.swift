@@ -173,7 +173,7 @@ do {
         """)
 }
 print(
-    "SQLBench: \(rowCount) people loaded and indexed in \(String(format: "%.1f", Double(now() - loadStart) / 1e9)) s; median of \(rounds) rounds; SQLite \(SiftSQLite.libraryVersion)"
+    "SQLBench: \(rowCount) people loaded and indexed in \(String(format: "%.1f", Double(now() - loadStart) / 1e9)) s; median of \(rounds) rounds; SQLite \(SQLiteConnection.libraryVersion)"
 )
 
 let schema: Schema
