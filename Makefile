@@ -49,8 +49,8 @@ tsan: deps
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --disable-xctest --sanitize=thread \
 		--scratch-path .build-tsan --filter ThreadSafetyTests
 
-# Use-after-return detection is off: it moves locals to a heap "fake stack", where StackGuard
-# cannot measure how much of the real stack a deep walk has left.
+# Use-after-return detection is off here, as it always was for these suites (StackGuard now measures
+# the real stack under it too, which the fuzzer, run with it on, relies on).
 # On Linux the AddressSanitizer build links with the toolchain's lld: gold prints a warning for
 # each of the ASan runtime's ~150 local symbols it cannot export.
 ASAN_LINK := $(if $(filter Linux,$(shell uname -s)),-Xswiftc -use-ld=lld,)

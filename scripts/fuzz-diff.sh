@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the differential test (memory vs SQLite, Tests/SiftToolTests/DifferentialTests.swift) for
+# Runs the differential test (memory vs SQLite, Tests/SiftConformanceTests/DifferentialTests.swift) for
 # much longer than CI: SIFT_DIFF_CASES cases (default 500,000) from a time-based seed unless
 # SIFT_DIFF_SEED is set. The seed and the number of cases run are printed; a failure prints the
 # shrunk predicate, dataset, both results and the SQL. Re-run a failure with the printed seed.
