@@ -123,98 +123,13 @@ public final class JSONStore {
     }
 }
 
-// MARK: - Shape inference
-
-/// The element kind shared by every array of one key.
-private enum ElementShape {
-    case scalar
-    case date
-    case object(ShapeNode)
-}
-
-/// Every shape one key took over all records (or, for the root, every shape of the records).
-/// More than one makes a mixed key; an array of arrays, or an array whose elements are of
-/// different kinds (objects and scalars), is a conflict and leaves the key out.
-private final class KeyShapes {
-    var scalar = false
-    var date = false
-    var object: ShapeNode?
-    var array = false
-    /// The arrays' element kind; nil while only empty arrays (and null elements) were seen.
-    var element: ElementShape?
-    var conflict: String?
-
-    var kindCount: Int { [scalar, date, object != nil, array].filter { $0 }.count }
-
-    func merge(_ value: JSONValue, record: Int) {
-        guard conflict == nil else { return }
-        switch value {
-        case .null: break
-        case .bool, .integer, .double, .string: scalar = true
-        case .object(let fields):
-            if ShapeNode.isDate(fields) {
-                date = true
-                return
-            }
-            let node = object ?? ShapeNode()
-            object = node
-            node.merge(fields: fields, record: record)
-        case .array(let items):
-            array = true
-            for item in items {
-                switch (item, element) {
-                case (.null, _): continue
-                case (.array, _):
-                    conflict = "an array of arrays in record \(record)"
-                    return
-                case (.object(let f), nil) where ShapeNode.isDate(f): element = .date
-                case (.object(let f), .date?) where ShapeNode.isDate(f): continue
-                case (.object(let f), nil):
-                    let node = ShapeNode()
-                    node.merge(fields: f, record: record)
-                    element = .object(node)
-                case (.object(let f), .object(let node)?) where !ShapeNode.isDate(f):
-                    node.merge(fields: f, record: record)
-                case (.bool, nil), (.integer, nil), (.double, nil), (.string, nil): element = .scalar
-                case (.bool, .scalar?), (.integer, .scalar?), (.double, .scalar?), (.string, .scalar?): continue
-                default:
-                    conflict = "an array mixing objects, dates and scalars in record \(record)"
-                    return
-                }
-            }
-        }
-    }
-}
-
-/// The merged shape of the objects stored in one table.
-private final class ShapeNode {
-    var keys: [String] = []
-    var shapes: [String: KeyShapes] = [:]
-
-    func merge(fields: [(String, JSONValue)], record: Int) {
-        for (key, value) in JSONValue.uniqueMembers(fields) {
-            let shapes: KeyShapes
-            if let s = self.shapes[key] {
-                shapes = s
-            } else {
-                shapes = KeyShapes()
-                self.shapes[key] = shapes
-                keys.append(key)
-            }
-            shapes.merge(value, record: record)
-        }
-    }
-
-    static func isDate(_ fields: [(String, JSONValue)]) -> Bool { JSONValue.object(fields).date != nil }
-}
-
 // MARK: - Shapes as the layout takes them
 
 /// The document description of a set of JSON records: their merged shapes, and whether some are
 /// not objects.
 package enum DocumentInference {
     package static func describe(_ records: [JSONValue]) -> DocumentDescription {
-        let root = KeyShapes()
+        let root = FieldShape()
         var values = false
         for (index, record) in records.enumerated() {
             root.merge(record, record: index)
@@ -224,23 +139,45 @@ package enum DocumentInference {
     }
 }
 
-extension KeyShapes {
-    /// The merged shapes as SiftStore's layout takes them.
-    package var document: DocumentShape {
-        var d = DocumentShape(scalar: scalar, date: date, object: object?.document, array: array, conflict: conflict)
-        switch element {
-        case .scalar?: d.element = .scalar
-        case .date?: d.element = .date
-        case .object(let node)?: d.element = .object(node.document)
-        case nil: break
+extension FieldShape {
+    /// The merged shapes as SiftStore's layout takes them: one flag per kind of value, the objects'
+    /// and the arrays' elements' merged shapes, and why the key cannot have tables of its own (an
+    /// array of arrays, or arrays whose elements are of different kinds: the first record where it
+    /// shows).
+    var document: DocumentShape {
+        let kinds = kindSet()
+        var d = DocumentShape(
+            scalar: !kinds.isDisjoint(with: [.boolean, .integer, .double, .string]), date: kinds.contains(.date),
+            object: object?.document, array: kinds.contains(.array), conflict: elementConflict)
+        if d.conflict == nil, let elements, let first = elements.kinds.first {
+            switch first.kind {
+            case .date: d.element = .date
+            case .object: d.element = .object(elements.object?.document ?? DocumentObjectShape())
+            default: d.element = .scalar
+            }
         }
         return d
     }
+
+    /// The first element, in record order, that makes the arrays' elements unstorable as one kind.
+    private var elementConflict: String? {
+        guard let elements else { return nil }
+        func category(_ k: JSONKind) -> Int { k == .date ? 1 : k == .object ? 2 : 0 }
+        var first: Int?
+        for (kind, record) in elements.kinds {
+            if kind == .array { return "an array of arrays in record \(record)" }
+            if let first, category(kind) != first {
+                return "an array mixing objects, dates and scalars in record \(record)"
+            }
+            first = first ?? category(kind)
+        }
+        return nil
+    }
 }
 
-extension ShapeNode {
-    package var document: DocumentObjectShape {
-        DocumentObjectShape(keys: keys.map { DocumentObjectShape.Key(name: $0, shape: shapes[$0]!.document) })
+extension ObjectShape {
+    var document: DocumentObjectShape {
+        DocumentObjectShape(keys: keys.map { DocumentObjectShape.Key(name: $0, shape: fields[$0]!.document) })
     }
 }
 
@@ -251,7 +188,7 @@ extension JSONValue: DocumentValue {
         switch self {
         case .null: nil
         case .bool, .integer, .double, .string: .scalar
-        case .object(let f): ShapeNode.isDate(f) ? .date : .object
+        case .object: date != nil ? .date : .object
         case .array: .array
         }
     }
