@@ -176,6 +176,8 @@ private func rootColumn(_ store: JSONStore, _ column: String) throws -> [SQLValu
         #expect(Set(store.unsupportedKeys.keys) == ["y", "z"])
         #expect(store.unsupportedKeys["y"]?.contains("record 0") == true)
         #expect(store.unsupportedKeys["z"]?.contains("record 1") == true)
+        #expect(store.unsupportedKeys["y"]?.contains("an array of arrays") == true)
+        #expect(store.unsupportedKeys["z"]?.contains("mixing objects, dates and scalars") == true)
         // An object in one record and a number in another: a mixed key.
         let x = try #require(root.mixedKey(named: "x"))
         #expect(x.cases.map(\.tag) == [1, 3])
@@ -352,5 +354,19 @@ private func rootColumn(_ store: JSONStore, _ column: String) throws -> [SQLValu
     @Test func duplicateKeysLastWins() throws {
         let store = try JSONStore(records: try records(#"{"a": 1, "a": "two"}"#))
         #expect(try rootColumn(store, "a") == [.text("two")])
+    }
+}
+
+@Suite struct JSONStoreRootConflictTests {
+    /// Records that are arrays of arrays leave `SELF` out of the tables, and only that: the keys of
+    /// the object records around them, before and after, still get their columns.
+    @Test func keysAroundAConflictingRecordKeepTheirColumns() throws {
+        let store = try JSONStore(records: try records(#"{"a": 1} [[1]] {"b": "x"} 5"#))
+        let root = try #require(store.schema.entity(named: "Record"))
+        #expect(root.attribute(named: "a") != nil)
+        #expect(root.attribute(named: "b") != nil)
+        #expect(store.unsupportedKeys["SELF"]?.contains("an array of arrays in record 1") == true)
+        #expect(store.nonObjectRecords == [1, 3])
+        #expect(try rootColumn(store, root.attribute(named: "b")!.column) == [.null, .null, .text("x"), .null])
     }
 }
