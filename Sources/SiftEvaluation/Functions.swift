@@ -63,41 +63,15 @@ enum BuiltinFunctions {
         case "count:":
             return .integer(Int64(try collection(name, args[0]).count))
         case "min:", "max:":
-            let xs = try collection(name, args[0])
-            guard var best = xs.first else { throw .emptyCollection(selector) }
-            let cmp = PrimitiveComparison(op: .lessThan, options: [], utis: .standard)
-            for x in xs.dropFirst() {
-                if x.isNull || best.isNull { throw .notANumber(operation: selector, value: "nil") }
-                let o = try cmp.order(x, best)
-                if selector == "min:" ? o < 0 : o > 0 { best = x }
-            }
-            return best
+            return try extreme(selector, try collection(name, args[0]))
         case "average:":
             let xs = try numbers(name, args[0])
             if xs.isEmpty { return .null }
             return .double(xs.reduce(0) { $0 + $1.doubleValue } / Double(xs.count))
         case "median:":
-            let xs = try numbers(name, args[0]).sorted { compareNumbers($0, $1) < 0 }
-            if xs.isEmpty { return .null }
-            if xs.count % 2 == 1 { return Value(xs[xs.count / 2]) }
-            let (a, b) = (xs[xs.count / 2 - 1], xs[xs.count / 2])
-            if case .integer(let x) = a, case .integer(let y) = b {
-                return .integer(
-                    x.addingReportingOverflow(y).overflow ? Int64((Double(x) + Double(y)) / 2) : (x + y) / 2)
-            }
-            return .double((a.doubleValue + b.doubleValue) / 2)
+            return median(try numbers(name, args[0]))
         case "mode:":
-            let xs = try collection(name, args[0])
-            var counts: [(Value, Int)] = []
-            for x in xs {
-                if let i = counts.firstIndex(where: { $0.0.isEqual(to: x) }) {
-                    counts[i].1 += 1
-                } else {
-                    counts.append((x, 1))
-                }
-            }
-            let top = counts.map(\.1).max() ?? 0
-            return .array(counts.filter { $0.1 == top }.map(\.0))
+            return mode(try collection(name, args[0]))
         case "stddev:":
             let xs = try numbers(name, args[0]).map(\.doubleValue)
             if xs.isEmpty { return .null }
@@ -139,6 +113,47 @@ enum BuiltinFunctions {
         default:
             throw .invalidArgument(function: selector, message: "is not implemented")
         }
+    }
+
+    /// `min:`/`max:` of a collection, compared as the comparison operators do; nil among the
+    /// elements raises.
+    private static func extreme(_ selector: String, _ xs: [Value]) throws(EvaluationErrorKind) -> Value {
+        guard var best = xs.first else { throw .emptyCollection(selector) }
+        let cmp = PrimitiveComparison(op: .lessThan, options: [], utis: .standard)
+        for x in xs.dropFirst() {
+            if x.isNull || best.isNull { throw .notANumber(operation: selector, value: "nil") }
+            let o = try cmp.order(x, best)
+            if selector == "min:" ? o < 0 : o > 0 { best = x }
+        }
+        return best
+    }
+
+    /// `median:` of numbers: the middle one, or the mean of the two middle ones (two integers
+    /// averaged without overflow); nil for none.
+    private static func median(_ numbers: [Number]) -> Value {
+        let xs = numbers.sorted { compareNumbers($0, $1) < 0 }
+        if xs.isEmpty { return .null }
+        if xs.count % 2 == 1 { return Value(xs[xs.count / 2]) }
+        let (a, b) = (xs[xs.count / 2 - 1], xs[xs.count / 2])
+        if case .integer(let x) = a, case .integer(let y) = b {
+            return .integer(
+                x.addingReportingOverflow(y).overflow ? Int64((Double(x) + Double(y)) / 2) : (x + y) / 2)
+        }
+        return .double((a.doubleValue + b.doubleValue) / 2)
+    }
+
+    /// `mode:`: the most frequent values, in the order each first appears.
+    private static func mode(_ xs: [Value]) -> Value {
+        var counts: [(Value, Int)] = []
+        for x in xs {
+            if let i = counts.firstIndex(where: { $0.0.isEqual(to: x) }) {
+                counts[i].1 += 1
+            } else {
+                counts.append((x, 1))
+            }
+        }
+        let top = counts.map(\.1).max() ?? 0
+        return .array(counts.filter { $0.1 == top }.map(\.0))
     }
 
     static func number(_ f: @autoclosure () -> String, _ v: Value) throws(EvaluationErrorKind) -> Number {

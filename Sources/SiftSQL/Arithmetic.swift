@@ -60,18 +60,7 @@ extension LoweringContext {
         case .add, .subtract, .multiply: break
         case .divide where bothIntegers: break
         case _ where bitwise.contains(op) && bothIntegers:
-            let x = a.fragment.parenthesized
-            let y = b.fragment.parenthesized
-            let sql: Fragment =
-                switch op {
-                case .bitwiseAnd: Fragment("(") + x + Fragment(" & ") + y + Fragment(")")
-                case .bitwiseOr: Fragment("(") + x + Fragment(" | ") + y + Fragment(")")
-                case .bitwiseXor:
-                    Fragment("((") + x + Fragment(" | ") + y + Fragment(") & ~(") + x + Fragment(" & ") + y
-                        + Fragment("))")
-                case .leftShift: Fragment("(") + x + Fragment(" << ") + y + Fragment(")")
-                default: Fragment("(") + x + Fragment(" >> ") + y + Fragment(")")
-                }
+            let sql = bitwiseSQL(op, a.fragment.parenthesized, b.fragment.parenthesized)
             var s = Scalar(
                 fragment: sql, attribute: Schema.Attribute(name: "(\(l) \(op.rawValue) \(r))", type: .integer))
             s.mayBeNaN = nan
@@ -87,6 +76,38 @@ extension LoweringContext {
             return try memoryCall(
                 op.selector, [(a.op, l), (b.op, r)], type: type, mayBeNaN: op == .power || op == .divide || nan, range)
         }
+        let sql = wrappingSQL(op, a, b, bothIntegers: bothIntegers)
+        // Each wrapping operation repeats its operands; deeply nested integer arithmetic would
+        // grow past what a statement should hold.
+        if sql.sql.utf8.count > 200_000 || sql.bindings.count > 5_000 {
+            throw unsupported("integer arithmetic nested too deeply to lower with memory's wrapping", range)
+        }
+        let type: Schema.ValueType = bothIntegers ? .integer : (a.type == .any || b.type == .any ? .any : .double)
+        var result = Scalar(fragment: sql, attribute: Schema.Attribute(name: "(\(l) \(op.rawValue) \(r))", type: type))
+        result.mayBeNaN = nan
+        return .scalar(result)
+    }
+
+    /// The SQL of a bitwise operator between two integers (SQLite's own; XOR spelled with AND/OR).
+    private func bitwiseSQL(_ op: BinaryOperator, _ x: Fragment, _ y: Fragment) -> Fragment {
+        return
+            switch op
+        {
+        case .bitwiseAnd: Fragment("(") + x + Fragment(" & ") + y + Fragment(")")
+        case .bitwiseOr: Fragment("(") + x + Fragment(" | ") + y + Fragment(")")
+        case .bitwiseXor:
+            Fragment("((") + x + Fragment(" | ") + y + Fragment(") & ~(") + x + Fragment(" & ") + y
+                + Fragment("))")
+        case .leftShift: Fragment("(") + x + Fragment(" << ") + y + Fragment(")")
+        default: Fragment("(") + x + Fragment(" >> ") + y + Fragment(")")
+        }
+    }
+
+    /// The SQL of `+ - * /` computed by SQL: wrapped as memory's Int64 arithmetic where both
+    /// operands are (or, in a dynamically typed column, hold) integers, plain otherwise.
+    private func wrappingSQL(
+        _ op: BinaryOperator, _ a: NumericOperand, _ b: NumericOperand, bothIntegers: Bool
+    ) -> Fragment {
         let x = a.fragment.parenthesized
         let y = b.fragment.parenthesized
         let sql: Fragment
@@ -128,15 +149,7 @@ extension LoweringContext {
         default:
             sql = Fragment("(") + x + Fragment(" \(op.rawValue) ") + y + Fragment(")")
         }
-        // Each wrapping operation repeats its operands; deeply nested integer arithmetic would
-        // grow past what a statement should hold.
-        if sql.sql.utf8.count > 200_000 || sql.bindings.count > 5_000 {
-            throw unsupported("integer arithmetic nested too deeply to lower with memory's wrapping", range)
-        }
-        let type: Schema.ValueType = bothIntegers ? .integer : (a.type == .any || b.type == .any ? .any : .double)
-        var result = Scalar(fragment: sql, attribute: Schema.Attribute(name: "(\(l) \(op.rawValue) \(r))", type: type))
-        result.mayBeNaN = nan
-        return .scalar(result)
+        return sql
     }
 
     /// Arithmetic with a date operand, or nil when neither is a date. Memory adds seconds to a date

@@ -67,7 +67,6 @@ extension LoweringContext {
         }
         guard dual(l) != nil || dual(r) != nil else { return nil }
         guard ![.in, .contains].contains(op) else { return nil }  // membership reads the views itself
-        func pick(_ pos: Fragment, _ neg: Fragment? = nil) -> Lowered { self.pick(negated, pos, neg) }
         let ordering: [ComparisonOperator] = [.lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual]
         let textOps: [ComparisonOperator] = [.beginsWith, .endsWith, .like, .matches]
 
@@ -88,71 +87,91 @@ extension LoweringContext {
         }
 
         if let s = dual(l), case .constant(let c) = r {
-            let isNil = Fragment("(") + s.fragment + Fragment(" IS NULL AND ") + s.text! + Fragment(" IS NULL)")
-            let notNil = Fragment("(") + s.fragment + Fragment(" IS NOT NULL OR ") + s.text! + Fragment(" IS NOT NULL)")
-            switch c {
-            case .null:
-                switch op {
-                case .equal, .lessThanOrEqual, .greaterThanOrEqual: return pick(isNil, notNil)
-                case .notEqual: return pick(notNil, isNil)
-                case .lessThan, .greaterThan: return .constant(negated)
-                default: throw unsupported("\(op.symbol) nil on a dynamically typed value in this dialect", range)
-                }
-            case .string:
-                return try typedLeaf(.scalar(textView(s)), op, options, r, negated: negated, range: range)
-            case .array(let bounds) where op == .between:
-                guard bounds.count == 2 else {
-                    throw SQLLoweringError(
-                        .typeMismatch, "BETWEEN needs an array of two bounds, got \(show(c))", range: range)
-                }
-                if bounds.contains(.null) { return .constant(negated) }
-                if bounds.allSatisfy({ if case .string = $0 { true } else { false } }) {
-                    return try between(textView(s), c, options, negated: negated, range: range)
-                }
-                guard var lo = exactNumber(bounds[0]), var hi = exactNumber(bounds[1]),
-                    let greater = try foldConstant(bounds[0], .greaterThan, [], bounds[1], range)
-                else {
-                    throw unsupported(
-                        "BETWEEN with the bounds \(show(bounds[0])) and \(show(bounds[1])) on a dynamically typed value in this dialect",
-                        range)
-                }
-                if greater { swap(&lo, &hi) }
-                let col = s.fragment
+            return try dynamic(s, op, options, constant: c, negated: negated, range: range)
+        }
+        return try viewByView(l, op, r, negated: negated, range: range)
+    }
+
+    /// A two-column value against a constant: nil tests both columns, a string compares the
+    /// strings, a number (or BETWEEN two numbers) the numbers.
+    private func dynamic(
+        _ s: Scalar, _ op: ComparisonOperator, _ options: ComparisonOptions, constant c: LiteralValue,
+        negated: Bool, range: SourceRange
+    ) throws(SQLLoweringError) -> Lowered {
+        func pick(_ pos: Fragment, _ neg: Fragment? = nil) -> Lowered { self.pick(negated, pos, neg) }
+        let ordering: [ComparisonOperator] = [.lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual]
+        let r = Operand.constant(c)
+        let isNil = Fragment("(") + s.fragment + Fragment(" IS NULL AND ") + s.text! + Fragment(" IS NULL)")
+        let notNil = Fragment("(") + s.fragment + Fragment(" IS NOT NULL OR ") + s.text! + Fragment(" IS NOT NULL)")
+        switch c {
+        case .null:
+            switch op {
+            case .equal, .lessThanOrEqual, .greaterThanOrEqual: return pick(isNil, notNil)
+            case .notEqual: return pick(notNil, isNil)
+            case .lessThan, .greaterThan: return .constant(negated)
+            default: throw unsupported("\(op.symbol) nil on a dynamically typed value in this dialect", range)
+            }
+        case .string:
+            return try typedLeaf(.scalar(textView(s)), op, options, r, negated: negated, range: range)
+        case .array(let bounds) where op == .between:
+            guard bounds.count == 2 else {
+                throw SQLLoweringError(
+                    .typeMismatch, "BETWEEN needs an array of two bounds, got \(show(c))", range: range)
+            }
+            if bounds.contains(.null) { return .constant(negated) }
+            if bounds.allSatisfy({ if case .string = $0 { true } else { false } }) {
+                return try between(textView(s), c, options, negated: negated, range: range)
+            }
+            guard var lo = exactNumber(bounds[0]), var hi = exactNumber(bounds[1]),
+                let greater = try foldConstant(bounds[0], .greaterThan, [], bounds[1], range)
+            else {
+                throw unsupported(
+                    "BETWEEN with the bounds \(show(bounds[0])) and \(show(bounds[1])) on a dynamically typed value in this dialect",
+                    range)
+            }
+            if greater { swap(&lo, &hi) }
+            let col = s.fragment
+            return pick(
+                col + Fragment(" BETWEEN ") + lo + Fragment(" AND ") + hi,
+                Fragment("(") + col + Fragment(" NOT BETWEEN ") + lo + Fragment(" AND ") + hi + Fragment(" OR ")
+                    + col + Fragment(" IS NULL)"))
+        default:
+            guard let p = exactNumber(c) else {
+                throw unsupported(
+                    "comparing the dynamically typed '\(s.attribute.name)' with \(show(c)) in this dialect", range)
+            }
+            let col = s.fragment
+            switch op {
+            case .equal:
                 return pick(
-                    col + Fragment(" BETWEEN ") + lo + Fragment(" AND ") + hi,
-                    Fragment("(") + col + Fragment(" NOT BETWEEN ") + lo + Fragment(" AND ") + hi + Fragment(" OR ")
-                        + col + Fragment(" IS NULL)"))
+                    col + Fragment(" = ") + p,
+                    Fragment(dialect.isDistinct(col.sql, p.sql), col.bindings + p.bindings))
+            case .notEqual:
+                return pick(
+                    Fragment(dialect.isDistinct(col.sql, p.sql), col.bindings + p.bindings),
+                    col + Fragment(" = ") + p)
+            case _ where ordering.contains(op):
+                let negOp = [
+                    ComparisonOperator.lessThan: ">=", .lessThanOrEqual: ">", .greaterThan: "<=",
+                    .greaterThanOrEqual: "<",
+                ][op]!
+                return pick(
+                    col + Fragment(" \(op.symbol) ") + p,
+                    Fragment("(") + col + Fragment(" \(negOp) ") + p + Fragment(" OR ") + col
+                        + Fragment(" IS NULL)"))
             default:
-                guard let p = exactNumber(c) else {
-                    throw unsupported(
-                        "comparing the dynamically typed '\(s.attribute.name)' with \(show(c)) in this dialect", range)
-                }
-                let col = s.fragment
-                switch op {
-                case .equal:
-                    return pick(
-                        col + Fragment(" = ") + p,
-                        Fragment(dialect.isDistinct(col.sql, p.sql), col.bindings + p.bindings))
-                case .notEqual:
-                    return pick(
-                        Fragment(dialect.isDistinct(col.sql, p.sql), col.bindings + p.bindings),
-                        col + Fragment(" = ") + p)
-                case _ where ordering.contains(op):
-                    let negOp = [
-                        ComparisonOperator.lessThan: ">=", .lessThanOrEqual: ">", .greaterThan: "<=",
-                        .greaterThanOrEqual: "<",
-                    ][op]!
-                    return pick(
-                        col + Fragment(" \(op.symbol) ") + p,
-                        Fragment("(") + col + Fragment(" \(negOp) ") + p + Fragment(" OR ") + col
-                            + Fragment(" IS NULL)"))
-                default:
-                    throw unsupported("\(op.symbol) with a number on a dynamically typed value in this dialect", range)
-                }
+                throw unsupported("\(op.symbol) with a number on a dynamically typed value in this dialect", range)
             }
         }
+    }
 
-        // Two values, at least one of them in two columns: view by view.
+    /// Two values, at least one of them in two columns: each view (numbers, strings) against the
+    /// other side's.
+    private func viewByView(
+        _ l: Operand, _ op: ComparisonOperator, _ r: Operand, negated: Bool, range: SourceRange
+    ) throws(SQLLoweringError) -> Lowered {
+        func pick(_ pos: Fragment, _ neg: Fragment? = nil) -> Lowered { self.pick(negated, pos, neg) }
+        let ordering: [ComparisonOperator] = [.lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual]
         guard let a = try views(l, range), let b = try views(r, range) else {
             throw unsupported(
                 "\(op.symbol) between a dynamically typed value and a relationship in this dialect", range)

@@ -521,29 +521,7 @@ extension LoweringContext {
         let b = try operand(base, scope)
         switch b {
         case .object:
-            if isLoweringOneShape, case .expression(let key) = index, isConstant(key), path.isEmpty {
-                switch try fold(key) {
-                case .string: break
-                default:
-                    // Memory indexes a dictionary only by key: it raises on any other index, and a
-                    // nil object gives nil.
-                    return .scalar(
-                        Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: "[]", type: .any)))
-                }
-            }
-            var components: [String] = []
-            switch base.kind {
-            case .keyPath(nil, let c): components = c
-            case .evaluatedObject: break
-            default: throw unsupported("this index of an object", range)
-            }
-            guard case .expression(let key) = index, isConstant(key), case .string(let k) = try fold(key),
-                !k.hasPrefix("@")
-            else {
-                throw unsupported("this index of an object (memory orders a dictionary's keys by name)", range)
-            }
-            return try keyPath(
-                components + [k] + path, base.kind == .evaluatedObject ? rootScope ?? scope : scope, range)
+            return try objectIndex(base, index, path: path, scope, range)
         case .constant(.null):
             // An index of nil is nil.
             return .scalar(Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: "[]", type: .any)))
@@ -561,85 +539,130 @@ extension LoweringContext {
                     attribute: Schema.Attribute(
                         name: "\(s.attribute.name)[]", type: s.attribute.type,
                         encoding: s.attribute.encoding)))
-        case .collection(var c):
-            guard !(c.rest.first.map(KeyPathComponent.isCollectionOperator) ?? false) else {
-                throw unsupported("an index of a collection operator's result", range)
-            }
-            if c.union != nil {
-                guard case .size = index, path.isEmpty else {
-                    throw unsupported("an element of '\(c.union!)' (memory's union order)", range)
-                }
-                return try memoryCall("count:", [(.collection(c), base)], type: .integer, range)
-            }
-            if case .size = index {
-                guard path.isEmpty else {
-                    throw SQLLoweringError(.unknownKey, "a count has no key '\(path[0])'", range: range)
-                }
-                c.rest = ["@count"]
-                return try scalarize(.collection(c))
-            }
-            guard c.relationship.orderColumn != nil else {
-                throw unsupported("an index of '\(c.relationship.name)', which is unordered (a set in memory)", range)
-            }
-            var offset: Int64
-            var descending = false
-            switch index {
-            case .first: offset = 0
-            case .last:
-                offset = 0
-                descending = true
-            case .size: offset = 0
-            case .expression(let k):
-                guard isConstant(k) else { throw unsupported("an index that is not a constant", k.range) }
-                switch try fold(k) {
-                case .integer(let i): offset = i
-                case .double(let d):
-                    // Memory truncates (Foundation's integerValue); NaN and the infinities raise out of range.
-                    guard d.isFinite, abs(d) < 9.2e18 else {
-                        offset = -1
-                        break
-                    }
-                    offset = Int64(d.rounded(.towardZero))
-                case .bool(let x): offset = x ? 1 : 0
-                default: offset = -1  // memory raises: not a number
-                }
-            }
-            let path = c.rest + path
-            let (from, corr, es, value, order) = try elementSource(c)
-            let element: Scalar
-            if path.isEmpty {
-                guard let value else {
-                    throw unsupported("an element object of '\(c.relationship.name)' (name a key of it)", range)
-                }
-                element = value
-            } else if let es {
-                guard case .scalar(let s) = try keyPath(path, es, range) else {
-                    throw unsupported("a key path of an element that is not an attribute", range)
-                }
-                element = s
-            } else {
-                throw SQLLoweringError(
-                    .unknownKey, "the values of '\(c.relationship.name)' have no key '\(path[0])'", range: range)
-            }
-            if offset < 0 {
-                // Out of range in memory (or not a number): it raises on every non-nil collection.
-                return .scalar(Scalar(fragment: Fragment("NULL"), attribute: element.attribute))
-            }
-            guard let order else { throw unsupported("an index of '\(c.relationship.name)'", range) }
-            func pick(_ value: Fragment) -> Fragment {
-                var sql = Fragment("(SELECT ") + value + Fragment(" FROM \(from)")
-                for j in es?.joins ?? [] { sql = sql + Fragment(" " + j) }
-                return sql + Fragment(" WHERE \(corr) ORDER BY \(order) \(descending ? "DESC" : "ASC") LIMIT 1 OFFSET ")
-                    + .param(.integer(offset)) + Fragment(")")
-            }
-            var s = Scalar(fragment: pick(element.fragment), attribute: element.attribute)
-            s.mayBeNaN = element.mayBeNaN
-            // A dynamically typed element in two columns: the same element's two columns.
-            s.text = element.text.map(pick)
-            return .scalar(s)
+        case .collection(let c):
+            return try elementIndex(c, base, index, path: path, range)
         default:
             throw unsupported("this index", range)
         }
+    }
+
+    /// `object['key']` on a to-one object: the key of the related row (a constant string only).
+    private func objectIndex(
+        _ base: ExpressionSyntax, _ index: IndexSyntax, path: [String], _ scope: Scope, _ range: SourceRange
+    ) throws(SQLLoweringError) -> Operand {
+        if isLoweringOneShape, case .expression(let key) = index, isConstant(key), path.isEmpty {
+            switch try fold(key) {
+            case .string: break
+            default:
+                // Memory indexes a dictionary only by key: it raises on any other index, and a
+                // nil object gives nil.
+                return .scalar(
+                    Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: "[]", type: .any)))
+            }
+        }
+        var components: [String] = []
+        switch base.kind {
+        case .keyPath(nil, let c): components = c
+        case .evaluatedObject: break
+        default: throw unsupported("this index of an object", range)
+        }
+        guard case .expression(let key) = index, isConstant(key), case .string(let k) = try fold(key),
+            !k.hasPrefix("@")
+        else {
+            throw unsupported("this index of an object (memory orders a dictionary's keys by name)", range)
+        }
+        return try keyPath(
+            components + [k] + path, base.kind == .evaluatedObject ? rootScope ?? scope : scope, range)
+    }
+
+    /// `collection[i]` (FIRST, LAST, SIZE) on a to-many relationship: the count, or a subquery
+    /// reading one ordered element.
+    private func elementIndex(
+        _ c: Collection, _ base: ExpressionSyntax, _ index: IndexSyntax, path: [String], _ range: SourceRange
+    ) throws(SQLLoweringError) -> Operand {
+        var c = c
+        guard !(c.rest.first.map(KeyPathComponent.isCollectionOperator) ?? false) else {
+            throw unsupported("an index of a collection operator's result", range)
+        }
+        if c.union != nil {
+            guard case .size = index, path.isEmpty else {
+                throw unsupported("an element of '\(c.union!)' (memory's union order)", range)
+            }
+            return try memoryCall("count:", [(.collection(c), base)], type: .integer, range)
+        }
+        if case .size = index {
+            guard path.isEmpty else {
+                throw SQLLoweringError(.unknownKey, "a count has no key '\(path[0])'", range: range)
+            }
+            c.rest = ["@count"]
+            return try scalarize(.collection(c))
+        }
+        guard c.relationship.orderColumn != nil else {
+            throw unsupported("an index of '\(c.relationship.name)', which is unordered (a set in memory)", range)
+        }
+        let (offset, descending) = try offset(of: index)
+        let path = c.rest + path
+        let (from, corr, es, value, order) = try elementSource(c)
+        let element: Scalar
+        if path.isEmpty {
+            guard let value else {
+                throw unsupported("an element object of '\(c.relationship.name)' (name a key of it)", range)
+            }
+            element = value
+        } else if let es {
+            guard case .scalar(let s) = try keyPath(path, es, range) else {
+                throw unsupported("a key path of an element that is not an attribute", range)
+            }
+            element = s
+        } else {
+            throw SQLLoweringError(
+                .unknownKey, "the values of '\(c.relationship.name)' have no key '\(path[0])'", range: range)
+        }
+        if offset < 0 {
+            // Out of range in memory (or not a number): it raises on every non-nil collection.
+            return .scalar(Scalar(fragment: Fragment("NULL"), attribute: element.attribute))
+        }
+        guard let order else { throw unsupported("an index of '\(c.relationship.name)'", range) }
+        func pick(_ value: Fragment) -> Fragment {
+            var sql = Fragment("(SELECT ") + value + Fragment(" FROM \(from)")
+            for j in es?.joins ?? [] { sql = sql + Fragment(" " + j) }
+            return sql + Fragment(" WHERE \(corr) ORDER BY \(order) \(descending ? "DESC" : "ASC") LIMIT 1 OFFSET ")
+                + .param(.integer(offset)) + Fragment(")")
+        }
+        var s = Scalar(fragment: pick(element.fragment), attribute: element.attribute)
+        s.mayBeNaN = element.mayBeNaN
+        // A dynamically typed element in two columns: the same element's two columns.
+        s.text = element.text.map(pick)
+        return .scalar(s)
+    }
+
+    /// The row offset an index reads and whether it counts from the end; -1 where memory raises
+    /// (out of range, or not a number).
+    private func offset(of index: IndexSyntax) throws(SQLLoweringError) -> (Int64, Bool) {
+        let offset: Int64
+        var descending = false
+        switch index {
+        case .first: offset = 0
+        case .last:
+            offset = 0
+            descending = true
+        case .size: offset = 0
+        case .expression(let k):
+            guard isConstant(k) else { throw unsupported("an index that is not a constant", k.range) }
+            switch try fold(k) {
+            case .integer(let i): offset = i
+            case .double(let d):
+                // Memory truncates (Foundation's integerValue); NaN and the infinities raise out of range.
+                guard d.isFinite, abs(d) < 9.2e18 else {
+                    offset = -1
+                    break
+                }
+                offset = Int64(d.rounded(.towardZero))
+            case .bool(let x): offset = x ? 1 : 0
+            default: offset = -1  // memory raises: not a number
+            }
+        }
+        return (offset, descending)
     }
 }
 

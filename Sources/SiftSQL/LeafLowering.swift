@@ -15,21 +15,8 @@ extension LoweringContext {
     ) throws(SQLLoweringError) -> Lowered {
         // Tested first without allocating: every comparison passes here.
         if q == nil, op == .equal || op == .notEqual, isSubqueryResult(l) || isSubqueryResult(r) {
-            // A SUBQUERY's result as a whole against a constant (nil, a list): see SubqueryComparison.swift.
-            for (a, b) in [(l, r), (r, l)] where isSubqueryResult(a) {
-                if !isConstant(b) {
-                    // Against its own collection (`SUBQUERY(kids, $k, P) == kids`).
-                    if options.isEmpty,
-                        let lowered = try subqueryAgainstItsCollection(a, op, b, negated: negated, scope)
-                    {
-                        return lowered
-                    }
-                    continue
-                }
-                guard case .constant(let v) = try operand(b, scope) else { continue }
-                if let lowered = try subqueryComparison(a, op, options, v, negated: negated, range: range, scope) {
-                    return lowered
-                }
+            if let lowered = try wholeSubqueryComparison(l, op, options, r, negated: negated, range: range, scope) {
+                return lowered
             }
         }
         let lo = try scalarize(try operand(l, scope))
@@ -46,6 +33,41 @@ extension LoweringContext {
             return .constant(v != negated)
         }
         guard let q else { return try leaf(lo, op, options, ro, negated: negated, range: range) }
+        return try quantified(q, lo, l, op, options, ro, r, negated: negated, range: range, scope)
+    }
+
+    /// A SUBQUERY's result as a whole against a constant (nil, a list) or against its own
+    /// collection; nil when neither side is one that lowers so.
+    private func wholeSubqueryComparison(
+        _ l: ExpressionSyntax, _ op: ComparisonOperator, _ options: ComparisonOptions, _ r: ExpressionSyntax,
+        negated: Bool, range: SourceRange, _ scope: Scope
+    ) throws(SQLLoweringError) -> Lowered? {
+        // See SubqueryComparison.swift.
+        for (a, b) in [(l, r), (r, l)] where isSubqueryResult(a) {
+            if !isConstant(b) {
+                // Against its own collection (`SUBQUERY(kids, $k, P) == kids`).
+                if options.isEmpty,
+                    let lowered = try subqueryAgainstItsCollection(a, op, b, negated: negated, scope)
+                {
+                    return lowered
+                }
+                continue
+            }
+            guard case .constant(let v) = try operand(b, scope) else { continue }
+            if let lowered = try subqueryComparison(a, op, options, v, negated: negated, range: range, scope) {
+                return lowered
+            }
+        }
+        return nil
+    }
+
+    /// `ANY`/`ALL lhs op rhs`: over a constant list, one leaf per element; over a list computed by
+    /// memory, memory's own comparison; over a to-many key path, EXISTS / NOT EXISTS an element.
+    private func quantified(
+        _ q: Quantifier, _ lo: Operand, _ l: ExpressionSyntax, _ op: ComparisonOperator,
+        _ options: ComparisonOptions, _ ro: Operand, _ r: ExpressionSyntax, negated: Bool, range: SourceRange,
+        _ scope: Scope
+    ) throws(SQLLoweringError) -> Lowered {
         if case .constant = lo, case .constant(let c) = lo,
             c == .null || { if case .array = c { true } else { false } }()
         {
@@ -965,28 +987,7 @@ extension LoweringContext {
         switch (collection, value) {
         case (.constant(.null), _): return .constant(negated)
         case (.constant(.array(let list)), .scalar(let s)):
-            // nil is never IN anything; a date the column cannot hold equals no row.
-            var items = list.filter { $0 != .null && !isUnstorable($0, s.attribute) }
-            if !dialect.traits.contains(.exactIntegerDoubleComparison) {
-                // Each number as the column's own type, exactly; one it cannot equal is dropped.
-                let integral = s.attribute.type == .integer || s.attribute.type == .boolean
-                items = items.compactMap { item in
-                    switch item {
-                    case .double(let d) where integral: return Int64(exactly: d).map { .integer($0) }
-                    case .integer(let i) where !integral && s.attribute.type != .any:
-                        return Double(exactly: i) == nil ? nil : item
-                    default: return item
-                    }
-                }
-            }
-            if items.isEmpty { return .constant(negated) }
-            var params: [Fragment] = []
-            for item in items { params.append(.param(try encode(item, for: s.attribute, [], range))) }
-            let inList = Fragment.join(params, ", ")
-            return pick(
-                s.fragment + Fragment(" IN (") + inList + Fragment(")"),
-                Fragment("(") + s.fragment + Fragment(" NOT IN (") + inList + Fragment(") OR ") + s.fragment
-                    + Fragment(" IS NULL)"))
+            return try scalar(s, inList: list, negated: negated, range)
         case (.constant(.array(let list)), .constant(let v)):
             var found = false
             for item in list where item != .null {
@@ -1014,38 +1015,7 @@ extension LoweringContext {
             try checkText(t.attribute, .contains, range)
             return pick(try textCall(.contains, s.fragment, t.fragment, f, range))
         case (.collection(let c), .constant), (.collection(let c), .scalar):
-            guard !(c.rest.first.map(KeyPathComponent.isCollectionOperator) ?? false) else {
-                throw unsupported("IN over a collection operator", range)
-            }
-            let inner = try exists(c) { (es, elementColumn) throws(SQLLoweringError) in
-                let element: Scalar
-                if c.rest.isEmpty {
-                    guard let elementColumn else {
-                        throw SQLLoweringError(
-                            .typeMismatch, "IN compares the objects of '\(c.relationship.name)'; name a key of them",
-                            range: range)
-                    }
-                    element = elementColumn
-                } else if let es, case .scalar(let s) = try keyPath(c.rest, es, range) {
-                    element = s
-                } else {
-                    throw SQLLoweringError(
-                        .unknownKey, "'\(c.relationship.name)' has no attribute '\(c.rest.joined(separator: "."))'",
-                        range: range)
-                }
-                if let dynamic = try dynamicElementEquals(element, value, range) { return dynamic }
-                switch value {
-                case .constant(let v):
-                    if isUnstorable(v, element.attribute) { return .constant(false) }
-                    return .sql(
-                        element.fragment + Fragment(" = ") + .param(try encode(v, for: element.attribute, [], range)))
-                case .scalar(let s):
-                    try checkCompatible(element.attribute, s.attribute, range)
-                    return .sql(element.fragment + Fragment(" = ") + s.fragment)
-                default: throw unsupported("IN", range)
-                }
-            }
-            return negated ? not(inner) : inner
+            return try element(of: c, equals: value, negated: negated, range)
         case (.constant(.string), .constant):
             throw unsupported("a substring test between two constants", range)
         case (.scalar, _), (.constant, _):
@@ -1056,6 +1026,74 @@ extension LoweringContext {
         default:
             throw unsupported("this IN/CONTAINS", range)
         }
+    }
+
+    /// `scalar IN {list}`: the list's values as parameters (nil and what the column cannot hold
+    /// dropped); negated, a NULL column also matches.
+    private func scalar(
+        _ s: Scalar, inList list: [LiteralValue], negated: Bool, _ range: SourceRange
+    ) throws(SQLLoweringError) -> Lowered {
+        // nil is never IN anything; a date the column cannot hold equals no row.
+        var items = list.filter { $0 != .null && !isUnstorable($0, s.attribute) }
+        if !dialect.traits.contains(.exactIntegerDoubleComparison) {
+            // Each number as the column's own type, exactly; one it cannot equal is dropped.
+            let integral = s.attribute.type == .integer || s.attribute.type == .boolean
+            items = items.compactMap { item in
+                switch item {
+                case .double(let d) where integral: return Int64(exactly: d).map { .integer($0) }
+                case .integer(let i) where !integral && s.attribute.type != .any:
+                    return Double(exactly: i) == nil ? nil : item
+                default: return item
+                }
+            }
+        }
+        if items.isEmpty { return .constant(negated) }
+        var params: [Fragment] = []
+        for item in items { params.append(.param(try encode(item, for: s.attribute, [], range))) }
+        let inList = Fragment.join(params, ", ")
+        return self.pick(
+            negated,
+            s.fragment + Fragment(" IN (") + inList + Fragment(")"),
+            Fragment("(") + s.fragment + Fragment(" NOT IN (") + inList + Fragment(") OR ") + s.fragment
+                + Fragment(" IS NULL)"))
+    }
+
+    /// `value IN collection.key` over a to-many key path: an EXISTS over the related rows.
+    private func element(
+        of c: Collection, equals value: Operand, negated: Bool, _ range: SourceRange
+    ) throws(SQLLoweringError) -> Lowered {
+        guard !(c.rest.first.map(KeyPathComponent.isCollectionOperator) ?? false) else {
+            throw unsupported("IN over a collection operator", range)
+        }
+        let inner = try exists(c) { (es, elementColumn) throws(SQLLoweringError) in
+            let element: Scalar
+            if c.rest.isEmpty {
+                guard let elementColumn else {
+                    throw SQLLoweringError(
+                        .typeMismatch, "IN compares the objects of '\(c.relationship.name)'; name a key of them",
+                        range: range)
+                }
+                element = elementColumn
+            } else if let es, case .scalar(let s) = try keyPath(c.rest, es, range) {
+                element = s
+            } else {
+                throw SQLLoweringError(
+                    .unknownKey, "'\(c.relationship.name)' has no attribute '\(c.rest.joined(separator: "."))'",
+                    range: range)
+            }
+            if let dynamic = try dynamicElementEquals(element, value, range) { return dynamic }
+            switch value {
+            case .constant(let v):
+                if isUnstorable(v, element.attribute) { return .constant(false) }
+                return .sql(
+                    element.fragment + Fragment(" = ") + .param(try encode(v, for: element.attribute, [], range)))
+            case .scalar(let s):
+                try checkCompatible(element.attribute, s.attribute, range)
+                return .sql(element.fragment + Fragment(" = ") + s.fragment)
+            default: throw unsupported("IN", range)
+            }
+        }
+        return negated ? not(inner) : inner
     }
 
     private func collectionConstant(_ o: Operand) -> LiteralValue {

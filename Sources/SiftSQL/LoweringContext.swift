@@ -409,22 +409,10 @@ final class LoweringContext {
     /// Resolves a key path from `scope`: attributes, to-one joins (one per distinct path), and a
     /// to-many relationship with the rest of the path.
     func keyPath(_ components: [String], _ scope: Scope, _ range: SourceRange) throws(SQLLoweringError) -> Operand {
-        func nilValue(_ key: String) -> Operand {
-            .scalar(Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: key, type: .any)))
-        }
-        if scope === rootScope, let shapes = scope.entity.selfShape, let first = components.first {
-            // A key of a record that is not an object: nil of nil, each element's key of an
-            // array, and an error in memory for a string, number or date (any value will do).
-            switch try shapeCase(shapes, alias: scope.alias, scope, range) {
-            case nil: return nilValue(first)
-            case let c? where c.object: break
-            case let c?:
-                guard let r = c.relationship else { return nilValue(first) }
-                guard case .collection(let values) = try ownedCollection(r, scope, rest: components, range) else {
-                    return nilValue(first)
-                }
-                return .collection(keyOfValues(values))
-            }
+        if scope === rootScope, let shapes = scope.entity.selfShape, let first = components.first,
+            let value = try keyOfSelf(shapes, first: first, components, scope, range)
+        {
+            return value
         }
         // The common case, one attribute of the scope's own entity, read in place: the general walk
         // below copies the entity (and retains each of its arrays and names) to follow joins.
@@ -480,38 +468,78 @@ final class LoweringContext {
             case .toOne(let d, let fk):
                 if isLast { return .object(Fragment(column(alias, fk)), key) }
                 path += "." + key
-                let dest = try destination(d, range)
-                if let j = scope.joinAliases[path] {
-                    (alias, entity) = (j.alias, j.entity)
-                } else {
-                    let a2 = newAlias()
-                    scope.joins.append(
-                        "LEFT JOIN \(dialect.quote(dest.table)) AS \(a2) ON \(column(a2, dest.primaryKey)) = \(column(alias, fk))"
-                    )
-                    scope.joinAliases[path] = (a2, dest)
-                    (alias, entity) = (a2, dest)
-                }
+                (alias, entity) = try joinToOne(d, fk, from: alias, path: path, scope, range)
             case .toMany, .manyToMany, .values:
                 if scope.insideCollection {
                     throw nestedToMany(key, range)
                 }
-                // The owner of the collection is the row reached so far.
-                let owner: Scope
-                if alias == scope.alias {
-                    owner = scope
-                } else {
-                    owner = makeScope(entity: entity, alias: alias)
-                }
                 return .collection(
-                    keyOfValues(
-                        try withUnion(
-                            Collection(
-                                relationship: r, shape: shape, owner: owner,
-                                rest: Array(components[(i + 1)...]), range: range,
-                                ownerNullable: owner !== scope))))
+                    try toManyCollection(
+                        r, shape, entity: entity, alias: alias, rest: Array(components[(i + 1)...]), scope, range))
             }
         }
         throw SQLLoweringError(.unknownKey, "empty key path", range: range)
+    }
+
+    /// A key of a record that is not an object (`selfShape`): nil of nil, each element's key of
+    /// an array, and an error in memory for a string, number or date (any value will do); nil when
+    /// the record is an object and the key is read as usual.
+    private func keyOfSelf(
+        _ shapes: Schema.MixedKey, first: String, _ components: [String], _ scope: Scope, _ range: SourceRange
+    ) throws(SQLLoweringError) -> Operand? {
+        switch try shapeCase(shapes, alias: scope.alias, scope, range) {
+        case nil: return nilValue(first)
+        case let c? where c.object: return nil
+        case let c?:
+            guard let r = c.relationship else { return nilValue(first) }
+            guard case .collection(let values) = try ownedCollection(r, scope, rest: components, range) else {
+                return nilValue(first)
+            }
+            return .collection(keyOfValues(values))
+        }
+    }
+
+    /// nil, as the value of the key `key` (a dynamically typed NULL).
+    private func nilValue(_ key: String) -> Operand {
+        .scalar(Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: key, type: .any)))
+    }
+
+    /// The alias and entity of the to-one relationship `fk` leads to from `alias`: one LEFT JOIN
+    /// per distinct key path of the scope.
+    private func joinToOne(
+        _ d: String, _ fk: String, from alias: String, path: String, _ scope: Scope, _ range: SourceRange
+    ) throws(SQLLoweringError) -> (String, Schema.Entity) {
+        let dest = try destination(d, range)
+        if let j = scope.joinAliases[path] {
+            return (j.alias, j.entity)
+        } else {
+            let a2 = newAlias()
+            scope.joins.append(
+                "LEFT JOIN \(dialect.quote(dest.table)) AS \(a2) ON \(column(a2, dest.primaryKey)) = \(column(alias, fk))"
+            )
+            scope.joinAliases[path] = (a2, dest)
+            return (a2, dest)
+        }
+    }
+
+    /// The to-many relationship `r` of the row reached so far (`alias`), with the rest of the path.
+    private func toManyCollection(
+        _ r: Schema.Relationship, _ shape: Schema.Relationship.Shape, entity: Schema.Entity, alias: String,
+        rest: [String], _ scope: Scope, _ range: SourceRange
+    ) throws(SQLLoweringError) -> Collection {
+        // The owner of the collection is the row reached so far.
+        let owner: Scope
+        if alias == scope.alias {
+            owner = scope
+        } else {
+            owner = makeScope(entity: entity, alias: alias)
+        }
+        return keyOfValues(
+            try withUnion(
+                Collection(
+                    relationship: r, shape: shape, owner: owner,
+                    rest: rest, range: range,
+                    ownerNullable: owner !== scope)))
     }
 
     /// A key of plain values (`tags.name`, or `name` of a record `["a", "b"]`): memory raises on

@@ -333,75 +333,95 @@ extension ManagedObjectContext {
                 throw StoreError(error)
             }
         }
-        var result: [ManagedObject]
+        let result: [ManagedObject]
         if changed.isEmpty && (request.sortDescriptors.isEmpty || plan.sqlSort != nil) {
             result = keep
         } else {
-            // Ties are broken by primary key, inserted objects last in insertion order: the keys
-            // a save would give them.
-            let insertedOrder = Dictionary(
-                uniqueKeysWithValues: insertedList.enumerated().map { (ObjectIdentifier($1), $0) })
-            func tiebreak(_ o: ManagedObject) -> (Int64, Int) {
-                if let pk = o.objectID.primaryKey { return (pk, 0) }
-                return (Int64.max, insertedOrder[ObjectIdentifier(o)] ?? 0)
-            }
-            let sqlOrdered = request.sortDescriptors.isEmpty || plan.sqlSort != nil
-            if !sqlOrdered {
-                result = (keep + changed).sorted { tiebreak($0) < tiebreak($1) }
-                do {
-                    result = try result.map(\.evaluationRoot).sortedIndices(by: request.sortDescriptors).map {
-                        result[$0]
-                    }
-                } catch { throw StoreError(error) }
-            } else {
-                // SQL already ordered the clean rows: sort the few changed objects the same way
-                // and insert each where a binary search over the clean rows puts it.
-                var sortedChanged = changed.sorted { tiebreak($0) < tiebreak($1) }
-                if !request.sortDescriptors.isEmpty {
-                    do {
-                        sortedChanged = try sortedChanged.map(\.evaluationRoot).sortedIndices(
-                            by: request.sortDescriptors
-                        ).map { sortedChanged[$0] }
-                    } catch { throw StoreError(error) }
-                }
-                var keyCache: [ObjectIdentifier: [Value]] = [:]
-                func keys(_ o: ManagedObject) throws(StoreError) -> [Value] {
-                    if let k = keyCache[ObjectIdentifier(o)] { return k }
-                    var k: [Value] = []
-                    for d in request.sortDescriptors {
-                        do { k.append(try d.key(of: o.evaluationRoot)) } catch { throw StoreError(error) }
-                    }
-                    keyCache[ObjectIdentifier(o)] = k
-                    return k
-                }
-                func before(_ a: ManagedObject, _ b: ManagedObject) throws(StoreError) -> Bool {
-                    let (ka, kb) = (try keys(a), try keys(b))
-                    for (n, d) in request.sortDescriptors.enumerated() {
-                        let o = d.compareKeys(ka[n], kb[n])
-                        if o != 0 { return o < 0 }
-                    }
-                    return tiebreak(a) < tiebreak(b)
-                }
-                result = []
-                result.reserveCapacity(keep.count + sortedChanged.count)
-                var from = 0
-                for c in sortedChanged {
-                    var lo = from
-                    var hi = keep.count
-                    while lo < hi {
-                        let mid = (lo + hi) / 2
-                        if try before(keep[mid], c) { lo = mid + 1 } else { hi = mid }
-                    }
-                    result.append(contentsOf: keep[from..<lo])
-                    result.append(c)
-                    from = lo
-                }
-                result.append(contentsOf: keep[from...])
-            }
+            result = try merging(keep, changed, request, plan)
         }
         let start = min(request.fetchOffset, result.count)
         let end = request.fetchLimit.map { min(result.count, start + $0) } ?? result.count
         return Array(result[start..<end])
+    }
+
+    /// The clean rows and the changed objects that match, in the request's order: sorted whole
+    /// when SQL did not order the rows, else each changed object inserted where it belongs.
+    private func merging(
+        _ keep: [ManagedObject], _ changed: [ManagedObject], _ request: FetchRequest, _ plan: FetchPlan
+    ) throws(StoreError) -> [ManagedObject] {
+        // Ties are broken by primary key, inserted objects last in insertion order: the keys
+        // a save would give them.
+        let insertedOrder = Dictionary(
+            uniqueKeysWithValues: insertedList.enumerated().map { (ObjectIdentifier($1), $0) })
+        func tiebreak(_ o: ManagedObject) -> (Int64, Int) {
+            if let pk = o.objectID.primaryKey { return (pk, 0) }
+            return (Int64.max, insertedOrder[ObjectIdentifier(o)] ?? 0)
+        }
+        let sqlOrdered = request.sortDescriptors.isEmpty || plan.sqlSort != nil
+        var result: [ManagedObject]
+        if !sqlOrdered {
+            result = (keep + changed).sorted { tiebreak($0) < tiebreak($1) }
+            do {
+                result = try result.map(\.evaluationRoot).sortedIndices(by: request.sortDescriptors).map {
+                    result[$0]
+                }
+            } catch { throw StoreError(error) }
+        } else {
+            // SQL already ordered the clean rows: sort the few changed objects the same way
+            // and insert each where a binary search over the clean rows puts it.
+            var sortedChanged = changed.sorted { tiebreak($0) < tiebreak($1) }
+            if !request.sortDescriptors.isEmpty {
+                do {
+                    sortedChanged = try sortedChanged.map(\.evaluationRoot).sortedIndices(
+                        by: request.sortDescriptors
+                    ).map { sortedChanged[$0] }
+                } catch { throw StoreError(error) }
+            }
+            result = try inserting(sortedChanged, into: keep, request, tiebreak: tiebreak)
+        }
+        return result
+    }
+
+    /// `keep` (ordered by SQL) with each of `sortedChanged` inserted where a binary search over
+    /// the clean rows puts it.
+    private func inserting(
+        _ sortedChanged: [ManagedObject], into keep: [ManagedObject], _ request: FetchRequest,
+        tiebreak: (ManagedObject) -> (Int64, Int)
+    ) throws(StoreError) -> [ManagedObject] {
+        var keyCache: [ObjectIdentifier: [Value]] = [:]
+        func keys(_ o: ManagedObject) throws(StoreError) -> [Value] {
+            if let k = keyCache[ObjectIdentifier(o)] { return k }
+            var k: [Value] = []
+            for d in request.sortDescriptors {
+                do { k.append(try d.key(of: o.evaluationRoot)) } catch { throw StoreError(error) }
+            }
+            keyCache[ObjectIdentifier(o)] = k
+            return k
+        }
+        func before(_ a: ManagedObject, _ b: ManagedObject) throws(StoreError) -> Bool {
+            let (ka, kb) = (try keys(a), try keys(b))
+            for (n, d) in request.sortDescriptors.enumerated() {
+                let o = d.compareKeys(ka[n], kb[n])
+                if o != 0 { return o < 0 }
+            }
+            return tiebreak(a) < tiebreak(b)
+        }
+        var result: [ManagedObject] = []
+        result.reserveCapacity(keep.count + sortedChanged.count)
+        var from = 0
+        for c in sortedChanged {
+            var lo = from
+            var hi = keep.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if try before(keep[mid], c) { lo = mid + 1 } else { hi = mid }
+            }
+            result.append(contentsOf: keep[from..<lo])
+            result.append(c)
+            from = lo
+        }
+        result.append(contentsOf: keep[from...])
+        return result
     }
 
     // MARK: Pending changes
