@@ -117,13 +117,16 @@ docs: deps
 	done
 
 # The same build with DocC's coverage report: per target, the public symbols without a summary
-# (`--level brief`); the summary tables go to $(DOCS_DIR)/coverage-TARGET.txt.
+# (`--level brief`); the summary tables go to $(DOCS_DIR)/coverage-TARGET.txt. Members the compiler
+# writes (`!=`, `hashValue`, Codable's and RawRepresentable's) are left out, and a member that
+# implements a documented protocol requirement inherits the requirement's documentation.
 docs-coverage: deps
 	@mkdir -p $(DOCS_DIR)
 	@for t in $(DOC_TARGETS); do \
 		$(SWIFT) package --allow-writing-to-directory $(DOCS_DIR) generate-documentation \
 			--target $$t --output-path $(DOCS_DIR)/$$t.doccarchive \
-			--experimental-documentation-coverage --coverage-summary-level brief > $(DOCS_DIR)/coverage-$$t.txt 2>&1 || { cat $(DOCS_DIR)/coverage-$$t.txt; exit 1; }; \
+			--experimental-documentation-coverage --coverage-summary-level brief \
+			--experimental-skip-synthesized-symbols --enable-inherited-docs > $(DOCS_DIR)/coverage-$$t.txt 2>&1 || { cat $(DOCS_DIR)/coverage-$$t.txt; exit 1; }; \
 		echo "$$t:"; sed -n '/| Abstract/,/^ *$$/p' $(DOCS_DIR)/coverage-$$t.txt; \
 	done
 

@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 // Sift: the NSPredicate format-string language for every platform Swift runs on.
 // One target per pipeline stage; dependencies point one way:
-//   SiftSyntax (parser, printer, diagnostics), SiftText (Unicode folding, LIKE, MATCHES through PCRE2)
+//   SiftSyntax (parser, printer, diagnostics, the shape of every error)
+//   SiftSyntax ← SiftText (Unicode folding, LIKE, MATCHES through PCRE2)
 //   SiftSyntax, SiftText ← SiftEvaluation (compiled predicates, values, key-value coding)
 //   SiftText, SiftEvaluation ← SiftJSON (JSON values, the scanner and reader, inputs, the record filter)
 //   SiftEvaluation ← SiftSQL (lowering to SQL text + bound values; no database)
@@ -39,7 +40,7 @@ let package = Package(
             pkgConfig: "libpcre2-8",
             providers: [.apt(["libpcre2-dev"]), .brew(["pcre2"])]
         ),
-        .target(name: "SiftText", dependencies: ["CPCRE2"]),
+        .target(name: "SiftText", dependencies: ["SiftSyntax", "CPCRE2"]),
         .target(name: "SiftEvaluation", dependencies: ["SiftSyntax", "SiftText"]),
         .target(name: "SiftJSON", dependencies: ["SiftSyntax", "SiftText", "SiftEvaluation"]),
         .target(name: "SiftSQL", dependencies: ["SiftSyntax", "SiftText", "SiftEvaluation"]),
@@ -52,7 +53,7 @@ let package = Package(
         // libpq's types only: the library is loaded with dlopen on the first connection (see
         // Sources/SiftPostgres/LibPQ.swift); linked, it would load with every `sift` process.
         .systemLibrary(name: "CLibPQ"),
-        .target(name: "SiftPostgres", dependencies: ["CLibPQ", "SiftSQL", "SiftText"]),
+        .target(name: "SiftPostgres", dependencies: ["CLibPQ", "SiftSyntax", "SiftSQL", "SiftText"]),
         .target(
             name: "SiftStore",
             dependencies: ["SiftSyntax", "SiftText", "SiftEvaluation", "SiftJSON", "SiftSQL", "SiftSQLite"]

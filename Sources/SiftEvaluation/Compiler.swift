@@ -481,7 +481,7 @@ struct Compiler<Root> {
             guard let function else { throw EvaluationError(.unknownFunction(selector), range: range, source: source) }
             do { return try function(tv, values) } catch let error as FunctionError {
                 throw EvaluationError(
-                    .invalidArgument(function: selector, message: error.description), range: range, source: source)
+                    .invalidArgument(function: selector, message: error.message), range: range, source: source)
             } catch let error as EvaluationError {
                 throw error
             } catch {

@@ -99,7 +99,7 @@ public enum EvaluationErrorKind: Error, Hashable, Sendable {
 ///     print(e.id)   // incomparable-values
 /// }
 /// ```
-public struct EvaluationError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct EvaluationError: SiftError, Hashable {
     /// What went wrong, with the values involved.
     public var kind: EvaluationErrorKind
     /// The UTF-8 range of the failing node in the predicate's source (when it was parsed).

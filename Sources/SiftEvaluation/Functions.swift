@@ -36,16 +36,39 @@ public struct FunctionRegistry: Sendable {
     public func function(for selector: String) -> Function? { functions[selector] }
 }
 
-/// An error a registered function throws to reject its arguments; reported as `invalid-argument`.
-public struct FunctionError: Error, Sendable, CustomStringConvertible {
+/// An error a registered function throws to reject its arguments; the evaluator reports it as an
+/// ``EvaluationErrorKind/invalidArgument(function:message:)`` error of the `FUNCTION` call.
+///
+/// ```swift
+/// options.functions.register("double") { _, args in
+///     guard case .integer(let i) = args.first else { throw FunctionError("needs an integer") }
+///     return .integer(i * 2)
+/// }
+/// // FUNCTION(age, 'double', 'x') raises: double: needs an integer
+/// ```
+public struct FunctionError: SiftError, Hashable {
+    /// The one kind: the function rejected its arguments.
+    public enum Kind: String, Hashable, Sendable, CaseIterable {
+        /// The arguments are out of the function's domain.
+        case invalidArgument = "invalid-argument"
+    }
+
+    /// Always ``Kind/invalidArgument``.
+    public var kind: Kind { .invalidArgument }
+    /// `invalid-argument`.
+    public var id: String { kind.rawValue }
     /// Why the arguments were rejected; becomes the `invalid-argument` error's message.
-    public var description: String
+    public var message: String
+
     /// An error with its message.
     ///
     /// ```swift
     /// throw FunctionError("double: needs an integer")
     /// ```
-    public init(_ description: String) { self.description = description }
+    public init(_ message: String) { self.message = message }
+
+    /// The message.
+    public var description: String { message }
 }
 
 enum BuiltinFunctions {

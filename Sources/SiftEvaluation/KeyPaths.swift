@@ -28,8 +28,7 @@ enum KeyPaths {
     {
         switch error {
         case let e as EvaluationError: e
-        case KeyValueCodingError.unknownKey(let k, let t):
-            EvaluationError(.unknownKey(key: k, type: t), range: range, source: source)
+        case let e as KeyValueCodingError: EvaluationError(e.evaluationKind, range: range, source: source)
         default: EvaluationError(.unknownKey(key: key, type: typeName), range: range, source: source)
         }
     }
@@ -37,7 +36,7 @@ enum KeyPaths {
     private static func kind(of error: any Error, key: String, value: Value) -> EvaluationErrorKind {
         switch error {
         case let e as EvaluationError: e.kind
-        case KeyValueCodingError.unknownKey(let k, let t): .unknownKey(key: k, type: t)
+        case let e as KeyValueCodingError: e.evaluationKind
         default: .unknownKey(key: key, type: value.kindName)
         }
     }
@@ -218,6 +217,15 @@ enum Cast {
             }
         default:
             throw .invalidCast(value: v.description, type: type)
+        }
+    }
+}
+
+extension KeyValueCodingError {
+    /// The evaluator's error for this one.
+    var evaluationKind: EvaluationErrorKind {
+        switch kind {
+        case .unknownKey(let key, let type): .unknownKey(key: key, type: type)
         }
     }
 }

@@ -5,6 +5,7 @@
 // Foundation JSON, `Encodable` values (through `ValueEncoder`) and, as a last resort, `Mirror`.
 
 import Foundation
+import SiftSyntax
 
 /// A type that answers keys for predicates, like Key-Value Coding on Apple platforms.
 ///
@@ -63,10 +64,46 @@ extension KeyValueCoding {
     }
 }
 
-/// Why a key could not be read.
-public enum KeyValueCodingError: Error, Sendable, Equatable {
-    /// The type has no property or key of that name.
-    case unknownKey(_ key: String, in: String)
+/// Why a key could not be read: the evaluator reports it as an
+/// ``EvaluationErrorKind/unknownKey(key:type:)`` error at the key in the predicate.
+///
+/// ```swift
+/// struct Point: KeyValueCoding {
+///     var x = 1.0
+///     func value(forKey key: String) throws -> Value {
+///         guard key == "x" else { throw KeyValueCodingError.unknownKey(key, in: "Point") }
+///         return .double(x)
+///     }
+/// }
+/// // try SiftPredicate("y > 0").evaluate(with: Point()) raises: Point has no key 'y'
+/// ```
+public struct KeyValueCodingError: SiftError, Hashable {
+    /// What could not be read.
+    public enum Kind: Hashable, Sendable {
+        /// The type (named as the message names it) has no property or key of that name.
+        case unknownKey(key: String, type: String)
+    }
+
+    /// What could not be read.
+    public var kind: Kind
+    /// `unknown-key`, as the evaluator's error for it.
+    public var id: String { "unknown-key" }
+    /// `Point has no key 'y'`.
+    public var message: String {
+        switch kind {
+        case .unknownKey(let key, let type): "\(type) has no key '\(key)'"
+        }
+    }
+    /// The message.
+    public var description: String { message }
+
+    /// An error of `kind`.
+    public init(_ kind: Kind) { self.kind = kind }
+
+    /// The error for a type (`type` names it) without the property or key `key`.
+    public static func unknownKey(_ key: String, in type: String) -> KeyValueCodingError {
+        KeyValueCodingError(.unknownKey(key: key, type: type))
+    }
 }
 
 // MARK: - Dictionaries

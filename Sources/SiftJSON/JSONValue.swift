@@ -73,15 +73,42 @@ public indirect enum JSONValue: Hashable, Sendable {
 }
 
 /// A JSON syntax error with its 1-based line and column.
-public struct JSONError: Error, CustomStringConvertible, Equatable, Sendable {
+///
+/// ```swift
+/// do { _ = try JSONReader.parse("[1,,2]") } catch {
+///     print(error.location)   // 1:4
+///     print(error)            // 1:4: error: unexpected ',' where a JSON value was expected
+/// }
+/// ```
+public struct JSONError: SiftError, Hashable {
+    /// The one kind: the text is not JSON.
+    public enum Kind: String, Hashable, Sendable, CaseIterable {
+        /// A byte where the JSON grammar allows none, or text cut short.
+        case invalidJSON = "invalid-json"
+    }
+
+    /// Always ``Kind/invalidJSON``.
+    public var kind: Kind { .invalidJSON }
+    /// `invalid-json`.
+    public var id: String { kind.rawValue }
     /// What is wrong.
     public var message: String
-    /// The 1-based line of the offending byte.
-    public var line: Int
-    /// The 1-based column of the offending byte, in Unicode scalars.
-    public var column: Int
+    /// The 1-based line and column of the offending byte (columns counted in Unicode scalars).
+    public var location: SourceLocation
+
+    /// An error at `location`.
+    public init(message: String, location: SourceLocation) {
+        self.message = message
+        self.location = location
+    }
+
+    /// An error at `line` and `column` (what the scanner counts).
+    init(message: String, line: Int, column: Int) {
+        self.init(message: message, location: SourceLocation(line: line, column: column))
+    }
+
     /// `line:column: error: message`.
-    public var description: String { "\(line):\(column): error: \(message)" }
+    public var description: String { "\(location): error: \(message)" }
 }
 
 extension JSONValue {

@@ -47,9 +47,9 @@ public final class MappedInput {
         }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw RecordsError(description: "\(path): error: no such file")
+            throw RecordsError(.noSuchFile, input: path, message: "no such file")
         }
-        if isDirectory.boolValue { throw RecordsError(description: "\(path): error: is a directory") }
+        if isDirectory.boolValue { throw RecordsError(.isDirectory, input: path, message: "is a directory") }
         let fd = Glibc.open(path, O_RDONLY)
         // The reader the tool always used words the failure (permissions…); ask it for the message.
         guard fd >= 0 else { return MappedInput(bytes: try copy(Records.read(path)), isMapped: false) }
@@ -79,7 +79,8 @@ public final class MappedInput {
     private static func spool(_ fd: Int32) throws(RecordsError) -> MappedInput {
         func failure(_ what: String) -> RecordsError {
             RecordsError(
-                description: "<stdin>: error: cannot read the input (\(what): \(String(cString: strerror(errno))))")
+                .unreadable, input: "<stdin>",
+                message: "cannot read the input (\(what): \(String(cString: strerror(errno))))")
         }
         var template = Array((NSTemporaryDirectory() + "/sift-stdin-XXXXXX").utf8CString)
         let tmp = mkstemp(&template)

@@ -32,15 +32,51 @@ public struct NoProgress: RecordFilterProgress {
 }
 
 /// Why a ``RecordFilter`` stopped: the input is not JSON, or the predicate raised on a record.
-public enum RecordFilterError: Error, CustomStringConvertible, Sendable {
-    /// The input is not a JSON array or a sequence of JSON values; the error has its line and column.
-    case syntax(JSONError)
-    /// The predicate raised on the record at this 0-based position (the lowest such record).
-    case evaluation(record: Int, EvaluationError)
+///
+/// ```swift
+/// do { _ = try filter.select(from: input) } catch {
+///     switch error.kind {
+///     case .syntax(let json): print("not JSON at \(json.location)")
+///     case .evaluation(let record, let failure): print("record \(record): \(failure.id)")
+///     }
+/// }
+/// ```
+public struct RecordFilterError: SiftError, Hashable {
+    /// What stopped the filter.
+    public enum Kind: Hashable, Sendable {
+        /// The input is not a JSON array or a sequence of JSON values; the error has its line and
+        /// column in the input.
+        case syntax(JSONError)
+        /// The predicate raised on the record at this 0-based position (the lowest such record).
+        case evaluation(record: Int, EvaluationError)
+    }
 
-    /// `line:column: error: message`, or `record N: message`.
+    /// What stopped the filter.
+    public var kind: Kind
+
+    /// An error of `kind`.
+    public init(_ kind: Kind) { self.kind = kind }
+
+    /// `invalid-json`, or the evaluation error's id (`incomparable-values`…).
+    public var id: String {
+        switch kind {
+        case .syntax(let error): error.id
+        case .evaluation(_, let error): error.id
+        }
+    }
+
+    /// The syntax or evaluation error's message, without position.
+    public var message: String {
+        switch kind {
+        case .syntax(let error): error.message
+        case .evaluation(_, let error): error.message
+        }
+    }
+
+    /// `line:column: error: message` (in the input), or `record N: ` and the evaluation error with
+    /// its caret line (in the predicate).
     public var description: String {
-        switch self {
+        switch kind {
         case .syntax(let error): error.description
         case .evaluation(let record, let error): "record \(record): \(error.annotated)"
         }
@@ -95,8 +131,8 @@ public struct RecordFilter: Sendable {
         let pass = FirstPass.run(
             input, compiled: predicate, variables: variables, projection: projection,
             timed: timed, progress: &progress)
-        if let error = pass.syntaxError { throw .syntax(error.located(in: input.bytes)) }
-        if let failure = pass.failure { throw .evaluation(record: failure.record, failure.error) }
+        if let error = pass.syntaxError { throw RecordFilterError(.syntax(error.located(in: input.bytes))) }
+        if let failure = pass.failure { throw RecordFilterError(.evaluation(record: failure.record, failure.error)) }
         return Selection(
             input: input, recordCount: pass.recordCount, indices: pass.matchIndices,
             starts: pass.matchStarts, depth: pass.depth, readTime: pass.readTime,

@@ -3,12 +3,59 @@
 
 import Foundation
 import SiftEvaluation
+import SiftSyntax
 
-/// Why an input could not be read or parsed; `description` names the file and, for a syntax error,
-/// the line and column (`people.json:3:7: error: …`).
-public struct RecordsError: Error, CustomStringConvertible, Sendable {
-    /// The line to print on standard error.
-    public var description: String
+/// Why an input could not be read or parsed; the description names the file and, for a syntax
+/// error, the line and column (`people.json:3:7: error: …`).
+///
+/// ```swift
+/// do { _ = try MappedInput.open("missing.json") } catch {
+///     print(error.id)   // no-such-file
+///     print(error)      // missing.json: error: no such file
+/// }
+/// ```
+public struct RecordsError: SiftError, Hashable {
+    /// The kinds of failure; the raw value is the error's id.
+    public enum Kind: String, Hashable, Sendable, CaseIterable {
+        /// The path names no file.
+        case noSuchFile = "no-such-file"
+        /// The path names a directory.
+        case isDirectory = "is-a-directory"
+        /// The file or standard input could not be read (permissions, an I/O error).
+        case unreadable = "unreadable-input"
+        /// The input is not JSON (``location`` says where).
+        case invalidJSON = "invalid-json"
+    }
+
+    /// What kind of failure this is.
+    public var kind: Kind
+    /// The input's name: its path, or `<stdin>`.
+    public var input: String
+    /// What went wrong, without the input's name or the position.
+    public var message: String
+    /// The 1-based line and column of a syntax error.
+    public var location: SourceLocation?
+
+    /// An error of `kind` about `input` (a path or `<stdin>`).
+    public init(_ kind: Kind, input: String, message: String, location: SourceLocation? = nil) {
+        self.kind = kind
+        self.input = input
+        self.message = message
+        self.location = location
+    }
+
+    /// The error for a JSON syntax error in `input`.
+    init(_ error: JSONError, input: String) {
+        self.init(.invalidJSON, input: input, message: error.message, location: error.location)
+    }
+
+    /// The kind's raw value, e.g. `no-such-file`.
+    public var id: String { kind.rawValue }
+
+    /// `input:line:column: error: message`, or `input: error: message` without a location.
+    public var description: String {
+        "\(input)" + (location.map { ":\($0)" } ?? "") + ": error: \(message)"
+    }
 }
 
 /// Record sets read whole (the SQL back-ends load every record before running a query).
@@ -21,13 +68,14 @@ package enum Records {
         let path = path!
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw RecordsError(description: "\(path): error: no such file")
+            throw RecordsError(.noSuchFile, input: path, message: "no such file")
         }
-        if isDirectory.boolValue { throw RecordsError(description: "\(path): error: is a directory") }
+        if isDirectory.boolValue { throw RecordsError(.isDirectory, input: path, message: "is a directory") }
         do {
             return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         } catch {
-            throw RecordsError(description: "\(path): error: cannot read the file (\(error.localizedDescription))")
+            throw RecordsError(
+                .unreadable, input: path, message: "cannot read the file (\(error.localizedDescription))")
         }
     }
 
@@ -43,7 +91,7 @@ package enum Records {
             }
             return try reader.parseSequence()
         } catch {
-            throw RecordsError(description: "\(name):\(error.description)")
+            throw RecordsError(error, input: name)
         }
     }
 

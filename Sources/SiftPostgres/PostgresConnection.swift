@@ -297,7 +297,7 @@ public final class PostgresConnection: @unchecked Sendable {
         if sift_PQstatus(connection) != CONNECTION_OK {
             return PostgresError(kind: .connection, message: "lost the connection to PostgreSQL at \(host): \(reason)")
         }
-        return PostgresError(kind: .query, message: "postgres error: \(reason)")
+        return PostgresError(kind: .query, message: reason)
     }
 
     /// The error a failed result reports: SQLSTATE, primary message, detail and hint.
@@ -312,13 +312,10 @@ public final class PostgresConnection: @unchecked Sendable {
         if let detail = field("D") { text += " (detail: \(detail))" }
         if let hint = field("H") { text += " (hint: \(hint))" }
         if sift_PQstatus(connection) != CONNECTION_OK {
-            let reported = state.map { "postgres error \($0): " + text } ?? text
             return PostgresError(
-                kind: .connection, sqlState: state,
-                message: "lost the connection to PostgreSQL at \(target): \(reported)")
+                kind: .connection, sqlState: state, message: "lost the connection to PostgreSQL at \(target): \(text)")
         }
-        return PostgresError(
-            kind: .query, sqlState: state, message: "postgres error" + (state.map { " " + $0 } ?? "") + ": " + text)
+        return PostgresError(kind: .query, sqlState: state, message: text)
     }
 
     /// The rows of a successful result, each field mapped by its column's type.

@@ -11,7 +11,7 @@ import SiftSyntax
 /// do { _ = try lowering.select(try PredicateSyntax.parse("nme == 1")) }
 /// catch { print(error.kind, error) }   // unknownKey  error: Person has no key 'nme'
 /// ```
-public struct SQLLoweringError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct SQLLoweringError: SiftError, Hashable {
     /// The stable kinds.
     public enum Kind: String, Hashable, Sendable, CaseIterable {
         /// A key the entity does not have (entities that are not open).

@@ -43,9 +43,11 @@ public struct Schema: Codable, Hashable, Sendable {
         do {
             decoded = try JSONDecoder().decode(Schema.self, from: jsonData)
         } catch let error as DecodingError {
-            throw SchemaError(message: SchemaError.describe(error))
+            throw SchemaError(.unreadable, message: SchemaError.describe(error))
+        } catch let error as SchemaError {
+            throw error
         } catch {
-            throw SchemaError(message: "invalid schema JSON: \(error)")
+            throw SchemaError(.unreadable, message: "invalid schema JSON: \(error)")
         }
         try self.init(entities: decoded.entities)
     }
@@ -633,11 +635,34 @@ extension Schema {
 }
 
 /// A schema that cannot be decoded or does not hold together.
-public struct SchemaError: Error, Hashable, Sendable, CustomStringConvertible {
+///
+/// ```swift
+/// do { _ = try Schema(jsonData: Data(#"{"entities": 3}"#.utf8)) } catch {
+///     print(error.id)   // unreadable-schema
+///     print(error)      // schema error: … at .entities
+/// }
+/// ```
+public struct SchemaError: SiftError, Hashable {
+    /// The kinds of schema failure; the raw value is the error's id.
+    public enum Kind: String, Hashable, Sendable, CaseIterable {
+        /// The JSON does not decode as a schema (a missing key, a value of the wrong type).
+        case unreadable = "unreadable-schema"
+        /// The schema decodes but does not hold together (a duplicate entity or property, a
+        /// relationship to an unknown entity, an encoding that does not fit its type…).
+        case invalid = "invalid-schema"
+    }
+
+    /// What kind of failure this is.
+    public var kind: Kind
     /// What is wrong with the schema.
     public var message: String
-    /// An error with its message.
-    public init(message: String) { self.message = message }
+    /// An error of `kind` with its message.
+    public init(_ kind: Kind = .invalid, message: String) {
+        self.kind = kind
+        self.message = message
+    }
+    /// `unreadable-schema` or `invalid-schema`.
+    public var id: String { kind.rawValue }
     /// `schema error: ` followed by the message.
     public var description: String { "schema error: \(message)" }
 

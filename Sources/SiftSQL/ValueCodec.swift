@@ -255,11 +255,11 @@ package enum ValueCodec {
 /// Why bytes are not a value ``ValueCodec`` wrote, and where (a byte offset).
 ///
 /// ```swift
-/// do { _ = try ValueCodec.decode([42]) } catch { error.reason }   // .unknownTag(42)
+/// do { _ = try ValueCodec.decode([42]) } catch { error.kind }   // .unknownTag(42)
 /// ```
-package struct ValueCodecError: Error, Equatable, Sendable, CustomStringConvertible {
+package struct ValueCodecError: SiftError, Hashable {
     /// What is wrong with the bytes.
-    package enum Reason: Equatable, Sendable {
+    package enum Kind: Hashable, Sendable {
         /// The bytes end inside a value (or a length or count runs past their end).
         case truncated
         /// A byte where a tag should be that is no tag.
@@ -275,17 +275,30 @@ package struct ValueCodecError: Error, Equatable, Sendable, CustomStringConverti
     }
 
     /// What is wrong.
-    package let reason: Reason
+    package let kind: Kind
     /// The offset of the byte where reading failed.
     package let offset: Int
 
-    init(_ reason: Reason, at offset: Int) {
-        self.reason = reason
+    init(_ kind: Kind, at offset: Int) {
+        self.kind = kind
         self.offset = offset
     }
 
-    package var description: String {
-        switch reason {
+    /// `truncated`, `unknown-tag`, `invalid-text`, `invalid-decimal`, `duplicate-key` or `trailing-bytes`.
+    package var id: String {
+        switch kind {
+        case .truncated: "truncated"
+        case .unknownTag: "unknown-tag"
+        case .invalidText: "invalid-text"
+        case .invalidDecimal: "invalid-decimal"
+        case .duplicateKey: "duplicate-key"
+        case .trailingBytes: "trailing-bytes"
+        }
+    }
+
+    /// What is wrong and at which byte.
+    package var message: String {
+        switch kind {
         case .truncated: "value bytes cut short at byte \(offset)"
         case .unknownTag(let t): "unknown value tag \(t) at byte \(offset)"
         case .invalidText: "text that is not UTF-8 at byte \(offset)"
@@ -294,6 +307,9 @@ package struct ValueCodecError: Error, Equatable, Sendable, CustomStringConverti
         case .trailingBytes: "bytes after the value at byte \(offset)"
         }
     }
+
+    /// The message.
+    package var description: String { message }
 }
 
 // MARK: - Flat lists

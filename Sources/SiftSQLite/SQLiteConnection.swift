@@ -5,15 +5,71 @@
 
 import CSQLite
 import SiftSQL
+import SiftSyntax
 
 /// An SQLite failure: the result code, SQLite's message and the SQL being run.
 ///
 /// ```swift
 /// do { try db.execute("SELEC 1") } catch { print(error.code, error.message) }  // 1 near "SELEC": syntax error
 /// ```
-public struct SQLiteError: Error, Sendable, CustomStringConvertible {
-    /// The (extended) SQLite result code, e.g. 1 for SQLITE_ERROR.
+public struct SQLiteError: SiftError, Hashable {
+    /// The class of failure, from the primary result code (the low byte of ``code``); the raw value
+    /// is the error's id.
+    ///
+    /// ```swift
+    /// if error.kind == .busy { /* another connection holds the write lock: try again later */ }
+    /// ```
+    public enum Kind: String, Hashable, Sendable, CaseIterable {
+        /// `SQLITE_ERROR`: an SQL error, a missing table, or an error a Sift function raised.
+        case error = "sqlite-error"
+        /// `SQLITE_BUSY`: another connection holds a lock this one needs.
+        case busy
+        /// `SQLITE_LOCKED`: a conflict within this connection (or a shared cache).
+        case locked
+        /// `SQLITE_CONSTRAINT`: a UNIQUE, NOT NULL, CHECK or foreign-key constraint failed.
+        case constraint
+        /// `SQLITE_READONLY`: a write to a database opened read-only.
+        case readOnly = "read-only"
+        /// `SQLITE_IOERR`: the operating system reported an I/O error.
+        case ioError = "io-error"
+        /// `SQLITE_CORRUPT`: the database file is malformed.
+        case corrupt
+        /// `SQLITE_NOTADB`: the file is not an SQLite database.
+        case notADatabase = "not-a-database"
+        /// `SQLITE_FULL`: the disk (or the database's size limit) is full.
+        case full
+        /// `SQLITE_CANTOPEN`: the file cannot be opened.
+        case cannotOpen = "cannot-open"
+        /// `SQLITE_MISUSE`: the library was used against its rules (e.g. SQL text without a statement).
+        case misuse
+        /// Any other result code.
+        case other = "sqlite-other"
+
+        /// The kind of an SQLite result code (primary or extended).
+        public init(code: Int32) {
+            switch code & 0xFF {
+            case SQLITE_ERROR: self = .error
+            case SQLITE_BUSY: self = .busy
+            case SQLITE_LOCKED: self = .locked
+            case SQLITE_CONSTRAINT: self = .constraint
+            case SQLITE_READONLY: self = .readOnly
+            case SQLITE_IOERR: self = .ioError
+            case SQLITE_CORRUPT: self = .corrupt
+            case SQLITE_NOTADB: self = .notADatabase
+            case SQLITE_FULL: self = .full
+            case SQLITE_CANTOPEN: self = .cannotOpen
+            case SQLITE_MISUSE: self = .misuse
+            default: self = .other
+            }
+        }
+    }
+
+    /// The (extended) SQLite result code, e.g. 1 for SQLITE_ERROR, 2067 for SQLITE_CONSTRAINT_UNIQUE.
     public var code: Int32
+    /// The class of failure, from ``code``.
+    public var kind: Kind { Kind(code: code) }
+    /// The kind's raw value, e.g. `busy`, `constraint`, `sqlite-error`.
+    public var id: String { kind.rawValue }
     /// SQLite's message; for errors raised by Sift's functions it starts with the evaluator's error
     /// id, e.g. `invalid-regex: …`.
     public var message: String

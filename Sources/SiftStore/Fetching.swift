@@ -79,7 +79,7 @@ extension ManagedObjectContext {
         if plan.residual == nil, try dirtyObjects(request, plan) == nil {
             let q: SQLQuery
             do { q = try plan.lowering.count(plan.pushed, variables: request.variables) } catch {
-                throw StoreError(.syntax, error.description)
+                throw StoreError(error)
             }
             let rows = try store.locked { () throws(StoreError) in
                 do throws(SQLiteError) { return try store.rows(q.sql, q.bindings) } catch { throw error.storeError }

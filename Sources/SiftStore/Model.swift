@@ -8,6 +8,7 @@
 import Foundation
 import SiftEvaluation
 import SiftSQL
+import SiftSyntax
 
 /// The types an attribute can have: Core Data's, plus `dynamic` for JSON whose values disagree.
 public enum AttributeType: String, Codable, Hashable, Sendable, CaseIterable {
@@ -15,7 +16,8 @@ public enum AttributeType: String, Codable, Hashable, Sendable, CaseIterable {
     case integer16, integer32, integer64, double, float, decimal, string, boolean, date, binary
     /// A UUID or a URL, stored as text.
     case uuid, uri
-    /// Any `Codable` value, stored as its JSON encoding; predicates see the decoded JSON.
+    /// Any value (a `Codable` one through its encoding), kept exactly in Sift's binary value form
+    /// (an integer 1 and a double 1.0 stay apart); predicates see the value.
     case transformable
     /// Each value keeps its own kind (integer, double or string), as in a JSON document whose
     /// records disagree; stored in an untyped column.
@@ -417,7 +419,7 @@ public struct ManagedObjectModel: Hashable, Sendable {
         struct File: Decodable { var entities: [EntityDescription] }
         let file: File
         do { file = try JSONDecoder().decode(File.self, from: data) } catch {
-            throw ModelError("invalid model JSON: \(ModelError.describe(error))")
+            throw ModelError(.unreadable, "invalid model JSON: \(ModelError.describe(error))")
         }
         try self.init(entities: file.entities)
     }
@@ -457,11 +459,37 @@ extension String {
 }
 
 /// A model that does not hold together, or a model file that cannot be read.
-public struct ModelError: Error, Hashable, Sendable, CustomStringConvertible {
+///
+/// ```swift
+/// let person = EntityDescription("Z_Person")
+/// do { _ = try ManagedObjectModel(entities: [person]) } catch {
+///     print(error.id)   // invalid-model
+///     print(error)      // model error: entity: names starting with 'Z_' are reserved …
+/// }
+/// ```
+public struct ModelError: SiftError, Hashable {
+    /// The kinds of model failure; the raw value is the error's id.
+    public enum Kind: String, Hashable, Sendable, CaseIterable {
+        /// The model file is not JSON of a model (a missing key, a value of the wrong type).
+        case unreadable = "unreadable-model"
+        /// The model does not hold together: a name, parent, destination, inverse or rule that is
+        /// wrong.
+        case invalid = "invalid-model"
+    }
+
+    /// What kind of failure this is.
+    public var kind: Kind
     /// What is wrong with the model.
     public var message: String
-    /// An error with its message.
-    public init(_ message: String) { self.message = message }
+    /// An error of `kind` with its message.
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+    /// An ``Kind/invalid`` model error with its message.
+    public init(_ message: String) { self.init(.invalid, message) }
+    /// `unreadable-model` or `invalid-model`.
+    public var id: String { kind.rawValue }
     /// `model error: ` followed by the message.
     public var description: String { "model error: \(message)" }
 

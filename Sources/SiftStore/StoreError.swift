@@ -4,6 +4,7 @@
 
 import Foundation
 import SiftEvaluation
+import SiftSQL
 import SiftSyntax
 
 /// A failure of the model, the store, a context or a request.
@@ -14,7 +15,7 @@ import SiftSyntax
 ///     print(error)           // store error: Person (temporary 1) 'age': -1 is below the minimum 0
 /// }
 /// ```
-public struct StoreError: Error, Sendable, CustomStringConvertible {
+public struct StoreError: SiftError {
     /// The stable kinds; the raw value is the error's id.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
         /// A model that does not hold together, or a model file that cannot be read.
@@ -49,7 +50,11 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public var kind: Kind
     /// The first or only problem, in words.
     public var message: String
-    /// Every broken rule, when a save fails validation (the first is `message`).
+    /// Where in the predicate, sort key or expression a syntax or evaluation error points, when
+    /// its source is known.
+    public var location: SourceLocation?
+    /// Every broken rule, when a save fails validation (the first is `message`, after
+    /// `line:column: error: ` when the error has a ``location``).
     public var failures: [String]
     /// The evaluator's error (with its source range and `annotated` caret line) when a predicate
     /// or expression raised in memory.
@@ -62,20 +67,29 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         self.failures = failures.isEmpty ? [message] : failures
     }
 
-    /// `store error: ` followed by the message, or by every failure when a save broke several rules.
+    /// `store error: ` followed by the message (after `line:column: error:` when the error has a
+    /// location), or by every failure when a save broke several rules.
     public var description: String {
-        failures.count > 1
-            ? "store error: \(failures.count) problems: " + failures.joined(separator: "; ")
-            : "store error: \(message)"
+        if failures.count > 1 {
+            return "store error: \(failures.count) problems: " + failures.joined(separator: "; ")
+        }
+        return "store error: " + (location.map { "\($0): error: " } ?? "") + message
     }
 
     /// The stable id, e.g. `uniqueness`.
     public var id: String { kind.rawValue }
 
     init(_ e: ModelError) { self.init(.model, e.message) }
-    init(_ e: SyntaxError) { self.init(.syntax, e.description) }
+    init(_ e: SyntaxError) { self.init(.syntax, e.message, at: e.location) }
     init(_ e: EvaluationError) {
-        self.init(.evaluation, e.description)
+        self.init(.evaluation, e.message, at: e.location)
         evaluationError = e
+    }
+    init(_ e: SQLLoweringError) { self.init(.syntax, e.message, at: e.location) }
+
+    /// An error at a place in a predicate; its one failure line starts with `line:column: error: `.
+    private init(_ kind: Kind, _ message: String, at location: SourceLocation?) {
+        self.init(kind, message, failures: [(location.map { "\($0): error: " } ?? "") + message])
+        self.location = location
     }
 }

@@ -161,7 +161,7 @@ public enum SyntaxErrorKind: Error, Hashable, Sendable, Codable {
 /// do { _ = try PredicateSyntax.parse("a == 1 AND") }
 /// catch let e as SyntaxError { print(e) }  // 1:8: error: expected predicate after 'AND'
 /// ```
-public struct SyntaxError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct SyntaxError: SiftError, Hashable {
     /// What went wrong.
     public var kind: SyntaxErrorKind
     /// The offending token's byte range in the source.

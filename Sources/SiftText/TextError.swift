@@ -2,14 +2,16 @@
 // functions) surface these to the user, so the kind is a stable machine-readable code and the
 // message is a lower-case sentence that quotes the offending pattern.
 
+import SiftSyntax
+
 /// A LIKE or MATCHES pattern that cannot be used.
 ///
 /// ```swift
 /// do { _ = try LikePattern("ab\\", []) } catch { print(error.kind) } // likeTrailingBackslash
 /// ```
-public struct TextError: Error, Sendable, CustomStringConvertible {
+public struct TextError: SiftError, Hashable {
     /// The stable code of the failure; the raw value is what tools print.
-    public enum Kind: String, Sendable {
+    public enum Kind: String, Hashable, Sendable, CaseIterable {
         /// A LIKE pattern that ends with a lone backslash.
         case likeTrailingBackslash = "invalid-like-pattern"
         /// A MATCHES pattern PCRE2 cannot compile.
@@ -22,6 +24,9 @@ public struct TextError: Error, Sendable, CustomStringConvertible {
     public var kind: Kind
     /// A lower-case sentence quoting the offending pattern.
     public var message: String
+    /// The kind's raw value: `invalid-like-pattern`, `invalid-regex` or `regex-limit`, the ids of
+    /// the evaluator's errors for these.
+    public var id: String { kind.rawValue }
 
     /// An error of `kind` with its message.
     public init(kind: Kind, message: String) {

@@ -134,7 +134,7 @@ struct FilterCommand: ParsableCommand {
             progress.finish()
         } catch {
             progress.finish()
-            switch error {
+            switch error.kind {
             case .syntax(let located): writeError("\(name):\(located.description)")
             case .evaluation: writeError(error.description)
             }

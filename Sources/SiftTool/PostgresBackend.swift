@@ -51,7 +51,7 @@ final class PostgresTablesOnServer {
         schemaName = server.newSchemaName()
         do throws(PostgresError) { tables = try PostgresTables(schema: store.schema) } catch {
             throw SQLBackendError(
-                stage: "load", description: "cannot load the records into PostgreSQL: \(error.message)")
+                stage: "load", description: "cannot load the records into PostgreSQL: \(error)")
         }
         let c = server.connection
         do throws(PostgresError) {
@@ -82,7 +82,7 @@ final class PostgresTablesOnServer {
         } catch {
             try? c.executeScript("ROLLBACK")
             throw SQLBackendError(
-                stage: "load", description: "cannot load the records into PostgreSQL: \(error.message)")
+                stage: "load", description: "cannot load the records into PostgreSQL: \(error)")
         }
     }
 
@@ -103,7 +103,7 @@ final class PostgresTablesOnServer {
                 return -1
             }
         } catch {
-            throw SQLBackendError(stage: "sql", description: "sql: \(error.message)")
+            throw SQLBackendError(stage: "sql", description: "sql: \(error)")
         }
     }
 

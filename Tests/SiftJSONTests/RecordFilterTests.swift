@@ -8,6 +8,7 @@
 import Foundation
 import Testing
 import SiftJSON
+import SiftSyntax
 import SiftTestSupport
 
 /// The indices of `records` the predicate matches, record by record (the reference).
@@ -73,7 +74,9 @@ private let people = packageRoot.appendingPathComponent("Samples/people.json").p
         #expect {
             _ = try RecordFilter(try SiftPredicate("age > 30")).select(from: input)
         } throws: { error in
-            guard case RecordFilterError.evaluation(let record, _) = error else { return false }
+            guard let error = error as? RecordFilterError, case .evaluation(let record, _) = error.kind else {
+                return false
+            }
             return record == 1 && "\(error)".hasPrefix("record 1: ")
         }
         let lenient = try SiftPredicate(format: "age > 30", arguments: [], options: EvaluationOptions(lenient: true))
@@ -86,8 +89,10 @@ private let people = packageRoot.appendingPathComponent("Samples/people.json").p
         #expect {
             _ = try RecordFilter(try SiftPredicate("age > 30")).select(from: input)
         } throws: { error in
-            guard case RecordFilterError.syntax(let located) = error else { return false }
-            return located.line == 3 && located.column == 9
+            guard let error = error as? RecordFilterError, case .syntax(let located) = error.kind else {
+                return false
+            }
+            return located.location == SourceLocation(line: 3, column: 9) && error.id == "invalid-json"
                 && located.message == "unexpected '}' where a JSON value was expected"
         }
     }

@@ -103,21 +103,21 @@ import Testing
                 return nil
             } catch { return error }
         }
-        #expect(reason([])?.reason == .truncated)
-        #expect(reason([3, 1, 0])?.reason == .truncated)
+        #expect(reason([])?.kind == .truncated)
+        #expect(reason([3, 1, 0])?.kind == .truncated)
         #expect(reason([3, 1, 0])?.offset == 1)
-        #expect(reason([11])?.reason == .unknownTag(11))
-        #expect(reason([0xFF])?.reason == .unknownTag(0xFF))
-        #expect(reason([0, 0])?.reason == .trailingBytes)
+        #expect(reason([11])?.kind == .unknownTag(11))
+        #expect(reason([0xFF])?.kind == .unknownTag(0xFF))
+        #expect(reason([0, 0])?.kind == .trailingBytes)
         #expect(reason([0, 0])?.offset == 1)
-        #expect(reason([5, 1, 0, 0, 0, 0, 0, 0, 0, 0xFF])?.reason == .invalidText)
-        #expect(reason([9, 3, 0, 0, 0, 0, 0, 0, 0] + Array("abc".utf8))?.reason == .invalidDecimal)
+        #expect(reason([5, 1, 0, 0, 0, 0, 0, 0, 0, 0xFF])?.kind == .invalidText)
+        #expect(reason([9, 3, 0, 0, 0, 0, 0, 0, 0] + Array("abc".utf8))?.kind == .invalidDecimal)
         // A count far beyond the bytes fails at once instead of reserving memory for it.
-        #expect(reason([7] + Array(repeating: 0xFF, count: 8))?.reason == .truncated)
-        #expect(reason([10, 0, 0, 0, 0, 0, 0, 0, 0x80, 1])?.reason == .truncated)
+        #expect(reason([7] + Array(repeating: 0xFF, count: 8))?.kind == .truncated)
+        #expect(reason([10, 0, 0, 0, 0, 0, 0, 0, 0x80, 1])?.kind == .truncated)
         let twice: [UInt8] =
             [8, 2, 0, 0, 0, 0, 0, 0, 0] + [1, 0, 0, 0, 0, 0, 0, 0, 0x6B, 0] + [1, 0, 0, 0, 0, 0, 0, 0, 0x6B, 2]
-        #expect(reason(twice)?.reason == .duplicateKey("k"))
+        #expect(reason(twice)?.kind == .duplicateKey("k"))
     }
 
     @Test func everyCutAndFlipFailsOrReadsNeverCrashes() throws {

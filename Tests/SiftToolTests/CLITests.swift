@@ -110,8 +110,7 @@ import Testing
             _ = try JSONReader.parse("[\n 1,\n 2,,\n]")
             Issue.record("expected an error")
         } catch {
-            #expect(error.line == 3)
-            #expect(error.column == 4)
+            #expect(error.location == SourceLocation(line: 3, column: 4))
         }
     }
 }

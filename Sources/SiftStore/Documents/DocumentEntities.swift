@@ -129,7 +129,7 @@ extension DocumentObjectShape {
 
 /// Documents are written from their evaluation values.
 extension Value: DocumentValue {
-    public var documentKind: DocumentKind? {
+    package var documentKind: DocumentKind? {
         switch self {
         case .null: nil
         case .bool, .integer, .double, .string: .scalar
@@ -140,7 +140,7 @@ extension Value: DocumentValue {
         }
     }
 
-    public var documentScalar: SQLValue {
+    package var documentScalar: SQLValue {
         switch self {
         case .bool(let b): .integer(b ? 1 : 0)
         case .integer(let i): .integer(i)
@@ -150,17 +150,17 @@ extension Value: DocumentValue {
         }
     }
 
-    public var documentDate: SQLValue {
+    package var documentDate: SQLValue {
         if case .date(let d) = self { return .double(d.timeIntervalSince1970) }
         return .null
     }
 
-    public var documentMembers: [String: Value] {
+    package var documentMembers: [String: Value] {
         if case .dictionary(let d) = self { return d }
         return [:]
     }
 
-    public var documentElements: [Value] {
+    package var documentElements: [Value] {
         switch self {
         case .array(let a), .set(let a): a
         default: []

@@ -8,20 +8,39 @@ import SiftEvaluation
 import SiftJSON
 import SiftSQL
 import SiftSQLite
+import SiftSyntax
 
-/// Why a JSON store could not be built: `id` is stable (`sqlite-error`, `schema-error`).
+/// Why a JSON store could not be built.
 ///
 /// ```swift
-/// do { _ = try JSONStore(records: []) } catch { print(error.id, error.message) }
+/// do { _ = try JSONStore(records: records) } catch {
+///     print(error.id, error.message)   // records-refused cannot load the records: …
+/// }
 /// ```
-public struct JSONStoreError: Error, Sendable, CustomStringConvertible {
-    public var id: String
+public struct JSONStoreError: SiftError, Hashable {
+    /// The kinds of failure; the raw value is the error's id.
+    public enum Kind: String, Hashable, Sendable, CaseIterable {
+        /// The model inferred from the records does not hold together.
+        case invalidModel = "invalid-model"
+        /// The in-memory store could not be made.
+        case storeUnavailable = "store-unavailable"
+        /// The store refused the records (a value it cannot hold, a shape conflict).
+        case recordsRefused = "records-refused"
+    }
+
+    /// What kind of failure this is.
+    public var kind: Kind
+    /// What went wrong.
     public var message: String
-    public init(id: String, message: String) {
-        self.id = id
+    /// An error of `kind` with its message.
+    public init(_ kind: Kind, message: String) {
+        self.kind = kind
         self.message = message
     }
-    public var description: String { "\(id): \(message)" }
+    /// The kind's raw value, e.g. `records-refused`.
+    public var id: String { kind.rawValue }
+    /// The message.
+    public var description: String { message }
 }
 
 /// JSON records in an in-memory SiftStore, as documents of one document entity, with the schema
@@ -69,7 +88,7 @@ public final class JSONStore {
                 EntityDescription(entity, document: DocumentInference.describe(records))
             ])
         } catch {
-            throw JSONStoreError(id: "schema-error", message: "the inferred model is invalid: \(error.message)")
+            throw JSONStoreError(.invalidModel, message: "the inferred model is invalid: \(error.message)")
         }
         schema = model.schema
         unsupportedKeys = model.unsupportedDocumentKeys(of: entity)
@@ -77,7 +96,7 @@ public final class JSONStore {
         do throws(StoreError) {
             store = try PersistentStore.inMemory(model: model)
         } catch {
-            throw JSONStoreError(id: "sqlite-error", message: "cannot make the store: \(error.message)")
+            throw JSONStoreError(.storeUnavailable, message: "cannot make the store: \(error.message)")
         }
         let context = ManagedObjectContext(store: store)
         var importer = StoreImporter(context: context)
@@ -85,7 +104,7 @@ public final class JSONStore {
             _ = try importer.run(records, entity: entity)
         } catch {
             throw JSONStoreError(
-                id: "sqlite-error", message: "cannot load the records: \(error.lines.joined(separator: "; "))")
+                .recordsRefused, message: "cannot load the records: \(error.lines.joined(separator: "; "))")
         }
         var keys: [Int64: Int] = [:]
         keys.reserveCapacity(records.count)

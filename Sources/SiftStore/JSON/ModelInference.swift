@@ -10,6 +10,7 @@
 
 import Foundation
 import SiftJSON
+import SiftSyntax
 
 /// What the inference found out: the entities, root first, and one note per key it had to decide.
 package struct InferredModel {
@@ -20,8 +21,17 @@ package struct InferredModel {
 
 /// Why no model could be inferred: records that are not objects. Each line is printed on
 /// standard error as it is.
-package struct ModelInferenceError: Error {
+package struct ModelInferenceError: SiftError, Hashable {
+    /// The one kind: records no model describes.
+    package enum Kind: String, Hashable, Sendable {
+        case notObjects = "not-objects"
+    }
+    package var kind: Kind { .notObjects }
+    package var id: String { kind.rawValue }
     package var lines: [String]
+    /// The lines, joined.
+    package var message: String { lines.joined(separator: "; ") }
+    package var description: String { lines.joined(separator: "\n") }
 }
 
 package enum ModelInference {

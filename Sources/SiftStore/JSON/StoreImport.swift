@@ -9,6 +9,7 @@
 import Foundation
 import SiftEvaluation
 import SiftJSON
+import SiftSyntax
 
 /// Imports records into a context and saves them, or reports why not.
 package struct StoreImporter {
@@ -239,10 +240,19 @@ package struct StoreImporter {
 
 /// Why `sift store import` refused a set of records: one line per problem, each starting with
 /// `error:` (a record's position and key path where there is one).
-package struct JSONImportError: Error {
+package struct JSONImportError: SiftError, Hashable {
+    /// The one kind: the store refused the records.
+    package enum Kind: String, Hashable, Sendable {
+        case recordsRefused = "records-refused"
+    }
+    package var kind: Kind { .recordsRefused }
+    package var id: String { kind.rawValue }
     package var lines: [String]
     package init(_ lines: String...) { self.lines = lines }
     package init(lines: [String]) { self.lines = lines }
+    /// The lines, joined.
+    package var message: String { lines.joined(separator: "; ") }
+    package var description: String { lines.joined(separator: "\n") }
 
     /// `error: <message>`, without doubling a message that already says `error:` (a predicate
     /// error that reached the store keeps its own `line:column: error:` prefix).
