@@ -27,11 +27,15 @@ public struct FetchRequest: PredicateRequest, Sendable {
     public struct Aggregate: Sendable, Hashable {
         /// The aggregate functions of a dictionary fetch.
         public enum Function: String, Sendable, Hashable, CaseIterable {
-            /// `@count`, `@sum`, `@avg`, `@min`, `@max`.
+            /// `@count`: the number of values (of objects, for a plain `@count`).
             case count = "@count"
+            /// `@sum`: the sum of the key path's values.
             case sum = "@sum"
+            /// `@avg`: the average of the key path's values.
             case avg = "@avg"
+            /// `@min`: the smallest of the key path's values.
             case min = "@min"
+            /// `@max`: the largest of the key path's values.
             case max = "@max"
         }
         /// The key of the aggregate in each result dictionary.
