@@ -10,6 +10,11 @@ import SiftEvaluation
 import SiftSQL
 
 /// The types an attribute can have: Core Data's, plus `dynamic` for JSON whose values disagree.
+///
+/// ```swift
+/// let age = AttributeDescription("age", .integer16, optional: false, minValue: 0)
+/// AttributeType(rawValue: "string")   // .string, the name a model file uses
+/// ```
 public enum AttributeType: String, Codable, Hashable, Sendable, CaseIterable {
     /// Core Data's attribute types.
     case integer16, integer32, integer64, double, float, decimal, string, boolean, date, binary
@@ -42,6 +47,11 @@ public enum AttributeType: String, Codable, Hashable, Sendable, CaseIterable {
 }
 
 /// What deleting an object does to the objects a relationship reaches.
+///
+/// ```swift
+/// // A department that still has employees cannot be deleted.
+/// let staff = RelationshipDescription("staff", to: "Employee", toMany: true, deleteRule: .deny)
+/// ```
 public enum DeleteRule: String, Codable, Hashable, Sendable, CaseIterable {
     /// Remove the deleted object from the inverse relationship of the objects left behind.
     case nullify

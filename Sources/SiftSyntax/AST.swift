@@ -181,6 +181,11 @@ public indirect enum IndexSyntax: Hashable, Sendable, Codable {
 }
 
 /// A constant value in a predicate: a literal, or a value substituted for `%@` or `$variable`.
+///
+/// ```swift
+/// let p = try PredicateSyntax.parse("age > %@", literals: [.integer(30)])
+/// print(p)   // age > 30
+/// ```
 public indirect enum LiteralValue: Hashable, Sendable, Codable {
     /// `nil` (also `NULL`, and a nil `%@` argument).
     case null
@@ -308,6 +313,13 @@ public enum ComparisonOperator: String, Hashable, Sendable, Codable, CaseIterabl
 }
 
 /// The `[c]`, `[d]`, `[n]`, `[l]` options of a comparison.
+///
+/// ```swift
+/// let p = try PredicateSyntax.parse("name ==[cd] 'jose'")
+/// if case .comparison(_, _, _, let options, _) = p.kind {
+///     options == [.caseInsensitive, .diacriticInsensitive]   // true
+/// }
+/// ```
 public struct ComparisonOptions: OptionSet, Hashable, Sendable, Codable {
     /// The option bits.
     public let rawValue: UInt8
