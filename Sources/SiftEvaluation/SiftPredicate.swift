@@ -115,6 +115,11 @@ public struct CompiledPredicate<Root: KeyValueCoding>: Sendable, CustomStringCon
     public var description: String { predicate.description }
 
     /// Evaluates the predicate with `object` as `SELF`; `variables` bind `$name`s.
+    ///
+    /// ```swift
+    /// let older = try SiftPredicate("age > $limit").compiled(for: Person.self)
+    /// try older.evaluate(with: Person(name: "Ann", age: 41), variables: ["limit": .integer(30)])   // true
+    /// ```
     @inlinable
     public func evaluate(with object: Root, variables: [String: Value] = [:]) throws(EvaluationError) -> Bool {
         var scope = Scope(variables: variables)

@@ -13,13 +13,19 @@ import SiftSyntax
 /// v.value     // the dictionary a predicate evaluates against (born is a Date)
 /// ```
 public indirect enum JSONValue: Hashable, Sendable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number written without `.` or an exponent that fits 64 bits, such as `40` or `-7`.
     case integer(Int64)
+    /// Any other number, such as `1.0`, `2e3`, or an integer too large for 64 bits.
     case double(Double)
+    /// A string, its escapes decoded.
     case string(String)
+    /// An array, elements in document order.
     case array([JSONValue])
-    /// Keys in document order.
+    /// An object: its members as (key, value) pairs in document order, duplicate keys included.
     case object([(String, JSONValue)])
 
     /// Equal kinds with equal contents (members compared in order); `1` and `1.0` differ.

@@ -141,6 +141,12 @@ public struct RecordFilter: Sendable {
 
     /// The records a ``RecordFilter`` matched in one input: their positions, and their text read
     /// again from the input on demand.
+    ///
+    /// ```swift
+    /// let selection = try RecordFilter(try SiftPredicate("age >= 18")).select(from: input)
+    /// print("\(selection.indices.count) of \(selection.recordCount) records match")
+    /// let adults = selection.records()   // the matches as JSONValues, in input order
+    /// ```
     public struct Selection {
         /// The input the records are read from.
         public let input: MappedInput

@@ -72,6 +72,7 @@ public protocol SQLDialect: Sendable {
 /// PostgreSQLDialect().traits.contains(.dynamicTyping) // false
 /// ```
 public struct SQLDialectTraits: OptionSet, Hashable, Sendable {
+    /// The traits as bits, one per trait.
     public let rawValue: UInt8
     /// A trait set from its raw bits.
     public init(rawValue: UInt8) { self.rawValue = rawValue }

@@ -180,6 +180,14 @@ extension Schema {
         public var documentColumn: String?
 
         /// An entity; the table defaults to the name, the primary key to `id`.
+        ///
+        /// ```swift
+        /// let person = Schema.Entity(
+        ///     name: "Person", table: "person",
+        ///     attributes: [Schema.Attribute(name: "age", type: .integer)],
+        ///     relationships: [Schema.Relationship(name: "address", toOne: "Address", foreignKey: "address_id")])
+        /// let schema = try Schema(entities: [person, Schema.Entity(name: "Address")])
+        /// ```
         public init(
             name: String, table: String? = nil, primaryKey: String = "id",
             attributes: [Attribute] = [], relationships: [Relationship] = [], open: Bool = false,
@@ -382,6 +390,10 @@ extension Schema {
         public var foldedColumns: FoldedColumns?
 
         /// An attribute; the column defaults to the name, the encoding to the type's default.
+        ///
+        /// ```swift
+        /// let born = Schema.Attribute(name: "born", column: "birth_date", type: .date, encoding: .iso8601)
+        /// ```
         public init(
             name: String, column: String? = nil, type: ValueType, encoding: StorageEncoding? = nil,
             textColumn: String? = nil,

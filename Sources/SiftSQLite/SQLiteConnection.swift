@@ -453,6 +453,14 @@ public final class SQLiteStatement {
 /// One column of a statement's current row (`SQLiteStatement.value(_:)`). SQLite calls the value
 /// "unprotected": reading it is safe while nothing else uses the connection at the same time,
 /// which holds for any statement used from one thread at a time (a store holds its lock).
+///
+/// ```swift
+/// let statement = try connection.prepare("SELECT 1.5")
+/// _ = try statement.step()
+/// let v = statement.value(0)
+/// v.storageClass   // .double
+/// v.int64          // 1, SQLite's conversion
+/// ```
 public struct ColumnValue {
     let handle: OpaquePointer?
 

@@ -12,7 +12,13 @@ import SiftSQL
 import SiftSQLite
 import SiftSyntax
 
-/// What a batch request returns.
+/// What a batch request returns: the IDs of the objects it changed or deleted.
+///
+/// ```swift
+/// let result = try context.execute(try BatchDeleteRequest("Session", predicate: "expires < %@", Date()))
+/// print(result.deleted, result.count)   // true, and how many objects went
+/// try context.mergeChanges(from: result)
+/// ```
 public struct BatchResult: Sendable, Hashable {
     /// The objects changed (updated) or deleted, cascades included for deletes.
     public var objectIDs: [ObjectID]
@@ -28,7 +34,7 @@ public struct BatchResult: Sendable, Hashable {
 /// var raise = try BatchUpdateRequest("Employee", predicate: "department.name == %@", "R&D")
 /// raise.propertiesToUpdate = ["salary": .expression("salary * 1.1")]
 /// let result = try context.execute(raise)   // result.count rows updated
-/// context.mergeChanges(from: result)
+/// try context.mergeChanges(from: result)
 /// ```
 public struct BatchUpdateRequest: PredicateRequest, Sendable {
     /// A new value for a property: a constant, or an expression computed per object.

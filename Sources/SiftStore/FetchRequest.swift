@@ -27,11 +27,15 @@ public struct FetchRequest: PredicateRequest, Sendable {
     public struct Aggregate: Sendable, Hashable {
         /// The aggregate functions of a dictionary fetch.
         public enum Function: String, Sendable, Hashable, CaseIterable {
-            /// `@count`, `@sum`, `@avg`, `@min`, `@max`.
+            /// `@count`: the number of values (of objects, for a plain `@count`).
             case count = "@count"
+            /// `@sum`: the sum of the key path's values.
             case sum = "@sum"
+            /// `@avg`: the average of the key path's values.
             case avg = "@avg"
+            /// `@min`: the smallest of the key path's values.
             case min = "@min"
+            /// `@max`: the largest of the key path's values.
             case max = "@max"
         }
         /// The key of the aggregate in each result dictionary.
@@ -128,6 +132,12 @@ public struct FetchRequest: PredicateRequest, Sendable {
 
 /// A request for the objects of an entity a predicate selects: fetch, batch update, batch delete.
 /// They share the format-string initializer.
+///
+/// ```swift
+/// let fetch = try FetchRequest("Person", predicate: "age > %@", 30)
+/// let purge = try BatchDeleteRequest("Person", predicate: "age > %@", 120)
+/// let all = FetchRequest("Person", predicate: nil)
+/// ```
 public protocol PredicateRequest {
     /// A request for the objects of `entityName` that `predicate` selects (nil: all).
     init(_ entityName: String, predicate: SiftPredicate?)
@@ -147,6 +157,12 @@ extension PredicateRequest {
 }
 
 /// How a fetch runs: the SQL it sends, SQLite's plan for it, and what is left for memory.
+///
+/// ```swift
+/// let plan = try context.explain(try FetchRequest("Person", predicate: "age > %@", 30))
+/// print(plan)                      // sql: …, plan: …, residual: none
+/// plan.residualPredicate == nil    // true: SQL alone decides this fetch
+/// ```
 public struct FetchExplanation: Sendable, CustomStringConvertible {
     /// The SQL of the pushed-down part, with its bound values.
     public var sql: String

@@ -11,6 +11,11 @@ import SiftSQL
 import SiftSyntax
 
 /// The types an attribute can have: Core Data's, plus `dynamic` for JSON whose values disagree.
+///
+/// ```swift
+/// let age = AttributeDescription("age", .integer16, optional: false, minValue: 0)
+/// AttributeType(rawValue: "string")   // .string, the name a model file uses
+/// ```
 public enum AttributeType: String, Codable, Hashable, Sendable, CaseIterable {
     /// Core Data's attribute types.
     case integer16, integer32, integer64, double, float, decimal, string, boolean, date, binary
@@ -44,6 +49,11 @@ public enum AttributeType: String, Codable, Hashable, Sendable, CaseIterable {
 }
 
 /// What deleting an object does to the objects a relationship reaches.
+///
+/// ```swift
+/// // A department that still has employees cannot be deleted.
+/// let staff = RelationshipDescription("staff", to: "Employee", toMany: true, deleteRule: .deny)
+/// ```
 public enum DeleteRule: String, Codable, Hashable, Sendable, CaseIterable {
     /// Remove the deleted object from the inverse relationship of the objects left behind.
     case nullify
@@ -162,14 +172,25 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
 public struct MixedShapes: Codable, Hashable, Sendable {
     /// What the elements of the arrays are.
     public enum Elements: String, Codable, Hashable, Sendable {
-        case scalar, date
+        /// Booleans, numbers and strings (`"array": "scalar"` in a model file).
+        case scalar
+        /// Dates (`"array": "date"` in a model file).
+        case date
     }
 
+    /// Whether values may be scalars: booleans, numbers or strings, each keeping its kind.
     public var scalar: Bool
+    /// Whether values may be dates.
     public var date: Bool
     /// Arrays, and what their elements are (nil: no arrays).
     public var array: Elements?
 
+    /// The shapes a mixed attribute allows; none by default.
+    ///
+    /// ```swift
+    /// MixedShapes(scalar: true, date: true)   // scalars or dates, no arrays
+    /// MixedShapes(array: .date)               // arrays of dates only
+    /// ```
     public init(scalar: Bool = false, date: Bool = false, array: Elements? = nil) {
         self.scalar = scalar
         self.date = date
@@ -178,6 +199,7 @@ public struct MixedShapes: Codable, Hashable, Sendable {
 
     private enum CodingKeys: String, CodingKey { case scalar, date, array }
 
+    /// Decodes the shapes from a model file; a missing `scalar` or `date` is `false`, a missing `array` nil.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         scalar = try c.decodeIfPresent(Bool.self, forKey: .scalar) ?? false
@@ -185,6 +207,7 @@ public struct MixedShapes: Codable, Hashable, Sendable {
         array = try c.decodeIfPresent(Elements.self, forKey: .array)
     }
 
+    /// Encodes the shapes, leaving out those not allowed.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         if scalar { try c.encode(true, forKey: .scalar) }

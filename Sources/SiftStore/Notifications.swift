@@ -4,7 +4,13 @@
 
 import Foundation
 
-/// The IDs of the objects a change touched.
+/// The IDs of the objects a change touched, as a ``ContextNotification`` carries them.
+///
+/// ```swift
+/// let token = context.observe { note in
+///     if case .didSave(let changes) = note { print(changes.inserted.count, "inserted") }
+/// }
+/// ```
 public struct ChangeSet: Sendable, Hashable {
     /// The objects inserted (after a save, their permanent IDs).
     public var inserted: [ObjectID] = []
@@ -22,7 +28,18 @@ public struct ChangeSet: Sendable, Hashable {
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 }
 
-/// What a context tells its observers.
+/// What a context tells its observers, through ``ManagedObjectContext/observe(_:)`` or
+/// ``ManagedObjectContext/notifications``.
+///
+/// ```swift
+/// for await note in context.notifications {
+///     switch note {
+///     case .objectsDidChange(let c): print("pending:", c.updated)
+///     case .willSave: break
+///     case .didSave(let c): print("saved:", c.inserted)
+///     }
+/// }
+/// ```
 public enum ContextNotification: Sendable, Hashable {
     /// Objects were inserted, changed or deleted (not saved yet).
     case objectsDidChange(ChangeSet)
@@ -33,6 +50,12 @@ public enum ContextNotification: Sendable, Hashable {
 }
 
 /// Keeps an observation alive; dropping it (or calling `cancel()`) stops the callbacks.
+///
+/// ```swift
+/// let token = context.observe { print($0) }
+/// try context.save()   // the callback sees the save's notifications, .didSave last
+/// token.cancel()       // no more callbacks
+/// ```
 public final class ObservationToken {
     let cancelAction: () -> Void
     init(_ cancel: @escaping () -> Void) { cancelAction = cancel }

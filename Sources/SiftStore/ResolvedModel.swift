@@ -13,6 +13,11 @@ import SiftEvaluation
 import SiftSQL
 
 /// A default value or JSON scalar as the model file writes it.
+///
+/// ```swift
+/// let status = AttributeDescription("status", .string, defaultValue: .string("new"))
+/// // in a model file: {"name": "status", "type": "string", "default": "new"}
+/// ```
 public enum StoredValue: Codable, Hashable, Sendable {
     /// A Boolean.
     case bool(Bool)

@@ -87,10 +87,17 @@ public struct PredicateSyntax: SyntaxNode, Codable, CustomStringConvertible {
         self.range = range
     }
 
+    /// Decodes a predicate from its `kind` and `range` keys, the form ``encode(to:)`` writes.
     public init(from decoder: any Decoder) throws {
         (kind, range) = try Self.decodeNode(from: decoder)
     }
 
+    /// Encodes the node as an object with its `kind` (the tree below it) and `range`, as `sift parse --json`
+    /// prints it.
+    ///
+    /// ```swift
+    /// let json = try JSONEncoder().encode(try PredicateSyntax.parse("age > 1"))
+    /// ```
     public func encode(to encoder: any Encoder) throws { try encodeNode(to: encoder) }
 }
 
@@ -147,10 +154,17 @@ public struct ExpressionSyntax: SyntaxNode, Codable, CustomStringConvertible {
         self.range = range
     }
 
+    /// Decodes an expression from its `kind` and `range` keys, the form ``encode(to:)`` writes.
     public init(from decoder: any Decoder) throws {
         (kind, range) = try Self.decodeNode(from: decoder)
     }
 
+    /// Encodes the node as an object with its `kind` (the tree below it) and `range`, as `sift parse --json`
+    /// prints it.
+    ///
+    /// ```swift
+    /// let json = try JSONEncoder().encode(try ExpressionSyntax.parse("age + 1"))
+    /// ```
     public func encode(to encoder: any Encoder) throws { try encodeNode(to: encoder) }
 }
 
@@ -167,6 +181,11 @@ public indirect enum IndexSyntax: Hashable, Sendable, Codable {
 }
 
 /// A constant value in a predicate: a literal, or a value substituted for `%@` or `$variable`.
+///
+/// ```swift
+/// let p = try PredicateSyntax.parse("age > %@", literals: [.integer(30)])
+/// print(p)   // age > 30
+/// ```
 public indirect enum LiteralValue: Hashable, Sendable, Codable {
     /// `nil` (also `NULL`, and a nil `%@` argument).
     case null
@@ -191,6 +210,12 @@ public indirect enum LiteralValue: Hashable, Sendable, Codable {
 
     // Written out instead of synthesized only to check the stack at each level: constant arrays
     // nest as deeply as aggregates (see `StackGuard`).
+    /// Whether two constants are the same case with equal payloads; `.integer(1)` and `.double(1)` differ.
+    ///
+    /// ```swift
+    /// LiteralValue.array([.integer(1), .string("a")]) == .array([.integer(1), .string("a")])  // true
+    /// LiteralValue.integer(1) == .double(1)  // false
+    /// ```
     public static func == (lhs: LiteralValue, rhs: LiteralValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
@@ -207,6 +232,7 @@ public indirect enum LiteralValue: Hashable, Sendable, Codable {
         }
     }
 
+    /// Feeds the case (as a tag) and its payload to `hasher`, consistently with `==`.
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0)
@@ -287,6 +313,13 @@ public enum ComparisonOperator: String, Hashable, Sendable, Codable, CaseIterabl
 }
 
 /// The `[c]`, `[d]`, `[n]`, `[l]` options of a comparison.
+///
+/// ```swift
+/// let p = try PredicateSyntax.parse("name ==[cd] 'jose'")
+/// if case .comparison(_, _, _, let options, _) = p.kind {
+///     options == [.caseInsensitive, .diacriticInsensitive]   // true
+/// }
+/// ```
 public struct ComparisonOptions: OptionSet, Hashable, Sendable, Codable {
     /// The option bits.
     public let rawValue: UInt8

@@ -3,6 +3,12 @@
 // Selectors that name an operator (`add:to:`) parse to that operator, so each has one tree.
 
 /// A function callable from predicate syntax without `FUNCTION(...)`.
+///
+/// ```swift
+/// BuiltinFunction.named("modulus:by:")?.arity   // 2
+/// BuiltinFunction.named("sum")?.selector         // "sum:"
+/// BuiltinFunction.named("nosuch")                // nil
+/// ```
 public struct BuiltinFunction: Hashable, Sendable {
     /// The selector, with colons: `sum:`, `modulus:by:`, `now`.
     public let selector: String

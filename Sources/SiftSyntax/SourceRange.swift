@@ -34,6 +34,12 @@ public struct SourceRange: Hashable, Sendable, Codable, CustomStringConvertible 
 }
 
 /// A 1-based line and column; the column counts Characters (grapheme clusters).
+///
+/// ```swift
+/// let at = SourceText("名前 == 'x'").location(of: 7)   // the byte offset of "=="
+/// at.line     // 1
+/// at.column   // 4: two characters and a space come before it
+/// ```
 public struct SourceLocation: Hashable, Sendable, Codable, CustomStringConvertible {
     /// The 1-based line.
     public var line: Int

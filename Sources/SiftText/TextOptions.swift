@@ -3,6 +3,12 @@
 // functions can pass a predicate's options straight through without this target importing the parser.
 
 /// How two strings are compared: `[c]`, `[d]`, `[n]`, `[l]`.
+///
+/// ```swift
+/// let cd: TextOptions = [.caseInsensitive, .diacriticInsensitive]   // [cd]
+/// textEqual("José", "JOSE", cd)                 // true
+/// textEqual("José", "JOSE", .caseInsensitive)   // false: the accent still counts
+/// ```
 public struct TextOptions: OptionSet, Hashable, Sendable {
     /// The option bits, the same as `SiftSyntax.ComparisonOptions` (c = 1, d = 2, n = 4, l = 8).
     public let rawValue: UInt8

@@ -79,6 +79,16 @@ public final class JSONStore {
     /// Record index by the primary key of its row.
     private let recordOfKey: [Int64: Int]
 
+    /// Loads `records` into a new in-memory store as documents of one entity named `entity`, whose shapes
+    /// are inferred from the records.
+    ///
+    /// ```swift
+    /// let store = try JSONStore(records: records, entity: "Person")
+    /// store.nonObjectRecords   // indices of the records that are not objects
+    /// ```
+    ///
+    /// - Throws: ``JSONStoreError`` when the inferred model is invalid or SQLite cannot make the store or
+    ///   take the records.
     public init(records: [JSONValue], entity: String = "Record") throws(JSONStoreError) {
         var nonObject: [Int] = []
         for (index, record) in records.enumerated() where record.documentKind != .object { nonObject.append(index) }
@@ -121,15 +131,18 @@ public final class JSONStore {
         try store.query(sql, bindings)
     }
 
+    /// The record index of the root row with primary key `pk`, nil for no such row.
+    public func recordIndex(ofKey pk: Int64) -> Int? { recordOfKey[pk] }
+
     /// Runs a query whose first result column is the root primary key; returns record indices
     /// (0-based) in result order.
     ///
     /// ```swift
     /// try store.recordIndices(sql: q.sql, bindings: q.bindings)  // [0, 3, 7]
     /// ```
-    /// The record index of the root row with primary key `pk`, nil for no such row.
-    public func recordIndex(ofKey pk: Int64) -> Int? { recordOfKey[pk] }
-
+    ///
+    /// - Throws: ``StoreError`` when SQLite rejects the query, or a row's first column is not the
+    ///   primary key of a record's row.
     public func recordIndices(sql: String, bindings: [SQLValue]) throws(StoreError) -> [Int] {
         var out: [Int] = []
         for row in try store.query(sql, bindings) {
