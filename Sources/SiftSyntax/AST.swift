@@ -17,6 +17,8 @@ public protocol SyntaxNode: Hashable, Sendable {
     var kind: Kind { get }
     /// The UTF-8 byte range of the source this node was parsed from.
     var range: SourceRange { get }
+    /// A node of `kind` parsed from `range`.
+    init(_ kind: Kind, range: SourceRange)
 }
 
 extension SyntaxNode {
@@ -35,16 +37,18 @@ extension SyntaxNode where Kind: Codable {
     /// Encodes the kind and range. Not stack-guarded: Foundation's JSONEncoder recurses in its
     /// own code between these calls and refuses deep nesting itself ("unable to encode the given
     /// top-level value"), so `sift parse --json` encodes on a large stack of its own.
-    func encodeNode(to encoder: any Encoder) throws {
+    public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: NodeCodingKeys.self)
         try container.encode(kind, forKey: .kind)
         try container.encode(range, forKey: .range)
     }
 
-    /// The kind and range of a node being decoded.
-    static func decodeNode(from decoder: any Decoder) throws -> (Kind, SourceRange) {
+    /// Decodes the kind and range.
+    public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: NodeCodingKeys.self)
-        return (try container.decode(Kind.self, forKey: .kind), try container.decode(SourceRange.self, forKey: .range))
+        self.init(
+            try container.decode(Kind.self, forKey: .kind),
+            range: try container.decode(SourceRange.self, forKey: .range))
     }
 }
 
@@ -86,12 +90,6 @@ public struct PredicateSyntax: SyntaxNode, Codable, CustomStringConvertible {
         self.kind = kind
         self.range = range
     }
-
-    public init(from decoder: any Decoder) throws {
-        (kind, range) = try Self.decodeNode(from: decoder)
-    }
-
-    public func encode(to encoder: any Encoder) throws { try encodeNode(to: encoder) }
 }
 
 /// A parsed expression: the operands of comparisons.
@@ -146,12 +144,6 @@ public struct ExpressionSyntax: SyntaxNode, Codable, CustomStringConvertible {
         self.kind = kind
         self.range = range
     }
-
-    public init(from decoder: any Decoder) throws {
-        (kind, range) = try Self.decodeNode(from: decoder)
-    }
-
-    public func encode(to encoder: any Encoder) throws { try encodeNode(to: encoder) }
 }
 
 /// The subscript of an index expression.
