@@ -7,6 +7,13 @@
 // throwaway server). GRDB is a dependency of this benchmark package only, never of the main package.
 import PackageDescription
 
+/// A benchmark executable: BenchSupport, the named products of Sift, and `other`.
+func benchmark(_ name: String, sift products: [String], other: [Target.Dependency] = []) -> Target {
+    .executableTarget(
+        name: name,
+        dependencies: ["BenchSupport"] + products.map { .product(name: $0, package: "Sift") } + other)
+}
+
 let package = Package(
     name: "SiftBenchmarks",
     dependencies: [
@@ -16,43 +23,14 @@ let package = Package(
     targets: [
         // Clock, sink, median and seeded generator shared by the benchmarks.
         .target(name: "BenchSupport"),
-        .executableTarget(
-            name: "SiftBench",
-            dependencies: ["BenchSupport", .product(name: "SiftSyntax", package: "Sift")]
-        ),
-        .executableTarget(
-            name: "EvalBench",
-            dependencies: ["BenchSupport", .product(name: "SiftEvaluation", package: "Sift")]
-        ),
-        .executableTarget(
-            name: "SQLBench",
-            dependencies: [
-                "BenchSupport",
-                .product(name: "SiftSyntax", package: "Sift"),
-                .product(name: "SiftSQL", package: "Sift"),
-                .product(name: "SiftSQLite", package: "Sift"),
-            ]
-        ),
-        .executableTarget(
-            name: "PGBench",
-            dependencies: [
-                "BenchSupport",
-                .product(name: "SiftSyntax", package: "Sift"),
-                .product(name: "SiftSQL", package: "Sift"),
-                .product(name: "SiftPostgres", package: "Sift"),
-            ]
-        ),
-        .executableTarget(
-            name: "StoreBench",
-            dependencies: [
-                "BenchSupport",
-                .product(name: "SiftStore", package: "Sift"),
-                // Not imported itself: named because the CSQLite module of the raw C API baseline
-                // reaches this target through it (CSQLite is no product), as for SQLBench.
-                .product(name: "SiftSQLite", package: "Sift"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-            ]
-        ),
+        benchmark("SiftBench", sift: ["SiftSyntax"]),
+        benchmark("EvalBench", sift: ["SiftEvaluation"]),
+        benchmark("SQLBench", sift: ["SiftSyntax", "SiftSQL", "SiftSQLite"]),
+        benchmark("PGBench", sift: ["SiftSyntax", "SiftSQL", "SiftPostgres"]),
+        // SiftSQLite is not imported by StoreBench itself: it is named because the CSQLite module of
+        // the raw C API baseline reaches this target through it (CSQLite is no product), as for SQLBench.
+        benchmark(
+            "StoreBench", sift: ["SiftStore", "SiftSQLite"], other: [.product(name: "GRDB", package: "GRDB.swift")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -262,12 +262,7 @@ struct StorageNames {
     /// The column of property `name` in `table` (one per name: siblings naming the same property
     /// get the same column, which the resolver then refuses).
     mutating func column(_ name: String, in table: String) -> String {
-        remembered("column\u{0}\(table)\u{0}\(name)") { names in
-            var used = names.columnSet(table)
-            let column = Self.unique(name, in: &used)
-            names.columns[table] = used
-            return column
-        }
+        storeColumn(name, in: table, for: "column", name)
     }
 
     /// A column of the store's own (an exact decimal, an order), remembered under `kind` and `name`.

@@ -17,6 +17,8 @@ public protocol SyntaxNode: Hashable, Sendable {
     var kind: Kind { get }
     /// The UTF-8 byte range of the source this node was parsed from.
     var range: SourceRange { get }
+    /// A node of `kind` parsed from `range`.
+    init(_ kind: Kind, range: SourceRange)
 }
 
 extension SyntaxNode {
@@ -35,16 +37,18 @@ extension SyntaxNode where Kind: Codable {
     /// Encodes the kind and range. Not stack-guarded: Foundation's JSONEncoder recurses in its
     /// own code between these calls and refuses deep nesting itself ("unable to encode the given
     /// top-level value"), so `sift parse --json` encodes on a large stack of its own.
-    func encodeNode(to encoder: any Encoder) throws {
+    public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: NodeCodingKeys.self)
         try container.encode(kind, forKey: .kind)
         try container.encode(range, forKey: .range)
     }
 
-    /// The kind and range of a node being decoded.
-    static func decodeNode(from decoder: any Decoder) throws -> (Kind, SourceRange) {
+    /// Decodes the kind and range.
+    public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: NodeCodingKeys.self)
-        return (try container.decode(Kind.self, forKey: .kind), try container.decode(SourceRange.self, forKey: .range))
+        self.init(
+            try container.decode(Kind.self, forKey: .kind),
+            range: try container.decode(SourceRange.self, forKey: .range))
     }
 }
 
@@ -86,19 +90,6 @@ public struct PredicateSyntax: SyntaxNode, Codable, CustomStringConvertible {
         self.kind = kind
         self.range = range
     }
-
-    /// Decodes a predicate from its `kind` and `range` keys, the form ``encode(to:)`` writes.
-    public init(from decoder: any Decoder) throws {
-        (kind, range) = try Self.decodeNode(from: decoder)
-    }
-
-    /// Encodes the node as an object with its `kind` (the tree below it) and `range`, as `sift parse --json`
-    /// prints it.
-    ///
-    /// ```swift
-    /// let json = try JSONEncoder().encode(try PredicateSyntax.parse("age > 1"))
-    /// ```
-    public func encode(to encoder: any Encoder) throws { try encodeNode(to: encoder) }
 }
 
 /// A parsed expression: the operands of comparisons.
@@ -153,19 +144,6 @@ public struct ExpressionSyntax: SyntaxNode, Codable, CustomStringConvertible {
         self.kind = kind
         self.range = range
     }
-
-    /// Decodes an expression from its `kind` and `range` keys, the form ``encode(to:)`` writes.
-    public init(from decoder: any Decoder) throws {
-        (kind, range) = try Self.decodeNode(from: decoder)
-    }
-
-    /// Encodes the node as an object with its `kind` (the tree below it) and `range`, as `sift parse --json`
-    /// prints it.
-    ///
-    /// ```swift
-    /// let json = try JSONEncoder().encode(try ExpressionSyntax.parse("age + 1"))
-    /// ```
-    public func encode(to encoder: any Encoder) throws { try encodeNode(to: encoder) }
 }
 
 /// The subscript of an index expression.
@@ -181,11 +159,6 @@ public indirect enum IndexSyntax: Hashable, Sendable, Codable {
 }
 
 /// A constant value in a predicate: a literal, or a value substituted for `%@` or `$variable`.
-///
-/// ```swift
-/// let p = try PredicateSyntax.parse("age > %@", literals: [.integer(30)])
-/// print(p)   // age > 30
-/// ```
 public indirect enum LiteralValue: Hashable, Sendable, Codable {
     /// `nil` (also `NULL`, and a nil `%@` argument).
     case null
@@ -210,12 +183,6 @@ public indirect enum LiteralValue: Hashable, Sendable, Codable {
 
     // Written out instead of synthesized only to check the stack at each level: constant arrays
     // nest as deeply as aggregates (see `StackGuard`).
-    /// Whether two constants are the same case with equal payloads; `.integer(1)` and `.double(1)` differ.
-    ///
-    /// ```swift
-    /// LiteralValue.array([.integer(1), .string("a")]) == .array([.integer(1), .string("a")])  // true
-    /// LiteralValue.integer(1) == .double(1)  // false
-    /// ```
     public static func == (lhs: LiteralValue, rhs: LiteralValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
@@ -232,7 +199,6 @@ public indirect enum LiteralValue: Hashable, Sendable, Codable {
         }
     }
 
-    /// Feeds the case (as a tag) and its payload to `hasher`, consistently with `==`.
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0)
@@ -313,13 +279,6 @@ public enum ComparisonOperator: String, Hashable, Sendable, Codable, CaseIterabl
 }
 
 /// The `[c]`, `[d]`, `[n]`, `[l]` options of a comparison.
-///
-/// ```swift
-/// let p = try PredicateSyntax.parse("name ==[cd] 'jose'")
-/// if case .comparison(_, _, _, let options, _) = p.kind {
-///     options == [.caseInsensitive, .diacriticInsensitive]   // true
-/// }
-/// ```
 public struct ComparisonOptions: OptionSet, Hashable, Sendable, Codable {
     /// The option bits.
     public let rawValue: UInt8

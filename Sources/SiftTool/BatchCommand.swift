@@ -44,12 +44,7 @@ struct BatchCommand: ParsableCommand {
     @Option(help: "Default objects for cases without \"objects\": a JSON array of records, or NDJSON.")
     var data: String?
 
-    @Option(help: "Evaluate in memory, or load the objects into SQLite or PostgreSQL and run the lowered SQL.")
-    var backend: BackendKind = .memory
-
-    @Option(
-        help: ArgumentHelp("The PostgreSQL server for --backend postgres (default: $DATABASE_URL).", valueName: "URL"))
-    var databaseURL: String?
+    @OptionGroup var target: BackendOptions
 
     func run() throws {
         var defaultObjects: [JSONValue] = []
@@ -62,8 +57,8 @@ struct BatchCommand: ParsableCommand {
             }
         }
         let cache = BatchCase.StoreCache()
-        if backend == .postgres {
-            do throws(SQLBackendError) { cache.server = try PostgresServer(url: databaseURL) } catch {
+        if target.backend == .postgres {
+            do throws(SQLBackendError) { cache.server = try PostgresServer(url: target.databaseURL) } catch {
                 writeError(error.description)
                 throw ExitCode.failure
             }
@@ -71,7 +66,7 @@ struct BatchCommand: ParsableCommand {
         while var line = readLine(strippingNewline: true) {
             if line.hasSuffix("\r") { line.removeLast() }
             if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
-            let answer = BatchCase.answer(line, defaultObjects: defaultObjects, backend: backend, cache: cache)
+            let answer = BatchCase.answer(line, defaultObjects: defaultObjects, backend: target.backend, cache: cache)
             FileHandle.standardOutput.write(Data((answer.text + "\n").utf8))
         }
     }

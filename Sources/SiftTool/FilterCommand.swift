@@ -73,12 +73,7 @@ struct FilterCommand: ParsableCommand {
     @Flag(help: "No progress line on standard error (it only appears on a terminal, for inputs taking over a second).")
     var quiet = false
 
-    @Option(help: "Evaluate in memory, or load the records into SQLite or PostgreSQL and run the lowered SQL.")
-    var backend: BackendKind = .memory
-
-    @Option(
-        help: ArgumentHelp("The PostgreSQL server for --backend postgres (default: $DATABASE_URL).", valueName: "URL"))
-    var databaseURL: String?
+    @OptionGroup var target: BackendOptions
 
     func validate() throws {
         if count && indices { throw ValidationError("--count and --indices cannot be used together") }
@@ -100,7 +95,7 @@ struct FilterCommand: ParsableCommand {
             throw ExitCode.failure
         }
         let compileTime = clock.now - start
-        if backend != .memory {
+        if target.backend != .memory {
             try runSQL(compiled, variableJSON, descriptors, compileTime: compileTime)
         } else {
             try runInMemory(compiled, variableJSON.mapValues(\.value), descriptors, compileTime: compileTime)
@@ -196,7 +191,7 @@ struct FilterCommand: ParsableCommand {
         start = clock.now
         var matches: [Int] = []
         do throws(SQLBackendError) {
-            let server = backend == .postgres ? try PostgresServer(url: databaseURL) : nil
+            let server = target.backend == .postgres ? try PostgresServer(url: target.databaseURL) : nil
             let sql = try SQLBackend(records: records, server: server)
             matches = try sql.matches(
                 compiled.syntax, source: predicate, variables: variableJSON.mapValues(\.literal),
@@ -271,4 +266,14 @@ func parseSortDescriptors(_ specs: [String]) throws -> [SiftSortDescriptor] {
             return try SiftSortDescriptor(String(key), ascending: ascending, options: options)
         } catch { throw ValidationError("--sort \(spec): \(error.description)") }
     }
+}
+
+/// `--backend` and `--database-url`: where `sift filter` and `sift batch` run their predicates.
+struct BackendOptions: ParsableArguments {
+    @Option(help: "Evaluate in memory, or load the records into SQLite or PostgreSQL and run the lowered SQL.")
+    var backend: BackendKind = .memory
+
+    @Option(
+        help: ArgumentHelp("The PostgreSQL server for --backend postgres (default: $DATABASE_URL).", valueName: "URL"))
+    var databaseURL: String?
 }

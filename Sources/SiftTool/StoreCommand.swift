@@ -70,21 +70,6 @@ func storeError(_ e: StoreError, predicate source: String?) -> StoreCommandError
     return StoreCommandError(lines: [e.message, String(text), indent + "^"])
 }
 
-/// `--arg JSON` and `--var NAME=JSON` for the batch requests, which take no sort keys.
-struct StoreFormatInputs: ParsableArguments {
-    @Option(
-        name: .customLong("arg"), parsing: .unconditionalSingleValue,
-        help: "A JSON value for the next %@, %K, %d… specifier.")
-    var args: [String] = []
-
-    @Option(
-        name: .customLong("var"), parsing: .unconditionalSingleValue,
-        help: ArgumentHelp("Bind $NAME to a JSON value.", valueName: "NAME=JSON"))
-    var vars: [String] = []
-
-    func validate() throws { _ = try parseVariableJSON(vars) }
-}
-
 // MARK: - infer-model
 
 struct StoreInferModelCommand: ParsableCommand {
@@ -552,7 +537,7 @@ struct StoreUpdateCommand: ParsableCommand {
         help: ArgumentHelp("Set KEY to an expression of the object (repeatable).", valueName: "KEY=EXPR"))
     var expressions: [String] = []
 
-    @OptionGroup var inputs: StoreFormatInputs
+    @OptionGroup var inputs: FormatInputs
 
     /// `KEY=REST` split at the first '='.
     static func split(_ text: String, option: String) throws -> (String, String) {
@@ -579,8 +564,8 @@ struct StoreUpdateCommand: ParsableCommand {
     }
 
     func run() throws {
-        let variables = try parseVariableJSON(inputs.vars).mapValues(\.literal)
-        let arguments = try parseArguments(inputs.args)
+        let variables = try inputs.variables().mapValues(\.literal)
+        let arguments = try inputs.arguments()
         try reportingStoreErrors {
             let compiled = try storePredicate(predicate, arguments: arguments)
             var request = BatchUpdateRequest(entity, predicate: compiled)
@@ -632,11 +617,11 @@ struct StoreDeleteCommand: ParsableCommand {
     @Argument(help: "The predicate selecting the objects.")
     var predicate: String
 
-    @OptionGroup var inputs: StoreFormatInputs
+    @OptionGroup var inputs: FormatInputs
 
     func run() throws {
-        let variables = try parseVariableJSON(inputs.vars).mapValues(\.literal)
-        let arguments = try parseArguments(inputs.args)
+        let variables = try inputs.variables().mapValues(\.literal)
+        let arguments = try inputs.arguments()
         try reportingStoreErrors {
             let compiled = try storePredicate(predicate, arguments: arguments)
             var request = BatchDeleteRequest(entity, predicate: compiled)

@@ -16,28 +16,8 @@ import Testing
 
 @testable import SiftTool
 
-/// The schema of `nestingRecordJSON`, as in the lowering's own nesting tests.
-private let lowering: SQLLowering = {
-    let schema = try! Schema(entities: [
-        Schema.Entity(
-            name: "Record", table: "record",
-            attributes: [
-                Schema.Attribute(name: "a", type: .integer),
-                Schema.Attribute(name: "s", type: .string),
-            ],
-            relationships: [
-                Schema.Relationship(name: "kids", toMany: "Kid", foreignKey: "record_id"),
-                Schema.Relationship(
-                    name: "nums", values: .init(table: "record_num", owner: "record_id", type: .integer),
-                    orderColumn: "position"),
-                Schema.Relationship(
-                    name: "tags", values: .init(table: "record_tag", owner: "record_id", type: .string),
-                    orderColumn: "position"),
-            ]),
-        Schema.Entity(name: "Kid", table: "kid", attributes: [Schema.Attribute(name: "age", type: .integer)]),
-    ])
-    return try! SQLLowering(schema: schema, entity: "Record")
-}()
+/// The schema of `nestingRecordJSON` (`nestingRecordSchemaJSON`), lowering from `Record`.
+private let lowering = try! SQLLowering(schema: Schema(json: nestingRecordSchemaJSON), entity: "Record")
 
 /// A value handed to the measured thread, so that its release happens there.
 private final class Holder<T>: @unchecked Sendable {

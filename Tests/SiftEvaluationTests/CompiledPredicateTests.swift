@@ -122,6 +122,17 @@ private enum Outcome: Equatable, CustomStringConvertible {
         return "\(quantifier)\(key) \(op) \(constant)"
     }
 
+    /// A random predicate (`predicate`), as text, for the general path, and compiled for `TypedRow`
+    /// and for dictionaries.
+    static func randomCompiled(_ rng: inout SplitMix64, lenient: Bool) throws -> (
+        format: String, general: SiftPredicate, typed: CompiledPredicate<TypedRow>,
+        dictionary: CompiledPredicate<[String: Any]>
+    ) {
+        let format = predicate(&rng)
+        let p = try SiftPredicate(format, options: EvaluationOptions(lenient: lenient))
+        return (format, p, p.compiled(for: TypedRow.self), p.compiled(for: [String: Any].self))
+    }
+
     static func predicate(_ rng: inout SplitMix64) -> String {
         switch rng.next() % 6 {
         case 0: return comparison(&rng) + " AND " + comparison(&rng)
@@ -143,10 +154,7 @@ private enum Outcome: Equatable, CustomStringConvertible {
         var compared = 0
         var typedLeaves = 0
         for _ in 0..<1_500 {
-            let format = Self.predicate(&rng)
-            let p = try SiftPredicate(format, options: EvaluationOptions(lenient: lenient))
-            let typed = p.compiled(for: TypedRow.self)
-            let dict = p.compiled(for: [String: Any].self)
+            let (format, p, typed, dict) = try Self.randomCompiled(&rng, lenient: lenient)
             if case .single(let step) = typed.program, case .closure = step {} else { typedLeaves += 1 }
             var expectedMatches: [Int]? = []
             for (n, row) in rows.enumerated() {
@@ -295,10 +303,7 @@ private enum Outcome: Equatable, CustomStringConvertible {
         var selected = 0
         var failed = 0
         for _ in 0..<100 {
-            let format = Self.predicate(&rng)
-            let p = try SiftPredicate(format, options: EvaluationOptions(lenient: lenient))
-            let typed = p.compiled(for: TypedRow.self)
-            let dict = p.compiled(for: [String: Any].self)
+            let (format, _, typed, dict) = try Self.randomCompiled(&rng, lenient: lenient)
             let (expected, firstError) = Self.objectByObject(typed, rows)
             if let firstError {
                 failed += 1

@@ -10,21 +10,11 @@ import SiftTestSupport
 import SiftEvaluation
 
 @Suite struct DocumentationSampleTests {
-    static let catalog = "Sources/SiftEvaluation/SiftEvaluation.docc"
-
     @Test(arguments: ["SiftEvaluation.md", "GettingStarted.md", "EvaluatingYourOwnTypes.md"])
-    func articleSamplesAreTested(article: String) throws {
-        let source = try String(contentsOfFile: #filePath, encoding: .utf8)
-        let found = try samplesMissing(fromArticle: "\(Self.catalog)/\(article)", testSource: source)
-        #expect(found.blocks > 0)
-        #expect(found.missing == [])
-    }
+    func articleSamplesAreTested(article: String) throws { try expectArticleSamplesTested(article, of: "SiftEvaluation") }
 
     /// The README's SiftEvaluation example is this file's too.
-    @Test func readmeSampleIsTested() throws {
-        let found = try readmeSamples(of: "SiftEvaluation")
-        #expect(found.blocks == 1 && found.missing == [])
-    }
+    @Test func readmeSampleIsTested() throws { try expectReadmeSampleTested(of: "SiftEvaluation") }
 
     @Test func landingPage() throws {
         let p = try SiftPredicate("age > %@ AND name BEGINSWITH[cd] %@", 30, "jo")

@@ -13,15 +13,8 @@ import SiftTestSupport
 import Testing
 
 @Suite struct PostgresDocumentationSampleTests {
-    static let catalog = "Sources/SiftPostgres/SiftPostgres.docc"
-
     @Test(arguments: ["SiftPostgres.md"])
-    func articleSamplesAreTested(article: String) throws {
-        let source = try String(contentsOfFile: #filePath, encoding: .utf8)
-        let found = try samplesMissing(fromArticle: "\(Self.catalog)/\(article)", testSource: source)
-        #expect(found.blocks > 0)
-        #expect(found.missing == [])
-    }
+    func articleSamplesAreTested(article: String) throws { try expectArticleSamplesTested(article, of: "SiftPostgres") }
 
     @Test func loweringForPostgresTables() throws {
         let scratch = try PostgresScratch()

@@ -12,10 +12,7 @@ import SiftTestSupport
 import Testing
 
 @Suite struct PostgresReadmeExampleTests {
-    @Test func readmeSampleIsTested() throws {
-        let found = try readmeSamples(of: "SiftPostgres")
-        #expect(found.blocks == 1 && found.missing == [])
-    }
+    @Test func readmeSampleIsTested() throws { try expectReadmeSampleTested(of: "SiftPostgres") }
 
     @Test func postgresExample() throws {
         let scratch = try PostgresScratch()

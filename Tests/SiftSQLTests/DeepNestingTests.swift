@@ -14,29 +14,8 @@ private func deepestAccepted(_ family: NestingFamily) throws -> Int {
     }
 }
 
-/// The record of `nestingRecordJSON` as an entity: `kids` rows of their own, `nums` and `tags` in
-/// ordered value tables.
-private let lowering: SQLLowering = {
-    let schema = try! Schema(entities: [
-        Schema.Entity(
-            name: "Record", table: "record",
-            attributes: [
-                Schema.Attribute(name: "a", type: .integer),
-                Schema.Attribute(name: "s", type: .string),
-            ],
-            relationships: [
-                Schema.Relationship(name: "kids", toMany: "Kid", foreignKey: "record_id"),
-                Schema.Relationship(
-                    name: "nums", values: .init(table: "record_num", owner: "record_id", type: .integer),
-                    orderColumn: "position"),
-                Schema.Relationship(
-                    name: "tags", values: .init(table: "record_tag", owner: "record_id", type: .string),
-                    orderColumn: "position"),
-            ]),
-        Schema.Entity(name: "Kid", table: "kid", attributes: [Schema.Attribute(name: "age", type: .integer)]),
-    ])
-    return try! SQLLowering(schema: schema, entity: "Record")
-}()
+/// The schema of `nestingRecordJSON` (`nestingRecordSchemaJSON`), lowering from `Record`.
+private let lowering = try! SQLLowering(schema: Schema(json: nestingRecordSchemaJSON), entity: "Record")
 
 @Suite struct DeepLoweringTests {
     @Test(arguments: nestingFamilies)

@@ -11,21 +11,11 @@ import SiftSQL
 import SiftSyntax
 
 @Suite struct DocumentationSampleTests {
-    static let catalog = "Sources/SiftSQL/SiftSQL.docc"
-
     @Test(arguments: ["SQLBackEnd.md"])
-    func articleSamplesAreTested(article: String) throws {
-        let source = try String(contentsOfFile: #filePath, encoding: .utf8)
-        let found = try samplesMissing(fromArticle: "\(Self.catalog)/\(article)", testSource: source)
-        #expect(found.blocks > 0)
-        #expect(found.missing == [])
-    }
+    func articleSamplesAreTested(article: String) throws { try expectArticleSamplesTested(article, of: "SiftSQL") }
 
     /// The README's SiftSQL example is this file's too.
-    @Test func readmeSampleIsTested() throws {
-        let found = try readmeSamples(of: "SiftSQL")
-        #expect(found.blocks == 1 && found.missing == [])
-    }
+    @Test func readmeSampleIsTested() throws { try expectReadmeSampleTested(of: "SiftSQL") }
 
     @Test func sqlBackEnd() throws {
         let schema = try Schema(json: """

@@ -12,21 +12,11 @@ import SiftSQLite
 import SiftSyntax
 
 @Suite struct DocumentationSampleTests {
-    static let catalog = "Sources/SiftSQLite/SiftSQLite.docc"
-
     @Test(arguments: ["RunningLoweredQueries.md"])
-    func articleSamplesAreTested(article: String) throws {
-        let source = try String(contentsOfFile: #filePath, encoding: .utf8)
-        let found = try samplesMissing(fromArticle: "\(Self.catalog)/\(article)", testSource: source)
-        #expect(found.blocks > 0)
-        #expect(found.missing == [])
-    }
+    func articleSamplesAreTested(article: String) throws { try expectArticleSamplesTested(article, of: "SiftSQLite") }
 
     /// The README's SiftSQLite example is this file's too.
-    @Test func readmeSampleIsTested() throws {
-        let found = try readmeSamples(of: "SiftSQLite")
-        #expect(found.blocks == 1 && found.missing == [])
-    }
+    @Test func readmeSampleIsTested() throws { try expectReadmeSampleTested(of: "SiftSQLite") }
 
     @Test func runningLoweredQueries() throws {
         let schema = try Schema(json: """

@@ -12,14 +12,7 @@ import SiftEvaluation
 import SiftStore
 
 @Suite struct DocumentationSampleTests {
-    static let catalog = "Sources/SiftStore/SiftStore.docc"
-
-    @Test func persistenceSamplesAreTested() throws {
-        let source = try String(contentsOfFile: #filePath, encoding: .utf8)
-        let found = try samplesMissing(fromArticle: "\(Self.catalog)/Persistence.md", testSource: source)
-        #expect(found.blocks > 0)
-        #expect(found.missing == [])
-    }
+    @Test func persistenceSamplesAreTested() throws { try expectArticleSamplesTested("Persistence.md", of: "SiftStore") }
 
     @Test func persistence() throws {
         let path = Fixtures.temporaryPath("company.sqlite")

@@ -12,10 +12,7 @@ import SiftEvaluation
 import SiftStore
 
 @Suite struct ReadmeExampleTests {
-    @Test func readmeSampleIsTested() throws {
-        let found = try readmeSamples(of: "SiftStore")
-        #expect(found.blocks == 1 && found.missing == [])
-    }
+    @Test func readmeSampleIsTested() throws { try expectReadmeSampleTested(of: "SiftStore") }
 
     @Test func storeExample() throws {
         let path = Fixtures.temporaryPath("company.sqlite")

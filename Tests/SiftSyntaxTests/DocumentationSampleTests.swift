@@ -10,21 +10,11 @@ import SiftTestSupport
 import SiftSyntax
 
 @Suite struct DocumentationSampleTests {
-    static let catalog = "Sources/SiftSyntax/SiftSyntax.docc"
-
     @Test(arguments: ["SiftSyntax.md", "PredicateLanguage.md"])
-    func articleSamplesAreTested(article: String) throws {
-        let source = try String(contentsOfFile: #filePath, encoding: .utf8)
-        let found = try samplesMissing(fromArticle: "\(Self.catalog)/\(article)", testSource: source)
-        #expect(found.blocks > 0)
-        #expect(found.missing == [])
-    }
+    func articleSamplesAreTested(article: String) throws { try expectArticleSamplesTested(article, of: "SiftSyntax") }
 
     /// The README's SiftSyntax example is this file's too.
-    @Test func readmeSampleIsTested() throws {
-        let found = try readmeSamples(of: "SiftSyntax")
-        #expect(found.blocks == 1 && found.missing == [])
-    }
+    @Test func readmeSampleIsTested() throws { try expectReadmeSampleTested(of: "SiftSyntax") }
 
     @Test func landingPage() throws {
         let p = try PredicateSyntax.parse("age > %@ AND name BEGINSWITH[cd] %@", arguments: [30, "jo"])

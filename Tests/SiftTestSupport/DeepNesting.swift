@@ -78,6 +78,20 @@ private func repeated(_ s: String, _ n: Int) -> String { String(repeating: s, co
 /// `kids` stay linear), a list of numbers and one of strings.
 public let nestingRecordJSON = #"{"a": 1, "s": "x", "nums": [0, 1], "tags": ["x"], "kids": [{"age": 2}]}"#
 
+/// The schema of `nestingRecordJSON` for the SQL back-ends: `kids` rows of their own, `nums` and
+/// `tags` in ordered value tables.
+public let nestingRecordSchemaJSON = #"""
+    {"entities": [
+      {"name": "Record", "table": "record",
+       "attributes": [{"name": "a", "type": "integer"}, {"name": "s", "type": "string"}],
+       "relationships": [
+         {"name": "kids", "toMany": "Kid", "foreignKey": "record_id"},
+         {"name": "nums", "values": {"table": "record_num", "owner": "record_id", "type": "integer"}, "orderColumn": "position"},
+         {"name": "tags", "values": {"table": "record_tag", "owner": "record_id", "type": "string"}, "orderColumn": "position"}]},
+      {"name": "Kid", "table": "kid", "attributes": [{"name": "age", "type": "integer"}]}
+    ]}
+    """#
+
 /// The families the nesting tests walk, over the keys of `nestingRecordJSON`.
 public let nestingFamilies: [NestingFamily] = [
     NestingFamily("parenthesised predicates") { repeated("(", $0) + "a == 1" + repeated(")", $0) },

@@ -9,10 +9,7 @@ import SiftTestSupport
 import SiftText
 
 @Suite struct ReadmeExampleTests {
-    @Test func readmeSampleIsTested() throws {
-        let found = try readmeSamples(of: "SiftText")
-        #expect(found.blocks == 1 && found.missing == [])
-    }
+    @Test func readmeSampleIsTested() throws { try expectReadmeSampleTested(of: "SiftText") }
 
     @Test func textExample() throws {
         let folded = textEqual("Straße", "STRASSE", .caseInsensitive)                                  // true

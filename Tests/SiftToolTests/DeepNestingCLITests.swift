@@ -46,19 +46,6 @@ private func canonical(_ text: String) throws -> String {
     try onSmallStack(stackSize: 64 << 20) { try PredicateSyntax.parse(text).description }
 }
 
-/// The schema of `nestingRecordJSON`, as the lowering's nesting tests declare it in Swift.
-private let nestingSchemaJSON = #"""
-    {"entities": [
-      {"name": "Record", "table": "record",
-       "attributes": [{"name": "a", "type": "integer"}, {"name": "s", "type": "string"}],
-       "relationships": [
-         {"name": "kids", "toMany": "Kid", "foreignKey": "record_id"},
-         {"name": "nums", "values": {"table": "record_num", "owner": "record_id", "type": "integer"}, "orderColumn": "position"},
-         {"name": "tags", "values": {"table": "record_tag", "owner": "record_id", "type": "string"}, "orderColumn": "position"}]},
-      {"name": "Kid", "table": "kid", "attributes": [{"name": "age", "type": "integer"}]}
-    ]}
-    """#
-
 /// `nestingRecordJSON` as `sift filter` prints it: compact, keys in input order.
 private let printedRecord = #"{"a":1,"s":"x","nums":[0,1],"tags":["x"],"kids":[{"age":2}]}"# + "\n"
 
@@ -69,7 +56,7 @@ private let files: (record: String, schema: String) = {
     let record = dir.appendingPathComponent("record.json")
     let schema = dir.appendingPathComponent("record.schema.json")
     try! Data(nestingRecordJSON.utf8).write(to: record)
-    try! Data(nestingSchemaJSON.utf8).write(to: schema)
+    try! Data(nestingRecordSchemaJSON.utf8).write(to: schema)
     return (record.path, schema.path)
 }()
 

@@ -19,23 +19,14 @@ nonisolated(unsafe) var rounds = 3
 nonisolated(unsafe) var only: String? = nil
 nonisolated(unsafe) var onlyImpl: String? = nil
 nonisolated(unsafe) var onlyRepr: String? = nil
-do {
-    var args = CommandLine.arguments.dropFirst()
-    while let a = args.popFirst() {
-        switch a {
-        case "--records": recordCount = args.popFirst().flatMap { Int($0) } ?? recordCount
-        case "--rounds": rounds = args.popFirst().flatMap { Int($0) } ?? rounds
-        case "--only": only = args.popFirst()
-        case "--impl": onlyImpl = args.popFirst()
-        case "--repr": onlyRepr = args.popFirst()
-        default:
-            FileHandle.standardError.write(
-                "usage: EvalBench [--records N] [--rounds R] [--only TEXT] [--impl NAME] [--repr dict|struct]\n".data(
-                    using: .utf8)!)
-            exit(2)
-        }
-    }
-}
+readOptions(
+    [
+        .integer("--records") { recordCount = $0 },
+        .integer("--rounds") { rounds = $0 },
+        .text("--only") { only = $0 },
+        .text("--impl") { onlyImpl = $0 },
+        .text("--repr") { onlyRepr = $0 },
+    ], usage: "usage: EvalBench [--records N] [--rounds R] [--only TEXT] [--impl NAME] [--repr dict|struct]")
 
 // MARK: - Data
 

@@ -30,21 +30,13 @@ nonisolated(unsafe) var rowCount = 200_000
 nonisolated(unsafe) var rounds = 7
 nonisolated(unsafe) var only: String? = nil
 nonisolated(unsafe) var databaseURL = ProcessInfo.processInfo.environment["DATABASE_URL"] ?? ""
-do {
-    var args = CommandLine.arguments.dropFirst()
-    while let a = args.popFirst() {
-        switch a {
-        case "--rows": rowCount = args.popFirst().flatMap { Int($0) } ?? rowCount
-        case "--rounds": rounds = args.popFirst().flatMap { Int($0) } ?? rounds
-        case "--only": only = args.popFirst()
-        case "--database-url": databaseURL = args.popFirst() ?? ""
-        default:
-            FileHandle.standardError.write(
-                Data("usage: PGBench [--rows N] [--rounds R] [--only TEXT] [--database-url URL]\n".utf8))
-            exit(2)
-        }
-    }
-}
+readOptions(
+    [
+        .integer("--rows") { rowCount = $0 },
+        .integer("--rounds") { rounds = $0 },
+        .text("--only") { only = $0 },
+        .text("--database-url") { databaseURL = $0 ?? "" },
+    ], usage: "usage: PGBench [--rows N] [--rounds R] [--only TEXT] [--database-url URL]")
 
 /// Drops the benchmark's schema; set once it exists, so a failure cleans up as well.
 nonisolated(unsafe) var cleanup: () -> Void = {}

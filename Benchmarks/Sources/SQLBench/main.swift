@@ -20,19 +20,12 @@ import SiftSyntax
 nonisolated(unsafe) var rowCount = 1_000_000
 nonisolated(unsafe) var rounds = 5
 nonisolated(unsafe) var only: String? = nil
-do {
-    var args = CommandLine.arguments.dropFirst()
-    while let a = args.popFirst() {
-        switch a {
-        case "--rows": rowCount = args.popFirst().flatMap { Int($0) } ?? rowCount
-        case "--rounds": rounds = args.popFirst().flatMap { Int($0) } ?? rounds
-        case "--only": only = args.popFirst()
-        default:
-            FileHandle.standardError.write(Data("usage: SQLBench [--rows N] [--rounds R] [--only TEXT]\n".utf8))
-            exit(2)
-        }
-    }
-}
+readOptions(
+    [
+        .integer("--rows") { rowCount = $0 },
+        .integer("--rounds") { rounds = $0 },
+        .text("--only") { only = $0 },
+    ], usage: "usage: SQLBench [--rows N] [--rounds R] [--only TEXT]")
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("SQLBench: \(message)\n".utf8))

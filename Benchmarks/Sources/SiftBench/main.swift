@@ -13,12 +13,24 @@ struct Result {
     var mbPerSecond: Double { Double(ops) * bytesPerOp / seconds / 1_000_000 }
 }
 
+/// Runs `run` for `warmup` seconds, then for `duration` seconds, and reports the second run.
+func warmedUp(
+    _ name: String, _ inputs: [String], warmup: Double, duration: Double,
+    _ run: (_ seconds: Double) -> (ops: Int, elapsed: Double)
+) -> Result {
+    _ = run(warmup)
+    let (ops, elapsed) = run(duration)
+    let totalBytes = inputs.reduce(0) { $0 + $1.utf8.count }
+    return Result(
+        name: name, inputs: inputs.count, bytesPerOp: Double(totalBytes) / Double(inputs.count),
+        ops: ops, seconds: elapsed)
+}
+
 /// Runs `body` over the inputs round-robin: a warm-up, then batches until `duration` seconds elapse.
 func measure(
     _ name: String, _ inputs: [String], warmup: Double = 0.3, duration: Double = 1.5,
     _ body: (String) -> Int
 ) -> Result {
-    let totalBytes = inputs.reduce(0) { $0 + $1.utf8.count }
     func run(for seconds: Double) -> (ops: Int, elapsed: Double) {
         var ops = 0
         var acc = 0
@@ -33,33 +45,29 @@ func measure(
         consume(acc)
         return (ops, Double(elapsed) / 1e9)
     }
-    _ = run(for: warmup)
-    let (ops, elapsed) = run(for: duration)
-    return Result(
-        name: name, inputs: inputs.count, bytesPerOp: Double(totalBytes) / Double(inputs.count),
-        ops: ops, seconds: elapsed)
+    return warmedUp(name, inputs, warmup: warmup, duration: duration, run)
+}
+
+/// The tree of a benchmark input: one that does not parse is a bug in the benchmark, which stops.
+@inline(__always)
+func parsedInput(_ text: String) -> PredicateSyntax {
+    do {
+        return try PredicateSyntax.parse(text)
+    } catch {
+        fatalError("benchmark input failed to parse: \(error)\n\(text.prefix(200))")
+    }
 }
 
 /// Parse only; the blackhole takes the root's source range (cheap, but depends on the parse result).
 @inline(never)
 func parseOnly(_ text: String) -> Int {
-    do {
-        let tree = try PredicateSyntax.parse(text)
-        return tree.range.upperBound &+ tree.range.lowerBound
-    } catch {
-        fatalError("benchmark input failed to parse: \(error)\n\(text.prefix(200))")
-    }
+    let tree = parsedInput(text)
+    return tree.range.upperBound &+ tree.range.lowerBound
 }
 
 /// Parse and hash the whole tree (the hash walks every node, so this costs more than parsing alone).
 @inline(never)
-func parseHash(_ text: String) -> Int {
-    do {
-        return try PredicateSyntax.parse(text).hashValue
-    } catch {
-        fatalError("benchmark input failed to parse: \(error)\n\(text.prefix(200))")
-    }
-}
+func parseHash(_ text: String) -> Int { parsedInput(text).hashValue }
 
 /// Print only: the canonical form of an already parsed tree.
 @inline(never)
@@ -69,12 +77,8 @@ func printOnly(_ tree: PredicateSyntax) -> Int {
 
 @inline(never)
 func roundTripHash(_ text: String) -> Int {
-    do {
-        let printed = try PredicateSyntax.parse(text).description
-        return printed.utf8.count &+ printed.hashValue
-    } catch {
-        fatalError("benchmark input failed to parse: \(error)\n\(text.prefix(200))")
-    }
+    let printed = parsedInput(text).description
+    return printed.utf8.count &+ printed.hashValue
 }
 
 /// Runs `parseOnly` over the inputs on `threads` threads at once for `duration` seconds (after a
@@ -83,7 +87,6 @@ func measureParallel(
     _ name: String, _ inputs: [String], threads: Int, warmup: Double = 0.3,
     duration: Double = 1.5
 ) -> Result {
-    let totalBytes = inputs.reduce(0) { $0 + $1.utf8.count }
     func run(for seconds: Double) -> (ops: Int, elapsed: Double) {
         nonisolated(unsafe) let counts = UnsafeMutableBufferPointer<Int>.allocate(capacity: 2 * threads)
         defer { counts.deallocate() }
@@ -107,11 +110,7 @@ func measureParallel(
         }
         return (ops, Double(elapsed) / 1e9)
     }
-    _ = run(for: warmup)
-    let (ops, elapsed) = run(for: duration)
-    return Result(
-        name: name, inputs: inputs.count, bytesPerOp: Double(totalBytes) / Double(inputs.count),
-        ops: ops, seconds: elapsed)
+    return warmedUp(name, inputs, warmup: warmup, duration: duration, run)
 }
 
 // MARK: - Inputs

@@ -35,29 +35,20 @@ nonisolated(unsafe) var changeCount = 1_000
 nonisolated(unsafe) var rounds = 5
 nonisolated(unsafe) var only: String? = nil
 nonisolated(unsafe) var siftOnly = false
-do {
-    var args = CommandLine.arguments.dropFirst()
-    while let a = args.popFirst() {
-        switch a {
-        case "--insert": insertCount = args.popFirst().flatMap { Int($0) } ?? insertCount
-        case "--fetch": fetchCount = args.popFirst().flatMap { Int($0) } ?? fetchCount
-        case "--pending-rows": pendingRows = args.popFirst().flatMap { Int($0) } ?? pendingRows
-        case "--changes": changeCount = args.popFirst().flatMap { Int($0) } ?? changeCount
-        case "--rounds": rounds = max(1, args.popFirst().flatMap { Int($0) } ?? rounds)
-        case "--only": only = args.popFirst()
-        case "--sift-only": siftOnly = true
-        default:
-            FileHandle.standardError.write(
-                Data(
-                    """
-                    usage: StoreBench [--insert N] [--fetch N] [--pending-rows N] [--changes N] [--rounds R]
-                                      [--only insert|fetch|ids|count|pending] [--sift-only]
-
-                    """.utf8))
-            exit(2)
-        }
-    }
-}
+readOptions(
+    [
+        .integer("--insert") { insertCount = $0 },
+        .integer("--fetch") { fetchCount = $0 },
+        .integer("--pending-rows") { pendingRows = $0 },
+        .integer("--changes") { changeCount = $0 },
+        .integer("--rounds") { rounds = max(1, $0) },
+        .text("--only") { only = $0 },
+        .flag("--sift-only") { siftOnly = true },
+    ],
+    usage: """
+        usage: StoreBench [--insert N] [--fetch N] [--pending-rows N] [--changes N] [--rounds R]
+                          [--only insert|fetch|ids|count|pending] [--sift-only]
+        """)
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("StoreBench: \(message)\n".utf8))
@@ -328,7 +319,8 @@ func checksum(_ path: String) -> String {
 // MARK: - GRDB
 
 /// GRDB's fastest record form: columns selected in a fixed order and read by index, written
-/// through a hand-written `encode(to:)`.
+/// through a hand-written `encode(to:)`. The values are kept in a `GRDBCodablePerson`, used here
+/// as plain storage: none of its Codable code runs for this form.
 struct GRDBPerson: FetchableRecord, PersistableRecord {
     static let databaseTableName = "Person"
     static var databaseSelection: [any SQLSelectable] {
@@ -337,46 +329,26 @@ struct GRDBPerson: FetchableRecord, PersistableRecord {
             Column("city"), Column("active"),
         ]
     }
-    var id: Int64
-    var entity: Int64
-    var version: Int64
-    var name: String
-    var age: Int64
-    var score: Double
-    var city: String
-    var active: Bool
+    var values: GRDBCodablePerson
+    var id: Int64 { values.id }
 
-    init(id: Int64, _ p: PersonData) {
-        self.id = id
-        entity = 1
-        version = 0
-        name = p.name
-        age = Int64(p.age)
-        score = p.score
-        city = p.city
-        active = p.active
-    }
+    init(id: Int64, _ p: PersonData) { values = GRDBCodablePerson(id: id, p) }
 
     init(row: Row) throws {
-        id = row[0]
-        entity = row[1]
-        version = row[2]
-        name = row[3]
-        age = row[4]
-        score = row[5]
-        city = row[6]
-        active = row[7]
+        values = GRDBCodablePerson(
+            id: row[0], entity: row[1], version: row[2], name: row[3], age: row[4], score: row[5], city: row[6],
+            active: row[7])
     }
 
     func encode(to container: inout PersistenceContainer) throws {
-        container["Z_PK"] = id
-        container["Z_ENT"] = entity
-        container["Z_OPT"] = version
-        container["name"] = name
-        container["age"] = age
-        container["score"] = score
-        container["city"] = city
-        container["active"] = active
+        container["Z_PK"] = values.id
+        container["Z_ENT"] = values.entity
+        container["Z_OPT"] = values.version
+        container["name"] = values.name
+        container["age"] = values.age
+        container["score"] = values.score
+        container["city"] = values.city
+        container["active"] = values.active
     }
 }
 
@@ -398,16 +370,15 @@ struct GRDBCodablePerson: Codable, FetchableRecord, PersistableRecord {
         case version = "Z_OPT"
         case name, age, score, city, active
     }
+}
 
+extension GRDBCodablePerson {
+    /// Person `id` of the store's entity 1, at version 0 (declared here, so the memberwise
+    /// initializer stays).
     init(id: Int64, _ p: PersonData) {
-        self.id = id
-        entity = 1
-        version = 0
-        name = p.name
-        age = Int64(p.age)
-        score = p.score
-        city = p.city
-        active = p.active
+        self.init(
+            id: id, entity: 1, version: 0, name: p.name, age: Int64(p.age), score: p.score, city: p.city,
+            active: p.active)
     }
 }
 
@@ -512,6 +483,31 @@ struct Row3 {
     var target: Double
 }
 nonisolated(unsafe) var table3: [Row3] = []
+
+/// One operation's contenders over the rounds: round 0 warms up and gives each contender's
+/// answer, the later rounds give its times.
+struct Contest<Answer> {
+    var times: [String: [Double]] = [:]
+    var answers: [(String, Answer)] = []
+
+    /// Times `body` for `who` in `round`; `answer` reads round 0's result after the clock stops.
+    mutating func run<R>(_ who: String, _ round: Int, _ body: () -> R, answer: (R) -> Answer) {
+        let (ns, result) = timed(body)
+        if round > 0 { times[who, default: []].append(ns) } else { answers.append((who, answer(result))) }
+        withExtendedLifetime(result) {}
+    }
+
+    /// Times `body`, whose result is the answer itself.
+    mutating func run(_ who: String, _ round: Int, _ body: () -> Answer) { run(who, round, body) { $0 } }
+
+    /// The table row of the medians: Sift's, the raw C API's, and those of the GRDB contenders named.
+    func row(_ label: String, rows: Int, grdb: String, grdbCodable: String? = nil, target: Double) -> Row3 {
+        let median = { (who: String?) in who.flatMap { self.times[$0] }.map(BenchSupport.median) }
+        return Row3(
+            label: label, rows: rows, sift: median("Sift") ?? .nan, raw: median("raw C API"), grdb: median(grdb),
+            grdbCodable: median(grdbCodable), target: target)
+    }
+}
 nonisolated(unsafe) var checks: [String] = []
 
 func f(_ x: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", x) }
@@ -643,116 +639,72 @@ if runs("fetch") || runs("ids") || runs("count") {
     }
 
     if runs("fetch") {
-        var siftT: [Double] = []
-        var rawT: [Double] = []
-        var grdbT: [Double] = []
-        var codableT: [Double] = []
-        var answers: [(String, [Int64])] = []
+        var contest = Contest<[Int64]>()
         // Round 0 warms the page cache and every statement cache; it is not counted.
         for round in 0...rounds {
             do {
                 let context = ManagedObjectContext(store: store)
-                let (ns, objects) = timed { profiledSiftFetch(context, request) }
-                if round > 0 {
-                    siftT.append(ns)
-                } else {
-                    answers.append(("Sift", objects.map { $0.objectID.primaryKey ?? -1 }))
+                contest.run("Sift", round, { profiledSiftFetch(context, request) }) {
+                    $0.map { $0.objectID.primaryKey ?? -1 }
                 }
-                withExtendedLifetime((context, objects)) {}
             }
             if siftOnly { continue }
-            do {
-                let (ns, rows) = timed { rawFetch(raw) }
-                if round > 0 { rawT.append(ns) } else { answers.append(("raw C API", rows.map(\.id))) }
+            contest.run("raw C API", round, { rawFetch(raw) }) { $0.map(\.id) }
+            contest.run("GRDB record", round) {
+                do { return try pool.read { try filtered.fetchAll($0) } } catch { fail("GRDB fetch: \(error)") }
+            } answer: {
+                $0.map(\.id)
             }
-            do {
-                let (ns, records) = timed {
-                    do { return try pool.read { try filtered.fetchAll($0) } } catch { fail("GRDB fetch: \(error)") }
-                }
-                if round > 0 { grdbT.append(ns) } else { answers.append(("GRDB record", records.map(\.id))) }
-            }
-            do {
-                let (ns, records) = timed {
-                    do { return try pool.read { try filteredCodable.fetchAll($0) } } catch {
-                        fail("GRDB fetch: \(error)")
-                    }
-                }
-                if round > 0 { codableT.append(ns) } else { answers.append(("GRDB Codable", records.map(\.id))) }
+            contest.run("GRDB Codable", round) {
+                do { return try pool.read { try filteredCodable.fetchAll($0) } } catch { fail("GRDB fetch: \(error)") }
+            } answer: {
+                $0.map(\.id)
             }
         }
-        agree("fetch", answers)
+        agree("fetch", contest.answers)
         table3.append(
-            Row3(
-                label: "fetch \(expected.count) of \(totalRows)", rows: expected.count, sift: median(siftT),
-                raw: rawT.isEmpty ? nil : median(rawT), grdb: grdbT.isEmpty ? nil : median(grdbT),
-                grdbCodable: codableT.isEmpty ? nil : median(codableT), target: 1.5))
+            contest.row(
+                "fetch \(expected.count) of \(totalRows)", rows: expected.count, grdb: "GRDB record",
+                grdbCodable: "GRDB Codable", target: 1.5))
     }
 
     if runs("ids") {
-        var siftT: [Double] = []
-        var rawT: [Double] = []
-        var grdbT: [Double] = []
-        var answers: [(String, [Int64])] = []
+        var contest = Contest<[Int64]>()
         for round in 0...rounds {
             do {
                 let context = ManagedObjectContext(store: store)
-                let (ns, ids) = timed { profiledSiftIDs(context, request) }
-                if round > 0 { siftT.append(ns) } else { answers.append(("Sift", ids.map { $0.primaryKey ?? -1 })) }
+                contest.run("Sift", round, { profiledSiftIDs(context, request) }) { $0.map { $0.primaryKey ?? -1 } }
             }
             if siftOnly { continue }
-            do {
-                let (ns, ids) = timed { rawIDs(raw) }
-                if round > 0 { rawT.append(ns) } else { answers.append(("raw C API", ids)) }
-            }
-            do {
-                let (ns, ids) = timed {
-                    do {
-                        return try pool.read { try filtered.select(Column("Z_PK"), as: Int64.self).fetchAll($0) }
-                    } catch { fail("GRDB ids: \(error)") }
-                }
-                if round > 0 { grdbT.append(ns) } else { answers.append(("GRDB", ids)) }
+            contest.run("raw C API", round) { rawIDs(raw) }
+            contest.run("GRDB", round) {
+                do {
+                    return try pool.read { try filtered.select(Column("Z_PK"), as: Int64.self).fetchAll($0) }
+                } catch { fail("GRDB ids: \(error)") }
             }
         }
-        agree("fetchObjectIDs", answers)
-        table3.append(
-            Row3(
-                label: "fetchObjectIDs \(expected.count)", rows: expected.count, sift: median(siftT),
-                raw: rawT.isEmpty ? nil : median(rawT), grdb: grdbT.isEmpty ? nil : median(grdbT),
-                grdbCodable: nil, target: 1.1))
+        agree("fetchObjectIDs", contest.answers)
+        table3.append(contest.row("fetchObjectIDs \(expected.count)", rows: expected.count, grdb: "GRDB", target: 1.1))
     }
 
     if runs("count") {
-        var siftT: [Double] = []
-        var rawT: [Double] = []
-        var grdbT: [Double] = []
-        var answers: [(String, Int)] = []
+        var contest = Contest<Int>()
         for round in 0...rounds {
             do {
                 let context = ManagedObjectContext(store: store)
-                let (ns, n) = timed { profiledSiftCount(context, request) }
-                if round > 0 { siftT.append(ns) } else { answers.append(("Sift", n)) }
+                contest.run("Sift", round) { profiledSiftCount(context, request) }
             }
             if siftOnly { continue }
-            do {
-                let (ns, n) = timed { rawCount(raw) }
-                if round > 0 { rawT.append(ns) } else { answers.append(("raw C API", n)) }
-            }
-            do {
-                let (ns, n) = timed {
-                    do { return try pool.read { try filtered.fetchCount($0) } } catch { fail("GRDB count: \(error)") }
-                }
-                if round > 0 { grdbT.append(ns) } else { answers.append(("GRDB", n)) }
+            contest.run("raw C API", round) { rawCount(raw) }
+            contest.run("GRDB", round) {
+                do { return try pool.read { try filtered.fetchCount($0) } } catch { fail("GRDB count: \(error)") }
             }
         }
-        for (who, n) in answers where n != expected.count {
+        for (who, n) in contest.answers where n != expected.count {
             fail("count: \(who) counted \(n), expected \(expected.count)")
         }
-        checks.append("count(for:): \(expected.count) from " + answers.map(\.0).joined(separator: ", "))
-        table3.append(
-            Row3(
-                label: "count(for:) \(expected.count)", rows: expected.count, sift: median(siftT),
-                raw: rawT.isEmpty ? nil : median(rawT), grdb: grdbT.isEmpty ? nil : median(grdbT),
-                grdbCodable: nil, target: 1.1))
+        checks.append("count(for:): \(expected.count) from " + contest.answers.map(\.0).joined(separator: ", "))
+        table3.append(contest.row("count(for:) \(expected.count)", rows: expected.count, grdb: "GRDB", target: 1.1))
     }
     withExtendedLifetime((raw, pool, store)) {}
 }
