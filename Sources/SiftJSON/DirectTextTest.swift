@@ -34,11 +34,28 @@ extension DirectFilter {
         let constant: String
         let prepared: PreparedText
         let pattern: LikePattern?
-        /// The fold of each scalar U+0080…U+02FF under the options, `foldWidth` bytes a scalar
-        /// with its length in the last one; `noFold` where the fold leaves U+0000…U+02FF.
-        let latin: [UInt8]
+        /// Which of the five folds SiftText makes the options ask for ([n] wins over c and d).
+        let foldKind: Int
         static let foldWidth = 5
         static let noFold: UInt8 = 0xFF
+        /// The fold of each scalar U+0080…U+02FF under each kind of options, `foldWidth` bytes a
+        /// scalar with its length in the last one; `noFold` where the fold leaves U+0000…U+02FF.
+        /// Built on the first string that needs one (as SiftText builds its own table then).
+        private static let literalFolds = latinFolds(.normalized)
+        private static let canonicalFolds = latinFolds([])
+        private static let caseFolds = latinFolds(.caseInsensitive)
+        private static let diacriticFolds = latinFolds(.diacriticInsensitive)
+        private static let caseDiacriticFolds = latinFolds([.caseInsensitive, .diacriticInsensitive])
+
+        private var latin: [UInt8] {
+            switch foldKind {
+            case 0: Self.literalFolds
+            case 1: Self.canonicalFolds
+            case 2: Self.caseFolds
+            case 3: Self.diacriticFolds
+            default: Self.caseDiacriticFolds
+            }
+        }
 
         /// The test, or nil for another operator, a constant that is not a string, or a LIKE
         /// pattern memory rejects (the general path then raises its error).
@@ -65,7 +82,9 @@ extension DirectFilter {
             exact = text.intersection([.caseInsensitive, .diacriticInsensitive, .normalized]).isEmpty
             constant = k
             prepared = PreparedText(k, text)
-            latin = Self.latinFolds(text)
+            let c = text.contains(.caseInsensitive)
+            let d = text.contains(.diacriticInsensitive)
+            foldKind = text.contains(.normalized) ? 0 : c ? (d ? 4 : 2) : (d ? 3 : 1)
         }
 
         /// The folds of U+0080…U+02FF one by one, as SiftText folds each alone (see the header).
@@ -124,6 +143,7 @@ extension DirectFilter {
         func callAsFunction(latin s: UnsafePointer<UInt8>, _ count: Int) -> Bool? {
             guard operation != .like else { return nil }
             // A fold is at most two bytes longer than its scalar's two: room for twice the bytes.
+            let latin = self.latin
             return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 * count) { out -> Bool? in
                 guard let o = out.baseAddress else { return nil }
                 var n = 0
