@@ -174,33 +174,18 @@ final class DirectFilter: Sendable {
             try s.skipValue(depth: depth)
             return false
         }
-        s.i += 1
-        s.skipSpace()
-        if s.i < s.count, s.base[s.i] == UInt8(ascii: "}") {
-            s.i += 1
-            return true
-        }
+        guard !s.open(UInt8(ascii: "}")) else { return true }
         var plain = true
         var first = true
-        while true {
+        repeat {
             let key = try s.memberKey()
             // `{"$date": …}` may be a date; the general path decides.
             if first, s.isKey(key, "$date") { plain = false }
             first = false
             if let n = s.index(of: key, in: memberBytes, names: memberNames) { offsets[n] = s.i }
             try s.skipElement(depth: depth + 1)
-            s.skipSpace()
-            guard s.i < s.count else { throw s.expectedSeparator("}") }
-            if s.base[s.i] == UInt8(ascii: ",") {
-                s.i += 1
-                continue
-            }
-            if s.base[s.i] == UInt8(ascii: "}") {
-                s.i += 1
-                return plain
-            }
-            throw s.expectedSeparator("}")
-        }
+        } while try s.separator(UInt8(ascii: "}"))
+        return plain
     }
 
     // MARK: Evaluating
@@ -422,9 +407,10 @@ extension JSONScanner {
     /// The answer of `leaf`'s comparison on its key path from the value at `i`, `element` giving
     /// the answer on one value it compares (or nil, which leaves the leaf to the general
     /// comparison). ANY and ALL decide where the general path does, at the first element that
-    /// decides, having tested only elements `element` answers before it; but every element is
-    /// still read through the path, as the general path maps the whole path before comparing, and
-    /// a key it cannot read in any element is an error there.
+    /// decides, having tested only elements `element` answers before it; but when keys are left
+    /// to read in the elements, every element is still read through the path, as the general path
+    /// maps the whole path before comparing, and a key it cannot read in any element is an error
+    /// there.
     @inline(__always)
     func typedAnswer(_ leaf: DirectFilter.Leaf, _ element: (JSONScanner) -> Bool?) -> Bool? {
         guard let quantifier = leaf.quantifier else {
@@ -454,13 +440,19 @@ extension JSONScanner {
         var decided: Bool?
         while true {
             s.skipSpace()
-            switch s.walk(leaf, from: rest) {
+            // An array of the values compared (no key left to read) needs no walk.
+            switch rest == leaf.rest.count ? .value(s.i) : s.walk(leaf, from: rest) {
             case .value(let at):
                 if decided == nil {
                     var t = s
                     t.i = at
                     guard let x = element(t) else { return nil }
-                    if x != all { decided = !all }
+                    if x != all {
+                        // With no key to map over the elements left, nothing after this one
+                        // can raise: the answer is final.
+                        if rest == leaf.rest.count { return !all }
+                        decided = !all
+                    }
                 }
             case .null:
                 if decided == nil { return nil }

@@ -7,7 +7,11 @@
 // [n]), it is already NFC, and no combining mark can follow any of its bytes, so comparing it with
 // the folded constant is what `PreparedText`'s own ASCII path does on the same bytes. A value that
 // is not a string gets memory's answer only where memory cannot raise (nil; a number or Boolean
-// under `==`/`!=`); anything else is left to the general comparison.
+// under `==`/`!=`); anything else is left to the general comparison. A string of ASCII and
+// two-byte scalars below U+0300 (accented Latin) is folded on its bytes, scalar by scalar, with the
+// folds SiftText gives each of those scalars alone, where every fold lies below U+0300 too: SiftText
+// folds such a string scalar by scalar with the same table (`LatinTable`) and the result is NFC
+// already, holds no combining mark, and its substring tests reduce to byte comparisons.
 
 import Foundation
 import SiftEvaluation
@@ -30,6 +34,28 @@ extension DirectFilter {
         let constant: String
         let prepared: PreparedText
         let pattern: LikePattern?
+        /// Which of the five folds SiftText makes the options ask for ([n] wins over c and d).
+        let foldKind: Int
+        static let foldWidth = 5
+        static let noFold: UInt8 = 0xFF
+        /// The fold of each scalar U+0080…U+02FF under each kind of options, `foldWidth` bytes a
+        /// scalar with its length in the last one; `noFold` where the fold leaves U+0000…U+02FF.
+        /// Built on the first string that needs one (as SiftText builds its own table then).
+        private static let literalFolds = latinFolds(.normalized)
+        private static let canonicalFolds = latinFolds([])
+        private static let caseFolds = latinFolds(.caseInsensitive)
+        private static let diacriticFolds = latinFolds(.diacriticInsensitive)
+        private static let caseDiacriticFolds = latinFolds([.caseInsensitive, .diacriticInsensitive])
+
+        private var latin: [UInt8] {
+            switch foldKind {
+            case 0: Self.literalFolds
+            case 1: Self.canonicalFolds
+            case 2: Self.caseFolds
+            case 3: Self.diacriticFolds
+            default: Self.caseDiacriticFolds
+            }
+        }
 
         /// The test, or nil for another operator, a constant that is not a string, or a LIKE
         /// pattern memory rejects (the general path then raises its error).
@@ -56,6 +82,25 @@ extension DirectFilter {
             exact = text.intersection([.caseInsensitive, .diacriticInsensitive, .normalized]).isEmpty
             constant = k
             prepared = PreparedText(k, text)
+            let c = text.contains(.caseInsensitive)
+            let d = text.contains(.diacriticInsensitive)
+            foldKind = text.contains(.normalized) ? 0 : c ? (d ? 4 : 2) : (d ? 3 : 1)
+        }
+
+        /// The folds of U+0080…U+02FF one by one, as SiftText folds each alone (see the header).
+        private static func latinFolds(_ text: TextOptions) -> [UInt8] {
+            var table = [UInt8](repeating: 0, count: 0x280 * foldWidth)
+            for v in UInt32(0x80)..<0x300 {
+                let folded = Array(TextFolding.fold(String(Unicode.Scalar(v)!), text).utf8)
+                let slot = Int(v - 0x80) * foldWidth
+                guard folded.count < foldWidth, folded.allSatisfy({ $0 < 0xCC }) else {
+                    table[slot + foldWidth - 1] = noFold
+                    continue
+                }
+                for (j, b) in folded.enumerated() { table[slot + j] = b }
+                table[slot + foldWidth - 1] = UInt8(folded.count)
+            }
+            return table
         }
 
         /// The answer for a nil value.
@@ -89,7 +134,47 @@ extension DirectFilter {
                 // bytes is built without allocating.
                 return pattern!.matches(String(decoding: UnsafeBufferPointer(start: s, count: count), as: UTF8.self))
             }
-            return needle.withUnsafeBufferPointer { n in
+            return compare(s, count, lowers: lowers)
+        }
+
+        /// The answer for the `count` bytes at `s` (a string written without escapes, not all
+        /// ASCII) when they are ASCII and two-byte scalars whose folds `latin` holds: folded into
+        /// a buffer on the stack and compared as folded; nil otherwise (and for LIKE).
+        func callAsFunction(latin s: UnsafePointer<UInt8>, _ count: Int) -> Bool? {
+            guard operation != .like else { return nil }
+            // A fold is at most two bytes longer than its scalar's two: room for twice the bytes.
+            let latin = self.latin
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 * count) { out -> Bool? in
+                guard let o = out.baseAddress else { return nil }
+                var n = 0
+                var j = 0
+                while j < count {
+                    let b = s[j]
+                    if b < 0x80 {
+                        o[n] = lowers && b &- 0x41 < 26 ? b | 0x20 : b
+                        n += 1
+                        j += 1
+                        continue
+                    }
+                    // A lead byte of U+0080…U+02FF and its continuation byte; anything else (a
+                    // longer sequence, or bytes that are not UTF-8) leaves the test to SiftText.
+                    guard b &- 0xC2 < 10, j + 1 < count, s[j + 1] & 0xC0 == 0x80 else { return nil }
+                    let slot = ((Int(b & 0x1F) << 6 | Int(s[j + 1] & 0x3F)) - 0x80) * Self.foldWidth
+                    let length = latin[slot + Self.foldWidth - 1]
+                    guard length != Self.noFold else { return nil }
+                    for k in 0..<Int(length) { o[n + k] = latin[slot + k] }
+                    n += Int(length)
+                    j += 2
+                }
+                return compare(UnsafePointer(o), n, lowers: false)
+            }
+        }
+
+        /// `==`, `!=`, BEGINSWITH, ENDSWITH or CONTAINS on the `count` bytes at `s` (lower-cased
+        /// as compared when `lowers`) against the needle.
+        @inline(__always)
+        private func compare(_ s: UnsafePointer<UInt8>, _ count: Int, lowers: Bool) -> Bool {
+            needle.withUnsafeBufferPointer { n in
                 let m = n.count
                 // An empty needle equals only the empty string and is found in none.
                 guard m > 0, let k = n.baseAddress else {
@@ -100,13 +185,13 @@ extension DirectFilter {
                     }
                 }
                 switch operation {
-                case .equal: return count == m && same(s, k, m)
-                case .notEqual: return !(count == m && same(s, k, m))
-                case .beginsWith: return count >= m && same(s, k, m)
-                case .endsWith: return count >= m && same(s + count - m, k, m)
+                case .equal: return count == m && same(s, k, m, lowers)
+                case .notEqual: return !(count == m && same(s, k, m, lowers))
+                case .beginsWith: return count >= m && same(s, k, m, lowers)
+                case .endsWith: return count >= m && same(s + count - m, k, m, lowers)
                 default:
                     guard count >= m else { return false }
-                    for start in 0...(count - m) where same(s + start, k, m) { return true }
+                    for start in 0...(count - m) where same(s + start, k, m, lowers) { return true }
                     return false
                 }
             }
@@ -114,7 +199,7 @@ extension DirectFilter {
 
         /// Whether the `m` subject bytes at `s`, lower-cased when `lowers`, are the needle's at `k`.
         @inline(__always)
-        private func same(_ s: UnsafePointer<UInt8>, _ k: UnsafePointer<UInt8>, _ m: Int) -> Bool {
+        private func same(_ s: UnsafePointer<UInt8>, _ k: UnsafePointer<UInt8>, _ m: Int, _ lowers: Bool) -> Bool {
             guard lowers else { return memcmp(s, k, m) == 0 }
             for j in 0..<m {
                 let b = s[j]
@@ -136,7 +221,10 @@ extension JSONScanner {
             guard let escaped = try? t.scanString() else { return nil }
             let start = i + 1
             let count = t.i - 1 - start
-            if !escaped, Self.isASCII(base + start, count) { return test(ascii: base + start, count) }
+            if !escaped {
+                if Self.isASCII(base + start, count) { return test(ascii: base + start, count) }
+                if let answer = test(latin: base + start, count) { return answer }
+            }
             return test(stringContent(start, start + count, escaped: escaped))
         case UInt8(ascii: "n"):
             return test.ifNull

@@ -124,9 +124,6 @@ struct FirstPass {
         compiled: SiftPredicate, variables: [String: Value], projection: Projection, timed: Bool,
         progress: inout some RecordFilterProgress, shared: SecondHalf?, continuing: FirstPass? = nil
     ) -> FirstPass {
-        let clock = ContinuousClock()
-        // The clock is only read per record for --stats; `began` stands in otherwise.
-        let began = clock.now
         let origin = cursor.scanner.i
         var pass = continuing ?? FirstPass()
         let depth = cursor.depth
@@ -134,14 +131,7 @@ struct FirstPass {
         // Records seen, including those only checked after an evaluation error.
         var seen = pass.recordCount
         let isSecondHalf = shared != nil && stop == nil
-        // The direct form of the predicate, when it has one, with room for its members' offsets.
-        let direct = DirectFilter(compiled)
-        var offsets = [Int](repeating: -1, count: direct?.memberNames.count ?? 0)
-        // For --stats: the time the direct form spent after locating the members, split between
-        // reading and evaluating as in the records where both were timed.
-        var directTime = Duration.zero
-        var sampledPath = Duration.zero
-        var sampledDirect = Duration.zero
+        var record = RecordTest(compiled: compiled, variables: variables, projection: projection, timed: timed)
         do throws(JSONScanError) {
             while let at = try cursor.next() {
                 if let stop, at >= stop {
@@ -166,72 +156,121 @@ struct FirstPass {
                     try cursor.scanner.skipValue(depth: depth)
                     continue
                 }
-                var t0 = began
-                if timed { t0 = clock.now }
-                var answer: Bool?
-                if let direct {
-                    // Validated and located here; the key paths are read while evaluating (and
-                    // that time counted as reading).
-                    if try direct.locate(&cursor.scanner, depth: depth, offsets: &offsets) {
-                        var located = t0
-                        if timed { located = clock.now }
-                        // Reading a key path and testing it are timed apart in one record of 16
-                        // only: the clock costs as much as a short path.
-                        let sampled = timed && seen & 15 == 0
-                        var pathTime = Duration.zero
-                        answer = direct.evaluate(
-                            cursor.scanner, depth: depth, offsets: offsets, variables: variables,
-                            timed: sampled, pathTime: &pathTime)
-                        if timed, answer != nil {
-                            pass.readTime += located - t0
-                            let spent = clock.now - located
-                            directTime += spent
-                            if sampled {
-                                sampledPath += pathTime
-                                sampledDirect += spent
-                            }
-                        }
-                    }
-                }
-                let matched: Bool
-                if let answer {
-                    matched = answer
-                } else {
-                    // The general path: the record built as projected and evaluated (again, when
-                    // the direct form could not decide; it was validated then, so reading it
-                    // again cannot fail).
-                    var scanner = cursor.scanner
-                    scanner.i = at
-                    let record = try scanner.value(depth: depth, projection)
-                    cursor.scanner.i = scanner.i
-                    var t1 = t0
-                    if timed {
-                        t1 = clock.now
-                        pass.readTime += t1 - t0
-                    }
-                    do throws(EvaluationError) {
-                        matched = try compiled.evaluate(with: record, variables: variables)
-                    } catch {
-                        pass.failure = (pass.recordCount, error)
-                        continue
-                    }
-                    if timed { pass.evaluateTime += clock.now - t1 }
-                }
-                if matched {
+                switch try record.matches(at: at, &cursor.scanner, depth: depth, sampled: seen & 15 == 0) {
+                case .success(true):
                     pass.matchIndices.append(pass.recordCount)
                     pass.matchStarts.append(at)
+                case .success(false): break
+                case .failure(let error):
+                    pass.failure = (pass.recordCount, error)
+                    continue
                 }
                 pass.recordCount += 1
             }
         } catch {
             pass.syntaxError = error
         }
+        record.finish(&pass)
+        return pass
+    }
+}
+
+/// How the pass tests one record: the direct form of the predicate when it has one and decides,
+/// else the general path; and, for --stats, the time each part took.
+private struct RecordTest {
+    let compiled: SiftPredicate
+    let variables: [String: Value]
+    let projection: Projection
+    let timed: Bool
+    /// The direct form of the predicate, when it has one, with room for its members' offsets.
+    let direct: DirectFilter?
+    var offsets: [Int]
+    let clock = ContinuousClock()
+    /// The clock is only read per record for --stats; `began` stands in otherwise.
+    let began: ContinuousClock.Instant
+    var readTime = Duration.zero, evaluateTime = Duration.zero
+    /// The time the direct form spent after locating the members, split between reading and
+    /// evaluating as in the records where both were timed.
+    var directTime = Duration.zero, sampledPath = Duration.zero, sampledDirect = Duration.zero
+
+    init(compiled: SiftPredicate, variables: [String: Value], projection: Projection, timed: Bool) {
+        self.compiled = compiled
+        self.variables = variables
+        self.projection = projection
+        self.timed = timed
+        direct = DirectFilter(compiled)
+        offsets = [Int](repeating: -1, count: direct?.memberNames.count ?? 0)
+        began = clock.now
+    }
+
+    /// Whether the record at `at` (where `scanner` is) matches, or the evaluation error it raises;
+    /// the scanner is left after the record. `sampled`: whether reading a key path and testing it
+    /// are timed apart in this record (for --stats; the clock costs as much as a short path).
+    @inline(__always)
+    mutating func matches(
+        at: Int, _ scanner: inout JSONScanner, depth: Int, sampled: Bool
+    ) throws(JSONScanError) -> Result<Bool, EvaluationError> {
+        var t0 = began
+        if timed { t0 = clock.now }
+        if let direct {
+            // Validated and located here; the key paths are read while evaluating (and that time
+            // counted as reading).
+            if try direct.locate(&scanner, depth: depth, offsets: &offsets) {
+                var located = t0
+                if timed { located = clock.now }
+                var pathTime = Duration.zero
+                let answer = direct.evaluate(
+                    scanner, depth: depth, offsets: offsets, variables: variables, timed: timed && sampled,
+                    pathTime: &pathTime)
+                if let answer {
+                    if timed { note(t0, located, pathTime, sampled: sampled) }
+                    return .success(answer)
+                }
+            }
+        }
+        // The general path: the record built as projected and evaluated (again, when the direct
+        // form could not decide; it was validated then, so reading it again cannot fail).
+        var s = scanner
+        s.i = at
+        let record = try s.value(depth: depth, projection)
+        scanner.i = s.i
+        var t1 = t0
+        if timed {
+            t1 = clock.now
+            readTime += t1 - t0
+        }
+        do throws(EvaluationError) {
+            let matched = try compiled.evaluate(with: record, variables: variables)
+            if timed { evaluateTime += clock.now - t1 }
+            return .success(matched)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Notes the times of a record the direct form decided: located at `located` after starting
+    /// at `t0`, `pathTime` of its evaluation spent reading key paths when `sampled`.
+    private mutating func note(
+        _ t0: ContinuousClock.Instant, _ located: ContinuousClock.Instant, _ pathTime: Duration, sampled: Bool
+    ) {
+        readTime += located - t0
+        let spent = clock.now - located
+        directTime += spent
+        if sampled {
+            sampledPath += pathTime
+            sampledDirect += spent
+        }
+    }
+
+    /// Adds the times to `pass`.
+    func finish(_ pass: inout FirstPass) {
+        pass.readTime += readTime
+        pass.evaluateTime += evaluateTime
         if directTime > .zero {
             let path = sampledDirect > .zero ? directTime * (sampledPath / sampledDirect) : .zero
             pass.readTime += path
             pass.evaluateTime += directTime - path
         }
-        return pass
     }
 }
 

@@ -69,70 +69,26 @@ extension JSONScanner {
         guard i < count else { throw fail("expected a JSON value, found end of input") }
         switch base[i] {
         case UInt8(ascii: "{"):
-            i += 1
             var members: [(String, JSONValue)] = []
-            skipSpace()
-            if i < count, base[i] == UInt8(ascii: "}") {
-                i += 1
-                return .object(members)
-            }
-            while true {
+            guard !open(UInt8(ascii: "}")) else { return .object(members) }
+            repeat {
                 let key = try memberKey()
                 members.append(
                     (stringContent(key.start, key.end, escaped: key.escaped), try jsonValue(depth: depth + 1)))
-                skipSpace()
-                guard i < count else { throw expectedSeparator("}") }
-                if base[i] == UInt8(ascii: ",") {
-                    i += 1
-                    continue
-                }
-                if base[i] == UInt8(ascii: "}") {
-                    i += 1
-                    return .object(members)
-                }
-                throw expectedSeparator("}")
-            }
+            } while try separator(UInt8(ascii: "}"))
+            return .object(members)
         case UInt8(ascii: "["):
-            i += 1
             var items: [JSONValue] = []
-            skipSpace()
-            if i < count, base[i] == UInt8(ascii: "]") {
-                i += 1
-                return .array(items)
-            }
-            while true {
+            guard !open(UInt8(ascii: "]")) else { return .array(items) }
+            repeat {
                 skipSpace()
                 items.append(try jsonValue(depth: depth + 1))
-                skipSpace()
-                guard i < count else { throw expectedSeparator("]") }
-                if base[i] == UInt8(ascii: ",") {
-                    i += 1
-                    continue
-                }
-                if base[i] == UInt8(ascii: "]") {
-                    i += 1
-                    return .array(items)
-                }
-                throw expectedSeparator("]")
-            }
-        case UInt8(ascii: "\""):
-            return .string(try string())
-        case UInt8(ascii: "t"):
-            try word(0x74_72_75_65, 4)
-            return .bool(true)
-        case UInt8(ascii: "f"):
-            try word(0x66_61_6C_73_65, 5)
-            return .bool(false)
-        case UInt8(ascii: "n"):
-            try word(0x6E_75_6C_6C, 4)
-            return .null
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            let (start, isInteger) = try scanNumber()
-            switch numberValue(start, isInteger: isInteger) {
-            case .integer(let n): return .integer(n)
-            case .double(let d): return .double(d)
-            }
-        default: throw unexpected()
+            } while try separator(UInt8(ascii: "]"))
+            return .array(items)
+        default:
+            return try scalar(
+                string: JSONValue.string, bool: JSONValue.bool, null: .null, integer: JSONValue.integer,
+                double: JSONValue.double)
         }
     }
 }

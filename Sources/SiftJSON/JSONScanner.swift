@@ -172,49 +172,17 @@ struct JSONScanner {
         guard i < count else { throw fail("expected a JSON value, found end of input") }
         switch base[i] {
         case UInt8(ascii: "{"):
-            i += 1
-            skipSpace()
-            if i < count, base[i] == UInt8(ascii: "}") {
-                i += 1
-                return
-            }
-            while true {
+            guard !open(UInt8(ascii: "}")) else { return }
+            repeat {
                 try memberKey()
                 try skipElement(depth: depth + 1)
-                skipSpace()
-                guard i < count else { throw expectedSeparator("}") }
-                if base[i] == UInt8(ascii: ",") {
-                    i += 1
-                    continue
-                }
-                if base[i] == UInt8(ascii: "}") {
-                    i += 1
-                    return
-                }
-                throw expectedSeparator("}")
-            }
+            } while try separator(UInt8(ascii: "}"))
         case UInt8(ascii: "["):
-            i += 1
-            skipSpace()
-            if i < count, base[i] == UInt8(ascii: "]") {
-                i += 1
-                return
-            }
-            while true {
+            guard !open(UInt8(ascii: "]")) else { return }
+            repeat {
                 skipSpace()
                 try skipElement(depth: depth + 1)
-                skipSpace()
-                guard i < count else { throw expectedSeparator("]") }
-                if base[i] == UInt8(ascii: ",") {
-                    i += 1
-                    continue
-                }
-                if base[i] == UInt8(ascii: "]") {
-                    i += 1
-                    return
-                }
-                throw expectedSeparator("]")
-            }
+            } while try separator(UInt8(ascii: "]"))
         case UInt8(ascii: "\""):
             _ = try scanString()
         case UInt8(ascii: "t"): try word(0x74_72_75_65, 4)
@@ -223,6 +191,37 @@ struct JSONScanner {
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try scanNumber()
         default: throw unexpected()
         }
+    }
+
+    // MARK: Containers
+
+    /// Moves past the opening bracket at `i` and the blanks after it, and answers whether the
+    /// container is empty (its `close` then read too).
+    @inline(__always)
+    mutating func open(_ close: UInt8) -> Bool {
+        i += 1
+        skipSpace()
+        guard i < count, base[i] == close else { return false }
+        i += 1
+        return true
+    }
+
+    /// Reads what follows a member or an element: blanks, then a ',' (true: another one follows)
+    /// or `close` (false: the container ended). Anything else is `JSONReader`'s error.
+    @inline(__always)
+    mutating func separator(_ close: UInt8) throws(JSONScanError) -> Bool {
+        skipSpace()
+        if i < count {
+            if base[i] == UInt8(ascii: ",") {
+                i += 1
+                return true
+            }
+            if base[i] == close {
+                i += 1
+                return false
+            }
+        }
+        throw expectedSeparator(Character(Unicode.Scalar(close)))
     }
 
     /// Validates the member or element value at `i` and moves past it, as `skipValue` does; strings
@@ -558,106 +557,94 @@ extension JSONScanner {
         guard i < count else { throw fail("expected a JSON value, found end of input") }
         switch base[i] {
         case UInt8(ascii: "{"):
-            i += 1
-            var members: [String: Value] = [:]
-            skipSpace()
-            if i < count, base[i] == UInt8(ascii: "}") {
-                i += 1
-                return .dictionary(members)
+            return try objectValue(depth: depth, projection)
+        case UInt8(ascii: "["):
+            var items: [Value] = []
+            guard !open(UInt8(ascii: "]")) else { return .array(items) }
+            repeat {
+                skipSpace()
+                items.append(try value(depth: depth + 1, projection))
+            } while try separator(UInt8(ascii: "]"))
+            return .array(items)
+        default:
+            return try scalar(
+                string: Value.string, bool: Value.bool, null: .null, integer: Value.integer, double: Value.double)
+        }
+    }
+
+    /// Reads the scalar at `i` (a string, a Boolean, null or a number), moves past it and builds
+    /// it with the given cases of the caller's value type; anything else is `JSONReader`'s error.
+    @inline(__always)
+    mutating func scalar<T>(
+        string: (String) -> T, bool: (Bool) -> T, null: T, integer: (Int64) -> T, double: (Double) -> T
+    ) throws(JSONScanError) -> T {
+        switch base[i] {
+        case UInt8(ascii: "\""):
+            return string(try self.string())
+        case UInt8(ascii: "t"):
+            try word(0x74_72_75_65, 4)
+            return bool(true)
+        case UInt8(ascii: "f"):
+            try word(0x66_61_6C_73_65, 5)
+            return bool(false)
+        case UInt8(ascii: "n"):
+            try word(0x6E_75_6C_6C, 4)
+            return null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            let (start, isInteger) = try scanNumber()
+            switch numberValue(start, isInteger: isInteger) {
+            case .integer(let n): return integer(n)
+            case .double(let d): return double(d)
             }
-            // `{"$date": number}` and nothing else is a date: the first member is kept aside for that.
-            var memberCount = 0
-            var date: Value?
-            // A partly built object keeps its members in the projection's order (see ProjectedObject).
-            var slots: ValueSlots?
-            while true {
-                let key = try memberKey()
-                memberCount += 1
-                if case .members(let keys) = projection {
-                    if let slot = wantedSlot(key, keys) {
-                        let v = try value(depth: depth + 1, keys[slot].projection)
-                        if memberCount == 1, keys[slot].name == "$date" { date = v }
-                        if slots == nil { slots = ValueSlots.make(count: keys.count) }
-                        slots![slot] = v
-                    } else if memberCount == 1, isDateKey(key) {
-                        date = try value(depth: depth + 1, .whole)
-                    } else {
-                        try skipValue(depth: depth + 1)
-                    }
-                } else if let (name, sub) = wantedMember(key, projection) {
-                    let v = try value(depth: depth + 1, sub)
-                    if memberCount == 1, name == "$date" { date = v }
-                    members[name] = v
+        default: throw unexpected()
+        }
+    }
+
+    /// The object at `i`, built as `value` builds it: whole as a dictionary, or, for a projection
+    /// of members, only those (see ProjectedObject); `{"$date": number}` and nothing else is a date.
+    private mutating func objectValue(depth: Int, _ projection: Projection) throws(JSONScanError) -> Value {
+        var members: [String: Value] = [:]
+        guard !open(UInt8(ascii: "}")) else { return .dictionary(members) }
+        // The first member is kept aside for a date.
+        var memberCount = 0
+        var date: Value?
+        // A partly built object keeps its members in the projection's order.
+        var slots: ValueSlots?
+        repeat {
+            let key = try memberKey()
+            memberCount += 1
+            if case .members(let keys) = projection {
+                if let slot = wantedSlot(key, keys) {
+                    let v = try value(depth: depth + 1, keys[slot].projection)
+                    if memberCount == 1, keys[slot].name == "$date" { date = v }
+                    if slots == nil { slots = ValueSlots.make(count: keys.count) }
+                    slots![slot] = v
                 } else if memberCount == 1, isDateKey(key) {
                     date = try value(depth: depth + 1, .whole)
                 } else {
                     try skipValue(depth: depth + 1)
                 }
-                skipSpace()
-                guard i < count else { throw expectedSeparator("}") }
-                if base[i] == UInt8(ascii: ",") {
-                    i += 1
-                    continue
-                }
-                if base[i] == UInt8(ascii: "}") {
-                    i += 1
-                    break
-                }
-                throw expectedSeparator("}")
+            } else if let (name, sub) = wantedMember(key, projection) {
+                let v = try value(depth: depth + 1, sub)
+                if memberCount == 1, name == "$date" { date = v }
+                members[name] = v
+            } else if memberCount == 1, isDateKey(key) {
+                date = try value(depth: depth + 1, .whole)
+            } else {
+                try skipValue(depth: depth + 1)
             }
-            if memberCount == 1, let date {
-                switch date {
-                case .integer(let n): return .date(Date(timeIntervalSince1970: Double(n)))
-                case .double(let d): return .date(Date(timeIntervalSince1970: d))
-                default: break
-                }
+        } while try separator(UInt8(ascii: "}"))
+        if memberCount == 1, let date {
+            switch date {
+            case .integer(let n): return .date(Date(timeIntervalSince1970: Double(n)))
+            case .double(let d): return .date(Date(timeIntervalSince1970: d))
+            default: break
             }
-            if case .members(let keys) = projection {
-                return .object(ProjectedObject(keys: keys, values: slots))
-            }
-            return .dictionary(members)
-        case UInt8(ascii: "["):
-            i += 1
-            var items: [Value] = []
-            skipSpace()
-            if i < count, base[i] == UInt8(ascii: "]") {
-                i += 1
-                return .array(items)
-            }
-            while true {
-                skipSpace()
-                items.append(try value(depth: depth + 1, projection))
-                skipSpace()
-                guard i < count else { throw expectedSeparator("]") }
-                if base[i] == UInt8(ascii: ",") {
-                    i += 1
-                    continue
-                }
-                if base[i] == UInt8(ascii: "]") {
-                    i += 1
-                    return .array(items)
-                }
-                throw expectedSeparator("]")
-            }
-        case UInt8(ascii: "\""):
-            return .string(try string())
-        case UInt8(ascii: "t"):
-            try word(0x74_72_75_65, 4)
-            return .bool(true)
-        case UInt8(ascii: "f"):
-            try word(0x66_61_6C_73_65, 5)
-            return .bool(false)
-        case UInt8(ascii: "n"):
-            try word(0x6E_75_6C_6C, 4)
-            return .null
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            let (start, isInteger) = try scanNumber()
-            switch numberValue(start, isInteger: isInteger) {
-            case .integer(let n): return .integer(n)
-            case .double(let d): return .double(d)
-            }
-        default: throw unexpected()
         }
+        if case .members(let keys) = projection {
+            return .object(ProjectedObject(keys: keys, values: slots))
+        }
+        return .dictionary(members)
     }
 
     /// Whether a member's key is `$date`.
@@ -711,58 +698,26 @@ extension JSONScanner {
         guard i < count else { throw fail("expected a JSON value, found end of input") }
         switch base[i] {
         case UInt8(ascii: "{"):
-            i += 1
             out.append(UInt8(ascii: "{"))
-            skipSpace()
-            if i < count, base[i] == UInt8(ascii: "}") {
-                i += 1
+            if !open(UInt8(ascii: "}")) {
+                repeat {
+                    let key = try memberKey()
+                    writeString(key.start, key.end, escaped: key.escaped, into: &out)
+                    out.append(UInt8(ascii: ":"))
+                    try writeValue(depth: depth + 1, into: &out)
+                } while try writeSeparator(UInt8(ascii: "}"), into: &out)
+            } else {
                 out.append(UInt8(ascii: "}"))
-                return
-            }
-            while true {
-                let key = try memberKey()
-                writeString(key.start, key.end, escaped: key.escaped, into: &out)
-                out.append(UInt8(ascii: ":"))
-                try writeValue(depth: depth + 1, into: &out)
-                skipSpace()
-                guard i < count else { throw expectedSeparator("}") }
-                if base[i] == UInt8(ascii: ",") {
-                    i += 1
-                    out.append(UInt8(ascii: ","))
-                    continue
-                }
-                if base[i] == UInt8(ascii: "}") {
-                    i += 1
-                    out.append(UInt8(ascii: "}"))
-                    return
-                }
-                throw expectedSeparator("}")
             }
         case UInt8(ascii: "["):
-            i += 1
             out.append(UInt8(ascii: "["))
-            skipSpace()
-            if i < count, base[i] == UInt8(ascii: "]") {
-                i += 1
+            if !open(UInt8(ascii: "]")) {
+                repeat {
+                    skipSpace()
+                    try writeValue(depth: depth + 1, into: &out)
+                } while try writeSeparator(UInt8(ascii: "]"), into: &out)
+            } else {
                 out.append(UInt8(ascii: "]"))
-                return
-            }
-            while true {
-                skipSpace()
-                try writeValue(depth: depth + 1, into: &out)
-                skipSpace()
-                guard i < count else { throw expectedSeparator("]") }
-                if base[i] == UInt8(ascii: ",") {
-                    i += 1
-                    out.append(UInt8(ascii: ","))
-                    continue
-                }
-                if base[i] == UInt8(ascii: "]") {
-                    i += 1
-                    out.append(UInt8(ascii: "]"))
-                    return
-                }
-                throw expectedSeparator("]")
             }
         case UInt8(ascii: "\""):
             let start = i + 1
@@ -780,6 +735,14 @@ extension JSONScanner {
             }
         default: throw unexpected()
         }
+    }
+
+    /// `separator`, printing the ',' or `close` it reads.
+    @inline(__always)
+    private mutating func writeSeparator(_ close: UInt8, into out: inout [UInt8]) throws(JSONScanError) -> Bool {
+        let more = try separator(close)
+        out.append(more ? UInt8(ascii: ",") : close)
+        return more
     }
 
     /// A string as `JSONValue.quote` prints it. Plain ASCII without escapes prints as it is written.

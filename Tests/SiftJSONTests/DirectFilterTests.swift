@@ -4,8 +4,9 @@
 // values of the wrong type, whenever the direct form answers, the general path gives the same
 // answer without error; string comparisons (any options, quantified over arrays of scalars too)
 // decided on the bytes answer as the general path on strings chosen to make folding hard (ß,
-// Turkish i, combining marks, emoji), mixed arrays and nulls; and on broken input both readers
-// fail at the same byte with the same message.
+// Turkish i, combining marks, emoji), mixed arrays and nulls; accented Latin folded on the bytes
+// answers as memory's test on the decoded string; and on broken input both readers fail at the same
+// byte with the same message, every reading path alike at a bad separator.
 
 import Foundation
 import SiftEvaluation
@@ -326,6 +327,109 @@ private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String:
         #expect(
             decided > 15000 && decidedUnicode > 10000 && left > 1000 && raised > 300,
             "\(decided) \(decidedUnicode) \(left) \(raised)")
+    }
+
+    /// Strings of ASCII and accented Latin (every scalar U+0080…U+02FF, raw, never escaped),
+    /// folded on their bytes with the per-scalar folds, answer as memory's own test on the decoded
+    /// string under every option set and operator; the scalars whose folds leave that range ("İ"
+    /// under [c]) and longer sequences are left to it.
+    @Test func latinStringsFoldedOnTheBytesAnswerAsMemory() throws {
+        var rng = SplitMix64(seed: 300)
+        let latin = (UInt32(0x80)..<0x300).map { String(Unicode.Scalar($0)!) }
+        let common = ["a", "A", "s", "S", "e", "E", "i", "I", "o", "O", "k", " ", "z", "İ"]
+        let needles = ["", "a", "e", "ss", "é", "É", "ß", "oe", "strasse", "Łu", "ı", "i", "ǆ", "æ", "ŉ", "aé"]
+        let operators = ["==", "!=", "BEGINSWITH", "ENDSWITH", "CONTAINS"]
+        let options = ["", "[c]", "[d]", "[cd]", "[n]", "[cn]"]
+        var tests: [DirectFilter.TextTest] = []
+        for op in operators {
+            for o in options {
+                for k in needles {
+                    let filter = try #require(
+                        DirectFilter(try SiftPredicate(format: "a \(op)\(o) '\(k)'", arguments: [])))
+                    tests.append(try #require(filter.leaves[0].text))
+                }
+            }
+        }
+        var decided = 0
+        var matched = 0
+        var left = 0
+        for _ in 0..<400 {
+            // Needles repeated inside random text, so that every operator matches now and then.
+            let parts = (0..<Int.random(in: 1...6, using: &rng)).map { _ -> String in
+                switch Int.random(in: 0..<4, using: &rng) {
+                case 0: return common.randomElement(using: &rng)!
+                case 1: return needles.randomElement(using: &rng)!
+                default: return latin.randomElement(using: &rng)!
+                }
+            }
+            let subject = parts.joined()
+            let bytes = Array(subject.utf8)
+            guard bytes.contains(where: { $0 >= 0x80 }) else { continue }
+            for test in tests {
+                let got = bytes.withUnsafeBufferPointer { test(latin: $0.baseAddress!, $0.count) }
+                guard let got else {
+                    left += 1
+                    continue
+                }
+                #expect(got == test(subject), "\(test.operation) \(test.constant) on \(subject)")
+                decided += 1
+                if got { matched += 1 }
+            }
+        }
+        #expect(decided > 50000 && matched > 3000 && left > 1000, "\(decided) \(matched) \(left)")
+        // Left to memory: a fold outside the range, a three-byte scalar, bytes that are not UTF-8.
+        let dotted = try #require(DirectFilter(try SiftPredicate(format: "a CONTAINS[c] 'i'", arguments: [])))
+        let test = try #require(dotted.leaves[0].text)
+        for subject: [UInt8] in [Array("İ".utf8), Array("a€".utf8), [0xC3], [0xC3, 0x41], [0x80]] {
+            #expect(subject.withUnsafeBufferPointer { test(latin: $0.baseAddress!, $0.count) } == nil)
+        }
+        #expect(Array("é".utf8).withUnsafeBufferPointer { test(latin: $0.baseAddress!, $0.count) } == false)
+        #expect(Array("Ïx".utf8).withUnsafeBufferPointer { test(latin: $0.baseAddress!, $0.count) } == false)
+        let accents = try #require(DirectFilter(try SiftPredicate(format: "a CONTAINS[cd] 'i'", arguments: [])))
+        let folded = try #require(accents.leaves[0].text)
+        #expect(Array("xÏ".utf8).withUnsafeBufferPointer { folded(latin: $0.baseAddress!, $0.count) } == true)
+    }
+
+    /// The separator after a member or element is checked by one helper on every path (skipped,
+    /// built, built in part, printed, read whole, located by the direct form): the message and
+    /// byte offset the reference reader gives, in objects and arrays, at the end of input too.
+    @Test func separatorsFailWithTheReferenceMessages() throws {
+        let cases: [(String, String, Int)] = [
+            (#"{"a": 1 "b": 2}"#, #"expected ',' or '}', found '"'"#, 8),
+            (#"{"a": 1"#, "expected ',' or '}', found end of input", 7),
+            (#"{"a": [1 2]}"#, "expected ',' or ']', found '2'", 9),
+            (#"{"a": [1, 2}"#, "expected ',' or ']', found '}'", 11),
+            (#"{"a": {"b": 1]}"#, "expected ',' or '}', found ']'", 13),
+            (#"{"a": [1,"#, "expected a JSON value, found end of input", 9),
+        ]
+        let filter = try #require(DirectFilter(try SiftPredicate(format: "a == 1", arguments: [])))
+        for (text, message, offset) in cases {
+            let bytes = Array(text.utf8)
+            let errors: [JSONScanError?] = bytes.withUnsafeBufferPointer { buffer in
+                func failure(_ read: (inout JSONScanner) throws(JSONScanError) -> Void) -> JSONScanError? {
+                    var s = JSONScanner(buffer)
+                    do throws(JSONScanError) { try read(&s) } catch { return error }
+                    return nil
+                }
+                var offsets = [-1]
+                var out: [UInt8] = []
+                return [
+                    failure { s throws(JSONScanError) in try s.skipValue(depth: 0) },
+                    failure { s throws(JSONScanError) in _ = try s.value(depth: 0, .whole) },
+                    failure { s throws(JSONScanError) in
+                        _ = try s.value(depth: 0, .members([ProjectedKey("b", .whole)]))
+                    },
+                    failure { s throws(JSONScanError) in try s.writeValue(depth: 0, into: &out) },
+                    failure { s throws(JSONScanError) in _ = try s.jsonValue(depth: 0) },
+                    failure { s throws(JSONScanError) in _ = try filter.locate(&s, depth: 0, offsets: &offsets) },
+                ]
+            }
+            for (n, error) in errors.enumerated() {
+                #expect(
+                    error?.message == message && error?.offset == offset,
+                    "\(text), reader \(n): \(String(describing: error))")
+            }
+        }
     }
 
     @Test func brokenRecordsFailAsTheGeneralReaderFails() throws {
