@@ -136,76 +136,79 @@ extension Value {
             self = value as! Value
             return
         }
-        if let collection = Value.exactCollection(value, t) {
-            self = collection
+        // Collections as JSON and dictionaries hold them, again by exact type: the generic casts
+        // below would bridge each one element by element.
+        if t == [String: Any].self {
+            self = .object(value as! [String: Any])
+            return
+        }
+        if t == [String].self {
+            self = .array((value as! [String]).map { .string($0) })
+            return
+        }
+        if t == [Any].self {
+            self = .array((value as! [Any]).map { Value(any: $0) })
+            return
+        }
+        if t == [Int].self {
+            self = .array((value as! [Int]).map { .integer(Int64($0)) })
+            return
+        }
+        if t == [Double].self {
+            self = .array((value as! [Double]).map { .double($0) })
+            return
+        }
+        if t == [[String: Any]].self {
+            self = .array((value as! [[String: Any]]).map { .object($0) })
             return
         }
         if let o = value as? any OptionalProtocol {
             self = Value(any: o.wrappedAny)
             return
         }
-        self = Value.bridged(value, t)
-    }
-
-    /// Collections as JSON and dictionaries hold them, by exact type `t`: the generic casts of
-    /// `bridged` would bridge each one element by element. Nil for any other type.
-    @inline(__always)
-    private static func exactCollection(_ value: Any, _ t: Any.Type) -> Value? {
-        if t == [String: Any].self { return .object(value as! [String: Any]) }
-        if t == [String].self { return .array((value as! [String]).map { .string($0) }) }
-        if t == [Any].self { return .array((value as! [Any]).map { Value(any: $0) }) }
-        if t == [Int].self { return .array((value as! [Int]).map { .integer(Int64($0)) }) }
-        if t == [Double].self { return .array((value as! [Double]).map { .double($0) }) }
-        if t == [[String: Any]].self { return .array((value as! [[String: Any]]).map { .object($0) }) }
-        return nil
-    }
-
-    /// Any other value (of dynamic type `t`, not optional), by the casts it answers: Foundation
-    /// and numeric types, collections, ``KeyValueCoding`` and `Encodable` types, then reflection.
-    private static func bridged(_ value: Any, _ t: Any.Type) -> Value {
         switch value {
         case is NSNull:
-            return .null
+            self = .null
         case let n as NSNumber where !(t is any BinaryInteger.Type) && !(t is any BinaryFloatingPoint.Type):
-            return Value(number: n)
+            self = Value(number: n)
         case let i as any BinaryInteger:
-            if let x = Int64(exactly: i) { return .integer(x) } else { return .double(Double(i)) }
+            if let x = Int64(exactly: i) { self = .integer(x) } else { self = .double(Double(i)) }
         case let d as any BinaryFloatingPoint:
-            return .double(Double(d))
+            self = .double(Double(d))
         case let d as Decimal:
-            return .decimal(d)
+            self = .decimal(d)
         case let s as Substring:
-            return .string(String(s))
+            self = .string(String(s))
         case let s as NSString:
-            return .string(s as String)
+            self = .string(s as String)
         case let d as Date:
-            return .date(d)
+            self = .date(d)
         case let d as Data:
-            return .data(d)
+            self = .data(d)
         case let u as URL:
-            return .string(u.absoluteString)
+            self = .string(u.absoluteString)
         case let u as UUID:
-            return .string(u.uuidString)
+            self = .string(u.uuidString)
         case let kvc as any KeyValueCoding:
-            return .object(kvc)
+            self = .object(kvc)
         case let a as [Any?]:
-            return .array(a.map { Value(any: $0) })
+            self = .array(a.map { Value(any: $0) })
         case let a as [Any]:
-            return .array(a.map { Value(any: $0) })
+            self = .array(a.map { Value(any: $0) })
         case let s as any SetAlgebra & Sequence:
-            return .set(Value.distinct(s.map { Value(any: $0 as Any) }))
+            self = .set(Value.distinct(s.map { Value(any: $0 as Any) }))
         case let d as NSDictionary:
             var out: [String: Value] = [:]
             for (k, v) in d { if let k = k as? String { out[k] = Value(any: v) } }
-            return .dictionary(out)
+            self = .dictionary(out)
         case let s as NSSet:
-            return .set(Value.distinct(s.map { Value(any: $0) }))
+            self = .set(Value.distinct(s.map { Value(any: $0) }))
         case let a as NSArray:
-            return .array(a.map { Value(any: $0) })
+            self = .array(a.map { Value(any: $0) })
         case let e as any Encodable:
-            return (try? ValueEncoder.encode(e)) ?? .object(MirrorObject(value))
+            self = (try? ValueEncoder.encode(e)) ?? .object(MirrorObject(value))
         default:
-            return .object(MirrorObject(value))
+            self = .object(MirrorObject(value))
         }
     }
 
