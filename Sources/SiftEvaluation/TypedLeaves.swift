@@ -9,17 +9,20 @@ import Foundation
 import SiftSyntax
 import SiftText
 
-enum TypedLeaf {
-    /// A test for `key op constant` (or `ANY key op constant` / `ALL …`), or nil when the reader
-    /// is untyped and the general path should be used.
-    static func make<Root>(
-        _ reader: KeyReader<Root>, quantifier: Quantifier?, _ p: PrimitiveComparison,
-        _ constant: Value, _ general: @escaping ValueTest,
-        range: SourceRange, lhsRange: SourceRange, source: String?
-    ) -> Step<Root>? {
-        // The general path's answer for a nil value, decided once; nil when it raises.
-        let nilAnswer: Bool?
-        let nilError: EvaluationError?
+/// What a typed leaf answers for a nil value, the general path's answer decided once at compile
+/// time, and how it positions the general path's errors.
+struct LeafFallback: Sendable {
+    /// The answer for nil; nil when the general path raises for it (then `nilError`).
+    let nilAnswer: Bool?
+    let nilError: EvaluationError?
+    let range: SourceRange
+    let source: String?
+
+    init(
+        quantifier: Quantifier?, _ general: ValueTest, _ constant: Value, range: SourceRange, source: String?
+    ) {
+        self.range = range
+        self.source = source
         if let quantifier {
             // ANY over nil is false, ALL over nil is true (nil is an empty collection).
             nilAnswer = quantifier == .all
@@ -33,107 +36,159 @@ enum TypedLeaf {
                 nilError = EvaluationError(error, range: range, source: source)
             }
         }
-        @Sendable func onNil() throws(EvaluationError) -> Bool {
-            if let nilAnswer { return nilAnswer }
-            throw nilError!
-        }
-        @Sendable func wrap(_ e: EvaluationErrorKind) -> EvaluationError {
-            EvaluationError(e, range: range, source: source)
-        }
+    }
+
+    /// The answer for a nil value, or the general path's error for it.
+    @inline(__always)
+    func onNil() throws(EvaluationError) -> Bool {
+        if let nilAnswer { return nilAnswer }
+        throw nilError!
+    }
+
+    /// The general path's error `e`, positioned at the comparison.
+    @inline(__always)
+    func wrap(_ e: EvaluationErrorKind) -> EvaluationError {
+        EvaluationError(e, range: range, source: source)
+    }
+}
+
+enum TypedLeaf {
+    /// A test for `key op constant` (or `ANY key op constant` / `ALL …`), or nil when the reader
+    /// is untyped and the general path should be used.
+    static func make<Root>(
+        _ reader: KeyReader<Root>, quantifier: Quantifier?, _ p: PrimitiveComparison,
+        _ constant: Value, _ general: @escaping ValueTest,
+        range: SourceRange, lhsRange: SourceRange, source: String?
+    ) -> Step<Root>? {
+        let fallback = LeafFallback(quantifier: quantifier, general, constant, range: range, source: source)
         let strings = stringCondition(p, constant)
-
         if let quantifier {
-            let all = quantifier == .all
-            switch reader.storage {
-            case .strings(let get, let checks):
-                if let strings, let nilAnswer {
-                    return .strings(checks, QuantifiedStringCondition(strings, all: all), ifNil: nilAnswer)
-                }
-                let t = elementTest(p, constant, general)
-                return .closure { root, _ throws(EvaluationError) in
-                    guard let xs = get(root) else { return try onNil() }
-                    do throws(EvaluationErrorKind) { return try quantify(xs, all: all, t) } catch { throw wrap(error) }
-                }
-            case .any(let get):
-                // Arrays of strings are tested in place; anything else as the general path does.
-                let quantified = strings.map { QuantifiedStringCondition($0, all: all) }
-                return .closure { root, _ throws(EvaluationError) in
-                    guard let v = get(root) else { return try onNil() }
-                    if let quantified, type(of: v) == [String].self { return quantified.test(v as! [String]) }
-                    let value = Value(any: v)
-                    let elements: [Value]
-                    switch value {
-                    case .null: return try onNil()
-                    case .array(let e), .set(let e): elements = e
-                    default:
-                        throw EvaluationError(
-                            .notACollection(operation: all ? "ALL" : "ANY", value: value.description), range: lhsRange,
-                            source: source)
-                    }
-                    do throws(EvaluationErrorKind) {
-                        return try quantify(elements, all: all) { e throws(EvaluationErrorKind) in
-                            try general(e, constant)
-                        }
-                    } catch { throw wrap(error) }
-                }
-            default:
-                // A scalar under ANY/ALL is the general path's error (not a collection).
-                return nil
-            }
+            return quantified(
+                reader, all: quantifier == .all, p, constant, general, strings, fallback, lhsRange: lhsRange,
+                source: source)
         }
+        return scalar(reader, p, constant, general, strings, fallback)
+    }
 
+    /// `ANY key op constant` / `ALL …` over a reader of arrays; nil for a scalar reader, whose
+    /// quantifier is the general path's error (not a collection).
+    private static func quantified<Root>(
+        _ reader: KeyReader<Root>, all: Bool, _ p: PrimitiveComparison, _ constant: Value,
+        _ general: @escaping ValueTest, _ strings: StringCondition?, _ fallback: LeafFallback,
+        lhsRange: SourceRange, source: String?
+    ) -> Step<Root>? {
         switch reader.storage {
-        case .value:
+        case .strings(let get, let checks):
+            if let strings, let nilAnswer = fallback.nilAnswer {
+                return .strings(checks, QuantifiedStringCondition(strings, all: all), ifNil: nilAnswer)
+            }
+            let t = elementTest(p, constant, general)
+            return .closure { root, _ throws(EvaluationError) in
+                guard let xs = get(root) else { return try fallback.onNil() }
+                do throws(EvaluationErrorKind) { return try quantify(xs, all: all, t) } catch {
+                    throw fallback.wrap(error)
+                }
+            }
+        case .any(let get):
+            // Arrays of strings are tested in place; anything else as the general path does.
+            let quantified = strings.map { QuantifiedStringCondition($0, all: all) }
+            return .closure { root, _ throws(EvaluationError) in
+                guard let v = get(root) else { return try fallback.onNil() }
+                if let quantified, type(of: v) == [String].self { return quantified.test(v as! [String]) }
+                let value = Value(any: v)
+                let elements: [Value]
+                switch value {
+                case .null: return try fallback.onNil()
+                case .array(let e), .set(let e): elements = e
+                default:
+                    throw EvaluationError(
+                        .notACollection(operation: all ? "ALL" : "ANY", value: value.description), range: lhsRange,
+                        source: source)
+                }
+                do throws(EvaluationErrorKind) {
+                    return try quantify(elements, all: all) { e throws(EvaluationErrorKind) in
+                        try general(e, constant)
+                    }
+                } catch { throw fallback.wrap(error) }
+            }
+        default:
+            // A scalar under ANY/ALL is the general path's error (not a collection).
+            return nil
+        }
+    }
+
+    /// `key op constant` over a reader of one value: a typed condition when the constant allows
+    /// one, else a closure handing the read value to the general path.
+    private static func scalar<Root>(
+        _ reader: KeyReader<Root>, _ p: PrimitiveComparison, _ constant: Value, _ general: @escaping ValueTest,
+        _ strings: StringCondition?, _ fallback: LeafFallback
+    ) -> Step<Root>? {
+        let nilAnswer = fallback.nilAnswer
+        switch reader.storage {
+        case .value, .strings:
             return nil
         case .integer(let get, let checks):
             if let c = integerCondition(p, constant), let nilAnswer { return .integer(checks, c, ifNil: nilAnswer) }
             return .closure { root, _ throws(EvaluationError) in
-                guard let x = get(root) else { return try onNil() }
-                do throws(EvaluationErrorKind) { return try general(.integer(x), constant) } catch { throw wrap(error) }
+                guard let x = get(root) else { return try fallback.onNil() }
+                do throws(EvaluationErrorKind) { return try general(.integer(x), constant) } catch {
+                    throw fallback.wrap(error)
+                }
             }
         case .double(let get, let checks):
             if let c = doubleCondition(p, constant), let nilAnswer { return .double(checks, c, ifNil: nilAnswer) }
             return .closure { root, _ throws(EvaluationError) in
-                guard let x = get(root) else { return try onNil() }
-                do throws(EvaluationErrorKind) { return try general(.double(x), constant) } catch { throw wrap(error) }
+                guard let x = get(root) else { return try fallback.onNil() }
+                do throws(EvaluationErrorKind) { return try general(.double(x), constant) } catch {
+                    throw fallback.wrap(error)
+                }
             }
         case .bool(let get, let checks):
             if let c = boolCondition(p, constant), let nilAnswer { return .bool(checks, c, ifNil: nilAnswer) }
             return .closure { root, _ throws(EvaluationError) in
-                guard let b = get(root) else { return try onNil() }
-                do throws(EvaluationErrorKind) { return try general(.bool(b), constant) } catch { throw wrap(error) }
+                guard let b = get(root) else { return try fallback.onNil() }
+                do throws(EvaluationErrorKind) { return try general(.bool(b), constant) } catch {
+                    throw fallback.wrap(error)
+                }
             }
         case .string(let get, let checks):
             if let strings, let nilAnswer { return .string(checks, strings, ifNil: nilAnswer) }
             let t = elementTest(p, constant, general)
             return .closure { root, _ throws(EvaluationError) in
-                guard let s = get(root) else { return try onNil() }
-                do throws(EvaluationErrorKind) { return try t(s) } catch { throw wrap(error) }
+                guard let s = get(root) else { return try fallback.onNil() }
+                do throws(EvaluationErrorKind) { return try t(s) } catch { throw fallback.wrap(error) }
             }
         case .date(let get):
             return .closure { root, _ throws(EvaluationError) in
-                guard let d = get(root) else { return try onNil() }
-                do throws(EvaluationErrorKind) { return try general(.date(d), constant) } catch { throw wrap(error) }
-            }
-        case .strings:
-            return nil
-        case .any(let get):
-            // Values of unknown type: the exact Swift types a condition tests are tested in place
-            // (a metadata comparison, then a cast that cannot fail); any other value, NSNumber
-            // included, is converted and tested as the general path does.
-            let integers = integerCondition(p, constant)
-            let doubles = doubleCondition(p, constant)
-            let bools = boolCondition(p, constant)
-            return .closure { root, _ throws(EvaluationError) in
-                guard let v = get(root) else { return try onNil() }
-                let t = type(of: v)
-                if t == Int.self, let integers { return integers.test(Int64(v as! Int)) }
-                if t == String.self, let strings { return strings.test(v as! String) }
-                if t == Double.self, let doubles { return doubles.test(v as! Double) }
-                if t == Bool.self, let bools { return (v as! Bool) ? bools.ifTrue : bools.ifFalse }
-                do throws(EvaluationErrorKind) { return try general(Value(any: v), constant) } catch {
-                    throw wrap(error)
+                guard let d = get(root) else { return try fallback.onNil() }
+                do throws(EvaluationErrorKind) { return try general(.date(d), constant) } catch {
+                    throw fallback.wrap(error)
                 }
+            }
+        case .any(let get):
+            return untyped(get, p, constant, general, strings, fallback)
+        }
+    }
+
+    /// Values of unknown type: the exact Swift types a condition tests are tested in place (a
+    /// metadata comparison, then a cast that cannot fail); any other value, NSNumber included, is
+    /// converted and tested as the general path does.
+    private static func untyped<Root>(
+        _ get: @escaping @Sendable (Root) -> Any?, _ p: PrimitiveComparison, _ constant: Value,
+        _ general: @escaping ValueTest, _ strings: StringCondition?, _ fallback: LeafFallback
+    ) -> Step<Root> {
+        let integers = integerCondition(p, constant)
+        let doubles = doubleCondition(p, constant)
+        let bools = boolCondition(p, constant)
+        return .closure { root, _ throws(EvaluationError) in
+            guard let v = get(root) else { return try fallback.onNil() }
+            let t = type(of: v)
+            if t == Int.self, let integers { return integers.test(Int64(v as! Int)) }
+            if t == String.self, let strings { return strings.test(v as! String) }
+            if t == Double.self, let doubles { return doubles.test(v as! Double) }
+            if t == Bool.self, let bools { return (v as! Bool) ? bools.ifTrue : bools.ifFalse }
+            do throws(EvaluationErrorKind) { return try general(Value(any: v), constant) } catch {
+                throw fallback.wrap(error)
             }
         }
     }

@@ -80,9 +80,14 @@ struct LibPQ: @unchecked Sendable {
                     kind: .connection,
                     message: "cannot connect to PostgreSQL: the PostgreSQL client library (libpq) has no \(absent)"))
         }
-        // Each name was found above; POSIX guarantees a function pointer survives the trip through void *.
+        return .success(bind(handle))
+    }
+
+    /// The functions of the library `handle`, each of whose names `load` found.
+    private static func bind(_ handle: UnsafeMutableRawPointer) -> LibPQ {
+        // Each name was found by `load`; POSIX guarantees a function pointer survives the trip through void *.
         func symbol<F>(_ name: String, _: F.Type) -> F { unsafeBitCast(dlsym(handle, name)!, to: F.self) }
-        let pq = LibPQ(
+        return LibPQ(
             PQconnectdbParams: symbol(
                 "PQconnectdbParams",
                 (@convention(c) (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<UnsafePointer<CChar>?>?, Int32) ->
@@ -132,7 +137,6 @@ struct LibPQ: @unchecked Sendable {
                     .self),
             PQfreemem: symbol("PQfreemem", (@convention(c) (UnsafeMutableRawPointer?) -> Void).self)
         )
-        return .success(pq)
     }
 
     /// The loaded library, matched once: only reached once a connection exists, which needed it loaded.

@@ -385,30 +385,7 @@ extension LoweringContext {
                 "'\(name)', whose value in memory is random for each object, cannot be lowered to SQL", range: range)
         default: break
         }
-        var args: [(Operand, ExpressionSyntax)] = []
-        for (i, a) in arguments.enumerated() {
-            let o = try operand(a, scope)
-            // A collection function takes the collection itself; anything else its scalar value.
-            if i == 0, Self.collectionFunctions.contains(name),
-                case .collection(let c) = o, !(c.rest.first.map(KeyPathComponent.isCollectionOperator) ?? false)
-            {
-                args.append((o, a))
-            } else {
-                args.append((try scalarize(o), a))
-            }
-        }
-        func elementType() -> Schema.ValueType {
-            if case .scalar(let s) = args[0].0 { return s.attribute.type }
-            if case .collection(let c) = args[0].0 {
-                if c.rest.isEmpty, case .values(let v) = c.shape { return v.type }
-                if !c.rest.isEmpty, let dest = try? elements(c).element,
-                    case .scalar(let s)? = try? keyPath(c.rest, dest, c.range)
-                {
-                    return s.attribute.type
-                }
-            }
-            return .any
-        }
+        let args = try functionArguments(name, arguments, scope)
         switch name {
         case "mode:":
             if case .collection(let c) = args[0].0, c.relationship.orderColumn == nil {
@@ -440,13 +417,13 @@ extension LoweringContext {
             }
             return try memoryCall(name, args, type: integral ? .integer : .any, mayBeNaN: !integral, range)
         case "sum:":
-            let t = elementType()
+            let t = elementType(args[0].0)
             return try memoryCall(
                 name, args, type: [.integer, .boolean].contains(t) ? .integer : (t == .double ? .double : .any), range)
         case "average:", "median:", "stddev:":
             return try memoryCall(name, args, type: name == "median:" ? .any : .double, range)
         case "min:", "max:":
-            let t = elementType()
+            let t = elementType(args[0].0)
             guard [.integer, .double, .string, .any].contains(t) else {
                 throw unsupported("\(name) of \(t.rawValue) values", range)
             }
@@ -454,6 +431,40 @@ extension LoweringContext {
         default:
             throw unsupported("the function '\(name)'", range)
         }
+    }
+
+    /// The operands of a function's arguments: a collection function's first argument is the
+    /// collection itself; any other argument its scalar value.
+    private func functionArguments(_ name: String, _ arguments: [ExpressionSyntax], _ scope: Scope)
+        throws(SQLLoweringError) -> [(Operand, ExpressionSyntax)]
+    {
+        var args: [(Operand, ExpressionSyntax)] = []
+        for (i, a) in arguments.enumerated() {
+            let o = try operand(a, scope)
+            // A collection function takes the collection itself; anything else its scalar value.
+            if i == 0, Self.collectionFunctions.contains(name),
+                case .collection(let c) = o, !(c.rest.first.map(KeyPathComponent.isCollectionOperator) ?? false)
+            {
+                args.append((o, a))
+            } else {
+                args.append((try scalarize(o), a))
+            }
+        }
+        return args
+    }
+
+    /// The type of the values a function's first operand holds, `.any` when unknown.
+    private func elementType(_ first: Operand) -> Schema.ValueType {
+        if case .scalar(let s) = first { return s.attribute.type }
+        if case .collection(let c) = first {
+            if c.rest.isEmpty, case .values(let v) = c.shape { return v.type }
+            if !c.rest.isEmpty, let dest = try? elements(c).element,
+                case .scalar(let s)? = try? keyPath(c.rest, dest, c.range)
+            {
+                return s.attribute.type
+            }
+        }
+        return .any
     }
 
     // MARK: CAST

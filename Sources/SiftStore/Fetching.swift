@@ -647,87 +647,101 @@ struct KeyPathCollector {
 
     /// Every relationship path, or nil when the predicate reads keys it cannot list.
     func paths(_ p: PredicateSyntax, _ sortKeys: [String], from entity: String) -> [[ResolvedRelationship]]? {
-        var out: [[ResolvedRelationship]] = []
-        var ok = true
-        var variables: [String: (entity: String, prefix: [ResolvedRelationship])] = [:]
-        /// Follows the relationship components of a key path; records the path, returns where it ends.
-        @discardableResult
-        func walk(_ components: [String], _ start: String, _ prefix: [ResolvedRelationship]) -> (
-            String, [ResolvedRelationship]
-        ) {
-            var entity = start
-            var path = prefix
-            for c in components {
-                guard let r = model.resolved[entity], let rel = r.relationship(c) else { break }
-                path.append(rel)
-                entity = rel.destination
-            }
-            if !path.isEmpty { out.append(path) }
-            return (entity, path)
-        }
-        // Both walks check the stack at their recursion point (see `StackGuard`).
-        func expression(_ e: ExpressionSyntax, _ start: String, _ prefix: [ResolvedRelationship]) {
-            StackGuard.ensure { expressionHere(e, start, prefix) }
-        }
-        func expressionHere(_ e: ExpressionSyntax, _ start: String, _ prefix: [ResolvedRelationship]) {
-            switch e.kind {
-            case .constant, .variable, .evaluatedObject: break
-            case .keyPath(nil, let components): walk(components, start, prefix)
-            case .keyPath(let base?, let components):
-                if case .variable(let name) = base.kind, let bound = variables[name] {
-                    walk(components, bound.entity, bound.prefix)
-                } else {
-                    expression(base, start, prefix)
-                    // Keys read on a computed value: only subqueries over to-manys reach objects.
-                    if case .subquery = base.kind {} else { ok = false }
-                }
-            case .dynamicKey, .customFunction: ok = false
-            case .aggregate(let es): for x in es { expression(x, start, prefix) }
-            case .index(let b, let i):
-                expression(b, start, prefix)
-                if case .expression(let x) = i { expression(x, start, prefix) }
-            case .binary(_, let l, let r):
-                expression(l, start, prefix)
-                expression(r, start, prefix)
-            case .unary(_, let x): expression(x, start, prefix)
-            case .function(_, let args): for x in args { expression(x, start, prefix) }
-            case .subquery(let collection, let v, let body):
-                if case .keyPath(nil, let components) = collection.kind {
-                    let (entity, path) = walk(components, start, prefix)
-                    let saved = variables[v]
-                    variables[v] = (entity, path)
-                    predicate(body, start, prefix)
-                    variables[v] = saved
-                } else {
-                    ok = false
-                }
-            case .ternary(let c, let t, let f):
-                predicate(c, start, prefix)
-                expression(t, start, prefix)
-                expression(f, start, prefix)
-            case .cast(let v, let t):
-                expression(v, start, prefix)
-                expression(t, start, prefix)
-            case .assignment(_, let v): expression(v, start, prefix)
-            }
-        }
-        func predicate(_ p: PredicateSyntax, _ start: String, _ prefix: [ResolvedRelationship]) {
-            StackGuard.ensure { predicateHere(p, start, prefix) }
-        }
-        func predicateHere(_ p: PredicateSyntax, _ start: String, _ prefix: [ResolvedRelationship]) {
-            switch p.kind {
-            case .constant: break
-            case .and(let ops), .or(let ops): for o in ops { predicate(o, start, prefix) }
-            case .not(let o): predicate(o, start, prefix)
-            case .comparison(_, let l, _, _, let r):
-                expression(l, start, prefix)
-                expression(r, start, prefix)
-            }
-        }
-        predicate(p, entity, [])
+        var walk = KeyPathWalk(model: model)
+        walk.predicate(p, entity, [])
         for k in sortKeys {
-            if let e = try? ExpressionSyntax.parse(k) { expression(e, entity, []) } else { ok = false }
+            if let e = try? ExpressionSyntax.parse(k) { walk.expression(e, entity, []) } else { walk.ok = false }
         }
-        return ok ? out : nil
+        return walk.ok ? walk.out : nil
+    }
+}
+
+/// One walk of ``KeyPathCollector``: the paths found so far, whether every key read could be
+/// listed, and the subquery variables in scope with where they stand.
+private struct KeyPathWalk {
+    let model: ManagedObjectModel
+    var out: [[ResolvedRelationship]] = []
+    var ok = true
+    var variables: [String: (entity: String, prefix: [ResolvedRelationship])] = [:]
+
+    init(model: ManagedObjectModel) { self.model = model }
+
+    /// Follows the relationship components of a key path; records the path, returns where it ends.
+    @discardableResult
+    mutating func walk(_ components: [String], _ start: String, _ prefix: [ResolvedRelationship]) -> (
+        String, [ResolvedRelationship]
+    ) {
+        var entity = start
+        var path = prefix
+        for c in components {
+            guard let r = model.resolved[entity], let rel = r.relationship(c) else { break }
+            path.append(rel)
+            entity = rel.destination
+        }
+        if !path.isEmpty { out.append(path) }
+        return (entity, path)
+    }
+
+    // Both walks check the stack at their recursion point (see `StackGuard`).
+    mutating func expression(_ e: ExpressionSyntax, _ start: String, _ prefix: [ResolvedRelationship]) {
+        StackGuard.ensure { expressionHere(e, start, prefix) }
+    }
+
+    private mutating func expressionHere(_ e: ExpressionSyntax, _ start: String, _ prefix: [ResolvedRelationship]) {
+        switch e.kind {
+        case .constant, .variable, .evaluatedObject: break
+        case .keyPath(nil, let components): walk(components, start, prefix)
+        case .keyPath(let base?, let components):
+            if case .variable(let name) = base.kind, let bound = variables[name] {
+                walk(components, bound.entity, bound.prefix)
+            } else {
+                expression(base, start, prefix)
+                // Keys read on a computed value: only subqueries over to-manys reach objects.
+                if case .subquery = base.kind {} else { ok = false }
+            }
+        case .dynamicKey, .customFunction: ok = false
+        case .aggregate(let es): for x in es { expression(x, start, prefix) }
+        case .index(let b, let i):
+            expression(b, start, prefix)
+            if case .expression(let x) = i { expression(x, start, prefix) }
+        case .binary(_, let l, let r):
+            expression(l, start, prefix)
+            expression(r, start, prefix)
+        case .unary(_, let x): expression(x, start, prefix)
+        case .function(_, let args): for x in args { expression(x, start, prefix) }
+        case .subquery(let collection, let v, let body):
+            if case .keyPath(nil, let components) = collection.kind {
+                let (entity, path) = walk(components, start, prefix)
+                let saved = variables[v]
+                variables[v] = (entity, path)
+                predicate(body, start, prefix)
+                variables[v] = saved
+            } else {
+                ok = false
+            }
+        case .ternary(let c, let t, let f):
+            predicate(c, start, prefix)
+            expression(t, start, prefix)
+            expression(f, start, prefix)
+        case .cast(let v, let t):
+            expression(v, start, prefix)
+            expression(t, start, prefix)
+        case .assignment(_, let v): expression(v, start, prefix)
+        }
+    }
+
+    mutating func predicate(_ p: PredicateSyntax, _ start: String, _ prefix: [ResolvedRelationship]) {
+        StackGuard.ensure { predicateHere(p, start, prefix) }
+    }
+
+    private mutating func predicateHere(_ p: PredicateSyntax, _ start: String, _ prefix: [ResolvedRelationship]) {
+        switch p.kind {
+        case .constant: break
+        case .and(let ops), .or(let ops): for o in ops { predicate(o, start, prefix) }
+        case .not(let o): predicate(o, start, prefix)
+        case .comparison(_, let l, _, _, let r):
+            expression(l, start, prefix)
+            expression(r, start, prefix)
+        }
     }
 }

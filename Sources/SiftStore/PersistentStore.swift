@@ -203,8 +203,32 @@ public final class PersistentStore: @unchecked Sendable {
         sql += "CREATE TABLE \(q(Storage.keyTable)) (entity TEXT PRIMARY KEY, max INTEGER NOT NULL);\n"
         var extra: [String] = []
         var made = Set<String>()
-        // Index names share the tables' namespace and are derived from names that may be any
-        // string, so they are made unique against every table and each other.
+        var taken = tableNames(model, layouts)
+        for layout in layouts.values.sorted(by: { $0.table < $1.table }) {
+            sql += layoutScript(layout, &taken)
+        }
+        for e in model.entities {
+            let r = model.resolved[e.name]!
+            if let layout = r.document {
+                extra.append(layout.createScript + layout.indexScript)
+                continue
+            }
+            extra += sideTablesScript(r, &made, &taken)
+            extra += countTriggers(r, e.name, &taken)
+            for constraint in r.constraints
+            where e.uniquenessConstraints.contains(constraint.map { r.attributes[$0].name }) {
+                let cols = constraint.map { q(r.attributes[$0].column) }.joined(separator: ", ")
+                let name = "Z_\(e.name)_unique_" + constraint.map { r.attributes[$0].name }.joined(separator: "_")
+                extra.append("CREATE INDEX \(uniqueName(name, &taken)) ON \(q(r.table)) (\(cols));")
+            }
+        }
+        return sql + extra.joined(separator: "\n")
+    }
+
+    /// Every table name of the store, lower-cased. Index names share the tables' namespace and are
+    /// derived from names that may be any string, so they are made unique against every table and
+    /// each other (`uniqueName`).
+    private static func tableNames(_ model: ManagedObjectModel, _ layouts: [String: TableLayout]) -> Set<String> {
         var taken = Set(([Storage.metadataTable, Storage.keyTable] + layouts.keys).map { $0.lowercased() })
         for r in model.resolved.values {
             for t in r.document?.tables ?? [] { taken.insert(t.table.lowercased()) }
@@ -213,78 +237,86 @@ public final class PersistentStore: @unchecked Sendable {
                 if case .joinTable(let t, _, _, _) = rel.storage { taken.insert(t.lowercased()) }
             }
         }
-        func index(_ base: String) -> String { q(StorageNames.unique(base, in: &taken)) }
-        for layout in layouts.values.sorted(by: { $0.table < $1.table }) {
-            let cols = layout.columns.enumerated().map { i, c -> String in
-                i == 0 ? "\(q(c)) INTEGER PRIMARY KEY" : "\(q(c)) \(layout.columnTypes[i])"
-            }
-            sql += "CREATE TABLE \(q(layout.table)) (\(cols.joined(separator: ", ")));\n"
-            sql +=
-                "CREATE INDEX \(index("Z_\(layout.table)_Z_ENT")) ON \(q(layout.table)) (\(q(Storage.entityColumn)));\n"
-            for fk in layout.foreignKeyColumns {
-                sql += "CREATE INDEX \(index("Z_\(layout.table)_\(fk)")) ON \(q(layout.table)) (\(q(fk)));\n"
-            }
+        return taken
+    }
+
+    /// A new index or trigger name made from `base`, unique among `taken`, quoted.
+    private static func uniqueName(_ base: String, _ taken: inout Set<String>) -> String {
+        q(StorageNames.unique(base, in: &taken))
+    }
+
+    /// The table of one entity layout, with its indexes on the entity and foreign-key columns.
+    private static func layoutScript(_ layout: TableLayout, _ taken: inout Set<String>) -> String {
+        let cols = layout.columns.enumerated().map { i, c -> String in
+            i == 0 ? "\(q(c)) INTEGER PRIMARY KEY" : "\(q(c)) \(layout.columnTypes[i])"
         }
-        for e in model.entities {
-            let r = model.resolved[e.name]!
-            if let layout = r.document {
-                extra.append(layout.createScript + layout.indexScript)
-                continue
-            }
-            for a in r.attributes {
-                // A mixed attribute's elements keep their storage class, or are dates.
-                let elementType = a.mixed.map {
-                    $0.shapes.array == .date ? TableLayout.sqlType(.date) : TableLayout.sqlType(.dynamic)
-                }
-                guard let t = a.valueTable ?? a.mixed?.valueTable, made.insert(t).inserted else { continue }
-                extra.append(
-                    "CREATE TABLE \(q(t)) (\(q(Storage.owner)) INTEGER NOT NULL, \(q(Storage.order)) INTEGER NOT NULL, \(q(Storage.value)) \(elementType ?? TableLayout.sqlType(a.type)));"
-                )
-                extra.append(
-                    "CREATE INDEX \(index(t + "_owner")) ON \(q(t)) (\(q(Storage.owner)), \(q(Storage.order)));")
-            }
-            for rel in r.relationships {
-                guard case .joinTable(let t, _, _, _) = rel.storage, made.insert(t).inserted else { continue }
-                extra.append(
-                    "CREATE TABLE \(q(t)) (\(q("Z_SRC")) INTEGER NOT NULL, \(q("Z_DST")) INTEGER NOT NULL, \(q("Z_SRC_ORD")) INTEGER);"
-                )
-                extra.append("CREATE INDEX \(index(t + "_src")) ON \(q(t)) (\(q("Z_SRC")));")
-                extra.append("CREATE INDEX \(index(t + "_dst")) ON \(q(t)) (\(q("Z_DST")));")
-            }
-            // A to-many that allows nil keeps its count in the source row; these triggers keep it
-            // in step with every write to the rows that hold the links (saves, batch deletes,
-            // deletes under `noAction`), while a save sets it whole for the objects it writes.
-            for rel in r.relationships where rel.declaringEntity == e.name {
-                guard let c = rel.countColumn else { continue }
-                let (t, fk): (String, String)
-                switch rel.storage {
-                case .inverseForeignKey(let table, let column, _): (t, fk) = (table, column)
-                case .joinTable(let table, let source, _, _): (t, fk) = (table, source)
-                case .foreignKey: continue
-                }
-                func bump(_ side: String, _ delta: String) -> String {
-                    "UPDATE \(q(r.table)) SET \(q(c)) = \(q(c)) \(delta) 1 WHERE \(q(Storage.primaryKey)) = \(side).\(q(fk)) AND \(q(c)) IS NOT NULL;"
-                }
-                let base = "Z_\(r.table)_\(c)"
-                extra.append(
-                    "CREATE TRIGGER \(index(base + "_insert")) AFTER INSERT ON \(q(t)) WHEN NEW.\(q(fk)) IS NOT NULL BEGIN \(bump("NEW", "+")) END;"
-                )
-                extra.append(
-                    "CREATE TRIGGER \(index(base + "_delete")) AFTER DELETE ON \(q(t)) WHEN OLD.\(q(fk)) IS NOT NULL BEGIN \(bump("OLD", "-")) END;"
-                )
-                extra.append(
-                    "CREATE TRIGGER \(index(base + "_update")) AFTER UPDATE OF \(q(fk)) ON \(q(t)) WHEN OLD.\(q(fk)) IS NOT NEW.\(q(fk)) BEGIN \(bump("OLD", "-")) \(bump("NEW", "+")) END;"
-                )
-            }
-            for constraint in r.constraints
-            where e.uniquenessConstraints.contains(constraint.map { r.attributes[$0].name }) {
-                let cols = constraint.map { q(r.attributes[$0].column) }.joined(separator: ", ")
-                extra.append(
-                    "CREATE INDEX \(index("Z_\(e.name)_unique_" + constraint.map { r.attributes[$0].name }.joined(separator: "_"))) ON \(q(r.table)) (\(cols));"
-                )
-            }
+        var sql = "CREATE TABLE \(q(layout.table)) (\(cols.joined(separator: ", ")));\n"
+        sql +=
+            "CREATE INDEX \(uniqueName("Z_\(layout.table)_Z_ENT", &taken)) ON \(q(layout.table)) (\(q(Storage.entityColumn)));\n"
+        for fk in layout.foreignKeyColumns {
+            sql += "CREATE INDEX \(uniqueName("Z_\(layout.table)_\(fk)", &taken)) ON \(q(layout.table)) (\(q(fk)));\n"
         }
-        return sql + extra.joined(separator: "\n")
+        return sql
+    }
+
+    /// The value tables of an entity's array attributes and the join tables of its many-to-manys,
+    /// each made once (`made`), with their indexes.
+    private static func sideTablesScript(
+        _ r: ResolvedEntity, _ made: inout Set<String>, _ taken: inout Set<String>
+    ) -> [String] {
+        var extra: [String] = []
+        for a in r.attributes {
+            // A mixed attribute's elements keep their storage class, or are dates.
+            let elementType = a.mixed.map {
+                $0.shapes.array == .date ? TableLayout.sqlType(.date) : TableLayout.sqlType(.dynamic)
+            }
+            guard let t = a.valueTable ?? a.mixed?.valueTable, made.insert(t).inserted else { continue }
+            extra.append(
+                "CREATE TABLE \(q(t)) (\(q(Storage.owner)) INTEGER NOT NULL, \(q(Storage.order)) INTEGER NOT NULL, \(q(Storage.value)) \(elementType ?? TableLayout.sqlType(a.type)));"
+            )
+            extra.append(
+                "CREATE INDEX \(uniqueName(t + "_owner", &taken)) ON \(q(t)) (\(q(Storage.owner)), \(q(Storage.order)));"
+            )
+        }
+        for rel in r.relationships {
+            guard case .joinTable(let t, _, _, _) = rel.storage, made.insert(t).inserted else { continue }
+            extra.append(
+                "CREATE TABLE \(q(t)) (\(q("Z_SRC")) INTEGER NOT NULL, \(q("Z_DST")) INTEGER NOT NULL, \(q("Z_SRC_ORD")) INTEGER);"
+            )
+            extra.append("CREATE INDEX \(uniqueName(t + "_src", &taken)) ON \(q(t)) (\(q("Z_SRC")));")
+            extra.append("CREATE INDEX \(uniqueName(t + "_dst", &taken)) ON \(q(t)) (\(q("Z_DST")));")
+        }
+        return extra
+    }
+
+    /// A to-many that allows nil keeps its count in the source row; these triggers keep it in step
+    /// with every write to the rows that hold the links (saves, batch deletes, deletes under
+    /// `noAction`), while a save sets it whole for the objects it writes.
+    private static func countTriggers(_ r: ResolvedEntity, _ entity: String, _ taken: inout Set<String>) -> [String] {
+        var extra: [String] = []
+        for rel in r.relationships where rel.declaringEntity == entity {
+            guard let c = rel.countColumn else { continue }
+            let (t, fk): (String, String)
+            switch rel.storage {
+            case .inverseForeignKey(let table, let column, _): (t, fk) = (table, column)
+            case .joinTable(let table, let source, _, _): (t, fk) = (table, source)
+            case .foreignKey: continue
+            }
+            func bump(_ side: String, _ delta: String) -> String {
+                "UPDATE \(q(r.table)) SET \(q(c)) = \(q(c)) \(delta) 1 WHERE \(q(Storage.primaryKey)) = \(side).\(q(fk)) AND \(q(c)) IS NOT NULL;"
+            }
+            let base = "Z_\(r.table)_\(c)"
+            extra.append(
+                "CREATE TRIGGER \(uniqueName(base + "_insert", &taken)) AFTER INSERT ON \(q(t)) WHEN NEW.\(q(fk)) IS NOT NULL BEGIN \(bump("NEW", "+")) END;"
+            )
+            extra.append(
+                "CREATE TRIGGER \(uniqueName(base + "_delete", &taken)) AFTER DELETE ON \(q(t)) WHEN OLD.\(q(fk)) IS NOT NULL BEGIN \(bump("OLD", "-")) END;"
+            )
+            extra.append(
+                "CREATE TRIGGER \(uniqueName(base + "_update", &taken)) AFTER UPDATE OF \(q(fk)) ON \(q(t)) WHEN OLD.\(q(fk)) IS NOT NEW.\(q(fk)) BEGIN \(bump("OLD", "-")) \(bump("NEW", "+")) END;"
+            )
+        }
+        return extra
     }
 
     // MARK: Statements

@@ -306,78 +306,63 @@ struct Lexer {
             case 0x62: radix = 2
             default: radix = 0
             }
-            if radix != 0 {
-                i += 2
-                var value: UInt64 = 0
-                var digits = 0
-                var overflow = false
-                while i < bytes.count {
-                    let c = bytes[i]
-                    let d: UInt64
-                    if Self.isDigit(c) {
-                        d = UInt64(c - 0x30)
-                    } else if (c | 0x20) >= 0x61 && (c | 0x20) <= 0x66 {
-                        d = UInt64((c | 0x20) - 0x61 + 10)
-                    } else if Self.isIdentContinue(c) {
-                        d = 99
-                    } else {
-                        break
-                    }
-                    if d >= radix {
-                        while i < bytes.count && Self.isIdentContinue(bytes[i]) { i += 1 }
-                        throw error(.invalidNumber(text(start, i)), start, i)
-                    }
-                    let (m, o1) = value.multipliedReportingOverflow(by: radix)
-                    let (s, o2) = m.addingReportingOverflow(d)
-                    overflow = overflow || o1 || o2
-                    value = s
-                    digits += 1
-                    i += 1
-                }
-                if digits == 0 { throw error(.invalidNumber(text(start, i)), start, i) }
-                if overflow { throw error(.numberOutOfRange(text(start, i)), start, i) }
-                return Token(kind: .integer(value, decimal: false), range: SourceRange(start, i))
-            }
+            if radix != 0 { return try radixInteger(from: start, radix: radix) }
         }
+        return try decimalNumber(from: start)
+    }
+
+    /// `0x…`, `0o…` or `0b…` at `start`: at least one digit of the radix, up to 2⁶⁴ - 1.
+    @inline(__always)
+    private mutating func radixInteger(from start: Int, radix: UInt64) throws(SyntaxError) -> Token {
+        i += 2
+        var value: UInt64 = 0
+        var digits = 0
+        var overflow = false
+        while i < bytes.count {
+            let c = bytes[i]
+            let d: UInt64
+            if Self.isDigit(c) {
+                d = UInt64(c - 0x30)
+            } else if (c | 0x20) >= 0x61 && (c | 0x20) <= 0x66 {
+                d = UInt64((c | 0x20) - 0x61 + 10)
+            } else if Self.isIdentContinue(c) {
+                d = 99
+            } else {
+                break
+            }
+            if d >= radix {
+                while i < bytes.count && Self.isIdentContinue(bytes[i]) { i += 1 }
+                throw error(.invalidNumber(text(start, i)), start, i)
+            }
+            let (m, o1) = value.multipliedReportingOverflow(by: radix)
+            let (s, o2) = m.addingReportingOverflow(d)
+            overflow = overflow || o1 || o2
+            value = s
+            digits += 1
+            i += 1
+        }
+        if digits == 0 { throw error(.invalidNumber(text(start, i)), start, i) }
+        if overflow { throw error(.numberOutOfRange(text(start, i)), start, i) }
+        return Token(kind: .integer(value, decimal: false), range: SourceRange(start, i))
+    }
+
+    /// A decimal integer or double at `start`: digits, then an optional fraction and exponent.
+    @inline(__always)
+    private mutating func decimalNumber(from start: Int) throws(SyntaxError) -> Token {
         // Decimal digits, accumulated as they are scanned so that integers need no text.
         var value: UInt64 = 0
         var overflow = false
-        while i < bytes.count && Self.isDigit(bytes[i]) {
-            let (m, o1) = value.multipliedReportingOverflow(by: 10)
-            let (s, o2) = m.addingReportingOverflow(UInt64(bytes[i] &- 0x30))
-            overflow = overflow || o1 || o2
-            value = s
-            i += 1
-        }
+        accumulateDigits(into: &value, &overflow)
         var isDouble = false
         var fractionDigits = 0
-        var hasExponent = false
         if i + 1 < bytes.count, bytes[i] == 0x2E, Self.isDigit(bytes[i + 1]) {
             isDouble = true
             i += 1
-            while i < bytes.count && Self.isDigit(bytes[i]) {
-                // The fraction's digits continue the integer part's, for the exact path below.
-                let (m, o1) = value.multipliedReportingOverflow(by: 10)
-                let (s, o2) = m.addingReportingOverflow(UInt64(bytes[i] &- 0x30))
-                overflow = overflow || o1 || o2
-                value = s
-                fractionDigits += 1
-                i += 1
-            }
+            // The fraction's digits continue the integer part's, for the exact path below.
+            fractionDigits = accumulateDigits(into: &value, &overflow)
         }
-        if i < bytes.count, bytes[i] | 0x20 == 0x65 {
-            hasExponent = true
-            var j = i + 1
-            if j < bytes.count, bytes[j] == 0x2B || bytes[j] == 0x2D { j += 1 }
-            if j < bytes.count, Self.isDigit(bytes[j]) {
-                isDouble = true
-                i = j
-                while i < bytes.count && Self.isDigit(bytes[i]) { i += 1 }
-            } else {
-                i = j
-                throw error(.invalidNumber(text(start, i)), start, i)
-            }
-        }
+        let hasExponent = try exponent(from: start)
+        if hasExponent { isDouble = true }
         if i < bytes.count, Self.isIdentStart(bytes[i]) {
             while i < bytes.count && Self.isIdentContinue(bytes[i]) { i += 1 }
             throw error(.invalidNumber(text(start, i)), start, i)
@@ -398,6 +383,35 @@ struct Lexer {
         }
         guard let d = Double(t), d.isFinite else { throw error(.numberOutOfRange(t), start, i) }
         return Token(kind: .double(d), range: SourceRange(start, i))
+    }
+
+    /// Scans the decimal digits at `i` into `value` (setting `overflow` past 2⁶⁴ - 1) and returns
+    /// how many there were.
+    @inline(__always)
+    @discardableResult
+    private mutating func accumulateDigits(into value: inout UInt64, _ overflow: inout Bool) -> Int {
+        let first = i
+        while i < bytes.count && Self.isDigit(bytes[i]) {
+            let (m, o1) = value.multipliedReportingOverflow(by: 10)
+            let (s, o2) = m.addingReportingOverflow(UInt64(bytes[i] &- 0x30))
+            overflow = overflow || o1 || o2
+            value = s
+            i += 1
+        }
+        return i - first
+    }
+
+    /// Whether an exponent (`e`, an optional sign, digits) follows at `i`, scanning it; an `e`
+    /// without digits ends an invalid number that began at `start`.
+    @inline(__always)
+    private mutating func exponent(from start: Int) throws(SyntaxError) -> Bool {
+        guard i < bytes.count, bytes[i] | 0x20 == 0x65 else { return false }
+        var j = i + 1
+        if j < bytes.count, bytes[j] == 0x2B || bytes[j] == 0x2D { j += 1 }
+        i = j
+        guard j < bytes.count, Self.isDigit(bytes[j]) else { throw error(.invalidNumber(text(start, i)), start, i) }
+        while i < bytes.count && Self.isDigit(bytes[i]) { i += 1 }
+        return true
     }
 
     private func text(_ lo: Int, _ hi: Int) -> String {
@@ -428,6 +442,13 @@ struct Lexer {
             i += 1
         }
         i = start + 1
+        return try escapedString(from: start, quote: quote)
+    }
+
+    /// A string with escapes (or unterminated) whose opening quote is at `start`: its value is
+    /// decoded into `strings`, which the token indexes.
+    @inline(__always)
+    private mutating func escapedString(from start: Int, quote: UInt8) throws(SyntaxError) -> Token {
         var out: [UInt8] = []
         var runStart = i
         while true {
@@ -444,61 +465,71 @@ struct Lexer {
                 continue
             }
             out.append(contentsOf: bytes[runStart..<i])
-            let escStart = i
-            i += 1
-            guard i < bytes.count else { throw error(.unterminatedString, start, start + 1) }
-            let e = bytes[i]
-            i += 1
-            var scalarValue: UInt32? = nil
-            switch e {
-            case 0x61: out.append(0x07)  // \a
-            case 0x62: out.append(0x08)  // \b
-            case 0x66: out.append(0x0C)  // \f
-            case 0x6E: out.append(0x0A)  // \n
-            case 0x72: out.append(0x0D)  // \r
-            case 0x74: out.append(0x09)  // \t
-            case 0x76: out.append(0x0B)  // \v
-            case 0x30...0x37:  // \o, \oo, \ooo
-                var v = UInt32(e - 0x30)
-                var n = 1
-                while n < 3, i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x37 {
-                    v = v * 8 + UInt32(bytes[i] - 0x30)
-                    i += 1
-                    n += 1
-                }
-                scalarValue = v
-            case 0x78, 0x58, 0x75, 0x55:  // \xHH, \uHHHH
-                let count = (e | 0x20) == 0x78 ? 2 : 4
-                var v: UInt32 = 0
-                for _ in 0..<count {
-                    guard i < bytes.count, let h = Self.hexValue(bytes[i]) else {
-                        throw error(
-                            .invalidEscape(text(escStart, Swift.min(i + 1, bytes.count))), escStart,
-                            Swift.min(i + 1, bytes.count))
-                    }
-                    v = v * 16 + h
-                    i += 1
-                }
-                scalarValue = v
-            default:
-                // Any other escaped character stands for itself (this covers \\ \' \").
-                if e >= 0x80 {
-                    i -= 1
-                    let (_, n) = scalar(at: i)
-                    out.append(contentsOf: bytes[i..<i + n])
-                    i += n
-                } else {
-                    out.append(e)
-                }
-            }
-            if let v = scalarValue {
-                guard let s = Unicode.Scalar(v) else {
-                    throw error(.invalidEscape(text(escStart, i)), escStart, i)
-                }
-                out.append(contentsOf: Array(String(Character(s)).utf8))
-            }
+            try escape(into: &out, stringStart: start)
             runStart = i
         }
+    }
+
+    /// The escape whose backslash is at `i`, decoded onto `out`.
+    @inline(__always)
+    private mutating func escape(into out: inout [UInt8], stringStart start: Int) throws(SyntaxError) {
+        let escStart = i
+        i += 1
+        guard i < bytes.count else { throw error(.unterminatedString, start, start + 1) }
+        let e = bytes[i]
+        i += 1
+        var scalarValue: UInt32? = nil
+        switch e {
+        case 0x61: out.append(0x07)  // \a
+        case 0x62: out.append(0x08)  // \b
+        case 0x66: out.append(0x0C)  // \f
+        case 0x6E: out.append(0x0A)  // \n
+        case 0x72: out.append(0x0D)  // \r
+        case 0x74: out.append(0x09)  // \t
+        case 0x76: out.append(0x0B)  // \v
+        case 0x30...0x37:  // \o, \oo, \ooo
+            var v = UInt32(e - 0x30)
+            var n = 1
+            while n < 3, i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x37 {
+                v = v * 8 + UInt32(bytes[i] - 0x30)
+                i += 1
+                n += 1
+            }
+            scalarValue = v
+        case 0x78, 0x58, 0x75, 0x55:  // \xHH, \uHHHH
+            scalarValue = try hexEscape(digits: (e | 0x20) == 0x78 ? 2 : 4, escStart)
+        default:
+            // Any other escaped character stands for itself (this covers \\ \' \").
+            if e >= 0x80 {
+                i -= 1
+                let (_, n) = scalar(at: i)
+                out.append(contentsOf: bytes[i..<i + n])
+                i += n
+            } else {
+                out.append(e)
+            }
+        }
+        if let v = scalarValue {
+            guard let s = Unicode.Scalar(v) else {
+                throw error(.invalidEscape(text(escStart, i)), escStart, i)
+            }
+            out.append(contentsOf: Array(String(Character(s)).utf8))
+        }
+    }
+
+    /// The `count` hexadecimal digits at `i` of the escape at `escStart`, as a number.
+    private mutating func hexEscape(digits count: Int, _ escStart: Int) throws(SyntaxError) -> UInt32 {
+        var v: UInt32 = 0
+        for _ in 0..<count {
+            guard i < bytes.count, let h = Self.hexValue(bytes[i]) else {
+                throw error(
+                    .invalidEscape(text(escStart, Swift.min(i + 1, bytes.count))), escStart,
+                    Swift.min(i + 1, bytes.count))
+            }
+            v = v * 16 + h
+            i += 1
+        }
+        return v
     }
 
     private mutating func formatSpecifier() throws(SyntaxError) -> Token {

@@ -813,38 +813,11 @@ struct Parser {
             _ = advance()
             return ExpressionSyntax(.variable(name: name(t)), range: t.range)
         case .format:
-            let spec = specifier(t)
-            _ = advance()
-            switch spec.conversion {
-            case UInt8(ascii: "@"):
-                return ExpressionSyntax(.constant(value: try objectArgument(spec, t)), range: t.range)
-            case UInt8(ascii: "K"):
-                position -= 1
-                let components = try keyPathArgument(spec, t)
-                _ = advance()
-                return ExpressionSyntax(.keyPath(base: nil, components: components), range: t.range)
-            default:
-                let value = try nextArgument(spec, t)
-                do {
-                    return ExpressionSyntax(.constant(value: try FormatArgument.convert(spec, value)), range: t.range)
-                } catch { throw self.error(error, t.range) }
-            }
+            return try formatArgumentExpression(t)
         case .punctuation(.leftBrace):
             return try parseAggregate()
         case .punctuation(.leftParen):
-            _ = advance()
-            guard startsExpression(current) else { throw error(.expectedExpression(after: "(")) }
-            // The parentheses add no node: they count as a group, and the expression inside
-            // starts at the depth of the one they enclose, as a predicate group's does.
-            groupDepth += 1
-            defer { groupDepth -= 1 }
-            if groupDepth > PredicateSyntax.maximumDepth { throw tooDeep() }
-            depth -= 1
-            defer { depth += 1 }
-            var e = try parseExpression()
-            let close = try expect(.rightParen)
-            e.range = t.range.union(close.range)
-            return e
+            return try parenthesizedExpression(t)
         case .identifier:
             let name = self.name(t)
             if case .punctuation(let p) = peek().kind, p == .leftParen || p == .colon {
@@ -863,27 +836,74 @@ struct Parser {
             _ = advance()
             return keyPath(startingWith: keyName(t), t)
         case .keyword(let k):
-            switch k {
-            case .null, .nil_:
-                _ = advance()
-                return ExpressionSyntax(.constant(value: .null), range: t.range)
-            case .true, .yes, .false, .no:
-                _ = advance()
-                return ExpressionSyntax(.constant(value: .bool(k == .true || k == .yes)), range: t.range)
-            case .self:
-                _ = advance()
-                return ExpressionSyntax(.evaluatedObject, range: t.range)
-            case .subquery:
-                return try parseSubqueryExpression()
-            case .cast:
-                return try parseCastExpression()
-            case .anyKey, .fetch:
-                throw error(.unsupportedKeyword(t.text(in: bytes)))
-            default:
-                throw error(.reservedWord(t.text(in: bytes)))
-            }
+            return try keywordExpression(k, t)
         default:
             throw expectedExpression()
+        }
+    }
+
+    /// A format specifier (token `t`, current): `%@` is a constant, `%K` a key path, any other a
+    /// number or string converted from its argument.
+    @inline(__always)
+    private mutating func formatArgumentExpression(_ t: Token) throws(SyntaxError) -> ExpressionSyntax {
+        let spec = specifier(t)
+        _ = advance()
+        switch spec.conversion {
+        case UInt8(ascii: "@"):
+            return ExpressionSyntax(.constant(value: try objectArgument(spec, t)), range: t.range)
+        case UInt8(ascii: "K"):
+            position -= 1
+            let components = try keyPathArgument(spec, t)
+            _ = advance()
+            return ExpressionSyntax(.keyPath(base: nil, components: components), range: t.range)
+        default:
+            let value = try nextArgument(spec, t)
+            do {
+                return ExpressionSyntax(.constant(value: try FormatArgument.convert(spec, value)), range: t.range)
+            } catch { throw self.error(error, t.range) }
+        }
+    }
+
+    /// `( Expression )`, the opening parenthesis `t` being current.
+    @inline(__always)
+    private mutating func parenthesizedExpression(_ t: Token) throws(SyntaxError) -> ExpressionSyntax {
+        _ = advance()
+        guard startsExpression(current) else { throw error(.expectedExpression(after: "(")) }
+        // The parentheses add no node: they count as a group, and the expression inside
+        // starts at the depth of the one they enclose, as a predicate group's does.
+        groupDepth += 1
+        defer { groupDepth -= 1 }
+        if groupDepth > PredicateSyntax.maximumDepth { throw tooDeep() }
+        depth -= 1
+        defer { depth += 1 }
+        var e = try parseExpression()
+        let close = try expect(.rightParen)
+        e.range = t.range.union(close.range)
+        return e
+    }
+
+    /// A primary expression that starts with the keyword `k` (token `t`, current): nil, YES, NO,
+    /// SELF, SUBQUERY and CAST; any other keyword is unsupported or reserved.
+    @inline(__always)
+    private mutating func keywordExpression(_ k: Keyword, _ t: Token) throws(SyntaxError) -> ExpressionSyntax {
+        switch k {
+        case .null, .nil_:
+            _ = advance()
+            return ExpressionSyntax(.constant(value: .null), range: t.range)
+        case .true, .yes, .false, .no:
+            _ = advance()
+            return ExpressionSyntax(.constant(value: .bool(k == .true || k == .yes)), range: t.range)
+        case .self:
+            _ = advance()
+            return ExpressionSyntax(.evaluatedObject, range: t.range)
+        case .subquery:
+            return try parseSubqueryExpression()
+        case .cast:
+            return try parseCastExpression()
+        case .anyKey, .fetch:
+            throw error(.unsupportedKeyword(t.text(in: bytes)))
+        default:
+            throw error(.reservedWord(t.text(in: bytes)))
         }
     }
 

@@ -90,24 +90,9 @@ enum PredicatePrinter {
         case .evaluatedObject:
             out += "SELF"
         case .keyPath(let base, let components):
-            if let base {
-                postfixBase(base, into: &out)
-                out += "."
-            }
-            for (i, c) in components.enumerated() {
-                if i > 0 { out += "." }
-                KeyPathComponent.spell(c, into: &out)
-            }
+            keyPath(base, components, into: &out)
         case .dynamicKey(let base, let key):
-            postfixBase(base, into: &out)
-            if case .variable(let name) = key.kind {
-                out += ".$"
-                out += name
-            } else {
-                out += ".("
-                expression(key, into: &out)
-                out += ")"
-            }
+            dynamicKey(base, key, into: &out)
         case .variable(let name):
             out += "$"
             out += name
@@ -116,15 +101,7 @@ enum PredicatePrinter {
             list(elements, into: &out)
             out += "}"
         case .index(let base, let index):
-            postfixBase(base, into: &out)
-            out += "["
-            switch index {
-            case .first: out += "FIRST"
-            case .last: out += "LAST"
-            case .size: out += "SIZE"
-            case .expression(let x): expression(x, into: &out)
-            }
-            out += "]"
+            self.index(base, index, into: &out)
         case .binary(let op, let lhs, let rhs):
             binaryOperand(lhs, into: &out)
             out += " "
@@ -132,34 +109,14 @@ enum PredicatePrinter {
             out += " "
             binaryOperand(rhs, into: &out)
         case .unary(let op, let operand):
-            out += op.rawValue
-            let parenthesise: Bool
-            switch operand.kind {
-            case .binary, .assignment: parenthesise = true
-            case .constant(.integer(let i)): parenthesise = i < 0
-            case .constant(.double(let d)): parenthesise = d.sign == .minus
-            default: parenthesise = false
-            }
-            if parenthesise { out += "(" }
-            expression(operand, into: &out)
-            if parenthesise { out += ")" }
+            unary(op, operand, into: &out)
         case .function(let name, let arguments):
             out += name
             out += "("
             list(arguments, into: &out)
             out += ")"
         case .customFunction(let target, let selector, let arguments):
-            out += "FUNCTION("
-            expression(target, into: &out)
-            out += ", "
-            string(selector, into: &out)
-            // Apple's printer writes `"selector" , arg1, arg2`: the argument list keeps its leading ", ".
-            if !arguments.isEmpty { out += " " }
-            for a in arguments {
-                out += ", "
-                expression(a, into: &out)
-            }
-            out += ")"
+            customFunction(target, selector, arguments, into: &out)
         case .subquery(let collection, let variable, let predicate):
             out += "SUBQUERY("
             expression(collection, into: &out)
@@ -171,16 +128,13 @@ enum PredicatePrinter {
         case .ternary(let condition, let then, let otherwise):
             out += "TERNARY("
             predicate(condition, into: &out)
-            out += ", "
-            expression(then, into: &out)
-            out += ", "
-            expression(otherwise, into: &out)
+            argument(then, into: &out)
+            argument(otherwise, into: &out)
             out += ")"
         case .cast(let value, let type):
             out += "CAST("
             expression(value, into: &out)
-            out += ", "
-            expression(type, into: &out)
+            argument(type, into: &out)
             out += ")"
         case .assignment(let variable, let value):
             out += "$"
@@ -188,6 +142,87 @@ enum PredicatePrinter {
             out += " := "
             expression(value, into: &out)
         }
+    }
+
+    /// `base.a.b`, or `a.b` from the evaluated object.
+    @inline(__always)
+    private static func keyPath(
+        _ base: ExpressionSyntax?, _ components: [String], into out: inout PrintBuffer
+    ) {
+        if let base {
+            postfixBase(base, into: &out)
+            out += "."
+        }
+        for (i, c) in components.enumerated() {
+            if i > 0 { out += "." }
+            KeyPathComponent.spell(c, into: &out)
+        }
+    }
+
+    /// `base.$variable`, or `base.(expression)` for any other computed key.
+    @inline(__always)
+    private static func dynamicKey(_ base: ExpressionSyntax, _ key: ExpressionSyntax, into out: inout PrintBuffer) {
+        postfixBase(base, into: &out)
+        if case .variable(let name) = key.kind {
+            out += ".$"
+            out += name
+        } else {
+            out += ".("
+            expression(key, into: &out)
+            out += ")"
+        }
+    }
+
+    /// `base[FIRST]`, `base[LAST]`, `base[SIZE]` or `base[expression]`.
+    @inline(__always)
+    private static func index(_ base: ExpressionSyntax, _ index: IndexSyntax, into out: inout PrintBuffer) {
+        postfixBase(base, into: &out)
+        out += "["
+        switch index {
+        case .first: out += "FIRST"
+        case .last: out += "LAST"
+        case .size: out += "SIZE"
+        case .expression(let x): expression(x, into: &out)
+        }
+        out += "]"
+    }
+
+    /// `-x`, `~x`: the operand is parenthesised when it is an operation or a negative number.
+    @inline(__always)
+    private static func unary(_ op: UnaryOperator, _ operand: ExpressionSyntax, into out: inout PrintBuffer) {
+        out += op.rawValue
+        let parenthesise: Bool
+        switch operand.kind {
+        case .binary, .assignment: parenthesise = true
+        case .constant(.integer(let i)): parenthesise = i < 0
+        case .constant(.double(let d)): parenthesise = d.sign == .minus
+        default: parenthesise = false
+        }
+        if parenthesise { out += "(" }
+        expression(operand, into: &out)
+        if parenthesise { out += ")" }
+    }
+
+    /// `FUNCTION(target, "selector" , arg1, arg2)`.
+    @inline(__always)
+    private static func customFunction(
+        _ target: ExpressionSyntax, _ selector: String, _ arguments: [ExpressionSyntax], into out: inout PrintBuffer
+    ) {
+        out += "FUNCTION("
+        expression(target, into: &out)
+        out += ", "
+        string(selector, into: &out)
+        // Apple's printer writes `"selector" , arg1, arg2`: the argument list keeps its leading ", ".
+        if !arguments.isEmpty { out += " " }
+        for a in arguments { argument(a, into: &out) }
+        out += ")"
+    }
+
+    /// `, x`: an argument after the first of a call-like form.
+    @inline(__always)
+    private static func argument(_ x: ExpressionSyntax, into out: inout PrintBuffer) {
+        out += ", "
+        expression(x, into: &out)
     }
 
     private static func list(_ items: [ExpressionSyntax], into out: inout PrintBuffer) {
@@ -287,6 +322,15 @@ enum PredicatePrinter {
         out.reserve((range.upperBound - range.lowerBound) * 5 / 4 + 8)
     }
 
+    /// What `body` prints into a buffer reserved for a tree parsed from `range`, as a string.
+    @inline(__always)
+    static func printed(for range: SourceRange, _ body: (inout PrintBuffer) -> Void) -> String {
+        var out = PrintBuffer()
+        reserve(&out, for: range)
+        body(&out)
+        return out.string
+    }
+
     static func decimalText(_ d: Decimal) -> String {
         var copy = d
         return NSDecimalString(&copy, Locale(identifier: "en_US_POSIX"))
@@ -308,10 +352,7 @@ enum PredicatePrinter {
 extension PredicateSyntax {
     /// The canonical format string; parsing it gives an equal predicate.
     public var description: String {
-        var out = PrintBuffer()
-        PredicatePrinter.reserve(&out, for: range)
-        PredicatePrinter.predicate(self, into: &out)
-        return out.string
+        PredicatePrinter.printed(for: range) { PredicatePrinter.predicate(self, into: &$0) }
     }
 
     /// Appends the canonical format string (`description`) to `out`, for printing many predicates
@@ -324,9 +365,6 @@ extension PredicateSyntax {
 extension ExpressionSyntax {
     /// The canonical format of this expression.
     public var description: String {
-        var out = PrintBuffer()
-        PredicatePrinter.reserve(&out, for: range)
-        PredicatePrinter.expression(self, into: &out)
-        return out.string
+        PredicatePrinter.printed(for: range) { PredicatePrinter.expression(self, into: &$0) }
     }
 }

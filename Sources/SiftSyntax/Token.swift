@@ -42,40 +42,15 @@ enum Keyword: String, CaseIterable, Sendable {
         uniqueKeysWithValues: allCases.map { ($0.rawValue, $0) })
 
     /// The keyword spelled by the ASCII identifier bytes `word[start..<end]`, in any case; no string
-    /// is built. The bytes are packed little-endian into two words and upper-cased with `& 0xDF`
-    /// (exact for identifier characters: letters, digits and `_` stay distinct), then compared with
-    /// the spellings below, generated from the raw values (the UTI operators, spelled with `-`, are
-    /// lexed separately). `KeywordTests` checks the table against `allCases`.
+    /// is built. The bytes are packed into two upper-cased words (`packedUppercase`), then compared
+    /// with the spellings below, generated from the raw values (the UTI operators, spelled with `-`,
+    /// are lexed separately). `KeywordTests` checks the table against `allCases`. The rest of this
+    /// function is that table, data only, which is why it stays one long switch.
     @inline(__always)
     static func lookup(_ word: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Keyword? {
         let count = end - start
         guard count >= 2 && count <= 15 else { return nil }
-        var lo: UInt64 = 0
-        var hi: UInt64 = 0
-        if start + 16 <= word.count, let base = word.baseAddress {
-            // Two unaligned loads, then the bytes past the word are cleared.
-            let p = UnsafeRawPointer(base + start)
-            lo = UInt64(littleEndian: p.loadUnaligned(as: UInt64.self))
-            hi = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-            if count < 8 {
-                lo &= (1 << (UInt64(count) &* 8)) &- 1
-                hi = 0
-            } else {
-                hi &= (1 << (UInt64(count - 8) &* 8)) &- 1
-            }
-        } else {
-            var k = 0
-            while k < count && k < 8 {
-                lo |= UInt64(word[start + k]) << (UInt64(k) &* 8)
-                k += 1
-            }
-            while k < count {
-                hi |= UInt64(word[start + k]) << (UInt64(k - 8) &* 8)
-                k += 1
-            }
-        }
-        lo &= 0xDFDF_DFDF_DFDF_DFDF
-        hi &= 0xDFDF_DFDF_DFDF_DFDF
+        let (lo, hi) = packedUppercase(word, from: start, count: count)
         switch count {
         case 2:
             switch lo {
@@ -155,6 +130,40 @@ enum Keyword: String, CaseIterable, Sendable {
             }
         default: return nil
         }
+    }
+
+    /// The `count` (2 to 15) bytes at `word[start...]` packed little-endian into two words and
+    /// upper-cased with `& 0xDF` (exact for identifier characters: letters, digits and `_` stay
+    /// distinct); the bytes past the word are zero.
+    @inline(__always)
+    private static func packedUppercase(
+        _ word: UnsafeBufferPointer<UInt8>, from start: Int, count: Int
+    ) -> (UInt64, UInt64) {
+        var lo: UInt64 = 0
+        var hi: UInt64 = 0
+        if start + 16 <= word.count, let base = word.baseAddress {
+            // Two unaligned loads, then the bytes past the word are cleared.
+            let p = UnsafeRawPointer(base + start)
+            lo = UInt64(littleEndian: p.loadUnaligned(as: UInt64.self))
+            hi = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            if count < 8 {
+                lo &= (1 << (UInt64(count) &* 8)) &- 1
+                hi = 0
+            } else {
+                hi &= (1 << (UInt64(count - 8) &* 8)) &- 1
+            }
+        } else {
+            var k = 0
+            while k < count && k < 8 {
+                lo |= UInt64(word[start + k]) << (UInt64(k) &* 8)
+                k += 1
+            }
+            while k < count {
+                hi |= UInt64(word[start + k]) << (UInt64(k - 8) &* 8)
+                k += 1
+            }
+        }
+        return (lo & 0xDFDF_DFDF_DFDF_DFDF, hi & 0xDFDF_DFDF_DFDF_DFDF)
     }
 
     /// Whether `word` (any case) is reserved and must be written `#word` to be a key.
