@@ -65,6 +65,10 @@ struct Parser {
     /// Only attempts that can be read again are stored (see `parseNotPredicate`), so input without
     /// nested groups never allocates it.
     private var parenthesisedPredicates: [Int: (PredicateSyntax, Int, Int)?] = [:]
+    /// Memo of "( Expression )" readings inside a group by the position of "(": a predicate group
+    /// that falls back to a comparison reads its text again as an expression, so without the memo
+    /// n nested groups that fail cost n² (each fallback re-reads every group inside it).
+    private var parenthesisedExpressions: [Int: ExpressionReading] = [:]
     /// `StackGuard.lowWater` of the thread parsing, read once: the recursive productions compare
     /// the stack pointer with it and continue on a larger stack below it.
     private var lowWater = StackGuard.lowWater
@@ -864,9 +868,47 @@ struct Parser {
         }
     }
 
-    /// `( Expression )`, the opening parenthesis `t` being current.
+    /// One reading of "( Expression )": the state it started in (a reading is reused only from the
+    /// same state, which decides it) and its outcome, with the position and argument index after it.
+    private struct ExpressionReading {
+        var depth: Int
+        var groupDepth: Int
+        var argumentIndex: Int
+        var outcome: Result<(ExpressionSyntax, end: Int, arguments: Int), SyntaxError>
+    }
+
+    /// `( Expression )`, the opening parenthesis `t` being current. Inside a group (the only place a
+    /// reading can be asked for again) the outcome is remembered by position.
     @inline(__always)
     private mutating func parenthesizedExpression(_ t: Token) throws(SyntaxError) -> ExpressionSyntax {
+        guard groupDepth > 0 else { return try readParenthesizedExpression(t) }
+        let start = position
+        if !parenthesisedExpressions.isEmpty, let memo = parenthesisedExpressions[start], memo.depth == depth,
+            memo.groupDepth == groupDepth, memo.argumentIndex == argumentIndex
+        {
+            let (e, end, arguments) = try memo.outcome.get()
+            position = end
+            argumentIndex = arguments
+            return e
+        }
+        let (depthBefore, groupDepthBefore, argumentsBefore) = (depth, groupDepth, argumentIndex)
+        func remember(_ outcome: Result<(ExpressionSyntax, end: Int, arguments: Int), SyntaxError>) {
+            parenthesisedExpressions[start] = ExpressionReading(
+                depth: depthBefore, groupDepth: groupDepthBefore, argumentIndex: argumentsBefore, outcome: outcome)
+        }
+        do {
+            let e = try readParenthesizedExpression(t)
+            remember(.success((e, position, argumentIndex)))
+            return e
+        } catch {
+            remember(.failure(error))
+            throw error
+        }
+    }
+
+    /// Reads `( Expression )`, the opening parenthesis `t` being current.
+    @inline(__always)
+    private mutating func readParenthesizedExpression(_ t: Token) throws(SyntaxError) -> ExpressionSyntax {
         _ = advance()
         guard startsExpression(current) else { throw error(.expectedExpression(after: "(")) }
         // The parentheses add no node: they count as a group, and the expression inside

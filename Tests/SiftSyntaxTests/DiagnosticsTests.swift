@@ -284,4 +284,26 @@ import Testing
         #expect(items.count == 131_072)
         #expect(items.first == .integer(100_000))
     }
+
+    /// Groups nested deep that fail at the end: each group is first read as a predicate and then,
+    /// when that fails, as an expression; every reading of a group inside another is remembered
+    /// (the fuzzer found 400 of these taking seconds when each fallback read them all again). The
+    /// error is the one the furthest reading reached, at the end of the input, and the groups that
+    /// do close still parse as before.
+    @Test(arguments: [1, 2, 30, 400])
+    func deepGroupsThatFailReportTheFurthestError(depth: Int) throws {
+        let open = String(repeating: "(", count: depth)
+        let failing = open + " Q"
+        #expect {
+            _ = try PredicateSyntax.parse(failing)
+        } throws: { error in
+            guard let e = error as? SyntaxError else { return false }
+            return e.id == "expected-operator" && e.location.column == depth + 3
+        }
+        let arithmetic = open + "a + 1" + String(repeating: ")", count: depth) + " * 2 > 3"
+        let p = try PredicateSyntax.parse(arithmetic)
+        #expect(p.description == "(a + 1) * 2 > 3")
+        let unclosed = open + "a + 1"
+        #expect(throws: SyntaxError.self) { _ = try PredicateSyntax.parse(unclosed) }
+    }
 }
