@@ -60,21 +60,13 @@ public indirect enum JSONValue: Hashable, Sendable {
         }
     }
 
-    /// The constant this JSON stands for, following the tool's argument conventions.
+    /// The constant this JSON stands for, following the tool's argument conventions: the constant
+    /// of its ``value`` (which a JSON document always has: it holds no objects, only dictionaries).
     public var literal: LiteralValue {
-        switch self {
-        case .null: return .null
-        case .bool(let b): return .bool(b)
-        case .integer(let i): return .integer(i)
-        case .double(let d): return .double(d)
-        case .string(let s): return .string(s)
-        case .array(let a): return .array(a.map(\.literal))
-        case .object(let o):
-            if let date { return .date(date) }
-            var d: [String: LiteralValue] = [:]
-            for (k, v) in o { d[k] = v.literal }
-            return .dictionary(d)
+        guard let literal = value.literal else {
+            preconditionFailure("a JSON value converts to values that all have a literal form")
         }
+        return literal
     }
 }
 

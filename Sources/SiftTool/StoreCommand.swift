@@ -158,7 +158,7 @@ struct StoreInferModelCommand: ParsableCommand {
                 return
             }
             let inferred: InferredModel
-            do throws(ModelInferenceError) { inferred = try ModelInference.infer(records, entity: entity) } catch {
+            do throws(JSONImportError) { inferred = try ModelInference.infer(records, entity: entity) } catch {
                 throw StoreCommandError(lines: error.lines)
             }
             let model: ManagedObjectModel

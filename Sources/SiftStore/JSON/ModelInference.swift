@@ -10,7 +10,6 @@
 
 import Foundation
 import SiftJSON
-import SiftSyntax
 
 /// What the inference found out: the entities, root first, and one note per key it had to decide.
 package struct InferredModel {
@@ -19,24 +18,9 @@ package struct InferredModel {
     package var notes: [String]
 }
 
-/// Why no model could be inferred: records that are not objects. Each line is printed on
-/// standard error as it is.
-package struct ModelInferenceError: SiftError, Hashable {
-    /// The one kind: records no model describes.
-    package enum Kind: String, Hashable, Sendable {
-        case notObjects = "not-objects"
-    }
-    package var kind: Kind { .notObjects }
-    package var id: String { kind.rawValue }
-    package var lines: [String]
-    /// The lines, joined.
-    package var message: String { lines.joined(separator: "; ") }
-    package var description: String { lines.joined(separator: "\n") }
-}
-
 package enum ModelInference {
     /// Infers a model whose root entity `entity` describes `records` (each a JSON object).
-    package static func infer(_ records: [JSONValue], entity: String) throws(ModelInferenceError) -> InferredModel {
+    package static func infer(_ records: [JSONValue], entity: String) throws(JSONImportError) -> InferredModel {
         let root = ObjectShape()
         var problems: [String] = []
         for (n, record) in records.enumerated() {
@@ -46,7 +30,7 @@ package enum ModelInference {
             }
             root.merge(members, record: n)
         }
-        if !problems.isEmpty { throw ModelInferenceError(lines: problems) }
+        if !problems.isEmpty { throw JSONImportError(.notObjects, lines: problems) }
         var builder = Builder()
         builder.usedNames.insert(entity.lowercased())
         builder.build(root, entity: entity, path: [], parent: nil)

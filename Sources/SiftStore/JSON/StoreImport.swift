@@ -238,18 +238,24 @@ package struct StoreImporter {
     }
 }
 
-/// Why `sift store import` refused a set of records: one line per problem, each starting with
-/// `error:` (a record's position and key path where there is one).
+/// Why JSON records could not become a model or objects (`sift store infer-model`, `sift store
+/// import`): one line per problem, each starting with `error:` (a record's position and key path
+/// where there is one), printed on standard error as they are.
 package struct JSONImportError: SiftError, Hashable {
-    /// The one kind: the store refused the records.
     package enum Kind: String, Hashable, Sendable {
+        /// Records that are not objects, so no model describes them.
+        case notObjects = "not-objects"
+        /// The store refused the records.
         case recordsRefused = "records-refused"
     }
-    package var kind: Kind { .recordsRefused }
+    package var kind: Kind
     package var id: String { kind.rawValue }
     package var lines: [String]
-    package init(_ lines: String...) { self.lines = lines }
-    package init(lines: [String]) { self.lines = lines }
+    package init(_ lines: String...) { self.init(.recordsRefused, lines: lines) }
+    package init(_ kind: Kind = .recordsRefused, lines: [String]) {
+        self.kind = kind
+        self.lines = lines
+    }
     /// The lines, joined.
     package var message: String { lines.joined(separator: "; ") }
     package var description: String { lines.joined(separator: "\n") }
