@@ -203,6 +203,13 @@ extension Value {
             self = Value(any: o.wrappedAny)
             return
         }
+        self = Value(casting: value, type: t)
+    }
+
+    /// What `init(any:)` does not know by its exact type, by dynamic casts: `NSNull`, NSNumber and
+    /// the other integer and floating-point types, Foundation's types, ``KeyValueCoding`` types,
+    /// arrays, sets and dictionaries of any element type, then `Encodable` and reflection.
+    private init(casting value: Any, type t: Any.Type) {
         switch value {
         case is NSNull:
             self = .null
