@@ -26,11 +26,16 @@ extension ManagedObjectContext {
         try validate()
         // Objects whose save has nothing to write (changed and changed back) still count as updated.
         let inserted = insertedList
-        let updated = Array(updatedSet).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
-        let deleted = Array(deletedSet).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
+        var updated = Array(updatedSet).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
+        var deleted = Array(deletedSet).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
+        // Rows deleted in the store that the merge policy writes again, with the object's values.
+        var reinserted: [ManagedObject] = []
         do {
             try store.writeTransaction { () throws(StoreError) in
                 do {
+                    // Versions first: a conflict throws (`.error`) or is merged before anything is written.
+                    (updated, deleted, reinserted) = try resolveConflicts(updated: updated, deleted: deleted)
+                    for o in reinserted { o.snapshot = nil }
                     if !inserted.isEmpty {
                         let first = try store.allocateKeys(count: inserted.count)
                         for (n, o) in inserted.enumerated() { o.assignedKey = first + Int64(n) }
@@ -38,10 +43,12 @@ extension ManagedObjectContext {
                     try checkStoredUniqueness(inserted: inserted, updated: updated)
                     let writer = RowWriter(store: store)
                     for o in deleted { try writer.delete(o) }
-                    for o in inserted { try writer.insert(o) }
+                    for o in [inserted, reinserted].joined() { try writer.insert(o) }
                     for o in updated { try writer.update(o) }
-                    for o in [inserted, updated].joined() { try writer.writeLinks(o) }
-                    for o in [inserted, updated].joined() where o.info.hasCountColumns { try writer.writeCounts(o) }
+                    for o in [inserted, reinserted, updated].joined() { try writer.writeLinks(o) }
+                    for o in [inserted, reinserted, updated].joined() where o.info.hasCountColumns {
+                        try writer.writeCounts(o)
+                    }
                 } catch let e as SQLiteError {
                     throw e.storeError
                 } catch let e as StoreError {
@@ -71,6 +78,10 @@ extension ManagedObjectContext {
         for o in updated {
             o.snapshot = nil
             o.version += 1
+            saved.updated.append(o.objectID)
+        }
+        for o in reinserted {
+            o.version = 0
             saved.updated.append(o.objectID)
         }
         for o in deleted {
@@ -329,9 +340,33 @@ struct RowWriter {
         try writeDocument(o, replacing: false)
     }
 
+    /// Writes the columns of the properties `o` changed since its snapshot, and raises the row's
+    /// version (the save checked it first); every column when there is no snapshot.
     func update(_ o: ManagedObject) throws(SQLiteError) {
         let r = row(o, version: o.version + 1)
-        try store.run(o.info.updateSQL, o.info.updateColumns.map { r[$0] })
+        let info = o.info
+        guard let s = o.snapshot, info.entity.document == nil else {
+            try store.run(info.updateSQL, info.updateColumns.map { r[$0] })
+            return try writeRest(o)
+        }
+        var columns = [2]
+        for i in info.attributeTypes.indices where !o.attributes[i].isIdentical(to: s.attributes[i]) {
+            columns.append(info.attributeColumns[i])
+            if let x = info.exactColumns[i] { columns.append(x) }
+            if let m = info.mixedColumns[i] { columns += m.compactMap { $0 } }
+        }
+        for (i, c) in info.foreignKeyColumns.enumerated() {
+            if let c, !Link.same(o.links[i], s.links[i]) { columns.append(c) }
+        }
+        let sets = columns.map { "\(q(info.layout.columns[$0])) = ?" }.joined(separator: ", ")
+        try store.run(
+            "UPDATE \(q(info.layout.table)) SET \(sets) WHERE \(q(Storage.primaryKey)) = ?",
+            columns.map { r[$0] } + [r[0]])
+        try writeRest(o)
+    }
+
+    /// An updated object's collection and document rows.
+    private func writeRest(_ o: ManagedObject) throws(SQLiteError) {
         try writeCollections(o, all: false)
         try writeDocument(o, replacing: true)
     }

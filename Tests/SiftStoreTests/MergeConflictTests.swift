@@ -1,0 +1,234 @@
+// Optimistic locking and merge policies: two contexts on one store never silently overwrite each
+// other's saves. The lost update of issue 29 (A saves a price, B saves a name it read before that)
+// under every policy, an edit to a row another context deleted, and a stale object after a batch
+// update; on the code before versions were compared, each of these saved without an error.
+
+import Foundation
+import Testing
+
+@testable import SiftStore
+
+@Suite struct MergeConflictTests {
+    static func model() throws -> ManagedObjectModel {
+        try ManagedObjectModel(entities: [
+            EntityDescription(
+                "Item", attributes: [AttributeDescription("name", .string), AttributeDescription("price", .integer64)])
+        ])
+    }
+
+    /// The issue's scenario up to B's save: A saved price 100 after B read the row, and B renamed
+    /// its stale copy. Returns B's context and object, and the store.
+    func lostUpdate(_ policy: MergePolicy) throws -> (ManagedObjectContext, ManagedObject, PersistentStore) {
+        let s = try PersistentStore.inMemory(model: try Self.model())
+        let a = ManagedObjectContext(store: s)
+        let b = ManagedObjectContext(store: s)
+        b.mergePolicy = policy
+        let x = try a.insert("Item")
+        try x.setValue("orig", forKey: "name")
+        try x.setValue(1, forKey: "price")
+        try a.save()
+        let xb = try b.object(with: x.objectID)
+        #expect(try xb.get("name", as: String.self) == "orig")
+        try x.setValue(100, forKey: "price")
+        try a.save()
+        try xb.setValue("renamed", forKey: "name")
+        return (b, xb, s)
+    }
+
+    /// The stored name and price of `id`, read by a fresh context.
+    func stored(_ s: PersistentStore, _ id: ObjectID) throws -> (String?, Int?) {
+        let c = ManagedObjectContext(store: s)
+        let o = try c.existingObject(with: id)
+        return try withExtendedLifetime(c) { (try o.get("name", as: String.self), try o.get("price", as: Int.self)) }
+    }
+
+    @Test func errorPolicyRefusesTheLostUpdateAndWritesNothing() throws {
+        let (b, xb, s) = try lostUpdate(.error)
+        #expect(b.mergePolicy == .error)
+        do {
+            try b.save()
+            Issue.record("the stale save went through")
+        } catch {
+            #expect(error.kind == .mergeConflict && error.id == "merge-conflict")
+            let c = try #require(error.conflicts.first)
+            #expect(error.conflicts.count == 1)
+            #expect(c.objectID == xb.objectID && c.changedKeys == ["name"] && !c.isDeleted)
+            #expect(c.snapshot == ["name": .string("orig"), "price": .integer(1)])
+            #expect(c.stored == ["name": .string("orig"), "price": .integer(100)])
+            #expect(c.versions.read == 0 && c.versions.stored == 1)
+            #expect(error.description.contains("changed here: name"))
+        }
+        let (name, price) = try stored(s, xb.objectID)
+        #expect(name == "orig" && price == 100)
+        // The context keeps its change.
+        #expect(try b.hasChanges && (xb.get("name", as: String.self)) == "renamed")
+    }
+
+    @Test func objectTrumpKeepsBothChanges() throws {
+        let (b, xb, s) = try lostUpdate(.mergeByPropertyObjectTrump)
+        try b.save()
+        let (name, price) = try stored(s, xb.objectID)
+        #expect(name == "renamed" && price == 100)
+        #expect(try xb.get("price", as: Int.self) == 100)
+        // The merged object is current: its next save needs no merge.
+        b.mergePolicy = .error
+        try xb.setValue(7, forKey: "price")
+        try b.save()
+        #expect(try stored(s, xb.objectID).1 == 7)
+    }
+
+    @Test func storeTrumpKeepsTheStoredChangeOnABothSidedConflict() throws {
+        let (b, xb, s) = try lostUpdate(.mergeByPropertyStoreTrump)
+        try xb.setValue(5, forKey: "price")  // changed on both sides: the store's 100 wins
+        try b.save()
+        let (name, price) = try stored(s, xb.objectID)
+        #expect(name == "renamed" && price == 100)
+        #expect(try xb.get("price", as: Int.self) == 100)
+    }
+
+    @Test func objectTrumpWinsABothSidedConflict() throws {
+        let (b, xb, s) = try lostUpdate(.mergeByPropertyObjectTrump)
+        try xb.setValue(5, forKey: "price")
+        try b.save()
+        let (name, price) = try stored(s, xb.objectID)
+        #expect(name == "renamed" && price == 5)
+    }
+
+    @Test func overwriteWritesTheWholeObject() throws {
+        let (b, xb, s) = try lostUpdate(.overwrite)
+        try b.save()
+        let (name, price) = try stored(s, xb.objectID)
+        #expect(name == "renamed" && price == 1)
+    }
+
+    @Test func rollbackDiscardsTheConflictingChangesOnly() throws {
+        let (b, xb, s) = try lostUpdate(.rollback)
+        let other = try b.insert("Item")
+        try other.setValue("new", forKey: "name")
+        try b.save()
+        let (name, price) = try stored(s, xb.objectID)
+        #expect(name == "orig" && price == 100)
+        #expect(try xb.get("name", as: String.self) == "orig" && (try xb.get("price", as: Int.self)) == 100)
+        #expect(!b.hasChanges)
+        #expect(try stored(s, other.objectID).0 == "new")
+    }
+
+    /// B edits a row A deleted.
+    func editOfDeleted(_ policy: MergePolicy) throws -> (ManagedObjectContext, ManagedObject, PersistentStore) {
+        let s = try PersistentStore.inMemory(model: try Self.model())
+        let a = ManagedObjectContext(store: s)
+        let b = ManagedObjectContext(store: s)
+        b.mergePolicy = policy
+        let x = try a.insert("Item")
+        try x.setValue("orig", forKey: "name")
+        try x.setValue(1, forKey: "price")
+        try a.save()
+        let xb = try b.existingObject(with: x.objectID)
+        try a.delete(x)
+        try a.save()
+        try xb.setValue("renamed", forKey: "name")
+        return (b, xb, s)
+    }
+
+    @Test func editOfARowDeletedElsewhereIsAConflict() throws {
+        let (b, xb, s) = try editOfDeleted(.error)
+        do {
+            try b.save()
+            Issue.record("an edit of a deleted row saved")
+        } catch {
+            #expect(error.kind == .mergeConflict)
+            let c = try #require(error.conflicts.first)
+            #expect(c.objectID == xb.objectID && c.stored == nil && c.versions.stored == nil)
+            #expect(c.changedKeys == ["name"])
+        }
+        #expect(try ManagedObjectContext(store: s).count(for: FetchRequest("Item")) == 0)
+    }
+
+    @Test func deletedRowUnderEachMergingPolicy() throws {
+        // Store trump and rollback: the delete stands and the object leaves the context.
+        for policy in [MergePolicy.mergeByPropertyStoreTrump, .rollback] {
+            let (b, _, s) = try editOfDeleted(policy)
+            try b.save()
+            #expect(try ManagedObjectContext(store: s).count(for: FetchRequest("Item")) == 0)
+            #expect(!b.hasChanges)
+        }
+        // Object trump and overwrite: the object's row is written again.
+        for policy in [MergePolicy.mergeByPropertyObjectTrump, .overwrite] {
+            let (b, xb, s) = try editOfDeleted(policy)
+            try b.save()
+            let (name, price) = try stored(s, xb.objectID)
+            #expect(name == "renamed" && price == 1)
+        }
+    }
+
+    @Test func deleteOfARowChangedElsewhere() throws {
+        let s = try PersistentStore.inMemory(model: try Self.model())
+        let a = ManagedObjectContext(store: s)
+        let b = ManagedObjectContext(store: s)
+        let x = try a.insert("Item")
+        try x.setValue(1, forKey: "price")
+        try a.save()
+        let xb = try b.existingObject(with: x.objectID)
+        try x.setValue(2, forKey: "price")
+        try a.save()
+        try b.delete(xb)
+        do {
+            try b.save()
+            Issue.record("a delete of a changed row saved")
+        } catch {
+            #expect(error.kind == .mergeConflict && error.conflicts.first?.isDeleted == true)
+        }
+        #expect(try ManagedObjectContext(store: s).count(for: FetchRequest("Item")) == 1)
+        b.mergePolicy = .rollback
+        try b.save()
+        #expect(try ManagedObjectContext(store: s).count(for: FetchRequest("Item")) == 1)
+        #expect(try !xb.isDeleted && (xb.get("price", as: Int.self)) == 2)
+        try b.delete(xb)
+        try b.save()  // now current: the delete goes through
+        #expect(try ManagedObjectContext(store: s).count(for: FetchRequest("Item")) == 0)
+    }
+
+    @Test func staleObjectCannotUndoABatchUpdate() throws {
+        let s = try PersistentStore.inMemory(model: try Self.model())
+        let a = ManagedObjectContext(store: s)
+        let x = try a.insert("Item")
+        try x.setValue("orig", forKey: "name")
+        try x.setValue(1, forKey: "price")
+        try a.save()
+        _ = try x.get("price", as: Int.self)
+        var raise = BatchUpdateRequest("Item")
+        raise.propertiesToUpdate = ["price": .constant(.integer(50))]
+        #expect(try a.execute(raise).count == 1)
+        try x.setValue("renamed", forKey: "name")
+        do {
+            try a.save()
+            Issue.record("a stale save went over the batch update")
+        } catch {
+            #expect(error.kind == .mergeConflict)
+            #expect(error.conflicts.first?.stored?["price"] == .integer(50))
+        }
+        #expect(try stored(s, x.objectID).1 == 50)
+        a.mergePolicy = .mergeByPropertyObjectTrump
+        try a.save()
+        let (name, price) = try stored(s, x.objectID)
+        #expect(name == "renamed" && price == 50)
+    }
+
+    @Test func eachSaveRaisesTheVersion() throws {
+        // Saves of one property after another: each writes its change and raises the row's version.
+        let s = try PersistentStore.inMemory(model: try Self.model())
+        let a = ManagedObjectContext(store: s)
+        let x = try a.insert("Item")
+        try x.setValue("orig", forKey: "name")
+        try x.setValue(1, forKey: "price")
+        try a.save()
+        try x.setValue(2, forKey: "price")
+        try a.save()
+        try x.setValue("again", forKey: "name")
+        try a.save()
+        let (name, price) = try stored(s, x.objectID)
+        #expect(name == "again" && price == 2)
+        let c = ManagedObjectContext(store: s)
+        #expect(try c.existingObject(with: x.objectID).version == 2 && x.version == 2)
+    }
+}
