@@ -30,6 +30,8 @@ extension ManagedObjectContext {
         var deleted = Array(deletedSet).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
         // Rows deleted in the store that the merge policy writes again, with the object's values.
         var reinserted: [ManagedObject] = []
+        // Updated objects none of whose row's columns changed: their version stays.
+        var unwritten = Set<ObjectIdentifier>()
         do {
             try store.writeTransaction { () throws(StoreError) in
                 do {
@@ -44,7 +46,7 @@ extension ManagedObjectContext {
                     let writer = RowWriter(store: store)
                     for o in deleted { try writer.delete(o) }
                     for o in [inserted, reinserted].joined() { try writer.insert(o) }
-                    for o in updated { try writer.update(o) }
+                    for o in updated where try !writer.update(o) { unwritten.insert(ObjectIdentifier(o)) }
                     for o in [inserted, reinserted, updated].joined() { try writer.writeLinks(o) }
                     for o in [inserted, reinserted, updated].joined() where o.info.hasCountColumns {
                         try writer.writeCounts(o)
@@ -77,7 +79,7 @@ extension ManagedObjectContext {
         }
         for o in updated {
             o.snapshot = nil
-            o.version += 1
+            if !unwritten.contains(ObjectIdentifier(o)) { o.version += 1 }
             saved.updated.append(o.objectID)
         }
         for o in reinserted {
@@ -340,29 +342,44 @@ struct RowWriter {
         try writeDocument(o, replacing: false)
     }
 
-    /// Writes the columns of the properties `o` changed since its snapshot, and raises the row's
-    /// version (the save checked it first); every column when there is no snapshot.
-    func update(_ o: ManagedObject) throws(SQLiteError) {
+    /// Writes the columns of the properties `o` changed since its snapshot and raises the row's
+    /// version (the save checked it first); every column when there is no snapshot. A row none
+    /// of whose own columns changed (only to-manys, which live in other rows and join tables, or
+    /// values changed and changed back) is not written and keeps its version: returns false.
+    @discardableResult
+    func update(_ o: ManagedObject) throws(SQLiteError) -> Bool {
         let r = row(o, version: o.version + 1)
         let info = o.info
         guard let s = o.snapshot, info.entity.document == nil else {
             try store.run(info.updateSQL, info.updateColumns.map { r[$0] })
-            return try writeRest(o)
+            try writeRest(o)
+            return true
         }
         var columns = [2]
         for i in info.attributeTypes.indices where !o.attributes[i].isIdentical(to: s.attributes[i]) {
-            columns.append(info.attributeColumns[i])
-            if let x = info.exactColumns[i] { columns.append(x) }
-            if let m = info.mixedColumns[i] { columns += m.compactMap { $0 } }
+            columns += storedColumns(ofAttribute: i, info)
         }
         for (i, c) in info.foreignKeyColumns.enumerated() {
             if let c, !Link.same(o.links[i], s.links[i]) { columns.append(c) }
+        }
+        try writeRest(o)
+        guard columns.count > 1 else { return false }
+        // Transformable values go with every write of the row: one read in an earlier stored form
+        // is written in the current one (the version check makes the unchanged value the stored one).
+        for i in info.attributeTypes.indices where info.attributeTypes[i] == .transformable {
+            if !columns.contains(info.attributeColumns[i]) { columns += storedColumns(ofAttribute: i, info) }
         }
         let sets = columns.map { "\(q(info.layout.columns[$0])) = ?" }.joined(separator: ", ")
         try store.run(
             "UPDATE \(q(info.layout.table)) SET \(sets) WHERE \(q(Storage.primaryKey)) = ?",
             columns.map { r[$0] } + [r[0]])
-        try writeRest(o)
+        return true
+    }
+
+    /// The columns that hold attribute `i` of `info`'s entity.
+    private func storedColumns(ofAttribute i: Int, _ info: EntityInfo) -> [Int] {
+        [info.attributeColumns[i]] + [info.exactColumns[i]].compactMap { $0 }
+            + (info.mixedColumns[i] ?? []).compactMap { $0 }
     }
 
     /// An updated object's collection and document rows.
