@@ -105,16 +105,35 @@ struct StoredRow {
 }
 
 extension ManagedObjectContext {
-    /// The stored version of `o`'s row (nil when it no longer exists), inside the transaction.
-    func storedVersion(_ o: ManagedObject) throws(StoreError) -> Int64? {
-        guard let pk = o.objectID.primaryKey else { return nil }
+    /// The stored versions of the rows of `objects` (a row that no longer exists has none),
+    /// inside the transaction: one query per table and up to 512 keys, the key list padded to a
+    /// power of two so a few statements serve every save.
+    func storedVersions(_ objects: [ManagedObject]) throws(StoreError) -> [Int64: Int64] {
+        var byTable: [String: [Int64]] = [:]
+        for o in objects {
+            if let pk = o.objectID.primaryKey { byTable[o.info.layout.table, default: []].append(pk) }
+        }
         let q = PersistentStore.q
-        let sql =
-            "SELECT \(q(Storage.versionColumn)) FROM \(q(o.info.layout.table)) WHERE \(q(Storage.primaryKey)) = ?"
-        do throws(SQLiteError) {
-            guard case .integer(let v)? = try store.rows(sql, [.integer(pk)]).first?.first else { return nil }
-            return v
-        } catch { throw error.storeError }
+        var out: [Int64: Int64] = [:]
+        out.reserveCapacity(objects.count)
+        for (table, keys) in byTable {
+            var start = 0
+            while start < keys.count {
+                var chunk = Array(keys[start..<min(start + 512, keys.count)])
+                start += chunk.count
+                var size = 1
+                while size < chunk.count { size *= 2 }
+                chunk += Array(repeating: chunk[0], count: size - chunk.count)
+                let sql =
+                    "SELECT \(q(Storage.primaryKey)), \(q(Storage.versionColumn)) FROM \(q(table)) WHERE \(q(Storage.primaryKey)) IN (\(chunk.map { _ in "?" }.joined(separator: ", ")))"
+                do throws(SQLiteError) {
+                    for row in try store.rows(sql, chunk.map { .integer($0) }) {
+                        if case .integer(let pk) = row[0], case .integer(let v) = row[1] { out[pk] = v }
+                    }
+                } catch { throw error.storeError }
+            }
+        }
+        return out
     }
 
     /// The whole stored row of `o` (read by a scratch context), nil when it no longer exists.
@@ -148,8 +167,10 @@ extension ManagedObjectContext {
         updated: [ManagedObject], deleted: [ManagedObject], reinserted: [ManagedObject]
     ) {
         var conflicts: [(o: ManagedObject, stored: StoredRow?)] = []
+        let versions = try storedVersions(deleted + updated)
         for o in deleted + updated {
-            if try storedVersion(o) != o.version { conflicts.append((o, try storedRow(o))) }
+            guard let pk = o.objectID.primaryKey, versions[pk] != o.version else { continue }
+            conflicts.append((o, try storedRow(o)))
         }
         if conflicts.isEmpty { return (updated, deleted, []) }
         if mergePolicy == .error {

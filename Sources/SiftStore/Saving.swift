@@ -369,10 +369,15 @@ struct RowWriter {
         for i in info.attributeTypes.indices where info.attributeTypes[i] == .transformable {
             if !columns.contains(info.attributeColumns[i]) { columns += storedColumns(ofAttribute: i, info) }
         }
-        let sets = columns.map { "\(q(info.layout.columns[$0])) = ?" }.joined(separator: ", ")
-        try store.run(
-            "UPDATE \(q(info.layout.table)) SET \(sets) WHERE \(q(Storage.primaryKey)) = ?",
-            columns.map { r[$0] } + [r[0]])
+        let sql: String
+        if let known = info.partialUpdateSQL[columns] {
+            sql = known
+        } else {
+            let sets = columns.map { "\(q(info.layout.columns[$0])) = ?" }.joined(separator: ", ")
+            sql = "UPDATE \(q(info.layout.table)) SET \(sets) WHERE \(q(Storage.primaryKey)) = ?"
+            info.partialUpdateSQL[columns] = sql
+        }
+        try store.run(sql, columns.map { r[$0] } + [r[0]])
         return true
     }
 
