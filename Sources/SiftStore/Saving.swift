@@ -43,14 +43,8 @@ extension ManagedObjectContext {
                         for (n, o) in inserted.enumerated() { o.assignedKey = first + Int64(n) }
                     }
                     try checkStoredUniqueness(inserted: inserted, updated: updated)
-                    let writer = RowWriter(store: store)
-                    for o in deleted { try writer.delete(o) }
-                    for o in [inserted, reinserted].joined() { try writer.insert(o) }
-                    for o in updated where try !writer.update(o) { unwritten.insert(ObjectIdentifier(o)) }
-                    for o in [inserted, reinserted, updated].joined() { try writer.writeLinks(o) }
-                    for o in [inserted, reinserted, updated].joined() where o.info.hasCountColumns {
-                        try writer.writeCounts(o)
-                    }
+                    unwritten = try RowWriter(store: store).write(
+                        inserted: inserted + reinserted, updated: updated, deleted: deleted)
                 } catch let e as SQLiteError {
                     throw e.storeError
                 } catch let e as StoreError {
@@ -340,6 +334,20 @@ struct RowWriter {
         try s.reset()
         try writeCollections(o, all: true)
         try writeDocument(o, replacing: false)
+    }
+
+    /// Writes a save's rows: deletes, inserts, updates, then links and counts. Returns the updated
+    /// objects whose rows were not written (`update`).
+    func write(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]) throws(SQLiteError)
+        -> Set<ObjectIdentifier>
+    {
+        var unwritten = Set<ObjectIdentifier>()
+        for o in deleted { try delete(o) }
+        for o in inserted { try insert(o) }
+        for o in updated where try !update(o) { unwritten.insert(ObjectIdentifier(o)) }
+        for o in [inserted, updated].joined() { try writeLinks(o) }
+        for o in [inserted, updated].joined() where o.info.hasCountColumns { try writeCounts(o) }
+        return unwritten
     }
 
     /// Writes the columns of the properties `o` changed since its snapshot and raises the row's
