@@ -12,7 +12,11 @@ import Testing
     static func model() throws -> ManagedObjectModel {
         try ManagedObjectModel(entities: [
             EntityDescription(
-                "Item", attributes: [AttributeDescription("name", .string), AttributeDescription("price", .integer64)])
+                "Item", attributes: [AttributeDescription("name", .string), AttributeDescription("price", .integer64)],
+                relationships: [RelationshipDescription("owner", to: "Owner", inverse: "items")]),
+            EntityDescription(
+                "Owner", attributes: [AttributeDescription("name", .string)],
+                relationships: [RelationshipDescription("items", to: "Item", toMany: true, inverse: "owner")]),
         ])
     }
 
@@ -205,5 +209,44 @@ import Testing
         #expect(name == "again" && price == 2)
         let c = ManagedObjectContext(store: s)
         #expect(try c.existingObject(with: x.objectID).version == 2 && x.version == 2)
+    }
+
+    @Test func toOneChangesMergeByPropertyAndEveryConflictIsListed() throws {
+        let (a, x, b, xb, s) = try twoContexts(.error)
+        let y = try a.insert("Item")
+        try y.setValue("second", forKey: "name")
+        let ann = try a.insert("Owner")
+        try ann.setValue("ann", forKey: "name")
+        try a.save()
+        let yb = try b.existingObject(with: y.objectID)
+        // A gives both items an owner; B renames both (its owner's to-many changes are not a conflict).
+        try x.setValue(ann, forKey: "owner")
+        try y.setValue(ann, forKey: "owner")
+        try a.save()
+        try xb.setValue("renamed", forKey: "name")
+        try yb.setValue("renamed too", forKey: "name")
+        let list = try conflicts(saving: b)
+        #expect(Set(list.map(\.objectID)) == [x.objectID, y.objectID])
+        b.mergePolicy = .mergeByPropertyObjectTrump
+        try b.save()
+        let c = ManagedObjectContext(store: s)
+        let stored = try c.existingObject(with: x.objectID)
+        #expect(try stored.get("name", as: String.self) == "renamed")
+        #expect(try (stored.get("owner", as: ManagedObject.self))?.objectID == ann.objectID)
+        #expect(try (xb.get("owner", as: ManagedObject.self))?.objectID == ann.objectID)
+        // B gives it another owner while A renames: store trump keeps both.
+        let bob = try b.insert("Owner")
+        try b.save()
+        try xb.setValue(bob, forKey: "owner")
+        try x.setValue("from a", forKey: "name")
+        a.mergePolicy = .mergeByPropertyObjectTrump  // A's x is stale too (B saved it)
+        try a.save()
+        #expect(try x.get("name", as: String.self) == "from a" && (x.get("owner", as: ManagedObject.self)) === ann)
+        b.mergePolicy = .mergeByPropertyStoreTrump
+        try b.save()
+        let fresh = ManagedObjectContext(store: s)
+        let again = try fresh.existingObject(with: x.objectID)
+        #expect(try again.get("name", as: String.self) == "from a")
+        #expect(try (again.get("owner", as: ManagedObject.self))?.objectID == bob.objectID)
     }
 }
