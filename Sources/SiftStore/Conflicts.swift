@@ -80,6 +80,12 @@ public struct MergeConflict: Sendable, Equatable, CustomStringConvertible {
     /// The version the object was read at and the stored one (nil when the row was deleted).
     public var versions: (read: Int64, stored: Int64?)
 
+    /// Same object, same changes, same snapshot, stored values and versions (`versions` is a
+    /// tuple, so equality is spelled out).
+    ///
+    /// ```swift
+    /// error.conflicts == [first, second]
+    /// ```
     public static func == (a: MergeConflict, b: MergeConflict) -> Bool {
         a.objectID == b.objectID && a.changedKeys == b.changedKeys && a.isDeleted == b.isDeleted
             && a.snapshot == b.snapshot && a.stored == b.stored && a.versions == b.versions
