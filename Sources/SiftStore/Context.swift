@@ -23,6 +23,13 @@ import SiftSQLite
 public final class ManagedObjectContext {
     /// The store the context reads from and saves to.
     public let store: PersistentStore
+    /// What a save does with objects changed or deleted in the store since they were read
+    /// (`.error` by default: the save throws `.mergeConflict` and writes nothing).
+    ///
+    /// ```swift
+    /// context.mergePolicy = .mergeByPropertyObjectTrump
+    /// ```
+    public var mergePolicy: MergePolicy = .error
     /// One object per ID. Keyed by the ID's key alone: every registered object belongs to this
     /// context's store, so comparing store identifiers on each lookup would be wasted work.
     // The bookkeeping every insert, change and fetched row touches skips the runtime's

@@ -35,6 +35,9 @@ final class EntityInfo: @unchecked Sendable {
     let updateColumns: [Int]
     /// `insertSQL` prepared, once the store first needs it (only touched with its lock held).
     var insertStatement: SQLiteStatement?
+    /// `UPDATE` statements that write only some columns, by the row positions they set (made by
+    /// saves, with the store's lock held).
+    var partialUpdateSQL: [[Int]: String] = [:]
     /// Every insert binds every column of the row (no collections, no mixed attributes, no other
     /// entity's columns in the table), so nothing bound for one row can linger into the next.
     let insertBindsEveryColumn: Bool

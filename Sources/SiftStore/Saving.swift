@@ -26,22 +26,25 @@ extension ManagedObjectContext {
         try validate()
         // Objects whose save has nothing to write (changed and changed back) still count as updated.
         let inserted = insertedList
-        let updated = Array(updatedSet).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
-        let deleted = Array(deletedSet).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
+        var updated = Array(updatedSet).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
+        var deleted = Array(deletedSet).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
+        // Rows deleted in the store that the merge policy writes again, with the object's values.
+        var reinserted: [ManagedObject] = []
+        // Updated objects none of whose row's columns changed: their version stays.
+        var unwritten = Set<ObjectIdentifier>()
         do {
             try store.writeTransaction { () throws(StoreError) in
                 do {
+                    // Versions first: a conflict throws (`.error`) or is merged before anything is written.
+                    (updated, deleted, reinserted) = try resolveConflicts(updated: updated, deleted: deleted)
+                    for o in reinserted { o.snapshot = nil }
                     if !inserted.isEmpty {
                         let first = try store.allocateKeys(count: inserted.count)
                         for (n, o) in inserted.enumerated() { o.assignedKey = first + Int64(n) }
                     }
                     try checkStoredUniqueness(inserted: inserted, updated: updated)
-                    let writer = RowWriter(store: store)
-                    for o in deleted { try writer.delete(o) }
-                    for o in inserted { try writer.insert(o) }
-                    for o in updated { try writer.update(o) }
-                    for o in [inserted, updated].joined() { try writer.writeLinks(o) }
-                    for o in [inserted, updated].joined() where o.info.hasCountColumns { try writer.writeCounts(o) }
+                    unwritten = try RowWriter(store: store).write(
+                        inserted: inserted + reinserted, updated: updated, deleted: deleted)
                 } catch let e as SQLiteError {
                     throw e.storeError
                 } catch let e as StoreError {
@@ -70,7 +73,11 @@ extension ManagedObjectContext {
         }
         for o in updated {
             o.snapshot = nil
-            o.version += 1
+            if !unwritten.contains(ObjectIdentifier(o)) { o.version += 1 }
+            saved.updated.append(o.objectID)
+        }
+        for o in reinserted {
+            o.version = 0
             saved.updated.append(o.objectID)
         }
         for o in deleted {
@@ -329,9 +336,67 @@ struct RowWriter {
         try writeDocument(o, replacing: false)
     }
 
-    func update(_ o: ManagedObject) throws(SQLiteError) {
+    /// Writes a save's rows: deletes, inserts, updates, then links and counts. Returns the updated
+    /// objects whose rows were not written (`update`).
+    func write(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]) throws(SQLiteError)
+        -> Set<ObjectIdentifier>
+    {
+        var unwritten = Set<ObjectIdentifier>()
+        for o in deleted { try delete(o) }
+        for o in inserted { try insert(o) }
+        for o in updated where try !update(o) { unwritten.insert(ObjectIdentifier(o)) }
+        for o in [inserted, updated].joined() { try writeLinks(o) }
+        for o in [inserted, updated].joined() where o.info.hasCountColumns { try writeCounts(o) }
+        return unwritten
+    }
+
+    /// Writes the columns of the properties `o` changed since its snapshot and raises the row's
+    /// version (the save checked it first); every column when there is no snapshot. A row none
+    /// of whose own columns changed (only to-manys, which live in other rows and join tables, or
+    /// values changed and changed back) is not written and keeps its version: returns false.
+    @discardableResult
+    func update(_ o: ManagedObject) throws(SQLiteError) -> Bool {
         let r = row(o, version: o.version + 1)
-        try store.run(o.info.updateSQL, o.info.updateColumns.map { r[$0] })
+        let info = o.info
+        guard let s = o.snapshot, info.entity.document == nil else {
+            try store.run(info.updateSQL, info.updateColumns.map { r[$0] })
+            try writeRest(o)
+            return true
+        }
+        var columns = [2]
+        for i in info.attributeTypes.indices where !o.attributes[i].isIdentical(to: s.attributes[i]) {
+            columns += storedColumns(ofAttribute: i, info)
+        }
+        for (i, c) in info.foreignKeyColumns.enumerated() {
+            if let c, !Link.same(o.links[i], s.links[i]) { columns.append(c) }
+        }
+        try writeRest(o)
+        guard columns.count > 1 else { return false }
+        // Transformable values go with every write of the row: one read in an earlier stored form
+        // is written in the current one (the version check makes the unchanged value the stored one).
+        for i in info.attributeTypes.indices where info.attributeTypes[i] == .transformable {
+            if !columns.contains(info.attributeColumns[i]) { columns += storedColumns(ofAttribute: i, info) }
+        }
+        let sql: String
+        if let known = info.partialUpdateSQL[columns] {
+            sql = known
+        } else {
+            let sets = columns.map { "\(q(info.layout.columns[$0])) = ?" }.joined(separator: ", ")
+            sql = "UPDATE \(q(info.layout.table)) SET \(sets) WHERE \(q(Storage.primaryKey)) = ?"
+            info.partialUpdateSQL[columns] = sql
+        }
+        try store.run(sql, columns.map { r[$0] } + [r[0]])
+        return true
+    }
+
+    /// The columns that hold attribute `i` of `info`'s entity.
+    private func storedColumns(ofAttribute i: Int, _ info: EntityInfo) -> [Int] {
+        [info.attributeColumns[i]] + [info.exactColumns[i]].compactMap { $0 }
+            + (info.mixedColumns[i] ?? []).compactMap { $0 }
+    }
+
+    /// An updated object's collection and document rows.
+    private func writeRest(_ o: ManagedObject) throws(SQLiteError) {
         try writeCollections(o, all: false)
         try writeDocument(o, replacing: true)
     }

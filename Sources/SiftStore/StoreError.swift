@@ -42,6 +42,9 @@ public struct StoreError: SiftError {
         case syntax
         /// A predicate that raised while it was evaluated.
         case evaluation
+        /// A save found objects changed or deleted in the store since they were read, and the
+        /// context's merge policy is `.error` (``StoreError/conflicts`` lists them).
+        case mergeConflict = "merge-conflict"
         /// SQLite failed (I/O, a locked database, a corrupt file).
         case sqlite
     }
@@ -59,6 +62,8 @@ public struct StoreError: SiftError {
     /// The evaluator's error (with its source range and `annotated` caret line) when a predicate
     /// or expression raised in memory.
     public var evaluationError: EvaluationError?
+    /// Every conflicting object, when a save failed with `.mergeConflict`.
+    public var conflicts: [MergeConflict] = []
 
     /// An error of `kind`; `failures` lists every broken rule of a failed save.
     public init(_ kind: Kind, _ message: String, failures: [String] = []) {
