@@ -26,6 +26,9 @@ public struct BatchResult: Sendable, Hashable {
     public var count: Int { objectIDs.count }
     /// Whether the request deleted (rather than updated) the objects.
     public var deleted: Bool
+    /// The objects a batch delete's nullify rules changed: their relationships to deleted objects
+    /// were cleared (and their rows' versions raised). Empty for updates.
+    public var nullified: [ObjectID] = []
 }
 
 /// Sets properties of every object a predicate selects, without loading objects into a context.
@@ -216,34 +219,24 @@ extension ManagedObjectContext {
                     try writer.writeLinks(o)
                 }
             } catch { throw error.storeError }
-            return BatchResult(objectIDs: deleted.map(\.objectID), deleted: true)
+            return BatchResult(
+                objectIDs: deleted.map(\.objectID), deleted: true,
+                nullified: updated.map(\.objectID).sorted { ($0.primaryKey ?? 0) < ($1.primaryKey ?? 0) })
         }
     }
 
     /// Brings this context up to date after a batch request: objects it holds that were updated
-    /// are read again (their unsaved changes kept on top), deleted ones leave the context.
+    /// are read again (their unsaved changes kept on top); deleted ones report `isDeleted` and can
+    /// no longer be read, as after ``mergeChanges(fromContextDidSave:)``.
+    ///
+    /// ```swift
+    /// let result = try context.execute(BatchDeleteRequest("Item", predicate: "price == 0"))
+    /// try context.mergeChanges(from: result)
+    /// ```
     public func mergeChanges(from result: BatchResult) throws(StoreError) {
-        var changes = ChangeSet()
-        for id in result.objectIDs {
-            guard id.names.store == store.names, let o = registry[id.key] else { continue }
-            if result.deleted {
-                registry[id.key] = nil
-                updatedSet.remove(o)
-                deletedSet.remove(o)
-                Self.detach(o)
-                changes.deleted.append(id)
-            } else {
-                try refresh(o, mergeChanges: true)
-                changes.updated.append(id)
-            }
-        }
-        if result.deleted {
-            // Relationships of the objects left behind may name deleted ones: read them again.
-            for o in registry.values where !o.hasChanges {
-                o.links = Array(repeating: nil, count: o.links.count)
-                o.isFault = true
-            }
-        }
-        if !changes.isEmpty { post(.objectsDidChange(changes)) }
+        let ids = result.objectIDs
+        try mergeChanges(
+            fromContextDidSave: result.deleted
+                ? ChangeSet(updated: result.nullified, deleted: ids) : ChangeSet(updated: ids))
     }
 }

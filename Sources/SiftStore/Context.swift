@@ -18,9 +18,12 @@ import SiftSQLite
 /// let people = try context.fetch(FetchRequest("Person", predicate: "name BEGINSWITH[c] %@", "a"))
 /// ```
 ///
-/// A context, and the objects it hands out, belong to one thread at a time (as in Core Data);
-/// `ObjectID`s cross threads and are resolved with `object(with:)` in another context.
-public final class ManagedObjectContext {
+/// A context, and the objects it hands out, belong to one thread at a time (as in Core Data):
+/// the caller's (``ConcurrencyType/confined``, the default), the context's own serial queue
+/// (``ConcurrencyType/privateQueue``) or the main actor (``ConcurrencyType/mainQueue``), where
+/// ``perform(_:)`` runs work. `ObjectID`s, requests and the results of ID, dictionary and count
+/// fetches cross threads; objects do not (`ManagedObject` is not `Sendable`).
+public final class ManagedObjectContext: @unchecked Sendable {
     /// The store the context reads from and saves to.
     public let store: PersistentStore
     /// What a save does with objects changed or deleted in the store since they were read
@@ -52,14 +55,27 @@ public final class ManagedObjectContext {
 
     /// Ends `notifications` streams when the context goes.
     var streamFinishers: [UUID: () -> Void] = [:]
+    /// Where the context's work runs (Concurrency.swift).
+    public let concurrencyType: ConcurrencyType
+    /// The serial queue of a `.privateQueue` context.
+    let queue: DispatchQueue?
+    /// Primary keys of rows another save or a batch delete removed, merged into this context:
+    /// links naming them read as nil (Merging.swift).
+    @exclusivity(unchecked) var goneKeys = Set<Int64>()
+    @exclusivity(unchecked) var hasGoneObjects = false
 
-    /// A context on `store`, with no objects yet.
+    /// A context on `store`, with no objects yet, used from the caller's thread (`.confined`), its
+    /// own queue (`.privateQueue`) or the main actor (`.mainQueue`).
     ///
     /// ```swift
     /// let context = ManagedObjectContext(store: try PersistentStore.inMemory(model: model))
+    /// let background = ManagedObjectContext(store: store, concurrency: .privateQueue)
     /// ```
-    public init(store: PersistentStore) {
+    public init(store: PersistentStore, concurrency: ConcurrencyType = .confined) {
         self.store = store
+        self.concurrencyType = concurrency
+        queue = concurrency == .privateQueue ? Self.makeQueue() : nil
+        queue?.setSpecific(key: Self.queueOwner, value: ObjectIdentifier(self))
     }
 
     deinit {
@@ -337,6 +353,7 @@ public final class ManagedObjectContext {
 
     func checkOwned(_ o: ManagedObject) throws(StoreError) {
         guard o.context === self else {
+            if o.isGone { throw o.detachedError }
             throw StoreError(.invalidOperation, "\(o.objectID) belongs to another context")
         }
         guard deletedSet.isEmpty || !deletedSet.contains(o) else {
@@ -589,6 +606,8 @@ public final class ManagedObjectContext {
     public func reset() {
         for o in registry.values { Self.detach(o) }
         registry = ObjectRegistry()
+        goneKeys = []
+        hasGoneObjects = false
         for o in insertedList {
             Self.detach(o)
             o.pendingInsert = false

@@ -165,6 +165,9 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     @exclusivity(unchecked) var assignedKey: Int64?
     /// The last fetch pass of its context that judged it dirty (0: none).
     @exclusivity(unchecked) var dirtyPass: UInt64 = 0
+    /// Deleted from the store by another context's save or a batch delete, and merged into its
+    /// context: it reports `isDeleted`, and reading or changing it is an error.
+    @exclusivity(unchecked) var isGone = false
 
     init(id: ObjectID, info: EntityInfo, context: ManagedObjectContext, fault: Bool) {
         self.objectID = id
@@ -192,7 +195,9 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// Changed since it was read or last saved.
     public var isUpdated: Bool { context?.updatedSet.contains(self) ?? false }
     /// Deleted in its context, not saved yet.
-    public var isDeleted: Bool { context?.deletedSet.contains(self) ?? false }
+    /// (also after another context's save or a batch delete removed its row and this context
+    /// merged that change: such an object can no longer be read).
+    public var isDeleted: Bool { isGone || (context?.deletedSet.contains(self) ?? false) }
     /// Inserted, updated or deleted.
     public var hasChanges: Bool { isInserted || isUpdated || isDeleted }
 
@@ -307,7 +312,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// try pet.setValue(ann, forKey: "owner")   // ann's "pets" now holds pet
     /// ```
     public func setValue(_ value: Any?, forKey key: String) throws(StoreError) {
-        guard let context else { throw StoreError(.invalidOperation, "\(objectID) no longer belongs to a context") }
+        guard let context else { throw detachedError }
         try context.set(value, forKey: key, of: self)
     }
 
@@ -370,7 +375,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
         _ value: Value, _ original: T, forKey key: String,
         storesAsIs: (AttributeType) -> Bool
     ) throws(StoreError) {
-        guard let context else { throw StoreError(.invalidOperation, "\(objectID) no longer belongs to a context") }
+        guard let context else { throw detachedError }
         guard let i = info.attributeNumber(key) else {
             try context.set(original, forKey: key, of: self)
             return
@@ -390,13 +395,13 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
 
     /// Adds `object` to the to-many relationship `key` (kept in order when ordered).
     public func add(_ object: ManagedObject, to key: String) throws(StoreError) {
-        guard let context else { throw StoreError(.invalidOperation, "\(objectID) no longer belongs to a context") }
+        guard let context else { throw detachedError }
         try context.add(object, to: key, of: self)
     }
 
     /// Removes `object` from the to-many relationship `key`.
     public func remove(_ object: ManagedObject, from key: String) throws(StoreError) {
-        guard let context else { throw StoreError(.invalidOperation, "\(objectID) no longer belongs to a context") }
+        guard let context else { throw detachedError }
         try context.remove(object, from: key, of: self)
     }
 
@@ -419,33 +424,57 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// Reads the row when the object is a fault.
     func fire() throws(StoreError) {
         guard isFault else { return }
-        guard let context else { throw StoreError(.invalidOperation, "\(objectID) no longer belongs to a context") }
+        guard let context else { throw detachedError }
         if let batch { try context.fulfillBatch(batch) }
         if isFault { try context.fulfill(self) }
+    }
+
+    /// Why an object without a context cannot be read.
+    var detachedError: StoreError {
+        isGone
+            ? StoreError(
+                .objectNotFound,
+                "\(objectID) was deleted from the store (a merged save or batch delete); it cannot be read")
+            : StoreError(.invalidOperation, "\(objectID) no longer belongs to a context")
     }
 
     /// Relationship `i`, loaded.
     func link(_ i: Int) throws(StoreError) -> Link {
         if let l = links[i] {
             if case .oneKey(let pk) = l {
-                guard let context else {
-                    throw StoreError(.invalidOperation, "\(objectID) no longer belongs to a context")
-                }
-                let o = try pk.map { (k) throws(StoreError) in
-                    try context.faultObject(pk: k, declared: info.entity.relationships[i].destination)
+                guard let context else { throw detachedError }
+                let o = try pk.flatMap { (k) throws(StoreError) -> ManagedObject? in
+                    if context.hasGoneObjects, context.goneKeys.contains(k) { return nil }
+                    return try context.faultObject(pk: k, declared: info.entity.relationships[i].destination)
                 }
                 links[i] = .one(o)
                 return .one(o)
             }
+            if let context, context.hasGoneObjects { return withoutGone(i, l) }
             return l
         }
         try fire()
         if let l = links[i], case .oneKey = l { return try link(i) }
         if let l = links[i] { return l }
-        guard let context else { throw StoreError(.invalidOperation, "\(objectID) no longer belongs to a context") }
+        guard let context else { throw detachedError }
         let loaded = try context.loadToMany(self, i)
         links[i] = .many(loaded)
         return .many(loaded)
+    }
+
+    /// Link `l` (relationship `i`) without the objects merged away as deleted, which it keeps
+    /// from then on: pruned when next read, so merging a delete costs nothing per holder.
+    private func withoutGone(_ i: Int, _ l: Link) -> Link {
+        switch l {
+        case .one(let o?) where o.isGone:
+            links[i] = .one(nil)
+            return .one(nil)
+        case .many(let m) where m.contains(where: \.isGone):
+            let kept = Link.many(m.filter { !$0.isGone })
+            links[i] = kept
+            return kept
+        default: return l
+        }
     }
 
     /// The objects of to-many relationship `i` (loaded).

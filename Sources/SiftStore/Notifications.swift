@@ -18,11 +18,19 @@ public struct ChangeSet: Sendable, Hashable {
     public var updated: [ObjectID] = []
     /// The objects deleted.
     public var deleted: [ObjectID] = []
+    /// For each updated object of a did-save, the names of the attributes and relationships the
+    /// save changed (filled when the context has observers; empty otherwise and for other
+    /// notifications).
+    public var updatedKeys: [ObjectID: [String]] = [:]
     /// A change set; empty by default.
-    public init(inserted: [ObjectID] = [], updated: [ObjectID] = [], deleted: [ObjectID] = []) {
+    public init(
+        inserted: [ObjectID] = [], updated: [ObjectID] = [], deleted: [ObjectID] = [],
+        updatedKeys: [ObjectID: [String]] = [:]
+    ) {
         self.inserted = inserted
         self.updated = updated
         self.deleted = deleted
+        self.updatedKeys = updatedKeys
     }
     /// Whether no object was touched.
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }

@@ -71,7 +71,9 @@ extension ManagedObjectContext {
             registry.addPermanent(pk, o)
             saved.inserted.append(o.objectID)
         }
+        let reportsKeys = !observers.isEmpty
         for o in updated {
+            if reportsKeys { saved.updatedKeys[o.objectID] = changedKeys(of: o) }
             o.snapshot = nil
             if !unwritten.contains(ObjectIdentifier(o)) { o.version += 1 }
             saved.updated.append(o.objectID)

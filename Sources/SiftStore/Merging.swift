@@ -1,0 +1,73 @@
+// Merging changes made elsewhere into a context: another context's did-save (Core Data's
+// `mergeChanges(fromContextDidSave:)`) and batch requests. Work is in proportion to the merged
+// IDs, not to the objects the context holds: updated objects become faults (or are re-read with
+// their unsaved edits on top), deleted ones are marked gone, and links that still name a gone
+// object drop it when next read (`ManagedObject.link`), so no holder is visited at merge time.
+
+import Foundation
+
+extension ManagedObjectContext {
+    /// Brings this context up to date with a save made by another context on the same store
+    /// (the change set of its `.didSave` notification). Registered objects that were updated read
+    /// their new values when next touched, and those with unsaved changes here keep them on top
+    /// of the stored values (their next save does not conflict with the merged save). Deleted
+    /// objects report `isDeleted` and can no longer be read — except objects with unsaved edits
+    /// here, which stay, so that their next save meets the deletion as a merge conflict rather
+    /// than losing the edits. Inserted objects need nothing: fetches find them in the store.
+    ///
+    /// Call it where the context's work runs (inside `perform` for a queue context).
+    ///
+    /// ```swift
+    /// let token = background.observe { note in
+    ///     guard case .didSave(let changes) = note else { return }
+    ///     Task { try await main.perform { try main.mergeChanges(fromContextDidSave: changes) } }
+    /// }
+    /// ```
+    public func mergeChanges(fromContextDidSave changes: ChangeSet) throws(StoreError) {
+        var merged = ChangeSet()
+        for id in changes.deleted where id.names.store == store.names {
+            if forgetDeleted(id) { merged.deleted.append(id) }
+        }
+        for id in changes.updated where id.names.store == store.names {
+            guard let o = registry[id.key], !o.isFault || o.snapshot != nil else { continue }
+            try refresh(o, mergeChanges: true)
+            merged.updated.append(id)
+            if let keys = changes.updatedKeys[id] { merged.updatedKeys[id] = keys }
+        }
+        if !merged.isEmpty { post(.objectsDidChange(merged)) }
+    }
+
+    /// Marks the object with `id` deleted from the store. Returns whether a registered object
+    /// left the context (an object with unsaved edits stays, see `mergeChanges`).
+    @discardableResult
+    func forgetDeleted(_ id: ObjectID) -> Bool {
+        if let pk = id.primaryKey {
+            goneKeys.insert(pk)
+            hasGoneObjects = true
+        }
+        guard let o = registry[id.key] else { return false }
+        if updatedSet.contains(o) { return false }
+        registry[id.key] = nil
+        deletedSet.remove(o)
+        Self.detach(o)
+        o.isGone = true
+        o.isFault = true
+        o.batch = nil
+        return true
+    }
+
+    /// The names of the attributes and relationships of `o` that differ from its committed
+    /// state (empty for an object without one).
+    func changedKeys(of o: ManagedObject) -> [String] {
+        guard let snapshot = o.snapshot else { return [] }
+        var keys: [String] = []
+        let e = o.info.entity
+        for i in e.attributes.indices where !o.attributes[i].isIdentical(to: snapshot.attributes[i]) {
+            keys.append(e.attributes[i].name)
+        }
+        for i in e.relationships.indices where !Link.same(o.links[i], snapshot.links[i]) {
+            keys.append(e.relationships[i].name)
+        }
+        return keys
+    }
+}
