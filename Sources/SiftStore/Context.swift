@@ -63,6 +63,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// links naming them read as nil (Merging.swift).
     @exclusivity(unchecked) var goneKeys = Set<Int64>()
     @exclusivity(unchecked) var hasGoneObjects = false
+    /// Records changes for undo and redo when set (nil by default, as on iOS; Undo.swift).
+    ///
+    /// ```swift
+    /// context.undoManager = SiftUndoManager()
+    /// ```
+    public var undoManager: SiftUndoManager? {
+        didSet { undoManager?.context = self }
+    }
 
     /// A context on `store`, with no objects yet, used from the caller's thread (`.confined`), its
     /// own queue (`.privateQueue`) or the main actor (`.mainQueue`).
@@ -147,6 +155,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         insertedList.append(o)
         o.pendingInsert = true
         unreported.inserted.append(id)
+        if undoManager != nil { recordInsert(o) }
         return o
     }
 
@@ -371,6 +380,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         guard let i = e.relationshipIndex[key] else {
             throw StoreError(.unknownKey, "entity '\(e.name)' has no attribute or relationship '\(key)'")
         }
+        if undoManager != nil { try recordRelationship(o, i, adding: Self.objects(in: value)) }
         let rel = e.relationships[i]
         if rel.isToMany {
             let targets: [ManagedObject]
@@ -443,6 +453,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         } catch {
             throw StoreError(.typeMismatch, "\(o.objectID) '\(key)': \(error.message)")
         }
+        if undoManager != nil { try recordAttribute(o, i) }
         try willChange(o)
         o.attributes[i] = coerced
     }
@@ -550,6 +561,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             throw StoreError(.invalidOperation, "\(o.objectID) belongs to another context")
         }
         if deletedSet.contains(o) { return }
+        if undoManager != nil { try recordDelete(o) }
         if isInserted(o) {
             // Never saved: it simply leaves, after its links are undone.
             try detachAll(o)
@@ -600,6 +612,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         updatedSet = []
         deletedSet = []
         unreported = ChangeSet()
+        undoManager?.removeAllActions()
     }
 
     /// Forgets every object (changes included); objects handed out before are detached.
@@ -608,6 +621,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         registry = ObjectRegistry()
         goneKeys = []
         hasGoneObjects = false
+        undoManager?.removeAllActions()
         for o in insertedList {
             Self.detach(o)
             o.pendingInsert = false

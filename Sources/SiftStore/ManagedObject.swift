@@ -385,7 +385,10 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
             // delete takes it out of the context) and has no committed state to record.
             if !pendingInsert {
                 try context.checkOwned(self)
+                if context.undoManager != nil { try context.recordAttribute(self, i) }
                 try context.willChange(self)
+            } else if context.undoManager != nil {
+                try context.recordAttribute(self, i)
             }
             attributes[i] = value
         } else {
@@ -396,12 +399,20 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// Adds `object` to the to-many relationship `key` (kept in order when ordered).
     public func add(_ object: ManagedObject, to key: String) throws(StoreError) {
         guard let context else { throw detachedError }
+        if context.undoManager != nil, let i = info.entity.relationshipIndex[key] {
+            try context.checkOwned(self)
+            try context.recordRelationship(self, i, adding: [object])
+        }
         try context.add(object, to: key, of: self)
     }
 
     /// Removes `object` from the to-many relationship `key`.
     public func remove(_ object: ManagedObject, from key: String) throws(StoreError) {
         guard let context else { throw detachedError }
+        if context.undoManager != nil, let i = info.entity.relationshipIndex[key] {
+            try context.checkOwned(self)
+            try context.recordRelationship(self, i)
+        }
         try context.remove(object, from: key, of: self)
     }
 

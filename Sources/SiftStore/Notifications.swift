@@ -105,6 +105,7 @@ extension ManagedObjectContext {
     /// changes since the last report as objects-did-change.
     public func processPendingChanges() throws(StoreError) {
         try propagateDeletes()
+        undoManager?.closeEventGroup()
         guard !unreported.isEmpty else { return }
         let changes = unreported
         unreported = ChangeSet()
