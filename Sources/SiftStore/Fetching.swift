@@ -391,7 +391,7 @@ extension ManagedObjectContext {
                 result = try result.map(\.evaluationRoot).sortedIndices(by: request.sortDescriptors).map {
                     result[$0]
                 }
-            } catch { throw StoreError(error) }
+            } catch { throw Self.sortError(error, result, request.sortDescriptors) }
         } else {
             // SQL already ordered the clean rows: sort the few changed objects the same way
             // and insert each where a binary search over the clean rows puts it.
@@ -401,11 +401,26 @@ extension ManagedObjectContext {
                     sortedChanged = try sortedChanged.map(\.evaluationRoot).sortedIndices(
                         by: request.sortDescriptors
                     ).map { sortedChanged[$0] }
-                } catch { throw StoreError(error) }
+                } catch { throw Self.sortError(error, sortedChanged, request.sortDescriptors) }
             }
             result = try inserting(sortedChanged, into: keep, request, tiebreak: tiebreak)
         }
         return result
+    }
+
+    /// A sort's error, naming the first object (and its sort key) whose key raises when read
+    /// alone, as a row's error does elsewhere; the sort's own error when none does.
+    static func sortError(_ error: EvaluationError, _ objects: [ManagedObject], _ keys: [SiftSortDescriptor])
+        -> StoreError
+    {
+        for o in objects {
+            for d in keys {
+                do { _ = try d.key(of: o.evaluationRoot) } catch {
+                    return StoreError(error, object: o.objectID, in: d.keyPath)
+                }
+            }
+        }
+        return StoreError(error)
     }
 
     /// `keep` (ordered by SQL) with each of `sortedChanged` inserted where a binary search over

@@ -143,6 +143,16 @@ import Testing
         #expect(e.kind == .evaluation)
         #expect(e.message == "\(p.objectID): + needs numbers, got nil in 'age + 1'", "\(e)")
         #expect(e.source == "age + 1" && e.location != nil)
+        // A sort key (sorted in memory) and a property that raise name the object too.
+        var sorted = FetchRequest("Person")
+        sorted.sortDescriptors = [try SiftSortDescriptor("name + 1")]
+        let s = try #require(failure { _ = try c.fetch(sorted) })
+        #expect(s.message.hasPrefix("\(p.objectID): + needs numbers") && s.source == "name + 1", "\(s)")
+        var properties = FetchRequest("Person")
+        properties.resultType = .dictionaries
+        properties.propertiesToFetch = ["age * 2"]
+        let d = try #require(failure { _ = try c.fetchDictionaries(properties) })
+        #expect(d.message == "\(p.objectID): * needs numbers, got nil in 'age * 2'", "\(d)")
     }
 
     @Test func openAndDocumentEntitiesReadNilForAMissingKey() throws {
