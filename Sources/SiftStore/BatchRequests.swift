@@ -105,10 +105,13 @@ extension ManagedObjectContext {
         for (key, v) in request.propertiesToUpdate.sorted(by: { $0.key < $1.key }) {
             guard let i = info.entity.attributeIndex[key] else {
                 throw StoreError(
-                    .unknownKey, "entity '\(info.name)' has no attribute '\(key)' (a batch update sets attributes)")
+                    .unknownKey,
+                    "entity '\(info.name)' has no attribute '\(key)' (a batch update sets attributes)"
+                        + KeyCheck.suggestion(for: key, among: info.entity.attributes.map(\.name)))
             }
             var reader: SiftSortDescriptor?
             if case .expression(let text) = v {
+                try KeyCheck.expression(text, of: info.name, in: store.model)
                 do { reader = try SiftSortDescriptor(text) } catch { throw StoreError(error) }
             }
             setters.append((i, info.entity.attributes[i], v, reader))
@@ -128,9 +131,9 @@ extension ManagedObjectContext {
                     let raw: Value
                     switch s.value {
                     case .constant(let l): raw = Value(l)
-                    case .expression:
+                    case .expression(let text):
                         do throws(EvaluationError) { raw = try s.reader!.key(of: .object(o)) } catch {
-                            throw StoreError(error)
+                            throw StoreError(error, object: o.objectID, in: text)
                         }
                     }
                     let v: Value

@@ -54,6 +54,19 @@ public struct FetchRequest: PredicateRequest, Sendable {
             self.function = function
             self.keyPath = keyPath
         }
+        /// The aggregate as ``init(parsing:)`` reads it: `NAME=@op.keyPath`.
+        var text: String { name + "=" + function.rawValue + (keyPath.isEmpty ? "" : "." + keyPath) }
+
+        /// `error`, which points into ``keyPath`` (or nowhere), pointed into ``text`` instead: the
+        /// caret goes under the aggregate as written (under all of it when the error had no place).
+        func locate(_ error: StoreError) -> StoreError {
+            var moved = error
+            let prefix = text.utf8.count - keyPath.utf8.count
+            let r = error.range.map { SourceRange($0.lowerBound + prefix, $0.upperBound + prefix) }
+            moved.locate(in: text, r ?? SourceRange(0, text.utf8.count))
+            return moved
+        }
+
         /// Parses `NAME=@op.keyPath` (`@count` may stand alone).
         public init(parsing text: String) throws(StoreError) {
             guard let eq = text.firstIndex(of: "="), !text[..<eq].isEmpty else {

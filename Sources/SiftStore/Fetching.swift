@@ -132,7 +132,9 @@ extension ManagedObjectContext {
             return out
         }
         func read(_ d: SiftSortDescriptor, _ o: ManagedObject) throws(StoreError) -> Value {
-            do { return try d.key(of: o.evaluationRoot) } catch { throw StoreError(error) }
+            do { return try d.key(of: o.evaluationRoot) } catch {
+                throw StoreError(error, object: o.objectID, in: d.keyPath)
+            }
         }
         /// The dictionary of one object, and its values as a hashable key (groups, distinct rows).
         func readRow(_ keys: [(String, SiftSortDescriptor)], _ o: ManagedObject) throws(StoreError) -> (
@@ -191,15 +193,37 @@ extension ManagedObjectContext {
         return rows
     }
 
+    /// One aggregate over a group: `@count` alone counts the objects, `@count.key` the non-nil
+    /// values of `key` (as Core Data's `count:`), the others apply the collection operator to the
+    /// group as KVC applies it to an array of objects. Errors point into the aggregate's text and
+    /// name the object whose value raised.
     func aggregate(_ a: FetchRequest.Aggregate, _ members: [ManagedObject]) throws(StoreError) -> Value {
         if a.function == .count, a.keyPath.isEmpty { return .integer(Int64(members.count)) }
+        let reader: SiftSortDescriptor
+        do { reader = try SiftSortDescriptor(a.keyPath) } catch { throw a.locate(StoreError(error)) }
+        func value(_ o: ManagedObject) throws(StoreError) -> Value {
+            do { return try reader.key(of: o.evaluationRoot) } catch {
+                throw a.locate(StoreError(error, object: o.objectID, in: a.keyPath))
+            }
+        }
+        if a.function == .count {
+            var n: Int64 = 0
+            for o in members where !(try value(o)).isNull { n += 1 }
+            return .integer(n)
+        }
         let path = a.function.rawValue + "." + a.keyPath
         let d: SiftSortDescriptor
         do { d = try SiftSortDescriptor("SELF." + path) } catch {
-            do { d = try SiftSortDescriptor(path) } catch { throw StoreError(error) }
+            do { d = try SiftSortDescriptor(path) } catch { throw a.locate(StoreError(error)) }
         }
-        // The collection operator over the group, as KVC applies it to an array of objects.
-        do { return try d.key(of: .array(members.map(\.evaluationRoot))) } catch { throw StoreError(error) }
+        do { return try d.key(of: .array(members.map(\.evaluationRoot))) } catch {
+            // Name the object whose value raised, if one did; else the operator failed on the
+            // values together (a sum of strings): the aggregate as a whole.
+            for o in members { _ = try value(o) }
+            var whole = StoreError(error)
+            whole.range = nil
+            throw a.locate(whole)
+        }
     }
 
     /// The SQL, plan and residual of a request.
@@ -219,6 +243,8 @@ extension ManagedObjectContext {
 
     func makePlan(_ request: FetchRequest) throws(StoreError) -> FetchPlan {
         let info = try store.info(request.entityName)
+        // Before any row is read: a key the entity does not have fails here, on every path.
+        try KeyCheck.check(request, in: store.model)
         let schema = request.includesSubentities ? store.model.schema : store.ownEntitySchema
         let lowering: SQLLowering
         do { lowering = try SQLLowering(schema: schema, entity: request.entityName) } catch {
@@ -365,7 +391,7 @@ extension ManagedObjectContext {
                 result = try result.map(\.evaluationRoot).sortedIndices(by: request.sortDescriptors).map {
                     result[$0]
                 }
-            } catch { throw StoreError(error) }
+            } catch { throw Self.sortError(error, result, request.sortDescriptors) }
         } else {
             // SQL already ordered the clean rows: sort the few changed objects the same way
             // and insert each where a binary search over the clean rows puts it.
@@ -375,11 +401,26 @@ extension ManagedObjectContext {
                     sortedChanged = try sortedChanged.map(\.evaluationRoot).sortedIndices(
                         by: request.sortDescriptors
                     ).map { sortedChanged[$0] }
-                } catch { throw StoreError(error) }
+                } catch { throw Self.sortError(error, sortedChanged, request.sortDescriptors) }
             }
             result = try inserting(sortedChanged, into: keep, request, tiebreak: tiebreak)
         }
         return result
+    }
+
+    /// A sort's error, naming the first object (and its sort key) whose key raises when read
+    /// alone, as a row's error does elsewhere; the sort's own error when none does.
+    static func sortError(_ error: EvaluationError, _ objects: [ManagedObject], _ keys: [SiftSortDescriptor])
+        -> StoreError
+    {
+        for o in objects {
+            for d in keys {
+                do { _ = try d.key(of: o.evaluationRoot) } catch {
+                    return StoreError(error, object: o.objectID, in: d.keyPath)
+                }
+            }
+        }
+        return StoreError(error)
     }
 
     /// `keep` (ordered by SQL) with each of `sortedChanged` inserted where a binary search over
@@ -393,7 +434,9 @@ extension ManagedObjectContext {
             if let k = keyCache[ObjectIdentifier(o)] { return k }
             var k: [Value] = []
             for d in request.sortDescriptors {
-                do { k.append(try d.key(of: o.evaluationRoot)) } catch { throw StoreError(error) }
+                do { k.append(try d.key(of: o.evaluationRoot)) } catch {
+                    throw StoreError(error, object: o.objectID, in: d.keyPath)
+                }
             }
             keyCache[ObjectIdentifier(o)] = k
             return k

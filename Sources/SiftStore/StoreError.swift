@@ -64,6 +64,11 @@ public struct StoreError: SiftError {
     public var evaluationError: EvaluationError?
     /// Every conflicting object, when a save failed with `.mergeConflict`.
     public var conflicts: [MergeConflict] = []
+    /// The text ``location`` points into, when the error knows it: the predicate, a sort key, a
+    /// property, an aggregate (`n=@sum.price`) or an expression, each as written.
+    public var source: String?
+    /// The UTF-8 byte range of the failing part of ``source``.
+    public var range: SourceRange?
 
     /// An error of `kind`; `failures` lists every broken rule of a failed save.
     public init(_ kind: Kind, _ message: String, failures: [String] = []) {
@@ -81,14 +86,60 @@ public struct StoreError: SiftError {
         return "store error: " + (location.map { "\($0): error: " } ?? "") + message
     }
 
+    /// `line:column: error: ` and the message, then the source line and a caret under the
+    /// failing part, as syntax errors print, when the error knows its ``source``; otherwise
+    /// ``description``.
+    ///
+    /// ```swift
+    /// do { _ = try context.fetch(try FetchRequest("Item", predicate: "price < 3 AND prise > 5")) } catch {
+    ///     print(error.annotated)
+    ///     // 1:15: error: Item has no key 'prise'; did you mean 'price'?
+    ///     // price < 3 AND prise > 5
+    ///     //               ^~~~~
+    /// }
+    /// ```
+    public var annotated: String {
+        guard let source, let location, let range else { return description }
+        let text = SourceText(source)
+        let end = text.location(of: max(range.lowerBound, range.upperBound))
+        let width = end.line == location.line ? max(1, end.column - location.column) : 1
+        let line = text.line(location.line)
+        let indent = String(line.prefix(location.column - 1).map { $0 == "\t" ? "\t" : " " })
+        return "\(location): error: \(message)\n\(line)\n\(indent)^" + String(repeating: "~", count: width - 1)
+    }
+
+    /// Points the error at `range` of `source` (its location, and the `line:column` of its one
+    /// failure line).
+    mutating func locate(in source: String, _ range: SourceRange) {
+        self.source = source
+        self.range = range
+        location = SourceText(source).location(of: range.lowerBound)
+        failures = ["\(location!): error: " + message]
+    }
+
     /// The stable id, e.g. `uniqueness`.
     public var id: String { kind.rawValue }
 
     init(_ e: ModelError) { self.init(.model, e.message) }
-    init(_ e: SyntaxError) { self.init(.syntax, e.message, at: e.location) }
+    init(_ e: SyntaxError) {
+        self.init(.syntax, e.message, at: e.location)
+        source = e.source
+        range = e.range
+    }
     init(_ e: EvaluationError) {
         self.init(.evaluation, e.message, at: e.location)
         evaluationError = e
+        if e.source != nil {
+            source = e.source
+            range = e.range
+        }
+    }
+    /// An evaluation error of `text` (an expression, a key path) on one object:
+    /// `Record 17: + needs numbers, got nil in 'age + 1'`, located in `text`.
+    init(_ e: EvaluationError, object: ObjectID, in text: String) {
+        self.init(e)
+        message = "\(object): \(e.message) in '\(text)'"
+        failures = [(location.map { "\($0): error: " } ?? "") + message]
     }
     init(_ e: SQLLoweringError) { self.init(.syntax, e.message, at: e.location) }
 

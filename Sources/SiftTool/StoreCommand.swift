@@ -56,9 +56,21 @@ func storePredicate(_ text: String, arguments: [Any?]) throws(StoreCommandError)
     }
 }
 
-/// A store error met while running a predicate: a message that carries `line:column` gets the
-/// source line and a caret under that column, as `sift filter` prints evaluation errors.
-func storeError(_ e: StoreError, predicate source: String?) -> StoreCommandError {
+/// A store error met while running a request. One that knows its source text (the predicate, a
+/// sort key, a property, an aggregate, an expression) prints that text with a caret under the
+/// failing part, after the option it came from (`--aggregate n=@sum.prise: 1:8: error: …`);
+/// `parts` pairs each option's label with its text. Otherwise a message that carries
+/// `line:column` gets the predicate's line and a caret under that column.
+func storeError(_ e: StoreError, predicate source: String?, parts: [(label: String, text: String)] = [])
+    -> StoreCommandError
+{
+    if let text = e.source, e.location != nil {
+        var lines = e.annotated.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        if text != source, let part = parts.first(where: { $0.text == text }) {
+            lines[0] = "\(part.label): " + lines[0]
+        }
+        return StoreCommandError(lines: lines)
+    }
     let head = e.message.split(separator: ":", maxSplits: 2)
     guard e.kind == .evaluation || e.kind == .syntax, let source, head.count == 3,
         head[2].hasPrefix(" error: "), let line = Int(head[0]), let column = Int(head[1]), line > 0, column > 0
@@ -104,8 +116,10 @@ struct StoreInferModelCommand: ParsableCommand {
               empty arrays (or arrays of       a collection of dynamic
               nulls) only
 
-            Every attribute is optional; null and missing keys are nil, and the entities are open \
-            (a key no record has reads nil, as in 'sift filter'). Parents cascade deletes to \
+            Every attribute is optional; null and missing keys are nil. The model knows every key \
+            it saw: a key no record has is an unknown-key error in 'sift store query' (with the \
+            closest key names), where 'sift filter' reads nil; a model written by hand with \
+            "open": true, and the --document entity, read nil for it instead. Parents cascade deletes to \
             nested objects; the relationships back nullify. Each key where the records disagree, \
             or whose representation loses something, gets one 'note: key …' line on standard error \
             saying what was chosen and why. An array of objects that is null or missing in some \
@@ -299,7 +313,12 @@ struct StoreQueryCommand: ParsableCommand {
             null array of objects as []; text in NFC; keys inside transformable objects \
             sorted; a record whose keys came in another order than the records before it in \
             the order they were first seen. A key the model does not have is an error rather \
-            than nil.
+            than nil (unknown-key, before any row is read, with the closest key names), in the \
+            predicate, --sort, --properties, --group-by and --aggregate alike; only an entity \
+            that is open ("open": true in the model, or a --document entity) reads nil for it, \
+            as 'sift filter' does. Errors in --sort, --properties, --group-by and --aggregate \
+            print that option's text with a caret under the failing part, and an error raised \
+            on one object names it (Record 17).
 
             --arg, --var and --sort work as in 'sift filter'. --limit and --offset page the \
             result. --count prints the number of matches (after --offset/--limit). \
@@ -307,7 +326,7 @@ struct StoreQueryCommand: ParsableCommand {
             of them, nil as null; --distinct drops repeated rows. --group-by KEY (repeatable) \
             prints one row per distinct combination of the keys, in order of first appearance, \
             with each --aggregate NAME=@op.key (@count, @sum, @avg, @min, @max; @count alone \
-            counts objects) computed over the group; --aggregate without --group-by prints one row \
+            counts objects, @count.key the objects whose key is not nil) computed over the group; --aggregate without --group-by prints one row \
             over all matches. --explain prints the SQL, SQLite's plan and the part left for \
             memory, instead of results.
 
@@ -429,16 +448,22 @@ struct StoreQueryCommand: ParsableCommand {
                     }
                 }
             } catch {
-                if error.kind == .evaluation, let compiled,
+                if error.kind == .evaluation, error.source == nil || error.source == predicate, let compiled,
                     let located = firstEvaluationError(
                         compiled, context: ManagedObjectContext(store: store), variables: variables)
                 {
                     throw located
                 }
-                throw storeError(error, predicate: predicate)
+                throw storeError(error, predicate: predicate, parts: parts(descriptors))
             }
             FileHandle.standardOutput.write(Data(out.utf8))
         }
+    }
+
+    /// The texts of the options other than the predicate, labelled as errors print them.
+    func parts(_ descriptors: [SiftSortDescriptor]) -> [(label: String, text: String)] {
+        descriptors.map { ("--sort \($0)", $0.keyPath) } + propertyList.map { ("--properties \($0)", $0) }
+            + groupBy.map { ("--group-by \($0)", $0) } + aggregates.map { ("--aggregate \($0)", $0) }
     }
 
     /// The error `predicate` raises in memory on the first object (in primary-key order) it
@@ -514,7 +539,11 @@ struct StoreUpdateCommand: ParsableCommand {
             elements); --set-expression KEY=EXPR sets the value of an expression evaluated on each \
             object as in memory ('score * 2', 'name', 'address.city'). Values are checked against \
             the attribute's type and the model's validation rules; any failure changes nothing \
-            (exit 1). Only attributes can be set. Prints the number of objects updated.
+            (exit 1). Only attributes can be set. A key the entity does not have, in --set, \
+            --set-expression or the predicate, is an error before any object is read (unknown-key, \
+            with the closest key names, a caret under the key); an expression that raises on an \
+            object names it ('Record 17: + needs numbers, got nil in 'age + 1''). Prints the \
+            number of objects updated.
             """
     )
 
@@ -585,7 +614,11 @@ struct StoreUpdateCommand: ParsableCommand {
             let store = try StoreAccess.open(db)
             let result: BatchResult
             do throws(StoreError) { result = try ManagedObjectContext(store: store).execute(request) } catch {
-                throw storeError(error, predicate: predicate)
+                let parts = try expressions.map { (e) throws -> (label: String, text: String) in
+                    let (k, text) = try Self.split(e, option: "--set-expression")
+                    return ("--set-expression \(k)", text)
+                }
+                throw storeError(error, predicate: predicate, parts: parts)
             }
             FileHandle.standardOutput.write(Data("\(result.count)\n".utf8))
         }

@@ -191,7 +191,17 @@ import Testing
         let end = request.fetchLimit.map { min(expected.count, start + $0) } ?? expected.count
         expected = Array(expected[start..<end])
 
-        let fetched = try c.fetch(request)
+        let fetched: [ManagedObject]
+        do { fetched = try c.fetch(request) } catch {
+            guard error.kind == .unknownKey else { throw error }
+            // A key the model does not have fails before any row is read (issue 27), also where
+            // memory never reached it on these objects: the key named must really be missing.
+            let parts = error.message.split(separator: "'", omittingEmptySubsequences: false)
+            let entity = try Self.model().entity(named: String(parts[0].dropLast(" has no key ".count)))
+            let names = (entity?.attributes.map(\.name) ?? []) + (entity?.relationships.map(\.name) ?? [])
+            #expect(entity != nil && parts.count > 2 && !names.contains(String(parts[1])), "\(text): \(error)")
+            return .skipped
+        }
         let same = fetched.count == expected.count && zip(fetched, expected).allSatisfy { $0 === $1 }
         if !same {
             let explain = (try? c.explain(request).description) ?? "?"

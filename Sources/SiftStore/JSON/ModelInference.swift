@@ -77,8 +77,9 @@ package enum ModelInference {
             var attributes: [AttributeDescription] = []
             var relationships: [RelationshipDescription] = []
             let index = entities.count
-            // Open: a key missing from a JSON object reads nil, so it does in the store too.
-            entities.append(EntityDescription(entity, open: true))
+            // Closed: the model knows every key it saw, so a key no record has is an `unknown-key`
+            // error before any row is read (a key some records lack is a nil attribute there).
+            entities.append(EntityDescription(entity))
             for key in shape.keys {
                 let keyPath = (path + [key]).joined(separator: ".")
                 let field = shape.fields[key]!
