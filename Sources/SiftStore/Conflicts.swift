@@ -23,7 +23,8 @@ public enum MergePolicy: Sendable, Hashable, CaseIterable {
     /// ```
     case error
     /// Per property, this context's changes win; properties it did not change take the stored
-    /// values. A row deleted in the store is written again with the object's values.
+    /// values. A row deleted in the store is written again with the object's values, as a new row
+    /// (the object gets a new ID, so stale copies of the old row elsewhere still conflict).
     ///
     /// ```swift
     /// // stored: name "orig", price 100 (saved elsewhere); here: name "renamed", price 1 (unchanged)
@@ -41,7 +42,7 @@ public enum MergePolicy: Sendable, Hashable, CaseIterable {
     /// ```
     case mergeByPropertyStoreTrump
     /// This context's whole object is written over the stored row (every property, changed here
-    /// or not). A row deleted in the store is written again.
+    /// or not). A row deleted in the store is written again, as a new row with a new ID.
     ///
     /// ```swift
     /// context.mergePolicy = .overwrite
@@ -133,9 +134,11 @@ extension ManagedObjectContext {
                 let sql =
                     "SELECT \(q(Storage.primaryKey)), \(q(Storage.versionColumn)) FROM \(q(table)) WHERE \(q(Storage.primaryKey)) IN (\(chunk.map { _ in "?" }.joined(separator: ", ")))"
                 do throws(SQLiteError) {
-                    for row in try store.rows(sql, chunk.map { .integer($0) }) {
-                        if case .integer(let pk) = row[0], case .integer(let v) = row[1] { out[pk] = v }
-                    }
+                    // Read in place: keys and versions are integers, no row arrays needed.
+                    let statement = try store.statement(sql)
+                    for (n, k) in chunk.enumerated() { try statement.bind(int64: k, at: n + 1) }
+                    while try statement.step() { out[statement.int64(0)] = statement.int64(1) }
+                    try statement.reset()
                 } catch { throw error.storeError }
             }
         }

@@ -37,7 +37,7 @@ final class EntityInfo: @unchecked Sendable {
     var insertStatement: SQLiteStatement?
     /// `UPDATE` statements that write only some columns, by the row positions they set (made by
     /// saves, with the store's lock held).
-    var partialUpdateSQL: [[Int]: String] = [:]
+    var partialUpdates: [[Int]: SQLiteStatement] = [:]
     /// Every insert binds every column of the row (no collections, no mixed attributes, no other
     /// entity's columns in the table), so nothing bound for one row can linger into the next.
     let insertBindsEveryColumn: Bool

@@ -38,9 +38,13 @@ extension ManagedObjectContext {
                     // Versions first: a conflict throws (`.error`) or is merged before anything is written.
                     (updated, deleted, reinserted) = try resolveConflicts(updated: updated, deleted: deleted)
                     for o in reinserted { o.snapshot = nil }
-                    if !inserted.isEmpty {
-                        let first = try store.allocateKeys(count: inserted.count)
-                        for (n, o) in inserted.enumerated() { o.assignedKey = first + Int64(n) }
+                    // A row deleted in the store comes back under a new key: a stale copy of the
+                    // old row elsewhere then meets a deleted row, never a row that merely has its
+                    // old version number again.
+                    let fresh = inserted + reinserted
+                    if !fresh.isEmpty {
+                        let first = try store.allocateKeys(count: fresh.count)
+                        for (n, o) in fresh.enumerated() { o.assignedKey = first + Int64(n) }
                     }
                     try checkStoredUniqueness(inserted: inserted, updated: updated)
                     unwritten = try RowWriter(store: store).write(
@@ -55,14 +59,14 @@ extension ManagedObjectContext {
             }
         } catch {
             // Nothing was written: the objects keep their temporary IDs.
-            for o in inserted { o.assignedKey = nil }
+            for o in inserted + reinserted { o.assignedKey = nil }
             throw error
         }
         // Committed: temporary IDs become permanent, the committed state is the current one.
         var saved = ChangeSet()
         saved.inserted.reserveCapacity(inserted.count)
         registry.reservePermanent(inserted.count)
-        for o in inserted {
+        for o in inserted + reinserted {
             registry[o.objectID.key] = nil
             let pk = o.assignedKey!
             o.assignedKey = nil
@@ -76,10 +80,6 @@ extension ManagedObjectContext {
             if reportsKeys { saved.updatedKeys[o.objectID] = changedKeys(of: o) }
             o.snapshot = nil
             if !unwritten.contains(ObjectIdentifier(o)) { o.version += 1 }
-            saved.updated.append(o.objectID)
-        }
-        for o in reinserted {
-            o.version = 0
             saved.updated.append(o.objectID)
         }
         for o in deleted {
@@ -258,7 +258,9 @@ struct RowWriter {
     let q = PersistentStore.q
 
     /// The row's key: its permanent one, or the one this save gave an inserted object.
-    func key(_ o: ManagedObject) -> Int64? { o.objectID.primaryKey ?? o.assignedKey }
+    /// The key a row is written under: the one this save gave it (an insert, or a row written
+    /// again under a new key), else its ID's.
+    func key(_ o: ManagedObject) -> Int64? { o.assignedKey ?? o.objectID.primaryKey }
 
     /// Hands `put` the value of every column of `o`'s row that the object decides (its table's
     /// other columns are NULL), by position in the table's column order; a scalar attribute's
@@ -379,15 +381,21 @@ struct RowWriter {
         for i in info.attributeTypes.indices where info.attributeTypes[i] == .transformable {
             if !columns.contains(info.attributeColumns[i]) { columns += storedColumns(ofAttribute: i, info) }
         }
-        let sql: String
-        if let known = info.partialUpdateSQL[columns] {
-            sql = known
+        // Prepared once per set of columns and kept by the entity: no lookup by the statement's
+        // text, and no array of bindings, for every object.
+        let statement: SQLiteStatement
+        if let known = info.partialUpdates[columns] {
+            statement = known
         } else {
             let sets = columns.map { "\(q(info.layout.columns[$0])) = ?" }.joined(separator: ", ")
-            sql = "UPDATE \(q(info.layout.table)) SET \(sets) WHERE \(q(Storage.primaryKey)) = ?"
-            info.partialUpdateSQL[columns] = sql
+            statement = try store.statement(
+                "UPDATE \(q(info.layout.table)) SET \(sets) WHERE \(q(Storage.primaryKey)) = ?")
+            info.partialUpdates[columns] = statement
         }
-        try store.run(sql, columns.map { r[$0] } + [r[0]])
+        for (n, c) in columns.enumerated() { try statement.bind(r[c], at: n + 1) }
+        try statement.bind(r[0], at: columns.count + 1)
+        while try statement.step() {}
+        try statement.reset()
         return true
     }
 

@@ -14,10 +14,13 @@
 // in one file (this file imports GRDB, whose module does not re-export GRDBSQLite), so nothing is
 // ambiguous, and one libsqlite3 is linked.
 //
-// Usage: StoreBench [--insert N] [--fetch N] [--pending-rows N] [--changes N] [--rounds R]
-//                   [--only insert|fetch|ids|count|pending] [--sift-only]
+// Usage: StoreBench [--insert N] [--fetch N] [--pending-rows N] [--changes N] [--update N]
+//                   [--merge N] [--merge-held N] [--rounds R]
+//                   [--only insert|fetch|ids|count|pending|update|merge] [--sift-only]
 //   defaults: 100,000 inserted objects; 200,000 matching objects fetched (from a table of 250,000);
-//   100,000 rows and 1,000 pending changes; median of 5 rounds. --only keeps the parts whose name
+//   100,000 rows and 1,000 pending changes; 100,000 objects updated and saved; a did-save of 1,000
+//   objects merged into contexts holding 1,000 and 100,000; median of 5 rounds (Contexts.swift holds
+//   parts 5 and 6). --only keeps the parts whose name
 //   contains the text; --sift-only skips the baselines (for profiling: the Sift work is then in
 //   functions whose names start with `profiledSift`, for callgrind's --toggle-collect).
 import BenchSupport
@@ -32,6 +35,9 @@ nonisolated(unsafe) var insertCount = 100_000
 nonisolated(unsafe) var fetchCount = 200_000
 nonisolated(unsafe) var pendingRows = 100_000
 nonisolated(unsafe) var changeCount = 1_000
+nonisolated(unsafe) var updateCount = 100_000
+nonisolated(unsafe) var mergeCount = 1_000
+nonisolated(unsafe) var mergeHeld = 100_000
 nonisolated(unsafe) var rounds = 5
 nonisolated(unsafe) var only: String? = nil
 nonisolated(unsafe) var siftOnly = false
@@ -41,13 +47,17 @@ readOptions(
         .integer("--fetch") { fetchCount = $0 },
         .integer("--pending-rows") { pendingRows = $0 },
         .integer("--changes") { changeCount = $0 },
+        .integer("--update") { updateCount = $0 },
+        .integer("--merge") { mergeCount = max(1, $0) },
+        .integer("--merge-held") { mergeHeld = $0 },
         .integer("--rounds") { rounds = max(1, $0) },
         .text("--only") { only = $0 },
         .flag("--sift-only") { siftOnly = true },
     ],
     usage: """
-        usage: StoreBench [--insert N] [--fetch N] [--pending-rows N] [--changes N] [--rounds R]
-                          [--only insert|fetch|ids|count|pending] [--sift-only]
+        usage: StoreBench [--insert N] [--fetch N] [--pending-rows N] [--changes N] [--update N]
+                          [--merge N] [--merge-held N] [--rounds R]
+                          [--only insert|fetch|ids|count|pending|update|merge] [--sift-only]
         """)
 
 func fail(_ message: String) -> Never {
@@ -808,6 +818,12 @@ if runs("pending") {
     withExtendedLifetime(store) {}
 }
 
+// MARK: 5 and 6. Saving edits, merging a did-save (Contexts.swift)
+
+if runs("update") { runUpdateBenchmark(count: updateCount) }
+nonisolated(unsafe) var mergeResult: [(held: Int, ns: Double)] = []
+if runs("merge") { mergeResult = runMergeBenchmark(merged: mergeCount, holdings: [mergeCount, mergeHeld]) }
+
 // MARK: - Report
 
 print("")
@@ -829,8 +845,10 @@ for r in table3 {
     let n = Double(r.rows)
     let ratio = r.raw.map { r.sift / $0 }
     let verdict =
-        ratio.map { $0 <= r.target ? "≤ \(f(r.target, 1))× met" : "≤ \(f(r.target, 1))× MISSED" }
-        ?? "≤ \(f(r.target, 1))×"
+        r.target.isNaN
+        ? "–"
+        : ratio.map { $0 <= r.target ? "≤ \(f(r.target, 1))× met" : "≤ \(f(r.target, 1))× MISSED" }
+            ?? "≤ \(f(r.target, 1))×"
     print(
         "| \(r.label) | \(r.rows) | \(f(r.sift / n, 1)) | \(r.raw.map { f($0 / n, 1) } ?? "–") | \(r.grdb.map { f($0 / n, 1) } ?? "–") | "
             + "\(r.grdbCodable.map { f($0 / n, 1) } ?? "–") | \(ratio.map { f($0, 2) + "×" } ?? "–") | \(verdict) | \(r.grdb.map { f(r.sift / $0, 2) + "×" } ?? "–") |"
@@ -847,6 +865,17 @@ if let p = pendingResult {
         "| \(predicateFormat) | \(p.matches) | \(f(p.pending / Double(p.rows), 1)) | \(f(p.clean / Double(p.rows), 1)) | \(f(ratio, 2))× | ≤ 1.2× \(ratio <= 1.2 ? "met" : "MISSED") |"
     )
     print("(ns per table row scanned; totals \(f(p.pending / 1e6, 1)) ms and \(f(p.clean / 1e6, 1)) ms)")
+}
+if !mergeResult.isEmpty {
+    print("")
+    print("| merging a did-save of \(mergeCount) updated objects into a context holding | ns per merged object |")
+    print("|---|---|")
+    for r in mergeResult { print("| \(r.held) objects | \(f(r.ns, 1)) |") }
+    if let small = mergeResult.first, let big = mergeResult.last, mergeResult.count > 1 {
+        print(
+            "(holding \(big.held / max(1, small.held))× as many objects costs \(f(big.ns / small.ns, 2))× per merged object; target: about 1×)"
+        )
+    }
 }
 print("")
 print(
