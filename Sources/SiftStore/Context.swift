@@ -21,8 +21,22 @@ import SiftSQLite
 /// A context, and the objects it hands out, belong to one thread at a time (as in Core Data);
 /// `ObjectID`s cross threads and are resolved with `object(with:)` in another context.
 public final class ManagedObjectContext {
-    /// The store the context reads from and saves to.
+    /// The store the context reads from and saves to (a child context's is its root's: the
+    /// child reads rows from it but saves into its parent).
     public let store: PersistentStore
+    /// The context a child context reads through and saves into (nil for a context on a store).
+    public let parent: ManagedObjectContext?
+    /// Whether this child takes in its parent's saves and the changes other children push into
+    /// the parent as they happen (updated objects refreshed with their unsaved edits kept,
+    /// deleted ones gone). False by default, as in Core Data.
+    ///
+    /// ```swift
+    /// let main = ManagedObjectContext(parent: writer)
+    /// main.automaticallyMergesChangesFromParent = true
+    /// ```
+    public var automaticallyMergesChangesFromParent = false
+    /// The child contexts made on this one (weakly held), told about saves and new permanent IDs.
+    var children: [WeakContext] = []
     /// What a save does with objects changed or deleted in the store since they were read
     /// (`.error` by default: the save throws `.mergeConflict` and writes nothing).
     ///
@@ -60,6 +74,25 @@ public final class ManagedObjectContext {
     /// ```
     public init(store: PersistentStore) {
         self.store = store
+        self.parent = nil
+    }
+
+    /// A child context of `parent`: it reads through the parent (its unsaved changes included)
+    /// and its `save()` pushes its changes into the parent, which writes them when it saves.
+    ///
+    /// ```swift
+    /// let writer = ManagedObjectContext(store: store)
+    /// let main = ManagedObjectContext(parent: writer)
+    /// let worker = ManagedObjectContext(parent: main)
+    /// let item = try worker.insert("Item")
+    /// try worker.save()   // main now holds the insert; nothing is in the store yet
+    /// try main.save()     // the writer holds it
+    /// try writer.save()   // written to the store
+    /// ```
+    public init(parent: ManagedObjectContext) {
+        self.store = parent.store
+        self.parent = parent
+        parent.adopt(child: self)
     }
 
     deinit {
@@ -142,6 +175,8 @@ public final class ManagedObjectContext {
         }
         if let o = registry[id.key] { return o }
         guard let pk = id.primaryKey else {
+            // A child sees the objects its ancestors inserted and have not saved yet.
+            if parent != nil, let a = ancestorObject(id.key, loaded: false) { return counterpart(of: a) }
             throw StoreError(.objectNotFound, "\(id) is a temporary ID this context did not make")
         }
         return try faultObject(pk: pk, declared: id.entityName)
@@ -189,6 +224,13 @@ public final class ManagedObjectContext {
 
     /// Reads a fault's row.
     func fulfill(_ o: ManagedObject) throws(StoreError) {
+        if parent != nil {
+            // A child reads an object through its ancestors when one of them holds it.
+            if try inheritState(o) { return }
+            if o.objectID.isTemporaryID {
+                throw StoreError(.objectNotFound, "\(o.objectID) is no longer in the parent context")
+            }
+        }
         guard let pk = o.objectID.primaryKey else {
             o.isFault = false
             return
@@ -212,6 +254,8 @@ public final class ManagedObjectContext {
 
     /// Fills a fault from its row (the concrete entity may be a sub-entity of the one guessed).
     func fill<Row: RowSource>(_ o: ManagedObject, info: EntityInfo, _ row: Row) throws(StoreError) {
+        // A child takes an ancestor's current state (unsaved edits included) over the stored row.
+        if parent != nil, try inheritState(o) { return }
         if o.info !== info {
             o.info = info
             o.objectID = ObjectID(info.names, key: o.objectID.key)

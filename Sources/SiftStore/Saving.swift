@@ -17,13 +17,9 @@ extension ManagedObjectContext {
     /// do { try context.save() } catch where error.kind == .uniqueness { print(error.message) }
     /// ```
     public func save() throws(StoreError) {
-        try processPendingChanges()
-        guard hasChanges else { return }
-        let changes = ChangeSet(
-            inserted: insertedList.map(\.objectID), updated: updatedSet.map(\.objectID),
-            deleted: deletedSet.map(\.objectID))
-        post(.willSave(changes))
-        try validate()
+        // A child writes nothing: its changes go into its parent (ParentContexts.swift).
+        if let parent { return try push(into: parent) }
+        guard try beginSave() != nil else { return }
         // Objects whose save has nothing to write (changed and changed back) still count as updated.
         let inserted = insertedList
         var updated = Array(updatedSet).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
@@ -40,7 +36,10 @@ extension ManagedObjectContext {
                     for o in reinserted { o.snapshot = nil }
                     if !inserted.isEmpty {
                         let first = try store.allocateKeys(count: inserted.count)
-                        for (n, o) in inserted.enumerated() { o.assignedKey = first + Int64(n) }
+                        // An object given a permanent ID before (`obtainPermanentIDs`) keeps it.
+                        for (n, o) in inserted.enumerated() {
+                            o.assignedKey = o.objectID.primaryKey ?? first + Int64(n)
+                        }
                     }
                     try checkStoredUniqueness(inserted: inserted, updated: updated)
                     unwritten = try RowWriter(store: store).write(
@@ -59,6 +58,9 @@ extension ManagedObjectContext {
             throw error
         }
         // Committed: temporary IDs become permanent, the committed state is the current one.
+        // Child contexts still hold the temporary IDs: they take the permanent ones too.
+        let promoted = children.isEmpty ? [] : inserted.filter(\.objectID.isTemporaryID)
+        let temporaryKeys = promoted.map(\.objectID.key)
         var saved = ChangeSet()
         saved.inserted.reserveCapacity(inserted.count)
         registry.reservePermanent(inserted.count)
@@ -90,6 +92,20 @@ extension ManagedObjectContext {
         updatedSet = []
         deletedSet = []
         post(.didSave(saved))
+        if !children.isEmpty { didSaveWithChildren(saved, promoted: zip(temporaryKeys, promoted).map { ($0, $1) }) }
+    }
+
+    /// The start of every save: delete rules, the will-save notification and validation. The
+    /// changes to save, or nil when there are none.
+    func beginSave() throws(StoreError) -> ChangeSet? {
+        try processPendingChanges()
+        guard hasChanges else { return nil }
+        let changes = ChangeSet(
+            inserted: insertedList.map(\.objectID), updated: updatedSet.map(\.objectID),
+            deleted: deletedSet.map(\.objectID))
+        post(.willSave(changes))
+        try validate()
+        return changes
     }
 
     // MARK: Delete rules
