@@ -25,6 +25,10 @@ public final class ManagedObjectContext {
     /// child reads rows from it but saves into its parent).
     public let store: PersistentStore
     /// The context a child context reads through and saves into (nil for a context on a store).
+    ///
+    /// ```swift
+    /// ManagedObjectContext(parent: main).parent === main   // true
+    /// ```
     public let parent: ManagedObjectContext?
     /// Whether this child takes in its parent's saves and the changes other children push into
     /// the parent as they happen (updated objects refreshed with their unsaved edits kept,
