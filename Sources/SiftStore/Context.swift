@@ -30,6 +30,8 @@ public final class ManagedObjectContext {
     /// ManagedObjectContext(parent: main).parent === main   // true
     /// ```
     public let parent: ManagedObjectContext?
+    /// `parent != nil`, as a plain flag for the per-row paths (no reference to load).
+    let isChild: Bool
     /// Whether this child takes in its parent's saves and the changes other children push into
     /// the parent as they happen (updated objects refreshed with their unsaved edits kept,
     /// deleted ones gone). False by default, as in Core Data.
@@ -79,6 +81,7 @@ public final class ManagedObjectContext {
     public init(store: PersistentStore) {
         self.store = store
         self.parent = nil
+        self.isChild = false
     }
 
     /// A child context of `parent`: it reads through the parent (its unsaved changes included)
@@ -96,6 +99,7 @@ public final class ManagedObjectContext {
     public init(parent: ManagedObjectContext) {
         self.store = parent.store
         self.parent = parent
+        self.isChild = true
         parent.adopt(child: self)
     }
 
@@ -228,7 +232,7 @@ public final class ManagedObjectContext {
 
     /// Reads a fault's row.
     func fulfill(_ o: ManagedObject) throws(StoreError) {
-        if parent != nil {
+        if isChild {
             // A child reads an object through its ancestors when one of them holds it.
             if try inheritState(o) { return }
             if o.objectID.isTemporaryID {
@@ -259,7 +263,7 @@ public final class ManagedObjectContext {
     /// Fills a fault from its row (the concrete entity may be a sub-entity of the one guessed).
     func fill<Row: RowSource>(_ o: ManagedObject, info: EntityInfo, _ row: Row) throws(StoreError) {
         // A child takes an ancestor's current state (unsaved edits included) over the stored row.
-        if parent != nil, try inheritState(o) { return }
+        if isChild, try inheritState(o) { return }
         if o.info !== info {
             o.info = info
             o.objectID = ObjectID(info.names, key: o.objectID.key)

@@ -16,6 +16,17 @@ final class WeakContext {
     init(_ c: ManagedObjectContext) { context = c }
 }
 
+/// What a push does with the child's updated and deleted objects.
+private struct PushPlan {
+    var objects: [PushedObject] = []
+    /// Objects whose changes are dropped (`.rollback`).
+    var dropped: [ManagedObject] = []
+    /// Objects gone from the parent (deleted there, or never saved) that leave the child too.
+    var gone: [ManagedObject] = []
+    /// Objects gone from the parent that the merge policy puts back there, as inserts.
+    var reinserted: [ManagedObject] = []
+}
+
 /// What a push does with one changed object of the child.
 private struct PushedObject {
     let child: ManagedObject
@@ -55,6 +66,8 @@ extension ManagedObjectContext {
     }
 
     /// Takes `o`'s state from the nearest ancestor that has it loaded; false when none has.
+    /// Kept out of line: the row-reading paths that call it in a child are every context's.
+    @inline(never)
     func inheritState(_ o: ManagedObject) throws(StoreError) -> Bool {
         guard let a = ancestorObject(o.objectID.key, loaded: true) else { return false }
         copyState(of: a, into: o)
@@ -137,8 +150,9 @@ extension ManagedObjectContext {
         let updated = updatedSet.sorted { Self.keyOrder($0) < Self.keyOrder($1) }
         let deleted = deletedSet.sorted { Self.keyOrder($0) < Self.keyOrder($1) }
         // Everything is decided before the parent changes: a conflict under `.error` leaves both as they were.
-        let (plans, dropped, gone) = try planPush(updated + deleted, into: parent)
-        let inserted = insertedList
+        let decided = try planPush(updated + deleted, into: parent)
+        let (plans, dropped, gone) = (decided.objects, decided.dropped, decided.gone)
+        let inserted = insertedList + decided.reinserted
         var made: [ManagedObject] = []
         for o in inserted {
             let p = ManagedObject(id: o.objectID, info: o.info, context: parent, fault: true)
@@ -164,15 +178,11 @@ extension ManagedObjectContext {
         notifyChildren(saved)
     }
 
-    /// What goes into the parent for each updated or deleted object, by the merge policy: the
-    /// plans, the objects whose changes are dropped (`.rollback`, or the parent's side trumps a
-    /// delete there) and those gone from the parent (deleted or never saved there).
-    private func planPush(_ objects: [ManagedObject], into parent: ManagedObjectContext) throws(StoreError) -> (
-        [PushedObject], [ManagedObject], [ManagedObject]
-    ) {
-        var plans: [PushedObject] = []
-        var dropped: [ManagedObject] = []
-        var gone: [ManagedObject] = []
+    /// What goes into the parent for each updated or deleted object, by the merge policy.
+    private func planPush(_ objects: [ManagedObject], into parent: ManagedObjectContext) throws(StoreError)
+        -> PushPlan
+    {
+        var out = PushPlan()
         var conflicts: [MergeConflict] = []
         for o in objects {
             let isDelete = deletedSet.contains(o)
@@ -181,10 +191,13 @@ extension ManagedObjectContext {
                 p = try parent.object(with: o.objectID)
                 try p.fire()
             } catch  where error.kind == .objectNotFound {
-                // An insert of the parent's that it dropped since.
+                // An insert of the parent's that it dropped since, or a row deleted in the store.
                 if isDelete { continue }
-                if mergePolicy == .error { conflicts.append(conflict(o, isDelete: false, above: nil)) }
-                gone.append(o)
+                switch mergePolicy {
+                case .error: conflicts.append(conflict(o, isDelete: false, above: nil))
+                case .mergeByPropertyObjectTrump, .overwrite: out.reinserted.append(o)
+                case .mergeByPropertyStoreTrump, .rollback: out.gone.append(o)
+                }
                 continue
             }
             let attributes = o.attributes.indices.filter {
@@ -196,7 +209,7 @@ extension ManagedObjectContext {
             let theirs = deletedAbove ? nil : changedAbove(o, p)
             if deletedAbove && isDelete { continue }  // deleted on both sides: nothing to push
             guard deletedAbove || !(theirs!.attributes.isEmpty && theirs!.links.isEmpty) else {
-                plans.append(plan)
+                out.objects.append(plan)
                 continue
             }
             switch mergePolicy {
@@ -204,20 +217,20 @@ extension ManagedObjectContext {
                 conflicts.append(conflict(o, isDelete: isDelete, above: deletedAbove ? nil : p))
             case .rollback:
                 // Deleted above: the object leaves this context too.
-                if deletedAbove { gone.append(o) } else { dropped.append(o) }
+                if deletedAbove { out.gone.append(o) } else { out.dropped.append(o) }
             case .mergeByPropertyStoreTrump where deletedAbove:
-                gone.append(o)
+                out.gone.append(o)
             case .mergeByPropertyStoreTrump:
                 plan.attributes.removeAll { theirs!.attributes.contains($0) }
                 plan.links.removeAll { theirs!.links.contains($0) }
-                plans.append(plan)
+                out.objects.append(plan)
             case .overwrite, .mergeByPropertyObjectTrump:
                 if mergePolicy == .overwrite || deletedAbove {
                     plan.attributes = Array(o.attributes.indices)
                     plan.links = o.links.indices.filter { o.links[$0] != nil }
                 }
                 plan.undelete = deletedAbove
-                plans.append(plan)
+                out.objects.append(plan)
             }
         }
         if !conflicts.isEmpty {
@@ -227,7 +240,7 @@ extension ManagedObjectContext {
             e.conflicts = conflicts
             throw e
         }
-        return (plans, dropped, gone)
+        return out
     }
 
     /// The properties of the parent's object `p` that differ from the state `o` was read with.
@@ -300,7 +313,7 @@ extension ManagedObjectContext {
             plan.child.snapshot = nil
             copyState(of: plan.parent, into: plan.child)
         }
-        for o in dropped where !gone.contains(o) {
+        for o in dropped {
             o.snapshot = nil
             if let p = parent?.registry[o.objectID.key] { copyState(of: p, into: o) }
         }

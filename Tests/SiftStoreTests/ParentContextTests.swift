@@ -332,6 +332,25 @@ import Testing
         _ = cx
     }
 
+    @Test func pushOntoAnInsertTheParentDropped() throws {
+        let s = try PersistentStore.inMemory(model: try Self.model())
+        let parent = ManagedObjectContext(store: s)
+        let child = ManagedObjectContext(parent: parent)
+        let n = try item(parent, "new", 1)
+        let cn = try child.object(with: n.objectID)
+        try cn.setValue(2, forKey: "price")
+        try parent.delete(n)  // never saved: it simply leaves the parent
+        #expect(conflicts(saving: child).first.map { $0.objectID == n.objectID && $0.stored == nil } == true)
+        child.mergePolicy = .mergeByPropertyObjectTrump
+        try child.save()
+        // The child's object goes back into the parent as an insert, with the child's values.
+        let back = try parent.object(with: cn.objectID)
+        #expect(back.isInserted && back !== n)
+        #expect(try back.get("price", as: Int.self) == 2 && back.get("name", as: String.self) == "new")
+        try parent.save()
+        #expect(try names(ManagedObjectContext(store: s)) == ["new"])
+    }
+
     @Test func rootContextsAreUnchanged() throws {
         let s = try PersistentStore.inMemory(model: try Self.model())
         let c = ManagedObjectContext(store: s)
