@@ -263,7 +263,7 @@ public final class ManagedObjectContext {
     /// Fills a fault from its row (the concrete entity may be a sub-entity of the one guessed).
     func fill<Row: RowSource>(_ o: ManagedObject, info: EntityInfo, _ row: Row) throws(StoreError) {
         // A child takes an ancestor's current state (unsaved edits included) over the stored row.
-        if isChild, try inheritState(o) { return }
+        if _slowPath(isChild), try inheritState(o) { return }
         if o.info !== info {
             o.info = info
             o.objectID = ObjectID(info.names, key: o.objectID.key)
