@@ -109,6 +109,41 @@ extension ManagedObjectContext {
     }
 }
 
+extension ManagedObjectContext {
+    /// Runs `body` where this context's work runs and waits, for the store's own calls from one
+    /// context into a related one (a child reading through its parent, a push into the parent).
+    /// Unlike `performAndWait` it may hand back objects: callers use them only to copy state
+    /// inside their own context. Calls go up a parent chain only, so they never wait in a circle
+    /// unless the caller blocks an ancestor's queue waiting for a descendant (as in Core Data).
+    func onQueue<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        if concurrencyType == .confined || isOnOwnQueue { return try body() }
+        let result: Result<T, StoreError> = withoutActuallyEscaping(body) { (body) -> Result<T, StoreError> in
+            nonisolated(unsafe) let work = body
+            nonisolated(unsafe) var out: Result<T, StoreError>?
+            let run = { out = Result(catching: work) }
+            if concurrencyType == .mainQueue {
+                DispatchQueue.main.sync(execute: run)
+            } else {
+                queue!.sync(execute: run)
+            }
+            return out!
+        }
+        return try result.get()
+    }
+
+    /// Runs `body` where this context's work runs: at once for a confined context or when the
+    /// caller is already there, else later on its queue (the store telling a child of its
+    /// parent's saves never waits for the child).
+    func enqueue(_ body: @escaping @Sendable () -> Void) {
+        if concurrencyType == .confined || isOnOwnQueue { return body() }
+        if concurrencyType == .mainQueue {
+            DispatchQueue.main.async(execute: body)
+        } else {
+            queue!.async(execute: body)
+        }
+    }
+}
+
 /// Objects belong to their context's thread: handing one to another thread is refused at compile
 /// time (pass its `objectID` and resolve it there with `object(with:)`).
 @available(*, unavailable, message: "a managed object belongs to its context; pass its objectID instead")

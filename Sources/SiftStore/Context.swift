@@ -24,8 +24,45 @@ import SiftSQLite
 /// ``perform(_:)`` runs work. `ObjectID`s, requests and the results of ID, dictionary and count
 /// fetches cross threads; objects do not (`ManagedObject` is not `Sendable`).
 public final class ManagedObjectContext: @unchecked Sendable {
-    /// The store the context reads from and saves to.
+    /// The store the context reads from and saves to (a child context's is its root's: the
+    /// child reads rows from it but saves into its parent).
     public let store: PersistentStore
+    /// The context a child context reads through and saves into (nil for a context on a store).
+    ///
+    /// ```swift
+    /// ManagedObjectContext(parent: main).parent === main   // true
+    /// ```
+    public let parent: ManagedObjectContext?
+    /// `parent != nil`, as a plain flag for the per-row paths (no reference to load).
+    let isChild: Bool
+    /// Whether this child takes in its parent's saves and the changes other children push into
+    /// the parent as they happen (updated objects refreshed with their unsaved edits kept,
+    /// deleted ones gone). False by default, as in Core Data.
+    ///
+    /// ```swift
+    /// let main = ManagedObjectContext(parent: writer)
+    /// main.automaticallyMergesChangesFromParent = true
+    /// ```
+    public var automaticallyMergesChangesFromParent = false
+    /// The child contexts made on this one (weakly held), told about saves and new permanent IDs.
+    /// Made and read from any thread (a child is made wherever its owner runs): behind `childLock`.
+    private var childList: [WeakContext] = []
+    private let childLock = NSLock()
+    /// The live children, now.
+    var children: [ManagedObjectContext] {
+        childLock.withLock {
+            childList.removeAll { $0.context == nil }
+            return childList.compactMap(\.context)
+        }
+    }
+    /// Whether any child was ever made here (a save then tells them).
+    var hasChildren: Bool { childLock.withLock { !childList.isEmpty } }
+    func adopt(child: ManagedObjectContext) {
+        childLock.withLock {
+            childList.removeAll { $0.context == nil }
+            childList.append(WeakContext(child))
+        }
+    }
     /// What a save does with objects changed or deleted in the store since they were read
     /// (`.error` by default: the save throws `.mergeConflict` and writes nothing).
     ///
@@ -81,9 +118,33 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// ```
     public init(store: PersistentStore, concurrency: ConcurrencyType = .confined) {
         self.store = store
+        self.parent = nil
+        self.isChild = false
         self.concurrencyType = concurrency
         queue = concurrency == .privateQueue ? Self.makeQueue() : nil
         queue?.setSpecific(key: Self.queueOwner, value: ObjectIdentifier(self))
+    }
+
+    /// A child context of `parent`: it reads through the parent (its unsaved changes included)
+    /// and its `save()` pushes its changes into the parent, which writes them when it saves.
+    ///
+    /// ```swift
+    /// let writer = ManagedObjectContext(store: store)
+    /// let main = ManagedObjectContext(parent: writer)
+    /// let worker = ManagedObjectContext(parent: main)
+    /// let item = try worker.insert("Item")
+    /// try worker.save()   // main now holds the insert; nothing is in the store yet
+    /// try main.save()     // the writer holds it
+    /// try writer.save()   // written to the store
+    /// ```
+    public init(parent: ManagedObjectContext, concurrency: ConcurrencyType = .confined) {
+        self.store = parent.store
+        self.parent = parent
+        self.isChild = true
+        self.concurrencyType = concurrency
+        queue = concurrency == .privateQueue ? Self.makeQueue() : nil
+        queue?.setSpecific(key: Self.queueOwner, value: ObjectIdentifier(self))
+        parent.adopt(child: self)
     }
 
     deinit {
@@ -167,6 +228,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
         if let o = registry[id.key] { return o }
         guard let pk = id.primaryKey else {
+            // A child sees the objects its ancestors inserted and have not saved yet.
+            if parent != nil, let a = try ancestorObject(id.key, loaded: false) { return counterpart(of: a) }
             throw StoreError(.objectNotFound, "\(id) is a temporary ID this context did not make")
         }
         return try faultObject(pk: pk, declared: id.entityName)
@@ -214,6 +277,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Reads a fault's row.
     func fulfill(_ o: ManagedObject) throws(StoreError) {
+        if isChild {
+            // A child reads an object through its ancestors when one of them holds it.
+            if try inheritState(o) { return }
+            if o.objectID.isTemporaryID {
+                throw StoreError(.objectNotFound, "\(o.objectID) is no longer in the parent context")
+            }
+        }
         guard let pk = o.objectID.primaryKey else {
             o.isFault = false
             return
@@ -237,6 +307,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Fills a fault from its row (the concrete entity may be a sub-entity of the one guessed).
     func fill<Row: RowSource>(_ o: ManagedObject, info: EntityInfo, _ row: Row) throws(StoreError) {
+        // A child takes an ancestor's current state (unsaved edits included) over the stored row.
+        if _slowPath(isChild), try inheritState(o) { return }
         if o.info !== info {
             o.info = info
             o.objectID = ObjectID(info.names, key: o.objectID.key)

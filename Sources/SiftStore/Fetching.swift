@@ -354,7 +354,12 @@ extension ManagedObjectContext {
         }
         let keep = objects
         var changed: [ManagedObject] = []
-        for o in dirty ?? [] where !deletedSet.contains(o) && plan.family.contains(o.info.name) {
+        // Objects a child's ancestors deleted are gone from its view.
+        let hidden = parent == nil || dirty == nil ? [] : try inheritedChanges().deleted
+        for o in dirty ?? []
+        where !deletedSet.contains(o) && plan.family.contains(o.info.name)
+            && (hidden.isEmpty || !hidden.contains(o.objectID.key))
+        {
             do { if try Self.matches(plan.full, o, plan.variables) { changed.append(o) } } catch {
                 throw StoreError(error)
             }
@@ -377,12 +382,7 @@ extension ManagedObjectContext {
     ) throws(StoreError) -> [ManagedObject] {
         // Ties are broken by primary key, inserted objects last in insertion order: the keys
         // a save would give them.
-        let insertedOrder = Dictionary(
-            uniqueKeysWithValues: insertedList.enumerated().map { (ObjectIdentifier($1), $0) })
-        func tiebreak(_ o: ManagedObject) -> (Int64, Int) {
-            if let pk = o.objectID.primaryKey { return (pk, 0) }
-            return (Int64.max, insertedOrder[ObjectIdentifier(o)] ?? 0)
-        }
+        let tiebreak = Self.keyOrder
         let sqlOrdered = request.sortDescriptors.isEmpty || plan.sqlSort != nil
         var result: [ManagedObject]
         if !sqlOrdered {
@@ -427,7 +427,7 @@ extension ManagedObjectContext {
     /// the clean rows puts it.
     private func inserting(
         _ sortedChanged: [ManagedObject], into keep: [ManagedObject], _ request: FetchRequest,
-        tiebreak: (ManagedObject) -> (Int64, Int)
+        tiebreak: (ManagedObject) -> (Int64, Int64)
     ) throws(StoreError) -> [ManagedObject] {
         var keyCache: [ObjectIdentifier: [Value]] = [:]
         func keys(_ o: ManagedObject) throws(StoreError) -> [Value] {
@@ -472,11 +472,15 @@ extension ManagedObjectContext {
     /// The objects whose answer may differ from the stored one (nil when there are none or the
     /// request ignores pending changes).
     func dirtyObjects(_ request: FetchRequest, _ plan: FetchPlan) throws(StoreError) -> [ManagedObject]? {
-        guard request.includesPendingChanges, hasChanges else { return nil }
+        guard request.includesPendingChanges, hasChanges || parent != nil else { return nil }
         var out: [ManagedObject] = []
         var seen = Set<ObjectIdentifier>()
         func add(_ o: ManagedObject) { if seen.insert(ObjectIdentifier(o)).inserted { out.append(o) } }
-        let changed = insertedList + Array(updatedSet) + Array(deletedSet)
+        var changed = insertedList + Array(updatedSet) + Array(deletedSet)
+        // A child's view includes its ancestors' unsaved changes: its objects for them are judged
+        // in memory like its own.
+        if parent != nil { changed += try inheritedChanges().changed }
+        if changed.isEmpty { return nil }
         for o in changed where plan.family.contains(o.info.name) { add(o) }
         // Stored objects of the entity that reach a changed object through a relationship path.
         let paths = KeyPathCollector(model: store.model).paths(
@@ -494,7 +498,7 @@ extension ManagedObjectContext {
             for o in all { add(o) }
             return out
         }
-        let changedStored = (Array(updatedSet) + Array(deletedSet)).filter { $0.objectID.primaryKey != nil }
+        let changedStored = changed.filter { !$0.pendingInsert && $0.objectID.primaryKey != nil }
         for path in paths where !path.isEmpty {
             for depth in 1...path.count {
                 let destination = try store.info(path[depth - 1].destination).entity.family

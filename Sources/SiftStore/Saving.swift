@@ -17,13 +17,9 @@ extension ManagedObjectContext {
     /// do { try context.save() } catch where error.kind == .uniqueness { print(error.message) }
     /// ```
     public func save() throws(StoreError) {
-        try processPendingChanges()
-        guard hasChanges else { return }
-        let changes = ChangeSet(
-            inserted: insertedList.map(\.objectID), updated: updatedSet.map(\.objectID),
-            deleted: deletedSet.map(\.objectID))
-        post(.willSave(changes))
-        try validate()
+        // A child writes nothing: its changes go into its parent (ParentContexts.swift).
+        if let parent { return try push(into: parent) }
+        guard try beginSave() != nil else { return }
         // Objects whose save has nothing to write (changed and changed back) still count as updated.
         let inserted = insertedList
         var updated = Array(updatedSet).sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
@@ -40,11 +36,14 @@ extension ManagedObjectContext {
                     for o in reinserted { o.snapshot = nil }
                     // A row deleted in the store comes back under a new key: a stale copy of the
                     // old row elsewhere then meets a deleted row, never a row that merely has its
-                    // old version number again.
+                    // old version number again. An insert given a permanent ID before
+                    // (`obtainPermanentIDs`) keeps it.
                     let fresh = inserted + reinserted
                     if !fresh.isEmpty {
                         let first = try store.allocateKeys(count: fresh.count)
-                        for (n, o) in fresh.enumerated() { o.assignedKey = first + Int64(n) }
+                        for (n, o) in fresh.enumerated() {
+                            o.assignedKey = (o.pendingInsert ? o.objectID.primaryKey : nil) ?? first + Int64(n)
+                        }
                     }
                     try checkStoredUniqueness(inserted: inserted, updated: updated)
                     unwritten = try RowWriter(store: store).write(
@@ -63,6 +62,9 @@ extension ManagedObjectContext {
             throw error
         }
         // Committed: temporary IDs become permanent, the committed state is the current one.
+        // Child contexts still hold the temporary IDs: they take the permanent ones too.
+        let promoted = !hasChildren ? [] : inserted.filter(\.objectID.isTemporaryID)
+        let temporaryKeys = promoted.map(\.objectID.key)
         var saved = ChangeSet()
         saved.inserted.reserveCapacity(inserted.count)
         registry.reservePermanent(inserted.count)
@@ -92,6 +94,20 @@ extension ManagedObjectContext {
         updatedSet = []
         deletedSet = []
         post(.didSave(saved))
+        if hasChildren { didSaveWithChildren(saved, promoted: zip(temporaryKeys, promoted).map { ($0, $1) }) }
+    }
+
+    /// The start of every save: delete rules, the will-save notification and validation. The
+    /// changes to save, or nil when there are none.
+    func beginSave() throws(StoreError) -> ChangeSet? {
+        try processPendingChanges()
+        guard hasChanges else { return nil }
+        let changes = ChangeSet(
+            inserted: insertedList.map(\.objectID), updated: updatedSet.map(\.objectID),
+            deleted: deletedSet.map(\.objectID))
+        post(.willSave(changes))
+        try validate()
+        return changes
     }
 
     // MARK: Delete rules

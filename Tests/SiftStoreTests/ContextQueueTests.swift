@@ -138,6 +138,45 @@ private final class Heard: @unchecked Sendable {
         }
     }
 
+    /// The seeds' stack across queues: a private writer owns the store, the main-queue context
+    /// is its child, and private workers (children of the main one) insert at the same time.
+    @Test func theThreeLayerStackAcrossQueues() async throws {
+        let s = try Self.store()
+        let writer = ManagedObjectContext(store: s, concurrency: .privateQueue)
+        let main = ManagedObjectContext(parent: writer, concurrency: .mainQueue)
+        let workers = 4
+        let perWorker = 25
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for w in 0..<workers {
+                group.addTask {
+                    let worker = ManagedObjectContext(parent: main, concurrency: .privateQueue)
+                    try await worker.perform { () throws(StoreError) in
+                        for i in 0..<perWorker {
+                            let o = try worker.insert("Item")
+                            try o.setValue("w\(w)-\(i)", forKey: "name")
+                            try o.setValue(i, forKey: "price")
+                        }
+                        try worker.save()  // into main, on the main queue
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let total = workers * perWorker
+        let inMain = try await main.perform { () throws(StoreError) in
+            (main.insertedObjects.count, try main.count(for: FetchRequest("Item", predicate: "price < 10")))
+        }
+        #expect(inMain == (total, workers * 10))
+        #expect(try ManagedObjectContext(store: s).count(for: FetchRequest("Item")) == 0)
+        try await main.perform { () throws(StoreError) in try main.save() }  // into the writer
+        #expect(await writer.perform { writer.insertedObjects.count } == total)
+        try await writer.perform { () throws(StoreError) in try writer.save() }
+        #expect(try ManagedObjectContext(store: s).count(for: FetchRequest("Item")) == total)
+        // The writer's save renamed main's objects on main's queue: no temporary ID is left.
+        let temporary = await main.perform { main.registeredObjects.filter(\.objectID.isTemporaryID).count }
+        #expect(temporary == 0)
+    }
+
     // MARK: Merging saves
 
     @Test func mergingADidSaveUpdatesDeletesAndKeepsUnsavedEdits() throws {

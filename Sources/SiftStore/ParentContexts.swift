@@ -1,0 +1,430 @@
+// Parent and child contexts (Core Data's nested contexts): a child reads objects through its
+// ancestors (their unsaved changes included) and its save pushes its changes into its parent, as
+// if they had been made there, instead of writing to the store. Fetching reuses the pending-changes
+// machinery of Fetching.swift: a child's objects for its ancestors' changes count as changed.
+//
+// Every call from a child into an ancestor goes through `ancestorObject`, `inheritedChanges`,
+// `push(into:)` and `childDidPush`; every call from a parent into its children through
+// `rekeyTree` and `notifyChildren`. Those are the places to route through a context's queue.
+
+import Foundation
+import SiftSQLite
+
+/// A child context as its parent holds it: weakly, so a child goes when its owner drops it.
+final class WeakContext {
+    weak var context: ManagedObjectContext?
+    init(_ c: ManagedObjectContext) { context = c }
+}
+
+/// What a push does with the child's updated and deleted objects.
+private struct PushPlan {
+    var objects: [PushedObject] = []
+    /// Objects whose changes are dropped (`.rollback`).
+    var dropped: [ManagedObject] = []
+    /// Objects gone from the parent (deleted there, or never saved) that leave the child too.
+    var gone: [ManagedObject] = []
+    /// Objects gone from the parent that the merge policy puts back there, as inserts.
+    var reinserted: [ManagedObject] = []
+}
+
+/// What a push does with one changed object of the child.
+private struct PushedObject {
+    let child: ManagedObject
+    let parent: ManagedObject
+    /// The attributes and relationships whose values go into the parent's object.
+    var attributes: [Int]
+    var links: [Int]
+    /// The parent's object is taken back from a delete there (its changes win).
+    var undelete = false
+}
+
+extension ManagedObjectContext {
+    // MARK: Reading through the ancestors
+
+    /// The nearest ancestor's object for `key` (only a loaded one when `loaded`).
+    func ancestorObject(_ key: ObjectID.Key, loaded: Bool) throws(StoreError) -> ManagedObject? {
+        var p = parent
+        while let c = p {
+            let found = try c.onQueue { () throws(StoreError) -> ManagedObject? in
+                if let o = c.registry[key], !loaded || !o.isFault { return o }
+                return nil
+            }
+            if let found { return found }
+            p = c.parent
+        }
+        return nil
+    }
+
+    /// This context's object for another context's object of the same store: the registered one,
+    /// or a fault that reads its state through the ancestors (or the store).
+    func counterpart(of other: ManagedObject) -> ManagedObject {
+        if let o = registry[other.objectID.key] { return o }
+        let o = ManagedObject(id: other.objectID, info: other.info, context: self, fault: true)
+        registry[other.objectID.key] = o
+        return o
+    }
+
+    /// Takes `o`'s state from the nearest ancestor that has it loaded; false when none has.
+    /// Kept out of line: the row-reading paths that call it in a child are every context's.
+    @inline(never)
+    func inheritState(_ o: ManagedObject) throws(StoreError) -> Bool {
+        let key = o.objectID.key
+        var p = parent
+        while let c = p {
+            // Copied on the ancestor's queue: its object may not be read anywhere else.
+            let done = try c.onQueue { () throws(StoreError) -> Bool in
+                guard let a = c.registry[key], !a.isFault else { return false }
+                copyState(of: a, into: o)
+                return true
+            }
+            if done { return true }
+            p = c.parent
+        }
+        return false
+    }
+
+    /// Gives `o` the current state of `a` (another context's object with the same ID).
+    func copyState(of a: ManagedObject, into o: ManagedObject) {
+        if o.info !== a.info {
+            o.info = a.info
+            o.objectID = ObjectID(a.info.names, key: o.objectID.key)
+        }
+        o.attributes = a.attributes
+        o.links = a.links.map { localLink($0) }
+        o.version = a.version
+        o.isFault = false
+        o.batch = nil
+    }
+
+    /// A link of another context's object as a link between this context's objects (saved
+    /// to-one targets stay keys, read when touched).
+    func localLink(_ l: Link?) -> Link? {
+        switch l {
+        case .one(let t?)?:
+            if let pk = t.objectID.primaryKey, registry.permanent(pk) == nil { return .oneKey(pk) }
+            return .one(counterpart(of: t))
+        case .many(let members)?: return .many(members.map { counterpart(of: $0) })
+        default: return l
+        }
+    }
+
+    /// This context's objects for its ancestors' inserted, updated and deleted objects, and the
+    /// keys of the objects deleted there (gone from this context's view). Such an object this
+    /// context holds without changes of its own takes the ancestors' current state first, so a
+    /// fetch answers as saving into the parents and fetching there would.
+    func inheritedChanges() throws(StoreError) -> (changed: [ManagedObject], deleted: Set<ObjectID.Key>) {
+        var changed: [ManagedObject] = []
+        var deleted = Set<ObjectID.Key>()
+        var seen = Set<ObjectID.Key>()
+        func take(_ a: ManagedObject) throws(StoreError) {
+            let o = counterpart(of: a)
+            guard seen.insert(a.objectID.key).inserted else { return }
+            changed.append(o)
+            if !o.isFault, o.snapshot == nil, !o.pendingInsert { _ = try inheritState(o) }
+        }
+        var p = parent
+        while let c = p {
+            // Each ancestor's change lists are read on its own queue.
+            try c.onQueue { () throws(StoreError) in
+                for a in c.insertedList { try take(a) }
+                for a in c.updatedSet { try take(a) }
+                for a in c.deletedSet {
+                    try take(a)
+                    deleted.insert(a.objectID.key)
+                }
+            }
+            p = c.parent
+        }
+        return (changed, deleted)
+    }
+
+    // MARK: Saving into the parent
+
+    /// The order of the keys a save gives objects: saved ones by primary key, then unsaved ones
+    /// in insertion order (the order of their temporary numbers, which a process hands out
+    /// increasing, across a stack of contexts too).
+    static func keyOrder(_ o: ManagedObject) -> (Int64, Int64) {
+        switch o.objectID.key {
+        case .permanent(let pk): return (pk, 0)
+        case .temporary(let n): return (Int64.max, n)
+        }
+    }
+
+    /// A child's save: its inserts, edits (changed properties only) and deletes go into `parent`
+    /// as if made there; nothing is written to the store. Conflicts with changes the parent took
+    /// in since this context read an object follow this context's merge policy.
+    func push(into parent: ManagedObjectContext) throws(StoreError) {
+        // On the parent's queue: the parent's objects change, and nothing else may touch them.
+        try parent.onQueue { () throws(StoreError) in try pushHere(into: parent) }
+    }
+
+    private func pushHere(into parent: ManagedObjectContext) throws(StoreError) {
+        guard let changes = try beginSave() else { return }
+        let updated = updatedSet.sorted { Self.keyOrder($0) < Self.keyOrder($1) }
+        let deleted = deletedSet.sorted { Self.keyOrder($0) < Self.keyOrder($1) }
+        // Everything is decided before the parent changes: a conflict under `.error` leaves both as they were.
+        let decided = try planPush(updated + deleted, into: parent)
+        let (plans, dropped, gone) = (decided.objects, decided.dropped, decided.gone)
+        let inserted = insertedList + decided.reinserted
+        var made: [ManagedObject] = []
+        for o in inserted {
+            let p = ManagedObject(id: o.objectID, info: o.info, context: parent, fault: true)
+            p.isFault = false
+            p.attributes = o.attributes
+            parent.registry[o.objectID.key] = p
+            parent.insertedList.append(p)
+            p.pendingInsert = true
+            parent.unreported.inserted.append(o.objectID)
+            made.append(p)
+        }
+        for (o, p) in zip(inserted, made) { p.links = o.links.map { parent.localLink($0) } }
+        for plan in plans where !deletedSet.contains(plan.child) { try apply(plan, into: parent) }
+        for plan in plans where deletedSet.contains(plan.child) && !parent.deletedSet.contains(plan.parent) {
+            try parent.delete(plan.parent)
+        }
+        finishPush(inserted: inserted, plans: plans, dropped: dropped, gone: gone)
+        var saved = changes
+        let unpushed = Set((dropped + gone).map(\.objectID))
+        saved.updated.removeAll { unpushed.contains($0) }
+        post(.didSave(saved))
+        parent.childDidPush(saved, from: self)
+        notifyChildren(saved)
+    }
+
+    /// What goes into the parent for each updated or deleted object, by the merge policy.
+    private func planPush(_ objects: [ManagedObject], into parent: ManagedObjectContext) throws(StoreError)
+        -> PushPlan
+    {
+        var out = PushPlan()
+        var conflicts: [MergeConflict] = []
+        for o in objects {
+            let isDelete = deletedSet.contains(o)
+            let p: ManagedObject
+            do {
+                p = try parent.object(with: o.objectID)
+                try p.fire()
+            } catch  where error.kind == .objectNotFound {
+                // An insert of the parent's that it dropped since, or a row deleted in the store.
+                if isDelete { continue }
+                switch mergePolicy {
+                case .error: conflicts.append(conflict(o, isDelete: false, above: nil))
+                case .mergeByPropertyObjectTrump, .overwrite: out.reinserted.append(o)
+                case .mergeByPropertyStoreTrump, .rollback: out.gone.append(o)
+                }
+                continue
+            }
+            let attributes = o.attributes.indices.filter {
+                !o.attributes[$0].isIdentical(to: o.snapshot!.attributes[$0])
+            }
+            let links = o.links.indices.filter { !Link.same(o.links[$0], o.snapshot!.links[$0]) }
+            var plan = PushedObject(child: o, parent: p, attributes: attributes, links: links)
+            let deletedAbove = parent.deletedSet.contains(p)
+            let theirs = deletedAbove ? nil : changedAbove(o, p)
+            if deletedAbove && isDelete { continue }  // deleted on both sides: nothing to push
+            guard deletedAbove || !(theirs!.attributes.isEmpty && theirs!.links.isEmpty) else {
+                out.objects.append(plan)
+                continue
+            }
+            switch mergePolicy {
+            case .error:
+                conflicts.append(conflict(o, isDelete: isDelete, above: deletedAbove ? nil : p))
+            case .rollback:
+                // Deleted above: the object leaves this context too.
+                if deletedAbove { out.gone.append(o) } else { out.dropped.append(o) }
+            case .mergeByPropertyStoreTrump where deletedAbove:
+                out.gone.append(o)
+            case .mergeByPropertyStoreTrump:
+                plan.attributes.removeAll { theirs!.attributes.contains($0) }
+                plan.links.removeAll { theirs!.links.contains($0) }
+                out.objects.append(plan)
+            case .overwrite, .mergeByPropertyObjectTrump:
+                if mergePolicy == .overwrite || deletedAbove {
+                    plan.attributes = Array(o.attributes.indices)
+                    plan.links = o.links.indices.filter { o.links[$0] != nil }
+                }
+                plan.undelete = deletedAbove
+                out.objects.append(plan)
+            }
+        }
+        if !conflicts.isEmpty {
+            var e = StoreError(
+                .mergeConflict, "\(conflicts[0]); nothing was saved into the parent context",
+                failures: conflicts.map { "\($0); nothing was saved into the parent context" })
+            e.conflicts = conflicts
+            throw e
+        }
+        return out
+    }
+
+    /// The properties of the parent's object `p` that differ from the state `o` was read with.
+    private func changedAbove(_ o: ManagedObject, _ p: ManagedObject) -> (attributes: [Int], links: [Int]) {
+        let s = o.snapshot!
+        let attributes = s.attributes.indices.filter { !p.attributes[$0].isIdentical(to: s.attributes[$0]) }
+        let links = s.links.indices.filter { i in
+            guard let mine = Self.linkKeys(s.links[i]), let theirs = Self.linkKeys(p.links[i]) else { return false }
+            return mine != theirs
+        }
+        return (attributes, links)
+    }
+
+    /// The keys of the objects a link names (nil when it is not loaded), for comparing links of
+    /// two contexts; a nil to-many is told apart from an empty one.
+    static func linkKeys(_ l: Link?) -> Set<ObjectID.Key>?? {
+        switch l {
+        case nil: return nil
+        case .oneKey(let k)?: return .some(k.map { [.permanent($0)] } ?? [])
+        case .one(let t)?: return .some(t.map { [$0.objectID.key] } ?? [])
+        case .many(let m)?: return .some(Set(m.map(\.objectID.key)))
+        case .nilMany?: return .some(nil)
+        }
+    }
+
+    private func conflict(_ o: ManagedObject, isDelete: Bool, above p: ManagedObject?) -> MergeConflict {
+        let names = o.info.attributeNames
+        func values(_ a: [Value]) -> [String: Value] { Dictionary(uniqueKeysWithValues: zip(names, a)) }
+        return MergeConflict(
+            objectID: o.objectID, changedKeys: isDelete ? [] : o.changedValues.keys.sorted(), isDeleted: isDelete,
+            snapshot: values(o.snapshot?.attributes ?? o.attributes), stored: p.map { values($0.attributes) },
+            versions: (o.version, p?.version))
+    }
+
+    /// Puts one object's changes into the parent's object, as an edit made there.
+    private func apply(_ plan: PushedObject, into parent: ManagedObjectContext) throws(StoreError) {
+        let (o, p) = (plan.child, plan.parent)
+        if plan.undelete { parent.deletedSet.remove(p) }
+        guard !plan.attributes.isEmpty || !plan.links.isEmpty || plan.undelete else { return }
+        try parent.willChange(p)
+        for i in plan.attributes { p.attributes[i] = o.attributes[i] }
+        for i in plan.links {
+            let before = o.snapshot?.links[i]
+            switch (o.links[i], before) {
+            case (.many(let now)?, .many(let was)?) where !o.info.entity.relationships[i].description.isOrdered:
+                // Members added and removed here; the parent's own changes to the list stay.
+                var members = try p.many(i)
+                let removed = Set(was.filter { m in !now.contains { $0 === m } }.map(\.objectID.key))
+                members.removeAll { removed.contains($0.objectID.key) }
+                let present = Set(members.map(\.objectID.key))
+                for m in now where !was.contains(where: { $0 === m }) && !present.contains(m.objectID.key) {
+                    members.append(parent.counterpart(of: m))
+                }
+                p.links[i] = .many(members)
+            default:
+                p.links[i] = parent.localLink(o.links[i])
+            }
+        }
+    }
+
+    /// This context after a push: its objects hold what the parent holds and nothing is pending.
+    private func finishPush(
+        inserted: [ManagedObject], plans: [PushedObject], dropped: [ManagedObject], gone: [ManagedObject]
+    ) {
+        for o in inserted {
+            o.pendingInsert = false
+            o.snapshot = nil
+        }
+        for plan in plans where !deletedSet.contains(plan.child) {
+            plan.child.snapshot = nil
+            copyState(of: plan.parent, into: plan.child)
+        }
+        for o in dropped {
+            o.snapshot = nil
+            if let p = parent?.registry[o.objectID.key] { copyState(of: p, into: o) }
+        }
+        for o in Array(deletedSet) + gone {
+            registry[o.objectID.key] = nil
+            Self.detach(o)
+        }
+        insertedList = []
+        updatedSet = []
+        deletedSet = []
+    }
+
+    // MARK: Telling the children
+
+    /// Another child pushed changes into this context: the other children that merge
+    /// automatically take them in.
+    func childDidPush(_ changes: ChangeSet, from child: ManagedObjectContext) {
+        notifyChildren(changes, except: child)
+    }
+
+    /// After a save to the store: objects of the descendants that still carry the inserted
+    /// objects' temporary IDs take the permanent ones, then the children that merge
+    /// automatically take the saved changes in.
+    func didSaveWithChildren(_ saved: ChangeSet, promoted: [(ObjectID.Key, ManagedObject)]) {
+        rekeyTree(promoted.compactMap { key, o in o.objectID.primaryKey.map { (key, $0) } })
+        notifyChildren(saved)
+    }
+
+    /// Renames objects with temporary keys to their permanent ones here and in every descendant.
+    func rekeyTree(_ keys: [(ObjectID.Key, Int64)]) {
+        guard !keys.isEmpty else { return }
+        rekeyHere(keys)
+        for child in children { child.enqueue { child.rekeyTree(keys) } }
+    }
+
+    /// Renames this context's objects with temporary keys to their permanent ones.
+    func rekeyHere(_ keys: [(ObjectID.Key, Int64)]) {
+        for (key, pk) in keys {
+            guard let o = registry[key] else { continue }
+            registry[key] = nil
+            o.objectID = ObjectID(o.info.names, key: .permanent(pk))
+            registry.addPermanent(pk, o)
+        }
+    }
+
+    func notifyChildren(_ changes: ChangeSet, except: ManagedObjectContext? = nil) {
+        for child in children {
+            guard child !== except, child.automaticallyMergesChangesFromParent else { continue }
+            child.enqueue { child.mergeFromParent(changes) }
+        }
+    }
+
+    /// Takes in changes the parent just took in: updated objects this context holds read their
+    /// new state through the parent (unsaved edits here stay on top), deleted ones leave.
+    func mergeFromParent(_ changes: ChangeSet) {
+        var merged = ChangeSet()
+        for id in changes.updated {
+            guard let o = registry[id.key], !isInserted(o), !o.isFault else { continue }
+            // Read it again when touched, or now with the edits made here kept.
+            do { try refresh(o, mergeChanges: true) } catch { continue }
+            merged.updated.append(id)
+        }
+        for id in changes.deleted where forgetDeleted(id) { merged.deleted.append(id) }
+        guard !merged.isEmpty else { return }
+        post(.objectsDidChange(merged))
+        notifyChildren(merged)
+    }
+
+    // MARK: Permanent IDs
+
+    /// Gives `objects` (inserted in this context or an ancestor, not saved yet) their permanent
+    /// IDs now: store keys are taken, every context of the stack renames the objects, and the
+    /// save that writes them uses these keys. Objects with permanent IDs are left as they are.
+    ///
+    /// ```swift
+    /// let item = try context.insert("Item")
+    /// try context.obtainPermanentIDs(for: [item])
+    /// item.objectID.isTemporaryID   // false, and the save stores the row under this key
+    /// ```
+    public func obtainPermanentIDs(for objects: [ManagedObject]) throws(StoreError) {
+        var temporary: [ManagedObject] = []
+        for o in objects where o.objectID.isTemporaryID {
+            guard o.context === self else {
+                throw StoreError(.invalidOperation, "\(o.objectID) belongs to another context")
+            }
+            if !temporary.contains(where: { $0 === o }) { temporary.append(o) }
+        }
+        guard !temporary.isEmpty else { return }
+        let first = try store.writeTransaction { () throws(StoreError) in
+            do throws(SQLiteError) { return try store.allocateKeys(count: temporary.count) } catch {
+                throw error.storeError
+            }
+        }
+        var root = self
+        while let p = root.parent { root = p }
+        let keys = temporary.enumerated().map { ($1.objectID.key, first + Int64($0)) }
+        // This context's own objects are renamed before the call returns (the others on their queues).
+        rekeyHere(keys)
+        try root.onQueue { () throws(StoreError) in root.rekeyTree(keys) }
+    }
+}

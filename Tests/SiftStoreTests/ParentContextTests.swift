@@ -1,0 +1,363 @@
+// Parent and child contexts: the three-layer stack of the seed articles (a writer context on the
+// store ← the main context ← a worker), where a child's save reaches only its parent and each
+// fetch sees every unsaved change above it, for every result type; deletes and relationships
+// across the layers; permanent IDs; automatic merging; and conflicts between a child's push and
+// changes its parent took in since the child read an object.
+
+import Foundation
+import Testing
+
+@testable import SiftStore
+
+@Suite struct ParentContextTests {
+    /// Items with a to-one owner, owners with their to-many items (inverse of each other).
+    static func model() throws -> ManagedObjectModel { try MergeConflictTests.model() }
+
+    @discardableResult
+    func item(_ c: ManagedObjectContext, _ name: String, _ price: Int, owner: ManagedObject? = nil) throws
+        -> ManagedObject
+    {
+        let o = try c.insert("Item")
+        try o.setValue(name, forKey: "name")
+        try o.setValue(price, forKey: "price")
+        if let owner { try o.setValue(owner, forKey: "owner") }
+        return o
+    }
+
+    /// The names of the items `c` fetches with `format`, in price order.
+    func names(_ c: ManagedObjectContext, _ format: String = "TRUEPREDICATE") throws -> [String] {
+        var r = try FetchRequest("Item", predicate: format)
+        r.sortDescriptors = [try SiftSortDescriptor("price")]
+        return try c.fetch(r).map { try $0.get("name", as: String.self) ?? "" }
+    }
+
+    /// Every result type of `format` in `c`: names (objects), ID count, count, dictionary names
+    /// and the sum of prices.
+    func view(_ c: ManagedObjectContext, _ format: String) throws -> (
+        names: [String], ids: Int, count: Int, dictionaries: [String], sum: Value?
+    ) {
+        var r = try FetchRequest("Item", predicate: format)
+        r.sortDescriptors = [try SiftSortDescriptor("price")]
+        var d = r
+        d.propertiesToFetch = ["name"]
+        var sums = try FetchRequest("Item", predicate: format)
+        sums.aggregates = [FetchRequest.Aggregate(name: "total", function: .sum, keyPath: "price")]
+        return (
+            try names(c, format), try c.fetchObjectIDs(r).count, try c.count(for: r),
+            try c.fetchDictionaries(d).map { $0["name"]?.description ?? "" },
+            try c.fetchDictionaries(sums).first?["total"]
+        )
+    }
+
+    /// The conflicts a child's save reports (it must fail with `merge-conflict`).
+    func conflicts(saving c: ManagedObjectContext) -> [MergeConflict] {
+        do {
+            try c.save()
+        } catch {
+            #expect(error.kind == .mergeConflict && error.id == "merge-conflict")
+            return error.conflicts
+        }
+        Issue.record("the save went through")
+        return []
+    }
+
+    @Test func threeLayerStackSavesOneLayerAtATime() throws {
+        let s = try PersistentStore.inMemory(model: try Self.model())
+        let writer = ManagedObjectContext(store: s)
+        try item(writer, "b", 5)
+        try writer.save()
+        let main = ManagedObjectContext(parent: writer)
+        let worker = ManagedObjectContext(parent: main)
+        #expect(worker.store === s && worker.parent === main)
+        let a = try item(worker, "a", 20)
+        let b = try worker.fetch(FetchRequest("Item"))[0]
+        try b.setValue(50, forKey: "price")
+        try worker.save()
+        #expect(!worker.hasChanges && main.hasChanges && !writer.hasChanges)
+        // Nothing reached the store.
+        #expect(try view(ManagedObjectContext(store: s), "price > 10").count == 0)
+        let expected = (names: ["a", "b"], ids: 2, count: 2, dictionaries: ["\"a\"", "\"b\""])
+        for c in [main, worker] {
+            let v = try view(c, "price > 10")
+            #expect(v.names == expected.names && v.ids == expected.ids && v.count == expected.count)
+            #expect(v.dictionaries == expected.dictionaries && v.sum == .integer(70))
+        }
+        #expect(main.updatedObjects.count == 1 && main.insertedObjects.count == 1)
+        try main.save()
+        #expect(try view(writer, "price > 10").names == ["a", "b"])
+        #expect(try view(ManagedObjectContext(store: s), "price > 10").count == 0)
+        #expect(a.objectID.isTemporaryID)
+        try writer.save()
+        let fresh = ManagedObjectContext(store: s)
+        #expect(try view(fresh, "price > 10").names == ["a", "b"])
+        // The permanent ID reaches every layer; the worker's object is the one it inserted.
+        let saved = try fresh.fetchObjectIDs(FetchRequest("Item", predicate: "name == 'a'"))[0]
+        #expect(!a.objectID.isTemporaryID && a.objectID == saved)
+        #expect(try worker.object(with: saved) === a)
+        #expect(try main.object(with: saved).objectID == saved)
+        #expect(try worker.fetch(FetchRequest("Item", predicate: "name == 'a'")) == [a])
+    }
+
+    @Test func deletesAndRelationshipsCrossTheLayers() throws {
+        let s = try PersistentStore.inMemory(model: try Self.model())
+        let writer = ManagedObjectContext(store: s)
+        let o = try writer.insert("Owner")
+        try o.setValue("O", forKey: "name")
+        try item(writer, "i1", 1, owner: o)
+        try item(writer, "i2", 2, owner: o)
+        try writer.save()
+        let main = ManagedObjectContext(parent: writer)
+        let worker = ManagedObjectContext(parent: main)
+        let wo = try worker.object(with: o.objectID)
+        let members = try #require(try wo.get("items", as: [ManagedObject].self))
+        let i1 = try #require(members.first { try $0.get("name", as: String.self) == "i1" })
+        let i2 = try #require(members.first { try $0.get("name", as: String.self) == "i2" })
+        try worker.delete(i1)
+        try item(worker, "i3", 3, owner: wo)
+        let o2 = try worker.insert("Owner")
+        try o2.setValue("O2", forKey: "name")
+        try i2.setValue(o2, forKey: "owner")
+        try worker.save()
+        for c in [main, worker] {
+            #expect(try names(c, "owner.name == 'O'") == ["i3"])
+            #expect(try names(c, "owner.name == 'O2'") == ["i2"])
+            #expect(try names(c) == ["i2", "i3"])
+        }
+        let mo = try main.object(with: o.objectID)
+        #expect(try mo.get("items", as: [ManagedObject].self)?.map { try $0.get("name", as: String.self) } == ["i3"])
+        try main.save()
+        try writer.save()
+        let fresh = ManagedObjectContext(store: s)
+        #expect(try names(fresh) == ["i2", "i3"])
+        #expect(try names(fresh, "owner.name == 'O'") == ["i3"])
+        #expect(try names(fresh, "owner.name == 'O2'") == ["i2"])
+        #expect(try fresh.count(for: FetchRequest("Owner")) == 2)
+    }
+
+    @Test func childFetchSeesEveryPendingChangeAbove() throws {
+        let s = try PersistentStore.inMemory(model: try Self.model())
+        let root = ManagedObjectContext(store: s)
+        let x = try root.insert("Owner")
+        try x.setValue("X", forKey: "name")
+        let a = try item(root, "a", 1)
+        let b = try item(root, "b", 2, owner: x)
+        let c = try item(root, "c", 3)
+        let d = try item(root, "d", 4)
+        try root.save()
+        let child = ManagedObjectContext(parent: root)
+        #expect(try view(child, "price >= 3").names == ["c", "d"])
+        try item(root, "e", 10)  // inserted: matches
+        try a.setValue(11, forKey: "price")  // edited to match
+        try c.setValue(0, forKey: "price")  // edited to no longer match
+        try root.delete(d)  // deleted
+        try x.setValue("Y", forKey: "name")  // reached through a relationship
+        _ = b
+        let grandchild = ManagedObjectContext(parent: child)
+        for ctx in [child, grandchild] {
+            let v = try view(ctx, "price >= 3")
+            #expect(v.names == ["e", "a"] && v.ids == 2 && v.count == 2)
+            #expect(v.dictionaries == ["\"e\"", "\"a\""] && v.sum == .integer(21))
+            #expect(try names(ctx, "owner.name == 'Y'") == ["b"])
+            #expect(try names(ctx, "owner.name == 'X'") == [])
+        }
+        // The child's own pending changes on top of the parent's.
+        try item(child, "f", 5)
+        let ce = try #require(try child.fetch(FetchRequest("Item", predicate: "name == 'e'")).first)
+        try ce.setValue(1, forKey: "price")
+        let v = try view(child, "price >= 3")
+        #expect(v.names == ["f", "a"] && v.ids == 2 && v.count == 2 && v.sum == .integer(16))
+        // The grandchild sees them too (they are its parent's pending changes); the root does not.
+        #expect(try view(grandchild, "price >= 3").names == ["f", "a"])
+        #expect(try view(root, "price >= 3").names == ["e", "a"])
+        // The store is untouched.
+        #expect(try names(ManagedObjectContext(store: s), "price >= 3") == ["c", "d"])
+    }
+
+    @Test func childReadsTheParentsCurrentValues() throws {
+        let s = try PersistentStore.inMemory(model: try Self.model())
+        let root = ManagedObjectContext(store: s)
+        let a = try item(root, "a", 1)
+        try root.save()
+        try a.setValue("edited", forKey: "name")
+        let fresh = try item(root, "new", 2)
+        let child = ManagedObjectContext(parent: root)
+        #expect(try child.object(with: a.objectID).get("name", as: String.self) == "edited")
+        #expect(try child.object(with: fresh.objectID).get("name", as: String.self) == "new")
+        #expect(try child.existingObject(with: fresh.objectID).objectID == fresh.objectID)
+        // An object the parent does not hold comes from the store.
+        let other = ManagedObjectContext(store: s)
+        let z = try item(other, "z", 3)
+        try other.save()
+        #expect(try child.object(with: z.objectID).get("name", as: String.self) == "z")
+        // A temporary ID no context of the stack made is not found.
+        let stranger = try item(ManagedObjectContext(store: s), "s", 4)
+        #expect(throws: StoreError.self) { try child.object(with: stranger.objectID) }
+    }
+
+    @Test func obtainPermanentIDsBeforeTheSave() throws {
+        let s = try PersistentStore.inMemory(model: try Self.model())
+        let writer = ManagedObjectContext(store: s)
+        let x = try item(writer, "x", 1)
+        try writer.obtainPermanentIDs(for: [x])
+        let id = x.objectID
+        #expect(!id.isTemporaryID && id.primaryKey != nil)
+        #expect(try writer.object(with: id) === x && x.isInserted)
+        try writer.save()
+        #expect(x.objectID == id)
+        #expect(try ManagedObjectContext(store: s).existingObject(with: id).get("name", as: String.self) == "x")
+        // The row saves again with version checks.
+        try x.setValue(2, forKey: "price")
+        try writer.save()
+        #expect(try ManagedObjectContext(store: s).existingObject(with: id).get("price", as: Int.self) == 2)
+        // In a stack: the worker's insert keeps its permanent ID up to the store.
+        let main = ManagedObjectContext(parent: writer)
+        let worker = ManagedObjectContext(parent: main)
+        let y = try item(worker, "y", 3)
+        let z = try item(worker, "z", 4)
+        try worker.obtainPermanentIDs(for: [y])
+        let yid = y.objectID
+        #expect(!yid.isTemporaryID && z.objectID.isTemporaryID)
+        try worker.save()
+        #expect(try main.object(with: yid).isInserted)
+        try main.save()
+        try writer.save()
+        let fresh = ManagedObjectContext(store: s)
+        #expect(try fresh.existingObject(with: yid).get("name", as: String.self) == "y")
+        #expect(try names(fresh) == ["x", "y", "z"])
+        // A parent's unsaved insert, given its ID from a child, is renamed in every layer.
+        let w = try item(main, "w", 5)
+        let ww = try worker.object(with: w.objectID)
+        try worker.obtainPermanentIDs(for: [ww])
+        #expect(!w.objectID.isTemporaryID && w.objectID == ww.objectID)
+        try main.save()
+        try writer.save()
+        #expect(try ManagedObjectContext(store: s).existingObject(with: w.objectID).get("price", as: Int.self) == 5)
+    }
+
+    @Test func automaticallyMergesChangesFromParent() throws {
+        let s = try PersistentStore.inMemory(model: try Self.model())
+        let writer = ManagedObjectContext(store: s)
+        let x = try item(writer, "x", 1)
+        let y = try item(writer, "y", 2)
+        try writer.save()
+        let main = ManagedObjectContext(parent: writer)
+        main.automaticallyMergesChangesFromParent = true
+        let other = ManagedObjectContext(parent: writer)
+        let mx = try main.existingObject(with: x.objectID)
+        let my = try main.existingObject(with: y.objectID)
+        let ox = try other.existingObject(with: x.objectID)
+        try mx.setValue("mine", forKey: "name")  // an unsaved edit in main
+        try x.setValue(7, forKey: "price")
+        try writer.delete(y)
+        try writer.save()
+        #expect(try mx.get("price", as: Int.self) == 7 && mx.get("name", as: String.self) == "mine")
+        #expect(mx.isUpdated && !my.isUpdated)
+        #expect(throws: StoreError.self) { try my.setValue("gone", forKey: "name") }
+        #expect(try ox.get("price", as: Int.self) == 1)  // merges only when asked
+        // A sibling's push reaches the children that merge automatically.
+        let w1 = ManagedObjectContext(parent: main)
+        let w2 = ManagedObjectContext(parent: main)
+        w2.automaticallyMergesChangesFromParent = true
+        let x1 = try w1.existingObject(with: x.objectID)
+        let x2 = try w2.existingObject(with: x.objectID)
+        try x1.setValue(9, forKey: "price")
+        try w1.save()
+        #expect(try x2.get("price", as: Int.self) == 9 && x2.get("name", as: String.self) == "mine")
+        #expect(try mx.get("price", as: Int.self) == 9)
+        // Main saves with the merged state: nothing of either side is lost.
+        try main.save()
+        try writer.save()
+        let stored = try ManagedObjectContext(store: s).existingObject(with: x.objectID)
+        #expect(try stored.get("price", as: Int.self) == 9 && stored.get("name", as: String.self) == "mine")
+    }
+
+    /// A child that read item x (name "orig", price 1), the parent's later change of x's price to
+    /// 100 (unsaved), and the child's rename.
+    func pushConflict(_ policy: MergePolicy) throws -> (ManagedObjectContext, ManagedObject, ManagedObject) {
+        let s = try PersistentStore.inMemory(model: try Self.model())
+        let parent = ManagedObjectContext(store: s)
+        let x = try item(parent, "orig", 1)
+        try parent.save()
+        let child = ManagedObjectContext(parent: parent)
+        child.mergePolicy = policy
+        let cx = try child.existingObject(with: x.objectID)
+        try x.setValue(100, forKey: "price")
+        try cx.setValue("renamed", forKey: "name")
+        return (child, cx, x)
+    }
+
+    @Test func pushConflictsFollowTheMergePolicy() throws {
+        let (child, cx, x) = try pushConflict(.error)
+        let found = conflicts(saving: child)
+        #expect(found.map(\.objectID) == [x.objectID] && found.first?.changedKeys == ["name"])
+        #expect(found.first?.stored?["price"] == .integer(100) && found.first?.snapshot["price"] == .integer(1))
+        #expect(try x.get("name", as: String.self) == "orig" && child.hasChanges)
+
+        let (c1, _, x1) = try pushConflict(.mergeByPropertyObjectTrump)
+        try c1.save()
+        #expect(try x1.get("name", as: String.self) == "renamed" && x1.get("price", as: Int.self) == 100)
+
+        let (c2, cx2, x2) = try pushConflict(.mergeByPropertyStoreTrump)
+        try cx2.setValue(5, forKey: "price")  // changed on both sides: the parent's wins
+        try c2.save()
+        #expect(try x2.get("name", as: String.self) == "renamed" && x2.get("price", as: Int.self) == 100)
+        #expect(try cx2.get("price", as: Int.self) == 100)
+
+        let (c3, _, x3) = try pushConflict(.overwrite)
+        try c3.save()
+        #expect(try x3.get("name", as: String.self) == "renamed" && x3.get("price", as: Int.self) == 1)
+
+        let (c4, cx4, x4) = try pushConflict(.rollback)
+        try c4.save()
+        #expect(try x4.get("name", as: String.self) == "orig" && x4.get("price", as: Int.self) == 100)
+        #expect(try cx4.get("name", as: String.self) == "orig" && !c4.hasChanges)
+        _ = cx
+    }
+
+    @Test func pushOntoAnObjectTheParentDeleted() throws {
+        let (child, cx, x) = try pushConflict(.error)
+        let parent = try #require(child.parent)
+        try parent.delete(x)
+        #expect(conflicts(saving: child).first?.stored == nil)
+        #expect(x.isDeleted)
+        child.mergePolicy = .mergeByPropertyObjectTrump
+        try child.save()
+        // The child's object wins: the parent's object is back, with every value of the child's.
+        #expect(!x.isDeleted && x.isUpdated)
+        #expect(try x.get("name", as: String.self) == "renamed" && x.get("price", as: Int.self) == 1)
+        let (c2, cx2, x2) = try pushConflict(.mergeByPropertyStoreTrump)
+        try c2.parent!.delete(x2)
+        try c2.save()
+        #expect(x2.isDeleted && !c2.registeredObjects.contains(cx2))
+        _ = cx
+    }
+
+    @Test func pushOntoAnInsertTheParentDropped() throws {
+        let s = try PersistentStore.inMemory(model: try Self.model())
+        let parent = ManagedObjectContext(store: s)
+        let child = ManagedObjectContext(parent: parent)
+        let n = try item(parent, "new", 1)
+        let cn = try child.object(with: n.objectID)
+        try cn.setValue(2, forKey: "price")
+        try parent.delete(n)  // never saved: it simply leaves the parent
+        #expect(conflicts(saving: child).first.map { $0.objectID == n.objectID && $0.stored == nil } == true)
+        child.mergePolicy = .mergeByPropertyObjectTrump
+        try child.save()
+        // The child's object goes back into the parent as an insert, with the child's values.
+        let back = try parent.object(with: cn.objectID)
+        #expect(back.isInserted && back !== n)
+        #expect(try back.get("price", as: Int.self) == 2 && back.get("name", as: String.self) == "new")
+        try parent.save()
+        #expect(try names(ManagedObjectContext(store: s)) == ["new"])
+    }
+
+    @Test func rootContextsAreUnchanged() throws {
+        let s = try PersistentStore.inMemory(model: try Self.model())
+        let c = ManagedObjectContext(store: s)
+        #expect(c.parent == nil && !c.automaticallyMergesChangesFromParent)
+        let x = try item(c, "x", 1)
+        try c.save()
+        #expect(!x.objectID.isTemporaryID)
+        #expect(try names(c, "price == 1") == ["x"])
+    }
+}
