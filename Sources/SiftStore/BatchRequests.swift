@@ -154,6 +154,11 @@ extension ManagedObjectContext {
             }
             if !failures.isEmpty { throw StoreError(.validation, failures[0], failures: failures) }
             try checkUniqueness(of: info)
+            if store.tracksHistory {
+                do throws(SQLiteError) { try recordHistory(inserted: [], updated: objects, deleted: []) } catch {
+                    throw error.storeError
+                }
+            }
             return BatchResult(objectIDs: ids, deleted: false)
         }
     }
@@ -215,6 +220,7 @@ extension ManagedObjectContext {
                     try writer.update(o)
                     try writer.writeLinks(o)
                 }
+                if store.tracksHistory { try recordHistory(inserted: [], updated: updated, deleted: deleted) }
             } catch { throw error.storeError }
             return BatchResult(objectIDs: deleted.map(\.objectID), deleted: true)
         }
@@ -227,23 +233,31 @@ extension ManagedObjectContext {
         for id in result.objectIDs {
             guard id.names.store == store.names, let o = registry[id.key] else { continue }
             if result.deleted {
-                registry[id.key] = nil
-                updatedSet.remove(o)
-                deletedSet.remove(o)
-                Self.detach(o)
+                forgetDeleted(o)
                 changes.deleted.append(id)
             } else {
                 try refresh(o, mergeChanges: true)
                 changes.updated.append(id)
             }
         }
-        if result.deleted {
-            // Relationships of the objects left behind may name deleted ones: read them again.
-            for o in registry.values where !o.hasChanges {
-                o.links = Array(repeating: nil, count: o.links.count)
-                o.isFault = true
-            }
-        }
+        if result.deleted { refaultUnchangedLinks() }
         if !changes.isEmpty { post(.objectsDidChange(changes)) }
+    }
+
+    /// Takes an object deleted in the store out of this context (its unsaved changes go with it).
+    func forgetDeleted(_ o: ManagedObject) {
+        registry[o.objectID.key] = nil
+        updatedSet.remove(o)
+        deletedSet.remove(o)
+        Self.detach(o)
+    }
+
+    /// After rows were deleted in the store: relationships of the unchanged objects left behind
+    /// may name them, so those objects are read again.
+    func refaultUnchangedLinks() {
+        for o in registry.values where !o.hasChanges {
+            o.links = Array(repeating: nil, count: o.links.count)
+            o.isFault = true
+        }
     }
 }
