@@ -15,11 +15,12 @@
 // ambiguous, and one libsqlite3 is linked.
 //
 // Usage: StoreBench [--insert N] [--fetch N] [--pending-rows N] [--changes N] [--rounds R]
-//                   [--only insert|fetch|ids|count|pending] [--sift-only]
+//                   [--only insert|fetch|ids|count|pending] [--sift-only] [--history]
 //   defaults: 100,000 inserted objects; 200,000 matching objects fetched (from a table of 250,000);
 //   100,000 rows and 1,000 pending changes; median of 5 rounds. --only keeps the parts whose name
 //   contains the text; --sift-only skips the baselines (for profiling: the Sift work is then in
-//   functions whose names start with `profiledSift`, for callgrind's --toggle-collect).
+//   functions whose names start with `profiledSift`, for callgrind's --toggle-collect); --history
+//   makes Sift's insert store record persistent history (the cost of tracking it).
 import BenchSupport
 import CSQLite
 import Foundation
@@ -35,6 +36,7 @@ nonisolated(unsafe) var changeCount = 1_000
 nonisolated(unsafe) var rounds = 5
 nonisolated(unsafe) var only: String? = nil
 nonisolated(unsafe) var siftOnly = false
+nonisolated(unsafe) var history = false
 readOptions(
     [
         .integer("--insert") { insertCount = $0 },
@@ -44,10 +46,11 @@ readOptions(
         .integer("--rounds") { rounds = max(1, $0) },
         .text("--only") { only = $0 },
         .flag("--sift-only") { siftOnly = true },
+        .flag("--history") { history = true },
     ],
     usage: """
         usage: StoreBench [--insert N] [--fetch N] [--pending-rows N] [--changes N] [--rounds R]
-                          [--only insert|fetch|ids|count|pending] [--sift-only]
+                          [--only insert|fetch|ids|count|pending] [--sift-only] [--history]
         """)
 
 func fail(_ message: String) -> Never {
@@ -556,7 +559,9 @@ if runs("insert") {
             let path = makeEmptyStore("sift-insert")
             do {
                 let store: PersistentStore
-                do { store = try PersistentStore(model: model, path: path) } catch { fail("\(error)") }
+                do { store = try PersistentStore(model: model, path: path, historyTracking: history) } catch {
+                    fail("\(error)")
+                }
                 // The context lives past the clock: freeing 100,000 objects is not the insert.
                 let (ns, context) = timed { profiledSiftInsert(store, people) }
                 siftT.append(ns)
