@@ -160,6 +160,11 @@ extension ManagedObjectContext {
             }
             if !failures.isEmpty { throw StoreError(.validation, failures[0], failures: failures) }
             try checkUniqueness(of: info)
+            if store.tracksHistory {
+                do throws(SQLiteError) { try recordHistory(inserted: [], updated: objects, deleted: []) } catch {
+                    throw error.storeError
+                }
+            }
             return BatchResult(objectIDs: ids, deleted: false)
         }
     }
@@ -221,6 +226,7 @@ extension ManagedObjectContext {
                     try writer.update(o)
                     try writer.writeLinks(o)
                 }
+                if store.tracksHistory { try recordHistory(inserted: [], updated: updated, deleted: deleted) }
             } catch { throw error.storeError }
             return BatchResult(
                 objectIDs: deleted.map(\.objectID), deleted: true,

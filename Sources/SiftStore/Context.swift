@@ -70,6 +70,19 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// context.mergePolicy = .mergeByPropertyObjectTrump
     /// ```
     public var mergePolicy: MergePolicy = .error
+    /// The context's name, recorded with each of its saves in the store's persistent history.
+    ///
+    /// ```swift
+    /// context.name = "import"
+    /// ```
+    public var name: String?
+    /// Who saves (an app, an extension, a tool), recorded with each save in the persistent history
+    /// so readers can skip their own transactions.
+    ///
+    /// ```swift
+    /// context.transactionAuthor = "widget"
+    /// ```
+    public var transactionAuthor: String?
     /// One object per ID. Keyed by the ID's key alone: every registered object belongs to this
     /// context's store, so comparing store identifiers on each lookup would be wasted work.
     // The bookkeeping every insert, change and fetched row touches skips the runtime's

@@ -26,6 +26,10 @@ public final class PersistentStore: @unchecked Sendable {
     public let path: String?
     /// The store's UUID (kept in its metadata; object ID URIs name the store by it).
     public let identifier: String
+    /// Whether saves and batch requests record persistent history (``history(after:)``): on when
+    /// the store was opened or created with `historyTracking: true` once, since the store's
+    /// metadata remembers it.
+    public let tracksHistory: Bool
     /// `identifier`'s number among the interned names object IDs refer to.
     private(set) var names: UInt32 = 0
     let connection: SQLiteConnection
@@ -43,17 +47,23 @@ public final class PersistentStore: @unchecked Sendable {
 
     /// Opens the store at `path`, creating it (tables, metadata) when the file is new or empty.
     /// An existing store made with another model is a `.modelMismatch` error naming what differs.
-    public convenience init(model: ManagedObjectModel, path: String) throws(StoreError) {
-        try self.init(model: model, location: path)
+    /// `historyTracking: true` turns on persistent history (kept on from then on).
+    ///
+    /// ```swift
+    /// let store = try PersistentStore(model: model, path: "people.sqlite", historyTracking: true)
+    /// ```
+    public convenience init(model: ManagedObjectModel, path: String, historyTracking: Bool = false) throws(StoreError) {
+        try self.init(model: model, location: path, historyTracking: historyTracking)
     }
 
-    /// Opens an existing store with the model it was created with (kept in its metadata).
+    /// Opens an existing store with the model it was created with (kept in its metadata);
+    /// `historyTracking: true` turns on persistent history (kept on from then on).
     ///
     /// ```swift
     /// let store = try PersistentStore(path: "people.sqlite")
     /// store.model.entities.map(\.name)
     /// ```
-    public convenience init(path: String) throws(StoreError) {
+    public convenience init(path: String, historyTracking: Bool = false) throws(StoreError) {
         guard FileManager.default.fileExists(atPath: path) else {
             throw StoreError(.sqlite, "'\(path)' does not exist (create the store with its model first)")
         }
@@ -83,15 +93,21 @@ public final class PersistentStore: @unchecked Sendable {
         }
         let model: ManagedObjectModel
         do { model = try ManagedObjectModel(json: Data(json.utf8)) } catch { throw StoreError(error) }
-        try self.init(model: model, location: path)
+        try self.init(model: model, location: path, historyTracking: historyTracking)
     }
 
     /// An in-memory store (an SQLite database that lives as long as the store).
-    public static func inMemory(model: ManagedObjectModel) throws(StoreError) -> PersistentStore {
-        try PersistentStore(model: model, location: nil)
+    ///
+    /// ```swift
+    /// let store = try PersistentStore.inMemory(model: model, historyTracking: true)
+    /// ```
+    public static func inMemory(model: ManagedObjectModel, historyTracking: Bool = false) throws(StoreError)
+        -> PersistentStore
+    {
+        try PersistentStore(model: model, location: nil, historyTracking: historyTracking)
     }
 
-    private init(model: ManagedObjectModel, location: String?) throws(StoreError) {
+    private init(model: ManagedObjectModel, location: String?, historyTracking: Bool) throws(StoreError) {
         self.model = model
         self.path = location
         let layouts = TableLayout.make(model)
@@ -114,16 +130,18 @@ public final class PersistentStore: @unchecked Sendable {
         do {
             // Every use of the connection holds `lock`, so SQLite's own per-call mutex is redundant.
             connection = try SQLiteConnection(path: location ?? ":memory:", serialized: false)
+            // The timeout first: switching to WAL takes a lock another process may hold.
+            _ = try connection.query("PRAGMA busy_timeout = 10000")
             if location != nil {
                 _ = try connection.query("PRAGMA journal_mode=WAL")
                 try connection.execute("PRAGMA synchronous=FULL")
             }
-            _ = try connection.query("PRAGMA busy_timeout = 10000")
         } catch {
             throw StoreError(
                 .sqlite, "cannot open the store \(location.map { "'\($0)'" } ?? "in memory"): \(error.message)")
         }
         identifier = try Self.prepare(connection, model: model, layouts: layouts)
+        tracksHistory = try Self.prepareHistory(connection, wanted: historyTracking)
         var storeNumber: UInt32 = 0
         for (name, info) in infos {
             info.names = IDNames.shared.pair(store: identifier, entity: name)

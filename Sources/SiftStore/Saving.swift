@@ -48,6 +48,9 @@ extension ManagedObjectContext {
                     try checkStoredUniqueness(inserted: inserted, updated: updated)
                     unwritten = try RowWriter(store: store).write(
                         inserted: inserted + reinserted, updated: updated, deleted: deleted)
+                    if store.tracksHistory {
+                        try recordHistory(inserted: inserted + reinserted, updated: updated, deleted: deleted)
+                    }
                 } catch let e as SQLiteError {
                     throw e.storeError
                 } catch let e as StoreError {

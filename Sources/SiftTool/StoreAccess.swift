@@ -45,6 +45,15 @@ enum StoreAccess {
         do { return try PersistentStore(path: path) } catch { throw StoreCommandError(error) }
     }
 
+    /// A context for a command that writes: its saves and batch requests are recorded in the
+    /// store's history (when it keeps one) with the author "sift" and the command's name.
+    static func writer(_ store: PersistentStore, _ command: String) -> ManagedObjectContext {
+        let context = ManagedObjectContext(store: store)
+        context.transactionAuthor = "sift"
+        context.name = command
+        return context
+    }
+
     // MARK: Key order
 
     /// Each entity's keys in the order `sift store import` first saw them (empty when nothing

@@ -1,7 +1,8 @@
 // `sift store`: the persistence core (SiftStore) on the command line. `infer-model` writes a model
 // for a JSON file, `create` makes a SQLite store with a model, `import` loads JSON records into it
 // in one all-or-nothing save, `query` fetches with a predicate (objects as NDJSON, counts,
-// dictionaries, groups and aggregates, or the SQL plan), `update` and `delete` run batch requests.
+// dictionaries, groups and aggregates, or the SQL plan), `update` and `delete` run batch requests,
+// `history` prints the persistent history (StoreHistoryCommand.swift).
 // The conventions are `sift filter`'s: JSON with integers apart from doubles and `{"$date": s}`
 // dates, NDJSON output written only once everything succeeded, predicate errors as `line:column`
 // with a caret, exit status 0 success, 1 invalid predicate, data or store error, 2 usage error.
@@ -36,7 +37,7 @@ struct StoreCommand: ParsableCommand {
             """,
         subcommands: [
             StoreInferModelCommand.self, StoreCreateCommand.self, StoreImportCommand.self,
-            StoreQueryCommand.self, StoreUpdateCommand.self, StoreDeleteCommand.self,
+            StoreQueryCommand.self, StoreUpdateCommand.self, StoreDeleteCommand.self, StoreHistoryCommand.self,
         ]
     )
 }
@@ -197,7 +198,9 @@ struct StoreCreateCommand: ParsableCommand {
             "attributes", "relationships", …}]}). The store keeps its model: later commands read it \
             from DB. Running it again with the same model does nothing; an existing store made with \
             another model is an error naming what differs (exit 1; migration is not supported), as \
-            is a file that is not a Sift store. Prints nothing on success.
+            is a file that is not a Sift store. --history makes the store record persistent \
+            history ('sift store history'; given to an existing store, it turns it on). Prints \
+            nothing on success.
             """
     )
 
@@ -206,6 +209,9 @@ struct StoreCreateCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("The model, a JSON file.", valueName: "MODEL.json"))
     var model: String
+
+    @Flag(help: "Record persistent history (kept on from then on).")
+    var history = false
 
     func run() throws {
         try reportingStoreErrors {
@@ -217,7 +223,7 @@ struct StoreCreateCommand: ParsableCommand {
             do throws(ModelError) { parsed = try ManagedObjectModel(json: data) } catch {
                 throw StoreCommandError("\(model): error: \(error.message)")
             }
-            do throws(StoreError) { _ = try PersistentStore(model: parsed, path: db) } catch {
+            do throws(StoreError) { _ = try PersistentStore(model: parsed, path: db, historyTracking: history) } catch {
                 throw StoreCommandError(error)
             }
         }
@@ -268,7 +274,7 @@ struct StoreImportCommand: ParsableCommand {
                 throw StoreCommandError(error.description)
             }
             let store = try StoreAccess.open(db)
-            var importer = StoreImporter(context: ManagedObjectContext(store: store))
+            var importer = StoreImporter(context: StoreAccess.writer(store, "store import"))
             let n: Int
             do throws(JSONImportError) { n = try importer.run(records, entity: entity) } catch {
                 throw StoreCommandError(error)
@@ -568,6 +574,9 @@ struct StoreUpdateCommand: ParsableCommand {
 
     @OptionGroup var inputs: FormatInputs
 
+    /// The context name recorded in the store's history.
+    static let command = "store update"
+
     /// `KEY=REST` split at the first '='.
     static func split(_ text: String, option: String) throws -> (String, String) {
         guard let eq = text.firstIndex(of: "="), eq != text.startIndex else {
@@ -613,7 +622,7 @@ struct StoreUpdateCommand: ParsableCommand {
             }
             let store = try StoreAccess.open(db)
             let result: BatchResult
-            do throws(StoreError) { result = try ManagedObjectContext(store: store).execute(request) } catch {
+            do throws(StoreError) { result = try StoreAccess.writer(store, Self.command).execute(request) } catch {
                 let parts = try expressions.map { (e) throws -> (label: String, text: String) in
                     let (k, text) = try Self.split(e, option: "--set-expression")
                     return ("--set-expression \(k)", text)
@@ -652,6 +661,9 @@ struct StoreDeleteCommand: ParsableCommand {
 
     @OptionGroup var inputs: FormatInputs
 
+    /// The context name recorded in the store's history.
+    static let command = "store delete"
+
     func run() throws {
         let variables = try inputs.variables().mapValues(\.literal)
         let arguments = try inputs.arguments()
@@ -661,7 +673,7 @@ struct StoreDeleteCommand: ParsableCommand {
             request.variables = variables
             let store = try StoreAccess.open(db)
             let result: BatchResult
-            do throws(StoreError) { result = try ManagedObjectContext(store: store).execute(request) } catch {
+            do throws(StoreError) { result = try StoreAccess.writer(store, Self.command).execute(request) } catch {
                 throw storeError(error, predicate: predicate)
             }
             // The entity and its sub-entities are what the predicate selected.

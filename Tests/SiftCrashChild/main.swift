@@ -7,6 +7,10 @@
 // parent whether a kill landed inside a save and which saves were reported done (those must
 // survive). `sift-crash-child --model` prints the model as JSON instead, so the test checks the
 // store with exactly this model.
+//
+// `sift-crash-child --counters PATH AUTHOR ROUNDS` is the other test's writer (TwoProcessTests):
+// two of them increment the Ledgers' totals in one store file at the same time, under the `.error`
+// merge policy, and learn of each other's saves through the persistent history.
 
 import Foundation
 import SiftStore
@@ -133,12 +137,85 @@ func run(path: String) throws -> Never {
     }
 }
 
+/// Waits for the parent's next line on standard input (it sends one when every child is ready).
+func awaitParent(_ word: String) {
+    guard let line = readLine(), line == word else { fail("expected '\(word)' from the parent") }
+}
+
+/// Saves `context`; false after a merge conflict, with the context's changes discarded.
+func saved(_ context: ManagedObjectContext) throws(StoreError) -> Bool {
+    do {
+        try context.save()
+        return true
+    } catch {
+        guard error.kind == .mergeConflict else { throw error }
+        context.rollback()
+        return false
+    }
+}
+
+/// `ROUNDS` times: adds 1 to the total of a random Ledger and saves. A merge conflict (the other
+/// process saved that Ledger since this one read it) discards the edit, merges the other's
+/// transactions from the history and tries again, so no increment is lost or counted twice. Says
+/// "R" when ready, waits for "go", says "DONE <successes per ledger…> <conflicts>", waits for
+/// "check", then reads the whole history and says "SEEN <the other children's transactions>
+/// <each ledger's total as this context sees it after merging them>".
+func counters(path: String, author: String, rounds: Int) throws -> Never {
+    let store = try PersistentStore(path: path)
+    guard store.tracksHistory else { fail("the store does not track history") }
+    let context = ManagedObjectContext(store: store)
+    context.transactionAuthor = author
+    context.name = "counters"
+    let ledgers = try context.fetch(FetchRequest("Ledger")).sorted {
+        ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0)
+    }
+    guard !ledgers.isEmpty else { fail("no ledgers") }
+    var token = try store.history(after: nil).last?.token
+    say("R")
+    awaitParent("go")
+    var successes = [Int](repeating: 0, count: ledgers.count)
+    var conflicts = 0
+    for _ in 0..<rounds {
+        // A pause of up to 2 ms: a child that ran all its rounds in one time slice would never
+        // meet the other.
+        usleep(UInt32.random(in: 0...2_000))
+        let i = Int.random(in: ledgers.indices)
+        var attempts = 0
+        while true {
+            try ledgers[i].setValue(try integer(ledgers[i], "total") + 1, forKey: "total")
+            if try saved(context) {
+                successes[i] += 1
+                break
+            }
+            conflicts += 1
+            attempts += 1
+            if attempts > 1_000 { fail("1000 conflicts in a row: merging the history does not refresh") }
+            let news = try store.history(after: token)
+            try context.mergeChanges(fromHistory: news)
+            token = news.last?.token ?? token
+        }
+    }
+    say("DONE " + (successes.map(String.init) + [String(conflicts)]).joined(separator: " "))
+    awaitParent("check")
+    let others = try store.history(after: token).filter { $0.author != nil && $0.author != author }
+    try context.mergeChanges(fromHistory: others)
+    let seen = try store.history(after: nil).filter { $0.author != nil && $0.author != author }.count
+    let totals = try ledgers.map { try integer($0, "total") }
+    say("SEEN \(seen) " + totals.map(String.init).joined(separator: " "))
+    exit(0)
+}
+
 let arguments = CommandLine.arguments
-guard arguments.count == 2 else { fail("usage: sift-crash-child STORE-PATH | --model") }
 do {
-    if arguments[1] == "--model" {
+    if arguments.count == 2, arguments[1] == "--model" {
         say(try crashModel().jsonString)
         exit(0)
+    }
+    if arguments.count == 5, arguments[1] == "--counters", let rounds = Int(arguments[4]) {
+        try counters(path: arguments[2], author: arguments[3], rounds: rounds)
+    }
+    guard arguments.count == 2 else {
+        fail("usage: sift-crash-child STORE-PATH | --model | --counters STORE-PATH AUTHOR ROUNDS")
     }
     try run(path: arguments[1])
 } catch {

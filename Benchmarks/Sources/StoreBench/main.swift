@@ -16,13 +16,14 @@
 //
 // Usage: StoreBench [--insert N] [--fetch N] [--pending-rows N] [--changes N] [--update N]
 //                   [--merge N] [--merge-held N] [--rounds R]
-//                   [--only insert|fetch|ids|count|pending|update|merge] [--sift-only]
+//                   [--only insert|fetch|ids|count|pending|update|merge] [--sift-only] [--history]
 //   defaults: 100,000 inserted objects; 200,000 matching objects fetched (from a table of 250,000);
 //   100,000 rows and 1,000 pending changes; 100,000 objects updated and saved; a did-save of 1,000
 //   objects merged into contexts holding 1,000 and 100,000; median of 5 rounds (Contexts.swift holds
 //   parts 5 and 6). --only keeps the parts whose name
 //   contains the text; --sift-only skips the baselines (for profiling: the Sift work is then in
-//   functions whose names start with `profiledSift`, for callgrind's --toggle-collect).
+//   functions whose names start with `profiledSift`, for callgrind's --toggle-collect); --history
+//   makes Sift's insert store record persistent history (the cost of tracking it).
 import BenchSupport
 import CSQLite
 import Foundation
@@ -41,6 +42,7 @@ nonisolated(unsafe) var mergeHeld = 100_000
 nonisolated(unsafe) var rounds = 5
 nonisolated(unsafe) var only: String? = nil
 nonisolated(unsafe) var siftOnly = false
+nonisolated(unsafe) var history = false
 readOptions(
     [
         .integer("--insert") { insertCount = $0 },
@@ -53,11 +55,12 @@ readOptions(
         .integer("--rounds") { rounds = max(1, $0) },
         .text("--only") { only = $0 },
         .flag("--sift-only") { siftOnly = true },
+        .flag("--history") { history = true },
     ],
     usage: """
         usage: StoreBench [--insert N] [--fetch N] [--pending-rows N] [--changes N] [--update N]
                           [--merge N] [--merge-held N] [--rounds R]
-                          [--only insert|fetch|ids|count|pending|update|merge] [--sift-only]
+                          [--only insert|fetch|ids|count|pending|update|merge] [--sift-only] [--history]
         """)
 
 func fail(_ message: String) -> Never {
@@ -566,7 +569,9 @@ if runs("insert") {
             let path = makeEmptyStore("sift-insert")
             do {
                 let store: PersistentStore
-                do { store = try PersistentStore(model: model, path: path) } catch { fail("\(error)") }
+                do { store = try PersistentStore(model: model, path: path, historyTracking: history) } catch {
+                    fail("\(error)")
+                }
                 // The context lives past the clock: freeing 100,000 objects is not the insert.
                 let (ns, context) = timed { profiledSiftInsert(store, people) }
                 siftT.append(ns)
