@@ -155,11 +155,14 @@ public struct SQLLowering: Sendable {
                 // Too deep for the database's parser: again, with the deep parts decided by memory.
                 (ctx, scope, whereClause) = try lower(guardingNesting: true)
             }
-            whereClause = try ctx.guarded(whereClause, predicate, lenient: lenient, scope)
+            let memoryDecides = ctx.memoryDecides
+            whereClause = ctx.guarded(whereClause, predicate, lenient: lenient, scope)
+            var discriminator: Fragment?
             if let d = entity.discriminator {
                 let test =
                     Fragment(ctx.column(scope.alias, d.column) + " IN (")
                     + Fragment.join(d.values.map { Fragment.param(.integer($0)) }, ", ") + Fragment(")")
+                discriminator = test
                 switch whereClause {
                 case .constant(true): whereClause = .sql(test)
                 case .constant(false): break
@@ -186,7 +189,20 @@ public struct SQLLowering: Sendable {
                     sql + Fragment(" LIMIT ") + Fragment.param(limit.map { .integer(Int64($0)) } ?? dialect.noLimit)
                     + Fragment(" OFFSET ") + Fragment.param(.integer(Int64(offset)))
             }
-            return sql.query(dialect)
+            var query = sql.query(dialect)
+            if let memoryDecides {
+                // The rows the caller decides in memory (RowGuard.swift), with the same joins.
+                var rows = Fragment("SELECT " + ctx.column(scope.alias, entity.primaryKey))
+                rows = rows + Fragment(" FROM \(dialect.quote(entity.table)) AS \(scope.alias)")
+                for j in scope.joins { rows = rows + Fragment(" " + j) }
+                var tests = discriminator.map { [$0] } ?? []
+                if case .sql(let f) = memoryDecides { tests.append(f.parenthesized) }
+                if !tests.isEmpty { rows = rows + Fragment(" WHERE ") + Fragment.join(tests, " AND ") }
+                let decided = rows.query(dialect)
+                query.memoryDecidesSQL = decided.sql
+                query.memoryDecidesBindings = decided.bindings
+            }
+            return query
         } catch {
             var e = error
             e.source = source
@@ -205,6 +221,22 @@ public struct SQLQuery: Hashable, Sendable, CustomStringConvertible {
     public var sql: String
     /// The values to bind, in placeholder order.
     public var bindings: [SQLValue]
+    /// With ``memoryDecidesBindings``: a statement selecting the primary keys of the rows on
+    /// which memory may raise, in a dialect that cannot ask memory itself (see
+    /// ``rowsMemoryDecides``); nil when there are none.
+    public var memoryDecidesSQL: String?
+    /// The values to bind to ``memoryDecidesSQL``.
+    public var memoryDecidesBindings: [SQLValue] = []
+    /// The rows (by primary key) whose answer the caller takes from memory instead of from this
+    /// statement, strict or lenient as the predicate is (RowGuard.swift): memory may raise on
+    /// them. Only in a dialect that cannot call memory (PostgreSQL); SQLite asks memory itself.
+    ///
+    /// ```swift
+    /// if let rows = q.rowsMemoryDecides { /* run it, evaluate those records in memory */ }
+    /// ```
+    public var rowsMemoryDecides: SQLQuery? {
+        memoryDecidesSQL.map { SQLQuery(sql: $0, bindings: memoryDecidesBindings) }
+    }
     /// A statement and its bindings.
     public init(sql: String, bindings: [SQLValue]) {
         self.sql = sql

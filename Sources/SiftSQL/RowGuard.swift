@@ -21,7 +21,11 @@
 // Lenient, it returns lenient memory's answer (false where a comparison raised, as memory's
 // three-valued lenient logic says). Declared types (a store's typed attributes, a schema's own
 // columns without documents) emit no guard: the lowering already refuses what memory would
-// refuse there. A dialect that cannot call memory (PostgreSQL) keeps its SQL alone.
+// refuse there. A dialect that cannot call memory (PostgreSQL) keeps its SQL and hands the caller
+// a second statement, `SQLQuery.rowsMemoryDecides`, selecting the primary keys of the rows a noted
+// condition holds for (every row when one marked them all); the caller decides those rows in
+// memory, strict or lenient, as `sift_guard` would (SiftTool's SQLBackend does, for `sift filter
+// --backend postgres`).
 
 import SiftSyntax
 
@@ -59,7 +63,7 @@ extension LoweringContext {
         switch op {
         case .equal, .notEqual:
             // Equality never raises; only computed operands might.
-            for o in [l, r] where kind(of: o) == .opaque { return noteRiskOnEveryRow(range) }
+            for o in [l, r] { if case .opaque = kind(of: o) { return noteRiskOnEveryRow(range) } }
         case _ where ordering.contains(op):
             found = orderingRisk(l, r) ?? orderingRisk(r, l) ?? []
             if case .opaque = kind(of: l) { return noteRiskOnEveryRow(range) }
@@ -81,7 +85,8 @@ extension LoweringContext {
             case (.opaque, _), (_, .opaque): return noteRiskOnEveryRow(range)
             case (.dynamic(let c), .dynamic(let e)): found = [notText(c), notText(e)]
             case (.dynamic(let c), _): found = [notText(c)]
-            case (.constant(.string), .dynamic(let e)): found = [notText(e)]
+            case (.constant(let c), .dynamic(let e)):
+                if case .string = c { found = [notText(e)] }
             default: break
             }
         default:
@@ -98,11 +103,11 @@ extension LoweringContext {
     }
 
     /// How an operand's kind is known to the guard.
-    private enum OperandKind: Equatable {
+    private enum OperandKind {
         /// A constant.
         case constant(LiteralValue)
         /// A column of the selected row (or a to-one join of it) holding values of any kind.
-        case dynamic(String)
+        case dynamic(Scalar)
         /// A declared type, an object, a collection: the lowering checks it.
         case declared
         /// A computed value, or a dynamic one inside a subquery: only memory knows.
@@ -122,7 +127,7 @@ extension LoweringContext {
                 return s.fragment.sql == "NULL" ? .constant(.null) : .opaque
             }
             guard s.attribute.type == .any else { return .declared }
-            return visibleAliases.contains(alias) ? .dynamic(s.fragment.sql) : .opaque
+            return visibleAliases.contains(alias) ? .dynamic(s) : .opaque
         }
     }
 
@@ -151,25 +156,24 @@ extension LoweringContext {
         case .dynamic(let other):
             // A number against a string, either way round; nil orders with nothing but raises nowhere.
             return [
-                Fragment(
-                    "((typeof(\(col)) IN ('integer', 'real')) <> (typeof(\(other)) IN ('integer', 'real')) AND \(col) IS NOT NULL AND \(other) IS NOT NULL)"
-                )
+                Fragment("((") + notText(col) + Fragment(" AND ") + notNumber(other) + Fragment(") OR (")
+                    + notNumber(col) + Fragment(" AND ") + notText(other) + Fragment("))")
             ]
         case .declared:
             if case .scalar(let s) = b, s.attribute.type == .string {
-                return [Fragment("(\(notText(col).sql) AND ") + s.fragment + Fragment(" IS NOT NULL)")]
+                return [Fragment("(") + notText(col) + Fragment(" AND ") + s.fragment + Fragment(" IS NOT NULL)")]
             }
             if case .scalar(let s) = b, [.integer, .double, .decimal, .boolean].contains(s.attribute.type) {
-                return [Fragment("(\(notNumber(col).sql) AND ") + s.fragment + Fragment(" IS NOT NULL)")]
+                return [Fragment("(") + notNumber(col) + Fragment(" AND ") + s.fragment + Fragment(" IS NOT NULL)")]
             }
-            return [Fragment("\(col) IS NOT NULL")]
+            return [present(col)]
         case .opaque: return []
         }
     }
 
     /// Where `col` ordered against the constant `c` raises: a number against text, a string
     /// against numbers, anything else against every value but nil.
-    private func constantRisk(_ col: String, _ c: LiteralValue) -> Fragment? {
+    private func constantRisk(_ col: Scalar, _ c: LiteralValue) -> Fragment? {
         switch c {
         case .null: return nil
         case .integer, .double, .decimal, .bool: return notNumber(col)
@@ -177,24 +181,43 @@ extension LoweringContext {
         case .array(let bounds) where bounds.count == 2:
             let risks = bounds.compactMap { constantRisk(col, $0) }
             if risks.count == 2, risks[0].sql == risks[1].sql { return risks[0] }
-            return Fragment("\(col) IS NOT NULL")
-        default: return Fragment("\(col) IS NOT NULL")
+            return present(col)
+        default: return present(col)
         }
     }
 
-    /// The value is there and is not a string.
-    private func notText(_ col: String) -> Fragment { Fragment("typeof(\(col)) IN ('integer', 'real', 'blob')") }
-    /// The value is there and is not a number.
-    private func notNumber(_ col: String) -> Fragment { Fragment("typeof(\(col)) IN ('text', 'blob')") }
+    // A dynamic value keeps its storage class in SQLite (`typeof`); in a dialect whose columns
+    // hold one type each its numbers (booleans as 0/1) are in `fragment` and its strings in `text`.
 
-    /// `whereClause` guarded as the file header says, or unchanged when nothing was noted. A
-    /// dialect without `sift_guard` refuses a predicate that needs it.
+    /// The value is there and is not a string.
+    private func notText(_ s: Scalar) -> Fragment {
+        if let text = s.text {
+            return Fragment("(") + s.fragment + Fragment(" IS NOT NULL AND ") + text + Fragment(" IS NULL)")
+        }
+        return Fragment("typeof(\(s.fragment.sql)) IN ('integer', 'real', 'blob')")
+    }
+    /// The value is there and is not a number.
+    private func notNumber(_ s: Scalar) -> Fragment {
+        if let text = s.text { return text + Fragment(" IS NOT NULL") }
+        return Fragment("typeof(\(s.fragment.sql)) IN ('text', 'blob')")
+    }
+    /// The value is not nil.
+    private func present(_ s: Scalar) -> Fragment {
+        if let text = s.text {
+            return Fragment("(") + s.fragment + Fragment(" IS NOT NULL OR ") + text + Fragment(" IS NOT NULL)")
+        }
+        return s.fragment + Fragment(" IS NOT NULL")
+    }
+
+    /// `whereClause` guarded as the file header says, or unchanged when nothing was noted or the
+    /// dialect cannot call memory (then ``memoryDecides`` says which rows the caller must ask
+    /// memory about).
     func guarded(
         _ whereClause: Lowered, _ predicate: PredicateSyntax, lenient: Bool, _ scope: Scope
-    ) throws(SQLLoweringError) -> Lowered {
-        guard guardsRows, !risks.isEmpty else { return whereClause }
-        // A dialect that cannot call memory keeps its SQL for now.
-        guard let call = guardCall(predicate, lenient: lenient, scope) else { return whereClause }
+    ) -> Lowered {
+        guard guardsRows, !risks.isEmpty, let call = guardCall(predicate, lenient: lenient, scope) else {
+            return whereClause
+        }
         if risks.everyRow { return .sql(call + Fragment(" = 1")) }
         let otherwise: Fragment
         switch whereClause {
@@ -204,5 +227,14 @@ extension LoweringContext {
         return .sql(
             Fragment("(CASE WHEN ") + Fragment.join(risks.conditions.map(\.parenthesized), " OR ")
                 + Fragment(" THEN ") + call + Fragment(" ELSE ") + otherwise.parenthesized + Fragment(" END) = 1"))
+    }
+
+    /// In a dialect that cannot call memory, the rows on which memory may raise (every row, or
+    /// those a noted condition holds for): the caller decides them in memory
+    /// (``SQLQuery/rowsMemoryDecides``). nil when nothing was noted or `sift_guard` decides them.
+    var memoryDecides: Lowered? {
+        guard guardsRows, !risks.isEmpty, dialect.documentFunction == nil else { return nil }
+        if risks.everyRow { return .constant(true) }
+        return .sql(Fragment.join(risks.conditions.map(\.parenthesized), " OR "))
     }
 }

@@ -39,8 +39,8 @@ struct FilterCommand: ParsableCommand {
             (default: the DATABASE_URL environment variable; a libpq URI or key=value string): the \
             records go into a fresh schema there, which is dropped afterwards. What PostgreSQL cannot \
             select exactly (string options [c]/[d], MATCHES, functions, arithmetic on doubles or on \
-            keys of mixed types, comparisons on which memory may raise for some records) is an \
-            error naming the construct; a server that cannot be reached \
+            keys of mixed types) is an error naming the construct; records on which memory may \
+            raise are evaluated in memory, so the outcome is memory's there too; a server that cannot be reached \
             is an error naming the host (exit 1).
 
             Exit status: 0 success (also when nothing matches); 1 invalid predicate, invalid or \

@@ -7,8 +7,9 @@
 // raise on a record's values, SQLite asks memory about that record (the row guard, SiftSQL's
 // RowGuard.swift): strict, the statement fails naming the row, and the error printed is memory's
 // own on that record (`record 1: cannot order "abc" and 30`, found again by evaluating the
-// predicate on it); `--lenient`, the row answers as lenient memory does. PostgreSQL refuses such a
-// predicate instead (it cannot ask memory).
+// predicate on it); `--lenient`, the row answers as lenient memory does. PostgreSQL cannot ask
+// memory: the lowering gives a second statement selecting those rows (`SQLQuery.rowsMemoryDecides`),
+// and they are evaluated here, in memory, with the same outcome.
 
 import ArgumentParser
 import Foundation
@@ -34,6 +35,8 @@ struct SQLBackendError: Error, CustomStringConvertible {
     /// The lowering error's id (`unknown-key`, `unsupported`, …) when the stage is `lower`, memory's
     /// (`incomparable-values`, …) when it is `evaluation`.
     var id: String? = nil
+    /// The record the predicate raises on, when the stage is `evaluation`.
+    var record: Int? = nil
 }
 
 /// Records loaded into SQLite (and, given a server, PostgreSQL) once, queried with any number of predicates.
@@ -91,19 +94,55 @@ final class SQLBackend {
     ) throws(SQLBackendError) -> [Int] {
         let q = try query(syntax, source: source, variables: variables, sortedBy: keys, lenient: lenient)
         if let postgres {
-            return try postgres.primaryKeys(q).map { (pk) throws(SQLBackendError) -> Int in
-                guard let i = store.recordIndex(ofKey: pk) else {
-                    throw SQLBackendError(
-                        stage: "sql", description: "sql: the first result column is not a record's key: \(pk)")
+            func records(_ q: SQLQuery) throws(SQLBackendError) -> [Int] {
+                try postgres.primaryKeys(q).map { (pk) throws(SQLBackendError) -> Int in
+                    guard let i = store.recordIndex(ofKey: pk) else {
+                        throw SQLBackendError(
+                            stage: "sql", description: "sql: the first result column is not a record's key: \(pk)")
+                    }
+                    return i
                 }
-                return i
             }
+            let selected = try records(q)
+            guard let decides = q.rowsMemoryDecides else { return selected }
+            return try merged(
+                selected, memoryDecides: try records(decides), syntax, source: source, variables: variables,
+                sortedBy: keys, lenient: lenient)
         }
         do throws(StoreError) { return try store.recordIndices(sql: q.sql, bindings: q.bindings) } catch {
             if let row = error.raisedRow, let guardError = error.evaluationError {
                 throw raised(row: row, guardError, syntax, source: source, variables: variables)
             }
             throw SQLBackendError(stage: "sql", description: "sql: \(error.message)")
+        }
+    }
+
+    /// The SQL's `selected` records with the answers of the records `memoryDecides` taken from
+    /// memory instead (strict, memory's error on the lowest of them that raises; the rest raise
+    /// nowhere), in the SQL's order (by record, or by `keys` as memory sorts).
+    func merged(
+        _ selected: [Int], memoryDecides risky: [Int], _ syntax: PredicateSyntax, source: String,
+        variables: [String: LiteralValue], sortedBy keys: [SiftSortDescriptor], lenient: Bool
+    ) throws(SQLBackendError) -> [Int] {
+        guard !risky.isEmpty else { return selected }
+        let predicate = SiftPredicate(syntax, source: source, options: EvaluationOptions(lenient: lenient))
+        let bound = variables.mapValues(Value.init)
+        var decided: [Int: Bool] = [:]
+        for i in risky.sorted() {
+            do throws(EvaluationError) {
+                decided[i] = try predicate.evaluate(with: records[i].value, variables: bound)
+            } catch {
+                throw SQLBackendError(
+                    stage: "evaluation", description: RecordFilterError(.evaluation(record: i, error)).description,
+                    id: error.id, record: i)
+            }
+        }
+        let out = (selected.filter { decided[$0] == nil } + decided.filter(\.value).map(\.key)).sorted()
+        guard !keys.isEmpty else { return out }
+        do throws(EvaluationError) {
+            return try out.map { records[$0].value }.sortedIndices(by: keys).map { out[$0] }
+        } catch {
+            throw SQLBackendError(stage: "evaluation", description: error.annotated, id: error.id)
         }
     }
 
@@ -124,7 +163,7 @@ final class SQLBackend {
         } catch { found = error }
         return SQLBackendError(
             stage: "evaluation", description: RecordFilterError(.evaluation(record: record, found)).description,
-            id: found.id)
+            id: found.id, record: record)
     }
 }
 

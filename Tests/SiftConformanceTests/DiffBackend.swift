@@ -155,6 +155,10 @@ final class PostgresDiffBackend: DiffBackend {
                     Set(try backend.matches(syntax, source: source, variables: variables.mapValues(\.literal))),
                     sql: SQLiteBackend.Loaded.render(q))
             } catch {
+                if error.stage == "evaluation", let record = error.record, let id = error.id {
+                    // Memory decided the rows it may raise on (`SQLQuery.rowsMemoryDecides`), and raised.
+                    return .raised(record: record, id: id, sql: SQLiteBackend.Loaded.render(q))
+                }
                 return .runtimeError(error.description, sql: SQLiteBackend.Loaded.render(q))
             }
         }

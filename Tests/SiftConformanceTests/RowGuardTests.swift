@@ -2,7 +2,9 @@
 // raises on ordering the string against a number (and the numbers against a string). Every
 // back-end must give memory's outcome: memory's error naming a record memory raises on (strict),
 // or lenient memory's rows. SQLite gets there through the row guard (SiftSQL's RowGuard.swift),
-// the store the same way on its fetches and counts.
+// the store the same way on its fetches and counts, and PostgreSQL, which cannot ask memory, by
+// the rows the lowering says memory must decide (`SQLQuery.rowsMemoryDecides`), evaluated by the
+// back-end in memory.
 
 import Foundation
 import SiftEvaluation
@@ -55,12 +57,12 @@ import Testing
         #expect(try Self.memory(format, lenient: true).get() == lenientRows)
     }
 
-    @Test(arguments: table.indices)
-    func sqliteGivesMemorysOutcome(_ i: Int) throws {
-        let format = Self.table[i].predicate
-        let backend = try SQLBackend(records: Self.records)
+    /// `backend` answers `format` as memory does: memory's error strict (the text `sift filter`
+    /// prints in memory, `record 1: 1:1: error: cannot order "abc" and 30` and the caret), and
+    /// lenient memory's rows.
+    static func expectMemorysOutcome(_ backend: SQLBackend, _ format: String) throws {
         let syntax = try PredicateSyntax.parse(format)
-        guard case .failure(let expected) = try Self.memory(format, lenient: false) else {
+        guard case .failure(let expected) = try memory(format, lenient: false) else {
             Issue.record("\(format): memory did not raise")
             return
         }
@@ -69,11 +71,28 @@ import Testing
         }
         #expect(error?.stage == "evaluation")
         #expect(error?.id == expected.id)
-        // The text `sift filter` prints in memory: `record 1: 1:1: error: cannot order "abc" and 30` and the caret.
         #expect(error?.description == expected.description)
         #expect(
             try backend.matches(syntax, source: format, variables: [:], lenient: true)
-                == Self.memory(format, lenient: true).get())
+                == memory(format, lenient: true).get())
+    }
+
+    @Test(arguments: table.indices)
+    func sqliteGivesMemorysOutcome(_ i: Int) throws {
+        try Self.expectMemorysOutcome(try SQLBackend(records: Self.records), Self.table[i].predicate)
+    }
+
+    @Test(arguments: table.indices)
+    func postgresGivesMemorysOutcome(_ i: Int) throws {
+        let format = Self.table[i].predicate
+        let server = try PostgresServer(url: try postgresTestURL())
+        let backend = try SQLBackend(records: Self.records, server: server)
+        try Self.expectMemorysOutcome(backend, format)
+        // Sorted, the rows memory decides take their place in memory's order.
+        let sorted = try backend.matches(
+            try PredicateSyntax.parse(format), source: format, variables: [:],
+            sortedBy: [try SiftSortDescriptor("age", ascending: false)], lenient: true)
+        #expect(sorted == (try Self.memory(format, lenient: true).get()).reversed())
     }
 
     @Test(arguments: table.indices)
