@@ -35,8 +35,6 @@ struct RowRisks {
     var conditions: [Fragment] = []
     /// A comparison whose raising cannot be stated per row: memory decides every row.
     var everyRow = false
-    /// The first comparison noted, for a dialect that must refuse it.
-    var first: SourceRange?
 
     var isEmpty: Bool { conditions.isEmpty && !everyRow }
 }
@@ -50,7 +48,6 @@ extension LoweringContext {
     func noteRiskOnEveryRow(_ range: SourceRange?) {
         guard guardsRows else { return }
         risks.everyRow = true
-        if risks.first == nil { risks.first = range }
     }
 
     /// Notes where `l op r` may raise in memory, from its operands' kinds.
@@ -99,7 +96,6 @@ extension LoweringContext {
         }
         guard !found.isEmpty else { return }
         risks.conditions += found
-        if risks.first == nil { risks.first = range }
     }
 
     /// How an operand's kind is known to the guard.
