@@ -25,7 +25,7 @@ let package = Package(
         .target(name: "BenchSupport"),
         benchmark("SiftBench", sift: ["SiftSyntax"]),
         benchmark("EvalBench", sift: ["SiftEvaluation"]),
-        benchmark("SQLBench", sift: ["SiftSyntax", "SiftSQL", "SiftSQLite"]),
+        benchmark("SQLBench", sift: ["SiftSyntax", "SiftSQL", "SiftSQLite", "SiftJSON", "SiftStore"]),
         benchmark("PGBench", sift: ["SiftSyntax", "SiftSQL", "SiftPostgres"]),
         // SiftSQLite is not imported by StoreBench itself: it is named because the CSQLite module of
         // the raw C API baseline reaches this target through it (CSQLite is no product), as for SQLBench.

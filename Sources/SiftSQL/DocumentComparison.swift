@@ -62,23 +62,47 @@ extension LoweringContext {
 
     private func documentCall(substituted: PredicateSyntax, negated: Bool, _ scope: Scope) -> Lowered? {
         guard let root = rootScope, scope === root, elementVariables.isEmpty,
-            let documentColumn = root.entity.documentColumn, let function = dialect.documentFunction
+            let documentColumn = root.entity.documentColumn, let function = dialect.documentFunction,
+            let (text, lifted) = documentArguments(substituted)
         else { return nil }
+        var call = Fragment("\(function)(") + text + Fragment(", \(column(root.alias, documentColumn))")
+        if let lifted { call = call + Fragment(", ") + lifted }
+        // 1 or 0, NULL where memory raises: neither polarity selects such a row, and the row guard
+        // (RowGuard.swift) hands every row to memory.
+        noteRiskOnEveryRow(substituted.range)
+        return .sql(call + Fragment(negated ? ") = 0" : ") = 1"))
+    }
+
+    /// The predicate's text and its dictionaries (nil when there are none) as bound arguments of
+    /// a call into memory; nil when the text would not parse back to the same predicate.
+    private func documentArguments(_ substituted: PredicateSyntax) -> (text: Fragment, variables: Fragment?)? {
         // A dictionary (a `%@` argument, or a bound variable's value) has no spelling in the
-        // language: it travels apart, as a variable of the call's third argument.
+        // language: it travels apart, as a dictionary of variables.
         let (predicate, lifted) = substituted.liftingConstants(prefix: "sift_", where: Self.holdsDictionary)
         // The text must parse back to this very predicate, or the call would ask memory something else.
         let text = predicate.description
         guard let again = try? PredicateSyntax.parse(text), again == predicate else { return nil }
+        let variables =
+            lifted.isEmpty ? nil : Fragment.param(.blob(ValueCodec.encode(.dictionary(lifted.mapValues(Value.init)))))
+        return (Fragment.param(.text(text)), variables)
+    }
+
+    /// `sift_guard(<p's text>, <document>, <primary key>, <lenient> [, <variables>])` on the
+    /// selected row (see RowGuard.swift); nil where the entity keeps no document, the dialect
+    /// cannot call memory, or `p` has variables bound nowhere.
+    func guardCall(_ p: PredicateSyntax, lenient: Bool, _ scope: Scope) -> Fragment? {
+        let substituted = substitutedForDocument(p)
+        guard Self.unbound(substituted).isEmpty, let root = rootScope, scope === root,
+            let documentColumn = root.entity.documentColumn, dialect.documentFunction != nil,
+            let (text, lifted) = documentArguments(substituted)
+        else { return nil }
         var call =
-            Fragment("\(function)(") + Fragment.param(.text(text)) + Fragment(", \(column(root.alias, documentColumn))")
-        if !lifted.isEmpty {
-            call =
-                call + Fragment(", ")
-                + Fragment.param(.blob(ValueCodec.encode(.dictionary(lifted.mapValues(Value.init)))))
-        }
-        // 1 or 0, NULL where memory raises: neither polarity selects such a row.
-        return .sql(call + Fragment(negated ? ") = 0" : ") = 1"))
+            Fragment("\(SQLFunctions.guarded)(") + text
+            + Fragment(
+                ", \(column(root.alias, documentColumn)), \(column(root.alias, root.entity.primaryKey)), \(lenient ? 1 : 0)"
+            )
+        if let lifted { call = call + Fragment(", ") + lifted }
+        return call + Fragment(")")
     }
 
     private static func holdsDictionary(_ v: LiteralValue) -> Bool {

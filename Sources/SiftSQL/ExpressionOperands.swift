@@ -356,6 +356,9 @@ extension LoweringContext {
     ) throws(SQLLoweringError) -> Operand {
         var arguments: [(Fragment, SQLFunctions.ValueTag)] = []
         for (o, e) in args { arguments.append(try callArgument(o, e, selector: selector)) }
+        // NULL where memory raises: the row guard hands every row to memory (RowGuard.swift),
+        // except for a comparison, whose operands the guard has already weighed.
+        if SQLFunctions.comparison(selector) == nil { noteRiskOnEveryRow(range) }
         var s = Scalar(
             fragment: try callSQL(selector, arguments, range),
             attribute: Schema.Attribute(name: selector, type: type, encoding: encoding))
@@ -544,6 +547,7 @@ extension LoweringContext {
             return try memoryCall("count:", [(b, base)], type: .integer, range)
         case .scalar(let s) where path.isEmpty:
             // A value that is not a collection: memory raises, or gives nil when it is nil.
+            noteRiskOnEveryRow(range)
             return .scalar(
                 Scalar(
                     fragment: Fragment("NULL"),
@@ -631,6 +635,7 @@ extension LoweringContext {
         }
         if offset < 0 {
             // Out of range in memory (or not a number): it raises on every non-nil collection.
+            noteRiskOnEveryRow(range)
             return .scalar(Scalar(fragment: Fragment("NULL"), attribute: element.attribute))
         }
         guard let order else { throw unsupported("an index of '\(c.relationship.name)'", range) }

@@ -42,7 +42,9 @@ extension LoweringContext {
         _ l: ExpressionSyntax, _ op: ComparisonOperator, _ options: ComparisonOptions, _ r: ExpressionSyntax,
         negated: Bool, range: SourceRange, _ scope: Scope
     ) throws(SQLLoweringError) -> Lowered? {
-        // See SubqueryComparison.swift.
+        // See SubqueryComparison.swift. Memory evaluates the SUBQUERY's predicate on each element,
+        // which may raise where the comparison folds (see RowGuard.swift).
+        noteRiskOnEveryRow(range)
         for (a, b) in [(l, r), (r, l)] where isSubqueryResult(a) {
             if !isConstant(b) {
                 // Against its own collection (`SUBQUERY(kids, $k, P) == kids`).
@@ -319,6 +321,7 @@ extension LoweringContext {
         _ l: Operand, _ op: ComparisonOperator, _ options: ComparisonOptions, _ r: Operand,
         negated: Bool, range: SourceRange
     ) throws(SQLLoweringError) -> Lowered {
+        noteRisk(l, op, r, range)
         do {
             if let dynamic = try dynamicLeaf(l, op, options, r, negated: negated, range: range) { return dynamic }
             return try typedLeaf(l, op, options, r, negated: negated, range: range)

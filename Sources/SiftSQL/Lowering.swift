@@ -65,6 +65,16 @@ public struct SQLLowering: Sendable {
     public let entity: Schema.Entity
     /// The SQL dialect written.
     public let dialect: any SQLDialect
+    /// Whether rows on which memory may raise are decided by memory (the row guard,
+    /// RowGuard.swift), as they are by default. `false` gives the SQL of the comparisons alone,
+    /// whose answer on such rows is unspecified: for measuring the guard and testing the lowering
+    /// under it.
+    ///
+    /// ```swift
+    /// var lowering = try SQLLowering(schema: records.schema, entity: "Record")
+    /// lowering.guardsRows = false
+    /// ```
+    public var guardsRows = true
 
     /// A lowering for the rows of `entity`; throws `unknown-entity` when the schema has no such entity.
     public init(schema: Schema, entity: String, dialect: any SQLDialect = SQLiteDialect()) throws(SQLLoweringError) {
@@ -80,13 +90,19 @@ public struct SQLLowering: Sendable {
     /// `columns` are attribute key paths of the entity (default: its primary key). `limit` and
     /// `offset` add a bound `LIMIT ? OFFSET ?`. `tableColumns` instead names raw columns of the
     /// entity's table (names that come from the schema's owner, such as a store's own columns).
+    /// Over records whose kinds were inferred (an entity keeping documents), the rows on which
+    /// memory may raise are decided by memory (RowGuard.swift): strict, a row that raises fails the
+    /// statement with memory's error; `lenient`, it answers as memory's lenient mode does.
     public func select(
         _ predicate: PredicateSyntax, source: String? = nil,
         variables: [String: LiteralValue] = [:], sortedBy: [SQLSortKey] = [],
         columns: [String]? = nil, tableColumns: [String]? = nil,
-        limit: Int? = nil, offset: Int = 0
+        limit: Int? = nil, offset: Int = 0, lenient: Bool = false
     ) throws(SQLLoweringError) -> SQLQuery {
-        try build(predicate, source: source, variables: variables, sortedBy: sortedBy, limit: limit, offset: offset) {
+        try build(
+            predicate, source: source, variables: variables, sortedBy: sortedBy, lenient: lenient, limit: limit,
+            offset: offset
+        ) {
             (ctx, scope) throws(SQLLoweringError) in
             // Raw columns of the entity's table (a store reading whole rows), quoted here like every identifier.
             if let tableColumns {
@@ -109,19 +125,20 @@ public struct SQLLowering: Sendable {
         }
     }
 
-    /// `SELECT COUNT(*) FROM … WHERE …`: the number of matching rows.
+    /// `SELECT COUNT(*) FROM … WHERE …`: the number of matching rows (guarded as `select` is).
     public func count(
         _ predicate: PredicateSyntax, source: String? = nil,
-        variables: [String: LiteralValue] = [:]
+        variables: [String: LiteralValue] = [:], lenient: Bool = false
     ) throws(SQLLoweringError) -> SQLQuery {
-        try build(predicate, source: source, variables: variables, sortedBy: [], ordered: false) { _, _ in
+        try build(predicate, source: source, variables: variables, sortedBy: [], lenient: lenient, ordered: false) {
+            _, _ in
             Fragment("COUNT(*)")
         }
     }
 
     private func build(
         _ predicate: PredicateSyntax, source: String?, variables: [String: LiteralValue],
-        sortedBy: [SQLSortKey], ordered: Bool = true, limit: Int? = nil, offset: Int = 0,
+        sortedBy: [SQLSortKey], lenient: Bool, ordered: Bool = true, limit: Int? = nil, offset: Int = 0,
         columns: (LoweringContext, Scope) throws(SQLLoweringError) -> Fragment
     ) throws(SQLLoweringError) -> SQLQuery {
         func lower(guardingNesting: Bool) throws(SQLLoweringError) -> (LoweringContext, Scope, Lowered) {
@@ -129,6 +146,7 @@ public struct SQLLowering: Sendable {
             let scope = ctx.makeScope(entity: entity, alias: ctx.newAlias())
             ctx.rootScope = scope
             ctx.guardsNesting = guardingNesting
+            ctx.guardEnabled = guardsRows
             return (ctx, scope, try ctx.predicate(predicate, negated: false, scope))
         }
         do {
@@ -137,10 +155,14 @@ public struct SQLLowering: Sendable {
                 // Too deep for the database's parser: again, with the deep parts decided by memory.
                 (ctx, scope, whereClause) = try lower(guardingNesting: true)
             }
+            let memoryDecides = ctx.memoryDecides
+            whereClause = ctx.guarded(whereClause, predicate, lenient: lenient, scope)
+            var discriminator: Fragment?
             if let d = entity.discriminator {
                 let test =
                     Fragment(ctx.column(scope.alias, d.column) + " IN (")
                     + Fragment.join(d.values.map { Fragment.param(.integer($0)) }, ", ") + Fragment(")")
+                discriminator = test
                 switch whereClause {
                 case .constant(true): whereClause = .sql(test)
                 case .constant(false): break
@@ -167,7 +189,20 @@ public struct SQLLowering: Sendable {
                     sql + Fragment(" LIMIT ") + Fragment.param(limit.map { .integer(Int64($0)) } ?? dialect.noLimit)
                     + Fragment(" OFFSET ") + Fragment.param(.integer(Int64(offset)))
             }
-            return sql.query(dialect)
+            var query = sql.query(dialect)
+            if let memoryDecides {
+                // The rows the caller decides in memory (RowGuard.swift), with the same joins.
+                var rows = Fragment("SELECT " + ctx.column(scope.alias, entity.primaryKey))
+                rows = rows + Fragment(" FROM \(dialect.quote(entity.table)) AS \(scope.alias)")
+                for j in scope.joins { rows = rows + Fragment(" " + j) }
+                var tests = discriminator.map { [$0] } ?? []
+                if case .sql(let f) = memoryDecides { tests.append(f.parenthesized) }
+                if !tests.isEmpty { rows = rows + Fragment(" WHERE ") + Fragment.join(tests, " AND ") }
+                let decided = rows.query(dialect)
+                query.memoryDecidesSQL = decided.sql
+                query.memoryDecidesBindings = decided.bindings
+            }
+            return query
         } catch {
             var e = error
             e.source = source
@@ -186,6 +221,22 @@ public struct SQLQuery: Hashable, Sendable, CustomStringConvertible {
     public var sql: String
     /// The values to bind, in placeholder order.
     public var bindings: [SQLValue]
+    /// With ``memoryDecidesBindings``: a statement selecting the primary keys of the rows on
+    /// which memory may raise, in a dialect that cannot ask memory itself (see
+    /// ``rowsMemoryDecides``); nil when there are none.
+    public var memoryDecidesSQL: String?
+    /// The values to bind to ``memoryDecidesSQL``.
+    public var memoryDecidesBindings: [SQLValue] = []
+    /// The rows (by primary key) whose answer the caller takes from memory instead of from this
+    /// statement, strict or lenient as the predicate is (RowGuard.swift): memory may raise on
+    /// them. Only in a dialect that cannot call memory (PostgreSQL); SQLite asks memory itself.
+    ///
+    /// ```swift
+    /// if let rows = q.rowsMemoryDecides { /* run it, evaluate those records in memory */ }
+    /// ```
+    public var rowsMemoryDecides: SQLQuery? {
+        memoryDecidesSQL.map { SQLQuery(sql: $0, bindings: memoryDecidesBindings) }
+    }
     /// A statement and its bindings.
     public init(sql: String, bindings: [SQLValue]) {
         self.sql = sql

@@ -113,6 +113,10 @@ final class LoweringContext {
     var isLoweringOneShape: Bool { !shapeChoices.isEmpty }
     /// Comparisons lowered once per case, counted to bound the product of several mixed keys.
     private var shapeLowerings = 0
+    /// Where memory may raise on a row's values, noted for the row guard (RowGuard.swift).
+    var risks = RowRisks()
+    /// The lowering's ``SQLLowering/guardsRows``.
+    var guardEnabled = true
 
     init(schema: Schema, dialect: any SQLDialect, variables: [String: LiteralValue]) {
         self.schema = schema
@@ -259,6 +263,8 @@ final class LoweringContext {
         -> Schema.MixedKey.Case?
     {
         let shapeColumn = column(alias, key.shapeColumn)
+        // A key whose shape differs between rows: memory may raise on some shapes (see RowGuard.swift).
+        noteRiskOnEveryRow(range)
         if let chosen = shapeChoices[shapeColumn] {
             guard let tag = chosen else { return nil }
             return key.cases.first { $0.tag == tag }
@@ -647,6 +653,8 @@ final class LoweringContext {
             return .constant(.integer(Int64(selected.count)))
         }
         guard let c = try subqueryCollection(collection, scope) else {
+            // Not a collection: memory raises on a value (see RowGuard.swift).
+            noteRiskOnEveryRow(range)
             return .scalar(
                 Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: "SUBQUERY", type: .integer)))
         }

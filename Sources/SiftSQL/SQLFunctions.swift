@@ -67,6 +67,12 @@ package enum SQLFunctions {
     /// NULL), which the lowering never relies on. `variables`, a dictionary in the same form, binds
     /// the constants the text cannot spell (dictionaries).
     package static let document = "sift_document"
+    /// `sift_guard(predicate, document, row, lenient [, variables])`: memory's answer to the whole
+    /// `predicate` on the row's document, as `sift_document`'s arguments, 1 or 0. Where memory raises,
+    /// strict (`lenient` 0) the call fails the statement with `<error id>: row <row>: <message>`
+    /// (the back-end hands memory's error back, see RowGuard.swift); lenient (1) memory's lenient
+    /// answer is returned instead. A NULL document is nil as `SELF`.
+    package static let guarded = "sift_guard"
     /// How a NaN result of `sift_call` is stored: SQLite turns a NaN REAL into NULL, which memory
     /// keeps apart from NaN (it orders NaN below every number and equal to itself). Sift's
     /// functions read this BLOB back as NaN; the lowering compares such values through

@@ -6,6 +6,11 @@
 // argument's tag says; results go back in the encodings the lowering compares them in. Where memory
 // raises, the result is NULL: the lowering only relies on rows where memory does not raise.
 // `sift_document` goes further: a whole comparison, evaluated on the row's document.
+// `sift_guard` is the row guard's call (SiftSQL's RowGuard.swift): the whole predicate on the row's
+// document, strict or lenient. Strict, where memory raises it fails the statement with the message
+// `<error id>: row <primary key>: <message>` and keeps memory's `EvaluationError` for the
+// connection (keyed by its handle, taken back when the connection builds its `SQLiteError`), so
+// the caller gets `SQLiteError.raised`: the row and memory's error with its place in the predicate.
 
 import CSQLite
 import Foundation
@@ -31,6 +36,9 @@ extension SQLiteFunctions {
         try check(
             sqlite3_create_function_v2(db, SQLFunctions.document, -1, flags, nil, siftDocumentFunction, nil, nil, nil),
             SQLFunctions.document)
+        try check(
+            sqlite3_create_function_v2(db, SQLFunctions.guarded, -1, flags, nil, siftGuardFunction, nil, nil, nil),
+            SQLFunctions.guarded)
     }
 }
 
@@ -241,49 +249,14 @@ private let siftDocumentFunction:
             sqlite3_result_error(ctx, "sift_document: needs a predicate, a document and optional variables", -1)
             return
         }
-        var failure: String?
-        guard
-            let predicate = PerStatement<SiftPredicate>.value(
-                ctx, argument: 0,
-                { () -> SiftPredicate? in
-                    let text = textOf(argv[0])
-                    do { return SiftPredicate(try PredicateSyntax.parse(text), source: text) } catch {
-                        failure = "sift_document: \(error)"
-                        return nil
-                    }
-                })
-        else {
-            sqlite3_result_error(ctx, failure ?? "sift_document: no predicate", -1)
-            return
-        }
+        guard let predicate = statementPredicate(ctx, argv[0], lenient: false, "sift_document") else { return }
         guard sqlite3_value_type(argv[1]) == SQLITE_BLOB else {
             sqlite3_result_null(ctx)
             return
         }
-        var variables: [String: Value] = [:]
-        if argc == 3 {
-            guard
-                let bound = PerStatement<[String: Value]>.value(
-                    ctx, argument: 2,
-                    {
-                        if case .dictionary(let bound)? = try? ValueCodec.decode(blobBytes(argv[2])) {
-                            bound
-                        } else {
-                            nil
-                        }
-                    })
-            else {
-                sqlite3_result_error(ctx, "sift_document: the variables are not a dictionary in ValueCodec's form", -1)
-                return
-            }
-            variables = bound
-        }
-        let document: Value
-        do throws(ValueCodecError) { document = try ValueCodec.decode(blobBytes(argv[1])) } catch {
-            // Bytes Sift did not write (a damaged store file): an error, never a row read as another value.
-            sqlite3_result_error(ctx, "sift_document: unreadable document: \(error)", -1)
-            return
-        }
+        guard let variables = boundVariables(ctx, argc == 3 ? argv[2] : nil, argument: 2, "sift_document"),
+            let document = decodedDocument(ctx, argv[1], "sift_document")
+        else { return }
         do throws(EvaluationError) {
             sqlite3_result_int64(ctx, try predicate.evaluate(with: document, variables: variables) ? 1 : 0)
         } catch {
@@ -291,9 +264,113 @@ private let siftDocumentFunction:
         }
     }
 
+/// The predicate whose text is argument 0 of a document call, parsed once per statement; nil, with
+/// the call's error set, when it does not parse.
+private func statementPredicate(_ ctx: OpaquePointer?, _ value: OpaquePointer?, lenient: Bool, _ function: String)
+    -> SiftPredicate?
+{
+    var failure: String?
+    let predicate = PerStatement<SiftPredicate>.value(ctx, argument: 0) { () -> SiftPredicate? in
+        let text = textOf(value)
+        do {
+            return SiftPredicate(
+                try PredicateSyntax.parse(text), source: text, options: EvaluationOptions(lenient: lenient))
+        } catch {
+            failure = "\(function): \(error)"
+            return nil
+        }
+    }
+    if predicate == nil { sqlite3_result_error(ctx, failure ?? "\(function): no predicate", -1) }
+    return predicate
+}
+
+/// The variables of a document call's argument `value` (none when it is nil), kept for the
+/// statement; nil, with the call's error set, when they are not a dictionary in ValueCodec's form.
+private func boundVariables(_ ctx: OpaquePointer?, _ value: OpaquePointer?, argument: Int32, _ function: String)
+    -> [String: Value]?
+{
+    guard let value else { return [:] }
+    let bound = PerStatement<[String: Value]>.value(ctx, argument: argument) {
+        if case .dictionary(let bound)? = try? ValueCodec.decode(blobBytes(value)) { bound } else { nil }
+    }
+    if bound == nil {
+        sqlite3_result_error(ctx, "\(function): the variables are not a dictionary in ValueCodec's form", -1)
+    }
+    return bound
+}
+
+/// The document a BLOB argument holds; nil, with the call's error set, for bytes Sift did not
+/// write (a damaged store file): an error, never a row read as another value.
+private func decodedDocument(_ ctx: OpaquePointer?, _ value: OpaquePointer?, _ function: String) -> Value? {
+    do throws(ValueCodecError) { return try ValueCodec.decode(blobBytes(value)) } catch {
+        sqlite3_result_error(ctx, "\(function): unreadable document: \(error)", -1)
+        return nil
+    }
+}
+
 /// The bytes of a BLOB argument (none for another type).
 private func blobBytes(_ value: OpaquePointer?) -> [UInt8] {
     let count = Int(sqlite3_value_bytes(value))
     guard sqlite3_value_type(value) == SQLITE_BLOB, count > 0, let p = sqlite3_value_blob(value) else { return [] }
     return Array(UnsafeRawBufferPointer(start: p, count: count))
 }
+
+/// The row a `sift_guard` call raised on and memory's error, by connection handle, from the failing
+/// call until the connection builds its `SQLiteError`; and the rows whose raising the connection's
+/// owner has asked `sift_guard` to skip (``SQLiteConnection/rowsTheGuardSkips``).
+final class RaisedRows: @unchecked Sendable {
+    static let shared = RaisedRows()
+    private let lock = NSLock()
+    private var byHandle: [UInt: RowRaised] = [:]
+    private var skipped: [UInt: Set<Int64>] = [:]
+
+    func setSkipped(_ rows: Set<Int64>, for db: OpaquePointer) {
+        lock.withLock { skipped[UInt(bitPattern: db)] = rows.isEmpty ? nil : rows }
+    }
+
+    func skipped(for db: OpaquePointer?) -> Set<Int64> {
+        guard let db else { return [] }
+        return lock.withLock { skipped[UInt(bitPattern: db)] ?? [] }
+    }
+
+    func keep(_ raised: RowRaised, for db: OpaquePointer?) {
+        guard let db else { return }
+        lock.withLock { byHandle[UInt(bitPattern: db)] = raised }
+    }
+
+    /// The error kept for `db`, removed; nil when none is.
+    func take(for db: OpaquePointer) -> RowRaised? {
+        lock.withLock { byHandle.removeValue(forKey: UInt(bitPattern: db)) }
+    }
+}
+
+/// `sift_guard(predicate, document, row, lenient [, variables])`: memory's 1 or 0 for the whole
+/// predicate on the decoded document (nil for a NULL one); strict, an error where memory raises.
+private let siftGuardFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void =
+    { ctx, argc, argv in
+        guard let argv, argc == 4 || argc == 5 else {
+            sqlite3_result_error(
+                ctx, "sift_guard: needs a predicate, a document, a row, lenient and optional variables", -1)
+            return
+        }
+        let lenient = sqlite3_value_int64(argv[3]) != 0
+        guard let predicate = statementPredicate(ctx, argv[0], lenient: lenient, "sift_guard") else { return }
+        guard let variables = boundVariables(ctx, argc == 5 ? argv[4] : nil, argument: 4, "sift_guard") else { return }
+        var document = Value.null
+        if sqlite3_value_type(argv[1]) == SQLITE_BLOB {
+            guard let decoded = decodedDocument(ctx, argv[1], "sift_guard") else { return }
+            document = decoded
+        }
+        do throws(EvaluationError) {
+            sqlite3_result_int64(ctx, try predicate.evaluate(with: document, variables: variables) ? 1 : 0)
+        } catch {
+            let row = sqlite3_value_int64(argv[2])
+            // A row its owner replaces with its own object (a store's pending change): no error.
+            if RaisedRows.shared.skipped(for: sqlite3_context_db_handle(ctx)).contains(row) {
+                sqlite3_result_int64(ctx, 0)
+                return
+            }
+            RaisedRows.shared.keep(RowRaised(row: row, error: error), for: sqlite3_context_db_handle(ctx))
+            sqlite3_result_error(ctx, "\(error.id): row \(row): \(error.message)", -1)
+        }
+    }

@@ -4,6 +4,7 @@
 // SQL that failed so a failing lowering can be diagnosed from the error alone.
 
 import CSQLite
+import SiftEvaluation
 import SiftSQL
 import SiftSyntax
 
@@ -75,6 +76,15 @@ public struct SQLiteError: SiftError, Hashable {
     public var message: String
     /// The SQL being prepared or run, when there is one.
     public var sql: String?
+    /// The row on which memory raised and memory's error, when the statement failed because the row
+    /// guard's `sift_guard` met a row on which the predicate raises in memory (strict).
+    ///
+    /// ```swift
+    /// catch let e as SQLiteError {
+    ///     if let r = e.raised { print("row \(r.row): \(r.error.message)") }   // row 2: cannot order "abc" and 30
+    /// }
+    /// ```
+    public var raised: RowRaised?
 
     /// An error with its result code, message and, when known, the SQL.
     ///
@@ -98,6 +108,25 @@ public struct SQLiteError: SiftError, Hashable {
     /// `sqlite error CODE: message`, followed by the SQL when known.
     public var description: String {
         "sqlite error \(code): \(message)" + (sql.map { " (in: \($0))" } ?? "")
+    }
+}
+
+/// A row on which the predicate raises in memory, found by the row guard (`sift_guard`): the row's
+/// primary key and memory's error, with its place in the predicate.
+///
+/// ```swift
+/// let r = RowRaised(row: 2, error: EvaluationError(.incomparableValues("\"abc\"", "30"), range: range))
+/// r.error.id   // "incomparable-values"
+/// ```
+public struct RowRaised: Hashable, Sendable {
+    /// The primary key of the row.
+    public var row: Int64
+    /// Memory's error on that row.
+    public var error: EvaluationError
+    /// The row and memory's error.
+    public init(row: Int64, error: EvaluationError) {
+        self.row = row
+        self.error = error
     }
 }
 
@@ -145,11 +174,34 @@ public final class SQLiteConnection: @unchecked Sendable {
         }
     }
 
-    deinit { sqlite3_close_v2(handle) }
+    /// Rows (by primary key) on which the row guard's `sift_guard` answers 0 rather than fail the
+    /// statement where memory raises: rows whose owner discards what SQL says of them (a store's
+    /// objects with pending changes, judged in memory instead). Empty by default.
+    ///
+    /// ```swift
+    /// db.rowsTheGuardSkips = [3]    // row 3 is changed in memory: its stored values do not count
+    /// defer { db.rowsTheGuardSkips = [] }
+    /// ```
+    public var rowsTheGuardSkips: Set<Int64> {
+        get { RaisedRows.shared.skipped(for: handle) }
+        set { RaisedRows.shared.setSkipped(newValue, for: handle) }
+    }
+
+    deinit {
+        RaisedRows.shared.setSkipped([], for: handle)
+        _ = RaisedRows.shared.take(for: handle)
+        sqlite3_close_v2(handle)
+    }
 
     /// The current error of the connection as a `SQLiteError`.
     func error(_ code: Int32, sql: String?) -> SQLiteError {
-        SQLiteError(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+        var e = SQLiteError(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+        if let raised = RaisedRows.shared.take(for: handle),
+            e.message == "\(raised.error.id): row \(raised.row): \(raised.error.message)"
+        {
+            e.raised = raised
+        }
+        return e
     }
 
     /// Runs a script of one or more statements without bindings or results.

@@ -78,7 +78,10 @@ extension ManagedObjectContext {
         let plan = try makePlan(request)
         if plan.residual == nil, try dirtyObjects(request, plan) == nil {
             let q: SQLQuery
-            do { q = try plan.lowering.count(plan.pushed, variables: request.variables) } catch {
+            do {
+                q = try plan.lowering.count(
+                    plan.pushed, variables: request.variables, lenient: plan.full.options.lenient)
+            } catch {
                 throw StoreError(error)
             }
             let rows = try store.locked { () throws(StoreError) in
@@ -300,7 +303,8 @@ extension ManagedObjectContext {
             return try plan.lowering.select(
                 plan.pushed, variables: request.variables, sortedBy: plan.sqlSort ?? [],
                 tableColumns: columns,
-                limit: useLimit ? request.fetchLimit : nil, offset: useLimit ? request.fetchOffset : 0)
+                limit: useLimit ? request.fetchLimit : nil, offset: useLimit ? request.fetchOffset : 0,
+                lenient: plan.full.options.lenient)
         } catch {
             throw StoreError(.syntax, error.description)
         }
@@ -316,6 +320,11 @@ extension ManagedObjectContext {
         let batch = request.fetchBatchSize
         var objects: [ManagedObject] = []
         try store.locked { () throws(StoreError) in
+            // Rows changed in this context are judged in memory below: what their stored values
+            // would raise does not count (see SiftSQL's RowGuard.swift).
+            let skipped = Set((dirty ?? []).compactMap { $0.objectID.primaryKey })
+            if !skipped.isEmpty { store.connection.rowsTheGuardSkips = skipped }
+            defer { if !skipped.isEmpty { store.connection.rowsTheGuardSkips = [] } }
             do {
                 let s = try store.statement(q.sql)
                 try s.bind(q.bindings)

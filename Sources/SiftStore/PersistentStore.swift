@@ -419,7 +419,18 @@ public final class PersistentStore: @unchecked Sendable {
 }
 
 extension SQLiteError {
-    var storeError: StoreError { StoreError(.sqlite, message + (sql.map { " (in: \($0))" } ?? "")) }
+    /// The store's error: memory's evaluation error (with the row) where the row guard met a row
+    /// on which the predicate raises, else an SQLite failure.
+    var storeError: StoreError {
+        if let raised {
+            var e = StoreError(raised.error)
+            e.message = "row \(raised.row): " + e.message
+            e.failures = [(e.location.map { "\($0): error: " } ?? "") + e.message]
+            e.raisedRow = raised.row
+            return e
+        }
+        return StoreError(.sqlite, message + (sql.map { " (in: \($0))" } ?? ""))
+    }
 }
 
 /// Entity facts by entity number.

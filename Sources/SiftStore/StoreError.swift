@@ -62,6 +62,9 @@ public struct StoreError: SiftError {
     /// The evaluator's error (with its source range and `annotated` caret line) when a predicate
     /// or expression raised in memory.
     public var evaluationError: EvaluationError?
+    /// The primary key of the row on which a fetch's predicate raised in memory (the SQL row
+    /// guard's error, kind `.evaluation`; see SiftSQL's RowGuard.swift).
+    public var raisedRow: Int64?
     /// Every conflicting object, when a save failed with `.mergeConflict`.
     public var conflicts: [MergeConflict] = []
     /// The text ``location`` points into, when the error knows it: the predicate, a sort key, a

@@ -130,7 +130,8 @@ enum BatchCase {
                         store = try SQLBackend(records: c.json, server: cache.server)
                         cache.defaultStore = store
                     }
-                    let matched = Set(try store.matches(predicate.syntax, source: c.format, variables: literals))
+                    let matched = Set(
+                        try store.matches(predicate.syntax, source: c.format, variables: literals, lenient: c.lenient))
                     out.append(("results", .array(c.json.indices.map { .bool(matched.contains($0)) })))
                 } catch {
                     return failure(error.stage, error.description)

@@ -30,16 +30,17 @@ struct FilterCommand: ParsableCommand {
 
             --backend sqlite loads the records into an in-memory SQLite database (schema inferred \
             from the JSON) and runs the predicate as lowered SQL ('sift sql' shows such SQL). The \
-            output is the same as with the default --backend memory for every predicate that \
-            evaluates without error in memory; a predicate the SQL back-end cannot express is an \
-            error (exit 1). SQL raises no per-record data errors: a record on which memory would \
-            raise may come out either way, and --lenient only affects the memory back-end.
+            output is the same as with the default --backend memory: the same records, or the \
+            same error naming a record on which the predicate raises (with --lenient, the same \
+            records as lenient memory); a predicate the SQL back-end cannot express is an error \
+            (exit 1).
 
             --backend postgres does the same on the PostgreSQL server named by --database-url URL \
             (default: the DATABASE_URL environment variable; a libpq URI or key=value string): the \
             records go into a fresh schema there, which is dropped afterwards. What PostgreSQL cannot \
             select exactly (string options [c]/[d], MATCHES, functions, arithmetic on doubles or on \
-            keys of mixed types) is an error naming the construct; a server that cannot be reached \
+            keys of mixed types) is an error naming the construct; records on which memory may \
+            raise are evaluated in memory, so the outcome is memory's there too; a server that cannot be reached \
             is an error naming the host (exit 1).
 
             Exit status: 0 success (also when nothing matches); 1 invalid predicate, invalid or \
@@ -195,7 +196,7 @@ struct FilterCommand: ParsableCommand {
             let sql = try SQLBackend(records: records, server: server)
             matches = try sql.matches(
                 compiled.syntax, source: predicate, variables: variableJSON.mapValues(\.literal),
-                sortedBy: count ? [] : descriptors)
+                sortedBy: count ? [] : descriptors, lenient: lenient)
         } catch {
             writeError(error.description)
             throw ExitCode.failure

@@ -21,6 +21,9 @@ enum BackendAnswer: Equatable {
     case rejected(kind: String, message: String)
     /// The predicate was accepted but running it failed (e.g. an SQL function raised).
     case runtimeError(String, sql: String)
+    /// The predicate raises in memory on this record, with this error id: the back-end's
+    /// outcome is memory's error (the SQL row guard met the record).
+    case raised(record: Int, id: String, sql: String)
     /// The back-end declined a form it documents it cannot select exactly (PostgreSQL's string options…).
     case declined(String)
 }
@@ -66,9 +69,13 @@ struct MemoryBackend: DiffBackend {
         func answer(_ syntax: PredicateSyntax, source: String, variables: [String: JSONValue]) -> BackendAnswer {
             var set = Set<Int>()
             for (i, r) in Oracle.evaluate(syntax, source: source, on: values, variables: variables.mapValues(\.value))
-                .enumerated() where r == .match
+                .enumerated()
             {
-                set.insert(i)
+                switch r {
+                case .match: set.insert(i)
+                case .noMatch: break
+                case .error(let id): return .raised(record: i, id: id, sql: "")
+                }
             }
             return .matches(set, sql: "")
         }
@@ -94,6 +101,9 @@ struct SQLiteBackend: DiffBackend {
                 return .matches(
                     Set(try backend.store.recordIndices(sql: q.sql, bindings: q.bindings)), sql: Self.render(q))
             } catch {
+                if let row = error.raisedRow, let record = backend.store.recordIndex(ofKey: row) {
+                    return .raised(record: record, id: error.evaluationError?.id ?? error.id, sql: Self.render(q))
+                }
                 return .runtimeError("\(error)", sql: Self.render(q))
             }
         }
@@ -145,6 +155,10 @@ final class PostgresDiffBackend: DiffBackend {
                     Set(try backend.matches(syntax, source: source, variables: variables.mapValues(\.literal))),
                     sql: SQLiteBackend.Loaded.render(q))
             } catch {
+                if error.stage == "evaluation", let record = error.record, let id = error.id {
+                    // Memory decided the rows it may raise on (`SQLQuery.rowsMemoryDecides`), and raised.
+                    return .raised(record: record, id: id, sql: SQLiteBackend.Loaded.render(q))
+                }
                 return .runtimeError(error.description, sql: SQLiteBackend.Loaded.render(q))
             }
         }

@@ -265,11 +265,13 @@ struct DiffGenerator {
     /// operators, SQL must not select what memory says is false).
     mutating func string() -> JSONValue { chance(0.04) ? number() : .string(pick(Self.words)) }
 
-    /// A number of mixed kinds: integers, doubles (some integral), now and then a boolean.
+    /// A number of mixed kinds: integers, doubles (some integral), now and then a boolean, and now
+    /// and then a string in its place (memory raises on ordering it, and the SQL back-ends must then
+    /// raise too, see `Differential.check`).
     mutating func number() -> JSONValue {
         switch int(0...39) {
-        case 0: return .string(pick(["5", "7.0", "", "x"]))
-        case 1...23: return .integer(Int64(int(-2...12)))
+        case 0...1: return .string(pick(["5", "7.0", "", "x"]))
+        case 2...23: return .integer(Int64(int(-2...12)))
         case 24...31: return .double(pick([0.5, 2.5, 3.0, 7.0, -1.25, 10.0, 4.75]))
         default: return .bool(chance(0.5))
         }

@@ -1,6 +1,7 @@
 // The randomized differential test: random predicates over random datasets, evaluated in memory
-// (the oracle) and by the SQL back-end; a record that evaluates without error in memory must be
-// selected by SQL exactly when memory says true. Seeded and reproducible: SIFT_DIFF_SEED sets the
+// (the oracle) and by the SQL back-end; the outcome must be memory's: the records memory says true
+// exactly, or, where memory raises on some record, an error naming a record on which memory raises
+// with memory's error id (a case where memory raises and SQL answers rows is a failure). Seeded and reproducible: SIFT_DIFF_SEED sets the
 // seed (printed on every run) and SIFT_DIFF_CASES the number of predicates (default 20,000). On a
 // disagreement the case is shrunk (records, keys, subpredicates, constants) and printed: the
 // canonical predicate, the dataset as JSON, both results and the SQL.
@@ -59,7 +60,26 @@ enum Differential {
             return DiffFailure(
                 category: "runtime error",
                 detail: "SQL failed though memory raised on no record: \(message)\nSQL: \(sql)")
+        case .raised(let record, let id, let sql):
+            let mem = oracle.enumerated().map { "\($0.offset): \($0.element)" }.joined(separator: ", ")
+            guard record < oracle.count, case .error(let memoryID) = oracle[record] else {
+                return DiffFailure(
+                    category: "raised where memory does not",
+                    detail: "SQL raised \(id) on record \(record)\nmemory: \(mem)\nSQL: \(sql)")
+            }
+            guard memoryID == id else {
+                return DiffFailure(
+                    category: "another error",
+                    detail: "record \(record): memory raised \(memoryID), SQL \(id)\nmemory: \(mem)\nSQL: \(sql)")
+            }
+            return nil
         case .matches(let set, let sql):
+            if let i = oracle.firstIndex(where: { if case .error = $0 { true } else { false } }) {
+                let mem = oracle.enumerated().map { "\($0.offset): \($0.element)" }.joined(separator: ", ")
+                return DiffFailure(
+                    category: "memory raises, SQL answers",
+                    detail: "memory raised on record \(i), SQL selected \(set.sorted())\nmemory: \(mem)\nSQL: \(sql)")
+            }
             var wrong: [String] = []
             for (i, r) in oracle.enumerated() {
                 switch r {

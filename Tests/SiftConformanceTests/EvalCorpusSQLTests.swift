@@ -1,8 +1,9 @@
 // Runs every evaluation case in Corpus/eval through the SQL back-ends too: each dataset is loaded
 // into a JSONStore (an in-memory SiftStore) once (and for PostgreSQL copied into a schema on the
 // test server), each predicate is lowered against the inferred schema and run, and the selected
-// records must be exactly those for which in-memory evaluation is true, compared on the records
-// where memory does not raise. A case the SQL back-ends must reject carries `sql:` in its corpus
+// records must be exactly those for which in-memory evaluation is true, or, where memory raises on
+// a record, the outcome must be an error naming such a record with memory's error id (SQL answering
+// rows there is a failure). A case the SQL back-ends must reject carries `sql:` in its corpus
 // file, one only PostgreSQL rejects `postgres:` (Corpus/README.md); the rejection must then
 // happen, and nothing else may be rejected.
 
@@ -93,12 +94,20 @@ import Testing
                 } else {
                     failures.append("\(c.location): SQL failed though memory raised on no record: \(message)\n\(sql)")
                 }
-            case .matches(let set, let sql):
-                var wrong: [Int] = []
-                for (i, r) in oracle.enumerated() {
-                    if case .error = r { continue }
-                    if (r == .match) != set.contains(i) { wrong.append(i) }
+            case .raised(let record, let id, let sql):
+                if record < oracle.count, oracle[record] == .error(id) {
+                    agreed += 1
+                } else {
+                    failures.append(
+                        "\(c.location): \(name) raised \(id) on record \(record); memory: \(oracle)\n\(sql)")
                 }
+            case .matches(let set, let sql):
+                if let i = oracle.firstIndex(where: { if case .error = $0 { true } else { false } }) {
+                    failures.append("\(c.location): memory raises on record \(i), \(name) answered rows\n\(sql)")
+                    continue
+                }
+                var wrong: [Int] = []
+                for (i, r) in oracle.enumerated() where (r == .match) != set.contains(i) { wrong.append(i) }
                 if wrong.isEmpty {
                     agreed += 1
                 } else {

@@ -29,7 +29,12 @@ import Testing
                 name: "Kid", table: "kid", attributes: [Schema.Attribute(name: "age", type: .any)], open: true),
         ])
     }
-    static let lowering = try! SQLLowering(schema: schema(document: true), entity: "Record")
+    /// The comparisons' own SQL, without the row guard around it (see `theGuardDecidesWholeRows`).
+    static let lowering = {
+        var l = try! SQLLowering(schema: schema(document: true), entity: "Record")
+        l.guardsRows = false
+        return l
+    }()
 
     static func lower(
         _ format: String, _ arguments: [Any?] = [], variables: [String: LiteralValue] = [:],
@@ -47,6 +52,26 @@ import Testing
         let n = try Self.lower("NOT address.@count == 0")
         #expect(n.sql.contains(#"WHERE sift_document(?, t0."Z_DOC") = 0 ORDER"#), "\(n.sql)")
         #expect(n.bindings == [.text("address.@count == 0")])
+    }
+
+    /// Guarded (the default), memory may raise where a comparison is decided on the document, so
+    /// memory decides the whole row (strict or lenient), the predicate's canonical text and all.
+    @Test func theGuardDecidesWholeRows() throws {
+        let guarded = try SQLLowering(schema: Self.schema(document: true), entity: "Record")
+        for lenient in [false, true] {
+            let q = try guarded.select(try PredicateSyntax.parse("name == 'x' AND SELF.@count == 2"), lenient: lenient)
+            #expect(
+                q.sql.contains(#"WHERE sift_guard(?, t0."Z_DOC", t0."id", \#(lenient ? 1 : 0)) = 1 ORDER"#), "\(q.sql)")
+            #expect(q.bindings == [.text(#"name == "x" AND @count == 2"#)])
+        }
+        // Comparisons that cannot raise keep their SQL alone.
+        let plain = try guarded.select(try PredicateSyntax.parse("name == 'x'"))
+        #expect(!plain.sql.contains("sift_guard"), "\(plain.sql)")
+        // Ordering a value of any kind: memory decides only the rows whose kind it refuses.
+        let ordered = try guarded.select(try PredicateSyntax.parse("name > 3"))
+        #expect(
+            ordered.sql.contains(#"CASE WHEN (typeof(t0."name") IN ('text', 'blob')) THEN sift_guard("#),
+            "\(ordered.sql)")
     }
 
     @Test func formsTheTablesExpressKeepTheirSQL() throws {

@@ -106,15 +106,26 @@ import Testing
         for text in predicates {
             let syntax = try PredicateSyntax.parse(text)
             let q = try lowering.select(syntax, source: text)
-            let selected = try db.query(q).compactMap { row -> Int? in
-                if case .integer(let i) = row[0], i != 99 { Int(i) } else { nil }
+            func selected() throws -> [Int] {
+                try db.query(q).compactMap { row -> Int? in
+                    if case .integer(let i) = row[0], i != 99 { Int(i) } else { nil }
+                }
             }
             let predicate = SiftPredicate(syntax, source: text)
             var expected: [Int] = []
-            for (i, d) in Self.documents.enumerated() where (try? predicate.evaluate(with: d)) == true {
-                expected.append(i)
+            var raised: EvaluationError?
+            for (i, d) in Self.documents.enumerated() {
+                do throws(EvaluationError) {
+                    if try predicate.evaluate(with: d) { expected.append(i) }
+                } catch { raised = raised ?? error }
             }
-            #expect(selected == expected, "\(text.prefix(80)): SQL \(selected), memory \(expected)")
+            guard let raised else {
+                #expect(try selected() == expected, "\(text.prefix(80)): memory \(expected)")
+                continue
+            }
+            // Memory raises on a record: so does the statement, with memory's error (the row guard).
+            let error = #expect(throws: SQLiteError.self, "\(text.prefix(80))") { try selected() }
+            #expect(error?.raised?.error.id == raised.id, "\(text.prefix(80)): \(String(describing: error))")
         }
     }
 }

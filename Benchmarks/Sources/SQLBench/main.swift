@@ -6,8 +6,9 @@
 // Both must return the same ids, or the run fails: comparing different work is worthless.
 // It also reports the throughput of the registered `sift_text` function under `[cd]` (a full scan).
 //
-// Usage: SQLBench [--rows N] [--rounds R] [--only TEXT]
-//   defaults: 1_000_000 rows, median of 5 rounds; --only keeps the cases whose label contains TEXT.
+// Usage: SQLBench [--rows N] [--rounds R] [--only TEXT] [--guard MODE]
+//   defaults: 1_000_000 rows, median of 5 rounds; --only keeps the cases whose label contains TEXT;
+//   --guard measures the row guard over a dynamically typed column instead (GuardBench.swift).
 import BenchSupport
 import CSQLite
 import Foundation
@@ -20,12 +21,18 @@ import SiftSyntax
 nonisolated(unsafe) var rowCount = 1_000_000
 nonisolated(unsafe) var rounds = 5
 nonisolated(unsafe) var only: String? = nil
+nonisolated(unsafe) var guardMode: String? = nil
 readOptions(
     [
         .integer("--rows") { rowCount = $0 },
         .integer("--rounds") { rounds = $0 },
         .text("--only") { only = $0 },
-    ], usage: "usage: SQLBench [--rows N] [--rounds R] [--only TEXT]")
+        .text("--guard") { guardMode = $0 },
+    ], usage: "usage: SQLBench [--rows N] [--rounds R] [--only TEXT] [--guard off|on|mixed-off|mixed|load]")
+if let guardMode {
+    runGuardBench(guardMode)
+    exit(0)
+}
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("SQLBench: \(message)\n".utf8))

@@ -204,7 +204,7 @@ extension PersistentStore {
         try locked { () throws(StoreError) in
             // SQLite's own words and code ("sqlite error 1: …"), as a tool prints them.
             do throws(SQLiteError) { return try rows(sql, bindings) } catch {
-                throw StoreError(.sqlite, error.description)
+                throw error.raised != nil ? error.storeError : StoreError(.sqlite, error.description)
             }
         }
     }
