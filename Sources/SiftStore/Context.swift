@@ -37,7 +37,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     let isChild: Bool
     /// Whether this child takes in its parent's saves and the changes other children push into
     /// the parent as they happen (updated objects refreshed with their unsaved edits kept,
-    /// deleted ones gone). False by default, as in Core Data.
+    /// deleted ones gone), each on its own queue. False by default, as in Core Data. Set it before
+    /// the context is used from other threads. A context on a store (no parent) does not take in
+    /// other contexts' saves this way yet: it merges them with `mergeChanges(fromContextDidSave:)`.
     ///
     /// ```swift
     /// let main = ManagedObjectContext(parent: writer)

@@ -263,13 +263,7 @@ private final class Heard: @unchecked Sendable {
     @Test func relationshipsDropObjectsMergedAwayAsDeleted() throws {
         let s = try Self.store()
         let setup = ManagedObjectContext(store: s)
-        let owner = try setup.insert("Owner")
-        let items = try (0..<3).map { i in
-            let o = try setup.insert("Item")
-            try o.setValue("i\(i)", forKey: "name")
-            try o.setValue(owner, forKey: "owner")
-            return o
-        }
+        let (owner, items) = try MergeConflictTests.ownedItems(setup, 3)
         try setup.save()
         let a = ManagedObjectContext(store: s)
         let heldOwner = try a.existingObject(with: owner.objectID)

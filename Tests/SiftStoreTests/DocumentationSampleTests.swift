@@ -14,6 +14,102 @@ import SiftStore
 @Suite struct DocumentationSampleTests {
     @Test func persistenceSamplesAreTested() throws { try expectArticleSamplesTested("Persistence.md", of: "SiftStore") }
 
+    @Test func contextsAndThreadsSamplesAreTested() throws {
+        try expectArticleSamplesTested("ContextsAndThreads.md", of: "SiftStore")
+    }
+
+    /// A store with one entity, Item (name, price).
+    static func itemStore(historyTracking: Bool = false) throws -> PersistentStore {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription("Item", attributes: [AttributeDescription("name", .string),
+                                                   AttributeDescription("price", .integer64)]),
+        ])
+        return try PersistentStore.inMemory(model: model, historyTracking: historyTracking)
+    }
+
+    @Test func theStack() async throws {
+        let store = try Self.itemStore()
+        let writer = ManagedObjectContext(store: store, concurrency: .privateQueue)
+        let main = ManagedObjectContext(parent: writer, concurrency: .mainQueue)
+        let worker = ManagedObjectContext(parent: main, concurrency: .privateQueue)
+
+        let id = try await worker.perform {
+            let item = try worker.insert("Item")
+            try item.setValue("imported", forKey: "name")
+            try worker.obtainPermanentIDs(for: [item])
+            try worker.save()                              // into main: nothing is written yet
+            return item.objectID
+        }
+        try await main.perform { try main.save() }         // into the writer
+        try await writer.perform { try writer.save() }     // one transaction in the store
+        let name = try await main.perform { try main.object(with: id).get("name", as: String.self) }
+        // name == "imported"
+        #expect(name == "imported")
+        #expect(try ManagedObjectContext(store: store).existingObject(with: id).get("name", as: String.self) == "imported")
+    }
+
+    @Test func mergingAnotherContextsSaves() async throws {
+        let store = try Self.itemStore()
+        let setup = ManagedObjectContext(store: store)
+        let saved = try setup.insert("Item")
+        try saved.setValue(1, forKey: "price")
+        try setup.save()
+        let id = saved.objectID
+        let main = ManagedObjectContext(store: store, concurrency: .mainQueue)
+        let background = ManagedObjectContext(store: store, concurrency: .privateQueue)
+        _ = try await main.perform { try main.existingObject(with: id).get("price", as: Int.self) }
+
+        let token = background.observe { note in
+            guard case .didSave(let changes) = note else { return }
+            Task { try await main.perform { try main.mergeChanges(fromContextDidSave: changes) } }
+        }
+        try await background.perform {
+            try background.object(with: id).setValue(2, forKey: "price")
+            try background.save()
+        }
+        // The merge runs on the main queue after the save: wait for it (two seconds at most).
+        var price: Int?
+        for _ in 0..<200 {
+            price = try await main.perform { try main.object(with: id).get("price", as: Int.self) }
+            if price == 2 { break }
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        #expect(price == 2)
+        token.cancel()
+    }
+
+    @Test func mergingHistory() throws {
+        let store = try Self.itemStore(historyTracking: true)
+        let context = ManagedObjectContext(store: store)
+        let other = ManagedObjectContext(store: store)
+        let item = try other.insert("Item")
+        try other.save()
+        let held = try context.existingObject(with: item.objectID)
+        var lastToken: HistoryToken? = try store.history(after: nil).last?.token
+        try item.setValue("elsewhere", forKey: "name")
+        try other.save()
+
+        let news = try store.history(after: lastToken)
+        try context.mergeChanges(fromHistory: news)
+        lastToken = news.last?.token ?? lastToken
+        #expect(news.count == 1 && lastToken == news.last?.token)
+        #expect(try held.get("name", as: String.self) == "elsewhere")
+    }
+
+    @Test func undo() throws {
+        let context = ManagedObjectContext(store: try Self.itemStore())
+        context.undoManager = SiftUndoManager()
+        let note = try context.insert("Item")
+        try note.setValue("draft", forKey: "name")
+        try context.processPendingChanges()        // one group: the insert and its name
+        try note.setValue("final", forKey: "name")
+        try context.undo()                         // the name is "draft" again
+        try context.redo()                         // and "final"
+        #expect(try note.get("name", as: String.self) == "final")
+        try context.undo()
+        #expect(try note.get("name", as: String.self) == "draft")
+    }
+
     @Test func persistence() throws {
         let path = Fixtures.temporaryPath("company.sqlite")
         let model = try ManagedObjectModel(entities: [

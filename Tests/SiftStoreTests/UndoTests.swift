@@ -11,19 +11,13 @@ import Testing
 @Suite struct UndoTests {
     /// Owner ←→ items (cascade from the owner), Item.owner nullify; Person ←→ Person (one-to-one).
     static func model() throws -> ManagedObjectModel {
-        try ManagedObjectModel(entities: [
-            EntityDescription(
-                "Item", attributes: [AttributeDescription("name", .string), AttributeDescription("price", .integer64)],
-                relationships: [RelationshipDescription("owner", to: "Owner", inverse: "items")]),
-            EntityDescription(
-                "Owner", attributes: [AttributeDescription("name", .string)],
-                relationships: [
-                    RelationshipDescription("items", to: "Item", toMany: true, inverse: "owner", deleteRule: .cascade)
-                ]),
-            EntityDescription(
-                "Person", attributes: [AttributeDescription("name", .string)],
-                relationships: [RelationshipDescription("partner", to: "Person", inverse: "partner")]),
-        ])
+        try MergeConflictTests.model(
+            itemsRule: .cascade,
+            more: [
+                EntityDescription(
+                    "Person", attributes: [AttributeDescription("name", .string)],
+                    relationships: [RelationshipDescription("partner", to: "Person", inverse: "partner")])
+            ])
     }
 
     /// A context with an undo manager over a new store.
@@ -107,13 +101,7 @@ import Testing
 
     @Test func deletesComeBackWithTheirRelationshipsAndCascades() throws {
         let (c, u, s) = try Self.context()
-        let owner = try c.insert("Owner")
-        let items = try (0..<2).map { i in
-            let o = try c.insert("Item")
-            try o.setValue("i\(i)", forKey: "name")
-            try o.setValue(owner, forKey: "owner")
-            return o
-        }
+        let (owner, items) = try MergeConflictTests.ownedItems(c, 2)
         try c.save()
         u.removeAllActions()
         // Deleting the owner cascades to its items (at processPendingChanges).
