@@ -258,7 +258,11 @@ extension ManagedObjectContext {
         var pushed = syntax
         var residual: SiftPredicate?
         var reason: String?
-        do {
+        // Conjuncts that read attributes whose kinds differ between rows go to memory (the row
+        // guard covers documents only): there memory's error or lenient answer is the outcome.
+        let mixedKinds = KeyCheck.readsMixedKinds(syntax, of: request.entityName, in: store.model)
+        do throws(SQLLoweringError) {
+            if mixedKinds { throw SQLLoweringError(.unsupported, "reads an attribute whose values differ in kind") }
             _ = try lowering.count(syntax, variables: request.variables)
         } catch {
             // Keep the conjuncts SQL expresses exactly; the others are judged in memory.
@@ -268,7 +272,9 @@ extension ManagedObjectContext {
             let conjuncts: [PredicateSyntax]
             if case .and(let ops) = syntax.kind { conjuncts = ops } else { conjuncts = [syntax] }
             for c in conjuncts {
-                if (try? lowering.count(c, variables: request.variables)) != nil {
+                if !KeyCheck.readsMixedKinds(c, of: request.entityName, in: store.model),
+                    (try? lowering.count(c, variables: request.variables)) != nil
+                {
                     lowered.append(c)
                 } else {
                     rest.append(c)
@@ -286,7 +292,13 @@ extension ManagedObjectContext {
             SQLSortKey(keyPath: $0.keyPath, ascending: $0.ascending, options: $0.options)
         }
         if let keys = sqlSort, !keys.isEmpty {
-            if (try? lowering.select(pushed, variables: request.variables, sortedBy: keys)) == nil { sqlSort = nil }
+            if (try? lowering.select(pushed, variables: request.variables, sortedBy: keys)) == nil
+                || keys.contains(where: {
+                    KeyCheck.readsMixedKinds($0.keyPath, of: request.entityName, in: store.model)
+                })
+            {
+                sqlSort = nil
+            }
         }
         let family = request.includesSubentities ? Set(info.entity.family) : [info.name]
         return FetchPlan(

@@ -19,6 +19,14 @@ struct KeyCheck {
     let source: String?
     /// Subquery variables in scope, with the entity of their elements (nil: not an entity's).
     private var variables: [String: String?] = [:]
+    /// Whether a comparison walked so far reads an attribute whose values may differ in kind from
+    /// row to row (`.dynamic`, or mixed shapes) in a form that raises on some kinds (ordering,
+    /// string operators, quantifiers, collection operators, arithmetic): memory may raise on a
+    /// row where SQL answers. Plain `==`, `!=` and `IN` a literal list never raise on kinds.
+    private(set) var readsMixedKinds = false
+    /// Whether a key path walked since the last comparison began ends on such an attribute that
+    /// holds one value (`scalars`), or a collection of values of different kinds (`collections`).
+    private var touchesMixedKinds: (scalars: Bool, collections: Bool) = (false, false)
 
     init(model: ManagedObjectModel, source: String?) {
         self.model = model
@@ -43,9 +51,18 @@ struct KeyCheck {
         case .constant: break
         case .and(let ops), .or(let ops): for o in ops { try predicate(o, entity) }
         case .not(let o): try predicate(o, entity)
-        case .comparison(_, let l, _, _, let r):
+        case .comparison(let quantifier, let l, let op, _, let r):
+            let outer = touchesMixedKinds
+            touchesMixedKinds = (false, false)
             try expression(l, entity)
             try expression(r, entity)
+            let (scalars, collections) = touchesMixedKinds
+            if scalars && !Self.neverRaisesOnKinds(quantifier, l, op, r)
+                || collections && !Self.neverRaisesOnElements(l, op, r)
+            {
+                readsMixedKinds = true
+            }
+            touchesMixedKinds = (outer.scalars || scalars, outer.collections || collections)
         }
     }
 
@@ -103,13 +120,25 @@ struct KeyCheck {
     /// Walks `components` from `start`; returns the entity the path ends on when its last step is
     /// a relationship, nil when it ends on a value (or where the walk stopped checking).
     @discardableResult
-    func keyPath(_ components: [String], from start: String, _ range: SourceRange) throws(StoreError) -> String? {
+    mutating func keyPath(_ components: [String], from start: String, _ range: SourceRange) throws(StoreError)
+        -> String?
+    {
         var entity = start
         for (i, key) in components.enumerated() {
             if KeyPathComponent.isCollectionOperator(key) { continue }
             guard let r = model.resolved[entity], !r.isOpen else { return nil }
             let family = r.family.compactMap { model.resolved[$0] }
-            if family.contains(where: { $0.attribute(key) != nil }) { return nil }
+            let attributes = family.compactMap { $0.attribute(key) }
+            if !attributes.isEmpty {
+                for a in attributes where a.type == .dynamic || a.type == .mixed {
+                    if a.type == .dynamic && a.description.isCollection {
+                        touchesMixedKinds.collections = true
+                    } else {
+                        touchesMixedKinds.scalars = true
+                    }
+                }
+                return nil
+            }
             guard let rel = family.lazy.compactMap({ $0.relationship(key) }).first else {
                 throw unknown(key, of: r, components: components, index: i, range)
             }
@@ -180,6 +209,61 @@ struct KeyCheck {
 }
 
 extension KeyCheck {
+    /// Whether `p` reads an attribute whose values may differ in kind between rows (`.dynamic`,
+    /// mixed shapes) on objects of `entity`. Such a predicate is judged in memory, where a value
+    /// of a kind memory refuses raises memory's error (or, lenient, answers false) instead of
+    /// SQL ordering any text above any number. (The walk assumes the keys were checked.)
+    static func readsMixedKinds(_ p: PredicateSyntax, of entity: String, in model: ManagedObjectModel) -> Bool {
+        var check = KeyCheck(model: model, source: nil)
+        do { try check.predicate(p, entity) } catch { return true }
+        return check.readsMixedKinds
+    }
+
+    /// `readsMixedKinds` for a key path or expression's text.
+    static func readsMixedKinds(_ text: String, of entity: String, in model: ManagedObjectModel) -> Bool {
+        guard let e = try? ExpressionSyntax.parse(text) else { return true }
+        var check = KeyCheck(model: model, source: text)
+        do { try check.expression(e, entity) } catch { return true }
+        return check.readsMixedKinds || check.touchesMixedKinds.scalars || check.touchesMixedKinds.collections
+    }
+
+    /// `a == b`, `a != b` or `a IN {…}` between plain key paths and constants: memory answers
+    /// these for values of any kinds without raising.
+    static func neverRaisesOnKinds(
+        _ quantifier: Quantifier?, _ l: ExpressionSyntax, _ op: ComparisonOperator, _ r: ExpressionSyntax
+    ) -> Bool {
+        func plain(_ e: ExpressionSyntax) -> Bool {
+            switch e.kind {
+            case .constant, .variable: return true
+            case .keyPath(nil, let components):
+                return !components.contains(where: KeyPathComponent.isCollectionOperator)
+            case .aggregate(let es): return op == .in && es.allSatisfy(plain)
+            default: return false
+            }
+        }
+        guard quantifier == nil, op == .equal || op == .notEqual || op == .in else { return false }
+        return plain(l) && plain(r)
+    }
+
+    /// A comparison over a collection whose elements differ in kind that never orders or matches
+    /// the elements: equality on them (quantified or not) or their `@count`, the only collection
+    /// operator used.
+    static func neverRaisesOnElements(_ l: ExpressionSyntax, _ op: ComparisonOperator, _ r: ExpressionSyntax) -> Bool {
+        func countsOnly(_ e: ExpressionSyntax) -> (ok: Bool, counts: Bool) {
+            switch e.kind {
+            case .constant, .variable: return (true, false)
+            case .keyPath(nil, let components):
+                let operators = components.filter(KeyPathComponent.isCollectionOperator)
+                return (operators.allSatisfy { $0 == "@count" }, !operators.isEmpty)
+            case .aggregate(let es): return (es.allSatisfy { countsOnly($0).ok && !countsOnly($0).counts }, false)
+            default: return (false, false)
+            }
+        }
+        let (a, b) = (countsOnly(l), countsOnly(r))
+        guard a.ok, b.ok else { return false }
+        return op == .equal || op == .notEqual || op == .in || a.counts || b.counts
+    }
+
     /// Checks every key path of a fetch request: predicate, sort keys, properties to fetch,
     /// group-by keys and aggregates.
     static func check(_ request: FetchRequest, in model: ManagedObjectModel) throws(StoreError) {

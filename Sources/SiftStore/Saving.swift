@@ -68,10 +68,25 @@ extension ManagedObjectContext {
         // Child contexts still hold the temporary IDs: they take the permanent ones too.
         let promoted = !hasChildren ? [] : inserted.filter(\.objectID.isTemporaryID)
         let temporaryKeys = promoted.map(\.objectID.key)
+        let saved = committed(
+            fresh: inserted + reinserted, updated: updated, deleted: deleted, unwritten: unwritten)
+        for o in inserted { o.pendingInsert = false }
+        insertedList = []
+        updatedSet = []
+        deletedSet = []
+        post(.didSave(saved))
+        if hasChildren { didSaveWithChildren(saved, promoted: zip(temporaryKeys, promoted).map { ($0, $1) }) }
+    }
+
+    /// After the commit: new rows' objects take their permanent IDs, updated ones their new
+    /// versions (unless nothing of them was written), deleted ones leave. The did-save's changes.
+    private func committed(
+        fresh: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], unwritten: Set<ObjectIdentifier>
+    ) -> ChangeSet {
         var saved = ChangeSet()
-        saved.inserted.reserveCapacity(inserted.count)
-        registry.reservePermanent(inserted.count)
-        for o in inserted + reinserted {
+        saved.inserted.reserveCapacity(fresh.count)
+        registry.reservePermanent(fresh.count)
+        for o in fresh {
             registry[o.objectID.key] = nil
             let pk = o.assignedKey!
             o.assignedKey = nil
@@ -92,12 +107,7 @@ extension ManagedObjectContext {
             Self.detach(o)
             saved.deleted.append(o.objectID)
         }
-        for o in inserted { o.pendingInsert = false }
-        insertedList = []
-        updatedSet = []
-        deletedSet = []
-        post(.didSave(saved))
-        if hasChildren { didSaveWithChildren(saved, promoted: zip(temporaryKeys, promoted).map { ($0, $1) }) }
+        return saved
     }
 
     /// The start of every save: delete rules, the will-save notification and validation. The

@@ -51,8 +51,10 @@ func reportingStoreErrors(_ body: () throws -> Void) throws {
 }
 
 /// A predicate compiled for a store request; a syntax error is printed with its caret.
-func storePredicate(_ text: String, arguments: [Any?]) throws(StoreCommandError) -> SiftPredicate {
-    do { return try SiftPredicate(format: text, arguments: arguments) } catch {
+func storePredicate(_ text: String, arguments: [Any?], lenient: Bool) throws(StoreCommandError) -> SiftPredicate {
+    do {
+        return try SiftPredicate(format: text, arguments: arguments, options: EvaluationOptions(lenient: lenient))
+    } catch {
         throw StoreCommandError(lines: [error.annotated])
     }
 }
@@ -358,6 +360,12 @@ struct StoreQueryCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Skip the first N results.", valueName: "N"))
     var offset: Int?
 
+    @Flag(
+        help:
+            "Evaluate leniently: a comparison memory cannot make (\"abc\" > 30) is false instead of an error, on every path."
+    )
+    var lenient = false
+
     @Flag(help: "Print only the number of matching objects.")
     var count = false
 
@@ -425,7 +433,7 @@ struct StoreQueryCommand: ParsableCommand {
         let arguments = try inputs.arguments()
         try reportingStoreErrors {
             let compiled = try predicate.map { (p) throws(StoreCommandError) in
-                try storePredicate(p, arguments: arguments)
+                try storePredicate(p, arguments: arguments, lenient: lenient)
             }
             let store = try StoreAccess.open(db)
             guard store.model.entity(named: entity) != nil else {
@@ -572,6 +580,12 @@ struct StoreUpdateCommand: ParsableCommand {
         help: ArgumentHelp("Set KEY to an expression of the object (repeatable).", valueName: "KEY=EXPR"))
     var expressions: [String] = []
 
+    @Flag(
+        help:
+            "Evaluate leniently: a comparison memory cannot make (\"abc\" > 30) is false instead of an error, on every path."
+    )
+    var lenient = false
+
     @OptionGroup var inputs: FormatInputs
 
     /// The context name recorded in the store's history.
@@ -605,7 +619,7 @@ struct StoreUpdateCommand: ParsableCommand {
         let variables = try inputs.variables().mapValues(\.literal)
         let arguments = try inputs.arguments()
         try reportingStoreErrors {
-            let compiled = try storePredicate(predicate, arguments: arguments)
+            let compiled = try storePredicate(predicate, arguments: arguments, lenient: lenient)
             var request = BatchUpdateRequest(entity, predicate: compiled)
             request.variables = variables
             for s in sets {
@@ -659,6 +673,12 @@ struct StoreDeleteCommand: ParsableCommand {
     @Argument(help: "The predicate selecting the objects.")
     var predicate: String
 
+    @Flag(
+        help:
+            "Evaluate leniently: a comparison memory cannot make (\"abc\" > 30) is false instead of an error, on every path."
+    )
+    var lenient = false
+
     @OptionGroup var inputs: FormatInputs
 
     /// The context name recorded in the store's history.
@@ -668,7 +688,7 @@ struct StoreDeleteCommand: ParsableCommand {
         let variables = try inputs.variables().mapValues(\.literal)
         let arguments = try inputs.arguments()
         try reportingStoreErrors {
-            let compiled = try storePredicate(predicate, arguments: arguments)
+            let compiled = try storePredicate(predicate, arguments: arguments, lenient: lenient)
             var request = BatchDeleteRequest(entity, predicate: compiled)
             request.variables = variables
             let store = try StoreAccess.open(db)
