@@ -92,20 +92,7 @@ extension ManagedObjectContext {
     /// let n = try background.performAndWait { try background.count(for: FetchRequest("Item")) }
     /// ```
     public func performAndWait<T: Sendable, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        if isOnOwnQueue { return try body() }
-        let result: Result<T, E>
-        switch concurrencyType {
-        case .confined:
-            result = Result(catching: body)
-        case .mainQueue:
-            result = withoutActuallyEscaping(body) { (body) -> Result<T, E> in
-                nonisolated(unsafe) let work = body
-                return DispatchQueue.main.sync { Result(catching: work) }
-            }
-        case .privateQueue:
-            result = queue!.sync { Result(catching: body) }
-        }
-        return try result.get()
+        try waitOnQueue(body)
     }
 }
 
@@ -115,11 +102,16 @@ extension ManagedObjectContext {
     /// Unlike `performAndWait` it may hand back objects: callers use them only to copy state
     /// inside their own context. Calls go up a parent chain only, so they never wait in a circle
     /// unless the caller blocks an ancestor's queue waiting for a descendant (as in Core Data).
-    func onQueue<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+    func onQueue<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T { try waitOnQueue(body) }
+
+    /// Runs `body` where this context's work runs and waits for it: at once when the caller is
+    /// already there (or the context is confined), else synchronously on its queue. The one
+    /// way `performAndWait` and the store's own calls between contexts hop.
+    private func waitOnQueue<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         if concurrencyType == .confined || isOnOwnQueue { return try body() }
-        let result: Result<T, StoreError> = withoutActuallyEscaping(body) { (body) -> Result<T, StoreError> in
+        let result: Result<T, E> = withoutActuallyEscaping(body) { (body) -> Result<T, E> in
             nonisolated(unsafe) let work = body
-            nonisolated(unsafe) var out: Result<T, StoreError>?
+            nonisolated(unsafe) var out: Result<T, E>?
             let run = { out = Result(catching: work) }
             if concurrencyType == .mainQueue {
                 DispatchQueue.main.sync(execute: run)

@@ -103,6 +103,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
     @exclusivity(unchecked) var unreported = ChangeSet()
     var observers: [UUID: @Sendable (ContextNotification) -> Void] = [:]
     nonisolated(unsafe) static var temporaryCounter: Int64 = 0
+    /// A number no other temporary ID of the process has (one counter for every context).
+    static func nextTemporaryNumber() -> Int64 {
+        counterLock.lock()
+        defer { counterLock.unlock() }
+        temporaryCounter += 1
+        return temporaryCounter
+    }
     static let counterLock = NSLock()
 
     /// Ends `notifications` streams when the context goes.
@@ -208,11 +215,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         guard !info.entity.description.isAbstract else {
             throw StoreError(.invalidOperation, "entity '\(entity)' is abstract: insert one of its sub-entities")
         }
-        Self.counterLock.lock()
-        Self.temporaryCounter += 1
-        let n = Self.temporaryCounter
-        Self.counterLock.unlock()
-        let id = ObjectID(info.names, key: .temporary(n))
+        let id = ObjectID(info.names, key: .temporary(Self.nextTemporaryNumber()))
         // A fault has nothing to allocate; the new object then takes the entity's initial state.
         let o = ManagedObject(id: id, info: info, context: self, fault: true)
         o.isFault = false

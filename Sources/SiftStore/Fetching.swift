@@ -247,7 +247,7 @@ extension ManagedObjectContext {
     func makePlan(_ request: FetchRequest) throws(StoreError) -> FetchPlan {
         let info = try store.info(request.entityName)
         // Before any row is read: a key the entity does not have fails here, on every path.
-        try KeyCheck.check(request, in: store.model)
+        let kinds = try KeyCheck.check(request, in: store.model)
         let schema = request.includesSubentities ? store.model.schema : store.ownEntitySchema
         let lowering: SQLLowering
         do { lowering = try SQLLowering(schema: schema, entity: request.entityName) } catch {
@@ -260,9 +260,10 @@ extension ManagedObjectContext {
         var reason: String?
         // Conjuncts that read attributes whose kinds differ between rows go to memory (the row
         // guard covers documents only): there memory's error or lenient answer is the outcome.
-        let mixedKinds = KeyCheck.readsMixedKinds(syntax, of: request.entityName, in: store.model)
         do throws(SQLLoweringError) {
-            if mixedKinds { throw SQLLoweringError(.unsupported, "reads an attribute whose values differ in kind") }
+            if kinds.predicateReadsMixedKinds {
+                throw SQLLoweringError(.unsupported, "reads an attribute whose values differ in kind")
+            }
             _ = try lowering.count(syntax, variables: request.variables)
         } catch {
             // Keep the conjuncts SQL expresses exactly; the others are judged in memory.
@@ -272,7 +273,8 @@ extension ManagedObjectContext {
             let conjuncts: [PredicateSyntax]
             if case .and(let ops) = syntax.kind { conjuncts = ops } else { conjuncts = [syntax] }
             for c in conjuncts {
-                if !KeyCheck.readsMixedKinds(c, of: request.entityName, in: store.model),
+                if !kinds.predicateReadsMixedKinds
+                    || !KeyCheck.readsMixedKinds(c, of: request.entityName, in: store.model),
                     (try? lowering.count(c, variables: request.variables)) != nil
                 {
                     lowered.append(c)
@@ -292,10 +294,8 @@ extension ManagedObjectContext {
             SQLSortKey(keyPath: $0.keyPath, ascending: $0.ascending, options: $0.options)
         }
         if let keys = sqlSort, !keys.isEmpty {
-            if (try? lowering.select(pushed, variables: request.variables, sortedBy: keys)) == nil
-                || keys.contains(where: {
-                    KeyCheck.readsMixedKinds($0.keyPath, of: request.entityName, in: store.model)
-                })
+            if kinds.sortReadsMixedKinds
+                || (try? lowering.select(pushed, variables: request.variables, sortedBy: keys)) == nil
             {
                 sqlSort = nil
             }

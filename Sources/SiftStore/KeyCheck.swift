@@ -35,11 +35,14 @@ struct KeyCheck {
 
     /// Checks `text` (a key path or any expression) on objects of `entity`; a syntax error is the
     /// store's syntax error, located in `text`.
-    static func expression(_ text: String, of entity: String, in model: ManagedObjectModel) throws(StoreError) {
+    /// Returns whether it reads an attribute whose values differ in kind (`readsMixedKinds`).
+    @discardableResult
+    static func expression(_ text: String, of entity: String, in model: ManagedObjectModel) throws(StoreError) -> Bool {
         let e: ExpressionSyntax
         do { e = try ExpressionSyntax.parse(text) } catch { throw StoreError(error) }
         var check = KeyCheck(model: model, source: text)
         try check.expression(e, entity)
+        return check.readsMixedKinds || check.touchesMixedKinds.scalars || check.touchesMixedKinds.collections
     }
 
     mutating func predicate(_ p: PredicateSyntax, _ entity: String) throws(StoreError) {
@@ -219,14 +222,6 @@ extension KeyCheck {
         return check.readsMixedKinds
     }
 
-    /// `readsMixedKinds` for a key path or expression's text.
-    static func readsMixedKinds(_ text: String, of entity: String, in model: ManagedObjectModel) -> Bool {
-        guard let e = try? ExpressionSyntax.parse(text) else { return true }
-        var check = KeyCheck(model: model, source: text)
-        do { try check.expression(e, entity) } catch { return true }
-        return check.readsMixedKinds || check.touchesMixedKinds.scalars || check.touchesMixedKinds.collections
-    }
-
     /// `a == b`, `a != b` or `a IN {…}` between plain key paths and constants: memory answers
     /// these for values of any kinds without raising.
     static func neverRaisesOnKinds(
@@ -266,18 +261,26 @@ extension KeyCheck {
 
     /// Checks every key path of a fetch request: predicate, sort keys, properties to fetch,
     /// group-by keys and aggregates.
-    static func check(_ request: FetchRequest, in model: ManagedObjectModel) throws(StoreError) {
+    /// Also says, from the same walk, whether the predicate and the sort keys read attributes
+    /// whose values differ in kind (the fetch then judges those parts in memory).
+    static func check(_ request: FetchRequest, in model: ManagedObjectModel) throws(StoreError) -> (
+        predicateReadsMixedKinds: Bool, sortReadsMixedKinds: Bool
+    ) {
         let entity = request.entityName
+        var predicateFlag = false
         if let p = request.predicate {
             var check = KeyCheck(model: model, source: p.source)
             try check.predicate(p.syntax, entity)
+            predicateFlag = check.readsMixedKinds
         }
-        for d in request.sortDescriptors { try expression(d.keyPath, of: entity, in: model) }
+        var sortFlag = false
+        for d in request.sortDescriptors where try expression(d.keyPath, of: entity, in: model) { sortFlag = true }
         for k in (request.propertiesToFetch ?? []) + (request.propertiesToGroupBy ?? []) {
             try expression(k, of: entity, in: model)
         }
         for a in request.aggregates where !a.keyPath.isEmpty {
             do { try expression(a.keyPath, of: entity, in: model) } catch { throw a.locate(error) }
         }
+        return (predicateFlag, sortFlag)
     }
 }

@@ -24,17 +24,25 @@ extension ManagedObjectContext {
     /// }
     /// ```
     public func mergeChanges(fromContextDidSave changes: ChangeSet) throws(StoreError) {
+        let merged = try merge(changes, skippingFailures: false)
+        if !merged.isEmpty { post(.objectsDidChange(merged)) }
+    }
+
+    /// Applies `changes` to the registered objects (the one merge every path uses: another
+    /// context's save, a batch result, history, a parent's changes) and returns what changed here.
+    /// With `skippingFailures` an object that cannot be read again is left as it is.
+    func merge(_ changes: ChangeSet, skippingFailures: Bool) throws(StoreError) -> ChangeSet {
         var merged = ChangeSet()
         for id in changes.deleted where id.names.store == store.names {
             if forgetDeleted(id) { merged.deleted.append(id) }
         }
         for id in changes.updated where id.names.store == store.names {
             guard let o = registry[id.key], !o.isFault || o.snapshot != nil else { continue }
-            try refresh(o, mergeChanges: true)
+            do { try refresh(o, mergeChanges: true) } catch  where skippingFailures { continue }
             merged.updated.append(id)
             if let keys = changes.updatedKeys[id] { merged.updatedKeys[id] = keys }
         }
-        if !merged.isEmpty { post(.objectsDidChange(merged)) }
+        return merged
     }
 
     /// Marks the object with `id` deleted from the store. Returns whether a registered object

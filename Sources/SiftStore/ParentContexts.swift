@@ -382,15 +382,9 @@ extension ManagedObjectContext {
     /// Takes in changes the parent just took in: updated objects this context holds read their
     /// new state through the parent (unsaved edits here stay on top), deleted ones leave.
     func mergeFromParent(_ changes: ChangeSet) {
-        var merged = ChangeSet()
-        for id in changes.updated {
-            guard let o = registry[id.key], !isInserted(o), !o.isFault else { continue }
-            // Read it again when touched, or now with the edits made here kept.
-            do { try refresh(o, mergeChanges: true) } catch { continue }
-            merged.updated.append(id)
-        }
-        for id in changes.deleted where forgetDeleted(id) { merged.deleted.append(id) }
-        guard !merged.isEmpty else { return }
+        // Run on this context's queue with no caller to tell: an object that cannot be read
+        // again is left as it is.
+        guard let merged = try? merge(changes, skippingFailures: true), !merged.isEmpty else { return }
         post(.objectsDidChange(merged))
         notifyChildren(merged)
     }

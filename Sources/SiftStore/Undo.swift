@@ -337,11 +337,7 @@ extension ManagedObjectContext {
 
     /// Registers a detached object as a new insert with `attributes` and no relationships.
     private func reinsert(_ o: ManagedObject, attributes: [Value]) {
-        Self.counterLock.lock()
-        Self.temporaryCounter += 1
-        let n = Self.temporaryCounter
-        Self.counterLock.unlock()
-        o.objectID = ObjectID(o.info.names, key: .temporary(n))
+        o.objectID = ObjectID(o.info.names, key: .temporary(Self.nextTemporaryNumber()))
         o.context = self
         o.isGone = false
         o.isFault = false
