@@ -77,8 +77,11 @@ extension LoweringContext {
         var found: [Fragment] = []
         switch op {
         case .equal, .notEqual:
-            // Equality never raises; only computed operands might.
-            for o in [l, r] { if case .opaque = kind(of: o) { return markEveryRow(range) } }
+            // Equality never raises; only computed operands might (without documents, a column
+            // read inside a subquery is not computed).
+            for o in [l, r] {
+                if case .opaque = kind(of: o), guardsDocuments || !isPlainColumn(o) { return markEveryRow(range) }
+            }
         case _ where ordering.contains(op):
             found = orderingRisk(l, r) ?? orderingRisk(r, l) ?? []
             if case .opaque = kind(of: l) { return markEveryRow(range) }
@@ -151,6 +154,12 @@ extension LoweringContext {
     /// Whether a computed value's SQL reads a dynamically typed column.
     private func readsDynamicColumn(_ s: Scalar) -> Bool {
         dynamicColumns.contains { s.fragment.sql.contains($0) || s.text?.sql.contains($0) == true }
+    }
+
+    /// Whether `o` is a column read as it is stored, in any row.
+    private func isPlainColumn(_ o: Operand) -> Bool {
+        if case .scalar(let s) = o { return plainColumnAlias(s.fragment) != nil }
+        return false
     }
 
     /// The row's aliases a condition in the top-level WHERE clause can read.
