@@ -88,19 +88,17 @@ extension LoweringContext {
     }
 
     /// `sift_guard(<p's text>, <document>, <primary key>, <lenient> [, <variables>])` on the
-    /// selected row (see RowGuard.swift); nil where the entity keeps no document, the dialect
-    /// cannot call memory, or `p` has variables bound nowhere.
+    /// selected row (see RowGuard.swift); nil where the dialect cannot call memory, `p` has
+    /// variables bound nowhere, or there is nothing to evaluate it on (``guardedObject(_:)``).
     func guardCall(_ p: PredicateSyntax, lenient: Bool, _ scope: Scope) -> Fragment? {
         let substituted = substitutedForDocument(p)
         guard Self.unbound(substituted).isEmpty, let root = rootScope, scope === root,
-            let documentColumn = root.entity.documentColumn, dialect.documentFunction != nil,
+            dialect.documentFunction != nil, let object = guardedObject(root),
             let (text, lifted) = documentArguments(substituted)
         else { return nil }
         var call =
-            Fragment("\(SQLFunctions.guarded)(") + text
-            + Fragment(
-                ", \(column(root.alias, documentColumn)), \(column(root.alias, root.entity.primaryKey)), \(lenient ? 1 : 0)"
-            )
+            Fragment("\(SQLFunctions.guarded)(") + text + Fragment(", ") + object
+            + Fragment(", \(column(root.alias, root.entity.primaryKey)), \(lenient ? 1 : 0)")
         if let lifted { call = call + Fragment(", ") + lifted }
         return call + Fragment(")")
     }

@@ -75,6 +75,19 @@ public struct SQLLowering: Sendable {
     /// lowering.guardsRows = false
     /// ```
     public var guardsRows = true
+    /// Whether a database that can call memory (SQLite) decides the rows on which memory may raise
+    /// inside the statement (`sift_guard`), as it does by default. `false` leaves them to the
+    /// caller, as in PostgreSQL: the WHERE clause is the comparisons' SQL alone, and
+    /// ``SQLQuery/rowsMemoryDecides`` selects the rows to evaluate in memory instead (what
+    /// `sift batch` does, to give each raising record its own error).
+    ///
+    /// ```swift
+    /// var lowering = try SQLLowering(schema: records.schema, entity: "Record")
+    /// lowering.guardsInDatabase = false
+    /// let q = try lowering.select(try PredicateSyntax.parse("age > 30"))
+    /// q.rowsMemoryDecides  // SELECT t0."Z_PK" FROM … WHERE (typeof(t0."age") IN ('text', 'blob'))
+    /// ```
+    public var guardsInDatabase = true
 
     /// A lowering for the rows of `entity`; throws `unknown-entity` when the schema has no such entity.
     public init(schema: Schema, entity: String, dialect: any SQLDialect = SQLiteDialect()) throws(SQLLoweringError) {
@@ -147,6 +160,8 @@ public struct SQLLowering: Sendable {
             ctx.rootScope = scope
             ctx.guardsNesting = guardingNesting
             ctx.guardEnabled = guardsRows
+            ctx.guardInDatabaseEnabled = guardsInDatabase
+            if case .and = predicate.kind { ctx.recordsConjuncts = true }
             return (ctx, scope, try ctx.predicate(predicate, negated: false, scope))
         }
         do {
@@ -155,8 +170,8 @@ public struct SQLLowering: Sendable {
                 // Too deep for the database's parser: again, with the deep parts decided by memory.
                 (ctx, scope, whereClause) = try lower(guardingNesting: true)
             }
-            let memoryDecides = ctx.memoryDecides
-            whereClause = ctx.guarded(whereClause, predicate, lenient: lenient, scope)
+            let memoryDecides = ctx.memoryDecides(lenient: lenient)
+            whereClause = try ctx.guarded(whereClause, predicate, lenient: lenient, scope)
             var discriminator: Fragment?
             if let d = entity.discriminator {
                 let test =

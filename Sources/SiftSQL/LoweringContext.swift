@@ -117,6 +117,21 @@ final class LoweringContext {
     var risks = RowRisks()
     /// The lowering's ``SQLLowering/guardsRows``.
     var guardEnabled = true
+    /// Set before lowering a predicate that is an AND: its parts and the risks each noted are
+    /// kept in ``conjuncts``, from which the guard's SQL pre-filter is made.
+    var recordsConjuncts = false
+    /// The parts of the predicate's top-level AND, each lowered, with the risks it noted.
+    var conjuncts: [(lowered: Lowered, risks: RowRisks)] = []
+    /// The lowering's ``SQLLowering/guardsInDatabase``.
+    var guardInDatabaseEnabled = true
+    /// The dynamically typed columns read (`t0."misc"`): a computed value reading one may raise on kinds.
+    var dynamicColumns: Set<String> = []
+    /// The selected row's own attributes read, in first-read order: the object `sift_guard`
+    /// evaluates on where the entity keeps no document (RowGuard.swift).
+    var rowAttributes: [Schema.Attribute] = []
+    /// Whether a key path went past the selected row's own attributes (a relationship, a key of
+    /// several shapes): then only whole documents, or the caller's objects, can decide a row.
+    var readsBeyondRow = false
 
     init(schema: Schema, dialect: any SQLDialect, variables: [String: LiteralValue]) {
         self.schema = schema
@@ -143,6 +158,8 @@ final class LoweringContext {
         -> Scalar
     {
         var s = Scalar(fragment: Fragment(column(alias, a.column)), attribute: a)
+        if alias == rootScope?.alias, !rowAttributes.contains(where: { $0.name == a.name }) { rowAttributes.append(a) }
+        if a.type == .any { dynamicColumns.insert(s.fragment.sql) }
         if dialect.textFunction == nil, let f = a.foldedColumns {
             s.folded = f
             s.foldedAlias = alias
@@ -310,8 +327,20 @@ final class LoweringContext {
         -> Lowered
     {
         var parts: [Fragment] = []
+        // The predicate's own top-level AND: each part's risks are kept apart (RowGuard.swift).
+        let recording = isAnd && !negated && recordsConjuncts
+        recordsConjuncts = false
         for op in ops {
-            switch try predicate(op, negated: negated, scope) {
+            let outer = risks
+            if recording { risks = RowRisks() }
+            let lowered = try predicate(op, negated: negated, scope)
+            if recording {
+                conjuncts.append((lowered, risks))
+                risks.conditions = outer.conditions + risks.conditions
+                risks.everyRow = risks.everyRow || outer.everyRow
+                risks.dynamic = outer.dynamic ?? risks.dynamic
+            }
+            switch lowered {
             case .constant(let v):
                 if v != isAnd { return .constant(v) }  // false in AND, true in OR decides
             case .sql(let f): parts.append(f.parenthesized)
@@ -438,6 +467,7 @@ final class LoweringContext {
             var attribute = isOperator ? nil : entity.attribute(named: key)
             var relationship = isOperator ? nil : entity.relationship(named: key)
             if !isOperator, let m = entity.mixedKey(named: key) {
+                readsBeyondRow = true
                 // In rows where the key is nil, the rest of the path is nil too.
                 guard let c = try shapeCase(m, alias: alias, scope, range) else { return nilValue(key) }
                 attribute = c.attribute
@@ -468,6 +498,7 @@ final class LoweringContext {
                 error.readsDocument = true
                 throw error
             }
+            readsBeyondRow = true
             let shape: Schema.Relationship.Shape
             do { shape = try r.shape() } catch { throw SQLLoweringError(.unknownKey, error.message, range: range) }
             switch shape {

@@ -35,43 +35,64 @@ struct RowRisks {
     var conditions: [Fragment] = []
     /// A comparison whose raising cannot be stated per row: memory decides every row.
     var everyRow = false
+    /// Where the first risk from a dynamically typed value was noted (not from a call into memory).
+    var dynamic: SourceRange?
 
     var isEmpty: Bool { conditions.isEmpty && !everyRow }
 }
 
 extension LoweringContext {
-    /// Whether comparisons note their risks: the selected entity's kinds were inferred (it keeps
-    /// documents).
-    var guardsRows: Bool { guardEnabled && rootScope?.entity.documentColumn != nil }
+    /// Whether comparisons note their risks (unless the lowering's ``SQLLowering/guardsRows`` is off).
+    var guardsRows: Bool { guardEnabled && rootScope != nil }
 
-    /// Notes that memory may raise on any row here.
+    /// Whether the selected entity's kinds were inferred (it keeps documents): then any computed
+    /// operand counts. Without documents a computed operand counts only where it reads a
+    /// dynamically typed (`any`) column (SQL of declared types costs nothing); forms that call
+    /// memory count everywhere.
+    private var guardsDocuments: Bool { rootScope?.entity.documentColumn != nil }
+
+    /// Notes that memory may raise on any row here (a call into memory, which gives NULL there).
     func noteRiskOnEveryRow(_ range: SourceRange?) {
         guard guardsRows else { return }
         risks.everyRow = true
     }
 
+    /// Notes that a comparison reading a dynamically typed value may raise on any row.
+    private func markEveryRow(_ range: SourceRange) {
+        risks.everyRow = true
+        if risks.dynamic == nil { risks.dynamic = range }
+    }
+
     /// Notes where `l op r` may raise in memory, from its operands' kinds.
     func noteRisk(_ l: Operand, _ op: ComparisonOperator, _ r: Operand, _ range: SourceRange) {
         guard guardsRows, !risks.everyRow else { return }
-        if isLoweringOneShape { return noteRiskOnEveryRow(range) }
+        // One shape of a key of several (a shape on which memory raises may be lowered to
+        // anything): memory decides every row, except, without documents, where the operator
+        // never raises on kinds (`==`, `!=`, IN), whose SQL stays exact on every shape.
+        if isLoweringOneShape && (guardsDocuments || ![.equal, .notEqual, .in].contains(op)) {
+            return markEveryRow(range)
+        }
         let ordering: [ComparisonOperator] = [.lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual]
         let textual: [ComparisonOperator] = [.beginsWith, .endsWith, .like, .matches]
         var found: [Fragment] = []
         switch op {
         case .equal, .notEqual:
-            // Equality never raises; only computed operands might.
-            for o in [l, r] { if case .opaque = kind(of: o) { return noteRiskOnEveryRow(range) } }
+            // Equality never raises; only computed operands might (without documents, a column
+            // read inside a subquery is not computed).
+            for o in [l, r] {
+                if case .opaque = kind(of: o), guardsDocuments || !isPlainColumn(o) { return markEveryRow(range) }
+            }
         case _ where ordering.contains(op):
             found = orderingRisk(l, r) ?? orderingRisk(r, l) ?? []
-            if case .opaque = kind(of: l) { return noteRiskOnEveryRow(range) }
-            if case .opaque = kind(of: r) { return noteRiskOnEveryRow(range) }
+            if case .opaque = kind(of: l) { return markEveryRow(range) }
+            if case .opaque = kind(of: r) { return markEveryRow(range) }
         case .between:
             found = orderingRisk(l, r) ?? []
-            if case .opaque = kind(of: l) { return noteRiskOnEveryRow(range) }
+            if case .opaque = kind(of: l) { return markEveryRow(range) }
         case _ where textual.contains(op):
             for o in [l, r] {
                 switch kind(of: o) {
-                case .opaque: return noteRiskOnEveryRow(range)
+                case .opaque: return markEveryRow(range)
                 case .dynamic(let col): found.append(notText(col))
                 default: break
                 }
@@ -79,7 +100,7 @@ extension LoweringContext {
         case .in, .contains:
             let (container, element) = op == .contains ? (l, r) : (r, l)
             switch (kind(of: container), kind(of: element)) {
-            case (.opaque, _), (_, .opaque): return noteRiskOnEveryRow(range)
+            case (.opaque, _), (_, .opaque): return markEveryRow(range)
             case (.dynamic(let c), .dynamic(let e)): found = [notText(c), notText(e)]
             case (.dynamic(let c), _): found = [notText(c)]
             case (.constant(let c), .dynamic(let e)):
@@ -89,13 +110,14 @@ extension LoweringContext {
         default:
             for o in [l, r] {
                 switch kind(of: o) {
-                case .opaque, .dynamic: return noteRiskOnEveryRow(range)
+                case .opaque, .dynamic: return markEveryRow(range)
                 default: break
                 }
             }
         }
         guard !found.isEmpty else { return }
         risks.conditions += found
+        if risks.dynamic == nil { risks.dynamic = range }
     }
 
     /// How an operand's kind is known to the guard.
@@ -117,14 +139,27 @@ extension LoweringContext {
         case .collection(let c):
             // A key of an element's key (`kids.name.x`) or keys of values: memory may raise on
             // each element where the comparison only reads the collection.
-            return c.rest.count > 1 || c.nullElements ? .opaque : .declared
+            return guardsDocuments && (c.rest.count > 1 || c.nullElements) ? .opaque : .declared
         case .scalar(let s):
             guard let alias = plainColumnAlias(s.fragment) else {
-                return s.fragment.sql == "NULL" ? .constant(.null) : .opaque
+                if s.fragment.sql == "NULL" { return .constant(.null) }
+                // Without documents, a computed value raises on kinds only where it reads an `any` column.
+                return guardsDocuments || readsDynamicColumn(s) ? .opaque : .declared
             }
             guard s.attribute.type == .any else { return .declared }
             return visibleAliases.contains(alias) ? .dynamic(s) : .opaque
         }
+    }
+
+    /// Whether a computed value's SQL reads a dynamically typed column.
+    private func readsDynamicColumn(_ s: Scalar) -> Bool {
+        dynamicColumns.contains { s.fragment.sql.contains($0) || s.text?.sql.contains($0) == true }
+    }
+
+    /// Whether `o` is a column read as it is stored, in any row.
+    private func isPlainColumn(_ o: Operand) -> Bool {
+        if case .scalar(let s) = o { return plainColumnAlias(s.fragment) != nil }
+        return false
     }
 
     /// The row's aliases a condition in the top-level WHERE clause can read.
@@ -206,15 +241,28 @@ extension LoweringContext {
     }
 
     /// `whereClause` guarded as the file header says, or unchanged when nothing was noted or the
-    /// dialect cannot call memory (then ``memoryDecides`` says which rows the caller must ask
+    /// database does not call memory (then ``memoryDecides`` says which rows the caller must ask
     /// memory about).
+    /// Where a dynamically typed value may make memory raise but the row cannot be evaluated in
+    /// memory (an entity without documents, whose predicate follows a relationship), the
+    /// predicate is refused rather than answered where memory raises.
     func guarded(
         _ whereClause: Lowered, _ predicate: PredicateSyntax, lenient: Bool, _ scope: Scope
-    ) -> Lowered {
-        guard guardsRows, !risks.isEmpty, let call = guardCall(predicate, lenient: lenient, scope) else {
+    ) throws(SQLLoweringError) -> Lowered {
+        guard guardsRows, guardsInDatabase, !risks.isEmpty else { return whereClause }
+        guard let call = guardCall(predicate, lenient: lenient, scope) else {
+            if let range = risks.dynamic, scope.entity.documentColumn == nil {
+                throw unsupported(
+                    "comparing a dynamically typed value in a predicate that also follows a relationship of an "
+                        + "entity without documents (memory may raise on some rows, and no row alone tells)",
+                    range)
+            }
             return whereClause
         }
-        if risks.everyRow { return .sql(call + Fragment(" = 1")) }
+        if risks.everyRow {
+            guard let pre = preFilter(lenient: lenient) else { return .sql(call + Fragment(" = 1")) }
+            return .sql(pre + Fragment(" AND ") + call + Fragment(" = 1"))
+        }
         let otherwise: Fragment
         switch whereClause {
         case .constant(let b): otherwise = Fragment(dialect.booleanLiteral(b))
@@ -225,12 +273,55 @@ extension LoweringContext {
                 + Fragment(" THEN ") + call + Fragment(" ELSE ") + otherwise.parenthesized + Fragment(" END) = 1"))
     }
 
-    /// In a dialect that cannot call memory, the rows on which memory may raise (every row, or
-    /// those a noted condition holds for): the caller decides them in memory
+    /// Whether `sift_guard` decides the risky rows inside the statement: the dialect can call
+    /// memory and the lowering was not asked to leave them to the caller
+    /// (``SQLLowering/guardsInDatabase``).
+    private var guardsInDatabase: Bool { guardInDatabaseEnabled && dialect.documentFunction != nil }
+
+    /// Where the database does not decide them itself, the rows on which memory may raise (every
+    /// row, or those a noted condition holds for): the caller decides them in memory
     /// (``SQLQuery/rowsMemoryDecides``). nil when nothing was noted or `sift_guard` decides them.
-    var memoryDecides: Lowered? {
-        guard guardsRows, !risks.isEmpty, dialect.documentFunction == nil else { return nil }
-        if risks.everyRow { return .constant(true) }
+    func memoryDecides(lenient: Bool) -> Lowered? {
+        guard guardsRows, !risks.isEmpty, !guardsInDatabase else { return nil }
+        if risks.everyRow { return preFilter(lenient: lenient).map(Lowered.sql) ?? .constant(true) }
         return .sql(Fragment.join(risks.conditions.map(\.parenthesized), " OR "))
+    }
+
+    /// Where memory decides every row, the SQL that may still discard rows first: rows on which
+    /// memory answers false without raising. For each part `c` of the predicate's top-level AND
+    /// that noted conditions only (not every row), `c OR <its conditions>`: where none of its
+    /// conditions holds, SQL's `c` is memory's, and false makes the AND false. Strict, memory stops
+    /// at the first part that raises, so a part counts only before any part that may raise on
+    /// every row, and with the conditions of the parts before it too (where one holds, an earlier
+    /// part may raise first). Lenient, a raising part is false, so every such part counts as it
+    /// stands. nil when no part qualifies.
+    func preFilter(lenient: Bool) -> Fragment? {
+        var tests: [Fragment] = []
+        var earlier: [Fragment] = []
+        for (lowered, risk) in conjuncts {
+            if risk.everyRow {
+                if lenient { continue } else { break }
+            }
+            guard case .sql(let f) = lowered else { continue }
+            let conditions = lenient ? risk.conditions : earlier + risk.conditions
+            tests.append(
+                conditions.isEmpty
+                    ? f.parenthesized
+                    : Fragment.join([f.parenthesized] + conditions.map(\.parenthesized), " OR ").parenthesized)
+            earlier += risk.conditions
+        }
+        return tests.isEmpty ? nil : Fragment.join(tests, " AND ")
+    }
+
+    /// What `sift_guard` evaluates the predicate on: the row's document, or, for an entity that
+    /// keeps none, an object made of the row's own attributes as memory reads them
+    /// (`sift_row(<tags>, <key>, <column>, …)`); nil where the predicate reads beyond the row
+    /// (relationships, keys of several shapes), which only the caller's own objects can answer.
+    func guardedObject(_ root: Scope) -> Fragment? {
+        if let documentColumn = root.entity.documentColumn { return Fragment(column(root.alias, documentColumn)) }
+        guard !readsBeyondRow, root.entity.mixedKeys.isEmpty, root.entity.selfShape == nil else { return nil }
+        var parts = [Fragment.param(.text(String(rowAttributes.map { tag($0).rawValue })))]
+        for a in rowAttributes { parts += [Fragment.param(.text(a.name)), Fragment(column(root.alias, a.column))] }
+        return Fragment("\(SQLFunctions.row)(") + Fragment.join(parts, ", ") + Fragment(")")
     }
 }

@@ -73,6 +73,10 @@ package enum SQLFunctions {
     /// (the back-end hands memory's error back, see RowGuard.swift); lenient (1) memory's lenient
     /// answer is returned instead. A NULL document is nil as `SELF`.
     package static let guarded = "sift_guard"
+    /// `sift_row(tags, key, value, key, value…)`: the dictionary `{key: value…}` in `ValueCodec`'s
+    /// binary form, each value read as its ``ValueTag`` in `tags` says (one per pair): the object
+    /// `sift_guard` evaluates on for an entity that keeps no document.
+    package static let row = "sift_row"
     /// How a NaN result of `sift_call` is stored: SQLite turns a NaN REAL into NULL, which memory
     /// keeps apart from NaN (it orders NaN below every number and equal to itself). Sift's
     /// functions read this BLOB back as NaN; the lowering compares such values through

@@ -7,7 +7,7 @@
 // raises, the result is NULL: the lowering only relies on rows where memory does not raise.
 // `sift_document` goes further: a whole comparison, evaluated on the row's document.
 // `sift_guard` is the row guard's call (SiftSQL's RowGuard.swift): the whole predicate on the row's
-// document, strict or lenient. Strict, where memory raises it fails the statement with the message
+// document (or, for a table without documents, on the object `sift_row` makes of its columns), strict or lenient. Strict, where memory raises it fails the statement with the message
 // `<error id>: row <primary key>: <message>` and keeps memory's `EvaluationError` for the
 // connection (keyed by its handle, taken back when the connection builds its `SQLiteError`), so
 // the caller gets `SQLiteError.raised`: the row and memory's error with its place in the predicate.
@@ -39,6 +39,9 @@ extension SQLiteFunctions {
         try check(
             sqlite3_create_function_v2(db, SQLFunctions.guarded, -1, flags, nil, siftGuardFunction, nil, nil, nil),
             SQLFunctions.guarded)
+        try check(
+            sqlite3_create_function_v2(db, SQLFunctions.row, -1, flags, nil, siftRowFunction, nil, nil, nil),
+            SQLFunctions.row)
     }
 }
 
@@ -374,3 +377,26 @@ private let siftGuardFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMuta
             sqlite3_result_error(ctx, "\(error.id): row \(row): \(error.message)", -1)
         }
     }
+
+/// `sift_row(tags, key, value, …)`: the row's attributes as a dictionary in `ValueCodec`'s form.
+private let siftRowFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
+    ctx, argc, argv in
+    guard let argv, argc >= 1, argc % 2 == 1 else {
+        sqlite3_result_error(ctx, "sift_row: needs tags and pairs of a key and a value", -1)
+        return
+    }
+    let tags = Array(textOf(argv[0]))
+    guard tags.count == Int(argc - 1) / 2 else {
+        sqlite3_result_error(ctx, "sift_row: \(tags.count) tags for \((argc - 1) / 2) values", -1)
+        return
+    }
+    var object: [String: Value] = [:]
+    for (i, t) in tags.enumerated() {
+        guard let tag = ValueTag(rawValue: t) else {
+            sqlite3_result_error(ctx, "sift_row: unknown tag '\(t)'", -1)
+            return
+        }
+        object[textOf(argv[2 * i + 1])] = memoryValue(argv[2 * i + 2], tag)
+    }
+    resultBlob(ctx, ValueCodec.encode(.dictionary(object)))
+}

@@ -1,6 +1,7 @@
 // Executing fetch requests. The plan: lower the whole predicate; when the lowering refuses it, keep
 // the conjuncts of a top-level AND it accepts (SQL) and evaluate the rest in memory on the rows SQL
-// returns (the residual). Sorting, limits and offsets go to SQL only when nothing is left for
+// returns (the residual). Strict, only the conjuncts before the first one left to memory go to SQL,
+// so memory's error precedence holds (it raises at the first raising conjunct it reaches). Sorting, limits and offsets go to SQL only when nothing is left for
 // memory; otherwise they are applied after the residual, in memory, with the same order (the
 // evaluator's sort is the order the lowering's ORDER BY produces, ties broken by primary key).
 //
@@ -272,9 +273,15 @@ extension ManagedObjectContext {
             var rest: [PredicateSyntax] = []
             let conjuncts: [PredicateSyntax]
             if case .and(let ops) = syntax.kind { conjuncts = ops } else { conjuncts = [syntax] }
+            // Strict, memory stops at the first conjunct that is false and raises at the first
+            // that raises: a conjunct after one left to memory stays in memory too, or SQL would
+            // drop a row on which memory raises before reaching it. Lenient, a raising conjunct
+            // is false whatever comes after it, so any conjunct SQL expresses may go to SQL.
+            let lenient = predicate.options.lenient
             for c in conjuncts {
-                if !kinds.predicateReadsMixedKinds
-                    || !KeyCheck.readsMixedKinds(c, of: request.entityName, in: store.model),
+                if lenient || rest.isEmpty,
+                    !kinds.predicateReadsMixedKinds
+                        || !KeyCheck.readsMixedKinds(c, of: request.entityName, in: store.model),
                     (try? lowering.count(c, variables: request.variables)) != nil
                 {
                     lowered.append(c)

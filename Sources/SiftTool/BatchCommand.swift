@@ -28,9 +28,9 @@ struct BatchCommand: ParsableCommand {
 
             With --backend sqlite, the objects of each case are loaded into an in-memory SQLite \
             database (the --data records once for all cases that use them) and the predicate runs \
-            as lowered SQL; "results" are then true or false, and a predicate the SQL back-end cannot \
-            express, or a failing query, is a failed case with the stage "lower" or "sql". For every \
-            predicate that evaluates without error in memory the answer is the same as in memory. \
+            as lowered SQL; "results" are the same entries as in memory (an object the predicate raises \
+            on has memory's error entry, with or without "lenient"), and a predicate the SQL back-end \
+            cannot express, or a failing query, is a failed case with the stage "lower" or "sql". \
             --backend postgres does the same on the server named by --database-url URL (default: \
             DATABASE_URL), each case's objects in a schema of their own, dropped afterwards; a server \
             that cannot be reached is an error naming the host (exit 1).
@@ -130,9 +130,16 @@ enum BatchCase {
                         store = try SQLBackend(records: c.json, server: cache.server)
                         cache.defaultStore = store
                     }
-                    let matched = Set(
-                        try store.matches(predicate.syntax, source: c.format, variables: literals, lenient: c.lenient))
-                    out.append(("results", .array(c.json.indices.map { .bool(matched.contains($0)) })))
+                    let (matched, raised) = try store.outcomes(
+                        predicate, literals: literals, variables: c.variables.mapValues(\.value))
+                    out.append(
+                        (
+                            "results",
+                            .array(
+                                c.json.indices.map { i in
+                                    raised[i].map(entry) ?? .bool(matched.contains(i))
+                                })
+                        ))
                 } catch {
                     return failure(error.stage, error.description)
                 }
@@ -141,7 +148,7 @@ enum BatchCase {
                 let results: [JSONValue] = c.objects.map { object in
                     do throws(EvaluationError) {
                         return .bool(try predicate.evaluate(with: object, variables: variables))
-                    } catch { return .object([("error", .string("\(error.id): \(error.description)"))]) }
+                    } catch { return entry(error) }
                 }
                 out.append(("results", .array(results)))
             }
@@ -151,6 +158,11 @@ enum BatchCase {
         } catch {
             return failure("input", "\(error)")
         }
+    }
+
+    /// The entry of an object the predicate raises on, the same from every back-end.
+    static func entry(_ error: EvaluationError) -> JSONValue {
+        .object([("error", .string("\(error.id): \(error.description)"))])
     }
 
     /// The fields of one case, checked.

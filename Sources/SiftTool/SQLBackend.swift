@@ -9,7 +9,8 @@
 // own on that record (`record 1: cannot order "abc" and 30`, found again by evaluating the
 // predicate on it); `--lenient`, the row answers as lenient memory does. PostgreSQL cannot ask
 // memory: the lowering gives a second statement selecting those rows (`SQLQuery.rowsMemoryDecides`),
-// and they are evaluated here, in memory, with the same outcome.
+// and they are evaluated here, in memory, with the same outcome. `sift batch` takes that second
+// statement from SQLite too (`outcomes`), so that each record memory raises on gets its own error.
 
 import ArgumentParser
 import Foundation
@@ -72,10 +73,14 @@ final class SQLBackend {
     }
 
     /// The lowered query for `syntax`; a rejection carries line:column and a caret under `source`.
+    /// `inDatabase: false` leaves the rows on which memory may raise to the caller in SQLite too
+    /// (``SQLLowering/guardsInDatabase``).
     func query(
         _ syntax: PredicateSyntax, source: String, variables: [String: LiteralValue],
-        sortedBy keys: [SiftSortDescriptor] = [], lenient: Bool = false
+        sortedBy keys: [SiftSortDescriptor] = [], lenient: Bool = false, inDatabase: Bool = true
     ) throws(SQLBackendError) -> SQLQuery {
+        var lowering = lowering
+        lowering.guardsInDatabase = inDatabase
         do throws(SQLLoweringError) {
             return try lowering.select(
                 syntax, source: source, variables: variables,
@@ -93,20 +98,11 @@ final class SQLBackend {
         sortedBy keys: [SiftSortDescriptor] = [], lenient: Bool = false
     ) throws(SQLBackendError) -> [Int] {
         let q = try query(syntax, source: source, variables: variables, sortedBy: keys, lenient: lenient)
-        if let postgres {
-            func records(_ q: SQLQuery) throws(SQLBackendError) -> [Int] {
-                try postgres.primaryKeys(q).map { (pk) throws(SQLBackendError) -> Int in
-                    guard let i = store.recordIndex(ofKey: pk) else {
-                        throw SQLBackendError(
-                            stage: "sql", description: "sql: the first result column is not a record's key: \(pk)")
-                    }
-                    return i
-                }
-            }
-            let selected = try records(q)
+        if postgres != nil {
+            let selected = try recordIndices(q)
             guard let decides = q.rowsMemoryDecides else { return selected }
             return try merged(
-                selected, memoryDecides: try records(decides), syntax, source: source, variables: variables,
+                selected, memoryDecides: try recordIndices(decides), syntax, source: source, variables: variables,
                 sortedBy: keys, lenient: lenient)
         }
         do throws(StoreError) { return try store.recordIndices(sql: q.sql, bindings: q.bindings) } catch {
@@ -114,6 +110,51 @@ final class SQLBackend {
                 throw raised(row: row, guardError, syntax, source: source, variables: variables)
             }
             throw SQLBackendError(stage: "sql", description: "sql: \(error.message)")
+        }
+    }
+
+    /// Memory's outcome on every record, as `sift batch` reports it in memory: the records
+    /// `predicate` selects, and memory's error on each record it raises on (strict). The SQL
+    /// answers the rows on which memory cannot raise; the rest (``SQLQuery/rowsMemoryDecides``,
+    /// asked of either database) are evaluated here, each on its own.
+    func outcomes(
+        _ predicate: SiftPredicate, literals: [String: LiteralValue], variables: [String: Value]
+    ) throws(SQLBackendError) -> (selected: Set<Int>, raised: [Int: EvaluationError]) {
+        let q = try query(
+            predicate.syntax, source: predicate.source ?? predicate.description, variables: literals,
+            lenient: predicate.options.lenient, inDatabase: false)
+        var selected = Set(try recordIndices(q))
+        var raised: [Int: EvaluationError] = [:]
+        guard let decides = q.rowsMemoryDecides else { return (selected, raised) }
+        for i in try recordIndices(decides) {
+            do throws(EvaluationError) {
+                if try predicate.evaluate(with: records[i].value, variables: variables) {
+                    selected.insert(i)
+                } else {
+                    selected.remove(i)
+                }
+            } catch {
+                selected.remove(i)
+                raised[i] = error
+            }
+        }
+        return (selected, raised)
+    }
+
+    /// The records a query's rows are (its first column is the records' key), from whichever
+    /// database the queries run on.
+    private func recordIndices(_ q: SQLQuery) throws(SQLBackendError) -> [Int] {
+        guard let postgres else {
+            do throws(StoreError) { return try store.recordIndices(sql: q.sql, bindings: q.bindings) } catch {
+                throw SQLBackendError(stage: "sql", description: "sql: \(error.message)")
+            }
+        }
+        return try postgres.primaryKeys(q).map { (pk) throws(SQLBackendError) -> Int in
+            guard let i = store.recordIndex(ofKey: pk) else {
+                throw SQLBackendError(
+                    stage: "sql", description: "sql: the first result column is not a record's key: \(pk)")
+            }
+            return i
         }
     }
 

@@ -25,7 +25,11 @@ struct SQLCommand: ParsableCommand {
 
             --dialect postgres prints PostgreSQL's form ($1 placeholders, no Sift functions): what \
             PostgreSQL cannot select exactly (string options, MATCHES, functions, double arithmetic, \
-            dynamically typed attributes) is an error naming the construct.
+            dynamically typed attributes without a text column) is an error naming the construct. \
+            Where a row's values may make memory raise (a dynamically typed attribute ordered or \
+            matched, a record's document), a second statement follows, after the line '-- rows memory \
+            decides …' (with --json, "rowsMemoryDecides": {"sql", "bindings"}): it selects the primary \
+            keys of the rows whose answer the caller takes from memory instead, strict or lenient.
 
             Exit status: 0 success; 1 invalid predicate, unreadable or invalid schema, unknown entity, \
             or a predicate the SQL back-end cannot express faithfully (line:column and a caret); \
@@ -86,20 +90,37 @@ struct SQLCommand: ParsableCommand {
             throw ExitCode.failure
         }
 
+        FileHandle.standardOutput.write(Data(printed(query).utf8))
+    }
+
+    /// The statement and its bindings as the options say; with the rows memory decides (a
+    /// dialect that cannot call memory) as a second, labelled statement.
+    func printed(_ query: SQLQuery) -> String {
         var out = ""
         if json {
-            JSONValue.object([("sql", .string(query.sql)), ("bindings", .array(query.bindings.map(\.json)))]).write(
-                into: &out)
-            out += "\n"
-        } else {
-            out = query.sql + "\n"
-            for (n, value) in query.bindings.enumerated() {
+            func statement(_ q: SQLQuery) -> [(String, JSONValue)] {
+                [("sql", .string(q.sql)), ("bindings", .array(q.bindings.map(\.json)))]
+            }
+            var members = statement(query)
+            if let rows = query.rowsMemoryDecides { members.append(("rowsMemoryDecides", .object(statement(rows)))) }
+            JSONValue.object(members).write(into: &out)
+            return out + "\n"
+        }
+        func lines(_ q: SQLQuery) {
+            out += q.sql + "\n"
+            for (n, value) in q.bindings.enumerated() {
                 out += dialect == .postgres ? "$\(n + 1) = " : "?\(n + 1) = "
                 value.json.write(into: &out)
                 out += "\n"
             }
         }
-        FileHandle.standardOutput.write(Data(out.utf8))
+        lines(query)
+        if let rows = query.rowsMemoryDecides {
+            out += "-- rows memory decides (evaluate the predicate on these rows' objects in memory; "
+            out += "their answer, or memory's error, replaces the statement's):\n"
+            lines(rows)
+        }
+        return out
     }
 }
 

@@ -97,6 +97,10 @@ struct SQLiteBackend: DiffBackend {
             do { q = try backend.query(syntax, source: source, variables: variables) } catch {
                 return .rejected(kind: error.id ?? error.stage, message: error.description)
             }
+            return run(q)
+        }
+        /// The answer of running `q` on the records' store.
+        func run(_ q: SQLQuery) -> BackendAnswer {
             do throws(StoreError) {
                 return .matches(
                     Set(try backend.store.recordIndices(sql: q.sql, bindings: q.bindings)), sql: Self.render(q))
@@ -165,5 +169,44 @@ final class PostgresDiffBackend: DiffBackend {
     }
     func load(_ records: [JSONValue]) throws -> any LoadedDataset {
         Loaded(backend: try SQLBackend(records: records, server: server), owner: self)
+    }
+}
+
+/// The SQLite back-end over the same tables without their documents, as a hand-written schema
+/// maps them (`Entity.documentColumn` removed, no entity open): the row guard then evaluates the row's own
+/// attributes in memory (`sift_row`) where a dynamically typed column may make memory raise. What
+/// only documents decide is refused without them and counted as declined, not failed.
+final class NoDocumentsDiffBackend: DiffBackend {
+    var name: String { "sqlite without documents" }
+    /// Predicates answered and declined, over all datasets.
+    var answered = 0, declined = 0
+
+    struct Loaded: LoadedDataset {
+        var sqlite: SQLiteBackend.Loaded
+        var lowering: SQLLowering
+        var owner: NoDocumentsDiffBackend
+        func answer(_ syntax: PredicateSyntax, source: String, variables: [String: JSONValue]) -> BackendAnswer {
+            let q: SQLQuery
+            do throws(SQLLoweringError) {
+                q = try lowering.select(syntax, source: source, variables: variables.mapValues(\.literal))
+            } catch {
+                owner.declined += 1
+                return .declined(error.message)
+            }
+            owner.answered += 1
+            return sqlite.run(q)
+        }
+    }
+
+    func load(_ records: [JSONValue]) throws -> any LoadedDataset {
+        let backend = try SQLBackend(records: records)
+        var schema = backend.store.schema
+        for i in schema.entities.indices {
+            schema.entities[i].documentColumn = nil
+            schema.entities[i].open = false
+        }
+        return Loaded(
+            sqlite: SQLiteBackend.Loaded(backend: backend),
+            lowering: try SQLLowering(schema: schema, entity: SQLBackend.entity), owner: self)
     }
 }

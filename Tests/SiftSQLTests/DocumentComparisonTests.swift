@@ -59,11 +59,28 @@ import Testing
     @Test func theGuardDecidesWholeRows() throws {
         let guarded = try SQLLowering(schema: Self.schema(document: true), entity: "Record")
         for lenient in [false, true] {
+            // `name == 'x'` cannot raise, and memory stops there where it is false: SQL discards
+            // those rows before the guard (the pre-filter).
             let q = try guarded.select(try PredicateSyntax.parse("name == 'x' AND SELF.@count == 2"), lenient: lenient)
             #expect(
-                q.sql.contains(#"WHERE sift_guard(?, t0."Z_DOC", t0."id", \#(lenient ? 1 : 0)) = 1 ORDER"#), "\(q.sql)")
-            #expect(q.bindings == [.text(#"name == "x" AND @count == 2"#)])
+                q.sql.contains(
+                    #"WHERE (t0."name" = ?) AND sift_guard(?, t0."Z_DOC", t0."id", \#(lenient ? 1 : 0)) = 1 ORDER"#),
+                "\(q.sql)")
+            #expect(q.bindings == [.text("x"), .text(#"name == "x" AND @count == 2"#)])
+            // The part memory decides first: strict, it may raise on any row, so nothing comes before
+            // the guard; lenient, a raising part is false, so `name == 'x'` still discards rows.
+            let first = try guarded.select(
+                try PredicateSyntax.parse("SELF.@count == 2 AND name == 'x'"), lenient: lenient)
+            let pre = lenient ? #"(t0."name" = ?) AND "# : ""
+            #expect(first.sql.contains(#"WHERE \#(pre)sift_guard(?, t0."Z_DOC", t0."id", "#), "\(first.sql)")
         }
+        // A part whose risk is a condition on the row: kept where the condition holds (an earlier
+        // part may raise there, strict), discarded by SQL where it is false elsewhere.
+        let conditioned = try guarded.select(try PredicateSyntax.parse("name > 3 AND SELF.@count == 2"))
+        #expect(
+            conditioned.sql.contains(
+                #"WHERE ((t0."name" > ?) OR (typeof(t0."name") IN ('text', 'blob'))) AND sift_guard("#),
+            "\(conditioned.sql)")
         // Comparisons that cannot raise keep their SQL alone.
         let plain = try guarded.select(try PredicateSyntax.parse("name == 'x'"))
         #expect(!plain.sql.contains("sift_guard"), "\(plain.sql)")

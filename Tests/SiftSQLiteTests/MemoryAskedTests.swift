@@ -1,8 +1,9 @@
 // Forms the lowering hands to memory from SQL because no SQL expression computes them as memory
 // does: arithmetic with dates (date ± seconds, date − date), comparisons of dates stored in two
 // encodings or of a dynamically typed column with a date, and the UTI operators. Each predicate runs
-// through SQLite over real rows and must select exactly the rows the evaluator accepts, with the
-// rows where the evaluator raises left out of the comparison (SQL may answer anything there).
+// through SQLite over real rows (a table without documents), strict and lenient, and must select
+// exactly the rows the evaluator accepts, or fail with the evaluator's error on a row where it
+// raises (the row guard over a dynamically typed column).
 
 import Foundation
 import SiftEvaluation
@@ -105,6 +106,17 @@ import Testing
         ("misc == %@", [Date(timeIntervalSinceReferenceDate: 0)]),
         ("misc != %@", [Date(timeIntervalSinceReferenceDate: 0)]),
         ("NOT misc == %@", [Date(timeIntervalSinceReferenceDate: 0)]),
+        // The dynamically typed column against values memory does not order it with: memory's
+        // error on "x" (or on the numbers), strict; lenient memory's answers.
+        ("misc > 1", []),
+        ("misc < 'b'", []),
+        ("NOT misc >= 0.25", []),
+        ("misc BEGINSWITH 'x'", []),
+        ("uti == 'public.png' AND misc > 1", []),
+        ("uti == 'public.jpeg' AND misc > 1", []),
+        ("misc > 1 OR uti == nil", []),
+        ("misc * 2 > 1", []),
+        ("misc BETWEEN {0, 10}", []),
         ("uti UTI-CONFORMS-TO 'public.image'", []),
         ("uti UTI-CONFORMS-TO 'public.data'", []),
         ("NOT uti UTI-CONFORMS-TO 'public.image'", []),
@@ -117,27 +129,49 @@ import Testing
     func selectsWhatMemoryAccepts(_ i: Int) throws {
         let (format, args) = Self.predicates[i]
         let syntax = try PredicateSyntax.parse(format, arguments: args.map { $0 as Any? })
-        let query = try SQLLowering(schema: Self.schema, entity: "Item").select(syntax, source: format)
         let db = try Self.load()
-        let selected = Set(
-            try db.query(query.sql, query.bindings).map { row -> Int64 in
-                guard case .integer(let id) = row[0] else {
-                    Issue.record("id \(row[0])")
-                    return -1
+        for lenient in [false, true] {
+            let query = try SQLLowering(schema: Self.schema, entity: "Item").select(
+                syntax, source: format, lenient: lenient)
+            let predicate = SiftPredicate(syntax, source: format, options: EvaluationOptions(lenient: lenient))
+            let (verdicts, raised) = Self.memory(predicate)
+            let label = "\(format) lenient: \(lenient)"
+            switch Self.run(query, on: db) {
+            case .failure(let e):
+                // The statement fails only where memory raises, with memory's error on that row.
+                let r = try #require(e.raised, "\(label): \(e)\n\(query.sql)")
+                let memory = try #require(raised[Int(r.row)], "\(label): row \(r.row) raised in SQL only")
+                #expect(r.error.id == memory.id && r.error.message == memory.message, "\(label): \(r.error)")
+            case .success(let selected):
+                #expect(raised.isEmpty, "\(label): memory raises on \(raised), SQL answered\n\(query.sql)")
+                for (index, verdict) in verdicts {
+                    #expect(
+                        selected.contains(Int64(index)) == verdict,
+                        "\(label): row \(index), memory says \(verdict)\n\(query.sql)")
                 }
-                return id
-            })
-        let predicate = SiftPredicate(syntax)
-        var compared = 0
-        for (index, object) in Self.objects.enumerated() {
-            // Rows where memory raises are outside the guarantee.
-            guard let verdict = try? predicate.evaluate(with: object) else { continue }
-            compared += 1
-            #expect(
-                selected.contains(Int64(index)) == verdict,
-                "\(format): row \(index), memory says \(verdict)\n\(query.sql)")
+                #expect(verdicts.count >= 2, "\(format): memory raised on almost every row, the case tests nothing")
+            }
         }
-        #expect(compared >= 2, "\(format): memory raised on almost every row, the case tests nothing")
+    }
+
+    /// Memory's answer on each object, and its error on each it raises on.
+    static func memory(_ predicate: SiftPredicate) -> (verdicts: [Int: Bool], raised: [Int: EvaluationError]) {
+        var verdicts: [Int: Bool] = [:]
+        var raised: [Int: EvaluationError] = [:]
+        for (index, object) in objects.enumerated() {
+            do throws(EvaluationError) { verdicts[index] = try predicate.evaluate(with: object) } catch {
+                raised[index] = error
+            }
+        }
+        return (verdicts, raised)
+    }
+
+    /// The ids the query selects, or the database's error.
+    static func run(_ query: SQLQuery, on db: SQLiteConnection) -> Result<Set<Int64>, SQLiteError> {
+        do throws(SQLiteError) {
+            let rows = try db.query(query.sql, query.bindings)
+            return .success(Set(rows.compactMap { if case .integer(let id) = $0[0] { id } else { nil } }))
+        } catch { return .failure(error) }
     }
 
     /// What memory raises on for every row that has a date stays a type error outside mixed shapes.

@@ -4,7 +4,12 @@
 // `rounds` times on the store. `--guard MODE` runs this instead of the people benchmark:
 //   off / on            every age a number: the guard's `typeof` test on each row, memory never;
 //   mixed-off / mixed   1 in 100 ages a string, lenient: memory decides those rows;
-//   load                loading only, the baseline to subtract from instruction counts.
+//   load                loading only, the baseline to subtract from instruction counts;
+//   document-off        `age > 80 AND meta.@count >= 2` without the guard: SQL's `age > 80` first,
+//                       then `sift_document` on the rows it keeps (the SQL before the guard);
+//   document            the same guarded: the pre-filter `(age > 80 OR <age is text>)`, then `sift_guard`;
+//   document-first      `meta.@count >= 2 AND age > 80` guarded: strict memory may raise in its first
+//                       part on any row, so no pre-filter: `sift_guard` on every row.
 import BenchSupport
 import Foundation
 import SiftJSON
@@ -17,7 +22,9 @@ func runGuardBench(_ mode: String) {
     var rng = SplitMix64(state: 7)
     let records: [JSONValue] = (0..<rowCount).map { i in
         let age: JSONValue = mixed && rng.below(100) == 0 ? .string("x\(i)") : .integer(Int64(rng.below(90)))
-        return .object([("id", .integer(Int64(i))), ("age", age)])
+        guard mode.hasPrefix("document") else { return .object([("id", .integer(Int64(i))), ("age", age)]) }
+        let meta: JSONValue = .object((0..<Int(rng.below(4))).map { ("k\($0)", .integer(Int64($0))) })
+        return .object([("id", .integer(Int64(i))), ("age", age), ("meta", meta)])
     }
     let store: JSONStore
     do { store = try JSONStore(records: records, entity: "Record") } catch { fail("load: \(error)") }
@@ -27,7 +34,13 @@ func runGuardBench(_ mode: String) {
     do { lowering = try SQLLowering(schema: store.schema, entity: "Record") } catch { fail("\(error)") }
     lowering.guardsRows = !mode.hasSuffix("off")
     let q: SQLQuery
-    do { q = try lowering.select(try PredicateSyntax.parse("age > 30"), lenient: mixed) } catch { fail("\(error)") }
+    let text =
+        switch mode {
+        case "document", "document-off": "age > 80 AND meta.@count >= 2"
+        case "document-first": "meta.@count >= 2 AND age > 80"
+        default: "age > 30"
+        }
+    do { q = try lowering.select(try PredicateSyntax.parse(text), lenient: mixed) } catch { fail("\(error)") }
     var times: [Double] = []
     var matched = 0
     for _ in 0..<rounds {

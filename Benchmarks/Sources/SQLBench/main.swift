@@ -28,7 +28,10 @@ readOptions(
         .integer("--rounds") { rounds = $0 },
         .text("--only") { only = $0 },
         .text("--guard") { guardMode = $0 },
-    ], usage: "usage: SQLBench [--rows N] [--rounds R] [--only TEXT] [--guard off|on|mixed-off|mixed|load]")
+    ],
+    usage:
+        "usage: SQLBench [--rows N] [--rounds R] [--only TEXT] [--guard off|on|mixed-off|mixed|load|document-off|document|document-first]"
+)
 if let guardMode {
     runGuardBench(guardMode)
     exit(0)
