@@ -133,6 +133,11 @@ struct KeyCheck {
             let family = r.family.compactMap { model.resolved[$0] }
             let attributes = family.compactMap { $0.attribute(key) }
             if !attributes.isEmpty {
+                // A key after an attribute reads into its value: memory answers or raises by the
+                // value's kind (`number has no key 'city'`), which only memory can tell.
+                if components[(i + 1)...].contains(where: { !KeyPathComponent.isCollectionOperator($0) }) {
+                    readsMixedKinds = true
+                }
                 for a in attributes where a.type == .dynamic || a.type == .mixed {
                     if a.type == .dynamic && a.description.isCollection {
                         touchesMixedKinds.collections = true
