@@ -28,8 +28,14 @@ public final class PersistentStore: @unchecked Sendable {
     public let identifier: String
     /// Whether saves and batch requests record persistent history (``history(after:)``): on when
     /// the store was opened or created with `historyTracking: true` once, since the store's
-    /// metadata remembers it.
-    public let tracksHistory: Bool
+    /// metadata remembers it, until ``setHistoryTracking(_:)`` turns it off.
+    ///
+    /// ```swift
+    /// if !store.tracksHistory { try store.setHistoryTracking(true) }
+    /// ```
+    public var tracksHistory: Bool { lock.withLock { historyOn } }
+    /// `tracksHistory`, read and written with `lock` held (History.swift).
+    var historyOn = false
     /// The contexts on this store object that merge the others' saves automatically, weakly held
     /// (`automaticallyMergesChangesFromParent` on a context without a parent). Contexts live on
     /// several queues: behind `autoMergeLock`.
@@ -146,7 +152,7 @@ public final class PersistentStore: @unchecked Sendable {
                 .sqlite, "cannot open the store \(location.map { "'\($0)'" } ?? "in memory"): \(error.message)")
         }
         identifier = try Self.prepare(connection, model: model, layouts: layouts)
-        tracksHistory = try Self.prepareHistory(connection, wanted: historyTracking)
+        historyOn = try Self.prepareHistory(connection, wanted: historyTracking)
         var storeNumber: UInt32 = 0
         for (name, info) in infos {
             info.names = IDNames.shared.pair(store: identifier, entity: name)
