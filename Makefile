@@ -47,7 +47,7 @@ sanitizers: tsan asan
 tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --disable-xctest --sanitize=thread \
-		--scratch-path .build-tsan --filter 'ThreadSafetyTests|ContextQueueTests|MergePolicyPropertyTests|ParentContextTests'
+		--scratch-path .build-tsan --filter 'ThreadSafetyTests|ContextQueueTests|AutoMergeTests|MergePolicyPropertyTests|ParentContextTests'
 
 # Use-after-return detection is off here, as it always was for these suites (StackGuard now measures
 # the real stack under it too, which the fuzzer, run with it on, relies on).

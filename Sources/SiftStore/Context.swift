@@ -35,21 +35,31 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public let parent: ManagedObjectContext?
     /// `parent != nil`, as a plain flag for the per-row paths (no reference to load).
     let isChild: Bool
-    /// Whether this child takes in its parent's saves and the changes other children push into
-    /// the parent as they happen (updated objects refreshed with their unsaved edits kept,
-    /// deleted ones gone), each on its own queue. False by default, as in Core Data. Set it before
-    /// the context is used from other threads. A context on a store (no parent) does not take in
-    /// other contexts' saves this way yet: it merges them with `mergeChanges(fromContextDidSave:)`.
+    /// Whether this context takes in other contexts' changes as they happen (updated objects
+    /// refreshed with their unsaved edits kept, deleted ones gone), on its own queue, posting
+    /// objects-did-change. A child takes in its parent's saves and the changes other children
+    /// push into the parent. A context on a store (Core Data's view context) takes in every save
+    /// of the other contexts on the same `PersistentStore` object; not batch requests
+    /// (`mergeChanges(from:)`), not its own saves, not other store objects' or processes' saves
+    /// (persistent history). A confined one collects them and takes them in at its next
+    /// `processPendingChanges()` (which `save()` runs), never on the saver's thread (Merging.swift).
+    /// False by default, as in Core Data. Set it before the context is used from other threads.
     ///
     /// ```swift
-    /// let main = ManagedObjectContext(parent: writer)
-    /// main.automaticallyMergesChangesFromParent = true
+    /// let main = ManagedObjectContext(store: store, concurrency: .mainQueue)
+    /// main.automaticallyMergesChangesFromParent = true   // background saves show up in main
     /// ```
-    public var automaticallyMergesChangesFromParent = false
+    public var automaticallyMergesChangesFromParent = false {
+        didSet { if !isChild { store.setAutoMerging(self, automaticallyMergesChangesFromParent) } }
+    }
     /// The child contexts made on this one (weakly held), told about saves and new permanent IDs.
     /// Made and read from any thread (a child is made wherever its owner runs): behind `childLock`.
     private var childList: [WeakContext] = []
-    private let childLock = NSLock()
+    /// Guards the state other threads touch: `childList` and `siblingSaves`.
+    let childLock = NSLock()
+    /// A confined auto-merging context on a store: the other contexts' saves it has not taken in
+    /// yet (behind `childLock`: the savers run on other threads).
+    var siblingSaves: [ChangeSet] = []
     /// The live children, now.
     var children: [ManagedObjectContext] {
         childLock.withLock {

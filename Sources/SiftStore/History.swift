@@ -3,7 +3,9 @@
 // transaction (an increasing token, a timestamp, the context's author and name) and its changes
 // (object, insert/update/delete, the keys an update changed). Other processes on the same file
 // read it to learn what changed (`history(after:)`) and merge it into their contexts
-// (`mergeChanges(fromHistory:)`). The tables carry Core Data's names (ATRANSACTION, ACHANGE,
+// (`mergeChanges(fromHistory:)`). A delete keeps the values of the attributes the model marks
+// `preservesValueInHistoryOnDeletion` (its tombstone). `setHistoryTracking(false)` turns tracking
+// off and forgets what was recorded; the file remembers that too. The tables carry Core Data's names (ATRANSACTION, ACHANGE,
 // ATRANSACTIONSTRING, entity numbers 16001–16003) and Z-column conventions; their columns are
 // Sift's own (the reference notes give no column layout).
 
@@ -54,8 +56,8 @@ public struct HistoryChange: Sendable, Hashable {
         case insert
         /// Some of its properties changed (``HistoryChange/updatedKeys``).
         case update
-        /// The object was deleted (its ID is all that is kept: the model marks no attribute to
-        /// keep after deletion).
+        /// The object was deleted (its ID is kept, and the values of the attributes the model
+        /// marks `preservesValueInHistoryOnDeletion`: ``HistoryChange/tombstone``).
         case delete
     }
     /// The object (still valid after a delete, as a name).
@@ -65,6 +67,39 @@ public struct HistoryChange: Sendable, Hashable {
     /// For an update, the attributes and relationships it changed, in the model's order; empty
     /// otherwise.
     public var updatedKeys: [String]
+    /// For a delete of an object whose entity has attributes marked
+    /// ``AttributeDescription/preservesValueInHistoryOnDeletion``, their values when it was
+    /// deleted (nil values included); nil otherwise (Core Data's tombstone).
+    ///
+    /// ```swift
+    /// let gone = transaction.changes.first { $0.kind == .delete }
+    /// gone?.tombstone?["name"]   // .string("Ann"): the name the deleted object had
+    /// ```
+    public var tombstone: [String: Value]?
+
+    /// A change; `tombstone` only for a delete.
+    ///
+    /// ```swift
+    /// HistoryChange(objectID: id, kind: .update, updatedKeys: ["price"])
+    /// ```
+    public init(objectID: ObjectID, kind: Kind, updatedKeys: [String], tombstone: [String: Value]? = nil) {
+        self.objectID = objectID
+        self.kind = kind
+        self.updatedKeys = updatedKeys
+        self.tombstone = tombstone
+    }
+
+    /// Equal when every field is (tombstone values as `Value`'s `==` compares them).
+    public static func == (a: Self, b: Self) -> Bool {
+        a.objectID == b.objectID && a.kind == b.kind && a.updatedKeys == b.updatedKeys && a.tombstone == b.tombstone
+    }
+
+    /// Hashes the object, the kind and the keys (equal changes agree on those).
+    public func hash(into h: inout Hasher) {
+        h.combine(objectID)
+        h.combine(kind)
+        h.combine(updatedKeys)
+    }
 }
 
 /// One save or batch request, as the store's history keeps it.
@@ -95,14 +130,18 @@ enum HistoryTables {
     static let changeEntity: Int64 = 16001
     static let transactionEntity: Int64 = 16002
     static let stringEntity: Int64 = 16003
-    /// The metadata key that says the store tracks history.
+    /// The metadata key that says the store tracks history ('1'; '0' once turned off, the
+    /// emptied tables kept so that tokens keep growing if it is turned on again).
     static let metadataKey = "history_tracking"
+    /// The `ACHANGE` column of a delete's tombstone: the preserved values as a JSON object
+    /// (added to stores whose history tables were made before it).
+    static let tombstoneColumn = "ZTOMBSTONE"
 
     static var createScript: String {
         """
         CREATE TABLE \(string) (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER NOT NULL, Z_OPT INTEGER NOT NULL, ZNAME TEXT NOT NULL UNIQUE);
         CREATE TABLE \(transaction) (Z_PK INTEGER PRIMARY KEY AUTOINCREMENT, Z_ENT INTEGER NOT NULL, Z_OPT INTEGER NOT NULL, ZAUTHOR INTEGER, ZCONTEXTNAME INTEGER, ZTIMESTAMP REAL NOT NULL);
-        CREATE TABLE \(change) (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER NOT NULL, Z_OPT INTEGER NOT NULL, ZCHANGETYPE INTEGER NOT NULL, ZENTITY INTEGER NOT NULL, ZENTITYPK INTEGER NOT NULL, ZTRANSACTIONID INTEGER NOT NULL, ZCOLUMNS BLOB);
+        CREATE TABLE \(change) (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER NOT NULL, Z_OPT INTEGER NOT NULL, ZCHANGETYPE INTEGER NOT NULL, ZENTITY INTEGER NOT NULL, ZENTITYPK INTEGER NOT NULL, ZTRANSACTIONID INTEGER NOT NULL, ZCOLUMNS BLOB, \(tombstoneColumn) BLOB);
         CREATE INDEX \(change)_ZTRANSACTIONID ON \(change) (ZTRANSACTIONID);
         """
     }
@@ -126,16 +165,20 @@ enum HistoryTables {
     }
 }
 
-// MARK: Turning tracking on
+// MARK: Turning tracking on and off
 
 extension PersistentStore {
     /// Whether the store records history: on when its metadata says so, or when `wanted` and the
     /// store is opened now (the tables and the metadata entry are made then, in one transaction).
-    /// Once on it stays on: opening the file again without the option keeps recording.
+    /// Once on it stays on until `setHistoryTracking(false)`: opening the file again without the
+    /// option keeps recording.
     static func prepareHistory(_ db: SQLiteConnection, wanted: Bool) throws(StoreError) -> Bool {
         let clash: String?
         do throws(SQLiteError) {
-            if try isTrackingHistory(db) { return true }
+            if try historyState(db) == "1" {
+                try addTombstoneColumn(db)
+                return true
+            }
             guard wanted else { return false }
             clash = try turnOnHistory(db)
         } catch {
@@ -150,19 +193,27 @@ extension PersistentStore {
         return true
     }
 
-    private static func isTrackingHistory(_ db: SQLiteConnection) throws(SQLiteError) -> Bool {
+    /// The metadata's history entry: nil when tracking was never on, "1" when on, "0" when off.
+    private static func historyState(_ db: SQLiteConnection) throws(SQLiteError) -> String? {
         let rows = try db.query(
             "SELECT value FROM \(q(Storage.metadataTable)) WHERE key = ?", [.text(HistoryTables.metadataKey)])
-        return rows.first?.first == .text("1")
+        if case .text(let v)? = rows.first?.first { return v }
+        return nil
     }
 
-    /// Makes the history tables and marks the store in its metadata, in one write transaction
-    /// (another process may have done it since the caller looked: then nothing is left to do).
-    /// Returns the name of a table or index already in the way instead, changing nothing.
+    /// Makes the history tables (unless a previous tracking left them) and marks the store in its
+    /// metadata, in one write transaction (another process may have done it since the caller
+    /// looked: then nothing is left to do). Returns the name of a table or index already in the
+    /// way instead, changing nothing.
     private static func turnOnHistory(_ db: SQLiteConnection) throws(SQLiteError) -> String? {
         try db.execute("BEGIN IMMEDIATE")
         do {
-            if try !isTrackingHistory(db) {
+            switch try historyState(db) {
+            case "1"?: break
+            case _?:
+                // Turned off before: the tables are the store's own, emptied.
+                try setHistoryState(db, "1")
+            case nil:
                 let names = [HistoryTables.change, HistoryTables.transaction, HistoryTables.string]
                 let taken = try db.query(
                     "SELECT name FROM sqlite_master WHERE lower(name) IN (?, ?, ?)",
@@ -172,20 +223,99 @@ extension PersistentStore {
                     return name
                 }
                 try db.execute(HistoryTables.createScript)
-                _ = try db.query(
-                    "INSERT OR REPLACE INTO \(q(Storage.metadataTable)) (key, value) VALUES (?, '1')",
-                    [.text(HistoryTables.metadataKey)])
+                try setHistoryState(db, "1")
             }
             try db.execute("COMMIT")
-            return nil
+        } catch {
+            try? db.execute("ROLLBACK")
+            throw error
+        }
+        try addTombstoneColumn(db)
+        return nil
+    }
+
+    private static func setHistoryState(_ db: SQLiteConnection, _ value: String) throws(SQLiteError) {
+        _ = try db.query(
+            "INSERT OR REPLACE INTO \(q(Storage.metadataTable)) (key, value) VALUES (?, ?)",
+            [.text(HistoryTables.metadataKey), .text(value)])
+    }
+
+    /// Adds the tombstone column to history tables made before it existed (in a write
+    /// transaction, looking again there: another process may be doing the same).
+    private static func addTombstoneColumn(_ db: SQLiteConnection) throws(SQLiteError) {
+        func has() throws(SQLiteError) -> Bool {
+            try db.query("PRAGMA table_info(\(HistoryTables.change))").contains {
+                $0.count > 1 && $0[1] == .text(HistoryTables.tombstoneColumn)
+            }
+        }
+        guard try !has() else { return }
+        try db.execute("BEGIN IMMEDIATE")
+        do {
+            if try !has() {
+                try db.execute("ALTER TABLE \(HistoryTables.change) ADD COLUMN \(HistoryTables.tombstoneColumn) BLOB")
+            }
+            try db.execute("COMMIT")
         } catch {
             try? db.execute("ROLLBACK")
             throw error
         }
     }
 
+    /// Turns persistent history on or off for the store file. On: as opening it with
+    /// `historyTracking: true`. Off: saves and batch requests stop recording and every recorded
+    /// transaction is deleted, in one write transaction; `history(after:)` and `purgeHistory`
+    /// then throw the "does not track history" error. The file remembers it: other store objects
+    /// on it (other processes too) stop recording at their next save, and opening it again
+    /// without the option leaves it off. Turning it on again starts an empty history whose
+    /// tokens follow the old ones. Setting the current state changes nothing.
+    ///
+    /// ```swift
+    /// try store.setHistoryTracking(false)   // stops recording, forgets the transactions
+    /// try store.setHistoryTracking(true)    // records again from the next save
+    /// ```
+    public func setHistoryTracking(_ on: Bool) throws(StoreError) {
+        try locked { () throws(StoreError) in
+            if on {
+                historyOn = try Self.prepareHistory(connection, wanted: true)
+                return
+            }
+            try writeTransaction { () throws(StoreError) in
+                do throws(SQLiteError) {
+                    guard try Self.historyState(connection) == "1" else { return }
+                    let t = HistoryTables.self
+                    for table in [t.change, t.transaction, t.string] { try run("DELETE FROM \(table)", []) }
+                    try Self.setHistoryState(connection, "0")
+                } catch { throw StoreError(.sqlite, "cannot turn off history tracking: \(error.message)") }
+            }
+            historyOn = false
+        }
+    }
+
+    /// Whether the file still tracks history, for a store object that does (with the lock held,
+    /// inside a write transaction): another store object may have turned it off since, and then
+    /// this one stops recording too.
+    func historyStillTracked() throws(SQLiteError) -> Bool {
+        guard
+            case .text("1")? = try rows(
+                "SELECT value FROM \(Self.q(Storage.metadataTable)) WHERE key = ?", [.text(HistoryTables.metadataKey)]
+            ).first?.first
+        else {
+            historyOn = false
+            return false
+        }
+        return true
+    }
+
+    /// Throws unless the file tracks history (looked up again: another store object may have
+    /// turned it on or off since this one was opened).
     private func requireHistory() throws(StoreError) {
-        guard tracksHistory else {
+        let on = try locked { () throws(StoreError) -> Bool in
+            do throws(SQLiteError) { historyOn = try Self.historyState(connection) == "1" } catch {
+                throw error.storeError
+            }
+            return historyOn
+        }
+        guard on else {
             throw StoreError(
                 .invalidOperation,
                 "the store does not track history (open or create it with historyTracking: true)")
@@ -199,10 +329,11 @@ extension ManagedObjectContext {
     /// Records one transaction of this context's save or batch request (inside its write
     /// transaction, after its rows are written): `inserted` have their new keys, `updated` their
     /// snapshots. Objects whose update changed nothing are left out, and so is a transaction with
-    /// no change at all.
+    /// no change at all; nothing is recorded once the file no longer tracks history.
     func recordHistory(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject])
         throws(SQLiteError)
     {
+        guard try store.historyStillTracked() else { return }
         var changes: [(entity: Int64, pk: Int64, kind: HistoryChange.Kind, columns: [UInt8]?)] = []
         changes.reserveCapacity(inserted.count + updated.count + deleted.count)
         for o in inserted {
@@ -215,7 +346,7 @@ extension ManagedObjectContext {
             changes.append((o.info.entity.number, pk, .update, mask))
         }
         for o in deleted {
-            if let pk = o.objectID.primaryKey { changes.append((o.info.entity.number, pk, .delete, nil)) }
+            if let pk = o.objectID.primaryKey { changes.append((o.info.entity.number, pk, .delete, Self.tombstone(o))) }
         }
         guard !changes.isEmpty else { return }
         let author = try store.historyString(transactionAuthor)
@@ -229,16 +360,30 @@ extension ManagedObjectContext {
             ])
         guard case .integer(let token)? = try store.rows("SELECT last_insert_rowid()", []).first?.first else { return }
         let insert = try store.statement(
-            "INSERT INTO \(t.change) (Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS) VALUES (?, 1, ?, ?, ?, ?, ?)"
+            "INSERT INTO \(t.change) (Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS, \(t.tombstoneColumn)) VALUES (?, 1, ?, ?, ?, ?, ?, ?)"
         )
         for c in changes {
+            // An update's bytes are its changed-keys mask, a delete's its tombstone.
+            let bytes: SQLValue = c.columns.map { .blob($0) } ?? .null
             try insert.bind([
                 .integer(t.changeEntity), .integer(t.code(c.kind)), .integer(c.entity), .integer(c.pk), .integer(token),
-                c.columns.map { .blob($0) } ?? .null,
+                c.kind == .delete ? .null : bytes, c.kind == .delete ? bytes : .null,
             ])
             while try insert.step() {}
             try insert.reset()
         }
+    }
+
+    /// The values of `o`'s attributes marked `preservesValueInHistoryOnDeletion`, as the store
+    /// held them (its snapshot when it has one), as a JSON object; nil when none is marked.
+    static func tombstone(_ o: ManagedObject) -> [UInt8]? {
+        let e = o.info.entity
+        let values = o.snapshot?.attributes ?? o.attributes
+        var kept: [String: Value] = [:]
+        for (i, a) in e.attributes.enumerated() where a.description.preservesValueInHistoryOnDeletion {
+            kept[a.name] = i < values.count ? values[i] : .null
+        }
+        return kept.isEmpty ? nil : Array(TransformableCodec.json(.dictionary(kept)))
     }
 
     /// The properties `o` changed since its snapshot as a bit set over its entity's attributes,
@@ -290,7 +435,8 @@ extension PersistentStore {
         let t = HistoryTables.self
         // One statement, so one snapshot of the file even while other processes write.
         let sql = """
-            SELECT x.Z_PK, x.ZTIMESTAMP, a.ZNAME, n.ZNAME, c.ZCHANGETYPE, c.ZENTITY, c.ZENTITYPK, c.ZCOLUMNS \
+            SELECT x.Z_PK, x.ZTIMESTAMP, a.ZNAME, n.ZNAME, c.ZCHANGETYPE, c.ZENTITY, c.ZENTITYPK, c.ZCOLUMNS, \
+            c.\(t.tombstoneColumn) \
             FROM \(t.transaction) AS x LEFT JOIN \(t.string) AS a ON a.Z_PK = x.ZAUTHOR \
             LEFT JOIN \(t.string) AS n ON n.Z_PK = x.ZCONTEXTNAME \
             LEFT JOIN \(t.change) AS c ON c.ZTRANSACTIONID = x.Z_PK \
@@ -323,7 +469,8 @@ extension PersistentStore {
 
     private static func text(_ v: SQLValue) -> String? { if case .text(let s) = v { s } else { nil } }
 
-    /// The change in columns 4… of a history row (nil when the transaction has none).
+    /// The change in columns 4… of a history row (nil when the transaction has none): an
+    /// update's changed keys from the mask in column 7, a delete's tombstone from column 8.
     private func historyChange(_ row: [SQLValue]) throws(StoreError) -> HistoryChange? {
         guard case .integer(let code) = row[4], case .integer(let entity) = row[5], case .integer(let pk) = row[6]
         else { return nil }
@@ -339,7 +486,27 @@ extension PersistentStore {
                 keys.append(name)
             }
         }
-        return HistoryChange(objectID: ObjectID(info.names, key: .permanent(pk)), kind: kind, updatedKeys: keys)
+        return HistoryChange(
+            objectID: ObjectID(info.names, key: .permanent(pk)), kind: kind, updatedKeys: keys,
+            tombstone: row.count > 8 ? Self.tombstone(row[8], info) : nil)
+    }
+
+    /// A stored tombstone read back, each value in its attribute's type as far as JSON kept it
+    /// (dates and data come back as they were; decimals, UUIDs and URIs are coerced back).
+    private static func tombstone(_ stored: SQLValue, _ info: EntityInfo) -> [String: Value]? {
+        guard case .blob(let bytes) = stored, case .dictionary(let d) = TransformableCodec.decodeJSON(bytes) else {
+            return nil
+        }
+        var out: [String: Value] = [:]
+        for (name, v) in d {
+            let a = info.entity.attributes.first { $0.name == name }
+            if let a, !a.description.isCollection, let typed = try? Value(coercing: v, to: a.type) {
+                out[name] = typed
+            } else {
+                out[name] = v
+            }
+        }
+        return out
     }
 
     /// Deletes the transactions before `token` (not the one it names) with their changes;

@@ -1,8 +1,9 @@
 // Merging changes made elsewhere into a context: another context's did-save (Core Data's
-// `mergeChanges(fromContextDidSave:)`) and batch requests. Work is in proportion to the merged
-// IDs, not to the objects the context holds: updated objects become faults (or are re-read with
-// their unsaved edits on top), deleted ones are marked gone, and links that still name a gone
-// object drop it when next read (`ManagedObject.link`), so no holder is visited at merge time.
+// `mergeChanges(fromContextDidSave:)`, or automatically with `automaticallyMergesChangesFromParent`)
+// and batch requests. Work is in proportion to the merged IDs, not to the objects the context
+// holds: updated objects become faults (or are re-read with their unsaved edits on top), deleted
+// ones are marked gone, and links that still name a gone object drop it when next read
+// (`ManagedObject.link`), so no holder is visited at merge time.
 
 import Foundation
 
@@ -43,6 +44,28 @@ extension ManagedObjectContext {
             if let keys = changes.updatedKeys[id] { merged.updatedKeys[id] = keys }
         }
         return merged
+    }
+
+    /// Another context on the store saved and this one merges automatically: the save is taken
+    /// in on this context's queue (later, unless the saver runs there), as a child takes in its
+    /// parent's saves, its own auto-merging children hearing of it. A confined context may be in
+    /// use on another thread right now, so it only collects the save here; its own thread takes
+    /// it in at its next `processPendingChanges()`.
+    func takeSiblingSave(_ saved: ChangeSet) {
+        guard concurrencyType != .confined else {
+            childLock.withLock { siblingSaves.append(saved) }
+            return
+        }
+        enqueue { [weak self] in self?.mergeFromParent(saved) }
+    }
+
+    /// Takes in the saves `takeSiblingSave` collected for a confined context, oldest first.
+    func takeCollectedSaves() {
+        let saves = childLock.withLock { () -> [ChangeSet] in
+            defer { siblingSaves = [] }
+            return siblingSaves
+        }
+        for saved in saves { mergeFromParent(saved) }
     }
 
     /// Marks the object with `id` deleted from the store. Returns whether a registered object

@@ -94,12 +94,21 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
     public var isCollection: Bool
     /// Mixed attributes only: the shapes their values take.
     public var shapes: MixedShapes?
+    /// Whether a store's persistent history keeps this attribute's value when an object is
+    /// deleted (the delete's ``HistoryChange/tombstone``; Core Data's "preserve after deletion").
+    /// False by default. In a model file: `"preservesValueInHistoryOnDeletion": true`.
+    ///
+    /// ```swift
+    /// let name = AttributeDescription("name", .string, preservesValueInHistoryOnDeletion: true)
+    /// ```
+    public var preservesValueInHistoryOnDeletion: Bool
 
     /// An attribute with its rules; only the name and type are required.
     public init(
         _ name: String, _ type: AttributeType, optional: Bool = true, defaultValue: StoredValue? = nil,
         minValue: Double? = nil, maxValue: Double? = nil, minLength: Int? = nil, maxLength: Int? = nil,
-        regularExpression: String? = nil, collection: Bool = false, shapes: MixedShapes? = nil
+        regularExpression: String? = nil, collection: Bool = false, shapes: MixedShapes? = nil,
+        preservesValueInHistoryOnDeletion: Bool = false
     ) {
         self.name = name
         self.type = type
@@ -112,6 +121,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         self.regularExpression = regularExpression
         self.isCollection = collection
         self.shapes = shapes
+        self.preservesValueInHistoryOnDeletion = preservesValueInHistoryOnDeletion
     }
 
     private enum CodingKeys: String, CodingKey {
@@ -122,7 +132,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         case
             minLength, maxLength
         case regularExpression = "regex"
-        case collection, shapes
+        case collection, shapes, preservesValueInHistoryOnDeletion
     }
 
     /// Decodes an attribute from a model file, applying the defaults.
@@ -139,6 +149,8 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         regularExpression = try c.decodeIfPresent(String.self, forKey: .regularExpression)
         isCollection = try c.decodeIfPresent(Bool.self, forKey: .collection) ?? false
         shapes = try c.decodeIfPresent(MixedShapes.self, forKey: .shapes)
+        preservesValueInHistoryOnDeletion =
+            try c.decodeIfPresent(Bool.self, forKey: .preservesValueInHistoryOnDeletion) ?? false
     }
 
     /// Encodes the attribute; options that are unset are left out.
@@ -155,6 +167,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         try c.encodeIfPresent(regularExpression, forKey: .regularExpression)
         if isCollection { try c.encode(true, forKey: .collection) }
         try c.encodeIfPresent(shapes, forKey: .shapes)
+        if preservesValueInHistoryOnDeletion { try c.encode(true, forKey: .preservesValueInHistoryOnDeletion) }
     }
 }
 

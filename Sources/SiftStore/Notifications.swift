@@ -97,13 +97,22 @@ extension ManagedObjectContext {
         return stream
     }
 
+    /// Tells the observers; a did-save of a context on a store (a save that committed) also goes
+    /// to the store's other contexts that merge automatically.
     func post(_ n: ContextNotification) {
         for callback in observers.values { callback(n) }
+        if !isChild, case .didSave(let saved) = n { store.contextDidSave(saved, by: self) }
     }
 
     /// Runs delete rules for objects deleted so far (the save does this itself) and reports the
-    /// changes since the last report as objects-did-change.
+    /// changes since the last report as objects-did-change. A confined context on a store that
+    /// merges automatically first takes in the other contexts' saves made since its last call.
+    ///
+    /// ```swift
+    /// try context.processPendingChanges()   // observers hear of the pending changes now
+    /// ```
     public func processPendingChanges() throws(StoreError) {
+        if automaticallyMergesChangesFromParent, concurrencyType == .confined, !isChild { takeCollectedSaves() }
         try propagateDeletes()
         undoManager?.closeEventGroup()
         guard !unreported.isEmpty else { return }

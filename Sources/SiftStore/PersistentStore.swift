@@ -28,8 +28,19 @@ public final class PersistentStore: @unchecked Sendable {
     public let identifier: String
     /// Whether saves and batch requests record persistent history (``history(after:)``): on when
     /// the store was opened or created with `historyTracking: true` once, since the store's
-    /// metadata remembers it.
-    public let tracksHistory: Bool
+    /// metadata remembers it, until ``setHistoryTracking(_:)`` turns it off.
+    ///
+    /// ```swift
+    /// if !store.tracksHistory { try store.setHistoryTracking(true) }
+    /// ```
+    public var tracksHistory: Bool { lock.withLock { historyOn } }
+    /// `tracksHistory`, read and written with `lock` held (History.swift).
+    var historyOn = false
+    /// The contexts on this store object that merge the others' saves automatically, weakly held
+    /// (`automaticallyMergesChangesFromParent` on a context without a parent). Contexts live on
+    /// several queues: behind `autoMergeLock`.
+    private var autoMergers: [WeakContext] = []
+    private let autoMergeLock = NSLock()
     /// `identifier`'s number among the interned names object IDs refer to.
     private(set) var names: UInt32 = 0
     let connection: SQLiteConnection
@@ -141,7 +152,7 @@ public final class PersistentStore: @unchecked Sendable {
                 .sqlite, "cannot open the store \(location.map { "'\($0)'" } ?? "in memory"): \(error.message)")
         }
         identifier = try Self.prepare(connection, model: model, layouts: layouts)
-        tracksHistory = try Self.prepareHistory(connection, wanted: historyTracking)
+        historyOn = try Self.prepareHistory(connection, wanted: historyTracking)
         var storeNumber: UInt32 = 0
         for (name, info) in infos {
             info.names = IDNames.shared.pair(store: identifier, entity: name)
@@ -408,6 +419,25 @@ public final class PersistentStore: @unchecked Sendable {
             "INSERT OR REPLACE INTO \(Self.q(Storage.keyTable)) (entity, max) VALUES (?, ?)",
             [.text(root), .integer(current + Int64(count))])
         return current + 1
+    }
+
+    /// Adds `context` to the contexts told of the others' saves, or takes it out.
+    func setAutoMerging(_ context: ManagedObjectContext, _ on: Bool) {
+        autoMergeLock.withLock {
+            autoMergers.removeAll { $0.context == nil || $0.context === context }
+            if on { autoMergers.append(WeakContext(context)) }
+        }
+    }
+
+    /// A context on this store object saved: every other one that merges automatically takes the
+    /// save in (Merging.swift). One lock and an empty check when none does.
+    func contextDidSave(_ saved: ChangeSet, by saver: ManagedObjectContext) {
+        let others = autoMergeLock.withLock { () -> [ManagedObjectContext] in
+            guard !autoMergers.isEmpty else { return [] }
+            autoMergers.removeAll { $0.context == nil }
+            return autoMergers.compactMap { $0.context === saver ? nil : $0.context }
+        }
+        for c in others { c.takeSiblingSave(saved) }
     }
 
     /// Runs `body` holding the store's lock (reads and writes never interleave between threads).

@@ -201,8 +201,8 @@ struct StoreCreateCommand: ParsableCommand {
             from DB. Running it again with the same model does nothing; an existing store made with \
             another model is an error naming what differs (exit 1; migration is not supported), as \
             is a file that is not a Sift store. --history makes the store record persistent \
-            history ('sift store history'; given to an existing store, it turns it on). Prints \
-            nothing on success.
+            history ('sift store history'; given to an existing store, it turns it on; 'sift store \
+            history DB --off' turns it off). Prints nothing on success.
             """
     )
 
@@ -212,7 +212,7 @@ struct StoreCreateCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The model, a JSON file.", valueName: "MODEL.json"))
     var model: String
 
-    @Flag(help: "Record persistent history (kept on from then on).")
+    @Flag(help: "Record persistent history (kept on until 'sift store history DB --off').")
     var history = false
 
     func run() throws {

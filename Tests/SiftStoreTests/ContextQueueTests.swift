@@ -11,7 +11,7 @@ import Testing
 @testable import SiftStore
 
 /// What a context's observer heard (observers are `@Sendable`: they may be called on any thread).
-private final class Heard: @unchecked Sendable {
+final class Heard: @unchecked Sendable {
     private let lock = NSLock()
     private var notes: [ContextNotification] = []
     func append(_ n: ContextNotification) { lock.withLock { notes.append(n) } }
@@ -20,6 +20,8 @@ private final class Heard: @unchecked Sendable {
     var didSave: ChangeSet? {
         all.compactMap { if case .didSave(let c) = $0 { c } else { nil } }.last
     }
+    /// The objects-did-change change sets heard.
+    var changes: [ChangeSet] { all.compactMap { if case .objectsDidChange(let c) = $0 { c } else { nil } } }
 }
 
 @Suite struct ContextQueueTests {

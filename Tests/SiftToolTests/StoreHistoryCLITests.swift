@@ -1,7 +1,8 @@
 // `sift store history` and concurrent `sift store update` run as subprocesses: the history of a
 // store made with `create --history` as NDJSON (token, ISO 8601 timestamp, author, context name,
-// changes) with `--after`, the error for a store without history, and two processes running
-// `update` on the same row many times at once losing no increment.
+// changes, a delete's tombstone) with `--after`, `--off` turning tracking off, the error for a store
+// without history, and two processes running `update` on the same row many times at once losing no
+// increment.
 
 import Foundation
 import SiftJSON
@@ -101,6 +102,64 @@ import Testing
         let out = try runSift(["store", "history", db])
         #expect(out.status == 1 && out.stdout.isEmpty)
         #expect(out.stderr.contains("error:") && out.stderr.contains("does not track history"))
+    }
+
+    @Test func historyOffTurnsTrackingOffAndCreateTurnsItOnAgain() throws {
+        let dir = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let db = try Self.store(in: dir, #"[{"n": 1}]"#, history: true)
+        #expect(try runSift(["store", "history", db]).stdout.split(separator: "\n").count == 1)
+        let both = try runSift(["store", "history", db, "--off", "--after", "1"])
+        #expect(both.status != 0 && both.stderr.contains("--off takes no --after"))
+        let off = try runSift(["store", "history", db, "--off"])
+        #expect(off.status == 0 && off.stdout.isEmpty && off.stderr.isEmpty)
+        let gone = try runSift(["store", "history", db])
+        #expect(gone.status == 1 && gone.stderr.contains("does not track history"))
+        // Writes record nothing now; --history on the existing store turns tracking on again.
+        #expect(try runSift(["store", "update", db, "Record", "n == 1", "--set-expression", "n=n + 1"]).status == 0)
+        let model = dir.appendingPathComponent("model.json").path
+        #expect(try runSift(["store", "create", db, "--model", model, "--history"]).status == 0)
+        let empty = try runSift(["store", "history", db])
+        #expect(empty.status == 0 && empty.stdout.isEmpty)
+        #expect(try runSift(["store", "update", db, "Record", "n == 2", "--set-expression", "n=n + 1"]).status == 0)
+        let lines = try runSift(["store", "history", db]).stdout.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].contains(#""contextName":"store update""#))
+    }
+
+    @Test func aDeletePrintsItsTombstone() throws {
+        let dir = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let model = dir.appendingPathComponent("model.json").path
+        let text = """
+            {"entities": [{"name": "Record", "attributes": [{"name": "n", "type": "integer64"},
+                {"name": "label", "type": "string", "preservesValueInHistoryOnDeletion": true},
+                {"name": "at", "type": "date", "preservesValueInHistoryOnDeletion": true}]}]}
+            """
+        try Data(text.utf8).write(to: URL(fileURLWithPath: model))
+        let db = dir.appendingPathComponent("db.sqlite").path
+        #expect(try runSift(["store", "create", db, "--model", model, "--history"]).status == 0)
+        let data = dir.appendingPathComponent("records.json").path
+        try Data(#"[{"n": 1, "label": "a"}, {"n": 2, "label": "b", "at": {"$date": 86400}}]"#.utf8).write(
+            to: URL(fileURLWithPath: data))
+        let imported = try runSift(["store", "import", db, "Record", data])
+        try #require(imported.status == 0, "\(imported.stderr)")
+        #expect(try runSift(["store", "delete", db, "Record", "n >= 1"]).status == 0)
+        let out = try runSift(["store", "history", db, "--after", "1"])
+        try #require(out.status == 0, "\(out.stderr)")
+        let line = try JSONReader.parse(String(try #require(out.stdout.split(separator: "\n").first)))
+        guard case .array(let changes)? = Self.field(line, "changes") else {
+            Issue.record("no changes in \(line.text)")
+            return
+        }
+        let kept = changes.compactMap { Self.field($0, "tombstone") }
+        #expect(changes.count == 2 && changes.allSatisfy { Self.field($0, "kind") == .string("delete") })
+        #expect(
+            Set(kept.map(\.text)) == [
+                #"{"at":null,"label":"a"}"#, #"{"at":{"$date":86400},"label":"b"}"#,
+            ])
+        // Inserts carry no tombstone.
+        let first = try runSift(["store", "history", db]).stdout
+        #expect(first.split(separator: "\n").first.map { !$0.contains("tombstone") } == true)
     }
 
     @Test func concurrentUpdatesLoseNoIncrement() throws {
