@@ -65,8 +65,19 @@ extension ManagedObjectContext {
     /// An ancestor deleted the object with `key` (unsaved): this context's object for it is
     /// deleted too, as a merged delete from the store leaves one — unless it has unsaved changes
     /// here, whose push then meets the delete as a conflict. The descendants that see the object
-    /// through this context follow.
+    /// through this context follow. Run on this context's queue some time after the delete, it
+    /// asks the ancestors again: a delete taken back since (rollback, undo) leaves nothing to do.
     func forgetDeletedAbove(_ key: ObjectID.Key) {
+        do {
+            // A dropped insert is simply gone from the ancestors; a saved object deleted there.
+            if case .temporary = key {
+                guard try ancestorObject(key, loaded: false) == nil else { return }
+            } else {
+                guard try isDeletedAbove(key) else { return }
+            }
+        } catch {
+            return
+        }
         if let o = registry[key] {
             if updatedSet.contains(o) || deletedSet.contains(o) { return }
             registry[key] = nil

@@ -393,6 +393,9 @@ final class PolicyRun {
             case 80..<90: try batchUpdate()
             default: try batchDelete()
             }
+            // Work a step left on the queues (a parent telling its children of a delete or of
+            // new IDs) runs before the next step, parents first: the model is serial.
+            for context in cs { context.performAndWait {} }
             if trace { print(describe(c, roll)) }
             if roll >= 46 && roll < 72 || roll >= 80 { try compareStore() }
         }
