@@ -699,6 +699,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Discards every unsaved change: inserted objects leave, updated and deleted ones return to
     /// their committed state.
     public func rollback() {
+        let reverted = isChild ? updatedSet.union(deletedSet).map(\.objectID.key) : []
+        defer { meetDeletesAbove(reverted) }
         for o in insertedList {
             registry[o.objectID.key] = nil
             Self.detach(o)
@@ -720,6 +722,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Forgets every object (changes included); objects handed out before are detached.
     public func reset() {
+        let reverted = isChild ? updatedSet.union(deletedSet).map(\.objectID.key) : []
+        defer { meetDeletesAbove(reverted) }
         for o in registry.values { Self.detach(o) }
         registry = ObjectRegistry()
         goneKeys = []

@@ -65,19 +65,11 @@ extension ManagedObjectContext {
     /// An ancestor deleted the object with `key` (unsaved): this context's object for it is
     /// deleted too, as a merged delete from the store leaves one — unless it has unsaved changes
     /// here, whose push then meets the delete as a conflict. The descendants that see the object
-    /// through this context follow. Run on this context's queue some time after the delete, it
-    /// asks the ancestors again: a delete taken back since (rollback, undo) leaves nothing to do.
+    /// through this context follow. It runs on this context's queue some time after the delete
+    /// and asks no ancestor (a queued task that waited for an ancestor's queue could wait for
+    /// ever on an ancestor waiting for this context): a delete taken back in between (rollback,
+    /// undo) still leaves the object deleted here, and `object(with:)` reads it again.
     func forgetDeletedAbove(_ key: ObjectID.Key) {
-        do {
-            // A dropped insert is simply gone from the ancestors; a saved object deleted there.
-            if case .temporary = key {
-                guard try ancestorObject(key, loaded: false) == nil else { return }
-            } else {
-                guard try isDeletedAbove(key) else { return }
-            }
-        } catch {
-            return
-        }
         if let o = registry[key] {
             if updatedSet.contains(o) || deletedSet.contains(o) { return }
             registry[key] = nil

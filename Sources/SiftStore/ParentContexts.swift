@@ -414,7 +414,23 @@ extension ManagedObjectContext {
                 state.links[i] = parent.localLink(o.links[i])
             }
         }
+        if plan.undelete { Self.prune(&state.links, parent.deletedSet) }
         return state
+    }
+
+    /// Links without the objects in `deleted`. An object a push takes back from the parent's
+    /// delete comes back alone: what the parent's delete rules did to other objects (cascaded
+    /// deletes, nullified inverses) stays, and its own links no longer name the objects deleted.
+    static func prune(_ links: inout [Link?], _ deleted: Set<ManagedObject>) {
+        guard !deleted.isEmpty else { return }
+        for i in links.indices {
+            switch links[i] {
+            case .many(let m)? where m.contains(where: deleted.contains):
+                links[i] = .many(m.filter { !deleted.contains($0) })
+            case .one(let t?)? where deleted.contains(t): links[i] = .one(nil)
+            default: break
+            }
+        }
     }
 
     /// Puts one object's changes (its merged state) into the parent's object, as an edit made there.
@@ -426,7 +442,8 @@ extension ManagedObjectContext {
         guard !plan.attributes.isEmpty || !plan.links.isEmpty || plan.undelete else { return }
         try parent.willChange(p)
         for i in plan.attributes { p.attributes[i] = state.attributes[i] }
-        for i in plan.links { p.links[i] = state.links[i] }
+        // Taken back from a delete: every link, pruned (`prune`); else the ones the plan changes.
+        for i in plan.undelete ? Array(p.links.indices) : plan.links { p.links[i] = state.links[i] }
     }
 
     /// This context after a push: its objects hold what the parent holds and nothing is pending.
@@ -520,6 +537,12 @@ extension ManagedObjectContext {
     /// (`forgetDeletedAbove`).
     func forgetInDescendants(_ key: ObjectID.Key) {
         for child in children { child.enqueue { child.forgetDeletedAbove(key) } }
+    }
+
+    /// After a rollback or reset of a child: objects whose unsaved changes here hid an ancestor's
+    /// delete (from this context and those below it) now meet it.
+    func meetDeletesAbove(_ keys: [ObjectID.Key]) {
+        for key in keys where (try? isDeletedAbove(key)) == true { forgetDeletedAbove(key) }
     }
 
     /// A child's `object(with:)` for `o`: `o` itself, or, when it has no unsaved changes here and

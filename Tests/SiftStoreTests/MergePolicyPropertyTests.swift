@@ -1,12 +1,16 @@
 // Property test of contexts and merge policies (issue 29). Several contexts, each on its own private
 // queue (every step runs through `performAndWait`, so the work really hops threads while the
 // schedule stays replayable), apply seeded random reads, edits, inserts, deletes, rollbacks,
-// resets, saves, batch updates and batch deletes to one store. A plain serial model of Core Data's
-// semantics — each context's committed copy and version of every object it read, the stored rows
-// and their versions, and the policy's per-property rule — predicts every step: whether a save
-// throws `merge-conflict`, and after every save and batch request, the whole stored table (values
-// and versions) and the saving context's values. A saved change that vanished without a conflict
-// error, or a conflict that was not reported, fails the run with its seed and step.
+// resets, saves, batch updates and batch deletes to one store: side by side on the store, and as
+// a stack (two contexts on the store, a child and a grandchild, a sibling child), where a child's
+// save is a push into its parent. A plain serial model of Core Data's semantics — each context's
+// committed copy and version of every object it read, what a child sees through its ancestors,
+// the stored rows and their versions, and the policy's per-property rule — predicts every step:
+// whether a save or push throws `merge-conflict`, whether a child can read an object (not when an
+// ancestor deleted it), and after every save, push and batch request, the whole stored table
+// (values and versions), the saving context's values and, after a push, the parent's. A saved
+// change that vanished without a conflict error, or a conflict that was not reported, fails the
+// run with its seed and step (`SIFT_POLICY_SEED=n` replays one, `SIFT_POLICY_TRACE=1` prints it).
 
 import Foundation
 import SiftTestSupport
@@ -99,21 +103,38 @@ struct PolicyModel {
         }
     }
 
-    /// Context `c` rolls back (`reset`: forgets everything).
+    /// Context `c` rolls back (`reset`: forgets everything). A copy whose changes hid a delete
+    /// above it (from `c` and those below) meets that delete now.
     mutating func rollback(_ c: Int, reset: Bool) {
+        let reverted = copies[c].filter { !$0.value.inserted && ($0.value.touched || $0.value.deleted) }.keys
         if reset {
             copies[c] = [:]
-            return
-        }
-        for (n, copy) in copies[c] {
-            if copy.inserted {
-                copies[c][n] = nil
-            } else {
-                copies[c][n]!.current = copy.base
-                copies[c][n]!.deleted = false
-                copies[c][n]!.touched = false
+        } else {
+            for (n, copy) in copies[c] {
+                if copy.inserted {
+                    copies[c][n] = nil
+                } else {
+                    copies[c][n]!.current = copy.base
+                    copies[c][n]!.deleted = false
+                    copies[c][n]!.touched = false
+                }
             }
         }
+        for n in reverted where deletedAbove(c, n) {
+            copies[c][n] = nil
+            forgetBelow(c, n)
+        }
+    }
+
+    /// Whether a context above `c` deleted `n` and none between holds it with changes (a copy
+    /// without changes hides nothing).
+    func deletedAbove(_ c: Int, _ n: Int) -> Bool {
+        guard let p = parents[c] else { return false }
+        if let copy = copies[p][n] {
+            if copy.deleted { return true }
+            if copy.touched || copy.inserted { return false }
+        }
+        return deletedAbove(p, n)
     }
 
     /// The outcome of saving context `c`: nil when it must throw `merge-conflict`.

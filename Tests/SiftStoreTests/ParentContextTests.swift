@@ -415,6 +415,35 @@ import Testing
         #expect(try cx.get("price", as: Int.self) == 100 && !x.isDeleted)
     }
 
+    @Test func anUndeleteFromAChildBringsBackTheObjectAlone() throws {
+        // Owners cascade to their items. The parent deletes an owner (and, through its delete
+        // rule, its items); a child that renamed the owner takes it back under object trump.
+        let s = try PersistentStore.inMemory(model: try MergeConflictTests.model(itemsRule: .cascade))
+        let parent = ManagedObjectContext(store: s)
+        let o = try parent.insert("Owner")
+        try o.setValue("O", forKey: "name")
+        let (i1, i2) = (try item(parent, "i1", 1, owner: o), try item(parent, "i2", 2, owner: o))
+        try parent.save()
+        let child = ManagedObjectContext(parent: parent)
+        child.mergePolicy = .mergeByPropertyObjectTrump
+        let co = try child.existingObject(with: o.objectID)
+        #expect(try co.get("items", as: [ManagedObject].self)?.count == 2)
+        try co.setValue("renamed", forKey: "name")
+        try parent.delete(o)
+        try parent.processPendingChanges()  // the cascade: both items deleted in the parent
+        #expect(i1.isDeleted && i2.isDeleted)
+        try child.save()
+        // The owner is back with the child's name; its items stay deleted, and nothing names them.
+        #expect(!o.isDeleted && i1.isDeleted && i2.isDeleted)
+        #expect(try o.get("name", as: String.self) == "renamed" && o.get("items", as: [ManagedObject].self) == [])
+        try parent.save()
+        let fresh = ManagedObjectContext(store: s)
+        #expect(try fresh.count(for: FetchRequest("Item")) == 0)
+        let stored = try fresh.existingObject(with: o.objectID)
+        #expect(
+            try stored.get("name", as: String.self) == "renamed" && stored.get("items", as: [ManagedObject].self) == [])
+    }
+
     @Test func rootContextsAreUnchanged() throws {
         let s = try PersistentStore.inMemory(model: try Self.model())
         let c = ManagedObjectContext(store: s)
