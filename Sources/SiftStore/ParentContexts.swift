@@ -1,11 +1,14 @@
 // Parent and child contexts (Core Data's nested contexts): a child reads objects through its
 // ancestors (their unsaved changes included) and its save pushes its changes into its parent, as
 // if they had been made there, instead of writing to the store. Fetching reuses the pending-changes
-// machinery of Fetching.swift: a child's objects for its ancestors' changes count as changed.
+// machinery of Fetching.swift: a child's objects for its ancestors' changes count as changed. A push
+// is decided and validated (as the parent's save would) before the parent changes; an object an
+// ancestor deleted is deleted in the descendants too, unless one of them has unsaved changes to it.
 //
-// Every call from a child into an ancestor goes through `ancestorObject`, `inheritedChanges`,
+// Every call from a child into an ancestor goes through `nearestAncestor`, `inheritedChanges`,
 // `push(into:)` and `childDidPush`; every call from a parent into its children through
-// `rekeyTree` and `notifyChildren`. Those are the places to route through a context's queue.
+// `rekeyTree`, `notifyChildren` and `forgetInDescendants`, which never wait for a child. Those are
+// the places to route through a context's queue.
 
 import Foundation
 import SiftSQLite
@@ -95,8 +98,9 @@ extension ManagedObjectContext {
         return o
     }
 
-    /// Takes `o`'s state from the nearest ancestor that has it loaded; false when none has (an
-    /// object that ancestor deleted too: a fetch leaves it out, `object(with:)` marks it deleted).
+    /// Takes `o`'s state from the nearest ancestor that has it loaded; false when none has. The
+    /// state of an object that ancestor deleted is taken too (a fetch then leaves it out; a
+    /// child's `object(with:)` asks `isDeletedAbove` first).
     /// Kept out of line: the row-reading paths that call it in a child are every context's.
     @inline(never)
     func inheritState(_ o: ManagedObject) throws(StoreError) -> Bool {
@@ -115,6 +119,7 @@ extension ManagedObjectContext {
         } ?? false
     }
 
+    /// What reading an object an ancestor deleted is.
     static func deletedAboveError(_ id: ObjectID) -> StoreError {
         StoreError(.objectNotFound, "\(id) was deleted in a parent context; it cannot be read")
     }
