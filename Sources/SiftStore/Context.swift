@@ -69,6 +69,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
     /// Whether any child was ever made here (a save then tells them).
     var hasChildren: Bool { childLock.withLock { !childList.isEmpty } }
+    /// Renames an ancestor's save left for this context (ParentContexts.swift).
+    let pendingRekeys = PendingRekeys()
     func adopt(child: ManagedObjectContext) {
         childLock.withLock {
             childList.removeAll { $0.context == nil }
@@ -254,18 +256,26 @@ public final class ManagedObjectContext: @unchecked Sendable {
         guard id.names.store == store.names else {
             throw StoreError(.objectNotFound, "\(id) is not an object of this store")
         }
-        if let o = registry[id.key] { return o }
+        if let o = registry[id.key] {
+            // A child's object for one an ancestor deleted since is deleted here too.
+            return isChild ? try unlessDeletedAbove(o) : o
+        }
         guard let pk = id.primaryKey else {
             // A child sees the objects its ancestors inserted and have not saved yet.
-            if parent != nil, let a = try ancestorObject(id.key, loaded: false) { return counterpart(of: a) }
+            if parent != nil, let a = try ancestorObject(id.key, loaded: false) {
+                return try unlessDeletedAbove(counterpart(of: a))
+            }
             throw StoreError(.objectNotFound, "\(id) is a temporary ID this context did not make")
         }
-        return try faultObject(pk: pk, declared: id.entityName)
+        let o = try faultObject(pk: pk, declared: id.entityName)
+        return isChild ? try unlessDeletedAbove(o) : o
     }
 
-    /// Like `object(with:)`, but reads the row now: `.objectNotFound` when it does not exist.
+    /// Like `object(with:)`, but reads the row now: `.objectNotFound` when it does not exist
+    /// (or, in a child, when an ancestor deleted it).
     public func existingObject(with id: ObjectID) throws(StoreError) -> ManagedObject {
         let o = try object(with: id)
+        if isChild && o.isGone { throw Self.deletedAboveError(id) }
         try o.fire()
         return o
     }
@@ -670,6 +680,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             registry[o.objectID.key] = nil
             unreported.deleted.append(o.objectID)
             Self.detach(o)
+            if hasChildren { forgetInDescendants(o.objectID.key) }
             return
         }
         try o.fire()
@@ -677,6 +688,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
         updatedSet.remove(o)
         deletedSet.insert(o)
         unreported.deleted.append(o.objectID)
+        // The children's objects for it are deleted too (ParentContexts.swift).
+        if hasChildren { forgetInDescendants(o.objectID.key) }
     }
 
     /// Takes an inserted object out of every inverse relationship.
@@ -696,6 +709,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Discards every unsaved change: inserted objects leave, updated and deleted ones return to
     /// their committed state.
     public func rollback() {
+        let reverted = isChild ? updatedSet.union(deletedSet).map(\.objectID.key) : []
+        defer { meetDeletesAbove(reverted) }
         for o in insertedList {
             registry[o.objectID.key] = nil
             Self.detach(o)
@@ -717,6 +732,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Forgets every object (changes included); objects handed out before are detached.
     public func reset() {
+        let reverted = isChild ? updatedSet.union(deletedSet).map(\.objectID.key) : []
+        defer { meetDeletesAbove(reverted) }
         for o in registry.values { Self.detach(o) }
         registry = ObjectRegistry()
         goneKeys = []

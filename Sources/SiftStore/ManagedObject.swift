@@ -168,6 +168,8 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// Deleted from the store by another context's save or a batch delete, and merged into its
     /// context: it reports `isDeleted`, and reading or changing it is an error.
     @exclusivity(unchecked) var isGone = false
+    /// Gone because an ancestor of its (child) context deleted it, saved or not.
+    @exclusivity(unchecked) var isGoneAbove = false
 
     init(id: ObjectID, info: EntityInfo, context: ManagedObjectContext, fault: Bool) {
         self.objectID = id
@@ -442,11 +444,12 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
 
     /// Why an object without a context cannot be read.
     var detachedError: StoreError {
-        isGone
-            ? StoreError(
+        guard isGone else { return StoreError(.invalidOperation, "\(objectID) no longer belongs to a context") }
+        return isGoneAbove
+            ? StoreError(.objectNotFound, "\(objectID) was deleted in a parent context or the store; it cannot be read")
+            : StoreError(
                 .objectNotFound,
                 "\(objectID) was deleted from the store (a merged save or batch delete); it cannot be read")
-            : StoreError(.invalidOperation, "\(objectID) no longer belongs to a context")
     }
 
     /// Relationship `i`, loaded.

@@ -3,7 +3,8 @@
 // and batch requests. Work is in proportion to the merged IDs, not to the objects the context
 // holds: updated objects become faults (or are re-read with their unsaved edits on top), deleted
 // ones are marked gone, and links that still name a gone object drop it when next read
-// (`ManagedObject.link`), so no holder is visited at merge time.
+// (`ManagedObject.link`), so no holder is visited at merge time. An ancestor's unsaved delete
+// reaches a child's objects the same way (`forgetDeletedAbove`).
 
 import Foundation
 
@@ -80,11 +81,35 @@ extension ManagedObjectContext {
         if updatedSet.contains(o) { return false }
         registry[id.key] = nil
         deletedSet.remove(o)
+        markGone(o)
+        return true
+    }
+
+    /// An ancestor deleted the object with `key` (unsaved): this context's object for it is
+    /// deleted too, as a merged delete from the store leaves one — unless it has unsaved changes
+    /// here, whose push then meets the delete as a conflict. The descendants that see the object
+    /// through this context follow. It runs on this context's queue some time after the delete
+    /// and asks no ancestor (a queued task that waited for an ancestor's queue could wait for
+    /// ever on an ancestor waiting for this context): a delete taken back in between (rollback,
+    /// undo) still leaves the object deleted here, and `object(with:)` reads it again.
+    func forgetDeletedAbove(_ key: ObjectID.Key) {
+        if let o = registry[key] {
+            if updatedSet.contains(o) || deletedSet.contains(o) { return }
+            registry[key] = nil
+            markGone(o)
+            o.isGoneAbove = true
+        }
+        forgetInDescendants(key)
+    }
+
+    /// `o` (out of the registry) as a deleted object: `isDeleted`, and reading it is an error;
+    /// links that name it drop it when next read.
+    func markGone(_ o: ManagedObject) {
         Self.detach(o)
         o.isGone = true
         o.isFault = true
         o.batch = nil
-        return true
+        hasGoneObjects = true
     }
 
     /// The names of the attributes and relationships of `o` that differ from its committed

@@ -1,14 +1,32 @@
 // Parent and child contexts (Core Data's nested contexts): a child reads objects through its
 // ancestors (their unsaved changes included) and its save pushes its changes into its parent, as
 // if they had been made there, instead of writing to the store. Fetching reuses the pending-changes
-// machinery of Fetching.swift: a child's objects for its ancestors' changes count as changed.
+// machinery of Fetching.swift: a child's objects for its ancestors' changes count as changed. A push
+// is decided and validated (as the parent's save would) before the parent changes; an object an
+// ancestor deleted is deleted in the descendants too, unless one of them has unsaved changes to it.
 //
-// Every call from a child into an ancestor goes through `ancestorObject`, `inheritedChanges`,
+// Every call from a child into an ancestor goes through `nearestAncestor`, `inheritedChanges`,
 // `push(into:)` and `childDidPush`; every call from a parent into its children through
-// `rekeyTree` and `notifyChildren`. Those are the places to route through a context's queue.
+// `rekeyTree`, `notifyChildren` and `forgetInDescendants`, which never wait for a child. Those are
+// the places to route through a context's queue.
 
 import Foundation
 import SiftSQLite
+
+/// Renames (temporary key → primary key) an ancestor's save left for a context, taken in on its
+/// queue or by its next push, whichever runs first: a child never pushes an object under a
+/// temporary ID its parent has already given up.
+final class PendingRekeys: @unchecked Sendable {
+    private var keys: [(ObjectID.Key, Int64)] = []
+    private let lock = NSLock()
+    func add(_ more: [(ObjectID.Key, Int64)]) { lock.withLock { keys += more } }
+    func take() -> [(ObjectID.Key, Int64)] {
+        lock.withLock {
+            defer { keys = [] }
+            return keys
+        }
+    }
+}
 
 /// A child context as its parent holds it: weakly, so a child goes when its owner drops it.
 final class WeakContext {
@@ -27,6 +45,12 @@ private struct PushPlan {
     var reinserted: [ManagedObject] = []
 }
 
+/// An object's attributes and links, as a push leaves the parent's object.
+private struct ObjectState {
+    var attributes: [Value]
+    var links: [Link?]
+}
+
 /// What a push does with one changed object of the child.
 private struct PushedObject {
     let child: ManagedObject
@@ -41,18 +65,28 @@ private struct PushedObject {
 extension ManagedObjectContext {
     // MARK: Reading through the ancestors
 
-    /// The nearest ancestor's object for `key` (only a loaded one when `loaded`).
-    func ancestorObject(_ key: ObjectID.Key, loaded: Bool) throws(StoreError) -> ManagedObject? {
+    /// Runs `body` on the queue of the nearest ancestor that holds an object for `key` (a loaded
+    /// one when `loaded`), with that ancestor and its object; nil when no ancestor holds one. A
+    /// nil from `body` passes the question on to the ancestors above that one.
+    func nearestAncestor<T>(
+        holding key: ObjectID.Key, loaded: Bool, _ body: (ManagedObjectContext, ManagedObject) throws(StoreError) -> T?
+    ) throws(StoreError) -> T? {
         var p = parent
         while let c = p {
-            let found = try c.onQueue { () throws(StoreError) -> ManagedObject? in
-                if let o = c.registry[key], !loaded || !o.isFault { return o }
-                return nil
+            // Read on the ancestor's queue: its objects may not be read anywhere else.
+            let found = try c.onQueue { () throws(StoreError) -> T? in
+                guard let a = c.registry[key], !loaded || !a.isFault else { return nil }
+                return try body(c, a)
             }
             if let found { return found }
             p = c.parent
         }
         return nil
+    }
+
+    /// The nearest ancestor's object for `key` (only a loaded one when `loaded`).
+    func ancestorObject(_ key: ObjectID.Key, loaded: Bool) throws(StoreError) -> ManagedObject? {
+        try nearestAncestor(holding: key, loaded: loaded) { _, a in a }
     }
 
     /// This context's object for another context's object of the same store: the registered one,
@@ -64,23 +98,30 @@ extension ManagedObjectContext {
         return o
     }
 
-    /// Takes `o`'s state from the nearest ancestor that has it loaded; false when none has.
+    /// Takes `o`'s state from the nearest ancestor that has it loaded; false when none has. The
+    /// state of an object that ancestor deleted is taken too (a fetch then leaves it out; a
+    /// child's `object(with:)` asks `isDeletedAbove` first).
     /// Kept out of line: the row-reading paths that call it in a child are every context's.
     @inline(never)
     func inheritState(_ o: ManagedObject) throws(StoreError) -> Bool {
-        let key = o.objectID.key
-        var p = parent
-        while let c = p {
-            // Copied on the ancestor's queue: its object may not be read anywhere else.
-            let done = try c.onQueue { () throws(StoreError) -> Bool in
-                guard let a = c.registry[key], !a.isFault else { return false }
-                copyState(of: a, into: o)
-                return true
-            }
-            if done { return true }
-            p = c.parent
-        }
-        return false
+        try nearestAncestor(holding: o.objectID.key, loaded: true) { _, a in
+            copyState(of: a, into: o)
+            return true
+        } ?? false
+    }
+
+    /// Whether an ancestor deleted the object for `key` (unsaved) and none below it holds the
+    /// object with changes of its own (a clean copy, as a fetch leaves one, hides nothing).
+    func isDeletedAbove(_ key: ObjectID.Key) throws(StoreError) -> Bool {
+        try nearestAncestor(holding: key, loaded: true) { c, a in
+            if c.deletedSet.contains(a) { return true }
+            return a.pendingInsert || c.updatedSet.contains(a) ? false : nil
+        } ?? false
+    }
+
+    /// What reading an object an ancestor deleted is.
+    static func deletedAboveError(_ id: ObjectID) -> StoreError {
+        StoreError(.objectNotFound, "\(id) was deleted in a parent context; it cannot be read")
     }
 
     /// Gives `o` the current state of `a` (another context's object with the same ID).
@@ -159,36 +200,102 @@ extension ManagedObjectContext {
     }
 
     private func pushHere(into parent: ManagedObjectContext) throws(StoreError) {
+        // The parent may have taken permanent IDs from a save this context has not heard of yet.
+        catchUpRekeys()
         guard let changes = try beginSave() else { return }
         let updated = updatedSet.sorted { Self.keyOrder($0) < Self.keyOrder($1) }
         let deleted = deletedSet.sorted { Self.keyOrder($0) < Self.keyOrder($1) }
-        // Everything is decided before the parent changes: a conflict under `.error` leaves both as they were.
+        // Everything is decided, and validated, before the parent changes: a conflict under
+        // `.error` or a broken rule leaves both contexts as they were.
         let decided = try planPush(updated + deleted, into: parent)
         let (plans, dropped, gone) = (decided.objects, decided.dropped, decided.gone)
+        // An object put back after its row went gets a new ID, as a save writes a row deleted in
+        // the store again under a new key: a stale copy of the old row still meets a deleted row.
+        var renamed: [(ManagedObject, ObjectID)] = []
+        for o in decided.reinserted where !o.objectID.isTemporaryID {
+            renamed.append((o, o.objectID))
+            rename(o, ObjectID(o.info.names, key: .temporary(Self.nextTemporaryNumber())))
+        }
         let inserted = insertedList + decided.reinserted
+        let made = makeInserts(inserted, in: parent)
+        let applied = plans.filter { !deletedSet.contains($0.child) }
+        let removed = plans.filter { deletedSet.contains($0.child) && !parent.deletedSet.contains($0.parent) }
+        do {
+            let states = try applied.map { (plan) throws(StoreError) in try mergedState(plan, into: parent) }
+            try validatePush(made, zip(applied, states).map { ($0, $1) }, deleting: removed.map(\.parent), parent)
+            for p in made {
+                parent.insertedList.append(p)
+                p.pendingInsert = true
+                parent.unreported.inserted.append(p.objectID)
+            }
+            for (plan, state) in zip(applied, states) { try apply(plan, state, into: parent) }
+        } catch {
+            for p in made {
+                parent.registry[p.objectID.key] = nil
+                Self.detach(p)
+            }
+            for (o, id) in renamed { rename(o, id) }
+            throw error
+        }
+        for plan in removed { try parent.delete(plan.parent) }
+        finishPush(inserted: inserted, plans: plans, dropped: dropped, gone: gone)
+        var saved = changes
+        let unpushed = Set((dropped + gone).map(\.objectID) + renamed.map(\.1))
+        saved.updated.removeAll { unpushed.contains($0) }
+        saved.deleted.removeAll { unpushed.contains($0) }
+        saved.inserted += renamed.map(\.0.objectID)
+        post(.didSave(saved))
+        parent.childDidPush(saved, from: self)
+        notifyChildren(saved)
+    }
+
+    /// Gives this context's object `o` another ID.
+    private func rename(_ o: ManagedObject, _ id: ObjectID) {
+        registry[o.objectID.key] = nil
+        o.objectID = id
+        registry[id.key] = o
+    }
+
+    /// The parent's new objects for this context's inserts (and the objects it puts back),
+    /// registered there with this context's values; not yet among the parent's inserts.
+    private func makeInserts(_ inserted: [ManagedObject], in parent: ManagedObjectContext) -> [ManagedObject] {
         var made: [ManagedObject] = []
         for o in inserted {
             let p = ManagedObject(id: o.objectID, info: o.info, context: parent, fault: true)
             p.isFault = false
             p.attributes = o.attributes
             parent.registry[o.objectID.key] = p
-            parent.insertedList.append(p)
-            p.pendingInsert = true
-            parent.unreported.inserted.append(o.objectID)
             made.append(p)
         }
+        // Links once every new object is registered: one new object may name another.
         for (o, p) in zip(inserted, made) { p.links = o.links.map { parent.localLink($0) } }
-        for plan in plans where !deletedSet.contains(plan.child) { try apply(plan, into: parent) }
-        for plan in plans where deletedSet.contains(plan.child) && !parent.deletedSet.contains(plan.parent) {
-            try parent.delete(plan.parent)
+        return made
+    }
+
+    /// Validates what the push leaves in the parent as the parent's save would (the same
+    /// validation): the new objects, and each changed object as a stand-in holding its merged
+    /// values, with the objects the push deletes counted as deleted; uniqueness also against the
+    /// parent's other pending objects. Nothing of the parent changes.
+    private func validatePush(
+        _ made: [ManagedObject], _ applied: [(PushedObject, ObjectState)], deleting: [ManagedObject],
+        _ parent: ManagedObjectContext
+    ) throws(StoreError) {
+        var standIns: [ManagedObject] = []
+        var replaced = Set(deleting.map(ObjectIdentifier.init))
+        var deleted = parent.deletedSet.union(deleting)
+        for (plan, state) in applied where !plan.attributes.isEmpty || !plan.links.isEmpty || plan.undelete {
+            let p = plan.parent
+            let v = ManagedObject(id: p.objectID, info: p.info, context: parent, fault: true)
+            v.isFault = false
+            v.attributes = state.attributes
+            v.links = state.links
+            standIns.append(v)
+            replaced.insert(ObjectIdentifier(p))
+            if plan.undelete { deleted.remove(p) }
         }
-        finishPush(inserted: inserted, plans: plans, dropped: dropped, gone: gone)
-        var saved = changes
-        let unpushed = Set((dropped + gone).map(\.objectID))
-        saved.updated.removeAll { unpushed.contains($0) }
-        post(.didSave(saved))
-        parent.childDidPush(saved, from: self)
-        notifyChildren(saved)
+        let pending = parent.insertedList + parent.updatedSet.sorted { Self.keyOrder($0) < Self.keyOrder($1) }
+        try parent.validate(
+            made + standIns, others: pending.filter { !replaced.contains(ObjectIdentifier($0)) }, deleted: deleted)
     }
 
     /// What goes into the parent for each updated or deleted object, by the merge policy.
@@ -288,13 +395,13 @@ extension ManagedObjectContext {
             versions: (o.version, p?.version))
     }
 
-    /// Puts one object's changes into the parent's object, as an edit made there.
-    private func apply(_ plan: PushedObject, into parent: ManagedObjectContext) throws(StoreError) {
+    /// The attributes and links of the parent's object for `plan` once the plan's changes are in.
+    private func mergedState(_ plan: PushedObject, into parent: ManagedObjectContext) throws(StoreError)
+        -> ObjectState
+    {
         let (o, p) = (plan.child, plan.parent)
-        if plan.undelete { parent.deletedSet.remove(p) }
-        guard !plan.attributes.isEmpty || !plan.links.isEmpty || plan.undelete else { return }
-        try parent.willChange(p)
-        for i in plan.attributes { p.attributes[i] = o.attributes[i] }
+        var state = ObjectState(attributes: p.attributes, links: p.links)
+        for i in plan.attributes { state.attributes[i] = o.attributes[i] }
         for i in plan.links {
             let before = o.snapshot?.links[i]
             switch (o.links[i], before) {
@@ -307,11 +414,41 @@ extension ManagedObjectContext {
                 for m in now where !was.contains(where: { $0 === m }) && !present.contains(m.objectID.key) {
                     members.append(parent.counterpart(of: m))
                 }
-                p.links[i] = .many(members)
+                state.links[i] = .many(members)
             default:
-                p.links[i] = parent.localLink(o.links[i])
+                state.links[i] = parent.localLink(o.links[i])
             }
         }
+        if plan.undelete { Self.prune(&state.links, parent.deletedSet) }
+        return state
+    }
+
+    /// Links without the objects in `deleted`. An object a push takes back from the parent's
+    /// delete comes back alone: what the parent's delete rules did to other objects (cascaded
+    /// deletes, nullified inverses) stays, and its own links no longer name the objects deleted.
+    static func prune(_ links: inout [Link?], _ deleted: Set<ManagedObject>) {
+        guard !deleted.isEmpty else { return }
+        for i in links.indices {
+            switch links[i] {
+            case .many(let m)? where m.contains(where: deleted.contains):
+                links[i] = .many(m.filter { !deleted.contains($0) })
+            case .one(let t?)? where deleted.contains(t): links[i] = .one(nil)
+            default: break
+            }
+        }
+    }
+
+    /// Puts one object's changes (its merged state) into the parent's object, as an edit made there.
+    private func apply(_ plan: PushedObject, _ state: ObjectState, into parent: ManagedObjectContext)
+        throws(StoreError)
+    {
+        let p = plan.parent
+        if plan.undelete { parent.deletedSet.remove(p) }
+        guard !plan.attributes.isEmpty || !plan.links.isEmpty || plan.undelete else { return }
+        try parent.willChange(p)
+        for i in plan.attributes { p.attributes[i] = state.attributes[i] }
+        // Taken back from a delete: every link, pruned (`prune`); else the ones the plan changes.
+        for i in plan.undelete ? Array(p.links.indices) : plan.links { p.links[i] = state.links[i] }
     }
 
     /// This context after a push: its objects hold what the parent holds and nothing is pending.
@@ -330,7 +467,9 @@ extension ManagedObjectContext {
             o.snapshot = nil
             if let p = parent?.registry[o.objectID.key] { copyState(of: p, into: o) }
         }
-        for o in Array(deletedSet) + gone {
+        // A delete the policy rolled back (`dropped`) stays, with the parent's state.
+        let kept = Set(dropped.map(ObjectIdentifier.init))
+        for o in Array(deletedSet) + gone where !kept.contains(ObjectIdentifier(o)) {
             registry[o.objectID.key] = nil
             Self.detach(o)
         }
@@ -355,12 +494,19 @@ extension ManagedObjectContext {
         notifyChildren(saved)
     }
 
-    /// Renames objects with temporary keys to their permanent ones here and in every descendant.
+    /// Renames objects with temporary keys to their permanent ones here and in every descendant
+    /// (each on its own queue, later; a push from a child catches up first, `catchUpRekeys`).
     func rekeyTree(_ keys: [(ObjectID.Key, Int64)]) {
         guard !keys.isEmpty else { return }
         rekeyHere(keys)
-        for child in children { child.enqueue { child.rekeyTree(keys) } }
+        for child in children {
+            child.pendingRekeys.add(keys)
+            child.enqueue { child.catchUpRekeys() }
+        }
     }
+
+    /// Takes in the renames an ancestor's save left for this context, if any are still waiting.
+    func catchUpRekeys() { rekeyTree(pendingRekeys.take()) }
 
     /// Renames this context's objects with temporary keys to their permanent ones.
     func rekeyHere(_ keys: [(ObjectID.Key, Int64)]) {
@@ -387,6 +533,32 @@ extension ManagedObjectContext {
         guard let merged = try? merge(changes, skippingFailures: true), !merged.isEmpty else { return }
         post(.objectsDidChange(merged))
         notifyChildren(merged)
+    }
+
+    // MARK: Objects deleted above
+
+    /// This context deleted the object with `key` (a saved one marked deleted, an insert
+    /// dropped): each child's object for it becomes deleted too, on the child's queue
+    /// (`forgetDeletedAbove`).
+    func forgetInDescendants(_ key: ObjectID.Key) {
+        for child in children { child.enqueue { child.forgetDeletedAbove(key) } }
+    }
+
+    /// After a rollback or reset of a child: objects whose unsaved changes here hid an ancestor's
+    /// delete (from this context and those below it) now meet it.
+    func meetDeletesAbove(_ keys: [ObjectID.Key]) {
+        for key in keys where (try? isDeletedAbove(key)) == true { forgetDeletedAbove(key) }
+    }
+
+    /// A child's `object(with:)` for `o`: `o` itself, or, when it has no unsaved changes here and
+    /// the nearest ancestor holding the object deleted it, `o` marked deleted (as
+    /// `forgetDeletedAbove` leaves it).
+    func unlessDeletedAbove(_ o: ManagedObject) throws(StoreError) -> ManagedObject {
+        if o.pendingInsert || updatedSet.contains(o) || deletedSet.contains(o) { return o }
+        guard try isDeletedAbove(o.objectID.key) else { return o }
+        registry[o.objectID.key] = nil
+        markGone(o)
+        return o
     }
 
     // MARK: Permanent IDs

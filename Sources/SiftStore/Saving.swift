@@ -167,8 +167,18 @@ extension ManagedObjectContext {
     // MARK: Validation
 
     func validate() throws(StoreError) {
-        var failures: [String] = []
         let objects = insertedList + updatedSet.sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }
+        try validate(objects, others: [], deleted: deletedSet)
+    }
+
+    /// Validates `objects` as this context's save does: each object's rules (relationships
+    /// judged against `deleted`), then uniqueness among them and `others`, pending objects that
+    /// are not validated themselves (collisions among `others` alone are not reported). A child's
+    /// push validates the parent's objects it changes this way, before the parent changes.
+    func validate(_ objects: [ManagedObject], others: [ManagedObject], deleted: Set<ManagedObject>)
+        throws(StoreError)
+    {
+        var failures: [String] = []
         for o in objects {
             let e = o.info.entity
             if let d = e.description.document {
@@ -185,7 +195,7 @@ extension ManagedObjectContext {
                 let d = rel.description
                 if rel.isToMany {
                     guard d.minCount > 0 || d.maxCount > 0 else { continue }
-                    let n = try o.many(i).filter { !deletedSet.contains($0) }.count
+                    let n = try o.many(i).filter { !deleted.contains($0) }.count
                     if d.minCount > 0, n < d.minCount {
                         failures.append(
                             "\(o.objectID) '\(rel.name)': \(n) objects, fewer than the minimum \(d.minCount)")
@@ -196,13 +206,13 @@ extension ManagedObjectContext {
                     }
                 } else if !d.isOptional {
                     let t = try o.one(i)
-                    if t == nil || deletedSet.contains(t!) {
+                    if t == nil || deleted.contains(t!) {
                         failures.append("\(o.objectID) '\(rel.name)': is required")
                     }
                 }
             }
         }
-        failures += pendingUniquenessFailures(objects)
+        failures += pendingUniquenessFailures(others + objects, reportingFrom: others.count)
         if !failures.isEmpty {
             let kind: StoreError.Kind =
                 failures.allSatisfy { $0.contains("uniqueness constraint") } ? .uniqueness : .validation
@@ -222,16 +232,18 @@ extension ManagedObjectContext {
         return key
     }
 
-    /// Collisions among the pending objects themselves.
-    func pendingUniquenessFailures(_ objects: [ManagedObject]) -> [String] {
+    /// Collisions among the pending objects themselves, reported for the objects from position
+    /// `first` on (each against the ones before it).
+    func pendingUniquenessFailures(_ objects: [ManagedObject], reportingFrom first: Int = 0) -> [String] {
         var failures: [String] = []
         var seen: [String: [[SQLValue]: ManagedObject]] = [:]
-        for o in objects {
+        for (n, o) in objects.enumerated() {
             for c in o.info.entity.constraints {
                 guard let key = Self.constraintKey(o, c) else { continue }
                 let scope =
                     o.info.entity.root + ":" + c.map { o.info.entity.attributes[$0].name }.joined(separator: ",")
                 if let other = seen[scope]?[key] {
+                    guard n >= first else { continue }
                     failures.append(
                         "\(o.objectID) and \(other.objectID) have the same \(Self.describe(c, o)) (uniqueness constraint [\(c.map { o.info.entity.attributes[$0].name }.joined(separator: ", "))])"
                     )

@@ -1,12 +1,16 @@
 // Property test of contexts and merge policies (issue 29). Several contexts, each on its own private
 // queue (every step runs through `performAndWait`, so the work really hops threads while the
 // schedule stays replayable), apply seeded random reads, edits, inserts, deletes, rollbacks,
-// resets, saves, batch updates and batch deletes to one store. A plain serial model of Core Data's
-// semantics — each context's committed copy and version of every object it read, the stored rows
-// and their versions, and the policy's per-property rule — predicts every step: whether a save
-// throws `merge-conflict`, and after every save and batch request, the whole stored table (values
-// and versions) and the saving context's values. A saved change that vanished without a conflict
-// error, or a conflict that was not reported, fails the run with its seed and step.
+// resets, saves, batch updates and batch deletes to one store: side by side on the store, and as
+// a stack (two contexts on the store, a child and a grandchild, a sibling child), where a child's
+// save is a push into its parent. A plain serial model of Core Data's semantics — each context's
+// committed copy and version of every object it read, what a child sees through its ancestors,
+// the stored rows and their versions, and the policy's per-property rule — predicts every step:
+// whether a save or push throws `merge-conflict`, whether a child can read an object (not when an
+// ancestor deleted it), and after every save, push and batch request, the whole stored table
+// (values and versions), the saving context's values and, after a push, the parent's. A saved
+// change that vanished without a conflict error, or a conflict that was not reported, fails the
+// run with its seed and step (`SIFT_POLICY_SEED=n` replays one, `SIFT_POLICY_TRACE=1` prints it).
 
 import Foundation
 import SiftTestSupport
@@ -37,17 +41,100 @@ struct PolicyModel {
 
     /// Stored rows by the model's object number (nil: deleted).
     var stored: [Int: Row] = [:]
+    /// Objects that had a stored row at some time: put back after it went, one is a new object.
+    var everStored = Set<Int>()
     /// The next object number (for inserts, and for rows written again under a new key).
     var nextNumber = 0
-    /// Objects the last save wrote again as new rows: old number → new number.
+    /// Objects the last save or push wrote again as new objects: old number → new number.
     var renumbered: [(Int, Int)] = []
     /// Per context: copies by object number.
     var copies: [[Int: Copy]]
+    /// Per context: the context it pushes into (nil: it saves to the store).
+    let parents: [Int?]
     let policy: MergePolicy
 
-    init(contexts: Int, policy: MergePolicy) {
-        copies = Array(repeating: [:], count: contexts)
+    init(parents: [Int?], policy: MergePolicy) {
+        copies = Array(repeating: [:], count: parents.count)
+        self.parents = parents
         self.policy = policy
+    }
+
+    /// A stored row to start with.
+    mutating func seed(_ n: Int, _ row: Row) {
+        stored[n] = row
+        everStored.insert(n)
+        nextNumber = max(nextNumber, n + 1)
+    }
+
+    /// What context `c` sees of object `n`: its own copy, else what its parent sees, else the
+    /// stored row; nil when it is deleted there (a child cannot read an object deleted above it).
+    func seen(_ c: Int, _ n: Int) -> (values: (name: String, price: Int), version: Int64)? {
+        if let copy = copies[c][n] { return copy.deleted ? nil : (copy.current, copy.version) }
+        if let p = parents[c] { return seen(p, n) }
+        return stored[n].map { ((name: $0.name, price: $0.price), $0.version) }
+    }
+
+    /// Context `c` reads object `n` (it has no copy yet): false when it cannot (deleted or gone).
+    mutating func read(_ c: Int, _ n: Int) -> Bool {
+        guard let (values, version) = parents[c].map({ seen($0, n) }) ?? seen(c, n) else { return false }
+        copies[c][n] = Copy(base: values, version: version, current: values)
+        return true
+    }
+
+    /// Context `c` deletes its saved copy of `n`.
+    mutating func delete(_ c: Int, _ n: Int) {
+        if copies[c][n]!.inserted {
+            copies[c][n] = nil
+        } else {
+            copies[c][n]!.deleted = true
+        }
+        forgetBelow(c, n)
+    }
+
+    /// A delete in `c`: the descendants' copies of `n` without changes of their own are deleted
+    /// too (they leave the model); a copy with changes hides the delete from those below it.
+    mutating func forgetBelow(_ c: Int, _ n: Int) {
+        for d in parents.indices where parents[d] == c {
+            if let copy = copies[d][n] {
+                if copy.touched || copy.deleted { continue }
+                copies[d][n] = nil
+            }
+            forgetBelow(d, n)
+        }
+    }
+
+    /// Context `c` rolls back (`reset`: forgets everything). A copy whose changes hid a delete
+    /// above it (from `c` and those below) meets that delete now.
+    mutating func rollback(_ c: Int, reset: Bool) {
+        let reverted = copies[c].filter { !$0.value.inserted && ($0.value.touched || $0.value.deleted) }.keys
+        if reset {
+            copies[c] = [:]
+        } else {
+            for (n, copy) in copies[c] {
+                if copy.inserted {
+                    copies[c][n] = nil
+                } else {
+                    copies[c][n]!.current = copy.base
+                    copies[c][n]!.deleted = false
+                    copies[c][n]!.touched = false
+                }
+            }
+        }
+        for n in reverted where deletedAbove(c, n) {
+            copies[c][n] = nil
+            forgetBelow(c, n)
+        }
+    }
+
+    /// Whether a context above `c` deleted `n` and none between holds it with changes (a copy
+    /// without changes hides nothing).
+    func deletedAbove(_ c: Int, _ n: Int) -> Bool {
+        guard let p = parents[c] else { return false }
+        if let copy = copies[p][n] {
+            if copy.deleted { return true }
+            if copy.touched || copy.inserted { return false }
+        }
+        return deletedAbove(p, n)
     }
 
     /// The outcome of saving context `c`: nil when it must throw `merge-conflict`.
@@ -62,6 +149,7 @@ struct PolicyModel {
         for (n, copy) in copies[c] {
             if copy.inserted {
                 stored[n] = Row(name: copy.current.name, price: copy.current.price, version: 0)
+                everStored.insert(n)
                 copies[c][n] = Copy(base: copy.current, version: 0, current: copy.current)
             } else if copy.deleted {
                 stored[n] = nil
@@ -119,6 +207,107 @@ struct PolicyModel {
         copies[c][n] = copy
     }
 
+    /// What a push does with one updated or deleted object of the child.
+    enum Pushed {
+        /// The child's values of these properties go into the parent's copy (taken back from
+        /// its delete when `undelete`).
+        case apply(name: Bool, price: Bool, undelete: Bool)
+        /// The parent's copy is deleted.
+        case delete
+        /// The child's changes are dropped for the parent's state (`.rollback`).
+        case dropped
+        /// The object leaves the child (deleted or gone above, or deleted on both sides).
+        case gone
+        /// Gone above, it goes back into the parent as an insert.
+        case reinsert
+    }
+
+    /// Child `c` saves into its parent: nil when the push must throw `merge-conflict`. Every
+    /// object the push looks at is read into the parent first (a copy there even when it throws).
+    mutating func push(_ c: Int) -> Bool {
+        renumbered = []
+        let p = parents[c]!
+        var plans: [(Int, Pushed)] = []
+        var conflict = false
+        for (n, copy) in copies[c].sorted(by: { $0.key < $1.key })
+        where !copy.inserted && (copy.deleted || copy.touched) {
+            if copies[p][n] == nil, let (values, version) = seen(p, n) {
+                copies[p][n] = Copy(base: values, version: version, current: values)
+            }
+            guard let parent = copies[p][n], !parent.deleted else {
+                // Deleted in the parent (`undelete` takes it back), or gone from its view.
+                let here = copies[p][n] != nil
+                switch policy {
+                case _ where copy.deleted: plans.append((n, .gone))
+                case .error: conflict = true
+                case .mergeByPropertyObjectTrump, .overwrite:
+                    plans.append((n, here ? .apply(name: true, price: true, undelete: true) : .reinsert))
+                case .mergeByPropertyStoreTrump, .rollback: plans.append((n, .gone))
+                }
+                continue
+            }
+            let mine = (name: copy.current.name != copy.base.name, price: copy.current.price != copy.base.price)
+            let theirs = (name: parent.current.name != copy.base.name, price: parent.current.price != copy.base.price)
+            let clean = copy.deleted ? Pushed.delete : .apply(name: mine.name, price: mine.price, undelete: false)
+            guard theirs.name || theirs.price else {
+                plans.append((n, clean))
+                continue
+            }
+            switch policy {
+            case .error: conflict = true
+            case .rollback: plans.append((n, .dropped))
+            case _ where copy.deleted: plans.append((n, .delete))
+            case .mergeByPropertyStoreTrump:
+                plans.append(
+                    (n, .apply(name: mine.name && !theirs.name, price: mine.price && !theirs.price, undelete: false)))
+            case .mergeByPropertyObjectTrump: plans.append((n, clean))
+            case .overwrite: plans.append((n, .apply(name: true, price: true, undelete: false)))
+            }
+        }
+        if conflict { return false }
+        for (n, copy) in copies[c] where copy.inserted {
+            copies[p][n] = Copy(base: copy.current, version: 0, current: copy.current, inserted: true)
+            copies[c][n] = Copy(base: copy.current, version: 0, current: copy.current)
+        }
+        for (n, plan) in plans { finishPush(c, p, n, plan) }
+        return true
+    }
+
+    /// One object of a push: the parent's copy, then the child's.
+    private mutating func finishPush(_ c: Int, _ p: Int, _ n: Int, _ plan: Pushed) {
+        let mine = copies[c][n]!
+        switch plan {
+        case .apply(let name, let price, let undelete):
+            var theirs = copies[p][n]!
+            if name { theirs.current.name = mine.current.name }
+            if price { theirs.current.price = mine.current.price }
+            if undelete { theirs.deleted = false }
+            theirs.touched = theirs.touched || name || price || undelete
+            copies[p][n] = theirs
+            copies[c][n] = Copy(base: theirs.current, version: theirs.version, current: theirs.current)
+        case .dropped:
+            let theirs = copies[p][n]!
+            copies[c][n] = Copy(base: theirs.current, version: theirs.version, current: theirs.current)
+        case .delete:
+            copies[c][n] = nil
+            if copies[p][n]!.inserted { copies[p][n] = nil } else { copies[p][n]!.deleted = true }
+            forgetBelow(p, n)
+        case .gone:
+            copies[c][n] = nil
+        case .reinsert:
+            // An object that had a row comes back under a new ID: a new object.
+            var m = n
+            if everStored.contains(n) {
+                m = nextNumber
+                nextNumber += 1
+                renumbered.append((n, m))
+            }
+            copies[c][n] = nil
+            copies[c][m] = Copy(base: mine.current, version: 0, current: mine.current)
+            copies[p][m] = Copy(base: mine.current, version: 0, current: mine.current, inserted: true)
+        }
+    }
+
     /// A batch update: price = `value` on every stored row whose price is below `limit`.
     /// Returns the object numbers it selected.
     mutating func batchUpdate(below limit: Int, to value: Int) -> [Int] {
@@ -145,155 +334,247 @@ struct PolicyModel {
         return [1, 2, 3, 4, 5, 6]
     }
 
+    /// Three contexts on the store, side by side.
     @Test(arguments: MergePolicy.allCases)
     func contextsSavingUnderAPolicyMatchTheSerialModel(_ policy: MergePolicy) throws {
-        for seed in Self.seeds { try run(policy, seed: seed, contexts: 3, steps: 400) }
+        for seed in Self.seeds { try PolicyRun(policy, seed: seed, parents: [nil, nil, nil]).run(steps: 400) }
     }
 
-    /// One seeded run; every disagreement is recorded with the seed and the step.
-    func run(_ policy: MergePolicy, seed: UInt64, contexts: Int, steps: Int) throws {
-        var rng = SplitMix64(seed: seed &* 7919 &+ UInt64(MergePolicy.allCases.firstIndex(of: policy)!))
-        let store = try PersistentStore.inMemory(model: try MergeConflictTests.model())
-        var model = PolicyModel(contexts: contexts, policy: policy)
-        // Object numbers ↔ IDs (an object written again under a new key gets a new number).
-        var ids: [Int: ObjectID] = [:]
-        let cs = (0..<contexts).map { _ in
-            let c = ManagedObjectContext(store: store, concurrency: .privateQueue)
+    /// Two contexts on the store, a child of the first with a child of its own, and a second
+    /// child of the first (siblings at each level): pushes, deletes above a child's objects and
+    /// conflicts between a push and its parent, under the same policy everywhere.
+    @Test(arguments: MergePolicy.allCases)
+    func parentAndChildContextsMatchTheSerialModel(_ policy: MergePolicy) throws {
+        for seed in Self.seeds { try PolicyRun(policy, seed: seed, parents: [nil, nil, 0, 2, 0]).run(steps: 400) }
+    }
+}
+
+/// One seeded run against the model; every disagreement is recorded with the seed and the step.
+final class PolicyRun {
+    let policy: MergePolicy
+    let seed: UInt64
+    var rng: SplitMix64
+    let store: PersistentStore
+    var model: PolicyModel
+    /// Object numbers ↔ IDs: permanent ones, and temporary ones of objects not saved yet (an
+    /// object written again under a new ID gets a new number).
+    var ids: [Int: ObjectID] = [:]
+    var temporaryIDs: [Int: ObjectID] = [:]
+    let cs: [ManagedObjectContext]
+    /// Every context's objects by number, touched only on that context's queue.
+    let held: Held
+    /// Runs the batch requests and puts in the first rows.
+    let setup: ManagedObjectContext
+    var step = 0
+    let trace = ProcessInfo.processInfo.environment["SIFT_POLICY_TRACE"] != nil
+
+    init(_ policy: MergePolicy, seed: UInt64, parents: [Int?]) throws {
+        self.policy = policy
+        self.seed = seed
+        // The sibling runs keep the seeds they always had; the stack's differ.
+        let salt: UInt64 = parents.allSatisfy { $0 == nil } ? 0 : 104_729
+        rng = SplitMix64(seed: seed &* 7919 &+ UInt64(MergePolicy.allCases.firstIndex(of: policy)!) &+ salt)
+        store = try PersistentStore.inMemory(model: try MergeConflictTests.model())
+        model = PolicyModel(parents: parents, policy: policy)
+        var made: [ManagedObjectContext] = []
+        for p in parents {
+            let c =
+                p.map { ManagedObjectContext(parent: made[$0], concurrency: .privateQueue) }
+                ?? ManagedObjectContext(store: store, concurrency: .privateQueue)
             c.mergePolicy = policy
-            return c
+            made.append(c)
         }
-        // Every context's objects by number, touched only on that context's queue.
-        let held = Held(contexts)
+        cs = made
+        held = Held(parents.count)
+        setup = ManagedObjectContext(store: store)
         // A few saved rows to start with.
-        let setup = ManagedObjectContext(store: store)
         for n in 0..<6 {
             let o = try setup.insert("Item")
             try o.setValue("n\(n)", forKey: "name")
             try o.setValue(n * 10, forKey: "price")
             try setup.save()
             ids[n] = o.objectID
-            model.stored[n] = .init(name: "n\(n)", price: n * 10, version: 0)
-        }
-        model.nextNumber = 6
-        let trace = ProcessInfo.processInfo.environment["SIFT_POLICY_TRACE"] != nil
-        let where_ = { (step: Int, what: String) in "seed \(seed), \(policy), step \(step): \(what)" }
-        for step in 0..<steps {
-            let c = Int.random(in: 0..<contexts, using: &rng)
-            let context = cs[c]
-            let roll = Int.random(in: 0..<100, using: &rng)
-            switch roll {
-            case 0..<30:  // edit an object (reading it first when the context has no copy)
-                guard let n = Set(model.stored.keys).union(model.copies[c].keys).sorted().randomElement(using: &rng)
-                else { continue }
-                if model.copies[c][n] == nil {
-                    guard let row = model.stored[n] else { continue }
-                    try context.performAndWait { () throws(StoreError) in
-                        held.put(c, n, try context.existingObject(with: ids[n]!))
-                    }
-                    let values = (name: row.name, price: row.price)
-                    model.copies[c][n] = .init(base: values, version: row.version, current: values)
-                }
-                guard !model.copies[c][n]!.deleted else { continue }
-                let price = Bool.random(using: &rng)
-                let value = Int.random(in: 0..<100, using: &rng)
-                try context.performAndWait { () throws(StoreError) in
-                    let o = held.get(c, n)!
-                    if price {
-                        try o.setValue(value, forKey: "price")
-                    } else {
-                        try o.setValue("v\(value)", forKey: "name")
-                    }
-                }
-                if price {
-                    model.copies[c][n]!.current.price = value
-                } else {
-                    model.copies[c][n]!.current.name = "v\(value)"
-                }
-                model.copies[c][n]!.touched = true
-            case 30..<38:  // insert
-                let n = model.nextNumber
-                model.nextNumber += 1
-                let value = Int.random(in: 0..<100, using: &rng)
-                try context.performAndWait { () throws(StoreError) in
-                    let o = try context.insert("Item")
-                    try o.setValue("i\(n)", forKey: "name")
-                    try o.setValue(value, forKey: "price")
-                    held.put(c, n, o)
-                }
-                model.copies[c][n] = .init(base: ("i\(n)", value), version: 0, current: ("i\(n)", value))
-                model.copies[c][n]!.inserted = true
-            case 38..<46:  // delete one of the context's saved copies
-                guard
-                    let n = model.copies[c].filter({ !$0.value.deleted && !$0.value.inserted }).keys.sorted()
-                        .randomElement(using: &rng)
-                else { continue }
-                try context.performAndWait { () throws(StoreError) in try context.delete(held.get(c, n)!) }
-                model.copies[c][n]!.deleted = true
-            case 46..<72:  // save
-                let expected = model.save(c)
-                let outcome: StoreError? = context.performAndWait { () -> StoreError? in
-                    do throws(StoreError) { try context.save() } catch { return error }
-                    return nil
-                }
-                if expected {
-                    #expect(
-                        outcome == nil,
-                        "\(where_(step, "the save threw \(outcome.map(String.init(describing:)) ?? "")"))")
-                } else {
-                    #expect(
-                        outcome?.kind == .mergeConflict,
-                        "\(where_(step, "the save should be a merge conflict, got \(outcome.map(String.init(describing:)) ?? "no error")"))"
-                    )
-                }
-                // New rows' IDs, then the saving context's objects against the model.
-                for (old, new) in model.renumbered { held.renumber(c, old, new) }
-                let now = context.performAndWait { held.ids(c) }
-                for (n, id) in now where !id.isTemporaryID { ids[n] = id }
-                try compareContext(context, c, held, model, where_(step, "after a save"))
-            case 72..<80:  // roll back or reset the context
-                if Bool.random(using: &rng) {
-                    context.performAndWait { context.rollback() }
-                    for (n, copy) in model.copies[c] {
-                        if copy.inserted {
-                            model.copies[c][n] = nil
-                        } else {
-                            model.copies[c][n]!.current = copy.base
-                            model.copies[c][n]!.deleted = false
-                            model.copies[c][n]!.touched = false
-                        }
-                    }
-                } else {
-                    context.performAndWait { context.reset() }
-                    model.copies[c] = [:]
-                }
-                context.performAndWait { held.keep(c, Set(model.copies[c].keys)) }
-            case 80..<90:  // batch update
-                let limit = Int.random(in: 0..<100, using: &rng)
-                let value = Int.random(in: 0..<100, using: &rng)
-                var request = try BatchUpdateRequest("Item", predicate: "price < %@", limit)
-                request.propertiesToUpdate = ["price": .constant(.integer(Int64(value)))]
-                let result = try setup.execute(request)
-                let hit = model.batchUpdate(below: limit, to: value)
-                #expect(result.count == hit.count, "\(where_(step, "batch update count"))")
-            default:  // batch delete
-                let limit = Int.random(in: 50..<100, using: &rng)
-                let result = try setup.execute(try BatchDeleteRequest("Item", predicate: "price > %@", limit))
-                let hit = model.batchDelete(above: limit)
-                #expect(result.count == hit.count, "\(where_(step, "batch delete count"))")
-            }
-            if trace {
-                print(
-                    "\(policy) step \(step) ctx \(c) roll \(roll) stored \(model.stored.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value.name)/\($0.value.price)@\($0.value.version)" }) copies \(model.copies[c].sorted { $0.key < $1.key }.map { "\($0.key):\($0.value.current)@\($0.value.version)\($0.value.deleted ? "D" : "")\($0.value.inserted ? "I" : "")\($0.value.touched ? "T" : "")" })"
-                )
-            }
-            if roll >= 46 && roll < 72 || roll >= 80 {
-                try compareStore(store, ids, model, where_(step, "stored rows"))
-            }
+            model.seed(n, .init(name: "n\(n)", price: n * 10, version: 0))
         }
     }
 
+    func at(_ what: String) -> String { "seed \(seed), \(policy), step \(step): \(what)" }
+
+    func run(steps: Int) throws {
+        for step in 0..<steps {
+            self.step = step
+            let c = Int.random(in: 0..<cs.count, using: &rng)
+            let roll = Int.random(in: 0..<100, using: &rng)
+            switch roll {
+            case 0..<30: try edit(c)
+            case 30..<38: try insert(c)
+            case 38..<46: try delete(c)
+            case 46..<72: try save(c)
+            case 72..<80: rollback(c)
+            case 80..<90: try batchUpdate()
+            default: try batchDelete()
+            }
+            // Work a step left on the queues (a parent telling its children of a delete or of
+            // new IDs) runs before the next step, parents first: the model is serial.
+            for context in cs { context.performAndWait {} }
+            if trace { print(describe(c, roll)) }
+            if roll >= 46 && roll < 72 || roll >= 80 { try compareStore() }
+        }
+    }
+
+    /// The ID of object `n`: its permanent one once saved, else its temporary one.
+    func id(_ n: Int) -> ObjectID? { ids[n] ?? temporaryIDs[n] }
+
+    /// Edits an object, reading it first when the context has no copy (an object deleted above a
+    /// child, or gone from the store, cannot be read: `object-not-found`).
+    func edit(_ c: Int) throws {
+        var visible = Set(model.stored.keys)
+        var up: Int? = c
+        while let u = up {
+            visible.formUnion(model.copies[u].keys)
+            up = model.parents[u]
+        }
+        guard let n = visible.sorted().randomElement(using: &rng), let id = id(n) else { return }
+        let context = cs[c]
+        if model.copies[c][n] == nil {
+            let readable = model.read(c, n)
+            let failure = context.performAndWait { () -> StoreError? in
+                do throws(StoreError) { held.put(c, n, try context.existingObject(with: id)) } catch { return error }
+                return nil
+            }
+            if readable {
+                #expect(failure == nil, "\(at("reading \(n) in context \(c) threw \(failure.map { "\($0)" } ?? "")"))")
+            } else {
+                #expect(failure?.kind == .objectNotFound, "\(at("context \(c) read \(n), deleted or gone"))")
+            }
+            guard readable, failure == nil else { return }
+        }
+        guard !model.copies[c][n]!.deleted else { return }
+        let price = Bool.random(using: &rng)
+        let value = Int.random(in: 0..<100, using: &rng)
+        try context.performAndWait { () throws(StoreError) in
+            let o = held.get(c, n)!
+            if price {
+                try o.setValue(value, forKey: "price")
+            } else {
+                try o.setValue("v\(value)", forKey: "name")
+            }
+        }
+        if price {
+            model.copies[c][n]!.current.price = value
+        } else {
+            model.copies[c][n]!.current.name = "v\(value)"
+        }
+        model.copies[c][n]!.touched = true
+    }
+
+    func insert(_ c: Int) throws {
+        let n = model.nextNumber
+        model.nextNumber += 1
+        let value = Int.random(in: 0..<100, using: &rng)
+        let context = cs[c]
+        temporaryIDs[n] = try context.performAndWait { () throws(StoreError) in
+            let o = try context.insert("Item")
+            try o.setValue("i\(n)", forKey: "name")
+            try o.setValue(value, forKey: "price")
+            held.put(c, n, o)
+            return o.objectID
+        }
+        model.copies[c][n] = .init(base: ("i\(n)", value), version: 0, current: ("i\(n)", value))
+        model.copies[c][n]!.inserted = true
+    }
+
+    /// Deletes one of the context's saved copies (the children's copies follow).
+    func delete(_ c: Int) throws {
+        guard
+            let n = model.copies[c].filter({ !$0.value.deleted && !$0.value.inserted }).keys.sorted()
+                .randomElement(using: &rng)
+        else { return }
+        let context = cs[c]
+        try context.performAndWait { () throws(StoreError) in try context.delete(held.get(c, n)!) }
+        model.delete(c, n)
+    }
+
+    /// A save to the store, or a child's push into its parent.
+    func save(_ c: Int) throws {
+        let context = cs[c]
+        let parent = model.parents[c]
+        let expected = parent == nil ? model.save(c) : model.push(c)
+        let outcome: StoreError? = context.performAndWait { () -> StoreError? in
+            do throws(StoreError) { try context.save() } catch { return error }
+            return nil
+        }
+        let what = parent == nil ? "the save" : "the push"
+        if expected {
+            #expect(outcome == nil, "\(at("\(what) threw \(outcome.map(String.init(describing:)) ?? "")"))")
+        } else {
+            #expect(
+                outcome?.kind == .mergeConflict,
+                "\(at("\(what) should be a merge conflict, got \(outcome.map(String.init(describing:)) ?? "no error")"))"
+            )
+        }
+        // Objects written again under new IDs, then the new IDs.
+        for (old, new) in model.renumbered { held.renumber(c, old, new) }
+        let now = context.performAndWait { held.ids(c) }
+        for (n, id) in now {
+            if id.isTemporaryID { temporaryIDs[n] = id } else { ids[n] = id }
+        }
+        compareContext(c, at("after \(what)"))
+        guard let parent else { return }
+        // The parent's objects the push gave it, then the parent against the model.
+        for n in model.copies[parent].keys.sorted() where held.get(parent, n) == nil {
+            guard let id = id(n) else { continue }
+            let p = cs[parent]
+            let failure = p.performAndWait { () -> StoreError? in
+                do throws(StoreError) { held.put(parent, n, try p.object(with: id)) } catch { return error }
+                return nil
+            }
+            #expect(failure == nil, "\(at("the parent has no object \(n) after the push"))")
+        }
+        compareContext(parent, at("the parent after the push"))
+    }
+
+    /// Rolls back or resets the context.
+    func rollback(_ c: Int) {
+        let context = cs[c]
+        let reset = Bool.random(using: &rng)
+        if reset { context.performAndWait { context.reset() } } else { context.performAndWait { context.rollback() } }
+        model.rollback(c, reset: reset)
+        context.performAndWait { held.keep(c, Set(model.copies[c].keys)) }
+    }
+
+    func batchUpdate() throws {
+        let limit = Int.random(in: 0..<100, using: &rng)
+        let value = Int.random(in: 0..<100, using: &rng)
+        var request = try BatchUpdateRequest("Item", predicate: "price < %@", limit)
+        request.propertiesToUpdate = ["price": .constant(.integer(Int64(value)))]
+        let result = try setup.execute(request)
+        let hit = model.batchUpdate(below: limit, to: value)
+        #expect(result.count == hit.count, "\(at("batch update count"))")
+    }
+
+    func batchDelete() throws {
+        let limit = Int.random(in: 50..<100, using: &rng)
+        let result = try setup.execute(try BatchDeleteRequest("Item", predicate: "price > %@", limit))
+        let hit = model.batchDelete(above: limit)
+        #expect(result.count == hit.count, "\(at("batch delete count"))")
+    }
+
+    /// One line of `SIFT_POLICY_TRACE`: the step, the stored rows and the context's copies.
+    func describe(_ c: Int, _ roll: Int) -> String {
+        let rows = model.stored.sorted { $0.key < $1.key }.map {
+            "\($0.key):\($0.value.name)/\($0.value.price)@\($0.value.version)"
+        }
+        let copies = model.copies[c].sorted { $0.key < $1.key }.map {
+            let flags = ($0.value.deleted ? "D" : "") + ($0.value.inserted ? "I" : "") + ($0.value.touched ? "T" : "")
+            return "\($0.key):\($0.value.current)@\($0.value.version)\(flags)"
+        }
+        let parent = model.parents[c].map { " (child of \($0))" } ?? ""
+        return "\(policy) step \(step) ctx \(c)\(parent) roll \(roll) stored \(rows) copies \(copies)"
+    }
+
     /// The stored table, values and versions, against the model.
-    func compareStore(_ store: PersistentStore, _ ids: [Int: ObjectID], _ model: PolicyModel, _ at: String) throws {
+    func compareStore() throws {
         let reader = ManagedObjectContext(store: store)
         var actual: [ObjectID: PolicyModel.Row] = [:]
         for o in try reader.fetch(FetchRequest("Item")) {
@@ -303,28 +584,34 @@ struct PolicyModel {
         }
         var expected: [ObjectID: PolicyModel.Row] = [:]
         for (n, row) in model.stored { if let id = ids[n] { expected[id] = row } }
+        let where_ = at("stored rows")
         #expect(
             actual.count == model.stored.count,
-            "\(at): \(actual.count) rows stored, the model has \(model.stored.count)")
+            "\(where_): \(actual.count) rows stored, the model has \(model.stored.count)")
         for (id, row) in expected where actual[id] != row {
-            Issue.record("\(at): \(id) stored \(actual[id].map { "\($0)" } ?? "nothing"), the model says \(row)")
+            Issue.record("\(where_): \(id) stored \(actual[id].map { "\($0)" } ?? "nothing"), the model says \(row)")
         }
     }
 
-    /// The saving context's live objects against the model's copies.
-    func compareContext(
-        _ context: ManagedObjectContext, _ c: Int, _ held: Held, _ model: PolicyModel, _ at: String
-    ) throws {
-        let seen: [Int: (String, Int, Bool)] = try context.performAndWait { () throws(StoreError) in
-            var out: [Int: (String, Int, Bool)] = [:]
+    /// Context `c`'s live objects against the model's copies.
+    func compareContext(_ c: Int, _ at: String) {
+        let context = cs[c]
+        let seen: [Int: Result<(String, Int, Bool), StoreError>] = context.performAndWait {
+            var out: [Int: Result<(String, Int, Bool), StoreError>] = [:]
             for (n, o) in held.objects(c) where o.context === context {
-                out[n] = (try o.get("name", as: String.self) ?? "", try o.get("price", as: Int.self) ?? -1, o.isDeleted)
+                out[n] = Result { () throws(StoreError) in
+                    (try o.get("name", as: String.self) ?? "", try o.get("price", as: Int.self) ?? -1, o.isDeleted)
+                }
             }
             return out
         }
         for (n, copy) in model.copies[c] {
-            guard let (name, price, deleted) = seen[n] else {
+            guard let read = seen[n] else {
                 Issue.record("\(at): context \(c) lost object \(n), which the model keeps")
+                continue
+            }
+            guard case .success(let (name, price, deleted)) = read else {
+                Issue.record("\(at): context \(c) cannot read object \(n): \(read)")
                 continue
             }
             #expect(
@@ -332,7 +619,7 @@ struct PolicyModel {
                 "\(at): context \(c) object \(n) holds \(name), \(price), deleted \(deleted); the model \(copy.current), deleted \(copy.deleted)"
             )
         }
-        held.keep(c, Set(model.copies[c].keys))
+        context.performAndWait { held.keep(c, Set(model.copies[c].keys)) }
     }
 }
 

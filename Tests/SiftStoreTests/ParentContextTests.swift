@@ -351,6 +351,100 @@ import Testing
         #expect(try names(ManagedObjectContext(store: s)) == ["new"])
     }
 
+    /// The kind and message of the error `body` throws (it must throw).
+    func failure(_ body: () throws(StoreError) -> Void) -> (StoreError.Kind, String)? {
+        do { try body() } catch { return (error.kind, error.message) }
+        Issue.record("no error")
+        return nil
+    }
+
+    @Test func objectsDeletedAboveAreDeletedBelow() throws {
+        let s = try PersistentStore.inMemory(model: try Self.model())
+        let root = ManagedObjectContext(store: s)
+        let (x, y, z) = (try item(root, "x", 1), try item(root, "y", 2), try item(root, "z", 3))
+        try root.save()
+        let child = ManagedObjectContext(parent: root)
+        let grandchild = ManagedObjectContext(parent: child)
+        // Held before the delete: x in both layers, z with an unsaved edit in the child.
+        let cx = try child.existingObject(with: x.objectID)
+        let gx = try grandchild.existingObject(with: x.objectID)
+        let cz = try child.existingObject(with: z.objectID)
+        try cz.setValue("edited", forKey: "name")
+        for o in [x, y, z] { try root.delete(o) }
+        #expect(cx.isDeleted && gx.isDeleted)
+        let read = failure { () throws(StoreError) in _ = try cx.get("name", as: String.self) }
+        #expect(read?.0 == .objectNotFound && read?.1.contains("deleted in a parent context") == true, "\(String(describing: read))")
+        #expect(failure { () throws(StoreError) in try gx.setValue(5, forKey: "price") }?.0 == .objectNotFound)
+        // Looked up after the delete, in either layer.
+        for c in [child, grandchild] {
+            #expect(try c.object(with: y.objectID).isDeleted && c.object(with: x.objectID).isDeleted)
+            let e = failure { () throws(StoreError) in _ = try c.existingObject(with: y.objectID) }
+            #expect(e?.0 == .objectNotFound && e?.1.contains("deleted in a parent context") == true)
+            #expect(try names(c).isEmpty)
+        }
+        // Unsaved edits keep the object; its push meets the delete. The grandchild sees the edit.
+        #expect(try !cz.isDeleted && cz.get("name", as: String.self) == "edited")
+        #expect(try grandchild.existingObject(with: z.objectID).get("name", as: String.self) == "edited")
+        #expect(conflicts(saving: child).map(\.objectID) == [z.objectID])
+        // Taken back above, the object reads again (as a new object of the child).
+        root.rollback()
+        let again = try child.existingObject(with: x.objectID)
+        #expect(try again !== cx && !again.isDeleted && again.get("name", as: String.self) == "x")
+    }
+
+    @Test func anInsertDroppedAboveIsDeletedBelow() throws {
+        let s = try PersistentStore.inMemory(model: try Self.model())
+        let root = ManagedObjectContext(store: s)
+        let w = try item(root, "w", 1)
+        let child = ManagedObjectContext(parent: root)
+        let cw = try child.existingObject(with: w.objectID)
+        #expect(try cw.get("name", as: String.self) == "w")
+        try root.delete(w)
+        #expect(cw.isDeleted)
+        #expect(failure { () throws(StoreError) in _ = try cw.get("price", as: Int.self) }?.0 == .objectNotFound)
+        #expect(throws: StoreError.self) { try child.existingObject(with: w.objectID) }
+    }
+
+    @Test func rollbackPolicyKeepsAChildsDeleteItTakesBack() throws {
+        // The child deleted x, the parent changed it: under `.rollback` the child's delete is
+        // undone and its object holds the parent's values (it used to leave the child).
+        let (child, cx, x) = try pushConflict(.rollback)
+        child.rollback()
+        try child.delete(cx)
+        try child.save()
+        #expect(!cx.isDeleted && cx.context === child && child.registeredObjects.contains(cx))
+        #expect(try cx.get("price", as: Int.self) == 100 && !x.isDeleted)
+    }
+
+    @Test func anUndeleteFromAChildBringsBackTheObjectAlone() throws {
+        // Owners cascade to their items. The parent deletes an owner (and, through its delete
+        // rule, its items); a child that renamed the owner takes it back under object trump.
+        let s = try PersistentStore.inMemory(model: try MergeConflictTests.model(itemsRule: .cascade))
+        let parent = ManagedObjectContext(store: s)
+        let o = try parent.insert("Owner")
+        try o.setValue("O", forKey: "name")
+        let (i1, i2) = (try item(parent, "i1", 1, owner: o), try item(parent, "i2", 2, owner: o))
+        try parent.save()
+        let child = ManagedObjectContext(parent: parent)
+        child.mergePolicy = .mergeByPropertyObjectTrump
+        let co = try child.existingObject(with: o.objectID)
+        #expect(try co.get("items", as: [ManagedObject].self)?.count == 2)
+        try co.setValue("renamed", forKey: "name")
+        try parent.delete(o)
+        try parent.processPendingChanges()  // the cascade: both items deleted in the parent
+        #expect(i1.isDeleted && i2.isDeleted)
+        try child.save()
+        // The owner is back with the child's name; its items stay deleted, and nothing names them.
+        #expect(!o.isDeleted && i1.isDeleted && i2.isDeleted)
+        #expect(try o.get("name", as: String.self) == "renamed" && o.get("items", as: [ManagedObject].self) == [])
+        try parent.save()
+        let fresh = ManagedObjectContext(store: s)
+        #expect(try fresh.count(for: FetchRequest("Item")) == 0)
+        let stored = try fresh.existingObject(with: o.objectID)
+        #expect(
+            try stored.get("name", as: String.self) == "renamed" && stored.get("items", as: [ManagedObject].self) == [])
+    }
+
     @Test func rootContextsAreUnchanged() throws {
         let s = try PersistentStore.inMemory(model: try Self.model())
         let c = ManagedObjectContext(store: s)
