@@ -373,7 +373,7 @@ import Testing
         for o in [x, y, z] { try root.delete(o) }
         #expect(cx.isDeleted && gx.isDeleted)
         let read = failure { () throws(StoreError) in _ = try cx.get("name", as: String.self) }
-        #expect(read?.0 == .objectNotFound && read?.1.contains("deleted in a parent context") == true, "\(String(describing: read))")
+        #expect(read?.0 == .objectNotFound && read?.1.contains("deleted in a parent context") == true)
         #expect(failure { () throws(StoreError) in try gx.setValue(5, forKey: "price") }?.0 == .objectNotFound)
         // Looked up after the delete, in either layer.
         for c in [child, grandchild] {
