@@ -78,6 +78,26 @@ import SiftStore
         token.cancel()
     }
 
+    @Test func mergingAutomatically() async throws {
+        let store = try Self.itemStore()
+        let setup = ManagedObjectContext(store: store)
+        let saved = try setup.insert("Item")
+        try saved.setValue(1, forKey: "price")
+        try setup.save()
+        let id = saved.objectID
+        // The view context holds the object (price 1) when the import saves: the merge refreshes it.
+let view = ManagedObjectContext(store: store, concurrency: .mainQueue)
+view.automaticallyMergesChangesFromParent = true
+let before = try await view.perform { try view.object(with: id).get("price", as: Int.self) }   // 1
+let importer = ManagedObjectContext(store: store, concurrency: .privateQueue)
+try await importer.perform {
+    try importer.object(with: id).setValue(3, forKey: "price")
+    try importer.save()                            // view takes it in on the main queue
+}
+let after = try await view.perform { try view.object(with: id).get("price", as: Int.self) }   // 3
+        #expect(before == 1 && after == 3)
+    }
+
     @Test func mergingHistory() throws {
         let store = try Self.itemStore(historyTracking: true)
         let context = ManagedObjectContext(store: store)
