@@ -457,11 +457,16 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
         if let l = links[i] {
             if case .oneKey(let pk) = l {
                 guard let context else { throw detachedError }
+                // In a child, an object an ancestor deleted (its delete rules not run yet) is gone;
+                // the link keeps its key, as the ancestor may take its delete back.
+                var deletedAbove = false
                 let o = try pk.flatMap { (k) throws(StoreError) -> ManagedObject? in
                     if context.hasGoneObjects, context.goneKeys.contains(k) { return nil }
-                    return try context.faultObject(pk: k, declared: info.entity.relationships[i].destination)
+                    let o = try context.faultObject(pk: k, declared: info.entity.relationships[i].destination)
+                    if context.isChild, o.isFault { deletedAbove = try context.unlessDeletedAbove(o).isGone }
+                    return deletedAbove ? nil : o
                 }
-                links[i] = .one(o)
+                if !deletedAbove { links[i] = .one(o) }
                 return .one(o)
             }
             if let context, context.hasGoneObjects { return withoutGone(i, l) }

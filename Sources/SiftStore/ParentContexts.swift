@@ -558,6 +558,7 @@ extension ManagedObjectContext {
         guard try isDeletedAbove(o.objectID.key) else { return o }
         registry[o.objectID.key] = nil
         markGone(o)
+        o.isGoneAbove = true
         return o
     }
 

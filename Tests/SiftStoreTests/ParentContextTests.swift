@@ -358,6 +358,32 @@ import Testing
         return nil
     }
 
+    /// A to-one link a child reads for the first time, to an object an ancestor deleted (its
+    /// delete rules not run yet), leads to no live object.
+    @Test func linksToObjectsDeletedAboveLeadNowhere() throws {
+        let s = try PersistentStore.inMemory(model: try Self.model())
+        let root = ManagedObjectContext(store: s)
+        let owner = try root.insert("Owner")
+        try owner.setValue("ann", forKey: "name")
+        let i = try item(root, "x", 1, owner: owner)
+        try root.save()
+        for layers in 1...2 {
+            try root.delete(owner)
+            var c = ManagedObjectContext(parent: root)
+            if layers == 2 { c = ManagedObjectContext(parent: c) }
+            let ci = try c.existingObject(with: i.objectID)
+            let linked = try ci.get("owner", as: ManagedObject.self)
+            #expect(linked == nil || linked!.isDeleted, "layers \(layers)")
+            if let linked {
+                #expect(
+                    failure { () throws(StoreError) in _ = try linked.get("name", as: String.self) }?.0
+                        == .objectNotFound)
+            }
+            #expect(try c.fetch(FetchRequest("Owner")).isEmpty)
+            root.rollback()
+        }
+    }
+
     @Test func objectsDeletedAboveAreDeletedBelow() throws {
         let s = try PersistentStore.inMemory(model: try Self.model())
         let root = ManagedObjectContext(store: s)
