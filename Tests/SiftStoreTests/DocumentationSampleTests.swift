@@ -27,6 +27,16 @@ import SiftStore
         return try PersistentStore.inMemory(model: model, historyTracking: historyTracking)
     }
 
+    /// The item store holding one saved item of price `price`, and its ID.
+    static func storeWithItem(price: Int) throws -> (PersistentStore, ObjectID) {
+        let store = try itemStore()
+        let setup = ManagedObjectContext(store: store)
+        let saved = try setup.insert("Item")
+        try saved.setValue(price, forKey: "price")
+        try setup.save()
+        return (store, saved.objectID)
+    }
+
     @Test func theStack() async throws {
         let store = try Self.itemStore()
         let writer = ManagedObjectContext(store: store, concurrency: .privateQueue)
@@ -49,12 +59,7 @@ import SiftStore
     }
 
     @Test func mergingAnotherContextsSaves() async throws {
-        let store = try Self.itemStore()
-        let setup = ManagedObjectContext(store: store)
-        let saved = try setup.insert("Item")
-        try saved.setValue(1, forKey: "price")
-        try setup.save()
-        let id = saved.objectID
+        let (store, id) = try Self.storeWithItem(price: 1)
         let main = ManagedObjectContext(store: store, concurrency: .mainQueue)
         let background = ManagedObjectContext(store: store, concurrency: .privateQueue)
         _ = try await main.perform { try main.existingObject(with: id).get("price", as: Int.self) }
@@ -79,12 +84,7 @@ import SiftStore
     }
 
     @Test func mergingAutomatically() async throws {
-        let store = try Self.itemStore()
-        let setup = ManagedObjectContext(store: store)
-        let saved = try setup.insert("Item")
-        try saved.setValue(1, forKey: "price")
-        try setup.save()
-        let id = saved.objectID
+        let (store, id) = try Self.storeWithItem(price: 1)
         // The view context holds the object (price 1) when the import saves: the merge refreshes it.
 let view = ManagedObjectContext(store: store, concurrency: .mainQueue)
 view.automaticallyMergesChangesFromParent = true
