@@ -123,6 +123,8 @@ extension LoweringContext {
         let f = Fragment("(CASE WHEN ") + sql + Fragment(" THEN ") + fx + Fragment(" ELSE ") + fy + Fragment(" END)")
         var s = Scalar(fragment: f, attribute: attribute)
         s.mayBeNaN = nan
+        // NULL where the branch taken is (memory raises where that branch raises).
+        s.raisesOnNil = x.raisesOnNil || y.raisesOnNil
         return .scalar(s)
     }
 
@@ -492,20 +494,21 @@ extension LoweringContext {
             return .scalar(
                 Scalar(
                     fragment: Fragment("(") + s.fragment + Fragment(" + 0.0)"),
-                    attribute: Schema.Attribute(name: "CAST", type: .double)))
+                    attribute: Schema.Attribute(name: "CAST", type: .double), raisesOnNil: s.raisesOnNil))
         case ("NSNumber", .date) where a.effectiveEncoding == .secondsSince1970:
             // Foundation keeps seconds since 2001 and converts with this one subtraction.
             return .scalar(
                 Scalar(
                     fragment: Fragment("(") + s.fragment + Fragment(" - 978307200.0)"),
-                    attribute: Schema.Attribute(name: "CAST", type: .double)))
+                    attribute: Schema.Attribute(name: "CAST", type: .double), raisesOnNil: s.raisesOnNil))
         case ("NSDate", .date):
             return o
         case ("NSDate", .integer), ("NSDate", .double), ("NSDate", .boolean):
             return .scalar(
                 Scalar(
                     fragment: Fragment("(") + s.fragment + Fragment(" + 0.0)"),
-                    attribute: Schema.Attribute(name: "CAST", type: .date, encoding: .secondsSince2001)))
+                    attribute: Schema.Attribute(name: "CAST", type: .date, encoding: .secondsSince2001),
+                    raisesOnNil: s.raisesOnNil))
         case ("NSNumber", _):
             return try memoryCall("CAST:NSNumber", [(o, value)], type: .any, range)
         case ("NSString", _):

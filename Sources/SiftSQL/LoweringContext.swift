@@ -56,6 +56,10 @@ struct Scalar {
     var folded: Schema.FoldedColumns?
     /// The alias of the row holding `folded`.
     var foldedAlias: String?
+    /// Computed by SQL from operands on which memory raises when they are nil (arithmetic,
+    /// `abs:`, `~`), where SQL computes NULL instead: the row guard sends the rows where it is
+    /// NULL to memory (RowGuard.swift).
+    var raisesOnNil = false
 }
 
 /// A to-many collection reached from a scope: the relationship and the path after it.
@@ -89,6 +93,12 @@ enum Operand {
     /// A scalar holding a list computed by memory (``Scalar/isCollection``).
     var isComputedList: Bool {
         if case .scalar(let s) = self { return s.isCollection }
+        return false
+    }
+
+    /// A scalar SQL computes as NULL where memory raises on a nil operand (``Scalar/raisesOnNil``).
+    var raisesOnNil: Bool {
+        if case .scalar(let s) = self { return s.raisesOnNil }
         return false
     }
 }
@@ -339,6 +349,7 @@ final class LoweringContext {
                 risks.conditions = outer.conditions + risks.conditions
                 risks.everyRow = risks.everyRow || outer.everyRow
                 risks.dynamic = outer.dynamic ?? risks.dynamic
+                risks.computed = outer.computed ?? risks.computed
             }
             switch lowered {
             case .constant(let v):
