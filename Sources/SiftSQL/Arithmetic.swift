@@ -66,8 +66,7 @@ extension LoweringContext {
             var s = Scalar(
                 fragment: sql, attribute: Schema.Attribute(name: "(\(l) \(op.rawValue) \(r))", type: .integer))
             s.mayBeNaN = nan
-            s.raisesOnNil = true
-            return .scalar(s)
+            return .computed(s, from: [a.op, b.op])
         default:
             // `**`, `/` that may involve a double, bitwise operators on doubles: memory's own operator.
             let type: Schema.ValueType =
@@ -88,8 +87,7 @@ extension LoweringContext {
         let type: Schema.ValueType = bothIntegers ? .integer : (a.type == .any || b.type == .any ? .any : .double)
         var result = Scalar(fragment: sql, attribute: Schema.Attribute(name: "(\(l) \(op.rawValue) \(r))", type: type))
         result.mayBeNaN = nan
-        result.raisesOnNil = true
-        return .scalar(result)
+        return .computed(result, from: [a.op, b.op])
     }
 
     /// The SQL of a bitwise operator between two integers (SQLite's own; XOR spelled with AND/OR).
@@ -209,8 +207,7 @@ extension LoweringContext {
                 fragment: Fragment("(~") + a.fragment.parenthesized + Fragment(")"),
                 attribute: Schema.Attribute(name: "~\(arg)", type: .integer))
             s.mayBeNaN = a.mayBeNaN
-            s.raisesOnNil = true
-            return .scalar(s)
+            return .computed(s, from: [a.op])
         }
         if a.type == .decimal && a.encodedAsText { throw unsupported("'~' of a TEXT-encoded decimal", range) }
         return try memoryCall("onesComplement:", [(a.op, arg)], type: .integer, range)
@@ -273,9 +270,8 @@ extension LoweringContext {
         let sql =
             Fragment("(CASE WHEN ") + x + Fragment(" < 0 AND ") + x + Fragment(" <> -9223372036854775808 THEN -") + x
             + Fragment(" ELSE ") + x + Fragment(" END)")
-        var s = Scalar(fragment: sql, attribute: Schema.Attribute(name: "abs:(\(arg))", type: a.type))
-        s.raisesOnNil = true
-        return .scalar(s)
+        return .computed(
+            Scalar(fragment: sql, attribute: Schema.Attribute(name: "abs:(\(arg))", type: a.type)), from: [a.op])
     }
 
     private struct NumericOperand {

@@ -494,13 +494,15 @@ extension LoweringContext {
             return .scalar(
                 Scalar(
                     fragment: Fragment("(") + s.fragment + Fragment(" + 0.0)"),
-                    attribute: Schema.Attribute(name: "CAST", type: .double), raisesOnNil: s.raisesOnNil))
+                    attribute: Schema.Attribute(name: "CAST", type: .double), raisesOnNil: s.raisesOnNil,
+                    nullWhen: s.nullWhen))
         case ("NSNumber", .date) where a.effectiveEncoding == .secondsSince1970:
             // Foundation keeps seconds since 2001 and converts with this one subtraction.
             return .scalar(
                 Scalar(
                     fragment: Fragment("(") + s.fragment + Fragment(" - 978307200.0)"),
-                    attribute: Schema.Attribute(name: "CAST", type: .double), raisesOnNil: s.raisesOnNil))
+                    attribute: Schema.Attribute(name: "CAST", type: .double), raisesOnNil: s.raisesOnNil,
+                    nullWhen: s.nullWhen))
         case ("NSDate", .date):
             return o
         case ("NSDate", .integer), ("NSDate", .double), ("NSDate", .boolean):

@@ -60,6 +60,9 @@ struct Scalar {
     /// `abs:`, `~`), where SQL computes NULL instead: the row guard sends the rows where it is
     /// NULL to memory (RowGuard.swift).
     var raisesOnNil = false
+    /// A condition true where this computed value is NULL, cheaper than `(<fragment>) IS NULL`:
+    /// its operands' tests (`t0."price" IS NULL` for `price * 2`). The guard's test where set.
+    var nullWhen: Fragment?
 }
 
 /// A to-many collection reached from a scope: the relationship and the path after it.
@@ -100,6 +103,22 @@ enum Operand {
     var raisesOnNil: Bool {
         if case .scalar(let s) = self { return s.raisesOnNil }
         return false
+    }
+
+    /// Where a scalar is NULL: its own cheap test, or `(<its SQL>) IS NULL`; nil for a constant.
+    var nullTest: Fragment? {
+        guard case .scalar(let s) = self else { return nil }
+        return s.nullWhen ?? (s.fragment.parenthesized + Fragment(" IS NULL"))
+    }
+
+    /// A scalar computed from `operands` by SQL that is NULL exactly where one of them is: NULL
+    /// where memory raises on a nil operand, with the operands' NULL tests as its cheap test.
+    static func computed(_ s: Scalar, from operands: [Operand]) -> Operand {
+        var s = s
+        s.raisesOnNil = true
+        let tests = operands.compactMap(\.nullTest)
+        s.nullWhen = tests.isEmpty ? nil : tests.count == 1 ? tests[0] : Fragment.join(tests, " OR ").parenthesized
+        return .scalar(s)
     }
 }
 

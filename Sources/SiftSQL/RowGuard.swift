@@ -23,9 +23,10 @@
 // columns without documents) emit no guard for kinds: the lowering already refuses what memory
 // would refuse there. One risk remains there: memory raises on a nil operand of arithmetic
 // (`price + 1`, `abs:(price)`, `~price`) where SQL computes NULL, and the row would silently drop
-// (or come out, under NOT or `== nil`). A comparison of such a computed operand notes
-// `(<its SQL>) IS NULL`, one test per operand, so only the rows where SQL computes NULL go to
-// memory (every row where the SQL reads an element inside a subquery); functions memory computes
+// (or come out, under NOT or `== nil`). A comparison of such a computed operand notes where it is
+// NULL, tested on the operands SQL computes it from (`t0."price" IS NULL` for `price * 2`; a
+// TERNARY's `(<its SQL>) IS NULL`), so only the rows where SQL computes NULL go to memory (every
+// row where the test reads an element inside a subquery); functions memory computes
 // (`sift_call`) mark every row already; where no row alone can be evaluated (the predicate follows
 // a relationship) the predicate is refused, and the store judges it in memory. A dialect that
 // cannot call memory (PostgreSQL) keeps its SQL and hands the caller a second statement,
@@ -166,18 +167,20 @@ extension LoweringContext {
     }
 
     /// Notes where an operand computed by SQL may hide memory's error on a nil operand (`price + 1`
-    /// with `price` nil): the rows where its SQL is NULL, `(<its SQL>) IS NULL`, whatever the
-    /// operator (`price + 1 == nil` would select them). Where its SQL reads rows a condition of the
-    /// top-level WHERE clause cannot see (an element inside a subquery), every row.
+    /// with `price` nil): the rows where its SQL is NULL, whatever the operator (`price + 1 == nil`
+    /// would select them), tested on its operands where it keeps their tests
+    /// (``Scalar/nullWhen``: `t0."price" IS NULL`), else `(<its SQL>) IS NULL`. Where the test
+    /// reads rows a condition of the top-level WHERE clause cannot see (an element inside a
+    /// subquery), every row.
     private func noteNilRisks(_ l: Operand, _ r: Operand, _ range: SourceRange) {
         for o in [l, r] {
-            guard case .computed(let s) = kind(of: o) else { continue }
+            guard case .computed = kind(of: o), let test = o.nullTest else { continue }
             if risks.computed == nil { risks.computed = range }
-            guard readsVisibleRowsOnly(s.fragment) else {
+            guard readsVisibleRowsOnly(test) else {
                 risks.everyRow = true
                 return
             }
-            risks.conditions.append(s.fragment.parenthesized + Fragment(" IS NULL"))
+            risks.conditions.append(test)
         }
     }
 

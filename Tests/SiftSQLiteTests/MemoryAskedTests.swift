@@ -238,13 +238,15 @@ import Testing
             db: try Self.loadThings(), objects: objects)
     }
 
-    /// The guard costs one `IS NULL` test per computed operand on typed columns, and none where
-    /// nothing is computed.
+    /// The guard costs one `IS NULL` test per column the arithmetic reads on typed columns (not
+    /// the arithmetic again), and none where nothing is computed.
     @Test func typedGuardIsOneNullTest() throws {
         let lowering = try SQLLowering(schema: Self.typedSchema, entity: "Thing")
         let guarded = try lowering.select(try PredicateSyntax.parse("price * 2 > 5"))
-        #expect(guarded.sql.contains("sift_guard"), "\(guarded.sql)")
+        #expect(guarded.sql.contains(#"(CASE WHEN ((t0."price") IS NULL) THEN sift_guard("#), "\(guarded.sql)")
         #expect(guarded.sql.components(separatedBy: " IS NULL").count == 2, "\(guarded.sql)")
+        let two = try lowering.select(try PredicateSyntax.parse("-(price * ratio) < 1"))
+        #expect(two.sql.contains(#"WHEN (((t0."price") IS NULL OR (t0."ratio") IS NULL)) THEN"#), "\(two.sql)")
         for plain in ["price > 5", "price == nil", "name BEGINSWITH 'a' AND ratio < 2"] {
             let q = try lowering.select(try PredicateSyntax.parse(plain))
             #expect(!q.sql.contains("sift_guard"), "\(plain): \(q.sql)")
