@@ -360,7 +360,7 @@ extension LoweringContext {
         for (o, e) in args { arguments.append(try callArgument(o, e, selector: selector)) }
         // NULL where memory raises: the row guard hands every row to memory (RowGuard.swift),
         // except for a comparison, whose operands the guard has already weighed.
-        if SQLFunctions.comparison(selector) == nil { noteRiskOnEveryRow(range) }
+        if SQLFunctions.comparison(selector) == nil { noteRiskOnEveryRow(range, callsMemory: true) }
         var s = Scalar(
             fragment: try callSQL(selector, arguments, range),
             attribute: Schema.Attribute(name: selector, type: type, encoding: encoding))

@@ -369,6 +369,7 @@ final class LoweringContext {
                 risks.everyRow = risks.everyRow || outer.everyRow
                 risks.dynamic = outer.dynamic ?? risks.dynamic
                 risks.computed = outer.computed ?? risks.computed
+                risks.callsMemory = outer.callsMemory ?? risks.callsMemory
             }
             switch lowered {
             case .constant(let v):

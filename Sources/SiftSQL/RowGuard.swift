@@ -47,6 +47,8 @@ struct RowRisks {
     var dynamic: SourceRange?
     /// Where the first risk from a computed value that may be nil was noted (``Scalar/raisesOnNil``).
     var computed: SourceRange?
+    /// Where memory was first called to compute a value from the row (NULL where it raises).
+    var callsMemory: SourceRange?
 
     var isEmpty: Bool { conditions.isEmpty && !everyRow }
 }
@@ -62,9 +64,13 @@ extension LoweringContext {
     private var guardsDocuments: Bool { rootScope?.entity.documentColumn != nil }
 
     /// Notes that memory may raise on any row here (a call into memory, which gives NULL there).
-    func noteRiskOnEveryRow(_ range: SourceRange?) {
+    /// `callsMemory`: a value memory computes from the row (a function, date arithmetic), NULL
+    /// where memory raises: refused where the entity's shapes (not a relationship) keep the row
+    /// from being evaluated alone (see ``guarded(_:_:lenient:_:)``).
+    func noteRiskOnEveryRow(_ range: SourceRange?, callsMemory: Bool = false) {
         guard guardsRows else { return }
         risks.everyRow = true
+        if callsMemory, risks.callsMemory == nil { risks.callsMemory = range }
     }
 
     /// Notes that a comparison reading a dynamically typed value may raise on any row.
@@ -317,10 +323,13 @@ extension LoweringContext {
                         + "entity without documents (memory may raise on some rows, and no row alone tells)",
                     range)
             }
-            if let range = risks.computed, scope.entity.documentColumn == nil {
+            // Memory's calls next to a relationship stay unguarded (SQLBackEnd.md, the row guard).
+            if let range = risks.computed ?? (readsBeyondRow ? nil : risks.callsMemory),
+                scope.entity.documentColumn == nil
+            {
                 throw unsupported(
-                    "arithmetic on a value that may be nil in a predicate that also follows a relationship of an "
-                        + "entity without documents (memory raises on nil there, and no row alone tells)",
+                    "a computed value (memory raises on nil there) in a predicate that also follows a relationship "
+                        + "or a key of several shapes of an entity without documents (no row alone tells)",
                     range)
             }
             return whereClause
