@@ -12,7 +12,8 @@
 //                       part on any row, so no pre-filter: `sift_guard` on every row;
 //   typed-off / typed   `price * 2 > 5` over a typed integer column without documents (a schema's
 //                       own table, as a store's relational entity), every price there: the guard's
-//                       `(price * 2) IS NULL` test on each row, memory never (typed-off: without it);
+//                       `price IS NULL` test (the operand's) on each row, memory never (typed-off:
+//                       without it);
 //   typed-nil-off /     1 in 100 prices nil, lenient: memory decides those rows (`sift_row`), where
 //   typed-nil           the SQL without the guard drops them without a word.
 import BenchSupport
