@@ -6,10 +6,12 @@
 // computes differently (`/` that may involve a double: infinities and NaN; `**`; bitwise operators
 // on doubles, which memory truncates) calls the evaluator's own operator through `sift_call`.
 // Arithmetic with dates (date ± seconds, date − date) is memory's own operator through
-// `sift_call`; TEXT-encoded decimals are rejected. A nil operand makes memory raise, so SQL's NULL
-// there is free. Memory's Int64 arithmetic wraps where SQLite would switch to REAL: integer `+`,
-// `-`, unary minus, `*` and `Int64.min / -1` are written to wrap too, on `any` columns on the rows
-// where both operands are integers. Integer arithmetic nested so deeply that the repeated operands
+// `sift_call`; TEXT-encoded decimals are rejected. A nil operand makes memory raise where SQL
+// computes NULL (the zero-divisor CASE keeps a nil dividend NULL too): such a result is marked
+// `raisesOnNil`, and the row guard hands the rows where it is NULL to memory (RowGuard.swift).
+// Memory's Int64 arithmetic wraps where SQLite would switch to REAL: integer `+`, `-`, unary
+// minus, `*` and `Int64.min / -1` are written to wrap too, on `any` columns on the rows where both
+// operands are integers. Integer arithmetic nested so deeply that the repeated operands
 // would pass 200 KB of SQL is rejected.
 
 import SiftSyntax
@@ -64,7 +66,7 @@ extension LoweringContext {
             var s = Scalar(
                 fragment: sql, attribute: Schema.Attribute(name: "(\(l) \(op.rawValue) \(r))", type: .integer))
             s.mayBeNaN = nan
-            return .scalar(s)
+            return .computed(s, from: [a.op, b.op])
         default:
             // `**`, `/` that may involve a double, bitwise operators on doubles: memory's own operator.
             let type: Schema.ValueType =
@@ -85,7 +87,7 @@ extension LoweringContext {
         let type: Schema.ValueType = bothIntegers ? .integer : (a.type == .any || b.type == .any ? .any : .double)
         var result = Scalar(fragment: sql, attribute: Schema.Attribute(name: "(\(l) \(op.rawValue) \(r))", type: type))
         result.mayBeNaN = nan
-        return .scalar(result)
+        return .computed(result, from: [a.op, b.op])
     }
 
     /// The SQL of a bitwise operator between two integers (SQLite's own; XOR spelled with AND/OR).
@@ -119,8 +121,10 @@ extension LoweringContext {
                 break
             }
             // Only Int64.min / -1 overflows; memory wraps it to Int64.min, which is ~x + 1 wrapped.
+            // A nil dividend stays NULL (memory raises there; the row guard looks for NULL).
             sql =
-                Fragment("(CASE WHEN ") + y + Fragment(" = 0 THEN 0 WHEN ") + y + Fragment(" = -1 THEN ")
+                Fragment("(CASE WHEN ") + y + Fragment(" = 0 AND ") + x + Fragment(" IS NOT NULL THEN 0 WHEN ") + y
+                + Fragment(" = -1 THEN ")
                 + Self.wrappingAdd(Fragment("(~") + x + Fragment(")"), Fragment(dialect.integerLiteral(1)))
                 + Fragment(" ELSE ") + x + Fragment(" / ") + y + Fragment(" END)")
         case .add, .subtract, .multiply:
@@ -203,7 +207,7 @@ extension LoweringContext {
                 fragment: Fragment("(~") + a.fragment.parenthesized + Fragment(")"),
                 attribute: Schema.Attribute(name: "~\(arg)", type: .integer))
             s.mayBeNaN = a.mayBeNaN
-            return .scalar(s)
+            return .computed(s, from: [a.op])
         }
         if a.type == .decimal && a.encodedAsText { throw unsupported("'~' of a TEXT-encoded decimal", range) }
         return try memoryCall("onesComplement:", [(a.op, arg)], type: .integer, range)
@@ -266,7 +270,8 @@ extension LoweringContext {
         let sql =
             Fragment("(CASE WHEN ") + x + Fragment(" < 0 AND ") + x + Fragment(" <> -9223372036854775808 THEN -") + x
             + Fragment(" ELSE ") + x + Fragment(" END)")
-        return .scalar(Scalar(fragment: sql, attribute: Schema.Attribute(name: "abs:(\(arg))", type: a.type)))
+        return .computed(
+            Scalar(fragment: sql, attribute: Schema.Attribute(name: "abs:(\(arg))", type: a.type)), from: [a.op])
     }
 
     private struct NumericOperand {

@@ -123,6 +123,8 @@ extension LoweringContext {
         let f = Fragment("(CASE WHEN ") + sql + Fragment(" THEN ") + fx + Fragment(" ELSE ") + fy + Fragment(" END)")
         var s = Scalar(fragment: f, attribute: attribute)
         s.mayBeNaN = nan
+        // NULL where the branch taken is (memory raises where that branch raises).
+        s.raisesOnNil = x.raisesOnNil || y.raisesOnNil
         return .scalar(s)
     }
 
@@ -358,7 +360,7 @@ extension LoweringContext {
         for (o, e) in args { arguments.append(try callArgument(o, e, selector: selector)) }
         // NULL where memory raises: the row guard hands every row to memory (RowGuard.swift),
         // except for a comparison, whose operands the guard has already weighed.
-        if SQLFunctions.comparison(selector) == nil { noteRiskOnEveryRow(range) }
+        if SQLFunctions.comparison(selector) == nil { noteRiskOnEveryRow(range, callsMemory: true) }
         var s = Scalar(
             fragment: try callSQL(selector, arguments, range),
             attribute: Schema.Attribute(name: selector, type: type, encoding: encoding))
@@ -492,20 +494,23 @@ extension LoweringContext {
             return .scalar(
                 Scalar(
                     fragment: Fragment("(") + s.fragment + Fragment(" + 0.0)"),
-                    attribute: Schema.Attribute(name: "CAST", type: .double)))
+                    attribute: Schema.Attribute(name: "CAST", type: .double), raisesOnNil: s.raisesOnNil,
+                    nullWhen: s.nullWhen))
         case ("NSNumber", .date) where a.effectiveEncoding == .secondsSince1970:
             // Foundation keeps seconds since 2001 and converts with this one subtraction.
             return .scalar(
                 Scalar(
                     fragment: Fragment("(") + s.fragment + Fragment(" - 978307200.0)"),
-                    attribute: Schema.Attribute(name: "CAST", type: .double)))
+                    attribute: Schema.Attribute(name: "CAST", type: .double), raisesOnNil: s.raisesOnNil,
+                    nullWhen: s.nullWhen))
         case ("NSDate", .date):
             return o
         case ("NSDate", .integer), ("NSDate", .double), ("NSDate", .boolean):
             return .scalar(
                 Scalar(
                     fragment: Fragment("(") + s.fragment + Fragment(" + 0.0)"),
-                    attribute: Schema.Attribute(name: "CAST", type: .date, encoding: .secondsSince2001)))
+                    attribute: Schema.Attribute(name: "CAST", type: .date, encoding: .secondsSince2001),
+                    raisesOnNil: s.raisesOnNil))
         case ("NSNumber", _):
             return try memoryCall("CAST:NSNumber", [(o, value)], type: .any, range)
         case ("NSString", _):

@@ -56,6 +56,13 @@ struct Scalar {
     var folded: Schema.FoldedColumns?
     /// The alias of the row holding `folded`.
     var foldedAlias: String?
+    /// Computed by SQL from operands on which memory raises when they are nil (arithmetic,
+    /// `abs:`, `~`), where SQL computes NULL instead: the row guard sends the rows where it is
+    /// NULL to memory (RowGuard.swift).
+    var raisesOnNil = false
+    /// A condition true where this computed value is NULL, cheaper than `(<fragment>) IS NULL`:
+    /// its operands' tests (`t0."price" IS NULL` for `price * 2`). The guard's test where set.
+    var nullWhen: Fragment?
 }
 
 /// A to-many collection reached from a scope: the relationship and the path after it.
@@ -90,6 +97,28 @@ enum Operand {
     var isComputedList: Bool {
         if case .scalar(let s) = self { return s.isCollection }
         return false
+    }
+
+    /// A scalar SQL computes as NULL where memory raises on a nil operand (``Scalar/raisesOnNil``).
+    var raisesOnNil: Bool {
+        if case .scalar(let s) = self { return s.raisesOnNil }
+        return false
+    }
+
+    /// Where a scalar is NULL: its own cheap test, or `(<its SQL>) IS NULL`; nil for a constant.
+    var nullTest: Fragment? {
+        guard case .scalar(let s) = self else { return nil }
+        return s.nullWhen ?? (s.fragment.parenthesized + Fragment(" IS NULL"))
+    }
+
+    /// A scalar computed from `operands` by SQL that is NULL exactly where one of them is: NULL
+    /// where memory raises on a nil operand, with the operands' NULL tests as its cheap test.
+    static func computed(_ s: Scalar, from operands: [Operand]) -> Operand {
+        var s = s
+        s.raisesOnNil = true
+        let tests = operands.compactMap(\.nullTest)
+        s.nullWhen = tests.isEmpty ? nil : tests.count == 1 ? tests[0] : Fragment.join(tests, " OR ").parenthesized
+        return .scalar(s)
     }
 }
 
@@ -339,6 +368,8 @@ final class LoweringContext {
                 risks.conditions = outer.conditions + risks.conditions
                 risks.everyRow = risks.everyRow || outer.everyRow
                 risks.dynamic = outer.dynamic ?? risks.dynamic
+                risks.computed = outer.computed ?? risks.computed
+                risks.callsMemory = outer.callsMemory ?? risks.callsMemory
             }
             switch lowered {
             case .constant(let v):

@@ -20,12 +20,20 @@
 // callers turn into their typed errors (`sift filter`: `record 1: cannot order "abc" and 30`).
 // Lenient, it returns lenient memory's answer (false where a comparison raised, as memory's
 // three-valued lenient logic says). Declared types (a store's typed attributes, a schema's own
-// columns without documents) emit no guard: the lowering already refuses what memory would
-// refuse there. A dialect that cannot call memory (PostgreSQL) keeps its SQL and hands the caller
-// a second statement, `SQLQuery.rowsMemoryDecides`, selecting the primary keys of the rows a noted
-// condition holds for (every row when one marked them all); the caller decides those rows in
-// memory, strict or lenient, as `sift_guard` would (SiftTool's SQLBackend does, for `sift filter
-// --backend postgres`).
+// columns without documents) emit no guard for kinds: the lowering already refuses what memory
+// would refuse there. One risk remains there: memory raises on a nil operand of arithmetic
+// (`price + 1`, `abs:(price)`, `~price`) where SQL computes NULL, and the row would silently drop
+// (or come out, under NOT or `== nil`). A comparison of such a computed operand notes where it is
+// NULL, tested on the operands SQL computes it from (`t0."price" IS NULL` for `price * 2`; a
+// TERNARY's `(<its SQL>) IS NULL`), so only the rows where SQL computes NULL go to memory (every
+// row where the test reads an element inside a subquery); functions memory computes
+// (`sift_call`) mark every row already; where no row alone can be evaluated (the predicate follows
+// a relationship) the predicate is refused, and the store judges it in memory. A dialect that
+// cannot call memory (PostgreSQL) keeps its SQL and hands the caller a second statement,
+// `SQLQuery.rowsMemoryDecides`, selecting the primary keys of the rows a noted condition holds for
+// (every row when one marked them all); the caller decides those rows in memory, strict or
+// lenient, as `sift_guard` would (SiftTool's SQLBackend does, for `sift filter --backend
+// postgres`).
 
 import SiftSyntax
 
@@ -37,6 +45,10 @@ struct RowRisks {
     var everyRow = false
     /// Where the first risk from a dynamically typed value was noted (not from a call into memory).
     var dynamic: SourceRange?
+    /// Where the first risk from a computed value that may be nil was noted (``Scalar/raisesOnNil``).
+    var computed: SourceRange?
+    /// Where memory was first called to compute a value from the row (NULL where it raises).
+    var callsMemory: SourceRange?
 
     var isEmpty: Bool { conditions.isEmpty && !everyRow }
 }
@@ -52,9 +64,13 @@ extension LoweringContext {
     private var guardsDocuments: Bool { rootScope?.entity.documentColumn != nil }
 
     /// Notes that memory may raise on any row here (a call into memory, which gives NULL there).
-    func noteRiskOnEveryRow(_ range: SourceRange?) {
+    /// `callsMemory`: a value memory computes from the row (a function, date arithmetic), NULL
+    /// where memory raises: refused where the entity's shapes (not a relationship) keep the row
+    /// from being evaluated alone (see ``guarded(_:_:lenient:_:)``).
+    func noteRiskOnEveryRow(_ range: SourceRange?, callsMemory: Bool = false) {
         guard guardsRows else { return }
         risks.everyRow = true
+        if callsMemory, risks.callsMemory == nil { risks.callsMemory = range }
     }
 
     /// Notes that a comparison reading a dynamically typed value may raise on any row.
@@ -74,6 +90,7 @@ extension LoweringContext {
         }
         let ordering: [ComparisonOperator] = [.lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual]
         let textual: [ComparisonOperator] = [.beginsWith, .endsWith, .like, .matches]
+        noteNilRisks(l, r, range)
         var found: [Fragment] = []
         switch op {
         case .equal, .notEqual:
@@ -83,11 +100,11 @@ extension LoweringContext {
                 if case .opaque = kind(of: o), guardsDocuments || !isPlainColumn(o) { return markEveryRow(range) }
             }
         case _ where ordering.contains(op):
-            found = orderingRisk(l, r) ?? orderingRisk(r, l) ?? []
+            found += orderingRisk(l, r) ?? orderingRisk(r, l) ?? []
             if case .opaque = kind(of: l) { return markEveryRow(range) }
             if case .opaque = kind(of: r) { return markEveryRow(range) }
         case .between:
-            found = orderingRisk(l, r) ?? []
+            found += orderingRisk(l, r) ?? []
             if case .opaque = kind(of: l) { return markEveryRow(range) }
         case _ where textual.contains(op):
             for o in [l, r] {
@@ -128,6 +145,8 @@ extension LoweringContext {
         case dynamic(Scalar)
         /// A declared type, an object, a collection: the lowering checks it.
         case declared
+        /// A value SQL computes from declared types, NULL where memory raises on a nil operand.
+        case computed(Scalar)
         /// A computed value, or a dynamic one inside a subquery: only memory knows.
         case opaque
     }
@@ -143,12 +162,59 @@ extension LoweringContext {
         case .scalar(let s):
             guard let alias = plainColumnAlias(s.fragment) else {
                 if s.fragment.sql == "NULL" { return .constant(.null) }
-                // Without documents, a computed value raises on kinds only where it reads an `any` column.
-                return guardsDocuments || readsDynamicColumn(s) ? .opaque : .declared
+                // Without documents, a computed value raises on kinds only where it reads an `any`
+                // column, and otherwise only on nil, where SQL computes NULL.
+                if guardsDocuments || readsDynamicColumn(s) { return .opaque }
+                return s.raisesOnNil ? .computed(s) : .declared
             }
             guard s.attribute.type == .any else { return .declared }
             return visibleAliases.contains(alias) ? .dynamic(s) : .opaque
         }
+    }
+
+    /// Notes where an operand computed by SQL may hide memory's error on a nil operand (`price + 1`
+    /// with `price` nil): the rows where its SQL is NULL, whatever the operator (`price + 1 == nil`
+    /// would select them), tested on its operands where it keeps their tests
+    /// (``Scalar/nullWhen``: `t0."price" IS NULL`), else `(<its SQL>) IS NULL`. Where the test
+    /// reads rows a condition of the top-level WHERE clause cannot see (an element inside a
+    /// subquery), every row.
+    private func noteNilRisks(_ l: Operand, _ r: Operand, _ range: SourceRange) {
+        for o in [l, r] {
+            guard case .computed = kind(of: o), let test = o.nullTest else { continue }
+            if risks.computed == nil { risks.computed = range }
+            guard readsVisibleRowsOnly(test) else {
+                risks.everyRow = true
+                return
+            }
+            risks.conditions.append(test)
+        }
+    }
+
+    /// Whether every alias `f` reads a column of (`t3."name"`) is one of ``visibleAliases``.
+    private func readsVisibleRowsOnly(_ f: Fragment) -> Bool {
+        let visible = visibleAliases
+        let sql = Array(f.sql.utf8)
+        func isWordByte(_ b: UInt8) -> Bool {
+            b == UInt8(ascii: "_") || b == UInt8(ascii: "\"") || b >= 0x80
+                || ((b | 0x20) >= UInt8(ascii: "a") && (b | 0x20) <= UInt8(ascii: "z"))
+                || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9"))
+        }
+        var i = 0
+        while i < sql.count {
+            guard sql[i] == UInt8(ascii: "t"), i == 0 || !isWordByte(sql[i - 1]) else {
+                i += 1
+                continue
+            }
+            var j = i + 1
+            while j < sql.count, sql[j] >= UInt8(ascii: "0"), sql[j] <= UInt8(ascii: "9") { j += 1 }
+            if j > i + 1, j < sql.count, sql[j] == UInt8(ascii: "."),
+                !visible.contains(String(decoding: sql[i..<j], as: UTF8.self))
+            {
+                return false
+            }
+            i = j
+        }
+        return true
     }
 
     /// Whether a computed value's SQL reads a dynamically typed column.
@@ -190,7 +256,7 @@ extension LoweringContext {
                 Fragment("((") + notText(col) + Fragment(" AND ") + notNumber(other) + Fragment(") OR (")
                     + notNumber(col) + Fragment(" AND ") + notText(other) + Fragment("))")
             ]
-        case .declared:
+        case .declared, .computed:
             if case .scalar(let s) = b, s.attribute.type == .string {
                 return [Fragment("(") + notText(col) + Fragment(" AND ") + s.fragment + Fragment(" IS NOT NULL)")]
             }
@@ -255,6 +321,15 @@ extension LoweringContext {
                 throw unsupported(
                     "comparing a dynamically typed value in a predicate that also follows a relationship of an "
                         + "entity without documents (memory may raise on some rows, and no row alone tells)",
+                    range)
+            }
+            // Memory's calls next to a relationship stay unguarded (SQLBackEnd.md, the row guard).
+            if let range = risks.computed ?? (readsBeyondRow ? nil : risks.callsMemory),
+                scope.entity.documentColumn == nil
+            {
+                throw unsupported(
+                    "a computed value (memory raises on nil there) in a predicate that also follows a relationship "
+                        + "or a key of several shapes of an entity without documents (no row alone tells)",
                     range)
             }
             return whereClause

@@ -278,21 +278,24 @@ extension ManagedObjectContext {
             // drop a row on which memory raises before reaching it. Lenient, a raising conjunct
             // is false whatever comes after it, so any conjunct SQL expresses may go to SQL.
             let lenient = predicate.options.lenient
+            // Each conjunct is tried with those kept before it: some parts lower alone but not
+            // together (`price * 2 > 5` is guarded on the row, which a relationship in another part
+            // makes impossible).
+            func and(_ ps: [PredicateSyntax]) -> PredicateSyntax {
+                ps.count == 1 ? ps[0] : PredicateSyntax(.and(operands: ps))
+            }
             for c in conjuncts {
                 if lenient || rest.isEmpty,
                     !kinds.predicateReadsMixedKinds
                         || !KeyCheck.readsMixedKinds(c, of: request.entityName, in: store.model),
-                    (try? lowering.count(c, variables: request.variables)) != nil
+                    (try? lowering.count(and(lowered + [c]), variables: request.variables)) != nil
                 {
                     lowered.append(c)
                 } else {
                     rest.append(c)
                 }
             }
-            pushed =
-                lowered.isEmpty
-                ? PredicateSyntax(.constant(value: true))
-                : lowered.count == 1 ? lowered[0] : PredicateSyntax(.and(operands: lowered))
+            pushed = lowered.isEmpty ? PredicateSyntax(.constant(value: true)) : and(lowered)
             let restSyntax = rest.count == 1 ? rest[0] : PredicateSyntax(.and(operands: rest))
             // The residual keeps the original text: its nodes' ranges point into it.
             residual = SiftPredicate(restSyntax, source: predicate.source, options: predicate.options)

@@ -180,6 +180,17 @@ final class NoDocumentsDiffBackend: DiffBackend {
     var name: String { "sqlite without documents" }
     /// Predicates answered and declined, over all datasets.
     var answered = 0, declined = 0
+    /// Answered predicates whose guard hands memory the rows where a computed value over typed
+    /// columns is NULL (nil into arithmetic, RowGuard.swift).
+    var nilGuarded = 0
+
+    /// Whether the guard's conditions (`CASE WHEN … THEN sift_guard`) test a computed value for NULL.
+    static func guardsNil(_ sql: String) -> Bool {
+        guard let call = sql.range(of: " THEN sift_guard("),
+            let start = sql.range(of: "(CASE WHEN ", options: .backwards, range: sql.startIndex..<call.lowerBound)
+        else { return false }
+        return sql[start.upperBound..<call.lowerBound].contains(" IS NULL)")
+    }
 
     struct Loaded: LoadedDataset {
         var sqlite: SQLiteBackend.Loaded
@@ -194,7 +205,30 @@ final class NoDocumentsDiffBackend: DiffBackend {
                 return .declined(error.message)
             }
             owner.answered += 1
+            if NoDocumentsDiffBackend.guardsNil(q.sql) { owner.nilGuarded += 1 }
             return sqlite.run(q)
+        }
+    }
+
+    /// Declares as integer the records' own columns that hold integers or nil alone, as a
+    /// hand-written schema would (JSON keeps every scalar column dynamically typed): nil into
+    /// their arithmetic is then memory's error where SQL computes NULL (RowGuard.swift).
+    static func typeIntegerColumns(_ schema: inout Schema, _ records: [JSONValue]) {
+        guard let i = schema.entities.firstIndex(where: { $0.name == SQLBackend.entity }) else { return }
+        for j in schema.entities[i].attributes.indices where schema.entities[i].attributes[j].type == .any {
+            let name = schema.entities[i].attributes[j].name
+            var integers = 0
+            let only = records.allSatisfy { r in
+                guard case .object(let fields) = r, let v = fields.last(where: { $0.0 == name })?.1 else { return true }
+                switch v {
+                case .integer:
+                    integers += 1
+                    return true
+                case .null: return true
+                default: return false
+                }
+            }
+            if only && integers > 0 { schema.entities[i].attributes[j].type = .integer }
         }
     }
 
@@ -205,6 +239,7 @@ final class NoDocumentsDiffBackend: DiffBackend {
             schema.entities[i].documentColumn = nil
             schema.entities[i].open = false
         }
+        Self.typeIntegerColumns(&schema, records)
         return Loaded(
             sqlite: SQLiteBackend.Loaded(backend: backend),
             lowering: try SQLLowering(schema: schema, entity: SQLBackend.entity), owner: self)

@@ -339,6 +339,9 @@ struct DiffGenerator {
         add("city", full ? string() : maybe({ $0.string() }))
         add("age", full ? number() : maybe({ $0.number() }))
         add("score", full ? number() : maybe({ $0.number() }))
+        // Integers or nil, never another kind: a typed optional column, where nil into arithmetic
+        // is the one way memory raises (issue 27).
+        add("qty", full ? .integer(Int64(int(-2...12))) : maybe({ .integer(Int64($0.int(-2...12))) }))
         add("born", full ? date() : maybe({ $0.date() }))
         add("address", full ? address(depth: 0, full: true) : maybe({ $0.address(depth: 0, full: false) }))
         // Now and then a null element, which only the document keeps apart from an empty object.
@@ -442,7 +445,7 @@ struct DiffGenerator {
     }
 
     static let stringKeys = ["name", "city", "address.city"]
-    static let numberKeys = ["age", "score", "address.zip", "address.geo.lat"]
+    static let numberKeys = ["age", "score", "qty", "address.zip", "address.geo.lat"]
 
     /// Keys that are not C identifiers, as real JSON has them; every record may have them.
     static let oddStringKeys = ["first name", "user-agent"]

@@ -399,9 +399,15 @@ enum Differential {
                 Loaded(inner: try MemoryBackend().load(records), records: records)
             }
         }
-        // A seed whose datasets hold records named "Ann" that generated predicates select (the generator
-        // draws from one stream, so a new kind of predicate moves the datasets of every seed).
-        let summary = try Differential.run(seed: 5, cases: 2000, backend: Broken(), maxFailures: 1)
+        // The first seed whose datasets hold records named "Ann" that generated predicates select
+        // (the generator draws from one stream, so a new kind of predicate or key moves the
+        // datasets of every seed).
+        var found: Differential.RunSummary?
+        for seed: UInt64 in 1...40 where found == nil {
+            let run = try Differential.run(seed: seed, cases: 2000, backend: Broken(), maxFailures: 1)
+            if !run.failures.isEmpty { found = run }
+        }
+        let summary = try #require(found, "no seed in 1...40 has a record named Ann that a predicate selects")
         #expect(summary.failures.count == 1)
         let report = summary.failures.first ?? ""
         #expect(report.contains("disagreement"))
@@ -535,11 +541,14 @@ extension DifferentialTests {
         let summary = try Differential.run(seed: seed, cases: cases, backend: backend, flat: true)
         print(
             "differential (no documents): seed \(seed), ran \(summary.cases) cases, \(summary.failures.count) failures; "
-                + "\(backend.answered) answered in SQL, \(backend.declined) declined; "
-                + "record verdicts in memory: \(summary.raised) raised")
+                + "\(backend.answered) answered in SQL (\(backend.nilGuarded) guarding nil into arithmetic on "
+                + "typed columns), \(backend.declined) declined; record verdicts in memory: \(summary.raised) raised")
         #expect(summary.failures.isEmpty, "\(summary.failures.joined(separator: "\n\n"))")
         #expect(summary.cases == cases || !summary.failures.isEmpty)
         #expect(backend.answered * 4 > summary.cases, "only \(backend.answered) of \(summary.cases) answered")
+        // The generator's `qty` (integers or nil, declared integer here) makes nil into arithmetic
+        // on a typed column (about 1 answered case in 100).
+        #expect(backend.nilGuarded > 0, "no case guards nil into arithmetic on a typed column")
     }
 }
 

@@ -26,6 +26,8 @@ import Testing
                     AttributeDescription("name", .dynamic), AttributeDescription("city", .dynamic),
                     AttributeDescription("age", .dynamic), AttributeDescription("score", .dynamic),
                     AttributeDescription("born", .date), AttributeDescription("tags", .dynamic, collection: true),
+                    // Typed and optional: nil into its arithmetic is memory's error, where SQL computes NULL.
+                    AttributeDescription("qty", .integer64),
                     AttributeDescription("mix", .mixed, shapes: MixedShapes(scalar: true, date: true, array: .scalar)),
                 ],
                 relationships: [
@@ -83,6 +85,7 @@ import Testing
         let r = try c.insert("Record")
         guard case .object(let f) = json else { return r }
         for k in ["name", "city", "age", "score"] { try r.setValue(field(f, k).flatMap(scalar), forKey: k) }
+        if case .integer(let q)? = field(f, "qty") { try r.setValue(q, forKey: "qty") }
         if case .object(let d)? = field(f, "born"), case let s? = d.first?.1 {
             switch s {
             case .integer(let i): try r.setValue(Date(timeIntervalSince1970: Double(i)), forKey: "born")
@@ -118,7 +121,9 @@ import Testing
             let r = live[g.int(0...(live.count - 1))]
             switch g.int(0...7) {
             case 0: try r.setValue(scalar(g.string()), forKey: "name")
-            case 1: try r.setValue(scalar(g.number()), forKey: "age")
+            case 1:
+                try r.setValue(scalar(g.number()), forKey: "age")
+                try r.setValue(g.chance(0.5) ? nil : Int64(g.int(-2...12)), forKey: "qty")
             case 2: live.append(try insertRecord(g.record(full: false), c))
             case 3:
                 try c.delete(r)
@@ -404,7 +409,7 @@ import Testing
         let rounds = ProcessInfo.processInfo.environment["SIFT_STORE_DIFF_ROUNDS"].flatMap(Int.init) ?? 60
         var g = DiffGenerator(seed: seed)
         let model = try Self.model()
-        var (agreed, raised, sortRaised, unknownKey) = (0, 0, 0, 0)
+        var (agreed, raised, sortRaised, unknownKey, raisedOnQty) = (0, 0, 0, 0, 0)
         for _ in 0..<rounds {
             let store = try PersistentStore.inMemory(model: model)
             let c = ManagedObjectContext(store: store)
@@ -417,9 +422,13 @@ import Testing
                 let order = Dictionary(
                     uniqueKeysWithValues: c.insertedObjects.enumerated().map { (ObjectIdentifier($1), $0) })
                 for _ in 0..<20 {
-                    switch try Self.check(g.predicate(depth: 2), live, c, &g, insertionOrder: order) {
+                    let p = g.predicate(depth: 2)
+                    switch try Self.check(p, live, c, &g, insertionOrder: order) {
                     case .agreed: agreed += 1
-                    case .raised: raised += 1
+                    case .raised:
+                        raised += 1
+                        // Mostly nil into arithmetic on the typed `qty`.
+                        if p.text.0.contains("qty") { raisedOnQty += 1 }
                     case .sortRaised: sortRaised += 1
                     case .unknownKey: unknownKey += 1
                     }
@@ -427,7 +436,7 @@ import Testing
             }
         }
         print(
-            "store differential: seed \(seed) (SIFT_STORE_DIFF_SEED), \(rounds) graphs, \(agreed) fetches compared, \(raised) raised as memory does, \(sortRaised) where memory's sort raised, \(unknownKey) unknown keys"
+            "store differential: seed \(seed) (SIFT_STORE_DIFF_SEED), \(rounds) graphs, \(agreed) fetches compared, \(raised) raised as memory does (\(raisedOnQty) reading the typed qty), \(sortRaised) where memory's sort raised, \(unknownKey) unknown keys"
         )
         #expect(agreed > rounds * 30)
         #expect(raised > 0)

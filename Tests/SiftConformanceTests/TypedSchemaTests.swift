@@ -850,10 +850,17 @@ extension TypedSchemaTests {
         }
         var failures: [String] = []
         var nontrivial = 0
+        var refused = 0
         for _ in 0..<1500 {
             let k = tree(3)
             let memory = try Harness.memoryRows(k)
-            let sql = try Harness.sqlRows(k)
+            let sql: Set<Int64>
+            do { sql = try Harness.sqlRows(k) } catch let e as SQLLoweringError where e.kind == .unsupported {
+                // Arithmetic that may meet nil next to a relationship: no row alone answers it, so
+                // SQLite refuses it (a store judges it in memory); each part alone is lowered.
+                refused += 1
+                continue
+            }
             if memory.count > 0 && memory.count < Data0.people.count { nontrivial += 1 }
             if sql != memory, failures.count < 5 {
                 failures.append(
@@ -863,6 +870,7 @@ extension TypedSchemaTests {
         }
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
         #expect(nontrivial > 750)
+        #expect(refused < 500, "\(refused) compounds refused")
     }
 }
 

@@ -3,7 +3,8 @@
 // encodings or of a dynamically typed column with a date, and the UTI operators. Each predicate runs
 // through SQLite over real rows (a table without documents), strict and lenient, and must select
 // exactly the rows the evaluator accepts, or fail with the evaluator's error on a row where it
-// raises (the row guard over a dynamically typed column).
+// raises (the row guard over a dynamically typed column). Over declared columns, nil into
+// arithmetic: memory raises where SQL computes NULL, so the guard hands those rows to memory.
 
 import Foundation
 import SiftEvaluation
@@ -128,13 +129,22 @@ import Testing
     @Test(arguments: predicates.indices)
     func selectsWhatMemoryAccepts(_ i: Int) throws {
         let (format, args) = Self.predicates[i]
-        let syntax = try PredicateSyntax.parse(format, arguments: args.map { $0 as Any? })
-        let db = try Self.load()
+        try Self.expectMemorysOutcome(
+            try PredicateSyntax.parse(format, arguments: args.map { $0 as Any? }), format,
+            schema: Self.schema, entity: "Item", db: try Self.load(), objects: Self.objects)
+    }
+
+    /// The query of `syntax`, strict and lenient, selects exactly memory's rows, or fails with
+    /// memory's error on a row where memory raises.
+    static func expectMemorysOutcome(
+        _ syntax: PredicateSyntax, _ format: String, schema: Schema, entity: String, db: SQLiteConnection,
+        objects: [Value]
+    ) throws {
         for lenient in [false, true] {
-            let query = try SQLLowering(schema: Self.schema, entity: "Item").select(
+            let query = try SQLLowering(schema: schema, entity: entity).select(
                 syntax, source: format, lenient: lenient)
             let predicate = SiftPredicate(syntax, source: format, options: EvaluationOptions(lenient: lenient))
-            let (verdicts, raised) = Self.memory(predicate)
+            let (verdicts, raised) = Self.memory(predicate, on: objects)
             let label = "\(format) lenient: \(lenient)"
             switch Self.run(query, on: db) {
             case .failure(let e):
@@ -155,7 +165,9 @@ import Testing
     }
 
     /// Memory's answer on each object, and its error on each it raises on.
-    static func memory(_ predicate: SiftPredicate) -> (verdicts: [Int: Bool], raised: [Int: EvaluationError]) {
+    static func memory(_ predicate: SiftPredicate, on objects: [Value] = objects) -> (
+        verdicts: [Int: Bool], raised: [Int: EvaluationError]
+    ) {
         var verdicts: [Int: Bool] = [:]
         var raised: [Int: EvaluationError] = [:]
         for (index, object) in objects.enumerated() {
@@ -172,6 +184,73 @@ import Testing
             let rows = try db.query(query.sql, query.bindings)
             return .success(Set(rows.compactMap { if case .integer(let id) = $0[0] { id } else { nil } }))
         } catch { return .failure(error) }
+    }
+
+    // MARK: nil into arithmetic over declared columns
+
+    /// Declared columns only: memory raises on a nil operand of arithmetic, `abs:` and `~`, where
+    /// SQL computes NULL; the guard hands the rows where the computed SQL is NULL to memory
+    /// (`sift_row` of the row's attributes).
+    static let typedSchema = try! Schema(entities: [
+        Schema.Entity(
+            name: "Thing", table: "thing",
+            attributes: [
+                Schema.Attribute(name: "name", type: .string),
+                Schema.Attribute(name: "price", type: .integer),
+                Schema.Attribute(name: "ratio", type: .double),
+            ])
+    ])
+
+    /// (name, price, ratio); nil is NULL.
+    static let things: [(String, Int64?, Double?)] = [
+        ("a", 3, 0.5), ("b", nil, 2), ("c", 10, nil), ("d", 0, -1.5), ("e", -4, 4),
+    ]
+
+    static let nilPredicates: [String] = [
+        "price + 1 > 5", "abs(price) > 2", "price * 2 > 5 AND name == 'c'", "name == 'c' AND price * 2 > 5",
+        "NOT price + 1 > 5", "price + 1 == nil", "price + 1 != nil", "price - 1 != 2", "price / 0 == 0",
+        "7 / price < 1", "-price < 0", "~price == -4", "price * ratio > 1", "ratio * 2 BETWEEN {0, 5}",
+        "price + 1 IN {4, 11}", "TERNARY(name == 'a', 0, price + 1) > 3", "TERNARY(name == 'a', price + 1, 0) > 3",
+        "name == 'a' OR price + 1 > 5", "price == nil OR price + 1 > 5", "price != nil AND price * 2 > 5",
+        "ratio != nil AND abs(ratio) * price >= 1", "price << 1 == 6", "(price + 1) * 2 < 100",
+    ]
+
+    static func loadThings() throws -> SQLiteConnection {
+        let db = try SQLiteConnection()
+        try db.execute("CREATE TABLE thing (id INTEGER PRIMARY KEY, name TEXT, price INTEGER, ratio REAL)")
+        for (i, t) in things.enumerated() {
+            _ = try db.query(
+                "INSERT INTO thing VALUES (?, ?, ?, ?)",
+                [.integer(Int64(i)), .text(t.0), t.1.map(SQLValue.integer) ?? .null, t.2.map(SQLValue.double) ?? .null])
+        }
+        return db
+    }
+
+    @Test(arguments: nilPredicates)
+    func nilIntoArithmeticIsMemorysOutcome(_ format: String) throws {
+        let objects: [Value] = Self.things.map { t in
+            .dictionary([
+                "name": .string(t.0), "price": t.1.map(Value.integer) ?? .null, "ratio": t.2.map(Value.double) ?? .null,
+            ])
+        }
+        try Self.expectMemorysOutcome(
+            try PredicateSyntax.parse(format), format, schema: Self.typedSchema, entity: "Thing",
+            db: try Self.loadThings(), objects: objects)
+    }
+
+    /// The guard costs one `IS NULL` test per column the arithmetic reads on typed columns (not
+    /// the arithmetic again), and none where nothing is computed.
+    @Test func typedGuardIsOneNullTest() throws {
+        let lowering = try SQLLowering(schema: Self.typedSchema, entity: "Thing")
+        let guarded = try lowering.select(try PredicateSyntax.parse("price * 2 > 5"))
+        #expect(guarded.sql.contains(#"(CASE WHEN ((t0."price") IS NULL) THEN sift_guard("#), "\(guarded.sql)")
+        #expect(guarded.sql.components(separatedBy: " IS NULL").count == 2, "\(guarded.sql)")
+        let two = try lowering.select(try PredicateSyntax.parse("-(price * ratio) < 1"))
+        #expect(two.sql.contains(#"WHEN (((t0."price") IS NULL OR (t0."ratio") IS NULL)) THEN"#), "\(two.sql)")
+        for plain in ["price > 5", "price == nil", "name BEGINSWITH 'a' AND ratio < 2"] {
+            let q = try lowering.select(try PredicateSyntax.parse(plain))
+            #expect(!q.sql.contains("sift_guard"), "\(plain): \(q.sql)")
+        }
     }
 
     /// What memory raises on for every row that has a date stays a type error outside mixed shapes.

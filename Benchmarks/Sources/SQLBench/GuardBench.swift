@@ -9,15 +9,23 @@
 //                       then `sift_document` on the rows it keeps (the SQL before the guard);
 //   document            the same guarded: the pre-filter `(age > 80 OR <age is text>)`, then `sift_guard`;
 //   document-first      `meta.@count >= 2 AND age > 80` guarded: strict memory may raise in its first
-//                       part on any row, so no pre-filter: `sift_guard` on every row.
+//                       part on any row, so no pre-filter: `sift_guard` on every row;
+//   typed-off / typed   `price * 2 > 5` over a typed integer column without documents (a schema's
+//                       own table, as a store's relational entity), every price there: the guard's
+//                       `price IS NULL` test (the operand's) on each row, memory never (typed-off:
+//                       without it);
+//   typed-nil-off /     1 in 100 prices nil, lenient: memory decides those rows (`sift_row`), where
+//   typed-nil           the SQL without the guard drops them without a word.
 import BenchSupport
 import Foundation
 import SiftJSON
 import SiftSQL
+import SiftSQLite
 import SiftStore
 import SiftSyntax
 
 func runGuardBench(_ mode: String) {
+    if mode.hasPrefix("typed") { return runTypedGuardBench(mode) }
     let mixed = mode.hasPrefix("mixed")
     var rng = SplitMix64(state: 7)
     let records: [JSONValue] = (0..<rowCount).map { i in
@@ -46,6 +54,38 @@ func runGuardBench(_ mode: String) {
     for _ in 0..<rounds {
         let start = now()
         do { matched = try store.recordIndices(sql: q.sql, bindings: q.bindings).count } catch { fail("\(error)") }
+        times.append(Double(now() - start) / 1e6)
+    }
+    print("  \(q.sql)")
+    print("  \(matched) matches, median \(String(format: "%.2f", median(times))) ms over \(rounds) rounds")
+}
+
+/// The `typed…` modes: nil into arithmetic over a declared column (see the header).
+func runTypedGuardBench(_ mode: String) {
+    let withNils = mode.hasPrefix("typed-nil")
+    let db: SQLiteConnection
+    let q: SQLQuery
+    do {
+        db = try SQLiteConnection()
+        try db.execute("CREATE TABLE item (id INTEGER PRIMARY KEY, price INTEGER)")
+        // Prices 0 to 89 in a scattered order; with nils, 1 row in 100 has none.
+        let price = withNils ? "CASE WHEN i % 100 = 7 THEN NULL ELSE (i * 7919) % 90 END" : "(i * 7919) % 90"
+        try db.execute(
+            "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < \(rowCount - 1)) "
+                + "INSERT INTO item SELECT i, \(price) FROM n")
+        let schema = try Schema(entities: [
+            Schema.Entity(name: "Item", table: "item", attributes: [Schema.Attribute(name: "price", type: .integer)])
+        ])
+        var lowering = try SQLLowering(schema: schema, entity: "Item")
+        lowering.guardsRows = !mode.hasSuffix("off")
+        q = try lowering.select(try PredicateSyntax.parse("price * 2 > 5"), lenient: withNils)
+    } catch { fail("\(error)") }
+    print("guard bench (\(mode)): \(rowCount) rows loaded")
+    var times: [Double] = []
+    var matched = 0
+    for _ in 0..<rounds {
+        let start = now()
+        do { matched = try db.query(q).count } catch { fail("\(error)") }
         times.append(Double(now() - start) / 1e6)
     }
     print("  \(q.sql)")

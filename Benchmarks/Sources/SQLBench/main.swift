@@ -30,7 +30,7 @@ readOptions(
         .text("--guard") { guardMode = $0 },
     ],
     usage:
-        "usage: SQLBench [--rows N] [--rounds R] [--only TEXT] [--guard off|on|mixed-off|mixed|load|document-off|document|document-first]"
+        "usage: SQLBench [--rows N] [--rounds R] [--only TEXT] [--guard off|on|mixed-off|mixed|load|document-off|document|document-first|typed-off|typed|typed-nil-off|typed-nil]"
 )
 if let guardMode {
     runGuardBench(guardMode)
