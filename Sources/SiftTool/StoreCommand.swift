@@ -462,7 +462,11 @@ struct StoreQueryCommand: ParsableCommand {
                     }
                 }
             } catch {
-                if error.kind == .evaluation, error.source == nil || error.source == predicate, let compiled,
+                // The row guard's error is located in the predicate as SQL carried it (printed):
+                // run again in memory for the user's own text.
+                if error.kind == .evaluation,
+                    error.source == nil || error.source == predicate || error.raisedRow != nil,
+                    let compiled,
                     let located = firstEvaluationError(
                         compiled, context: ManagedObjectContext(store: store), variables: variables)
                 {

@@ -25,6 +25,10 @@ import Testing
             // Memory's message (memory names the record's index, the store the object or the row).
             let message = try #require(memory.stderr.split(separator: "\n")[0].components(separatedBy: "error: ").last)
             #expect(strict.stderr.split(separator: "\n").first?.hasSuffix(message) == true, "\(strict.stderr)")
+            // The user's own text under the caret, as memory shows it.
+            #expect(
+                strict.stderr.split(separator: "\n").dropFirst() == memory.stderr.split(separator: "\n").dropFirst(),
+                "\(strict.stderr)")
         }
         let lenientMemory = try runSift(["filter", "--lenient", predicate, file])
         let lenient = try runSift(["store", "query", db, "Record", predicate, "--lenient"])
