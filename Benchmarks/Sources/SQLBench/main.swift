@@ -240,8 +240,10 @@ let cases: [Case] = [
         hand: "SELECT id FROM person WHERE abs(score - ?) < ? ORDER BY id", handBindings: [.integer(50), .integer(1)],
         indexable: false),
     Case(
-        label: "** (sift_call)", predicate: "age ** 2 > 7000",
-        hand: "SELECT id FROM person WHERE age * age > ? ORDER BY id", handBindings: [.integer(7000)], indexable: false),
+        // One age in 20 is NULL, on which `**` raises in memory: the predicate tests for nil first.
+        label: "** (sift_call)", predicate: "age != nil AND age ** 2 > 7000",
+        hand: "SELECT id FROM person WHERE age IS NOT NULL AND age * age > ? ORDER BY id",
+        handBindings: [.integer(7000)], indexable: false),
     Case(
         label: "uppercase: (sift_call)", predicate: "uppercase:(city) == 'LYON'",
         hand: "SELECT id FROM person WHERE city = ? ORDER BY id", handBindings: [.text("Lyon")], indexable: false),
