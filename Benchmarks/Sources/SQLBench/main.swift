@@ -245,7 +245,8 @@ let cases: [Case] = [
         hand: "SELECT id FROM person WHERE age IS NOT NULL AND age * age > ? ORDER BY id",
         handBindings: [.integer(7000)], indexable: false),
     Case(
-        label: "uppercase: (sift_call)", predicate: "uppercase:(city) == 'LYON'",
+        // Some cities are NULL, on which uppercase: raises in memory: the predicate tests for nil first.
+        label: "uppercase: (sift_call)", predicate: "city != nil AND uppercase:(city) == 'LYON'",
         hand: "SELECT id FROM person WHERE city = ? ORDER BY id", handBindings: [.text("Lyon")], indexable: false),
     Case(
         label: "TERNARY", predicate: "TERNARY(age >= 65, 'senior', 'other') == 'senior'",
