@@ -11,7 +11,7 @@ import SiftEvaluation
 
 /// Records a context's changes in groups and undoes or redoes them a group at a time. Give one to
 /// a context (``ManagedObjectContext/undoManager``) to make it record; by default changes are
-/// grouped per event — every `processPendingChanges()` (which `save()` and fetches run) closes
+/// grouped per event — every `processPendingChanges()` (which `save()` runs; fetches do not) closes
 /// the group — and `beginUndoGrouping()`/`endUndoGrouping()` make explicit groups.
 ///
 /// Named with the `Sift` prefix because Foundation's `UndoManager` (Apple platforms only) has
