@@ -55,11 +55,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// The child contexts made on this one (weakly held), told about saves and new permanent IDs.
     /// Made and read from any thread (a child is made wherever its owner runs): behind `childLock`.
     private var childList: [WeakContext] = []
-    /// Guards the state other threads touch: `childList` and `siblingSaves`.
-    let childLock = NSLock()
+    private let childLock = NSLock()
     /// A confined auto-merging context on a store: the other contexts' saves it has not taken in
-    /// yet (behind `childLock`: the savers run on other threads).
-    var siblingSaves: [ChangeSet] = []
+    /// yet (the savers run on other threads).
+    let siblingSaves = PendingList<ChangeSet>()
     /// The live children, now.
     var children: [ManagedObjectContext] {
         childLock.withLock {
@@ -70,7 +69,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Whether any child was ever made here (a save then tells them).
     var hasChildren: Bool { childLock.withLock { !childList.isEmpty } }
     /// Renames an ancestor's save left for this context (ParentContexts.swift).
-    let pendingRekeys = PendingRekeys()
+    let pendingRekeys = PendingList<(ObjectID.Key, Int64)>()
     func adopt(child: ManagedObjectContext) {
         childLock.withLock {
             childList.removeAll { $0.context == nil }
@@ -275,7 +274,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// (or, in a child, when an ancestor deleted it).
     public func existingObject(with id: ObjectID) throws(StoreError) -> ManagedObject {
         let o = try object(with: id)
-        if isChild && o.isGone { throw Self.deletedAboveError(id) }
+        if isChild && o.isGone { throw o.detachedError }
         try o.fire()
         return o
     }

@@ -1,9 +1,10 @@
 // Executing fetch requests. The plan: lower the whole predicate; when the lowering refuses it, keep
 // the conjuncts of a top-level AND it accepts (SQL) and evaluate the rest in memory on the rows SQL
 // returns (the residual). Strict, only the conjuncts before the first one left to memory go to SQL,
-// so memory's error precedence holds (it raises at the first raising conjunct it reaches). Sorting, limits and offsets go to SQL only when nothing is left for
-// memory; otherwise they are applied after the residual, in memory, with the same order (the
-// evaluator's sort is the order the lowering's ORDER BY produces, ties broken by primary key).
+// so memory's error precedence holds (it raises at the first raising conjunct it reaches).
+// Sorting, limits and offsets go to SQL only when nothing is left for memory; otherwise they are
+// applied after the residual, in memory, with the same order (the evaluator's sort is the order
+// the lowering's ORDER BY produces, ties broken by primary key).
 //
 // Pending changes: the result must equal saving first and fetching then. The objects whose answer
 // may differ from the stored one are the changed objects of the entity, and the stored objects
@@ -296,7 +297,7 @@ extension ManagedObjectContext {
                 }
             }
             pushed = lowered.isEmpty ? PredicateSyntax(.constant(value: true)) : and(lowered)
-            let restSyntax = rest.count == 1 ? rest[0] : PredicateSyntax(.and(operands: rest))
+            let restSyntax = and(rest)
             // The residual keeps the original text: its nodes' ranges point into it.
             residual = SiftPredicate(restSyntax, source: predicate.source, options: predicate.options)
         }

@@ -446,7 +446,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     var detachedError: StoreError {
         guard isGone else { return StoreError(.invalidOperation, "\(objectID) no longer belongs to a context") }
         return isGoneAbove
-            ? StoreError(.objectNotFound, "\(objectID) was deleted in a parent context or the store; it cannot be read")
+            ? ManagedObjectContext.deletedAboveError(objectID)
             : StoreError(
                 .objectNotFound,
                 "\(objectID) was deleted from the store (a merged save or batch delete); it cannot be read")

@@ -53,20 +53,13 @@ extension ManagedObjectContext {
     /// use on another thread right now, so it only collects the save here; its own thread takes
     /// it in at its next `processPendingChanges()`.
     func takeSiblingSave(_ saved: ChangeSet) {
-        guard concurrencyType != .confined else {
-            childLock.withLock { siblingSaves.append(saved) }
-            return
-        }
+        guard concurrencyType != .confined else { return siblingSaves.add([saved]) }
         enqueue { [weak self] in self?.mergeFromParent(saved) }
     }
 
     /// Takes in the saves `takeSiblingSave` collected for a confined context, oldest first.
     func takeCollectedSaves() {
-        let saves = childLock.withLock { () -> [ChangeSet] in
-            defer { siblingSaves = [] }
-            return siblingSaves
-        }
-        for saved in saves { mergeFromParent(saved) }
+        for saved in siblingSaves.take() { mergeFromParent(saved) }
     }
 
     /// Marks the object with `id` deleted from the store. Returns whether a registered object
@@ -95,16 +88,19 @@ extension ManagedObjectContext {
     func forgetDeletedAbove(_ key: ObjectID.Key) {
         if let o = registry[key] {
             if updatedSet.contains(o) || deletedSet.contains(o) { return }
-            registry[key] = nil
-            markGone(o)
-            o.isGoneAbove = true
+            markGone(o, above: true)
         }
         forgetInDescendants(key)
     }
 
     /// `o` (out of the registry) as a deleted object: `isDeleted`, and reading it is an error;
-    /// links that name it drop it when next read.
-    func markGone(_ o: ManagedObject) {
+    /// links that name it drop it when next read. `above`: an ancestor deleted it (taken out of
+    /// the registry here).
+    func markGone(_ o: ManagedObject, above: Bool = false) {
+        if above {
+            registry[o.objectID.key] = nil
+            o.isGoneAbove = true
+        }
         Self.detach(o)
         o.isGone = true
         o.isFault = true

@@ -13,17 +13,19 @@
 import Foundation
 import SiftSQLite
 
-/// Renames (temporary key → primary key) an ancestor's save left for a context, taken in on its
-/// queue or by its next push, whichever runs first: a child never pushes an object under a
-/// temporary ID its parent has already given up.
-final class PendingRekeys: @unchecked Sendable {
-    private var keys: [(ObjectID.Key, Int64)] = []
+/// Work other threads leave for a context, taken in on the context's own thread, oldest first:
+/// the renames (temporary key → primary key) an ancestor's save left (taken in on its queue or by
+/// its next push, whichever runs first: a child never pushes an object under a temporary ID its
+/// parent has already given up), and the saves a confined auto-merging context has not taken in.
+final class PendingList<Element>: @unchecked Sendable {
+    private var elements: [Element] = []
     private let lock = NSLock()
-    func add(_ more: [(ObjectID.Key, Int64)]) { lock.withLock { keys += more } }
-    func take() -> [(ObjectID.Key, Int64)] {
+    var isEmpty: Bool { lock.withLock { elements.isEmpty } }
+    func add(_ more: [Element]) { lock.withLock { elements += more } }
+    func take() -> [Element] {
         lock.withLock {
-            defer { keys = [] }
-            return keys
+            defer { elements = [] }
+            return elements
         }
     }
 }
@@ -556,9 +558,7 @@ extension ManagedObjectContext {
     func unlessDeletedAbove(_ o: ManagedObject) throws(StoreError) -> ManagedObject {
         if o.pendingInsert || updatedSet.contains(o) || deletedSet.contains(o) { return o }
         guard try isDeletedAbove(o.objectID.key) else { return o }
-        registry[o.objectID.key] = nil
-        markGone(o)
-        o.isGoneAbove = true
+        markGone(o, above: true)
         return o
     }
 
