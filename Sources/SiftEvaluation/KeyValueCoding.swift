@@ -315,12 +315,13 @@ enum HashKey: Hashable {
 
 // MARK: - Reflection fallback
 
-/// Reads the stored properties of a plain struct or class by name, through `Mirror`.
-struct MirrorObject: KeyValueCoding {
-    let subject: Any
+/// Reads the stored properties of a plain struct or class by name, through `Mirror`. (`package`:
+/// the store refuses to keep such a value, which only reflection could read.)
+package struct MirrorObject: KeyValueCoding {
+    package let subject: Any
     init(_ subject: Any) { self.subject = subject }
 
-    func value(forKey key: String) throws -> Value {
+    package func value(forKey key: String) throws -> Value {
         var mirror: Mirror? = Mirror(reflecting: subject)
         while let m = mirror {
             for child in m.children where child.label == key { return Value(any: child.value) }
@@ -329,7 +330,7 @@ struct MirrorObject: KeyValueCoding {
         throw KeyValueCodingError.unknownKey(key, in: String(describing: type(of: subject)))
     }
 
-    var dictionaryValue: [String: Value]? {
+    package var dictionaryValue: [String: Value]? {
         var out: [String: Value] = [:]
         var mirror: Mirror? = Mirror(reflecting: subject)
         while let m = mirror {

@@ -25,6 +25,26 @@ extension Value {
         self = Value(any: value)
     }
 
+    /// A value the caller hands in for attribute `a`: through its value transformer when it names
+    /// one (the bytes made now), read as `init(storing:)` reads it otherwise.
+    init(storing value: Any?, for a: ResolvedAttribute) throws(CoercionError) {
+        if a.type == .transformable, let name = a.description.valueTransformerName {
+            self = try AttributeTransformers.transformed(value, name)
+        } else {
+            self = Value(storing: value)
+        }
+    }
+
+    /// `value` as a value of attribute `a`: `init(coercing:to:)`, except that an attribute with a
+    /// value transformer takes its transformer's values (a scalar as the transformer's Swift type).
+    init(coercing value: Value, for a: ResolvedAttribute) throws(CoercionError) {
+        if a.type == .transformable, let name = a.description.valueTransformerName {
+            self = try AttributeTransformers.coerced(value, name)
+        } else {
+            self = try Value(coercing: value, to: a.type)
+        }
+    }
+
     /// `value` as attribute type `type`: integers checked against their width, floats rounded to
     /// Float, UUIDs and URLs as their strings, transformable values kept as they are. nil passes.
     init(coercing value: Value, to type: AttributeType) throws(CoercionError) {
@@ -108,7 +128,11 @@ enum ColumnCodec {
     static func encode(_ v: Value, _ type: AttributeType) -> SQLValue {
         // A transformable keeps every value in its exact binary form, scalars included (so "123"
         // stays a string and 1.0 a double).
-        if type == .transformable || type == .mixed { return v.isNull ? .null : .blob(TransformableCodec.encode(v)) }
+        if type == .transformable || type == .mixed {
+            // A value transformer's value: the bytes it made, exactly.
+            if case .object(let t as TransformedValue) = v { return .blob([UInt8](t.data)) }
+            return v.isNull ? .null : .blob(TransformableCodec.encode(v))
+        }
         switch v {
         case .null: return .null
         case .bool(let b): return .integer(b ? 1 : 0)
@@ -204,7 +228,23 @@ enum ColumnCodec {
 /// as the binary form (its first 8 bytes after the tag, read as a length, run past the end).
 enum TransformableCodec {
     /// A value with the shapes the column can keep: sets become arrays, objects their dictionaries.
+    /// A value only reflection could read (neither `Encodable` nor `KeyValueCoding`) is refused,
+    /// not stored as the dictionary of its stored properties; so is a value transformer's value
+    /// whose object is such a value (an attribute without a transformer keeps `Codable` values).
     static func normalized(_ v: Value) throws(CoercionError) -> Value {
+        if case .object(let o) = v {
+            if let t = o as? TransformedValue { return try normalized(Value(storing: t.object)) }
+            if let m = o as? MirrorObject {
+                let subject = type(of: m.subject)
+                let why =
+                    m.subject is any Encodable
+                    ? "its encoding failed" : "it is neither Encodable nor KeyValueCoding"
+                throw CoercionError(
+                    message:
+                        "a \(subject) cannot be stored: \(why), and the attribute names no value transformer (valueTransformerName)"
+                )
+            }
+        }
         switch v {
         case .null, .bool, .integer, .double, .decimal, .string, .date, .data: return v
         case .array(let a), .set(let a):
@@ -217,7 +257,10 @@ enum TransformableCodec {
             return .dictionary(out)
         case .object(let o):
             guard let d = o.dictionaryValue else {
-                throw CoercionError(message: "\(v) cannot be stored: it lists no keys")
+                throw CoercionError(
+                    message:
+                        "a \(type(of: o)) cannot be stored: it lists no keys (KeyValueCoding's dictionaryValue), and the attribute names no value transformer (valueTransformerName)"
+                )
             }
             return try normalized(.dictionary(d))
         }

@@ -141,7 +141,7 @@ extension ManagedObjectContext {
                         v =
                             s.attribute.description.isCollection
                             ? try Self.collection(raw, s.attribute.type)
-                            : try Value(coercing: raw, to: s.attribute.type)
+                            : try Value(coercing: raw, for: s.attribute)
                     } catch {
                         failures.append("\(o.objectID) '\(s.attribute.name)': \(error.message)")
                         continue

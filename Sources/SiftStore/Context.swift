@@ -379,6 +379,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 attributes.append(try loadCollection(o.objectID.primaryKey!, info.entity.attributes[i]))
                 continue
             }
+            if types[i] == .transformable, let name = info.entity.attributes[i].description.valueTransformerName {
+                // The value transformer's bytes, turned back into its value.
+                let key = info.attributeNames[i]
+                attributes.append(
+                    try AttributeTransformers.read(row.column(columns[i]), name, of: o.objectID, key: key))
+                continue
+            }
             if let x = info.exactColumns[i] {
                 attributes.append(ColumnCodec.decode(row.column(columns[i]), types[i], exact: row.column(x)))
             } else {
@@ -482,7 +489,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     func set(_ value: Any?, forKey key: String, of o: ManagedObject) throws(StoreError) {
         let e = o.info.entity
         if let i = o.info.attributeNumber(key) {
-            try setAttribute(Value(storing: value), i, forKey: key, of: o)
+            let v: Value
+            do throws(CoercionError) { v = try Value(storing: value, for: e.attributes[i]) } catch {
+                throw StoreError(.typeMismatch, "\(o.objectID) '\(key)': \(error.message)")
+            }
+            try setAttribute(v, i, forKey: key, of: o)
             return
         }
         try checkOwned(o)
@@ -557,7 +568,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 default: throw CoercionError(message: "\(v) is not a collection")
                 }
             } else {
-                coerced = try Value(coercing: v, to: a.type)
+                coerced = try Value(coercing: v, for: a)
             }
         } catch {
             throw StoreError(.typeMismatch, "\(o.objectID) '\(key)': \(error.message)")

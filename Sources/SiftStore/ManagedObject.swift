@@ -256,8 +256,9 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
 
     /// The value for `key` as a Swift type: `Int`, `Int16`, `Int32`, `Int64`, `Double`, `Float`,
     /// `Decimal`, `String`, `Bool`, `Date`, `Data`, `UUID`, `URL`, `ManagedObject`,
-    /// `[ManagedObject]`, `Value`, or any `Decodable` type for transformable attributes. nil when
-    /// the value is nil; a `.typeMismatch` error when it is not a `T`.
+    /// `[ManagedObject]`, `Value`, or any `Decodable` type for transformable attributes (the value
+    /// transformer's type when the attribute names one). nil when the value is nil; a
+    /// `.typeMismatch` error when it is not a `T`.
     ///
     /// ```swift
     /// let age = try person.get("age", as: Int.self)   // Int?
@@ -292,7 +293,9 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
         case .bool(let b): if T.self == Bool.self { return b as? T }
         case .date(let d): if T.self == Date.self { return d as? T }
         case .data(let d): if T.self == Data.self { return d as? T }
-        case .object(let o): if let m = o as? ManagedObject, T.self == ManagedObject.self { return m as? T }
+        case .object(let o):
+            if let m = o as? ManagedObject, T.self == ManagedObject.self { return m as? T }
+            if let t = o as? TransformedValue, let r = t.object as? T { return r }
         case .array(let a), .set(let a):
             if T.self == [ManagedObject].self {
                 let objects = a.compactMap { if case .object(let o) = $0 { o as? ManagedObject } else { nil } }
@@ -307,8 +310,10 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     // MARK: Writing
 
     /// Sets an attribute (coerced to its type: integers checked against their width, UUID and URL
-    /// as strings, any `Encodable` for transformables) or a relationship (a `ManagedObject` or nil
-    /// for a to-one; an array or set of them for a to-many). Inverses are updated at once.
+    /// as strings, any `Encodable` for transformables, or the value transformer's type when the
+    /// attribute names one; a value only reflection could read is a `.typeMismatch` error) or a
+    /// relationship (a `ManagedObject` or nil for a to-one; an array or set of them for a
+    /// to-many). Inverses are updated at once.
     ///
     /// ```swift
     /// try pet.setValue(ann, forKey: "owner")   // ann's "pets" now holds pet

@@ -102,13 +102,22 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
     /// let name = AttributeDescription("name", .string, preservesValueInHistoryOnDeletion: true)
     /// ```
     public var preservesValueInHistoryOnDeletion: Bool
+    /// Transformable attributes only: the name of the ``AttributeTransformer`` that turns the
+    /// attribute's values into the `Data` its column keeps (nil: `Codable` values, kept exactly).
+    /// The transformer must be registered under this name (``AttributeTransformers``) before a
+    /// store with the model is opened. In a model file: `"valueTransformerName": "ColorTransformer"`.
+    ///
+    /// ```swift
+    /// let color = AttributeDescription("color", .transformable, valueTransformerName: "ColorTransformer")
+    /// ```
+    public var valueTransformerName: String?
 
     /// An attribute with its rules; only the name and type are required.
     public init(
         _ name: String, _ type: AttributeType, optional: Bool = true, defaultValue: StoredValue? = nil,
         minValue: Double? = nil, maxValue: Double? = nil, minLength: Int? = nil, maxLength: Int? = nil,
         regularExpression: String? = nil, collection: Bool = false, shapes: MixedShapes? = nil,
-        preservesValueInHistoryOnDeletion: Bool = false
+        preservesValueInHistoryOnDeletion: Bool = false, valueTransformerName: String? = nil
     ) {
         self.name = name
         self.type = type
@@ -122,6 +131,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         self.isCollection = collection
         self.shapes = shapes
         self.preservesValueInHistoryOnDeletion = preservesValueInHistoryOnDeletion
+        self.valueTransformerName = valueTransformerName
     }
 
     private enum CodingKeys: String, CodingKey {
@@ -132,7 +142,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         case
             minLength, maxLength
         case regularExpression = "regex"
-        case collection, shapes, preservesValueInHistoryOnDeletion
+        case collection, shapes, preservesValueInHistoryOnDeletion, valueTransformerName
     }
 
     /// Decodes an attribute from a model file, applying the defaults.
@@ -151,6 +161,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         shapes = try c.decodeIfPresent(MixedShapes.self, forKey: .shapes)
         preservesValueInHistoryOnDeletion =
             try c.decodeIfPresent(Bool.self, forKey: .preservesValueInHistoryOnDeletion) ?? false
+        valueTransformerName = try c.decodeIfPresent(String.self, forKey: .valueTransformerName)
     }
 
     /// Encodes the attribute; options that are unset are left out.
@@ -168,6 +179,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         if isCollection { try c.encode(true, forKey: .collection) }
         try c.encodeIfPresent(shapes, forKey: .shapes)
         if preservesValueInHistoryOnDeletion { try c.encode(true, forKey: .preservesValueInHistoryOnDeletion) }
+        try c.encodeIfPresent(valueTransformerName, forKey: .valueTransformerName)
     }
 }
 

@@ -119,6 +119,7 @@ public final class PersistentStore: @unchecked Sendable {
     }
 
     private init(model: ManagedObjectModel, location: String?, historyTracking: Bool) throws(StoreError) {
+        try AttributeTransformers.check(model)
         self.model = model
         self.path = location
         let layouts = TableLayout.make(model)

@@ -175,3 +175,78 @@ let after = try await view.perform { try view.object(with: id).get("price", as: 
         #expect(try reopened.count(for: FetchRequest("Employee", predicate: "salary > 5700")) == 1)
     }
 }
+
+/// The value transformer sample's types (Persistence.md, "Value transformers"), in a namespace of
+/// their own; TransformerTests uses them too.
+enum TransformerSample {
+    /// A color: not Codable; predicates read its components through KeyValueCoding.
+    final class Color: KeyValueCoding {
+        let red, green, blue, alpha: Double
+        init(red: Double, green: Double, blue: Double, alpha: Double = 1) {
+            (self.red, self.green, self.blue, self.alpha) = (red, green, blue, alpha)
+        }
+        func value(forKey key: String) throws -> Value {
+            switch key {
+            case "red": .double(red)
+            case "green": .double(green)
+            case "blue": .double(blue)
+            case "alpha": .double(alpha)
+            default: throw KeyValueCodingError.unknownKey(key, in: "Color")
+            }
+        }
+    }
+
+    /// A color as its four components (0 to 1), 8 bytes each, and back.
+    struct ColorTransformer: AttributeTransformer {
+        func transformedValue(_ color: Color) throws(TransformerError) -> Data {
+            let components = [color.red, color.green, color.blue, color.alpha]
+            guard components.allSatisfy({ (0...1).contains($0) }) else {
+                throw TransformerError(.transform, "components run from 0 to 1: \(components)")
+            }
+            var data = Data()
+            for c in components { withUnsafeBytes(of: c.bitPattern.littleEndian) { data.append(contentsOf: $0) } }
+            return data
+        }
+        func reverseTransformedValue(_ data: Data) throws(TransformerError) -> Color {
+            guard data.count == 32 else { throw TransformerError(.reverse, "a color is 32 bytes, not \(data.count)") }
+            let c = (0..<4).map { i in
+                Double(bitPattern: UInt64(littleEndian: data.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self) }))
+            }
+            return Color(red: c[0], green: c[1], blue: c[2], alpha: c[3])
+        }
+    }
+}
+
+extension DocumentationSampleTests {
+    typealias Color = TransformerSample.Color
+    typealias ColorTransformer = TransformerSample.ColorTransformer
+
+    @Test func valueTransformers() throws {
+        let path = Fixtures.temporaryPath("cars.sqlite")
+        AttributeTransformers.setValueTransformer(ColorTransformer(), forName: "ColorTransformer")
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription("Car", attributes: [
+                AttributeDescription("name", .string),
+                AttributeDescription("color", .transformable, valueTransformerName: "ColorTransformer"),
+            ]),
+        ])
+        let context = ManagedObjectContext(store: try PersistentStore(model: model, path: path))
+        let car = try context.insert("Car")
+        try car.setValue("roadster", forKey: "name")
+        try car.setValue(Color(red: 0.9, green: 0.1, blue: 0.1), forKey: "color")   // 32 bytes, made now
+        try context.save()
+
+        let reread = ManagedObjectContext(store: try PersistentStore(model: model, path: path))
+        let reds = try reread.fetch(try FetchRequest("Car", predicate: "color.red > 0.5"))   // [roadster]
+        let color = try reds[0].get("color", as: Color.self)   // a Color again: red 0.9, alpha 1
+        // try car.setValue("red", forKey: "color") fails: type-mismatch, a String is not a Color
+
+        #expect(reds.count == 1)
+        #expect(try reds[0].get("name", as: String.self) == "roadster")
+        #expect(color?.red == 0.9 && color?.green == 0.1 && color?.alpha == 1)
+        #expect { try car.setValue("red", forKey: "color") } throws: { error in
+            (error as? StoreError)?.kind == .typeMismatch && "\(error)".contains("a String is not a Color")
+        }
+        #expect(try reread.count(for: FetchRequest("Car", predicate: "color.blue > 0.5")) == 0)
+    }
+}
