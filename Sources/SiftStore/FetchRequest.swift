@@ -1,5 +1,5 @@
-// Fetch requests: an entity, a predicate, sort descriptors, limits and a result type, as a
-// `Sendable` value. Executing one (Fetching.swift) pushes the part of the predicate the lowering
+// Fetch requests: an entity, a predicate, sort descriptors and limits, as a `Sendable` value; the
+// context method run decides the result (objects, IDs, a count or dictionaries). Executing one (Fetching.swift) pushes the part of the predicate the lowering
 // expresses exactly down to SQL and evaluates the rest in memory, so every predicate the
 // evaluator accepts works in a fetch.
 
@@ -7,7 +7,8 @@ import Foundation
 import SiftEvaluation
 import SiftSyntax
 
-/// What a fetch asks for.
+/// What a fetch asks for. The result type is the method that runs it: `fetch` (objects),
+/// `fetchObjectIDs`, `count(for:)` or `fetchDictionaries`.
 ///
 /// ```swift
 /// var request = try FetchRequest("Person", predicate: "age >= %@ AND address.city ==[c] %@", 18, "oslo")
@@ -16,12 +17,6 @@ import SiftSyntax
 /// let people = try context.fetch(request)
 /// ```
 public struct FetchRequest: PredicateRequest, Sendable {
-    /// What a fetch returns.
-    public enum ResultType: String, Sendable, Hashable {
-        /// Objects, object IDs, a count, or dictionaries of properties and aggregates.
-        case managedObjects, objectIDs, count, dictionaries
-    }
-
     /// One aggregate of a dictionary fetch: `name` = `function` over `keyPath`
     /// (`@count`, `@sum`, `@avg`, `@min`, `@max`).
     public struct Aggregate: Sendable, Hashable {
@@ -107,8 +102,6 @@ public struct FetchRequest: PredicateRequest, Sendable {
     /// When positive, objects come back as faults that read their rows this many at a time,
     /// when the first of each batch is touched.
     public var fetchBatchSize = 0
-    /// What the fetch returns (objects by default).
-    public var resultType = ResultType.managedObjects
     /// Dictionary results: the key paths to read (attributes, to-one key paths); nil means every
     /// attribute of the entity.
     public var propertiesToFetch: [String]?

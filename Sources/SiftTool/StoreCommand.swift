@@ -508,7 +508,6 @@ struct StoreQueryCommand: ParsableCommand {
         throws(StoreError) -> String
     {
         var request = base
-        request.resultType = .dictionaries
         var parsed: [FetchRequest.Aggregate] = []
         for a in aggregates { parsed.append(try FetchRequest.Aggregate(parsing: a)) }
         let keys: [String]

@@ -35,11 +35,7 @@ import Testing
         for run in [
             { _ = try c.fetch(r) }, { _ = try c.count(for: r) }, { _ = try c.fetchObjectIDs(r) },
             { _ = try c.explain(r) },
-            {
-                var d = r
-                d.resultType = .dictionaries
-                _ = try c.fetchDictionaries(d)
-            },
+            { _ = try c.fetchDictionaries(r) },
         ] as [() throws -> Void] {
             let e = try #require(failure(run))
             #expect(e.kind == .unknownKey && e.id == "unknown-key")
@@ -102,8 +98,7 @@ import Testing
         let s = try #require(failure { _ = try c.fetch(sorted) })
         #expect(s.kind == .unknownKey && s.source == "address.cty" && s.location?.column == 9)
 
-        var dictionaries = FetchRequest("Person")
-        dictionaries.resultType = .dictionaries
+        let dictionaries = FetchRequest("Person")
         var properties = dictionaries
         properties.propertiesToFetch = ["name", "salry"]
         let p = try #require(failure { _ = try c.fetchDictionaries(properties) })
@@ -149,7 +144,6 @@ import Testing
         let s = try #require(failure { _ = try c.fetch(sorted) })
         #expect(s.message.hasPrefix("\(p.objectID): + needs numbers") && s.source == "name + 1", "\(s)")
         var properties = FetchRequest("Person")
-        properties.resultType = .dictionaries
         properties.propertiesToFetch = ["age * 2"]
         let d = try #require(failure { _ = try c.fetchDictionaries(properties) })
         #expect(d.message == "\(p.objectID): * needs numbers, got nil in 'age * 2'", "\(d)")
@@ -184,7 +178,6 @@ import Testing
         let parsed = try FetchRequest.Aggregate(parsing: "n=@count.salary")
         #expect(parsed.function == .count && parsed.keyPath == "salary")
         var r = FetchRequest("Person")
-        r.resultType = .dictionaries
         r.aggregates = [parsed]
         /// Memory's count: the objects the fetch returns whose salary is not nil.
         func memory() throws -> Int64 {
