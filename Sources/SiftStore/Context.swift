@@ -102,6 +102,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     // exclusivity checks (a context is used from one thread at a time, and a call per access
     // cost more than the work itself).
     @exclusivity(unchecked) var registry = ObjectRegistry()
+    /// What the temporary IDs of objects saved since became (for `object(with:)`).
+    @exclusivity(unchecked) var temporaryRenames = TemporaryRenames()
     /// Numbers the passes of `matchingObjects` that mark dirty objects (`ManagedObject.dirtyPass`).
     @exclusivity(unchecked) var fetchPasses: UInt64 = 0
     /// The entity `insert` made an object of last: bulk inserts name one entity again and again.
@@ -250,7 +252,15 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     /// The object with `id`: the registered one, or a fault that reads its row when touched.
-    /// An ID of another store, or a temporary ID this context did not make, is `.objectNotFound`.
+    /// The temporary ID of an object saved since gives the saved object (the last 100,000 renames
+    /// are remembered). An ID of another store, or a temporary ID of no object of this context,
+    /// is `.objectNotFound`.
+    ///
+    /// ```swift
+    /// let temporary = ann.objectID
+    /// try context.save()
+    /// try context.object(with: temporary) === ann   // true: ann, now under its permanent ID
+    /// ```
     public func object(with id: ObjectID) throws(StoreError) -> ManagedObject {
         guard id.names.store == store.names else {
             throw StoreError(.objectNotFound, "\(id) is not an object of this store")
@@ -264,7 +274,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
             if parent != nil, let a = try ancestorObject(id.key, loaded: false) {
                 return try unlessDeletedAbove(counterpart(of: a))
             }
-            throw StoreError(.objectNotFound, "\(id) is a temporary ID this context did not make")
+            if let pk = temporaryRenames.permanent(for: id.key) {
+                // Saved since: the object under its permanent ID.
+                return try object(with: ObjectID(id.names, key: .permanent(pk)))
+            }
+            throw StoreError(
+                .objectNotFound,
+                "\(id) is a temporary ID of no object of this context: none unsaved has it, and none of the last \(TemporaryRenames.limit) saved had it"
+            )
         }
         let o = try faultObject(pk: pk, declared: id.entityName)
         return isChild ? try unlessDeletedAbove(o) : o

@@ -149,7 +149,16 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// Not weak (a weak reference allocates a side table per object): the context clears it for
     /// every object it holds when it lets the object go or is itself released, so it never dangles.
     @exclusivity(unchecked) unowned(unsafe) var context: ManagedObjectContext?
-    /// The row has not been read yet.
+    /// The row has not been read yet: the object is a fault (from `object(with:)`, a fetch with
+    /// `fetchBatchSize` or `returnsObjectsAsFaults`, a refresh), and touching a value reads it.
+    ///
+    /// ```swift
+    /// var request = FetchRequest("Item")
+    /// request.fetchBatchSize = 2
+    /// let items = try context.fetch(request)   // all faults
+    /// _ = try items[0].get("name", as: String.self)
+    /// items[1].isFault                          // false: read with items[0], in one batch
+    /// ```
     @exclusivity(unchecked) public internal(set) var isFault: Bool
     @exclusivity(unchecked) var attributes: [Value]
     /// Per relationship; nil when not loaded yet.

@@ -513,6 +513,7 @@ extension ManagedObjectContext {
     /// Renames this context's objects with temporary keys to their permanent ones.
     func rekeyHere(_ keys: [(ObjectID.Key, Int64)]) {
         for (key, pk) in keys {
+            temporaryRenames.add(key, pk)
             guard let o = registry[key] else { continue }
             registry[key] = nil
             o.objectID = ObjectID(o.info.names, key: .permanent(pk))

@@ -42,6 +42,29 @@ final class ObjectRegistry {
     var values: [ManagedObject] { permanent.values + temporary.values }
 }
 
+/// What the temporary IDs of a context's saved objects became (by its saves, by
+/// `obtainPermanentIDs`, or by an ancestor's save for a child), so that `object(with:)` on an old
+/// temporary ID finds the saved object. The most recent `limit` renames are kept (bounded memory:
+/// at most 1.6 MB); older ones are forgotten half at a time.
+struct TemporaryRenames {
+    static let limit = 100_000
+    private var pairs: [(temporary: Int64, permanent: Int64)] = []
+
+    /// Records that temporary key `t` became primary key `pk` (nothing for a permanent key).
+    mutating func add(_ key: ObjectID.Key, _ pk: Int64) {
+        guard case .temporary(let t) = key else { return }
+        if pairs.count >= Self.limit { pairs.removeFirst(Self.limit / 2) }
+        pairs.append((t, pk))
+    }
+
+    /// The primary key temporary key `t` became, when it is still remembered. A linear search:
+    /// only `object(with:)` on a temporary ID no object holds any more asks.
+    func permanent(for key: ObjectID.Key) -> Int64? {
+        guard case .temporary(let t) = key else { return nil }
+        return pairs.last { $0.temporary == t }?.permanent
+    }
+}
+
 /// Int64 → object, open addressing with linear probing and backward-shift deletion (no
 /// tombstones), at most half full. The slots are raw memory: growing moves the objects into the
 /// new slots without a retain and release each, which an array's copy would cost.

@@ -89,6 +89,7 @@ extension ManagedObjectContext {
         for o in fresh {
             registry[o.objectID.key] = nil
             let pk = o.assignedKey!
+            temporaryRenames.add(o.objectID.key, pk)
             o.assignedKey = nil
             o.objectID = ObjectID(o.info.names, key: .permanent(pk))
             o.version = 0
