@@ -554,6 +554,9 @@ extension Value {
             return a.count == b.count && zip(a, b).allSatisfy { $0.isIdentical(to: $1) }
         case (.dictionary(let a), .dictionary(let b)):
             return a.count == b.count && a.allSatisfy { k, v in b[k].map { v.isIdentical(to: $0) } ?? false }
+        case (.object(let a as TransformedValue), .object(let b as TransformedValue)):
+            // A value transformer's values: the same when the transformer made the same bytes.
+            return a.transformerName == b.transformerName && a.data == b.data
         default: return false
         }
     }

@@ -124,6 +124,37 @@ struct OneWayTransformer: AttributeTransformer {
         #expect(try back.get("color", as: Color.self)?.alpha == 0.5)
     }
 
+    @Test func aModelFileNamesTheTransformer() throws {
+        let json = #"""
+            {"entities": [{"name": "Car", "attributes": [
+                {"name": "color", "type": "transformable", "valueTransformerName": "ColorTransformer"},
+                {"name": "extra", "type": "transformable"}]}]}
+            """#
+        let model = try ManagedObjectModel(json: Data(json.utf8))
+        let car = try #require(model.entity(named: "Car"))
+        #expect(car.attributes.map(\.valueTransformerName) == ["ColorTransformer", nil])
+        #expect(model.jsonString.contains(#""valueTransformerName" : "ColorTransformer""#))
+        #expect(try ManagedObjectModel(json: Data(model.jsonString.utf8)) == model)
+        // The store opens with it and stores a color through the transformer.
+        let c = ManagedObjectContext(store: try PersistentStore.inMemory(model: model))
+        try c.insert("Car").setValue(Color(red: 0, green: 1, blue: 0), forKey: "color")
+        try c.save()
+    }
+
+    @Test func changeTrackingComparesTheTransformersBytes() throws {
+        let path = Fixtures.temporaryPath()
+        let model = try Self.seeded(path)
+        let c = ManagedObjectContext(store: try PersistentStore(model: model, path: path))
+        let a = try #require(try c.fetch(FetchRequest("Car", predicate: "name == 'a'")).first)
+        try a.setValue("a2", forKey: "name")
+        #expect(Set(a.changedValues.keys) == ["name"])
+        // Another instance with the same components makes the same bytes: no change.
+        try a.setValue(Color(red: 0.9, green: 0.5, blue: 0), forKey: "color")
+        #expect(Set(a.changedValues.keys) == ["name"])
+        try a.setValue(Color(red: 0.8, green: 0.5, blue: 0), forKey: "color")
+        #expect(Set(a.changedValues.keys) == ["name", "color"])
+    }
+
     @Test func aModelNamingAnUnusableTransformerFailsWhenTheStoreOpens() throws {
         let unknown = "Missing\(UUID().uuidString.prefix(8))"
         let cases: [(AttributeDescription, String)] = [
