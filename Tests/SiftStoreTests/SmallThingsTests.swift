@@ -64,4 +64,17 @@ import Testing
         #expect(again.objectID == item.objectID && again !== item)
         #expect(try again.get("name", as: String.self) == "saved")
     }
+
+    @Test func aChildFindsItsObjectByTheTemporaryIDAfterItsParentSaves() throws {
+        let parent = ManagedObjectContext(store: try Self.items())
+        let child = ManagedObjectContext(parent: parent)
+        let x = try child.insert("Item")
+        try x.setValue("x", forKey: "name")
+        let temporary = x.objectID
+        try child.save()
+        try parent.save()
+        #expect(!x.objectID.isTemporaryID)
+        #expect(try child.object(with: temporary) === x)
+        #expect(try parent.object(with: temporary).objectID == x.objectID)
+    }
 }
