@@ -299,9 +299,9 @@ enum TransformableCodec {
         return Value(any: o)
     }
 
-    /// `v` as JSON for `JSONDecoder` (`ManagedObject.get(_:as:)` with a `Decodable` type; never
-    /// stored): dates as `{"$date": seconds since 1970}`, data as `{"$data": base64}`, NaN and
-    /// infinities as null.
+    /// `v` as JSON for `JSONDecoder` (`ManagedObject.get(_:as:)` with a `Decodable` type) and for
+    /// history tombstones: dates as `{"$date": seconds since 1970}`, data as `{"$data": base64}`
+    /// (a value transformer's value as its bytes), NaN and infinities as null.
     static func json(_ v: Value) -> Data {
         // Fragments (a bare string or number) are allowed; every value `foundation` makes is JSON-safe.
         (try? JSONSerialization.data(withJSONObject: foundation(v), options: [.fragmentsAllowed, .sortedKeys]))
@@ -320,6 +320,7 @@ enum TransformableCodec {
         case .data(let d): return ["$data": d.base64EncodedString()]
         case .array(let a), .set(let a): return a.map(foundation)
         case .dictionary(let d): return d.mapValues(foundation)
+        case .object(let t as TransformedValue): return ["$data": t.data.base64EncodedString()]
         case .object(let o): return o.dictionaryValue.map { foundation(.dictionary($0)) } ?? NSNull()
         }
     }

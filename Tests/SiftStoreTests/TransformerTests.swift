@@ -155,6 +155,29 @@ struct OneWayTransformer: AttributeTransformer {
         #expect(Set(a.changedValues.keys) == ["name", "color"])
     }
 
+    @Test func aDeletesTombstoneKeepsTheTransformersBytes() throws {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(
+                "Car",
+                attributes: [
+                    AttributeDescription(
+                        "color", .transformable, preservesValueInHistoryOnDeletion: true,
+                        valueTransformerName: "ColorTransformer")
+                ])
+        ])
+        let s = try PersistentStore.inMemory(model: model, historyTracking: true)
+        let c = ManagedObjectContext(store: s)
+        let car = try c.insert("Car")
+        let color = Color(red: 0.25, green: 0.5, blue: 0.75)
+        try car.setValue(color, forKey: "color")
+        try c.save()
+        try c.delete(car)
+        try c.save()
+        let gone = try #require(try s.history(after: nil).last?.changes.first)
+        let bytes = try TransformerSample.ColorTransformer().transformedValue(color)
+        #expect(gone.kind == .delete && gone.tombstone == ["color": .data(bytes)])
+    }
+
     @Test func aModelNamingAnUnusableTransformerFailsWhenTheStoreOpens() throws {
         let unknown = "Missing\(UUID().uuidString.prefix(8))"
         let cases: [(AttributeDescription, String)] = [
