@@ -223,7 +223,9 @@ struct StoreCreateCommand: ParsableCommand {
             }
             let parsed: ManagedObjectModel
             do throws(ModelError) { parsed = try ManagedObjectModel(json: data) } catch {
-                throw StoreCommandError("\(model): error: \(error.message)")
+                // `MODEL.json:line:column: error: key.path: …`, one line per problem of the file.
+                throw StoreCommandError(
+                    lines: error.failures.map { "\(model):" + ($0.location == nil ? " error: " : "") + "\($0)" })
             }
             do throws(StoreError) { _ = try PersistentStore(model: parsed, path: db, historyTracking: history) } catch {
                 throw StoreCommandError(error)
