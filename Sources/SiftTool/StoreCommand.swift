@@ -197,7 +197,11 @@ struct StoreCreateCommand: ParsableCommand {
         discussion: """
             Creates the store DB (a SQLite file) with the model in MODEL.json ('sift store \
             infer-model' writes one; the format is ManagedObjectModel's JSON: {"entities": [{"name", \
-            "attributes", "relationships", …}]}). The store keeps its model: later commands read it \
+            "attributes", "relationships", …}]}, published as Schemas/model.schema.json). A model file \
+            with mistakes (invalid JSON, an unknown key, bounds in the wrong order or on a type they \
+            do not apply to, a default that breaks its rules) is refused with one \
+            'MODEL.json:line:column: error: key.path: …' line per problem (exit 1). The store keeps \
+            its model: later commands read it \
             from DB. Running it again with the same model does nothing; an existing store made with \
             another model is an error naming what differs (exit 1; migration is not supported), as \
             is a file that is not a Sift store. --history makes the store record persistent \
