@@ -384,22 +384,26 @@ enum AttributeValidation {
         try RegexPattern.compile(pattern, [])
     }
 
-    /// The broken rule, or nil when `v` is valid for `a`.
-    static func problem(_ v: Value, _ a: ResolvedAttribute, regex: RegexPattern?) -> String? {
+    /// The broken rule, or nil when `v` is valid for `a`: its words and which rule it is.
+    static func problem(_ v: Value, _ a: ResolvedAttribute, regex: RegexPattern?) -> Problem? {
         let d = a.description
-        if case .null = v { return d.isOptional ? nil : "is required" }
-        if let shapes = a.mixed?.shapes { return MixedCodec.problem(v, shapes) }
+        if case .null = v { return d.isOptional ? nil : ("is required", .required) }
+        if let shapes = a.mixed?.shapes { return MixedCodec.problem(v, shapes).map { ($0, .type) } }
         if d.isCollection {
             guard case .array(let elements) = v else { return nil }
             for e in elements where !e.isNull {
-                if let p = scalarProblem(e, d, regex: regex) { return "element \(e): \(p)" }
+                if let p = problem(scalar: e, d, regex: regex) { return ("element \(e): \(p.message)", p.constraint) }
             }
             return nil
         }
-        return scalarProblem(v, d, regex: regex)
+        return problem(scalar: v, d, regex: regex)
     }
 
-    private static func scalarProblem(_ v: Value, _ d: AttributeDescription, regex: RegexPattern?) -> String? {
+    /// The words of a broken rule and the rule.
+    typealias Problem = (message: String, constraint: StoreError.Constraint)
+
+    /// The rule a single value `v` breaks (bounds, length, pattern), if any.
+    static func problem(scalar v: Value, _ d: AttributeDescription, regex: RegexPattern?) -> Problem? {
         if d.minValue != nil || d.maxValue != nil {
             let x: Double
             switch v {
@@ -408,8 +412,8 @@ enum AttributeValidation {
             case .decimal(let dec): x = NSDecimalNumber(decimal: dec).doubleValue
             default: return nil
             }
-            if let lo = d.minValue, !(x >= lo) { return "\(v) is below the minimum \(lo)" }
-            if let hi = d.maxValue, !(x <= hi) { return "\(v) is above the maximum \(hi)" }
+            if let lo = d.minValue, !(x >= lo) { return ("\(v) is below the minimum \(lo)", .minValue) }
+            if let hi = d.maxValue, !(x <= hi) { return ("\(v) is above the maximum \(hi)", .maxValue) }
         }
         if d.minLength != nil || d.maxLength != nil {
             let n: Int
@@ -418,16 +422,19 @@ enum AttributeValidation {
             case .data(let b): n = b.count
             default: return nil
             }
-            if let lo = d.minLength, n < lo { return "length \(n) is below the minimum length \(lo)" }
-            if let hi = d.maxLength, n > hi { return "length \(n) is above the maximum length \(hi)" }
+            if let lo = d.minLength, n < lo { return ("length \(n) is below the minimum length \(lo)", .minLength) }
+            if let hi = d.maxLength, n > hi { return ("length \(n) is above the maximum length \(hi)", .maxLength) }
         }
         if let regex, case .string(let s) = v {
             do {
                 if try !regex.matches(s) {
-                    return "\(v) does not match the regular expression \"\(d.regularExpression ?? "")\""
+                    return (
+                        "\(v) does not match the regular expression \"\(d.regularExpression ?? "")\"",
+                        .regularExpression
+                    )
                 }
             } catch {
-                return "the regular expression \"\(d.regularExpression ?? "")\" failed: \(error)"
+                return ("the regular expression \"\(d.regularExpression ?? "")\" failed: \(error)", .regularExpression)
             }
         }
         return nil

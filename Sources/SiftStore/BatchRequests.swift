@@ -106,8 +106,12 @@ extension ManagedObjectContext {
             guard let i = info.entity.attributeIndex[key] else {
                 throw StoreError(
                     .unknownKey,
-                    "entity '\(info.name)' has no attribute '\(key)' (a batch update sets attributes)"
-                        + KeyCheck.suggestion(for: key, among: info.entity.attributes.map(\.name)))
+                    failures: [
+                        .init(
+                            "entity '\(info.name)' has no attribute '\(key)' (a batch update sets attributes)"
+                                + KeyCheck.suggestion(for: key, among: info.entity.attributes.map(\.name)),
+                            entity: info.name, keys: [key], constraint: .unknownKey)
+                    ])
             }
             var reader: SiftSortDescriptor?
             if case .expression(let text) = v {
@@ -124,7 +128,7 @@ extension ManagedObjectContext {
             fetch.includesPendingChanges = false
             let objects = try scratch.fetch(fetch)
             var ids: [ObjectID] = []
-            var failures: [String] = []
+            var failures: [StoreError.Failure] = []
             let writer = RowWriter(store: store)
             for o in objects {
                 for s in setters {
@@ -143,11 +147,11 @@ extension ManagedObjectContext {
                             ? try Self.collection(raw, s.attribute.type)
                             : try Value(coercing: raw, for: s.attribute)
                     } catch {
-                        failures.append("\(o.objectID) '\(s.attribute.name)': \(error.message)")
+                        failures.append(ManagedObjectContext.failure(o, s.attribute.name, raw, (error.message, .type)))
                         continue
                     }
                     if let p = AttributeValidation.problem(v, s.attribute, regex: o.info.regexes[s.index]) {
-                        failures.append("\(o.objectID) '\(s.attribute.name)': \(p)")
+                        failures.append(ManagedObjectContext.failure(o, s.attribute.name, v, p))
                         continue
                     }
                     if o.snapshot == nil { o.snapshot = Snapshot(attributes: o.attributes, links: o.links) }
@@ -158,7 +162,7 @@ extension ManagedObjectContext {
                     ids.append(o.objectID)
                 }
             }
-            if !failures.isEmpty { throw StoreError(.validation, failures[0], failures: failures) }
+            if !failures.isEmpty { throw StoreError(.validation, failures: failures) }
             try checkUniqueness(of: info)
             if store.tracksHistory {
                 do throws(SQLiteError) { try recordHistory(inserted: [], updated: objects, deleted: []) } catch {
@@ -186,7 +190,8 @@ extension ManagedObjectContext {
         let q = PersistentStore.q
         var seen = Set<[Int]>()
         for name in root.entity.family {
-            let e = try store.info(name).entity
+            let info = try store.info(name)
+            let e = info.entity
             for c in e.constraints where seen.insert(c.map { e.attributes[$0].name.hashValue }).inserted {
                 let cols = c.map { q(e.attributes[$0].column) }
                 let sql =
@@ -197,8 +202,13 @@ extension ManagedObjectContext {
                     let names = c.map { e.attributes[$0].name }.joined(separator: ", ")
                     throw StoreError(
                         .uniqueness,
-                        "the update gives \(e.name) \(a) and \(e.name) \(b) the same values for the uniqueness constraint [\(names)]; nothing was changed"
-                    )
+                        failures: [
+                            .init(
+                                "the update gives \(e.name) \(a) and \(e.name) \(b) the same values for the uniqueness constraint [\(names)]; nothing was changed",
+                                objectID: ObjectID(info.names, key: .permanent(a)), entity: e.name,
+                                keys: c.map { e.attributes[$0].name }, constraint: .uniqueness,
+                                relatedObjectIDs: [ObjectID(info.names, key: .permanent(b))])
+                        ])
                 }
             }
         }

@@ -515,7 +515,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
         try checkOwned(o)
         guard let i = e.relationshipIndex[key] else {
-            throw StoreError(.unknownKey, "entity '\(e.name)' has no attribute or relationship '\(key)'")
+            throw StoreError.unknownKey(key, of: o, "entity '\(e.name)' has no attribute or relationship '\(key)'")
         }
         if undoManager != nil { try recordRelationship(o, i, adding: Self.objects(in: value)) }
         let rel = e.relationships[i]
@@ -527,8 +527,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             case let a as [ManagedObject]: targets = a
             case let s as Set<ManagedObject>: targets = Array(s)
             default:
-                throw StoreError(
-                    .typeMismatch, "\(o.objectID) '\(key)': a to-many relationship takes an array or set of objects")
+                throw StoreError.typeMismatch(o, key, value, "a to-many relationship takes an array or set of objects")
             }
             let current = try o.many(i)
             for t in current where !targets.contains(where: { $0 === t }) { try remove(t, from: key, of: o) }
@@ -564,7 +563,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         case nil: target = nil
         case let m as ManagedObject: target = m
         case let v as Value where v.isNull: target = nil
-        default: throw StoreError(.typeMismatch, "\(o.objectID) '\(key)': a to-one relationship takes an object or nil")
+        default: throw StoreError.typeMismatch(o, key, value, "a to-one relationship takes an object or nil")
         }
         try setToOne(target, i, of: o)
     }
@@ -588,7 +587,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 coerced = try Value(coercing: v, for: a)
             }
         } catch {
-            throw StoreError(.typeMismatch, "\(o.objectID) '\(key)': \(error.message)")
+            throw StoreError.typeMismatch(o, key, v, error.message)
         }
         if undoManager != nil { try recordAttribute(o, i) }
         try willChange(o)
@@ -600,7 +599,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         try checkOwned(t)
         let family = try store.info(rel.destination).entity.family
         guard family.contains(t.info.name) else {
-            throw StoreError(.typeMismatch, "\(o.objectID) '\(rel.name)': \(t.objectID) is not a \(rel.destination)")
+            throw StoreError.typeMismatch(o, rel.name, .object(t), "\(t.objectID) is not a \(rel.destination)")
         }
     }
 
@@ -619,7 +618,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     func add(_ t: ManagedObject, to key: String, of o: ManagedObject) throws(StoreError) {
         try checkOwned(o)
         guard let i = o.info.entity.relationshipIndex[key], o.info.entity.relationships[i].isToMany else {
-            throw StoreError(.unknownKey, "entity '\(o.info.name)' has no to-many relationship '\(key)'")
+            throw StoreError.unknownKey(key, of: o, "entity '\(o.info.name)' has no to-many relationship '\(key)'")
         }
         let rel = o.info.entity.relationships[i]
         try checkDestination(t, rel, of: o)
@@ -634,7 +633,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     func remove(_ t: ManagedObject, from key: String, of o: ManagedObject) throws(StoreError) {
         try checkOwned(o)
         guard let i = o.info.entity.relationshipIndex[key], o.info.entity.relationships[i].isToMany else {
-            throw StoreError(.unknownKey, "entity '\(o.info.name)' has no to-many relationship '\(key)'")
+            throw StoreError.unknownKey(key, of: o, "entity '\(o.info.name)' has no to-many relationship '\(key)'")
         }
         let rel = o.info.entity.relationships[i]
         var members = try o.many(i)

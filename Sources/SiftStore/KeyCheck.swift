@@ -164,7 +164,12 @@ struct KeyCheck {
                 $0.attributes.map(\.name) + $0.relationships.map(\.name)
             })
         var error = StoreError(
-            .unknownKey, "\(entity.name) has no key '\(key)'" + KeyCheck.suggestion(for: key, among: names))
+            .unknownKey,
+            failures: [
+                .init(
+                    "\(entity.name) has no key '\(key)'" + KeyCheck.suggestion(for: key, among: names),
+                    entity: entity.name, keys: [key], constraint: .unknownKey)
+            ])
         guard let source else { return error }
         // Under the key itself when the path is written plainly (`a.b.c`, `$v.a.b`), else under
         // the whole path.

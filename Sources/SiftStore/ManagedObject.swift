@@ -249,7 +249,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
             case .oneKey: preconditionFailure("link(_:) resolves foreign keys")
             }
         }
-        throw StoreError(.unknownKey, "entity '\(info.name)' has no attribute or relationship '\(key)'")
+        throw StoreError.unknownKey(key, of: self, "entity '\(info.name)' has no attribute or relationship '\(key)'")
     }
 
     /// A document object's members (key-value coding's dictionary form: `@count`, `==`).
@@ -280,7 +280,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
             let data = TransformableCodec.json(v)
             if let r = try? JSONDecoder().decode(decodable, from: data) as? T { return r }
         }
-        throw StoreError(.typeMismatch, "\(objectID) '\(key)': \(v) is not a \(T.self)")
+        throw StoreError.typeMismatch(self, key, v, "\(v) is not a \(T.self)")
     }
 
     static func cast<T>(_ v: Value, to: T.Type) -> T? {

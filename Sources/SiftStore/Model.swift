@@ -134,7 +134,8 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         self.valueTransformerName = valueTransformerName
     }
 
-    private enum CodingKeys: String, CodingKey {
+    /// The keys of an attribute in a model file (what the decoder reads, and all it accepts).
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case name, type, optional
         case defaultValue = "default"
         case minValue = "min"
@@ -222,7 +223,8 @@ public struct MixedShapes: Codable, Hashable, Sendable {
         self.array = array
     }
 
-    private enum CodingKeys: String, CodingKey { case scalar, date, array }
+    /// The keys of `shapes` in a model file.
+    enum CodingKeys: String, CodingKey, CaseIterable { case scalar, date, array }
 
     /// Decodes the shapes from a model file; a missing `scalar` or `date` is `false`, a missing `array` nil.
     public init(from decoder: any Decoder) throws {
@@ -290,7 +292,8 @@ public struct RelationshipDescription: Codable, Hashable, Sendable {
         self.allowsNil = allowsNil
     }
 
-    private enum CodingKeys: String, CodingKey {
+    /// The keys of a relationship in a model file.
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case name, destination, toMany, ordered, inverse, deleteRule, optional, minCount, maxCount, allowsNil
     }
 
@@ -379,7 +382,8 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         self.document = document
     }
 
-    private enum CodingKeys: String, CodingKey {
+    /// The keys of an entity in a model file.
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case name, abstract, parent, attributes, relationships, uniquenessConstraints, open, document
     }
 
@@ -433,6 +437,9 @@ public struct DocumentDescription: Codable, Hashable, Sendable {
         self.shape = shape
         self.allowsValues = allowsValues
     }
+
+    /// The keys of `document` in a model file.
+    enum CodingKeys: String, CodingKey, CaseIterable { case shape, allowsValues }
 }
 
 /// A validated model: entities whose names all resolve, with inheritance flattened.
@@ -462,14 +469,19 @@ public struct ManagedObjectModel: Hashable, Sendable {
     }
 
     /// Decodes and validates a JSON model file: `{"entities": [{"name": …, "attributes": […],
-    /// "relationships": […]}]}`.
+    /// "relationships": […]}]}` (the ModelFiles article lists every key). The file is read
+    /// strictly: invalid JSON, a key the format does not have, bounds in the wrong order or on a
+    /// type they do not apply to, and a default that breaks its attribute's rules are errors, each
+    /// with its `line:column` and key path (``ModelError/failures`` lists every one found).
+    ///
+    /// ```swift
+    /// let text = #"{"entities": [{"name": "Item", "attributes": [{"name": "x", "type": "string", "optinal": false}]}]}"#
+    /// do { _ = try ManagedObjectModel(json: Data(text.utf8)) } catch {
+    ///     print(error)   // model error: 1:79: error: entities[0].attributes[0].optinal: unknown key 'optinal'; did you mean 'optional'?
+    /// }
+    /// ```
     public init(json data: Data) throws(ModelError) {
-        struct File: Decodable { var entities: [EntityDescription] }
-        let file: File
-        do { file = try JSONDecoder().decode(File.self, from: data) } catch {
-            throw ModelError(.unreadable, "invalid model JSON: \(ModelError.describe(error))")
-        }
-        try self.init(entities: file.entities)
+        try self.init(entities: try ModelFile.read(data))
     }
 
     /// The model as JSON (pretty-printed, keys sorted): what `init(json:)` reads.
@@ -518,40 +530,69 @@ extension String {
 public struct ModelError: SiftError, Hashable {
     /// The kinds of model failure; the raw value is the error's id.
     public enum Kind: String, Hashable, Sendable, CaseIterable {
-        /// The model file is not JSON of a model (a missing key, a value of the wrong type).
+        /// The model file is not JSON of a model (invalid JSON, an unknown or missing key, a value
+        /// of the wrong type, rules that do not hold together).
         case unreadable = "unreadable-model"
         /// The model does not hold together: a name, parent, destination, inverse or rule that is
         /// wrong.
         case invalid = "invalid-model"
     }
 
+    /// One problem of a model file: where it is, the key path of the member it is about, and
+    /// what is wrong.
+    ///
+    /// ```swift
+    /// for f in error.failures { print(f) }   // 3:9: error: entities[0].attributes[0].min: the minimum 10.0 is above the maximum 1.0
+    /// ```
+    public struct Failure: Hashable, Sendable, CustomStringConvertible {
+        /// The key path in the file (`entities[0].attributes[2].optinal`; empty for the whole file).
+        public var path: String
+        /// Where in the file, when the error comes from one.
+        public var location: SourceLocation?
+        /// What is wrong, without the location or the path.
+        public var message: String
+
+        /// A failure at `path` (and `location`, in a file).
+        public init(path: String, location: SourceLocation? = nil, message: String) {
+            self.path = path
+            self.location = location
+            self.message = message
+        }
+
+        /// `line:column: error: path: message`, the parts it has.
+        public var description: String {
+            (location.map { "\($0): error: " } ?? "") + (path.isEmpty ? "" : path + ": ") + message
+        }
+    }
+
     /// What kind of failure this is.
     public var kind: Kind
-    /// What is wrong with the model.
+    /// What is wrong with the model (the first problem, after its key path when it has one).
     public var message: String
+    /// Where in the model file the first problem is, when the error comes from a file.
+    public var location: SourceLocation? { failures.first?.location }
+    /// Every problem found (one for a model built in Swift; all of a file's, in file order).
+    public var failures: [Failure]
+
     /// An error of `kind` with its message.
     public init(_ kind: Kind, _ message: String) {
+        self.init(kind, failures: [Failure(path: "", message: message)])
+    }
+    /// An error of `kind` for `failures` (at least one).
+    public init(_ kind: Kind, failures: [Failure]) {
         self.kind = kind
-        self.message = message
+        self.failures = failures
+        let first = failures.first
+        self.message = (first.map { $0.path.isEmpty ? "" : $0.path + ": " } ?? "") + (first?.message ?? "")
     }
     /// An ``Kind/invalid`` model error with its message.
     public init(_ message: String) { self.init(.invalid, message) }
     /// `unreadable-model` or `invalid-model`.
     public var id: String { kind.rawValue }
-    /// `model error: ` followed by the message.
-    public var description: String { "model error: \(message)" }
-
-    static func describe(_ error: any Error) -> String {
-        guard let error = error as? DecodingError else { return "\(error)" }
-        func path(_ keys: [any CodingKey]) -> String {
-            let p = keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
-            return p.isEmpty ? "top level" : p
-        }
-        switch error {
-        case .keyNotFound(let key, let ctx): return "missing key '\(key.stringValue)' at \(path(ctx.codingPath))"
-        case .typeMismatch(_, let ctx), .valueNotFound(_, let ctx), .dataCorrupted(let ctx):
-            return "\(ctx.debugDescription) at \(path(ctx.codingPath))"
-        @unknown default: return "\(error)"
-        }
+    /// `model error: ` followed by the first problem (`line:column: error: ` first when it has a
+    /// location), or by every problem when there are several.
+    public var description: String {
+        guard failures.count > 1 else { return "model error: " + (failures.first?.description ?? message) }
+        return "model error: \(failures.count) problems: " + failures.map(\.description).joined(separator: "; ")
     }
 }

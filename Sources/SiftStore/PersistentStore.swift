@@ -456,7 +456,7 @@ extension SQLiteError {
         if let raised {
             var e = StoreError(raised.error)
             e.message = "row \(raised.row): " + e.message
-            e.failures = [(e.location.map { "\($0): error: " } ?? "") + e.message]
+            e.failures = [.init((e.location.map { "\($0): error: " } ?? "") + e.message)]
             e.raisedRow = raised.row
             return e
         }

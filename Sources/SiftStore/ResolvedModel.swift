@@ -514,38 +514,9 @@ enum ModelResolver {
         names: inout StorageNames
     ) throws(ModelError) -> ResolvedAttribute {
         let what = "attribute '\(entity).\(a.name)'"
-        if a.minValue != nil || a.maxValue != nil, !a.type.isNumeric {
-            throw ModelError("\(what): min/max apply to numeric attributes, not \(a.type.rawValue)")
-        }
-        if a.minLength != nil || a.maxLength != nil, a.type != .string, a.type != .binary {
-            throw ModelError(
-                "\(what): minLength/maxLength apply to string and binary attributes, not \(a.type.rawValue)")
-        }
-        if let re = a.regularExpression {
-            guard a.type == .string else {
-                throw ModelError("\(what): a regular expression applies to strings, not \(a.type.rawValue)")
-            }
-            do { _ = try AttributeValidation.regex(re) } catch {
-                throw ModelError("\(what): invalid regular expression: \(error.message)")
-            }
-        }
-        if a.isCollection, a.type == .transformable {
-            throw ModelError(
-                "\(what): a transformable attribute holds any value already; it cannot also be a collection")
-        }
+        if let p = problems(of: a).first { throw ModelError("\(what): \(p.message)") }
         var mixed: MixedStorage?
-        switch (a.type, a.shapes) {
-        case (.mixed, nil):
-            throw ModelError("\(what): a mixed attribute names its 'shapes' (scalar, date, array)")
-        case (.mixed, let shapes?):
-            guard shapes.scalar || shapes.date || shapes.array != nil else {
-                throw ModelError("\(what): a mixed attribute needs at least one shape (scalar, date or array)")
-            }
-            guard !a.isCollection else {
-                throw ModelError(
-                    "\(what): a mixed attribute holds arrays through its 'array' shape; it cannot also be a collection")
-            }
-            guard a.defaultValue == nil else { throw ModelError("\(what): a mixed attribute has no default value") }
+        if a.type == .mixed, let shapes = a.shapes {
             func column(_ suffix: String) -> String {
                 names.storeColumn("\(a.name)@\(suffix)", in: table, for: suffix, a.name)
             }
@@ -556,24 +527,128 @@ enum ModelResolver {
                 countColumn: shapes.array != nil ? column("count") : nil,
                 valueTable: shapes.array != nil
                     ? names.table("Z_\(entity)_\(a.name)", for: "values", entity, a.name) : nil)
-        case (_, _?):
-            throw ModelError("\(what): 'shapes' apply to mixed attributes, not \(a.type.rawValue)")
-        case (_, nil):
-            break
         }
-        var defaultValue: Value?
-        if let d = a.defaultValue {
-            guard !a.isCollection else { throw ModelError("\(what): a collection has no default value") }
-            do { defaultValue = try Value(coercing: d.value, to: a.type) } catch {
-                throw ModelError("\(what): the default value \(d) is not a \(a.type.rawValue)")
-            }
-        }
+        // `problems(of:)` checked that the default coerces.
+        let defaultValue = a.defaultValue.flatMap { try? Value(coercing: $0.value, to: a.type) }
         return ResolvedAttribute(
             description: a, column: names.column(a.name, in: table),
             exactColumn: a.type == .decimal
                 ? names.storeColumn("Z_\(a.name)_exact", in: table, for: "exact", a.name) : nil,
             valueTable: a.isCollection ? names.table("Z_\(entity)_\(a.name)", for: "values", entity, a.name) : nil,
             defaultValue: defaultValue, mixed: mixed)
+    }
+
+    /// Every rule of `a` that does not hold together, each with the model file key it is about
+    /// (`min`, `maxLength`, `regex`, `default`, …): bounds and patterns on types they do not apply
+    /// to, bounds in the wrong order, patterns that do not compile, defaults that break the
+    /// attribute's type or its own rules.
+    static func problems(of a: AttributeDescription) -> [(key: String, message: String)] {
+        var out = boundProblems(of: a)
+        if let re = a.regularExpression {
+            if ![.string, .uuid, .uri, .dynamic].contains(a.type) {
+                out.append(("regex", "a regular expression applies to strings, not \(a.type.rawValue)"))
+            } else {
+                do { _ = try AttributeValidation.regex(re) } catch {
+                    out.append(("regex", "invalid regular expression: \(error.message)"))
+                }
+            }
+        }
+        if a.isCollection, a.type == .transformable {
+            out.append(
+                ("collection", "a transformable attribute holds any value already; it cannot also be a collection"))
+        }
+        out += shapeProblems(of: a)
+        if let d = a.defaultValue, !out.contains(where: { $0.key == "default" }) {
+            if let p = defaultProblem(d, of: a, rulesHold: out.isEmpty) { out.append(("default", p)) }
+        }
+        return out
+    }
+
+    /// Numeric and length bounds: the types they apply to, their order, lengths not negative.
+    private static func boundProblems(of a: AttributeDescription) -> [(key: String, message: String)] {
+        var out: [(key: String, message: String)] = []
+        let numeric = a.type.isNumeric || a.type == .dynamic
+        let lengthy = [.string, .binary, .uuid, .uri, .dynamic].contains(a.type)
+        for (key, bound) in [("min", a.minValue), ("max", a.maxValue)] where bound != nil && !numeric {
+            out.append((key, "min/max apply to numeric attributes, not \(a.type.rawValue)"))
+        }
+        for (key, bound) in [("minLength", a.minLength), ("maxLength", a.maxLength)] where bound != nil {
+            if !lengthy {
+                out.append(
+                    (key, "minLength/maxLength apply to string and binary attributes, not \(a.type.rawValue)"))
+            } else if bound! < 0 {
+                out.append((key, "a length cannot be negative (\(bound!))"))
+            }
+        }
+        if let lo = a.minValue, let hi = a.maxValue, numeric, lo > hi {
+            out.append(("min", "the minimum \(lo) is above the maximum \(hi)"))
+        }
+        if let lo = a.minLength, let hi = a.maxLength, lengthy, lo > hi {
+            out.append(("minLength", "the minimum length \(lo) is above the maximum length \(hi)"))
+        }
+        return out
+    }
+
+    /// Mixed attributes name their shapes, and only they do.
+    private static func shapeProblems(of a: AttributeDescription) -> [(key: String, message: String)] {
+        switch (a.type, a.shapes) {
+        case (.mixed, nil):
+            return [("type", "a mixed attribute names its 'shapes' (scalar, date, array)")]
+        case (.mixed, let shapes?):
+            var out: [(key: String, message: String)] = []
+            if !(shapes.scalar || shapes.date || shapes.array != nil) {
+                out.append(("shapes", "a mixed attribute needs at least one shape (scalar, date or array)"))
+            }
+            if a.isCollection {
+                out.append(
+                    (
+                        "collection",
+                        "a mixed attribute holds arrays through its 'array' shape; it cannot also be a collection"
+                    ))
+            }
+            if a.defaultValue != nil { out.append(("default", "a mixed attribute has no default value")) }
+            return out
+        case (_, _?):
+            return [("shapes", "'shapes' apply to mixed attributes, not \(a.type.rawValue)")]
+        case (_, nil):
+            return []
+        }
+    }
+
+    /// What is wrong with default `d` of `a`: a collection's, one not of the type, or (when the
+    /// attribute's own rules hold together) one that breaks them.
+    private static func defaultProblem(_ d: StoredValue, of a: AttributeDescription, rulesHold: Bool) -> String? {
+        guard !a.isCollection else { return "a collection has no default value" }
+        let value: Value
+        do { value = try Value(coercing: d.value, to: a.type) } catch {
+            return "the default value \(d.value) is not \(a.type.article) \(a.type.rawValue)"
+        }
+        guard rulesHold else { return nil }
+        let regex = a.regularExpression.flatMap { try? AttributeValidation.regex($0) }
+        return AttributeValidation.problem(scalar: value, a, regex: regex).map {
+            "the default value breaks its rule: \($0.message)"
+        }
+    }
+
+    /// Every rule of `rel` that does not hold together, each with the model file key it is about.
+    static func problems(of rel: RelationshipDescription) -> [(key: String, message: String)] {
+        var out: [(key: String, message: String)] = []
+        if rel.isOrdered, !rel.isToMany { out.append(("ordered", "only to-many relationships are ordered")) }
+        if rel.allowsNil, !rel.isToMany {
+            out.append(
+                ("allowsNil", "'allowsNil' applies to to-many relationships (a to-one is nil when it holds no object)"))
+        }
+        if !rel.isToMany, rel.minCount != 0 || rel.maxCount != 0 {
+            out.append((rel.minCount != 0 ? "minCount" : "maxCount", "count bounds apply to to-many relationships"))
+        }
+        if rel.minCount < 0 || rel.maxCount < 0 || (rel.maxCount > 0 && rel.minCount > rel.maxCount) {
+            out.append(
+                (
+                    rel.minCount < 0 || rel.maxCount >= 0 ? "minCount" : "maxCount",
+                    "invalid count bounds \(rel.minCount)…\(rel.maxCount)"
+                ))
+        }
+        return out
     }
 
     static func resolveStorage(
@@ -586,14 +661,7 @@ enum ModelResolver {
         guard let destination = byName[rel.destination] else {
             throw ModelError("\(what) points at unknown entity '\(rel.destination)'")
         }
-        if rel.isOrdered, !rel.isToMany { throw ModelError("\(what): only to-many relationships are ordered") }
-        if rel.allowsNil, !rel.isToMany {
-            throw ModelError(
-                "\(what): 'allowsNil' applies to to-many relationships (a to-one is nil when it holds no object)")
-        }
-        if rel.minCount < 0 || rel.maxCount < 0 || (rel.maxCount > 0 && rel.minCount > rel.maxCount) {
-            throw ModelError("\(what): invalid count bounds \(rel.minCount)…\(rel.maxCount)")
-        }
+        if let p = problems(of: rel).first { throw ModelError("\(what): \(p.message)") }
         func joinTable(_ entity: String, _ name: String) -> String {
             names.table("Z_\(entity)_\(name)", for: "join", entity, name)
         }

@@ -130,7 +130,7 @@ extension ManagedObjectContext {
     func propagateDeletes() throws(StoreError) {
         var done = Set<ObjectIdentifier>()
         var queue = Array(deletedSet)
-        var denied: [String] = []
+        var denied: [StoreError.Failure] = []
         while let o = queue.popLast() {
             guard done.insert(ObjectIdentifier(o)).inserted else { continue }
             for (i, rel) in o.info.entity.relationships.enumerated() {
@@ -145,8 +145,10 @@ extension ManagedObjectContext {
                     let alive = targets.filter { !deletedSet.contains($0) }
                     if !alive.isEmpty {
                         denied.append(
-                            "\(o.objectID) cannot be deleted: its relationship '\(rel.name)' still holds \(alive.map(\.objectID.description).joined(separator: ", ")) (delete rule deny)"
-                        )
+                            StoreError.Failure(
+                                "\(o.objectID) cannot be deleted: its relationship '\(rel.name)' still holds \(alive.map(\.objectID.description).joined(separator: ", ")) (delete rule deny)",
+                                objectID: o.objectID, entity: o.info.name, keys: [rel.name], constraint: .deleteDeny,
+                                relatedObjectIDs: alive.map(\.objectID)))
                     }
                 case .cascade:
                     for t in targets where !deletedSet.contains(t) {
@@ -162,7 +164,7 @@ extension ManagedObjectContext {
                 }
             }
         }
-        if !denied.isEmpty { throw StoreError(.deleteDenied, denied[0], failures: denied) }
+        if !denied.isEmpty { throw StoreError(.deleteDenied, failures: denied) }
     }
 
     // MARK: Validation
@@ -179,46 +181,69 @@ extension ManagedObjectContext {
     func validate(_ objects: [ManagedObject], others: [ManagedObject], deleted: Set<ManagedObject>)
         throws(StoreError)
     {
-        var failures: [String] = []
+        var failures: [StoreError.Failure] = []
         for o in objects {
             let e = o.info.entity
             if let d = e.description.document {
-                if let p = d.problem(o.attributes.first ?? .null) { failures.append("\(o.objectID) \(p)") }
+                let document = o.attributes.first ?? .null
+                if let p = d.problem(document) {
+                    failures.append(
+                        .init(
+                            "\(o.objectID) \(p)", objectID: o.objectID, entity: o.info.name, value: document,
+                            constraint: .type))
+                }
                 continue
             }
             guard e.hasRules else { continue }
             for (i, a) in e.attributes.enumerated() where a.hasRules {
                 if let p = AttributeValidation.problem(o.attributes[i], a, regex: o.info.regexes[i]) {
-                    failures.append("\(o.objectID) '\(a.name)': \(p)")
+                    failures.append(Self.failure(o, a.name, o.attributes[i], p))
                 }
             }
             for (i, rel) in e.relationships.enumerated() {
-                let d = rel.description
-                if rel.isToMany {
-                    guard d.minCount > 0 || d.maxCount > 0 else { continue }
-                    let n = try o.many(i).filter { !deleted.contains($0) }.count
-                    if d.minCount > 0, n < d.minCount {
-                        failures.append(
-                            "\(o.objectID) '\(rel.name)': \(n) objects, fewer than the minimum \(d.minCount)")
-                    }
-                    if d.maxCount > 0, n > d.maxCount {
-                        failures.append(
-                            "\(o.objectID) '\(rel.name)': \(n) objects, more than the maximum \(d.maxCount)")
-                    }
-                } else if !d.isOptional {
-                    let t = try o.one(i)
-                    if t == nil || deleted.contains(t!) {
-                        failures.append("\(o.objectID) '\(rel.name)': is required")
-                    }
-                }
+                if let p = try countProblem(o, i, rel, deleted: deleted) { failures.append(p) }
             }
         }
         failures += pendingUniquenessFailures(others + objects, reportingFrom: others.count)
         if !failures.isEmpty {
             let kind: StoreError.Kind =
-                failures.allSatisfy { $0.contains("uniqueness constraint") } ? .uniqueness : .validation
-            throw StoreError(kind, failures[0], failures: failures)
+                failures.allSatisfy { $0.constraint == .uniqueness } ? .uniqueness : .validation
+            throw StoreError(kind, failures: failures)
         }
+    }
+
+    /// The failure of `o`'s `key` holding `value` that broke `problem`'s rule, worded
+    /// `Person (temporary 1) 'age': -1 is below the minimum 0`.
+    static func failure(_ o: ManagedObject, _ key: String, _ value: Value, _ problem: AttributeValidation.Problem)
+        -> StoreError.Failure
+    {
+        StoreError.Failure(
+            "\(o.objectID) '\(key)': \(problem.message)", objectID: o.objectID, entity: o.info.name, keys: [key],
+            value: value, constraint: problem.constraint)
+    }
+
+    /// The count bound (to-many) or requirement (to-one) that relationship `i` of `o` breaks,
+    /// with the objects in `deleted` gone.
+    private func countProblem(
+        _ o: ManagedObject, _ i: Int, _ rel: ResolvedRelationship, deleted: Set<ManagedObject>
+    ) throws(StoreError) -> StoreError.Failure? {
+        let d = rel.description
+        if rel.isToMany {
+            guard d.minCount > 0 || d.maxCount > 0 else { return nil }
+            let n = try o.many(i).filter { !deleted.contains($0) }.count
+            if d.minCount > 0, n < d.minCount {
+                return Self.failure(
+                    o, rel.name, .integer(Int64(n)), ("\(n) objects, fewer than the minimum \(d.minCount)", .minCount))
+            }
+            if d.maxCount > 0, n > d.maxCount {
+                return Self.failure(
+                    o, rel.name, .integer(Int64(n)), ("\(n) objects, more than the maximum \(d.maxCount)", .maxCount))
+            }
+        } else if !d.isOptional {
+            let t = try o.one(i)
+            if t == nil || deleted.contains(t!) { return Self.failure(o, rel.name, .null, ("is required", .required)) }
+        }
+        return nil
     }
 
     /// Constraint values of `o` for constraint `c` as they are stored (nil when one is nil: nils
@@ -235,8 +260,8 @@ extension ManagedObjectContext {
 
     /// Collisions among the pending objects themselves, reported for the objects from position
     /// `first` on (each against the ones before it).
-    func pendingUniquenessFailures(_ objects: [ManagedObject], reportingFrom first: Int = 0) -> [String] {
-        var failures: [String] = []
+    func pendingUniquenessFailures(_ objects: [ManagedObject], reportingFrom first: Int = 0) -> [StoreError.Failure] {
+        var failures: [StoreError.Failure] = []
         var seen: [String: [[SQLValue]: ManagedObject]] = [:]
         for (n, o) in objects.enumerated() {
             for c in o.info.entity.constraints {
@@ -246,8 +271,10 @@ extension ManagedObjectContext {
                 if let other = seen[scope]?[key] {
                     guard n >= first else { continue }
                     failures.append(
-                        "\(o.objectID) and \(other.objectID) have the same \(Self.describe(c, o)) (uniqueness constraint [\(c.map { o.info.entity.attributes[$0].name }.joined(separator: ", "))])"
-                    )
+                        Self.uniquenessFailure(
+                            o, c, other.objectID,
+                            "\(o.objectID) and \(other.objectID) have the same \(Self.describe(c, o)) (uniqueness constraint [\(c.map { o.info.entity.attributes[$0].name }.joined(separator: ", "))])"
+                        ))
                 } else {
                     seen[scope, default: [:]][key] = o
                 }
@@ -260,12 +287,23 @@ extension ManagedObjectContext {
         c.map { "\(o.info.entity.attributes[$0].name) \(o.attributes[$0])" }.joined(separator: ", ")
     }
 
+    /// `o` colliding with `other` on constraint `c`: the constraint's keys, and its value (the
+    /// values, as an array, for a constraint of several attributes).
+    static func uniquenessFailure(_ o: ManagedObject, _ c: [Int], _ other: ObjectID, _ message: String)
+        -> StoreError.Failure
+    {
+        StoreError.Failure(
+            message, objectID: o.objectID, entity: o.info.name, keys: c.map { o.info.entity.attributes[$0].name },
+            value: c.count == 1 ? o.attributes[c[0]] : .array(c.map { o.attributes[$0] }), constraint: .uniqueness,
+            relatedObjectIDs: [other])
+    }
+
     /// Collisions with stored rows that this save does not change (inside the write transaction,
     /// so no other writer can slip in between the check and the write).
     func checkStoredUniqueness(inserted: [ManagedObject], updated: [ManagedObject]) throws(StoreError) {
         let changing = Set(
             updated.compactMap { $0.objectID.primaryKey } + deletedSet.compactMap { $0.objectID.primaryKey })
-        var failures: [String] = []
+        var failures: [StoreError.Failure] = []
         for o in [inserted, updated].joined() {
             for c in o.info.entity.constraints {
                 guard let key = Self.constraintKey(o, c) else { continue }
@@ -284,13 +322,16 @@ extension ManagedObjectContext {
                     guard case .integer(let pk) = row[0], !changing.contains(pk), pk != o.objectID.primaryKey else {
                         continue
                     }
+                    let stored = ObjectID(o.info.names, key: .permanent(pk))
                     failures.append(
-                        "\(o.objectID) has the same \(Self.describe(c, o)) as the stored \(ObjectID(o.info.names, key: .permanent(pk))) (uniqueness constraint [\(c.map { e.attributes[$0].name }.joined(separator: ", "))])"
-                    )
+                        Self.uniquenessFailure(
+                            o, c, stored,
+                            "\(o.objectID) has the same \(Self.describe(c, o)) as the stored \(stored) (uniqueness constraint [\(c.map { e.attributes[$0].name }.joined(separator: ", "))])"
+                        ))
                 }
             }
         }
-        if !failures.isEmpty { throw StoreError(.uniqueness, failures[0], failures: failures) }
+        if !failures.isEmpty { throw StoreError(.uniqueness, failures: failures) }
     }
 }
 

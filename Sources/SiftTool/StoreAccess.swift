@@ -20,7 +20,7 @@ struct StoreCommandError: Error {
 
     /// A store error as `error: <message>`, every broken rule on its own line.
     init(_ e: StoreError) {
-        lines = e.failures.map { StoreCommandError.errorLine($0) }
+        lines = e.failures.map { StoreCommandError.errorLine($0.message) }
     }
 
     /// The import's own lines.

@@ -197,7 +197,11 @@ struct StoreCreateCommand: ParsableCommand {
         discussion: """
             Creates the store DB (a SQLite file) with the model in MODEL.json ('sift store \
             infer-model' writes one; the format is ManagedObjectModel's JSON: {"entities": [{"name", \
-            "attributes", "relationships", …}]}). The store keeps its model: later commands read it \
+            "attributes", "relationships", …}]}, published as Schemas/model.schema.json). A model file \
+            with mistakes (invalid JSON, an unknown key, bounds in the wrong order or on a type they \
+            do not apply to, a default that breaks its rules) is refused with one \
+            'MODEL.json:line:column: error: key.path: …' line per problem (exit 1). The store keeps \
+            its model: later commands read it \
             from DB. Running it again with the same model does nothing; an existing store made with \
             another model is an error naming what differs (exit 1; migration is not supported), as \
             is a file that is not a Sift store. --history makes the store record persistent \
@@ -223,7 +227,9 @@ struct StoreCreateCommand: ParsableCommand {
             }
             let parsed: ManagedObjectModel
             do throws(ModelError) { parsed = try ManagedObjectModel(json: data) } catch {
-                throw StoreCommandError("\(model): error: \(error.message)")
+                // `MODEL.json:line:column: error: key.path: …`, one line per problem of the file.
+                throw StoreCommandError(
+                    lines: error.failures.map { "\(model):" + ($0.location == nil ? " error: " : "") + "\($0)" })
             }
             do throws(StoreError) { _ = try PersistentStore(model: parsed, path: db, historyTracking: history) } catch {
                 throw StoreCommandError(error)

@@ -192,9 +192,9 @@ import Testing
         } catch {
             #expect(error.kind == .validation)
             #expect(error.failures.count == 3, "\(error.failures)")
-            #expect(error.failures.contains { $0.contains("'name': length 0 is below the minimum length 1") })
-            #expect(error.failures.contains { $0.contains("'email'") && $0.contains("does not match") })
-            #expect(error.failures.contains { $0.contains("'age': 200 is above the maximum 150") })
+            #expect(error.failures.contains { $0.message.contains("'name': length 0 is below the minimum length 1") })
+            #expect(error.failures.contains { $0.message.contains("'email'") && $0.message.contains("does not match") })
+            #expect(error.failures.contains { $0.message.contains("'age': 200 is above the maximum 150") })
         }
         #expect(try rows(c, "Person") == 1)
         #expect(c.hasChanges && c.insertedObjects.count == 2)

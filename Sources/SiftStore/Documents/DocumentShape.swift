@@ -45,7 +45,8 @@ public struct DocumentShape: Codable, Hashable, Sendable {
     /// How many of scalar, date, object and array were seen.
     public var kindCount: Int { [scalar, date, object != nil, array].filter { $0 }.count }
 
-    private enum CodingKeys: String, CodingKey { case scalar, date, object, array, element, conflict }
+    /// The keys of a shape in a model file.
+    enum CodingKeys: String, CodingKey, CaseIterable { case scalar, date, object, array, element, conflict }
 
     /// Decodes shapes; a shape left out was not seen.
     public init(from decoder: any Decoder) throws {
@@ -83,10 +84,16 @@ public struct DocumentObjectShape: Codable, Hashable, Sendable {
             self.name = name
             self.shape = shape
         }
+
+        /// The keys of a key's entry in a model file.
+        enum CodingKeys: String, CodingKey, CaseIterable { case name, shape }
     }
 
     /// The keys in order of first appearance.
     public var keys: [Key]
+
+    /// The one key of an object shape in a model file.
+    enum CodingKeys: String, CodingKey, CaseIterable { case keys }
 
     /// Objects with these keys.
     public init(keys: [Key] = []) { self.keys = keys }
@@ -102,7 +109,8 @@ public indirect enum DocumentElementShape: Codable, Hashable, Sendable {
     /// Objects, with the shapes of their keys.
     case object(DocumentObjectShape)
 
-    private enum CodingKeys: String, CodingKey { case object }
+    /// The one key of an object element shape in a model file.
+    enum CodingKeys: String, CodingKey, CaseIterable { case object }
 
     /// Decodes `"scalar"`, `"date"` or `{"object": …}`.
     public init(from decoder: any Decoder) throws {

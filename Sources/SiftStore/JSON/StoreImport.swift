@@ -58,7 +58,7 @@ package struct StoreImporter {
             do { try context.save() } catch {
                 // Which record each refused object came from, worked out only when a save fails.
                 for (n, o) in roots.enumerated() { origins[o.objectID.description] = (n, "") }
-                throw JSONImportError(lines: error.failures.map(describeSaveFailure))
+                throw JSONImportError(lines: error.failures.map { describeSaveFailure($0.message) })
             }
             return records.count
         }
@@ -74,7 +74,7 @@ package struct StoreImporter {
             }
         }
         do { try context.save() } catch {
-            throw JSONImportError(lines: error.failures.map(describeSaveFailure))
+            throw JSONImportError(lines: error.failures.map { describeSaveFailure($0.message) })
         }
         return records.count
     }
