@@ -558,6 +558,17 @@ enum ModelResolver {
                 ("collection", "a transformable attribute holds any value already; it cannot also be a collection"))
         }
         out += shapeProblems(of: a)
+        if let name = a.valueTransformerName {
+            if a.type != .transformable {
+                out.append(
+                    (
+                        "valueTransformerName",
+                        "a value transformer ('\(name)') applies to transformable attributes, not \(a.type.rawValue)"
+                    ))
+            } else if a.defaultValue != nil {
+                out.append(("default", "an attribute with a value transformer ('\(name)') has no default"))
+            }
+        }
         if let d = a.defaultValue, !out.contains(where: { $0.key == "default" }) {
             if let p = defaultProblem(d, of: a, rulesHold: out.isEmpty) { out.append(("default", p)) }
         }

@@ -130,24 +130,14 @@ public enum AttributeTransformers {
         return registry.byName.keys.sorted()
     }
 
-    /// Checks, when a store opens, every attribute of `model` that names a transformer: it must be
-    /// transformable, have no default value (a default is no transformer's output), and name a
-    /// registered transformer that allows reverse transformation.
+    /// Checks, when a store opens, every attribute of `model` that names a transformer: the name
+    /// must be registered, and its transformer allow reverse transformation. (That the attribute
+    /// is transformable and has no default is the model's own rule, checked when it is made.)
     static func check(_ model: ManagedObjectModel) throws(StoreError) {
         for (entity, r) in model.resolved.sorted(by: { $0.key < $1.key }) {
             for a in r.attributes {
                 guard let name = a.description.valueTransformerName else { continue }
                 let what = "\(entity).\(a.name)"
-                guard a.type == .transformable else {
-                    throw StoreError(
-                        .model,
-                        "\(what): a value transformer ('\(name)') applies to transformable attributes, not \(a.type.rawValue)"
-                    )
-                }
-                guard a.description.defaultValue == nil else {
-                    throw StoreError(
-                        .model, "\(what): an attribute with a value transformer ('\(name)') has no default")
-                }
                 guard let t = valueTransformer(forName: name) else {
                     throw StoreError(
                         .model,

@@ -178,21 +178,29 @@ struct OneWayTransformer: AttributeTransformer {
         #expect(gone.kind == .delete && gone.tombstone == ["color": .data(bytes)])
     }
 
+    @Test func aTransformerOnAnotherTypeOrWithADefaultIsAModelError() {
+        let cases: [(AttributeDescription, String)] = [
+            (
+                AttributeDescription("shade", .string, valueTransformerName: "ColorTransformer"),
+                "a value transformer ('ColorTransformer') applies to transformable attributes, not string"
+            ),
+            (
+                AttributeDescription(
+                    "shade", .transformable, defaultValue: .integer(1), valueTransformerName: "ColorTransformer"),
+                "an attribute with a value transformer ('ColorTransformer') has no default"
+            ),
+        ]
+        for (attribute, message) in cases {
+            #expect { _ = try Self.model([attribute]) } throws: { error in "\(error)".contains(message) }
+        }
+    }
+
     @Test func aModelNamingAnUnusableTransformerFailsWhenTheStoreOpens() throws {
         let unknown = "Missing\(UUID().uuidString.prefix(8))"
         let cases: [(AttributeDescription, String)] = [
             (
                 AttributeDescription("shade", .transformable, valueTransformerName: unknown),
                 "Car.shade: no value transformer is registered under the name '\(unknown)'"
-            ),
-            (
-                AttributeDescription("shade", .string, valueTransformerName: "ColorTransformer"),
-                "applies to transformable attributes, not string"
-            ),
-            (
-                AttributeDescription(
-                    "shade", .transformable, defaultValue: .integer(1), valueTransformerName: "ColorTransformer"),
-                "has no default"
             ),
             (
                 AttributeDescription("shade", .transformable, valueTransformerName: "OneWayTransformer"),
