@@ -6,21 +6,10 @@
 // fresh fetch's results, with no object inserted that was there and no move to its own place.
 
 import Foundation
+import SiftTestSupport
 import Testing
 
 @testable import SiftStore
-
-/// SplitMix64: a small seeded generator, the same sequence on every platform.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite struct FetchedResultsRandomTests {
     static let predicates: [String?] = [
@@ -40,7 +29,7 @@ struct SeededGenerator: RandomNumberGenerator {
     ]
 
     struct World {
-        var rng: SeededGenerator
+        var rng: SplitMix64
         let path: String
         let main: ManagedObjectContext
         let sibling: ManagedObjectContext
@@ -140,7 +129,7 @@ struct SeededGenerator: RandomNumberGenerator {
         let path = Fixtures.temporaryPath()
         let store = try PersistentStore(model: try ResultsFixtures.model(), path: path, historyTracking: true)
         let main = ManagedObjectContext(store: store)
-        var rng = SeededGenerator(state: seed)
+        var rng = SplitMix64(seed: seed)
         let autoMerge = Bool.random(using: &rng)
         main.automaticallyMergesChangesFromParent = autoMerge
         main.mergePolicy = Bool.random(using: &rng) ? .mergeByPropertyObjectTrump : .mergeByPropertyStoreTrump
