@@ -44,6 +44,9 @@ extension FetchedResultsController {
         -> (ChangeReport, Bool)
     {
         let objects = candidates(changes, plan)
+        // Merged objects are faults: their rows are read together (one query per table), not one
+        // query each; a row that cannot be read leaves its fault for `judge` to meet alone.
+        if objects.count > 1 { try? context.fireAll(objects.values.filter { $0.context === context && !$0.isDeleted }) }
         var fresh: [ResultEntry] = []
         do {
             for o in objects.values { if let e = try judge(o, plan) { fresh.append(e) } }
