@@ -722,6 +722,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public func rollback() {
         let reverted = isChild ? updatedSet.union(deletedSet).map(\.objectID.key) : []
         defer { meetDeletesAbove(reverted) }
+        // Controllers judge the objects again once they are back (FetchedResults/ResultTaps.swift).
+        let undone = hasResultTaps ? pendingChangeSet() : nil
+        defer { if let undone { tapRolledBack(undone) } }
         for o in insertedList {
             registry[o.objectID.key] = nil
             Self.detach(o)

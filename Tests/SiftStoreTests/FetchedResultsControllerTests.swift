@@ -218,6 +218,26 @@ import Testing
         try Self.expectExact(recorder, kept, c)
     }
 
+    @Test func aRollbackIsTakenIn() throws {
+        let context = try Self.setUp([("a", "x", 1), ("b", "x", 5), ("c", "x", 9)])
+        let c = try FetchedResultsController(fetchRequest: try Self.request("price < 8"), context: context)
+        let recorder = ChangeRecorder()
+        c.delegate = recorder
+        try c.performFetch()
+        let kept = ResultsFixtures.current(c)
+        try Self.item(context, "a").setValue(7, forKey: "price")
+        try context.delete(try Self.item(context, "b"))
+        let d = try context.insert("Item")
+        try d.setValue(2, forKey: "price")
+        try context.processPendingChanges()
+        #expect(c.fetchedObjects.count == 2)
+        recorder.clear()
+        let before = ResultsFixtures.current(c)
+        context.rollback()
+        try Self.expectExact(recorder, before, c)
+        #expect(ResultsFixtures.same(ResultsFixtures.current(c), kept))
+    }
+
     @Test func snapshotsMarkChangedContents() async throws {
         let context = try Self.setUp([("a", "x", 1), ("b", "y", 2)])
         let c = try FetchedResultsController(

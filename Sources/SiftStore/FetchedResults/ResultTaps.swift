@@ -1,7 +1,7 @@
 // The one hook the fetched results controllers need from a context: every change set that
 // reaches it — its own processed changes (`processPendingChanges`, which `save()` runs, with
 // every edit since the last one, not only objects changed for the first time since a save), its
-// did-saves (temporary IDs become permanent) and every merge (another context's save, a batch
+// did-saves (temporary IDs become permanent), rollbacks and every merge (another context's save, a batch
 // result, history, a parent's changes), with all the merged IDs, not only the objects held here.
 
 import Foundation
@@ -30,6 +30,19 @@ extension ManagedObjectContext {
         all.updated += changedForResults
         changedForResults = []
         tapResults(all, reportsUpdates: false)
+    }
+
+    /// The unsaved changes as IDs, edits since the last report included.
+    func pendingChangeSet() -> ChangeSet {
+        ChangeSet(
+            inserted: insertedList.map(\.objectID), updated: updatedSet.map(\.objectID) + changedForResults,
+            deleted: deletedSet.map(\.objectID))
+    }
+
+    /// Tells the controllers of a rollback: `undone` names the objects it took back.
+    func tapRolledBack(_ undone: ChangeSet) {
+        changedForResults = []
+        tapResults(undone, reportsUpdates: true)
     }
 
     /// Starts telling `tap` of change sets; returns the key that stops it.
