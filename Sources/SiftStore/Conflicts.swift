@@ -217,6 +217,8 @@ extension ManagedObjectContext {
             if !isDelete { merge(stored, into: o) }
             o.version = stored.version
         }
+        // Controllers judge them again after the save: some leave the context unannounced.
+        if hasResultTaps { changedForResults += conflicts.map(\.o.objectID) }
         return (
             updated.filter { !dropped.contains(ObjectIdentifier($0)) },
             deleted.filter { !dropped.contains(ObjectIdentifier($0)) }, reinserted

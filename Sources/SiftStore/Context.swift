@@ -115,6 +115,17 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Changes since the last objects-did-change notification.
     @exclusivity(unchecked) var unreported = ChangeSet()
     var observers: [UUID: @Sendable (ContextNotification) -> Void] = [:]
+    /// The fetched results controllers on this context: each change set that reaches it (its own
+    /// processed changes, its saves, everything a merge brings in), and whether its updates count
+    /// as changed contents (FetchedResults/ResultTaps.swift).
+    var resultTaps: [UUID: (ChangeSet, _ reportsUpdates: Bool) -> Void] = [:] {
+        didSet { hasResultTaps = !resultTaps.isEmpty }
+    }
+    @exclusivity(unchecked) var hasResultTaps = false
+    /// With controllers: every object changed since the last `processPendingChanges()` (the
+    /// objects-did-change notification names an object once until it is saved; a controller must
+    /// see each change, an inserted object's edits included).
+    @exclusivity(unchecked) var changedForResults: [ObjectID] = []
     nonisolated(unsafe) static var temporaryCounter: Int64 = 0
     /// A number no other temporary ID of the process has (one counter for every context).
     static func nextTemporaryNumber() -> Int64 {
@@ -482,6 +493,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Records the committed state before the first change of a saved object.
     func willChange(_ o: ManagedObject) throws(StoreError) {
+        if hasResultTaps { changedForResults.append(o.objectID) }
         guard !isInserted(o) else { return }
         guard deletedSet.isEmpty || !deletedSet.contains(o) else {
             throw StoreError(.invalidOperation, "\(o.objectID) is deleted")
@@ -737,6 +749,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public func rollback() {
         let reverted = isChild ? updatedSet.union(deletedSet).map(\.objectID.key) : []
         defer { meetDeletesAbove(reverted) }
+        // Controllers judge the objects again once they are back (FetchedResults/ResultTaps.swift).
+        let undone = hasResultTaps ? pendingChangeSet() : nil
+        defer { if let undone { tapRolledBack(undone) } }
         for o in insertedList {
             registry[o.objectID.key] = nil
             Self.detach(o)

@@ -406,6 +406,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
             } else if context.undoManager != nil {
                 try context.recordAttribute(self, i)
             }
+            if pendingInsert, context.hasResultTaps { context.changedForResults.append(objectID) }
             attributes[i] = value
         } else {
             try context.setAttribute(value, i, forKey: key, of: self)

@@ -44,6 +44,8 @@ extension ManagedObjectContext {
             merged.updated.append(id)
             if let keys = changes.updatedKeys[id] { merged.updatedKeys[id] = keys }
         }
+        // Controllers judge every merged ID, held here or not: a row saved elsewhere may now match.
+        if !resultTaps.isEmpty { tapResults(changes, reportsUpdates: true) }
         return merged
     }
 

@@ -101,6 +101,7 @@ extension ManagedObjectContext {
     /// to the store's other contexts that merge automatically.
     func post(_ n: ContextNotification) {
         for callback in observers.values { callback(n) }
+        if hasResultTaps, case .didSave(let saved) = n { tapSaved(saved) }
         if !isChild, case .didSave(let saved) = n { store.contextDidSave(saved, by: self) }
     }
 
@@ -115,9 +116,10 @@ extension ManagedObjectContext {
         if automaticallyMergesChangesFromParent, concurrencyType == .confined, !isChild { takeCollectedSaves() }
         try propagateDeletes()
         undoManager?.closeEventGroup()
-        guard !unreported.isEmpty else { return }
+        guard !unreported.isEmpty else { return tapEdits(ChangeSet()) }
         let changes = unreported
         unreported = ChangeSet()
         post(.objectsDidChange(changes))
+        tapEdits(changes)
     }
 }

@@ -16,11 +16,12 @@
 //
 // Usage: StoreBench [--insert N] [--fetch N] [--pending-rows N] [--changes N] [--update N]
 //                   [--merge N] [--merge-held N] [--rounds R]
-//                   [--only insert|fetch|ids|count|pending|update|merge] [--sift-only] [--history]
+//                   [--only insert|fetch|ids|count|pending|update|merge|controller] [--sift-only] [--history]
 //   defaults: 100,000 inserted objects; 200,000 matching objects fetched (from a table of 250,000);
 //   100,000 rows and 1,000 pending changes; 100,000 objects updated and saved; a did-save of 1,000
-//   objects merged into contexts holding 1,000 and 100,000; median of 5 rounds (Contexts.swift holds
-//   parts 5 and 6). --only keeps the parts whose name
+//   objects merged into contexts holding 1,000 and 100,000; a did-save of 1, 10 and 1,000 objects
+//   merged into a context with a fetched results controller over --merge-held objects; median of 5
+//   rounds (Contexts.swift holds parts 5 and 6, FetchedResults.swift part 7). --only keeps the parts whose name
 //   contains the text; --sift-only skips the baselines (for profiling: the Sift work is then in
 //   functions whose names start with `profiledSift`, for callgrind's --toggle-collect); --history
 //   makes Sift's insert store record persistent history (the cost of tracking it).
@@ -60,7 +61,7 @@ readOptions(
     usage: """
         usage: StoreBench [--insert N] [--fetch N] [--pending-rows N] [--changes N] [--update N]
                           [--merge N] [--merge-held N] [--rounds R]
-                          [--only insert|fetch|ids|count|pending|update|merge] [--sift-only] [--history]
+                          [--only insert|fetch|ids|count|pending|update|merge|controller] [--sift-only] [--history]
         """)
 
 func fail(_ message: String) -> Never {
@@ -829,6 +830,11 @@ if runs("update") { runUpdateBenchmark(count: updateCount) }
 nonisolated(unsafe) var mergeResult: [(held: Int, ns: Double)] = []
 if runs("merge") { mergeResult = runMergeBenchmark(merged: mergeCount, holdings: [mergeCount, mergeHeld]) }
 
+// MARK: 7. A fetched results controller taking a merged save in (FetchedResults.swift)
+
+nonisolated(unsafe) var controllerResult: [ControllerRow] = []
+if runs("controller") { controllerResult = runControllerBenchmark(held: mergeHeld, sizes: [1, 10, 1_000]) }
+
 // MARK: - Report
 
 print("")
@@ -882,6 +888,7 @@ if !mergeResult.isEmpty {
         )
     }
 }
+printControllerResult(controllerResult, held: mergeHeld)
 print("")
 print(
     "Totals, ms: "

@@ -1,0 +1,190 @@
+// The fetched results controller under random work, seeded: random predicates (SQL and memory),
+// sorts and section key paths over a small model, while its context, a child context (pushed),
+// a sibling context (merged by hand or automatically), batch requests (merged) and another store
+// object on the same file (merged from history) insert, edit, delete and save. After each change
+// the controller reports, the recorded changes applied to the previous results must give exactly a
+// fresh fetch's results, with no object inserted that was there and no move to its own place.
+
+import Foundation
+import SiftTestSupport
+import Testing
+
+@testable import SiftStore
+
+@Suite struct FetchedResultsRandomTests {
+    static let predicates: [String?] = [
+        nil, "price > 3", "price BETWEEN {2, 6}", "category IN {'a', 'b'}", "name BEGINSWITH 'n1'",
+        "weight > 0.5 OR price < 2", "name MATCHES 'n[0-4].*'", "category ==[c] 'A' OR weight == nil",
+        "group.title == 'g1'", "price + 1 > weight",
+    ]
+    /// Sort keys, sections: the section key path, when any, is the first sort key's.
+    static let sorts: [(keys: [(String, Bool)], section: String?)] = [
+        ([("category", true), ("price", true)], "category"),
+        ([("category", false), ("name", true)], "category"),
+        ([("price", true)], nil),
+        ([("price", false), ("weight", true)], "price"),
+        ([("weight", true), ("name", false)], nil),
+        ([("name", true)], nil),
+        ([("group.title", true), ("price", true)], "group.title"),
+    ]
+
+    struct World {
+        var rng: SplitMix64
+        let path: String
+        let main: ManagedObjectContext
+        let sibling: ManagedObjectContext
+        let elsewhere: ManagedObjectContext
+        var historyToken: HistoryToken?
+        let autoMerge: Bool
+        /// What each step did, for the failure messages.
+        var log: [String] = []
+
+        mutating func pick<T>(_ xs: [T]) -> T { xs[Int.random(in: 0..<xs.count, using: &rng)] }
+        mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &rng) < p }
+
+        /// Random values for an item's attributes (and group) in `context`.
+        mutating func edit(_ o: ManagedObject, in context: ManagedObjectContext) throws {
+            switch Int.random(in: 0..<5, using: &rng) {
+            case 0: try o.setValue(Int.random(in: 0..<10, using: &rng), forKey: "price")
+            case 1: try o.setValue(pick(["a", "b", "c", "A"]) as String?, forKey: "category")
+            case 2: try o.setValue(chance(0.2) ? nil : Double.random(in: 0..<2, using: &rng), forKey: "weight")
+            case 3: try o.setValue("n\(Int.random(in: 0..<30, using: &rng))", forKey: "name")
+            default:
+                let groups = try context.fetch(FetchRequest("Group"))
+                try o.setValue(groups.isEmpty ? nil : pick(groups), forKey: "group")
+            }
+        }
+
+        mutating func insert(in context: ManagedObjectContext) throws {
+            let o = try context.insert("Item")
+            try o.setValue("n\(Int.random(in: 0..<30, using: &rng))", forKey: "name")
+            try o.setValue(Int.random(in: 0..<10, using: &rng), forKey: "price")
+            try o.setValue(pick(["a", "b", "c"]), forKey: "category")
+            if chance(0.7) { try o.setValue(Double.random(in: 0..<2, using: &rng), forKey: "weight") }
+        }
+
+        /// Edits, inserts or deletes a few items in `context`.
+        mutating func scribble(in context: ManagedObjectContext) throws {
+            var items = try context.fetch(FetchRequest("Item"))
+            for _ in 0..<Int.random(in: 1...3, using: &rng) {
+                switch Int.random(in: 0..<6, using: &rng) {
+                case 0:
+                    try insert(in: context)
+                    log.append("insert")
+                case 1:
+                    guard !items.isEmpty else { continue }
+                    let o = items.remove(at: Int.random(in: 0..<items.count, using: &rng))
+                    log.append("delete \(o.objectID)")
+                    try context.delete(o)
+                default:
+                    guard !items.isEmpty else { continue }
+                    let o = pick(items)
+                    log.append("edit \(o.objectID)")
+                    try edit(o, in: context)
+                }
+            }
+        }
+
+        /// One random step: changes somewhere, brought into the main context.
+        mutating func step() throws {
+            let kind = Int.random(in: 0..<8, using: &rng)
+            log.append(["main", "main", "save", "child", "sibling", "batch update", "batch delete", "history"][kind])
+            switch kind {
+            case 0, 1: try scribble(in: main)
+            case 2: try? main.save()
+            case 3:
+                let child = ManagedObjectContext(parent: main)
+                try scribble(in: child)
+                do { try child.save() } catch { child.rollback() }
+            case 4:
+                try scribble(in: sibling)
+                let token =
+                    autoMerge
+                    ? nil
+                    : sibling.observe { [main] note in
+                        if case .didSave(let s) = note { try? main.mergeChanges(fromContextDidSave: s) }
+                    }
+                do { try sibling.save() } catch { sibling.rollback() }
+                token?.cancel()
+            case 5:
+                var r = try BatchUpdateRequest("Item", predicate: "price == %@", Int.random(in: 0..<10, using: &rng))
+                r.propertiesToUpdate = ["price": .constant(.integer(Int64.random(in: 0..<10, using: &rng)))]
+                try main.mergeChanges(from: try main.execute(r))
+            case 6:
+                let r = try BatchDeleteRequest(
+                    "Item", predicate: "price == %@ AND weight > 1.5", Int.random(in: 0..<10, using: &rng))
+                try main.mergeChanges(from: try main.execute(r))
+            default:
+                try scribble(in: elsewhere)
+                do { try elsewhere.save() } catch { elsewhere.rollback() }
+                let news = try main.store.history(after: historyToken)
+                try main.mergeChanges(fromHistory: news)
+                historyToken = news.last?.token ?? historyToken
+            }
+            try main.processPendingChanges()
+        }
+    }
+
+    static func makeWorld(seed: UInt64) throws -> World {
+        let path = Fixtures.temporaryPath()
+        let store = try PersistentStore(model: try ResultsFixtures.model(), path: path, historyTracking: true)
+        let main = ManagedObjectContext(store: store)
+        var rng = SplitMix64(seed: seed)
+        let autoMerge = Bool.random(using: &rng)
+        main.automaticallyMergesChangesFromParent = autoMerge
+        main.mergePolicy = Bool.random(using: &rng) ? .mergeByPropertyObjectTrump : .mergeByPropertyStoreTrump
+        let sibling = ManagedObjectContext(store: store)
+        sibling.mergePolicy = .mergeByPropertyObjectTrump
+        let elsewhere = ManagedObjectContext(store: try PersistentStore(path: path, historyTracking: true))
+        elsewhere.mergePolicy = .mergeByPropertyObjectTrump
+        var world = World(
+            rng: rng, path: path, main: main, sibling: sibling, elsewhere: elsewhere, historyToken: nil,
+            autoMerge: autoMerge)
+        for t in ["g1", "g2"] { try main.insert("Group").setValue(t, forKey: "title") }
+        for _ in 0..<25 { try world.insert(in: main) }
+        try world.scribble(in: main)
+        try main.save()
+        world.historyToken = try store.history(after: nil).last?.token
+        return world
+    }
+
+    @Test(arguments: 0..<24)
+    func randomWorkKeepsTheResultsExact(round: Int) throws {
+        var world = try Self.makeWorld(seed: 0x5EED_0000 + UInt64(round))
+        let predicate = world.pick(Self.predicates)
+        let sort = world.pick(Self.sorts)
+        var request = try predicate.map { try FetchRequest("Item", predicate: $0) } ?? FetchRequest("Item")
+        request.sortDescriptors = try sort.keys.map { try SiftSortDescriptor($0.0, ascending: $0.1) }
+        let c = try FetchedResultsController(
+            fetchRequest: request, context: world.main, sectionNameKeyPath: sort.section)
+        let recorder = ChangeRecorder()
+        c.delegate = recorder
+        try c.performFetch()
+        let setting = "round \(round): \(predicate ?? "all") by \(sort.keys) in sections by \(sort.section ?? "none")"
+        var before = ResultsFixtures.current(c)
+        var changes = 0
+        for n in 0..<50 {
+            recorder.clear()
+            world.log = []
+            try world.step()
+            #expect(recorder.failures.isEmpty, "\(setting), step \(n): \(recorder.failures)")
+            let fresh = try ResultsFixtures.freshSections(c)
+            let (after, why) = recorder.applied(to: before)
+            let inserted = recorder.objects.filter { $0.type == .insert }.map(\.object)
+            let wasThere = inserted.filter { o in before.contains { $0.objects.contains { $0 === o } } }
+            #expect(wasThere.isEmpty, "\(setting), step \(n): an object already there reported as an insert")
+            #expect(after != nil, "\(setting), step \(n): \(why)")
+            if let after {
+                #expect(
+                    ResultsFixtures.same(after, fresh),
+                    "\(setting), step \(n) \(world.log):\n applied \(ResultsFixtures.describe(after))\n fresh   \(ResultsFixtures.describe(fresh))"
+                )
+            }
+            #expect(
+                ResultsFixtures.same(ResultsFixtures.current(c), fresh), "\(setting), step \(n): controller differs")
+            changes += recorder.objects.count
+            before = ResultsFixtures.current(c)
+        }
+        #expect(changes > 0, "\(setting): nothing changed in 50 steps")
+    }
+}
