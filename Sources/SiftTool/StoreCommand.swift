@@ -504,7 +504,7 @@ struct StoreQueryCommand: ParsableCommand {
 
     /// Rows of a dictionary fetch, keys in the order asked for: the properties (every attribute
     /// when none are named), or the group keys followed by the aggregates.
-    func dictionaries(_ context: ManagedObjectContext, _ base: FetchRequest, _ renderer: StoreRenderer)
+    func dictionaries(_ context: ManagedObjectContext, _ base: FetchRequest<ManagedObject>, _ renderer: StoreRenderer)
         throws(StoreError) -> String
     {
         var request = base

@@ -435,24 +435,28 @@ func siftInsert(_ store: PersistentStore, _ people: [PersonData]) -> ManagedObje
 }
 
 @inline(never)
-func profiledSiftFetch(_ context: ManagedObjectContext, _ request: SiftStore.FetchRequest) -> [ManagedObject] {
+func profiledSiftFetch(_ context: ManagedObjectContext, _ request: SiftStore.FetchRequest<ManagedObject>)
+    -> [ManagedObject]
+{
     do { return try context.fetch(request) } catch { fail("Sift fetch: \(error)") }
 }
 
 /// The same fetch, for a context with pending changes (a name of its own, so a profile tells the
 /// two apart).
 @inline(never)
-func profiledSiftPendingFetch(_ context: ManagedObjectContext, _ request: SiftStore.FetchRequest) -> [ManagedObject] {
+func profiledSiftPendingFetch(_ context: ManagedObjectContext, _ request: SiftStore.FetchRequest<ManagedObject>)
+    -> [ManagedObject]
+{
     do { return try context.fetch(request) } catch { fail("Sift fetch with pending changes: \(error)") }
 }
 
 @inline(never)
-func profiledSiftIDs(_ context: ManagedObjectContext, _ request: SiftStore.FetchRequest) -> [ObjectID] {
+func profiledSiftIDs(_ context: ManagedObjectContext, _ request: SiftStore.FetchRequest<ManagedObject>) -> [ObjectID] {
     do { return try context.fetchObjectIDs(request) } catch { fail("Sift fetchObjectIDs: \(error)") }
 }
 
 @inline(never)
-func profiledSiftCount(_ context: ManagedObjectContext, _ request: SiftStore.FetchRequest) -> Int {
+func profiledSiftCount(_ context: ManagedObjectContext, _ request: SiftStore.FetchRequest<ManagedObject>) -> Int {
     // Through the sink, so the call cannot become a tail jump that callgrind's toggle misses.
     do {
         let n = try context.count(for: request)
@@ -473,7 +477,7 @@ func populatedStore(_ label: String, _ people: [PersonData]) -> (path: String, s
 }
 
 // Qualified: GRDB has a `FetchRequest` protocol of its own.
-let request: SiftStore.FetchRequest
+let request: SiftStore.FetchRequest<ManagedObject>
 do { request = try SiftStore.FetchRequest("Person", predicate: predicateFormat) } catch { fail("\(error)") }
 
 // MARK: - Timing and reporting
