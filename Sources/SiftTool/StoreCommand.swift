@@ -38,6 +38,7 @@ struct StoreCommand: ParsableCommand {
         subcommands: [
             StoreInferModelCommand.self, StoreCreateCommand.self, StoreImportCommand.self,
             StoreQueryCommand.self, StoreUpdateCommand.self, StoreDeleteCommand.self, StoreHistoryCommand.self,
+            StoreCodegenCommand.self,
         ]
     )
 }
