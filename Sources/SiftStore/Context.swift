@@ -313,16 +313,18 @@ public final class ManagedObjectContext: @unchecked Sendable {
         return ManagedObject.make(id: ObjectID(info.names, key: key), info: info, context: self, fault: true)
     }
 
+    /// The rows of `sql`, whose one parameter is `key`, read with the store's lock held.
+    func lockedRows(_ sql: String, _ key: Int64) throws(StoreError) -> [[SQLValue]] {
+        try store.locked { () throws(StoreError) in
+            do throws(SQLiteError) { return try store.rows(sql, [.integer(key)]) } catch { throw error.storeError }
+        }
+    }
+
     /// The entity of the stored row `pk` of `info`'s table.
     private func concreteInfo(_ pk: Int64, _ info: EntityInfo) throws(StoreError) -> EntityInfo? {
         let q = PersistentStore.q
-        let rows = try store.locked { () throws(StoreError) in
-            do throws(SQLiteError) {
-                return try store.rows(
-                    "SELECT \(q(Storage.entityColumn)) FROM \(q(info.layout.table)) WHERE \(q(Storage.primaryKey)) = ?",
-                    [.integer(pk)])
-            } catch { throw error.storeError }
-        }
+        let rows = try lockedRows(
+            "SELECT \(q(Storage.entityColumn)) FROM \(q(info.layout.table)) WHERE \(q(Storage.primaryKey)) = ?", pk)
         guard case .integer(let ent)? = rows.first?.first else { return nil }
         return store.infoByNumber[ent]
     }
@@ -474,9 +476,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         case .foreignKey:
             preconditionFailure("a to-one relationship is not loaded as a to-many")
         }
-        let rows = try store.locked { () throws(StoreError) in
-            do throws(SQLiteError) { return try store.rows(sql, [.integer(pk)]) } catch { throw error.storeError }
-        }
+        let rows = try lockedRows(sql, pk)
         var out: [ManagedObject] = []
         out.reserveCapacity(rows.count)
         for row in rows {

@@ -59,6 +59,8 @@ final class EntityInfo: @unchecked Sendable {
     /// A sub-entity's objects are made as another class: a fault of this entity reads its row's
     /// entity number before it is made (Swift cannot change an object's class later).
     let needsConcreteEntity: Bool
+    /// A document entity (its one attribute is the document).
+    let isDocument: Bool
 
     /// The position of attribute `key`. Entities have few attributes and callers name them with
     /// the model's own strings, so comparing names (the byte count first) beats hashing the key;
@@ -75,6 +77,7 @@ final class EntityInfo: @unchecked Sendable {
         self.layout = layout
         objectClass = classes.byEntity[entity.name]
         needsConcreteEntity = classes.needsConcreteEntity.contains(entity.name)
+        isDocument = entity.document != nil
         attributeColumns = entity.attributes.map { layout.index[$0.column]! }
         exactColumns = entity.attributes.map { $0.exactColumn.map { layout.index[$0]! } }
         mixedColumns = entity.attributes.map { a in

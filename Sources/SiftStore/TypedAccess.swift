@@ -195,14 +195,51 @@ extension ManagedObject {
     /// ```swift
     /// var name: String? { attribute("name") }
     /// ```
+    public final func attribute<T: AttributeValue>(_ key: String) -> T? { read(key, as: T.self) }
+
+    /// The typed read: the object's own value when it is loaded and of type `T`, else the slow
+    /// way (faults, documents, failures).
     @inline(__always)
-    public final func attribute<T: AttributeValue>(_ key: String) -> T? {
-        if !isFault, let i = info.attributeNumber(key), info.entity.document == nil {
+    final func read<T: AttributeValue>(_ key: String, as type: T.Type) -> T? {
+        if !isFault, !info.isDocument, let i = info.attributeNumber(key) {
             let v = attributes[i]
             if case .null = v { return nil }
             if let t = T.attributeValue(v) { return t }
         }
         return slowAttribute(key)
+    }
+
+    // Concrete forms for the commonest types (the compiler prefers them to the generic ones): a
+    // direct call, where the generic one reached from another module is passed `T`'s metadata
+    // and returns through memory.
+
+    /// An integer attribute (see ``attribute(_:)``).
+    public final func attribute(_ key: String) -> Int? { read(key, as: Int.self) }
+    /// A 64-bit integer attribute (see ``attribute(_:)``).
+    public final func attribute(_ key: String) -> Int64? { read(key, as: Int64.self) }
+    /// A double attribute (see ``attribute(_:)``).
+    public final func attribute(_ key: String) -> Double? { read(key, as: Double.self) }
+    /// A string attribute (see ``attribute(_:)``).
+    public final func attribute(_ key: String) -> String? { read(key, as: String.self) }
+    /// A Boolean attribute (see ``attribute(_:)``).
+    public final func attribute(_ key: String) -> Bool? { read(key, as: Bool.self) }
+    /// A non-optional integer attribute (see ``attribute(_:default:)``).
+    public final func attribute(_ key: String, default fallback: Int) -> Int { read(key, as: Int.self) ?? fallback }
+    /// A non-optional 64-bit integer attribute (see ``attribute(_:default:)``).
+    public final func attribute(_ key: String, default fallback: Int64) -> Int64 {
+        read(key, as: Int64.self) ?? fallback
+    }
+    /// A non-optional double attribute (see ``attribute(_:default:)``).
+    public final func attribute(_ key: String, default fallback: Double) -> Double {
+        read(key, as: Double.self) ?? fallback
+    }
+    /// A non-optional string attribute (see ``attribute(_:default:)``).
+    public final func attribute(_ key: String, default fallback: String) -> String {
+        read(key, as: String.self) ?? fallback
+    }
+    /// A non-optional Boolean attribute (see ``attribute(_:default:)``).
+    public final func attribute(_ key: String, default fallback: Bool) -> Bool {
+        read(key, as: Bool.self) ?? fallback
     }
 
     /// The value of a non-optional attribute: `fallback` (the attribute's default) when it is nil
@@ -213,7 +250,7 @@ extension ManagedObject {
     /// ```
     @inline(__always)
     public final func attribute<T: AttributeValue>(_ key: String, default fallback: T) -> T {
-        attribute(key) ?? fallback
+        read(key, as: T.self) ?? fallback
     }
 
     /// `attribute(_:)` the string API's way, for faults, documents and failures.
@@ -312,14 +349,28 @@ extension ManagedObject {
     ///     set { setAttribute(newValue, "salary") }
     /// }
     /// ```
+    public final func setAttribute<T: AttributeValue>(_ value: T?, _ key: String) { write(value, key) }
+
+    /// The typed write, its error kept.
     @inline(__always)
-    public final func setAttribute<T: AttributeValue>(_ value: T?, _ key: String) {
+    final func write<T: AttributeValue>(_ value: T?, _ key: String) {
         do {
             if let value { try value.store(in: self, forKey: key) } else { try setValue(nil as Any?, forKey: key) }
         } catch {
             accessFailed(error)
         }
     }
+
+    /// Sets an integer attribute (a direct call; see the generic `setAttribute`).
+    public final func setAttribute(_ value: Int?, _ key: String) { write(value, key) }
+    /// Sets a 64-bit integer attribute.
+    public final func setAttribute(_ value: Int64?, _ key: String) { write(value, key) }
+    /// Sets a double attribute.
+    public final func setAttribute(_ value: Double?, _ key: String) { write(value, key) }
+    /// Sets a string attribute.
+    public final func setAttribute(_ value: String?, _ key: String) { write(value, key) }
+    /// Sets a Boolean attribute.
+    public final func setAttribute(_ value: Bool?, _ key: String) { write(value, key) }
 
     /// Sets a transformable attribute to `value` (encoded as the attribute stores it).
     ///
