@@ -31,14 +31,7 @@ struct StoreCodegenCommand: ParsableCommand {
 
     func run() throws {
         try reportingStoreErrors {
-            let data: Data
-            do { data = try Data(contentsOf: URL(fileURLWithPath: model)) } catch {
-                throw StoreCommandError("\(model): error: cannot read the model (\(error.localizedDescription))")
-            }
-            let parsed: ManagedObjectModel
-            do throws(ModelError) { parsed = try ManagedObjectModel(json: data) } catch {
-                throw StoreCommandError("\(model): error: \(error.message)")
-            }
+            let parsed = try readModelFile(model)
             let files = SwiftClassWriter(parsed).files()
             guard let output else {
                 let body = files.map { SwiftClassWriter.stripHeader($0.text) }.joined(separator: "\n")
@@ -54,6 +47,17 @@ struct StoreCodegenCommand: ParsableCommand {
                 throw StoreCommandError("\(output): error: cannot write the classes (\(error.localizedDescription))")
             }
         }
+    }
+}
+
+/// The model in file `path`; an unreadable file or an invalid model is a command error.
+func readModelFile(_ path: String) throws(StoreCommandError) -> ManagedObjectModel {
+    let data: Data
+    do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+        throw StoreCommandError("\(path): error: cannot read the model (\(error.localizedDescription))")
+    }
+    do throws(ModelError) { return try ManagedObjectModel(json: data) } catch {
+        throw StoreCommandError("\(path): error: \(error.message)")
     }
 }
 
@@ -212,22 +216,9 @@ struct SwiftClassWriter {
         }
     }
 
-    /// `s` as a Swift string literal.
-    static func literal(_ s: String) -> String {
-        var out = "\""
-        for c in s.unicodeScalars {
-            switch c {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if c.value < 0x20 { out += "\\u{\(String(c.value, radix: 16))}" } else { out.unicodeScalars.append(c) }
-            }
-        }
-        return out + "\""
-    }
+    /// `s` as a Swift string literal (its debug description escapes quotes, backslashes and
+    /// control characters as Swift does).
+    static func literal(_ s: String) -> String { s.debugDescription }
 
     /// Keywords, escaped with backticks when a name is one.
     static let keywords: Set<String> = [

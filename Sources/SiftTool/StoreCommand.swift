@@ -218,14 +218,7 @@ struct StoreCreateCommand: ParsableCommand {
 
     func run() throws {
         try reportingStoreErrors {
-            let data: Data
-            do { data = try Data(contentsOf: URL(fileURLWithPath: model)) } catch {
-                throw StoreCommandError("\(model): error: cannot read the model (\(error.localizedDescription))")
-            }
-            let parsed: ManagedObjectModel
-            do throws(ModelError) { parsed = try ManagedObjectModel(json: data) } catch {
-                throw StoreCommandError("\(model): error: \(error.message)")
-            }
+            let parsed = try readModelFile(model)
             do throws(StoreError) { _ = try PersistentStore(model: parsed, path: db, historyTracking: history) } catch {
                 throw StoreCommandError(error)
             }
