@@ -15,12 +15,12 @@
 // ambiguous, and one libsqlite3 is linked.
 //
 // Usage: StoreBench [--insert N] [--fetch N] [--pending-rows N] [--changes N] [--update N]
-//                   [--merge N] [--merge-held N] [--rounds R]
-//                   [--only insert|fetch|ids|count|pending|update|merge] [--sift-only] [--history]
+//                   [--merge N] [--merge-held N] [--typed N] [--rounds R]
+//                   [--only insert|fetch|ids|count|pending|update|merge|typed] [--sift-only] [--history]
 //   defaults: 100,000 inserted objects; 200,000 matching objects fetched (from a table of 250,000);
 //   100,000 rows and 1,000 pending changes; 100,000 objects updated and saved; a did-save of 1,000
-//   objects merged into contexts holding 1,000 and 100,000; median of 5 rounds (Contexts.swift holds
-//   parts 5 and 6). --only keeps the parts whose name
+//   objects merged into contexts holding 1,000 and 100,000; 100,000 objects read and written typed;
+//   median of 5 rounds (Contexts.swift holds parts 5 and 6, Typed.swift part 7). --only keeps the parts whose name
 //   contains the text; --sift-only skips the baselines (for profiling: the Sift work is then in
 //   functions whose names start with `profiledSift`, for callgrind's --toggle-collect); --history
 //   makes Sift's insert store record persistent history (the cost of tracking it).
@@ -39,6 +39,7 @@ nonisolated(unsafe) var changeCount = 1_000
 nonisolated(unsafe) var updateCount = 100_000
 nonisolated(unsafe) var mergeCount = 1_000
 nonisolated(unsafe) var mergeHeld = 100_000
+nonisolated(unsafe) var typedCount = 100_000
 nonisolated(unsafe) var rounds = 5
 nonisolated(unsafe) var only: String? = nil
 nonisolated(unsafe) var siftOnly = false
@@ -52,6 +53,7 @@ readOptions(
         .integer("--update") { updateCount = $0 },
         .integer("--merge") { mergeCount = max(1, $0) },
         .integer("--merge-held") { mergeHeld = $0 },
+        .integer("--typed") { typedCount = max(1, $0) },
         .integer("--rounds") { rounds = max(1, $0) },
         .text("--only") { only = $0 },
         .flag("--sift-only") { siftOnly = true },
@@ -59,8 +61,8 @@ readOptions(
     ],
     usage: """
         usage: StoreBench [--insert N] [--fetch N] [--pending-rows N] [--changes N] [--update N]
-                          [--merge N] [--merge-held N] [--rounds R]
-                          [--only insert|fetch|ids|count|pending|update|merge] [--sift-only] [--history]
+                          [--merge N] [--merge-held N] [--typed N] [--rounds R]
+                          [--only insert|fetch|ids|count|pending|update|merge|typed] [--sift-only] [--history]
         """)
 
 func fail(_ message: String) -> Never {
@@ -833,6 +835,11 @@ if runs("update") { runUpdateBenchmark(count: updateCount) }
 nonisolated(unsafe) var mergeResult: [(held: Int, ns: Double)] = []
 if runs("merge") { mergeResult = runMergeBenchmark(merged: mergeCount, holdings: [mergeCount, mergeHeld]) }
 
+// MARK: 7. Typed access (Typed.swift)
+
+nonisolated(unsafe) var typedResult: [TypedRow] = []
+if runs("typed") && !siftOnly { typedResult = runTypedBenchmark(count: typedCount) }
+
 // MARK: - Report
 
 print("")
@@ -886,6 +893,7 @@ if !mergeResult.isEmpty {
         )
     }
 }
+printTyped(typedResult)
 print("")
 print(
     "Totals, ms: "
