@@ -150,7 +150,7 @@ struct Snapshot {
 /// try SiftPredicate("name BEGINSWITH 'A'").evaluate(with: ann)  // true
 /// ```
 ///
-/// Subclass it per entity for typed properties (``TypedObjects``; `sift store codegen` writes the
+/// Subclass it per entity for typed properties (<doc:TypedObjects>; `sift store codegen` writes the
 /// subclasses) and register the subclasses with the model: contexts then make every object of
 /// the entity as its class.
 ///

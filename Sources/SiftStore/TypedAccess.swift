@@ -213,31 +213,31 @@ extension ManagedObject {
     // direct call, where the generic one reached from another module is passed `T`'s metadata
     // and returns through memory.
 
-    /// An integer attribute (see ``attribute(_:)``).
+    /// An integer attribute (see `attribute(_:)`).
     public final func attribute(_ key: String) -> Int? { read(key, as: Int.self) }
-    /// A 64-bit integer attribute (see ``attribute(_:)``).
+    /// A 64-bit integer attribute (see `attribute(_:)`).
     public final func attribute(_ key: String) -> Int64? { read(key, as: Int64.self) }
-    /// A double attribute (see ``attribute(_:)``).
+    /// A double attribute (see `attribute(_:)`).
     public final func attribute(_ key: String) -> Double? { read(key, as: Double.self) }
-    /// A string attribute (see ``attribute(_:)``).
+    /// A string attribute (see `attribute(_:)`).
     public final func attribute(_ key: String) -> String? { read(key, as: String.self) }
-    /// A Boolean attribute (see ``attribute(_:)``).
+    /// A Boolean attribute (see `attribute(_:)`).
     public final func attribute(_ key: String) -> Bool? { read(key, as: Bool.self) }
-    /// A non-optional integer attribute (see ``attribute(_:default:)``).
+    /// A non-optional integer attribute (see `attribute(_:default:)`).
     public final func attribute(_ key: String, default fallback: Int) -> Int { read(key, as: Int.self) ?? fallback }
-    /// A non-optional 64-bit integer attribute (see ``attribute(_:default:)``).
+    /// A non-optional 64-bit integer attribute (see `attribute(_:default:)`).
     public final func attribute(_ key: String, default fallback: Int64) -> Int64 {
         read(key, as: Int64.self) ?? fallback
     }
-    /// A non-optional double attribute (see ``attribute(_:default:)``).
+    /// A non-optional double attribute (see `attribute(_:default:)`).
     public final func attribute(_ key: String, default fallback: Double) -> Double {
         read(key, as: Double.self) ?? fallback
     }
-    /// A non-optional string attribute (see ``attribute(_:default:)``).
+    /// A non-optional string attribute (see `attribute(_:default:)`).
     public final func attribute(_ key: String, default fallback: String) -> String {
         read(key, as: String.self) ?? fallback
     }
-    /// A non-optional Boolean attribute (see ``attribute(_:default:)``).
+    /// A non-optional Boolean attribute (see `attribute(_:default:)`).
     public final func attribute(_ key: String, default fallback: Bool) -> Bool {
         read(key, as: Bool.self) ?? fallback
     }
