@@ -397,6 +397,24 @@ struct TPoint: Codable, Equatable {
         #expect(c.accessErrors.isEmpty)
     }
 
+    @Test func anObjectWhoseContextIsGoneReportsOnlyThroughThrowing() throws {
+        let s = try Self.seeded()
+        var kept: TTeam?
+        do {
+            let c = ManagedObjectContext(store: s)
+            kept = try c.fetch(FetchRequest(TTeam.self)).first
+        }
+        let team = try #require(kept)
+        // Its values stay readable; its relationships went with the context, and no save is left
+        // to fail, so only `throwing` reports what cannot be done.
+        #expect(team.title == "core" && team.members.isEmpty)
+        team.title = "renamed"
+        #expect(team.title == "core")
+        let error = try #require(throws: StoreError.self) { try team.throwing { $0.title = "renamed" } }
+        #expect(error.kind == .invalidOperation)
+        #expect(throws: StoreError.self) { try team.throwing { $0.members } }
+    }
+
     /// The model error registering `classes` gives, if any.
     static func message(_ classes: [ManagedObject.Type]) -> String? {
         do {
