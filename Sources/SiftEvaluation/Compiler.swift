@@ -52,12 +52,23 @@ extension RootAccess where Root == Value {
     static var value: RootAccess<Value> { RootAccess(box: { $0 }, reader: { _ in nil }, typeName: "Value") }
 }
 
-extension RootAccess where Root: KeyValueCoding {
+extension RootAccess where Root: KeyValueReading {
     static var object: RootAccess<Root> {
         RootAccess(
             box: { .object($0) },
-            reader: { key in Root.reader(forKey: key) ?? .value { try $0.value(forKey: key) } },
+            reader: { key in typedReader(key) ?? .value { try $0.value(forKey: key) } },
             typeName: String(describing: Root.self))
+    }
+
+    /// `Root`'s own reader for `key` when it is ``KeyValueCoding`` (asked once per key, when a
+    /// predicate is compiled).
+    private static func typedReader(_ key: String) -> KeyReader<Root>? {
+        guard let coding = Root.self as? any KeyValueCoding.Type else { return nil }
+        return reader(of: coding, key) as? KeyReader<Root>
+    }
+
+    private static func reader<C: KeyValueCoding>(of type: C.Type, _ key: String) -> Any? {
+        C.reader(forKey: key).map { $0 as Any }
     }
 }
 

@@ -7,6 +7,31 @@
 import Foundation
 import SiftSyntax
 
+/// A value predicates read keys of: ``value(forKey:)`` per object. ``KeyValueCoding`` adds typed
+/// readers; a class that is subclassed (a non-final class cannot hand out `KeyReader<Self>`)
+/// conforms to this alone, and its subclasses' objects are read through `value(forKey:)`.
+///
+/// ```swift
+/// class Shape: KeyValueReading {
+///     func value(forKey key: String) throws -> Value { key == "sides" ? .integer(4) : .null }
+/// }
+/// try SiftPredicate("sides == 4").evaluate(with: Shape())   // true
+/// ```
+public protocol KeyValueReading: SendableMetatype {
+    /// The value for `key`: `.null` when the value is nil, or throw
+    /// ``KeyValueCodingError/unknownKey(_:in:)`` when the type has no such key.
+    func value(forKey key: String) throws -> Value
+
+    /// The whole content as a dictionary, when the type can list it (used for `==` between
+    /// objects and for `@count`). The default is nil.
+    var dictionaryValue: [String: Value]? { get }
+}
+
+extension KeyValueReading {
+    /// No dictionary form by default.
+    public var dictionaryValue: [String: Value]? { nil }
+}
+
 /// A type that answers keys for predicates, like Key-Value Coding on Apple platforms.
 ///
 /// Conform your own types for the fastest evaluation; `Encodable` types and plain structs work
@@ -32,7 +57,7 @@ import SiftSyntax
 /// The type itself (its metatype) must be shareable between threads, because a compiled predicate
 /// keeps the type's readers and is `Sendable`; only a type whose conformance is isolated to an actor
 /// fails that, and such a type cannot be evaluated off that actor anyway.
-public protocol KeyValueCoding: SendableMetatype {
+public protocol KeyValueCoding: KeyValueReading {
     /// The value for `key`: `.null` when the value is nil, or throw
     /// ``KeyValueCodingError/unknownKey(_:in:)`` when the type has no such key. The default asks
     /// ``reader(forKey:)``.
@@ -49,9 +74,6 @@ public protocol KeyValueCoding: SendableMetatype {
 }
 
 extension KeyValueCoding {
-    /// No dictionary form by default.
-    public var dictionaryValue: [String: Value]? { nil }
-
     /// No typed readers by default: keys are read through ``KeyValueCoding/value(forKey:)``.
     public static func reader(forKey key: String) -> KeyReader<Self>? { nil }
 
@@ -107,6 +129,9 @@ public struct KeyValueCodingError: SiftError, Hashable {
 }
 
 // MARK: - Dictionaries
+
+/// Dictionaries with string keys are read by key (see the ``KeyValueCoding`` conformance).
+extension Dictionary: KeyValueReading where Key == String {}
 
 /// Dictionaries with string keys answer keys by lookup, as `NSDictionary`'s `valueForKey:` does.
 extension Dictionary: KeyValueCoding where Key == String {
@@ -233,7 +258,7 @@ extension Value {
             self = .string(u.absoluteString)
         case let u as UUID:
             self = .string(u.uuidString)
-        case let kvc as any KeyValueCoding:
+        case let kvc as any KeyValueReading:
             self = .object(kvc)
         case let a as [Any?]:
             self = .array(a.map { Value(any: $0) })

@@ -60,7 +60,7 @@ public struct SiftPredicate: Sendable, CustomStringConvertible {
     }
 
     /// Evaluates the predicate against a type that answers keys itself (no conversion needed).
-    public func evaluate(with object: some KeyValueCoding, variables: [String: Value] = [:]) throws(EvaluationError)
+    public func evaluate(with object: some KeyValueReading, variables: [String: Value] = [:]) throws(EvaluationError)
         -> Bool
     {
         try evaluate(with: .object(object), variables: variables)
@@ -83,7 +83,7 @@ extension SiftPredicate {
     /// let adults = try SiftPredicate("age >= 18").compiled(for: Person.self)
     /// let count = people.count { (try? adults.evaluate(with: $0)) == true }
     /// ```
-    public func compiled<Root: KeyValueCoding>(for type: Root.Type = Root.self) -> CompiledPredicate<Root> {
+    public func compiled<Root: KeyValueReading>(for type: Root.Type = Root.self) -> CompiledPredicate<Root> {
         // `[String: Any]` (JSON, dynamic data) is compiled by code specialised for it here, where
         // its type is known; other types run the compiler's generic code with their own readers.
         if Root.self == [String: Any].self, let c = compiledForDictionaries() as? CompiledPredicate<Root> { return c }
@@ -100,7 +100,7 @@ extension SiftPredicate {
 }
 
 /// A ``SiftPredicate`` compiled for objects of type `Root`; see ``SiftPredicate/compiled(for:)``.
-public struct CompiledPredicate<Root: KeyValueCoding>: Sendable, CustomStringConvertible {
+public struct CompiledPredicate<Root: KeyValueReading>: Sendable, CustomStringConvertible {
     /// The predicate this was compiled from.
     public let predicate: SiftPredicate
     @usableFromInline
@@ -250,7 +250,7 @@ extension Sequence {
 }
 
 /// Filtering sequences of ``KeyValueCoding`` elements through a predicate compiled for their type.
-extension Sequence where Element: KeyValueCoding {
+extension Sequence where Element: KeyValueReading {
     /// The elements for which `predicate` is true; elements answer keys directly.
     public func filter(_ predicate: SiftPredicate, variables: [String: Any] = [:]) throws(EvaluationError) -> [Element]
     {

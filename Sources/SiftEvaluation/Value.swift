@@ -44,7 +44,7 @@ public enum Value: @unchecked Sendable {
     case dictionary([String: Value])
     /// Anything else that answers keys: `[String: Any]`, user types conforming to
     /// ``KeyValueCoding``, and the reflection fallback for plain structs.
-    case object(any KeyValueCoding)
+    case object(any KeyValueReading)
 
     /// Whether the value is nil (`.null`).
     public var isNull: Bool { if case .null = self { true } else { false } }

@@ -114,6 +114,15 @@ public final class ManagedObjectContext: @unchecked Sendable {
     @exclusivity(unchecked) var deletedSet: Set<ManagedObject> = []
     /// Changes since the last objects-did-change notification.
     @exclusivity(unchecked) var unreported = ChangeSet()
+    /// The errors of typed reads and writes that could not be made since the last save, oldest
+    /// first (TypedAccess.swift): the next `save()` throws them and writes nothing; `rollback()`
+    /// and `reset()` forget them with the changes.
+    ///
+    /// ```swift
+    /// _ = gone.salary                  // 0: its row was deleted by another context
+    /// context.accessErrors.first?.kind // .objectNotFound
+    /// ```
+    public internal(set) var accessErrors: [StoreError] = []
     var observers: [UUID: @Sendable (ContextNotification) -> Void] = [:]
     /// The fetched results controllers on this context: each change set that reaches it (its own
     /// processed changes, its saves, everything a merge brings in), and whether its updates count
@@ -241,7 +250,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
         let id = ObjectID(info.names, key: .temporary(Self.nextTemporaryNumber()))
         // A fault has nothing to allocate; the new object then takes the entity's initial state.
-        let o = ManagedObject(id: id, info: info, context: self, fault: true)
+        let o = ManagedObject.make(id: id, info: info, context: self, fault: true)
         o.isFault = false
         if info.initialAttributesAreNil {
             // An array of its own at once: the entity's, shared, would be copied value by value
@@ -309,12 +318,43 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// The registered object for a primary key, or a fault of the declared entity (its concrete
     /// entity is read with its row).
-    func faultObject(pk: Int64, declared: String) throws(StoreError) -> ManagedObject {
+    /// `concrete`: the declared entity is the row's own (read with it), so no lookup is needed.
+    func faultObject(pk: Int64, declared: String, concrete: Bool = false) throws(StoreError) -> ManagedObject {
         if let o = registry.permanent(pk) { return o }
         let info = try store.info(declared)
-        let o = ManagedObject(id: ObjectID(info.names, key: .permanent(pk)), info: info, context: self, fault: true)
+        let o =
+            concrete
+            ? ManagedObject.make(id: ObjectID(info.names, key: .permanent(pk)), info: info, context: self, fault: true)
+            : newFault(.permanent(pk), info)
         registry.addPermanent(pk, o)
         return o
+    }
+
+    /// A fault for `id` (not registered yet), made as the class of its row's entity: when a
+    /// sub-entity of `info`'s is made as another class, the row's entity number is read first (a
+    /// row that cannot be read keeps `info`, and reading the fault reports why).
+    func newFault(_ key: ObjectID.Key, _ info: EntityInfo) -> ManagedObject {
+        var info = info
+        if info.needsConcreteEntity, case .permanent(let pk) = key, let concrete = try? concreteInfo(pk, info) {
+            info = concrete
+        }
+        return ManagedObject.make(id: ObjectID(info.names, key: key), info: info, context: self, fault: true)
+    }
+
+    /// The rows of `sql`, whose one parameter is `key`, read with the store's lock held.
+    func lockedRows(_ sql: String, _ key: Int64) throws(StoreError) -> [[SQLValue]] {
+        try store.locked { () throws(StoreError) in
+            do throws(SQLiteError) { return try store.rows(sql, [.integer(key)]) } catch { throw error.storeError }
+        }
+    }
+
+    /// The entity of the stored row `pk` of `info`'s table.
+    private func concreteInfo(_ pk: Int64, _ info: EntityInfo) throws(StoreError) -> EntityInfo? {
+        let q = PersistentStore.q
+        let rows = try lockedRows(
+            "SELECT \(q(Storage.entityColumn)) FROM \(q(info.layout.table)) WHERE \(q(Storage.primaryKey)) = ?", pk)
+        guard case .integer(let ent)? = rows.first?.first else { return nil }
+        return store.infoByNumber[ent]
     }
 
     /// The object for a row read by a query (`Z_PK`, `Z_ENT`, then the layout's columns).
@@ -334,7 +374,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
             if o.isFault { try fill(o, info: info, row) }
             return o
         }
-        let o = ManagedObject(id: ObjectID(info.names, key: .permanent(pk)), info: info, context: self, fault: true)
+        let o = ManagedObject.make(
+            id: ObjectID(info.names, key: .permanent(pk)), info: info, context: self, fault: true)
         try fill(o, info: info, row)
         registry.addPermanent(pk, o)
         return o
@@ -470,15 +511,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
         case .foreignKey:
             preconditionFailure("a to-one relationship is not loaded as a to-many")
         }
-        let rows = try store.locked { () throws(StoreError) in
-            do throws(SQLiteError) { return try store.rows(sql, [.integer(pk)]) } catch { throw error.storeError }
-        }
+        let rows = try lockedRows(sql, pk)
         var out: [ManagedObject] = []
         out.reserveCapacity(rows.count)
         for row in rows {
             guard case .integer(let k) = row[0], case .integer(let ent) = row[1], let info = store.infoByNumber[ent]
             else { continue }
-            let member = try faultObject(pk: k, declared: info.name)
+            let member = try faultObject(pk: k, declared: info.name, concrete: true)
             if member.isFault, member.info !== info {
                 member.info = info
                 member.objectID = ObjectID(info.names, key: member.objectID.key)
@@ -768,6 +807,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         updatedSet = []
         deletedSet = []
         unreported = ChangeSet()
+        accessErrors = []
         undoManager?.removeAllActions()
     }
 
@@ -788,6 +828,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         updatedSet = []
         deletedSet = []
         unreported = ChangeSet()
+        accessErrors = []
     }
 
     /// Re-reads `o` from the store. With `mergeChanges` false its unsaved changes are dropped and

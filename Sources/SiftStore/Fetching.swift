@@ -34,16 +34,34 @@ struct FetchPlan {
 extension ManagedObjectContext {
     // MARK: Public entry points
 
-    /// The matching objects, sorted and limited as the request says.
-    public func fetch(_ request: FetchRequest) throws(StoreError) -> [ManagedObject] {
+    /// The matching objects, sorted and limited as the request says, as the request's class:
+    /// `[ManagedObject]` for `FetchRequest("Item")`, `[Employee]` for
+    /// `FetchRequest(Employee.self)`. An object that is not an instance of that class (its
+    /// entity's class not registered with the model) is a `.typeMismatch` error.
+    ///
+    /// ```swift
+    /// let items = try context.fetch(FetchRequest("Item", predicate: "price > %@", 10))
+    /// let staff = try context.fetch(FetchRequest(Employee.self))   // [Employee]
+    /// ```
+    public func fetch<Object>(_ request: FetchRequest<Object>) throws(StoreError) -> [Object] {
+        let request = request.untyped
         let plan = try makePlan(request)
         let objects = try matchingObjects(request, plan)
         try prefetch(request.relationshipKeyPathsForPrefetching, for: objects)
-        return objects
+        if Object.self == ManagedObject.self { return unsafeBitCast(objects, to: [Object].self) }
+        for o in objects where !(o is Object) {
+            throw StoreError(
+                .typeMismatch,
+                "\(o.objectID) is a '\(String(reflecting: type(of: o)))', not a '\(String(reflecting: Object.self))' (register the entity's class with the model: ManagedObjectModel(entities:classes:))"
+            )
+        }
+        // Every element was checked to be an `Object`: the array's references are the same bits.
+        return unsafeBitCast(objects, to: [Object].self)
     }
 
     /// The IDs of the matching objects.
-    public func fetchObjectIDs(_ request: FetchRequest) throws(StoreError) -> [ObjectID] {
+    public func fetchObjectIDs<Object>(_ request: FetchRequest<Object>) throws(StoreError) -> [ObjectID] {
+        let request = request.untyped
         let plan = try makePlan(request)
         if plan.residual == nil, try dirtyObjects(request, plan) == nil, plan.sqlSort != nil {
             // Without sub-entities every row is of the requested entity: the key alone will do.
@@ -76,7 +94,8 @@ extension ManagedObjectContext {
     }
 
     /// The number of matching objects (limit and offset applied, as Core Data does).
-    public func count(for request: FetchRequest) throws(StoreError) -> Int {
+    public func count<Object>(for request: FetchRequest<Object>) throws(StoreError) -> Int {
+        let request = request.untyped
         let plan = try makePlan(request)
         if plan.residual == nil, try dirtyObjects(request, plan) == nil {
             let q: SQLQuery
@@ -108,7 +127,7 @@ extension ManagedObjectContext {
         return try p.evaluate(with: o, variables: variables)
     }
 
-    static func limited(_ n: Int, _ r: FetchRequest) -> Int {
+    static func limited(_ n: Int, _ r: FetchRequest<ManagedObject>) -> Int {
         let afterOffset = max(0, n - r.fetchOffset)
         return r.fetchLimit.map { min($0, afterOffset) } ?? afterOffset
     }
@@ -116,7 +135,8 @@ extension ManagedObjectContext {
     /// Dictionaries of the matching objects: `propertiesToFetch` (or every attribute), distinct
     /// when asked, or one per group with its aggregates. Computed in memory over the matching
     /// objects, so pending changes take part here too.
-    public func fetchDictionaries(_ request: FetchRequest) throws(StoreError) -> [[String: Value]] {
+    public func fetchDictionaries<Object>(_ request: FetchRequest<Object>) throws(StoreError) -> [[String: Value]] {
+        let request = request.untyped
         var unlimited = request
         unlimited.fetchLimit = nil
         unlimited.fetchOffset = 0
@@ -202,7 +222,7 @@ extension ManagedObjectContext {
     /// values of `key` (as Core Data's `count:`), the others apply the collection operator to the
     /// group as KVC applies it to an array of objects. Errors point into the aggregate's text and
     /// name the object whose value raised.
-    func aggregate(_ a: FetchRequest.Aggregate, _ members: [ManagedObject]) throws(StoreError) -> Value {
+    func aggregate(_ a: FetchAggregate, _ members: [ManagedObject]) throws(StoreError) -> Value {
         if a.function == .count, a.keyPath.isEmpty { return .integer(Int64(members.count)) }
         let reader: SiftSortDescriptor
         do { reader = try SiftSortDescriptor(a.keyPath) } catch { throw a.locate(StoreError(error)) }
@@ -232,7 +252,8 @@ extension ManagedObjectContext {
     }
 
     /// The SQL, plan and residual of a request.
-    public func explain(_ request: FetchRequest) throws(StoreError) -> FetchExplanation {
+    public func explain<Object>(_ request: FetchRequest<Object>) throws(StoreError) -> FetchExplanation {
+        let request = request.untyped
         let plan = try makePlan(request)
         let q = try query(plan, request, columns: [Storage.primaryKey], limited: plan.residual == nil)
         let lines = try store.locked { () throws(StoreError) in
@@ -246,7 +267,7 @@ extension ManagedObjectContext {
 
     // MARK: Planning
 
-    func makePlan(_ request: FetchRequest) throws(StoreError) -> FetchPlan {
+    func makePlan(_ request: FetchRequest<ManagedObject>) throws(StoreError) -> FetchPlan {
         let info = try store.info(request.entityName)
         // Before any row is read: a key the entity does not have fails here, on every path.
         let kinds = try KeyCheck.check(request, in: store.model)
@@ -318,7 +339,8 @@ extension ManagedObjectContext {
             variables: request.variables.mapValues { Value($0) })
     }
 
-    func query(_ plan: FetchPlan, _ request: FetchRequest, columns: [String], limited: Bool) throws(StoreError)
+    func query(_ plan: FetchPlan, _ request: FetchRequest<ManagedObject>, columns: [String], limited: Bool)
+        throws(StoreError)
         -> SQLQuery
     {
         do {
@@ -335,7 +357,9 @@ extension ManagedObjectContext {
 
     // MARK: Matching
 
-    func matchingObjects(_ request: FetchRequest, _ plan: FetchPlan) throws(StoreError) -> [ManagedObject] {
+    func matchingObjects(_ request: FetchRequest<ManagedObject>, _ plan: FetchPlan) throws(StoreError)
+        -> [ManagedObject]
+    {
         let dirty = try dirtyObjects(request, plan)
         let sqlDoesAll =
             plan.residual == nil && dirty == nil && (request.sortDescriptors.isEmpty || plan.sqlSort != nil)
@@ -410,7 +434,7 @@ extension ManagedObjectContext {
     /// The clean rows and the changed objects that match, in the request's order: sorted whole
     /// when SQL did not order the rows, else each changed object inserted where it belongs.
     private func merging(
-        _ keep: [ManagedObject], _ changed: [ManagedObject], _ request: FetchRequest, _ plan: FetchPlan
+        _ keep: [ManagedObject], _ changed: [ManagedObject], _ request: FetchRequest<ManagedObject>, _ plan: FetchPlan
     ) throws(StoreError) -> [ManagedObject] {
         // Ties are broken by primary key, inserted objects last in insertion order: the keys
         // a save would give them.
@@ -458,7 +482,7 @@ extension ManagedObjectContext {
     /// `keep` (ordered by SQL) with each of `sortedChanged` inserted where a binary search over
     /// the clean rows puts it.
     private func inserting(
-        _ sortedChanged: [ManagedObject], into keep: [ManagedObject], _ request: FetchRequest,
+        _ sortedChanged: [ManagedObject], into keep: [ManagedObject], _ request: FetchRequest<ManagedObject>,
         tiebreak: (ManagedObject) -> (Int64, Int64)
     ) throws(StoreError) -> [ManagedObject] {
         var keyCache: [ObjectIdentifier: [Value]] = [:]
@@ -503,7 +527,8 @@ extension ManagedObjectContext {
 
     /// The objects whose answer may differ from the stored one (nil when there are none or the
     /// request ignores pending changes).
-    func dirtyObjects(_ request: FetchRequest, _ plan: FetchPlan) throws(StoreError) -> [ManagedObject]? {
+    func dirtyObjects(_ request: FetchRequest<ManagedObject>, _ plan: FetchPlan) throws(StoreError) -> [ManagedObject]?
+    {
         guard request.includesPendingChanges, hasChanges || parent != nil else { return nil }
         var out: [ManagedObject] = []
         var seen = Set<ObjectIdentifier>()

@@ -273,7 +273,7 @@ extension KeyCheck {
     /// group-by keys and aggregates.
     /// Also says, from the same walk, whether the predicate and the sort keys read attributes
     /// whose values differ in kind (the fetch then judges those parts in memory).
-    static func check(_ request: FetchRequest, in model: ManagedObjectModel) throws(StoreError) -> (
+    static func check(_ request: FetchRequest<ManagedObject>, in model: ManagedObjectModel) throws(StoreError) -> (
         predicateReadsMixedKinds: Bool, sortReadsMixedKinds: Bool
     ) {
         let entity = request.entityName

@@ -1,5 +1,5 @@
 // Managed objects: one row as a class instance (identity, uniquing per context), readable by every
-// predicate through `KeyValueCoding`. Attributes are held as evaluation `Value`s; relationships
+// predicate through `KeyValueReading`. Attributes are held as evaluation `Value`s; relationships
 // as links to other managed objects, loaded lazily the first time they are touched (a to-one
 // starts as the foreign key read with the row; a to-many as not loaded). An object whose row has
 // not been read yet is a fault and reads it on first access. Writes go through the context, which
@@ -54,6 +54,13 @@ final class EntityInfo: @unchecked Sendable {
     /// it knows its identifier, before any object exists).
     var names = IDNames.Pair(store: 0, entity: 0)
     var name: String { entity.name }
+    /// The registered class the entity's objects are made as (nil: `ManagedObject` itself).
+    let objectClass: ManagedObject.Type?
+    /// A sub-entity's objects are made as another class: a fault of this entity reads its row's
+    /// entity number before it is made (Swift cannot change an object's class later).
+    let needsConcreteEntity: Bool
+    /// A document entity (its one attribute is the document).
+    let isDocument: Bool
 
     /// The position of attribute `key`. Entities have few attributes and callers name them with
     /// the model's own strings, so comparing names (the byte count first) beats hashing the key;
@@ -65,9 +72,12 @@ final class EntityInfo: @unchecked Sendable {
         return entity.attributeIndex[key]
     }
 
-    init(_ entity: ResolvedEntity, layout: TableLayout) {
+    init(_ entity: ResolvedEntity, layout: TableLayout, classes: ObjectClasses) {
         self.entity = entity
         self.layout = layout
+        objectClass = classes.byEntity[entity.name]
+        needsConcreteEntity = classes.needsConcreteEntity.contains(entity.name)
+        isDocument = entity.document != nil
         attributeColumns = entity.attributes.map { layout.index[$0.column]! }
         exactColumns = entity.attributes.map { $0.exactColumn.map { layout.index[$0]! } }
         mixedColumns = entity.attributes.map { a in
@@ -139,16 +149,31 @@ struct Snapshot {
 /// try ann.get("age", as: Int.self)             // nil
 /// try SiftPredicate("name BEGINSWITH 'A'").evaluate(with: ann)  // true
 /// ```
-public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
+///
+/// Subclass it per entity for typed properties (<doc:TypedObjects>; `sift store codegen` writes the
+/// subclasses) and register the subclasses with the model: contexts then make every object of
+/// the entity as its class.
+///
+/// ```swift
+/// final class Item: ManagedObject {
+///     var name: String? {
+///         get { attribute("name") }
+///         set { setAttribute(newValue, "name") }
+///     }
+/// }
+/// ```
+// Open for the entity classes; every stored property is final, so none of them is reached
+// through a class's table of methods (nothing is slower than with a final class).
+open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
     /// Temporary until the object's first save, then the permanent ID of its row.
-    @exclusivity(unchecked) public internal(set) var objectID: ObjectID
-    @exclusivity(unchecked) var info: EntityInfo
+    @exclusivity(unchecked) public internal(set) final var objectID: ObjectID
+    @exclusivity(unchecked) final var info: EntityInfo
     // The stored properties skip the runtime's exclusivity checks: a context and its objects are
     // used from one thread at a time and no method holds one property while changing it, and
     // the checks (a call per property access) cost more than reading a row's values.
     /// Not weak (a weak reference allocates a side table per object): the context clears it for
     /// every object it holds when it lets the object go or is itself released, so it never dangles.
-    @exclusivity(unchecked) unowned(unsafe) var context: ManagedObjectContext?
+    @exclusivity(unchecked) unowned(unsafe) final var context: ManagedObjectContext?
     /// The row has not been read yet: the object is a fault (from `object(with:)`, a fetch with
     /// `fetchBatchSize` or `returnsObjectsAsFaults`, a refresh), and touching a value reads it.
     ///
@@ -159,44 +184,65 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// _ = try items[0].get("name", as: String.self)
     /// items[1].isFault                          // false: read with items[0], in one batch
     /// ```
-    @exclusivity(unchecked) public internal(set) var isFault: Bool
-    @exclusivity(unchecked) var attributes: [Value]
+    @exclusivity(unchecked) public internal(set) final var isFault: Bool
+    @exclusivity(unchecked) final var attributes: [Value]
     /// Per relationship; nil when not loaded yet.
-    @exclusivity(unchecked) var links: [Link?]
-    @exclusivity(unchecked) var snapshot: Snapshot?
+    @exclusivity(unchecked) final var links: [Link?]
+    @exclusivity(unchecked) final var snapshot: Snapshot?
     /// The row's version counter when it was read.
-    @exclusivity(unchecked) var version: Int64 = 0
+    @exclusivity(unchecked) final var version: Int64 = 0
     /// Faults of one fetch with a batch size: touching one reads the rows of all.
-    @exclusivity(unchecked) var batch: FaultBatch?
+    @exclusivity(unchecked) final var batch: FaultBatch?
     /// Inserted in its context and not saved yet (the context's own bookkeeping).
-    @exclusivity(unchecked) var pendingInsert = false
+    @exclusivity(unchecked) final var pendingInsert = false
     /// The primary key a save in progress gave this inserted object (nil outside a save).
-    @exclusivity(unchecked) var assignedKey: Int64?
+    @exclusivity(unchecked) final var assignedKey: Int64?
     /// The last fetch pass of its context that judged it dirty (0: none).
-    @exclusivity(unchecked) var dirtyPass: UInt64 = 0
+    @exclusivity(unchecked) final var dirtyPass: UInt64 = 0
     /// Deleted from the store by another context's save or a batch delete, and merged into its
     /// context: it reports `isDeleted`, and reading or changing it is an error.
-    @exclusivity(unchecked) var isGone = false
+    @exclusivity(unchecked) final var isGone = false
     /// Gone because an ancestor of its (child) context deleted it, saved or not.
-    @exclusivity(unchecked) var isGoneAbove = false
+    @exclusivity(unchecked) final var isGoneAbove = false
+    /// The context a merged delete took a gone object from, which keeps the errors of its typed
+    /// accesses (TypedAccess.swift). Weak: the gone object no longer keeps its context alive.
+    @exclusivity(unchecked) final weak var goneFrom: ManagedObjectContext?
 
-    init(id: ObjectID, info: EntityInfo, context: ManagedObjectContext, fault: Bool) {
-        self.objectID = id
-        self.info = info
-        self.context = context
-        self.isFault = fault
+    /// What a context hands the object it makes: only a context can make one.
+    public struct Seed {
+        let id: ObjectID
+        let info: EntityInfo
+        unowned(unsafe) let context: ManagedObjectContext
+        let fault: Bool
+    }
+
+    /// Made by a context (inserts, fetches, faults) as the class registered for the entity; a
+    /// subclass keeps this initializer (it declares none of its own).
+    public required init(_ seed: Seed) {
+        self.objectID = seed.id
+        self.info = seed.info
+        self.context = seed.context
+        self.isFault = seed.fault
         // A fault gets its attributes when its row is read.
-        self.attributes = fault ? [] : Array(repeating: .null, count: info.entity.attributes.count)
-        self.links = Array(repeating: nil, count: info.entity.relationships.count)
+        self.attributes = seed.fault ? [] : Array(repeating: .null, count: seed.info.entity.attributes.count)
+        self.links = Array(repeating: nil, count: seed.info.entity.relationships.count)
+    }
+
+    /// An object of `info`'s entity, made as the entity's registered class.
+    @inline(__always)
+    static func make(id: ObjectID, info: EntityInfo, context: ManagedObjectContext, fault: Bool) -> ManagedObject {
+        let seed = Seed(id: id, info: info, context: context, fault: fault)
+        guard let cls = info.objectClass else { return ManagedObject(seed) }
+        return cls.init(seed)
     }
 
     /// The name of the object's entity.
-    public var entityName: String { info.name }
+    public final var entityName: String { info.name }
 
     /// Identity: two objects are equal only when they are the same instance (one per ID per context).
     public static func == (a: ManagedObject, b: ManagedObject) -> Bool { a === b }
     /// Hashes the instance's identity.
-    public func hash(into h: inout Hasher) { h.combine(ObjectIdentifier(self)) }
+    public final func hash(into h: inout Hasher) { h.combine(ObjectIdentifier(self)) }
 
     /// `<` and the object ID's description `>`.
     public var description: String { "<\(objectID)>" }
@@ -217,7 +263,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// The value of an attribute or relationship (a to-one is `.object(ManagedObject)` or
     /// `.null`; a to-many is a `.set`, or an `.array` when ordered). Loads the row or the
     /// relationship when needed.
-    public func value(forKey key: String) throws -> Value {
+    public final func value(forKey key: String) throws -> Value {
         if info.entity.document != nil { return try storeValue(forKey: key) }
         guard info.entity.attributeIndex[key] != nil || info.entity.relationshipIndex[key] != nil else {
             if info.entity.isOpen { return .null }
@@ -228,7 +274,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     }
 
     /// `value(forKey:)` with the store's typed error.
-    public func storeValue(forKey key: String) throws(StoreError) -> Value {
+    public final func storeValue(forKey key: String) throws(StoreError) -> Value {
         if info.entity.document != nil {
             // A document's keys, as a JSON object answers them (nil when missing or not an object).
             try fire()
@@ -272,7 +318,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// ```swift
     /// let age = try person.get("age", as: Int.self)   // Int?
     /// ```
-    public func get<T>(_ key: String, as type: T.Type = T.self) throws(StoreError) -> T? {
+    public final func get<T>(_ key: String, as type: T.Type = T.self) throws(StoreError) -> T? {
         let v = try storeValue(forKey: key)
         if case .null = v { return nil }
         if let r = Self.cast(v, to: T.self) { return r }
@@ -327,7 +373,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// ```swift
     /// try pet.setValue(ann, forKey: "owner")   // ann's "pets" now holds pet
     /// ```
-    public func setValue(_ value: Any?, forKey key: String) throws(StoreError) {
+    public final func setValue(_ value: Any?, forKey key: String) throws(StoreError) {
         guard let context else { throw detachedError }
         try context.set(value, forKey: key, of: self)
     }
@@ -341,7 +387,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// ```swift
     /// try ann.setValue("Ann", forKey: "name")
     /// ```
-    public func setValue(_ value: String, forKey key: String) throws(StoreError) {
+    public final func setValue(_ value: String, forKey key: String) throws(StoreError) {
         try setTyped(.string(value), value, forKey: key) { $0 == .string }
     }
 
@@ -351,7 +397,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// ```swift
     /// try ann.setValue(42, forKey: "age")
     /// ```
-    public func setValue(_ value: Int, forKey key: String) throws(StoreError) {
+    public final func setValue(_ value: Int, forKey key: String) throws(StoreError) {
         try setTyped(.integer(Int64(value)), value, forKey: key) { $0.integerRange?.contains(Int64(value)) ?? false }
     }
 
@@ -360,7 +406,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// ```swift
     /// try ann.setValue(Int64(42), forKey: "age")
     /// ```
-    public func setValue(_ value: Int64, forKey key: String) throws(StoreError) {
+    public final func setValue(_ value: Int64, forKey key: String) throws(StoreError) {
         try setTyped(.integer(value), value, forKey: key) { $0.integerRange?.contains(value) ?? false }
     }
 
@@ -369,7 +415,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// ```swift
     /// try ann.setValue(5200.0, forKey: "salary")
     /// ```
-    public func setValue(_ value: Double, forKey key: String) throws(StoreError) {
+    public final func setValue(_ value: Double, forKey key: String) throws(StoreError) {
         try setTyped(.double(value), value, forKey: key) { $0 == .double }
     }
 
@@ -378,7 +424,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// ```swift
     /// try ann.setValue(true, forKey: "active")
     /// ```
-    public func setValue(_ value: Bool, forKey key: String) throws(StoreError) {
+    public final func setValue(_ value: Bool, forKey key: String) throws(StoreError) {
         try setTyped(.bool(value), value, forKey: key) { $0 == .boolean }
     }
 
@@ -387,7 +433,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     /// the general way with `original`, so errors read exactly as they do there.
     // `original` is generic, not `Any`: it is boxed only on the rare path that needs it.
     @inline(__always)
-    private func setTyped<T>(
+    private final func setTyped<T>(
         _ value: Value, _ original: T, forKey key: String,
         storesAsIs: (AttributeType) -> Bool
     ) throws(StoreError) {
@@ -414,7 +460,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     }
 
     /// Adds `object` to the to-many relationship `key` (kept in order when ordered).
-    public func add(_ object: ManagedObject, to key: String) throws(StoreError) {
+    public final func add(_ object: ManagedObject, to key: String) throws(StoreError) {
         guard let context else { throw detachedError }
         if context.undoManager != nil, let i = info.entity.relationshipIndex[key] {
             try context.checkOwned(self)
@@ -424,7 +470,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     }
 
     /// Removes `object` from the to-many relationship `key`.
-    public func remove(_ object: ManagedObject, from key: String) throws(StoreError) {
+    public final func remove(_ object: ManagedObject, from key: String) throws(StoreError) {
         guard let context else { throw detachedError }
         if context.undoManager != nil, let i = info.entity.relationshipIndex[key] {
             try context.checkOwned(self)
@@ -450,7 +496,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     // MARK: Faults
 
     /// Reads the row when the object is a fault.
-    func fire() throws(StoreError) {
+    final func fire() throws(StoreError) {
         guard isFault else { return }
         guard let context else { throw detachedError }
         if let batch { try context.fulfillBatch(batch) }
@@ -468,7 +514,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     }
 
     /// Relationship `i`, loaded.
-    func link(_ i: Int) throws(StoreError) -> Link {
+    final func link(_ i: Int) throws(StoreError) -> Link {
         if let l = links[i] {
             if case .oneKey(let pk) = l {
                 guard let context else { throw detachedError }
@@ -498,7 +544,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
 
     /// Link `l` (relationship `i`) without the objects merged away as deleted, which it keeps
     /// from then on: pruned when next read, so merging a delete costs nothing per holder.
-    private func withoutGone(_ i: Int, _ l: Link) -> Link {
+    private final func withoutGone(_ i: Int, _ l: Link) -> Link {
         switch l {
         case .one(let o?) where o.isGone:
             links[i] = .one(nil)
@@ -512,13 +558,13 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     }
 
     /// The objects of to-many relationship `i` (loaded).
-    func many(_ i: Int) throws(StoreError) -> [ManagedObject] {
+    final func many(_ i: Int) throws(StoreError) -> [ManagedObject] {
         if case .many(let m) = try link(i) { return m }
         return []
     }
 
     /// The object of to-one relationship `i` (loaded).
-    func one(_ i: Int) throws(StoreError) -> ManagedObject? {
+    final func one(_ i: Int) throws(StoreError) -> ManagedObject? {
         if case .one(let o) = try link(i) { return o }
         return nil
     }

@@ -104,6 +104,7 @@ extension ManagedObjectContext {
             o.isGoneAbove = true
         }
         Self.detach(o)
+        o.goneFrom = self
         o.isGone = true
         o.isFault = true
         o.batch = nil

@@ -356,12 +356,17 @@ public struct EntityDescription: Codable, Hashable, Sendable {
     /// Set for a document entity: each object is one JSON document of these shapes (see
     /// ``DocumentDescription``), and the entity declares no attributes or relationships.
     public var document: DocumentDescription?
+    /// The name of the Swift class whose instances the entity's objects are (Core Data's class
+    /// name): a class registered with the model (``ManagedObjectModel/init(entities:classes:)``)
+    /// serves the entity whose class name is the class's own name. nil means the entity's name.
+    /// Model files give it as `"className"`; it does not change the model's version hash.
+    public var className: String?
 
     /// An entity; concrete, without a parent, properties or constraints by default.
     public init(
         _ name: String, abstract: Bool = false, parent: String? = nil,
         attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [],
-        uniquenessConstraints: [[String]] = [], open: Bool = false
+        uniquenessConstraints: [[String]] = [], open: Bool = false, className: String? = nil
     ) {
         self.name = name
         self.isAbstract = abstract
@@ -370,6 +375,7 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         self.relationships = relationships
         self.uniquenessConstraints = uniquenessConstraints
         self.isOpen = open
+        self.className = className
     }
 
     /// A document entity: its objects are JSON documents of `document`'s shapes.
@@ -384,7 +390,7 @@ public struct EntityDescription: Codable, Hashable, Sendable {
 
     /// The keys of an entity in a model file.
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case name, abstract, parent, attributes, relationships, uniquenessConstraints, open, document
+        case name, abstract, parent, attributes, relationships, uniquenessConstraints, open, document, className
     }
 
     /// Decodes an entity from a model file, applying the defaults.
@@ -398,6 +404,7 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         uniquenessConstraints = try c.decodeIfPresent([[String]].self, forKey: .uniquenessConstraints) ?? []
         isOpen = try c.decodeIfPresent(Bool.self, forKey: .open) ?? false
         document = try c.decodeIfPresent(DocumentDescription.self, forKey: .document)
+        className = try c.decodeIfPresent(String.self, forKey: .className)
     }
 
     /// Encodes the entity; options that are unset are left out.
@@ -411,6 +418,7 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         if !uniquenessConstraints.isEmpty { try c.encode(uniquenessConstraints, forKey: .uniquenessConstraints) }
         if isOpen { try c.encode(true, forKey: .open) }
         try c.encodeIfPresent(document, forKey: .document)
+        try c.encodeIfPresent(className, forKey: .className)
     }
 }
 
@@ -460,12 +468,21 @@ public struct ManagedObjectModel: Hashable, Sendable {
     let resolved: [String: ResolvedEntity]
     /// The schema the SQL lowering reads, derived from the storage layout (never written twice).
     public let schema: Schema
+    /// The registered classes and the entities they serve (ObjectClasses.swift).
+    let classes: ObjectClasses
 
     /// A model of `entities`, validated: names, parents, destinations and inverses must agree.
-    public init(entities: [EntityDescription]) throws(ModelError) {
+    /// `classes` are the `ManagedObject` subclasses its objects are made as, each serving the
+    /// entity whose ``EntityDescription/className`` (or name) is the class's name.
+    ///
+    /// ```swift
+    /// let model = try ManagedObjectModel(entities: entities, classes: [Employee.self, Manager.self])
+    /// ```
+    public init(entities: [EntityDescription], classes: [ManagedObject.Type] = []) throws(ModelError) {
         self.entities = entities
         self.resolved = try ModelResolver.resolve(entities)
         self.schema = Self.deriveSchema(entities, resolved)
+        self.classes = try ObjectClasses(classes, entities: entities)
     }
 
     /// Decodes and validates a JSON model file: `{"entities": [{"name": …, "attributes": […],
@@ -480,12 +497,14 @@ public struct ManagedObjectModel: Hashable, Sendable {
     ///     print(error)   // model error: 1:79: error: entities[0].attributes[0].optinal: unknown key 'optinal'; did you mean 'optional'?
     /// }
     /// ```
-    public init(json data: Data) throws(ModelError) {
-        try self.init(entities: try ModelFile.read(data))
+    public init(json data: Data, classes: [ManagedObject.Type] = []) throws(ModelError) {
+        try self.init(entities: try ModelFile.read(data), classes: classes)
     }
 
     /// The model as JSON (pretty-printed, keys sorted): what `init(json:)` reads.
-    public var jsonString: String {
+    public var jsonString: String { Self.json(entities) }
+
+    static func json(_ entities: [EntityDescription]) -> String {
         struct File: Encodable { var entities: [EntityDescription] }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -494,9 +513,12 @@ public struct ManagedObjectModel: Hashable, Sendable {
     }
 
     /// A hash of the canonical JSON form (FNV-1a, 64 bits, hex): equal models, equal hashes.
+    /// Class names are left out: they say how objects are made, not how rows are stored.
     public var versionHash: String {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in jsonString.utf8 { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        var stored = entities
+        for i in stored.indices { stored[i].className = nil }
+        for byte in Self.json(stored).utf8 { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return String(h, radix: 16).leftPadded(to: 16)
     }
 

@@ -95,7 +95,10 @@ extension ManagedObjectContext {
     /// or a fault that reads its state through the ancestors (or the store).
     func counterpart(of other: ManagedObject) -> ManagedObject {
         if let o = registry[other.objectID.key] { return o }
-        let o = ManagedObject(id: other.objectID, info: other.info, context: self, fault: true)
+        let o =
+            other.isFault
+            ? newFault(other.objectID.key, other.info)
+            : ManagedObject.make(id: other.objectID, info: other.info, context: self, fault: true)
         registry[other.objectID.key] = o
         return o
     }
@@ -263,7 +266,7 @@ extension ManagedObjectContext {
     private func makeInserts(_ inserted: [ManagedObject], in parent: ManagedObjectContext) -> [ManagedObject] {
         var made: [ManagedObject] = []
         for o in inserted {
-            let p = ManagedObject(id: o.objectID, info: o.info, context: parent, fault: true)
+            let p = ManagedObject.make(id: o.objectID, info: o.info, context: parent, fault: true)
             p.isFault = false
             p.attributes = o.attributes
             parent.registry[o.objectID.key] = p
@@ -287,7 +290,7 @@ extension ManagedObjectContext {
         var deleted = parent.deletedSet.union(deleting)
         for (plan, state) in applied where !plan.attributes.isEmpty || !plan.links.isEmpty || plan.undelete {
             let p = plan.parent
-            let v = ManagedObject(id: p.objectID, info: p.info, context: parent, fault: true)
+            let v = ManagedObject.make(id: p.objectID, info: p.info, context: parent, fault: true)
             v.isFault = false
             v.attributes = state.attributes
             v.links = state.links

@@ -127,7 +127,7 @@ public final class PersistentStore: @unchecked Sendable {
         var infos: [String: EntityInfo] = [:]
         var byNumber: [Int64: EntityInfo] = [:]
         for (name, r) in model.resolved {
-            let info = EntityInfo(r, layout: layouts[r.table]!)
+            let info = EntityInfo(r, layout: layouts[r.table]!, classes: model.classes)
             infos[name] = info
             byNumber[r.number] = info
         }

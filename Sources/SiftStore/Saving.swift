@@ -17,6 +17,8 @@ extension ManagedObjectContext {
     /// do { try context.save() } catch where error.kind == .uniqueness { print(error.message) }
     /// ```
     public func save() throws(StoreError) {
+        // A typed read or write that failed since the last save fails this one (TypedAccess.swift).
+        if !accessErrors.isEmpty { try throwAccessErrors() }
         // A child writes nothing: its changes go into its parent (ParentContexts.swift).
         if let parent { return try push(into: parent) }
         guard try beginSave() != nil else { return }

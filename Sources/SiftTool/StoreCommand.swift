@@ -38,6 +38,7 @@ struct StoreCommand: ParsableCommand {
         subcommands: [
             StoreInferModelCommand.self, StoreCreateCommand.self, StoreImportCommand.self,
             StoreQueryCommand.self, StoreUpdateCommand.self, StoreDeleteCommand.self, StoreHistoryCommand.self,
+            StoreCodegenCommand.self,
         ]
     )
 }
@@ -221,16 +222,7 @@ struct StoreCreateCommand: ParsableCommand {
 
     func run() throws {
         try reportingStoreErrors {
-            let data: Data
-            do { data = try Data(contentsOf: URL(fileURLWithPath: model)) } catch {
-                throw StoreCommandError("\(model): error: cannot read the model (\(error.localizedDescription))")
-            }
-            let parsed: ManagedObjectModel
-            do throws(ModelError) { parsed = try ManagedObjectModel(json: data) } catch {
-                // `MODEL.json:line:column: error: key.path: …`, one line per problem of the file.
-                throw StoreCommandError(
-                    lines: error.failures.map { "\(model):" + ($0.location == nil ? " error: " : "") + "\($0)" })
-            }
+            let parsed = try readModelFile(model)
             do throws(StoreError) { _ = try PersistentStore(model: parsed, path: db, historyTracking: history) } catch {
                 throw StoreCommandError(error)
             }
@@ -510,7 +502,7 @@ struct StoreQueryCommand: ParsableCommand {
 
     /// Rows of a dictionary fetch, keys in the order asked for: the properties (every attribute
     /// when none are named), or the group keys followed by the aggregates.
-    func dictionaries(_ context: ManagedObjectContext, _ base: FetchRequest, _ renderer: StoreRenderer)
+    func dictionaries(_ context: ManagedObjectContext, _ base: FetchRequest<ManagedObject>, _ renderer: StoreRenderer)
         throws(StoreError) -> String
     {
         var request = base

@@ -171,7 +171,7 @@ import Testing
     /// the message memory gives for one of the objects it raises on (which one the store meets
     /// first depends on its row order).
     static func expectRaises(
-        _ messages: Set<String>, _ request: FetchRequest, _ c: ManagedObjectContext, _ what: String
+        _ messages: Set<String>, _ request: FetchRequest<ManagedObject>, _ c: ManagedObjectContext, _ what: String
     ) {
         // The store names the row ("row 7: …") where memory's error has no object to name; a key
         // the entity lacks is `unknown-key` before any row is read (memory says the same words).

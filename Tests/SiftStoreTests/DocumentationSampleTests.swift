@@ -11,8 +11,75 @@ import SiftTestSupport
 import SiftEvaluation
 import SiftStore
 
+final class Shelf: ManagedObject {
+    var label: String? {
+        get { attribute("label") }
+        set { setAttribute(newValue, "label") }
+    }
+    var books: Set<Book> {
+        get { toMany("books") }
+        set { setToMany(newValue, "books") }
+    }
+}
+
+class Book: ManagedObject {
+    var title: String? {
+        get { attribute("title") }
+        set { setAttribute(newValue, "title") }
+    }
+    var pages: Int64 {
+        get { attribute("pages", default: 0) }
+        set { setAttribute(newValue, "pages") }
+    }
+    var shelf: Shelf? {
+        get { toOne("shelf") }
+        set { setToOne(newValue, "shelf") }
+    }
+}
+
+final class Atlas: Book {}
+
 @Suite struct DocumentationSampleTests {
     @Test func persistenceSamplesAreTested() throws { try expectArticleSamplesTested("Persistence.md", of: "SiftStore") }
+
+    @Test func typedObjectsSamplesAreTested() throws { try expectArticleSamplesTested("TypedObjects.md", of: "SiftStore") }
+
+    @Test func typedObjects() throws {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription("Shelf", attributes: [AttributeDescription("label", .string)],
+                              relationships: [RelationshipDescription("books", to: "Book", toMany: true, inverse: "shelf")]),
+            EntityDescription("Book", attributes: [AttributeDescription("title", .string),
+                                                   AttributeDescription("pages", .integer64)],
+                              relationships: [RelationshipDescription("shelf", to: "Shelf", inverse: "books")]),
+            EntityDescription("Atlas", parent: "Book"),
+        ], classes: [Shelf.self, Book.self, Atlas.self])
+        let context = ManagedObjectContext(store: try PersistentStore.inMemory(model: model))
+
+        let shelf = try context.insert(Shelf.self)
+        shelf.label = "maps"
+        let atlas = try context.insert(Atlas.self)
+        atlas.title = "World"
+        atlas.pages = 320
+        atlas.shelf = shelf
+        try context.save()
+
+        let books = try context.fetch(FetchRequest(Book.self, predicate: "pages > %@", 100))
+        // books.first is the atlas: an Atlas, shelved on "maps"
+        #expect(books.count == 1 && books.first is Atlas && books.first?.shelf?.label == "maps")
+        #expect(shelf.books == [atlas])
+
+        let other = ManagedObjectContext(store: context.store)
+        try other.delete(try other.existingObject(with: atlas.objectID))
+        try other.save()
+
+        let stale = ManagedObjectContext(store: context.store)
+        let fault = try stale.object(with: atlas.objectID) as? Atlas   // not read yet
+        let pagesRead = fault?.pages                   // 0: its row is gone
+        let kept = stale.accessErrors.first?.kind      // .objectNotFound, thrown by the next save
+        let pages = try? fault?.throwing { $0.pages }  // nil: `throwing` threw it here
+        #expect(pagesRead == 0 && kept == .objectNotFound && pages == nil)
+        #expect(throws: StoreError.self) { try stale.save() }
+    }
 
     @Test func contextsAndThreadsSamplesAreTested() throws {
         try expectArticleSamplesTested("ContextsAndThreads.md", of: "SiftStore")

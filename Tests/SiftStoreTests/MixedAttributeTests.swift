@@ -121,7 +121,7 @@ import Testing
         try c.save()
         let again = ManagedObjectContext(store: c.store)
         // Lenient: ANY over the rows that hold a scalar is false there (strict memory raises).
-        func lenient(_ text: String) throws -> FetchRequest {
+        func lenient(_ text: String) throws -> FetchRequest<ManagedObject> {
             FetchRequest(
                 "R",
                 predicate: try SiftPredicate(format: text, arguments: [], options: EvaluationOptions(lenient: true)))

@@ -88,8 +88,8 @@ import Testing
 
     /// Every request raises memory's error `e`; the batch requests change nothing.
     func expectRaises(
-        _ e: EvaluationError, _ label: String, _ c: ManagedObjectContext, _ request: FetchRequest,
-        _ names: FetchRequest, _ p: SiftPredicate
+        _ e: EvaluationError, _ label: String, _ c: ManagedObjectContext, _ request: FetchRequest<ManagedObject>,
+        _ names: FetchRequest<ManagedObject>, _ p: SiftPredicate
     ) throws {
         var update = BatchUpdateRequest("Item", predicate: p)
         update.propertiesToUpdate = ["name": .constant(.string("z"))]

@@ -13,9 +13,11 @@ struct SiftOutput {
 }
 
 /// Runs `sift args…` with `stdin` on standard input (drained concurrently so large outputs cannot
-/// block), in this process's environment or `environment`.
-func runSift(_ args: [String], stdin: String = "", environment: [String: String]? = nil) throws -> SiftOutput {
-    let exe = try #require(builtExecutable(named: "sift"), "no sift executable next to the test bundle")
+/// block), in this process's environment or `environment`; `executable` runs another program.
+func runSift(
+    _ args: [String], stdin: String = "", environment: [String: String]? = nil, executable: URL? = nil
+) throws -> SiftOutput {
+    let exe = try executable ?? #require(builtExecutable(named: "sift"), "no sift executable next to the test bundle")
     let process = Process()
     process.executableURL = exe
     process.arguments = args

@@ -15,13 +15,14 @@
 // ambiguous, and one libsqlite3 is linked.
 //
 // Usage: StoreBench [--insert N] [--fetch N] [--pending-rows N] [--changes N] [--update N]
-//                   [--merge N] [--merge-held N] [--rounds R]
-//                   [--only insert|fetch|ids|count|pending|update|merge|controller] [--sift-only] [--history]
+//                   [--merge N] [--merge-held N] [--typed N] [--rounds R]
+//                   [--only insert|fetch|ids|count|pending|update|merge|controller|typed] [--sift-only] [--history]
 //   defaults: 100,000 inserted objects; 200,000 matching objects fetched (from a table of 250,000);
 //   100,000 rows and 1,000 pending changes; 100,000 objects updated and saved; a did-save of 1,000
 //   objects merged into contexts holding 1,000 and 100,000; a did-save of 1, 10 and 1,000 objects
-//   merged into a context with a fetched results controller over --merge-held objects; median of 5
-//   rounds (Contexts.swift holds parts 5 and 6, FetchedResults.swift part 7). --only keeps the parts whose name
+//   merged into a context with a fetched results controller over --merge-held objects; 100,000
+//   objects read and written typed; median of 5 rounds (Contexts.swift holds parts 5 and 6,
+//   FetchedResults.swift part 7, Typed.swift part 8). --only keeps the parts whose name
 //   contains the text; --sift-only skips the baselines (for profiling: the Sift work is then in
 //   functions whose names start with `profiledSift`, for callgrind's --toggle-collect); --history
 //   makes Sift's insert store record persistent history (the cost of tracking it).
@@ -40,6 +41,7 @@ nonisolated(unsafe) var changeCount = 1_000
 nonisolated(unsafe) var updateCount = 100_000
 nonisolated(unsafe) var mergeCount = 1_000
 nonisolated(unsafe) var mergeHeld = 100_000
+nonisolated(unsafe) var typedCount = 100_000
 nonisolated(unsafe) var rounds = 5
 nonisolated(unsafe) var only: String? = nil
 nonisolated(unsafe) var siftOnly = false
@@ -53,6 +55,7 @@ readOptions(
         .integer("--update") { updateCount = $0 },
         .integer("--merge") { mergeCount = max(1, $0) },
         .integer("--merge-held") { mergeHeld = $0 },
+        .integer("--typed") { typedCount = max(1, $0) },
         .integer("--rounds") { rounds = max(1, $0) },
         .text("--only") { only = $0 },
         .flag("--sift-only") { siftOnly = true },
@@ -60,8 +63,8 @@ readOptions(
     ],
     usage: """
         usage: StoreBench [--insert N] [--fetch N] [--pending-rows N] [--changes N] [--update N]
-                          [--merge N] [--merge-held N] [--rounds R]
-                          [--only insert|fetch|ids|count|pending|update|merge|controller] [--sift-only] [--history]
+                          [--merge N] [--merge-held N] [--typed N] [--rounds R]
+                          [--only insert|fetch|ids|count|pending|update|merge|controller|typed] [--sift-only] [--history]
         """)
 
 func fail(_ message: String) -> Never {
@@ -436,24 +439,28 @@ func siftInsert(_ store: PersistentStore, _ people: [PersonData]) -> ManagedObje
 }
 
 @inline(never)
-func profiledSiftFetch(_ context: ManagedObjectContext, _ request: SiftStore.FetchRequest) -> [ManagedObject] {
+func profiledSiftFetch(_ context: ManagedObjectContext, _ request: SiftStore.FetchRequest<ManagedObject>)
+    -> [ManagedObject]
+{
     do { return try context.fetch(request) } catch { fail("Sift fetch: \(error)") }
 }
 
 /// The same fetch, for a context with pending changes (a name of its own, so a profile tells the
 /// two apart).
 @inline(never)
-func profiledSiftPendingFetch(_ context: ManagedObjectContext, _ request: SiftStore.FetchRequest) -> [ManagedObject] {
+func profiledSiftPendingFetch(_ context: ManagedObjectContext, _ request: SiftStore.FetchRequest<ManagedObject>)
+    -> [ManagedObject]
+{
     do { return try context.fetch(request) } catch { fail("Sift fetch with pending changes: \(error)") }
 }
 
 @inline(never)
-func profiledSiftIDs(_ context: ManagedObjectContext, _ request: SiftStore.FetchRequest) -> [ObjectID] {
+func profiledSiftIDs(_ context: ManagedObjectContext, _ request: SiftStore.FetchRequest<ManagedObject>) -> [ObjectID] {
     do { return try context.fetchObjectIDs(request) } catch { fail("Sift fetchObjectIDs: \(error)") }
 }
 
 @inline(never)
-func profiledSiftCount(_ context: ManagedObjectContext, _ request: SiftStore.FetchRequest) -> Int {
+func profiledSiftCount(_ context: ManagedObjectContext, _ request: SiftStore.FetchRequest<ManagedObject>) -> Int {
     // Through the sink, so the call cannot become a tail jump that callgrind's toggle misses.
     do {
         let n = try context.count(for: request)
@@ -474,7 +481,7 @@ func populatedStore(_ label: String, _ people: [PersonData]) -> (path: String, s
 }
 
 // Qualified: GRDB has a `FetchRequest` protocol of its own.
-let request: SiftStore.FetchRequest
+let request: SiftStore.FetchRequest<ManagedObject>
 do { request = try SiftStore.FetchRequest("Person", predicate: predicateFormat) } catch { fail("\(error)") }
 
 // MARK: - Timing and reporting
@@ -835,6 +842,11 @@ if runs("merge") { mergeResult = runMergeBenchmark(merged: mergeCount, holdings:
 nonisolated(unsafe) var controllerResult: [ControllerRow] = []
 if runs("controller") { controllerResult = runControllerBenchmark(held: mergeHeld, sizes: [1, 10, 1_000]) }
 
+// MARK: 8. Typed access (Typed.swift)
+
+nonisolated(unsafe) var typedResult: [TypedRow] = []
+if runs("typed") && !siftOnly { typedResult = runTypedBenchmark(count: typedCount) }
+
 // MARK: - Report
 
 print("")
@@ -889,6 +901,7 @@ if !mergeResult.isEmpty {
     }
 }
 printControllerResult(controllerResult, held: mergeHeld)
+printTyped(typedResult)
 print("")
 print(
     "Totals, ms: "

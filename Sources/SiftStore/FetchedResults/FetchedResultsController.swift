@@ -21,8 +21,10 @@ import SiftEvaluation
 /// ```
 public final class FetchedResultsController {
     /// The request whose results the controller keeps (sorted; its first sort key groups like the
-    /// section key path).
-    public let fetchRequest: FetchRequest
+    /// section key path). A typed request (`FetchRequest(Employee.self)`) is kept as the same
+    /// request of plain objects; its objects are still instances of the registered classes
+    /// (`controller.fetchedObjects.first as? Employee`).
+    public let fetchRequest: FetchRequest<ManagedObject>
     /// The context the results live in; changes are taken in on its thread or queue.
     public let context: ManagedObjectContext
     /// The key path whose value names each object's section (nil: one section).
@@ -48,19 +50,15 @@ public final class FetchedResultsController {
     /// ```swift
     /// let controller = try FetchedResultsController(fetchRequest: request, context: context)
     /// ```
-    public init(
-        fetchRequest: FetchRequest, context: ManagedObjectContext, sectionNameKeyPath: String? = nil
+    public init<Object>(
+        fetchRequest: FetchRequest<Object>, context: ManagedObjectContext, sectionNameKeyPath: String? = nil
     ) throws(StoreError) {
+        let fetchRequest = fetchRequest.untyped
         guard !fetchRequest.sortDescriptors.isEmpty else {
             throw StoreError(
                 .invalidOperation,
                 "a fetched results controller needs a sorted request: '\(fetchRequest.entityName)' has no sort descriptors"
             )
-        }
-        guard fetchRequest.resultType == .managedObjects else {
-            throw StoreError(
-                .invalidOperation,
-                "a fetched results controller fetches objects, not \(fetchRequest.resultType.rawValue)")
         }
         self.fetchRequest = fetchRequest
         self.context = context
