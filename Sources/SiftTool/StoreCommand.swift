@@ -154,16 +154,23 @@ struct StoreInferModelCommand: ParsableCommand {
 
     func run() throws {
         try reportingStoreErrors {
-            let records: [JSONValue]
-            do throws(RecordsError) { records = try Records.load(file) } catch {
+            // Read record by record (a pipe spooled to a temporary file): memory holds the merged
+            // shapes, not the records.
+            let input: MappedInput
+            do throws(RecordsError) { input = try MappedInput.open(file) } catch {
                 throw StoreCommandError(error.description)
             }
+            var records = RecordStream(input, name: Records.displayName(file))
             if document {
+                let described: DocumentDescription
+                do throws(RecordsError) {
+                    described = try DocumentInference.describe { () throws(RecordsError) in try records.next() }
+                } catch {
+                    throw StoreCommandError(error.description)
+                }
                 let model: ManagedObjectModel
                 do throws(ModelError) {
-                    model = try ManagedObjectModel(entities: [
-                        EntityDescription(entity, document: DocumentInference.describe(records))
-                    ])
+                    model = try ManagedObjectModel(entities: [EntityDescription(entity, document: described)])
                 } catch {
                     throw StoreCommandError("error: the inferred model is invalid: \(error.message)")
                 }
@@ -175,7 +182,7 @@ struct StoreInferModelCommand: ParsableCommand {
                 return
             }
             let inferred: InferredModel
-            do throws(JSONImportError) { inferred = try ModelInference.infer(records, entity: entity) } catch {
+            do throws(JSONImportError) { inferred = try ModelInference.infer(&records, entity: entity) } catch {
                 throw StoreCommandError(lines: error.lines)
             }
             let model: ManagedObjectModel
@@ -271,14 +278,21 @@ struct StoreImportCommand: ParsableCommand {
 
     func run() throws {
         try reportingStoreErrors {
-            let records: [JSONValue]
-            do throws(RecordsError) { records = try Records.load(file) } catch {
+            // Mapped (a pipe spooled to a temporary file) and read record by record: memory holds
+            // one batch of objects whatever the input's size.
+            let input: MappedInput
+            do throws(RecordsError) { input = try MappedInput.open(file) } catch {
+                throw StoreCommandError(error.description)
+            }
+            var records = RecordStream(input, name: Records.displayName(file))
+            // A syntax error anywhere is reported before the store is opened, as before streaming.
+            do throws(RecordsError) { _ = try records.checkSyntax() } catch {
                 throw StoreCommandError(error.description)
             }
             let store = try StoreAccess.open(db)
             var importer = StoreImporter(context: StoreAccess.writer(store, "store import"))
             let n: Int
-            do throws(JSONImportError) { n = try importer.run(records, entity: entity) } catch {
+            do throws(JSONImportError) { n = try importer.run(&records, entity: entity) } catch {
                 throw StoreCommandError(error)
             }
             do { try StoreAccess.recordKeyOrder(db, importer.seenKeys) } catch {
@@ -456,6 +470,8 @@ struct StoreQueryCommand: ParsableCommand {
                 } else if wantsDictionaries {
                     out = try dictionaries(context, request, renderer)
                 } else {
+                    // What printing reads, read a table at a time rather than an object at a time.
+                    request.relationshipKeyPathsForPrefetching = renderer.printedPaths(of: entity)
                     for o in try context.fetch(request) {
                         try renderer.render(o).write(into: &out)
                         out += "\n"
