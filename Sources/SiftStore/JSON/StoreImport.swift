@@ -23,7 +23,7 @@ package struct StoreImporter {
     private var seenSets: [Set<String>] = []
     /// The objects inserted since the last save, with the record and key path each came from, to
     /// name the record when the save refuses one (their IDs are described only then).
-    private var pending: [(object: ManagedObject, record: Int, path: String)] = []
+    private var pending: [(object: ManagedObject, origin: Origin)] = []
     /// Saved objects of entities with uniqueness constraints, by their ID's description: a later
     /// batch's object that collides with one is reported against its record.
     private var storedOrigins: [String: (record: Int, path: String)] = [:]
@@ -38,6 +38,16 @@ package struct StoreImporter {
     var bulk = false
     /// The entities' shared facts, by name (the bulk form makes its objects from them).
     var infos: [String: EntityInfo] = [:]
+
+    /// Where an object came from: its record, and the pending object (by position) and key it was
+    /// nested under, with its position when it is an array's element (-1 otherwise; a root's
+    /// parent is -1). Key paths are spelled out only for an error.
+    private struct Origin {
+        var record: Int
+        var parent = -1
+        var key = ""
+        var index = -1
+    }
 
     private struct Properties {
         var attributes: [String: AttributeDescription]
@@ -130,14 +140,14 @@ package struct StoreImporter {
             } catch {
                 throw JSONImportError("error: record \(n): \(error.message)")
             }
-            pending.append((o, n, ""))
+            pending.append((o, Origin(record: n)))
             if case .object(let members) = record { noteKeys(entity, members) }
         } else {
             guard case .object(let members) = record, record.date == nil else {
                 throw JSONImportError("error: record \(n): not a JSON object (a record becomes one '\(entity)' object)")
             }
             do throws(Problem) {
-                o = try insert(entity, members, record: n, path: "")
+                o = try insert(entity, members, Origin(record: n))
             } catch {
                 let at = error.path.isEmpty ? "" : "key '\(error.path)': "
                 throw JSONImportError("error: record \(n): \(at)\(error.message)")
@@ -168,9 +178,9 @@ package struct StoreImporter {
     /// Remembers the saved objects an object of a later batch may collide with, under their
     /// stored IDs, and forgets the rest.
     private mutating func notePending() {
-        for p in pending where !p.object.info.entity.constraints.isEmpty {
+        for (n, p) in pending.enumerated() where !p.object.info.entity.constraints.isEmpty {
             let stored = p.object.assignedKey.map { ObjectID(p.object.info.names, key: .permanent($0)) }
-            storedOrigins[(stored ?? p.object.objectID).description] = (p.record, p.path)
+            storedOrigins[(stored ?? p.object.objectID).description] = (p.origin.record, path(n))
         }
         for p in pending where bulk { p.object.links = [] }
         pending.removeAll(keepingCapacity: true)
@@ -186,7 +196,7 @@ package struct StoreImporter {
     /// collides with that an earlier batch of this import saved.
     private func describeSaveFailure(_ failure: String) -> String {
         var origins: [String: (record: Int, path: String)] = [:]
-        for p in pending { origins[p.object.objectID.description] = (p.record, p.path) }
+        for (n, p) in pending.enumerated() { origins[p.object.objectID.description] = (p.origin.record, path(n)) }
         // The longest matching ID: "Record (temporary 1)" is a prefix of nothing else, but
         // entity names can be prefixes of one another.
         let match = origins.keys.filter { failure.hasPrefix($0 + " ") }.max { $0.count < $1.count }
@@ -240,40 +250,66 @@ package struct StoreImporter {
         return (p.attributes, p.relationships)
     }
 
+    /// The key path of pending object `n` inside its record (`kids[1].address`; "" for a record's
+    /// own object).
+    private func path(_ n: Int) -> String { path(of: pending[n].origin) }
+
+    /// The key path of an object nested as `origin` says.
+    private func path(of origin: Origin) -> String {
+        guard origin.parent >= 0 else { return "" }
+        let base = path(origin.parent)
+        let key = base.isEmpty ? origin.key : "\(base).\(origin.key)"
+        return origin.index < 0 ? key : "\(key)[\(origin.index)]"
+    }
+
     /// Inserts an object of `entity` from a JSON object's members (and its nested objects).
-    private mutating func insert(
-        _ entity: String, _ members: [(String, JSONValue)], record: Int,
-        path: String
-    ) throws(Problem) -> ManagedObject {
+    private mutating func insert(_ entity: String, _ members: [(String, JSONValue)], _ origin: Origin)
+        throws(Problem) -> ManagedObject
+    {
         let o: ManagedObject
         do { o = try bulk ? newObject(entity) : context.insert(entity) } catch {
-            throw Problem(path: path, message: error.message)
+            throw Problem(path: path(of: origin), message: error.message)
         }
-        pending.append((o, record, path))
+        let me = pending.count
+        pending.append((o, origin))
         // A repeated key's last value wins; most objects repeat none, which a few comparisons
         // show without the dictionary `uniqueMembers` builds.
         let unique = Self.repeatsAKey(members) ? JSONValue.uniqueMembers(members) : members
         noteKeys(entity, unique)
         let (attributes, relationships) = propertiesByName(entity)
         for (key, json) in unique {
-            let keyPath = path.isEmpty ? key : "\(path).\(key)"
+            func keyPath() -> String {
+                let p = path(me)
+                return p.isEmpty ? key : "\(p).\(key)"
+            }
+            func problem(_ error: StoreError) -> Problem {
+                // The store names the object by its temporary ID; the key path says more.
+                let prefix = "\(o.objectID) '\(key)': "
+                let message =
+                    error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message
+                return Problem(path: keyPath(), message: message)
+            }
             func set(_ value: Any?) throws(Problem) {
-                do { try o.setValue(value, forKey: key) } catch {
-                    // The store names the object by its temporary ID; the key path says more.
-                    let prefix = "\(o.objectID) '\(key)': "
-                    let message =
-                        error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message
-                    throw Problem(path: keyPath, message: message)
-                }
+                do { try o.setValue(value, forKey: key) } catch { throw problem(error) }
             }
             if let a = attributes[key] {
-                try set(try attributeValue(json, a, keyPath: keyPath))
+                let v = try attributeValue(json, a, keyPath: keyPath())
+                // As `setValue` sets an attribute, without boxing the value as `Any` first.
+                do throws(StoreError) {
+                    if let i = o.info.attributeNumber(key) {
+                        try context.setAttribute(v, i, forKey: key, of: o)
+                    } else {
+                        try o.setValue(v, forKey: key)
+                    }
+                } catch {
+                    throw problem(error)
+                }
             } else if let r = relationships[key] {
                 if case .null = json { continue }
                 if r.isToMany {
                     guard case .array(let items) = json else {
                         throw Problem(
-                            path: keyPath,
+                            path: keyPath(),
                             message:
                                 "expected an array of objects (to-many relationship to \(r.destination)), found \(Self.describe(json))"
                         )
@@ -282,26 +318,27 @@ package struct StoreImporter {
                     for (i, item) in items.enumerated() {
                         guard case .object(let m) = item, item.date == nil else {
                             throw Problem(
-                                path: "\(keyPath)[\(i)]",
+                                path: "\(keyPath())[\(i)]",
                                 message:
                                     "expected an object (to-many relationship to \(r.destination)), found \(Self.describe(item))"
                             )
                         }
-                        children.append(try insert(r.destination, m, record: record, path: "\(keyPath)[\(i)]"))
+                        children.append(
+                            try insert(r.destination, m, Origin(record: origin.record, parent: me, key: key, index: i)))
                     }
                     try set(children)
                 } else {
                     guard case .object(let m) = json, json.date == nil else {
                         throw Problem(
-                            path: keyPath,
+                            path: keyPath(),
                             message:
                                 "expected an object (to-one relationship to \(r.destination)), found \(Self.describe(json))"
                         )
                     }
-                    try set(try insert(r.destination, m, record: record, path: keyPath))
+                    try set(try insert(r.destination, m, Origin(record: origin.record, parent: me, key: key)))
                 }
             } else {
-                throw Problem(path: keyPath, message: "entity '\(entity)' has no attribute or relationship '\(key)'")
+                throw Problem(path: keyPath(), message: "entity '\(entity)' has no attribute or relationship '\(key)'")
             }
         }
         return o
@@ -319,22 +356,25 @@ package struct StoreImporter {
 
     /// The value to store for a JSON value under attribute `a` (the store checks and coerces it
     /// to the attribute's type; dates and data are recognised here, as the JSON conventions say).
-    private func attributeValue(_ json: JSONValue, _ a: AttributeDescription, keyPath: String) throws(Problem) -> Value
+    private func attributeValue(_ json: JSONValue, _ a: AttributeDescription, keyPath: @autoclosure () -> String)
+        throws(Problem) -> Value
     {
         if case .null = json { return .null }
-        guard a.isCollection else { return try scalar(json, a, keyPath: keyPath) }
+        guard a.isCollection else { return try scalar(json, a, keyPath: keyPath()) }
         guard case .array(let items) = json else {
             throw Problem(
-                path: keyPath,
+                path: keyPath(),
                 message: "expected an array (a collection of \(a.type.rawValue)), found \(Self.describe(json))")
         }
         var out: [Value] = []
-        for (i, item) in items.enumerated() { out.append(try scalar(item, a, keyPath: "\(keyPath)[\(i)]")) }
+        for (i, item) in items.enumerated() { out.append(try scalar(item, a, keyPath: "\(keyPath())[\(i)]")) }
         return .array(out)
     }
 
     /// One value of attribute `a` (an element, for a collection; a null element stays nil).
-    private func scalar(_ json: JSONValue, _ a: AttributeDescription, keyPath: String) throws(Problem) -> Value {
+    private func scalar(_ json: JSONValue, _ a: AttributeDescription, keyPath: @autoclosure () -> String)
+        throws(Problem) -> Value
+    {
         if case .null = json { return .null }
         switch a.type {
         case .transformable, .mixed:
@@ -343,7 +383,7 @@ package struct StoreImporter {
         case .date:
             guard let d = json.date else {
                 throw Problem(
-                    path: keyPath,
+                    path: keyPath(),
                     message: "expected a date {\"$date\": seconds since 1970}, found \(Self.describe(json))")
             }
             return .date(d)
@@ -352,14 +392,14 @@ package struct StoreImporter {
                 let data = Data(base64Encoded: b64)
             else {
                 throw Problem(
-                    path: keyPath, message: "expected data {\"$data\": \"base64\"}, found \(Self.describe(json))")
+                    path: keyPath(), message: "expected data {\"$data\": \"base64\"}, found \(Self.describe(json))")
             }
             return .data(data)
         default:
             switch json {
             case .object, .array:
                 throw Problem(
-                    path: keyPath, message: "expected a \(a.type.rawValue) value, found \(Self.describe(json))")
+                    path: keyPath(), message: "expected a \(a.type.rawValue) value, found \(Self.describe(json))")
             default:
                 // Scalars go to the store, whose coercion is the rule (integer widths, UUIDs…).
                 return json.value
