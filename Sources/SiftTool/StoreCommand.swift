@@ -1,6 +1,6 @@
 // `sift store`: the persistence core (SiftStore) on the command line. `infer-model` writes a model
-// for a JSON file, `create` makes a SQLite store with a model, `import` loads JSON records into it
-// in one all-or-nothing save, `query` fetches with a predicate (objects as NDJSON, counts,
+// for a JSON file, `create` makes a SQLite store with a model, `import` streams JSON records into
+// it in one all-or-nothing transaction, `query` fetches with a predicate (objects as NDJSON, counts,
 // dictionaries, groups and aggregates, or the SQL plan), `update` and `delete` run batch requests,
 // `history` prints the persistent history (StoreHistoryCommand.swift).
 // The conventions are `sift filter`'s: JSON with integers apart from doubles and `{"$date": s}`
@@ -247,7 +247,7 @@ struct StoreImportCommand: ParsableCommand {
         abstract: "Import JSON records into a store as objects of one entity.",
         discussion: """
             Reads FILE (a JSON array of objects, or NDJSON; '-' or omitted: standard input) and \
-            inserts one ENTITY object per record, in one context saved once: all records or none. \
+            inserts one ENTITY object per record, in one transaction: all records or none. \
             Values follow the model: a JSON object under a to-one relationship and each object of \
             an array under a to-many become objects of the destination entity (recursively); an \
             array under a collection attribute is its elements; any JSON under a transformable \
@@ -264,6 +264,12 @@ struct StoreImportCommand: ParsableCommand {
 
             The store also remembers the order in which the keys first appeared, so that 'sift \
             store query' prints keys in that order.
+
+            The input is read twice, record by record: once for its syntax (an error anywhere is \
+            reported before anything is imported), then to import, in batches of a few thousand \
+            objects written into the one transaction, so memory stays bounded whatever the input's \
+            size (standard input is first copied to a temporary file). When a batch is refused, \
+            its failures are reported and later records are not read.
             """
     )
 

@@ -130,7 +130,8 @@ private func streamImport(_ text: String, into store: PersistentStore, batchSize
             var request = FetchRequest("Record")
             if prefetching { request.relationshipKeyPathsForPrefetching = renderer.printedPaths(of: "Record") }
             var out = ""
-            for o in try ManagedObjectContext(store: store).fetch(request) {
+            let context = ManagedObjectContext(store: store)
+            for o in try context.fetch(request) {
                 try renderer.render(o).write(into: &out)
                 out += "\n"
             }
