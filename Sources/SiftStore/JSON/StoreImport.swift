@@ -158,9 +158,7 @@ package struct StoreImporter {
 
     /// Saves the pending objects; a refusal names the records (and key paths) of the objects.
     private mutating func save() throws(JSONImportError) {
-        do { try context.save() } catch {
-            throw JSONImportError(lines: error.failures.map(describeSaveFailure))
-        }
+        do { try context.save() } catch { throw refused(error) }
         notePending()
     }
 
@@ -188,15 +186,16 @@ package struct StoreImporter {
 
     /// Names the records of a refused batch's objects (`describeSaveFailure`).
     func refused(_ error: StoreError) -> JSONImportError {
-        JSONImportError(lines: error.failures.map(describeSaveFailure))
+        // Which record each pending object came from, worked out once, and only when a save fails.
+        var origins: [String: (record: Int, path: String)] = [:]
+        for (n, p) in pending.enumerated() { origins[p.object.objectID.description] = (p.origin.record, path(n)) }
+        return JSONImportError(lines: error.failures.map { describeSaveFailure($0, origins) })
     }
 
     /// A save failure with the record and key path of the object it names instead of its
     /// temporary object ID (`Record (temporary 12) 'age': is required`), and of a stored object it
     /// collides with that an earlier batch of this import saved.
-    private func describeSaveFailure(_ failure: String) -> String {
-        var origins: [String: (record: Int, path: String)] = [:]
-        for (n, p) in pending.enumerated() { origins[p.object.objectID.description] = (p.origin.record, path(n)) }
+    private func describeSaveFailure(_ failure: String, _ origins: [String: (record: Int, path: String)]) -> String {
         // The longest matching ID: "Record (temporary 1)" is a prefix of nothing else, but
         // entity names can be prefixes of one another.
         let match = origins.keys.filter { failure.hasPrefix($0 + " ") }.max { $0.count < $1.count }
