@@ -2,8 +2,10 @@
 # The `sift filter` benchmark (issue 14): whole-process time of the release `sift` against jq
 # selecting the same records, on generated files of 100,000 records (one JSON array, and NDJSON),
 # for --count, --indices and printing the matches; every run's match count is checked against
-# jq's. Then a ~2 GB NDJSON file (generated in a temporary folder, deleted afterwards) is filtered
-# to report the peak resident size, from a file and from a pipe. Speeds are ratios measured in this
+# jq's. Then `sift store import` and `sift store query` on the NDJSON file, as ratios against
+# `sift filter` printing the same rows (query output checked to be filter's bytes). Then a ~2 GB
+# NDJSON file (generated in a temporary folder, deleted afterwards) is filtered to report the peak
+# resident size, from a file and from a pipe, and imported into a store for the import's. Speeds are ratios measured in this
 # run on the same files, so they do not depend on the machine. Installs jq and GNU time when
 # missing. RECORDS (default 100000), BIG_MB (default 2048) and ROUNDS (default 5, best kept) tune it;
 # SIFT=path uses that release binary instead of building one.
@@ -94,6 +96,39 @@ for kind in json ndjson; do
     echo "  reading (--stats): ${read_ms} ms, $(awk -v b="$(stat -c %s "$file")" -v ms="$read_ms" 'BEGIN { printf "%.0f", b / 1e3 / ms }') MB/s"
 done
 
+# `sift store` on the same NDJSON file, as ratios against `sift filter` printing the same rows in
+# this run: an import into a new store (a copy of an empty one made with the inferred model, so
+# every round starts empty), and a query printing every row and the predicate's rows; the query's
+# output is checked to be the bytes filter prints.
+ndjson="$DIR/records.ndjson"
+"$SIFT" store infer-model "$ndjson" > "$DIR/model.json" 2>/dev/null
+"$SIFT" store create "$DIR/empty.sqlite" --model "$DIR/model.json"
+# One import round, as a command of its own for `best`: a fresh copy of the empty store, then import.
+cat > "$DIR/import.sh" <<'SH'
+#!/usr/bin/env bash
+cp "$1" "$2" && exec "$3" store import "$2" Record "$4"
+SH
+chmod +x "$DIR/import.sh"
+imported=$("$DIR/import.sh" "$DIR/empty.sqlite" "$DIR/store.sqlite" "$SIFT" "$ndjson")
+[ "$imported" = "$RECORDS" ] || { echo "MISMATCH on store import: $imported records of $RECORDS"; fail=1; }
+echo "sift store ($RECORDS records):"
+read -r t_all c_all <<< "$(best "$SIFT" filter TRUEPREDICATE "$ndjson")"
+read -r t_import c_import <<< "$(best "$DIR/import.sh" "$DIR/empty.sqlite" "$DIR/round.sqlite" "$SIFT" "$ndjson")"
+echo "  filter (print all)  ${t_all} s wall, ${c_all} s CPU"
+echo "  store import        ${t_import} s wall, ${c_import} s CPU: $(ratio "$t_import" "$t_all")x filter's time (wall), $(ratio "$c_import" "$c_all")x (CPU)"
+for p in TRUEPREDICATE "$PREDICATE"; do
+    "$SIFT" filter "$p" "$ndjson" > "$DIR/filter.out"
+    "$SIFT" store query "$DIR/store.sqlite" Record "$p" > "$DIR/query.out"
+    same=$(cmp -s "$DIR/filter.out" "$DIR/query.out" && echo "same bytes as filter" || echo "OUTPUT DIFFERS from filter")
+    [ "$same" = "same bytes as filter" ] || fail=1
+    read -r t_f c_f <<< "$(best "$SIFT" filter "$p" "$ndjson")"
+    read -r t_q c_q <<< "$(best "$SIFT" store query "$DIR/store.sqlite" Record "$p")"
+    echo "  query '$p' ($(wc -l < "$DIR/query.out") rows, $same):"
+    echo "    filter ${t_f} s wall, ${c_f} s CPU; store query ${t_q} s wall, ${c_q} s CPU: $(ratio "$t_q" "$t_f")x filter's time (wall), $(ratio "$c_q" "$c_f")x (CPU)"
+done
+cp "$DIR/empty.sqlite" "$DIR/empty.sqlite.keep"
+rm -f "$DIR"/*.sqlite "$DIR"/*.sqlite-*
+
 # The big file: the NDJSON records repeated up to BIG_MB megabytes.
 big="$DIR/big.ndjson"
 copies=$(awk -v size="$(stat -c %s "$DIR/records.ndjson")" -v mb="$BIG_MB" 'BEGIN { print int(mb * 1048576 / size) + 1 }')
@@ -122,5 +157,12 @@ for mode in count print pipe; do
     rate=$(awk -v b="$(stat -c %s "$big")" -v s="$secs" 'BEGIN { printf "%.0f", b / 1e6 / s }')
     echo "  $mode: ${secs} s (${rate} MB/s whole process), peak RSS $(( kb / 1024 )) MB, $got matches"
 done
-rm -f "$big" "$DIR/big.out"
+# The import's peak resident size on the big file (streamed: one batch of objects at a time).
+cp "$DIR/empty.sqlite.keep" "$DIR/big.sqlite"
+/usr/bin/time -f "%e %M" -o "$DIR/time" "$SIFT" store import "$DIR/big.sqlite" Record "$big" > "$DIR/big.out"
+read -r secs kb < "$DIR/time"
+got=$(cat "$DIR/big.out")
+[ "$got" = "$(( RECORDS * copies ))" ] || { echo "MISMATCH on big store import: $got records"; fail=1; }
+echo "  store import: ${secs} s, peak RSS $(( kb / 1024 )) MB, $got records"
+rm -f "$big" "$DIR/big.out" "$DIR"/*.sqlite*
 exit $fail

@@ -55,6 +55,8 @@ public final class PersistentStore: @unchecked Sendable {
     private var statements: [String: SQLiteStatement] = [:]
     /// Per document layout, its loader for the current write transaction (with the lock held).
     var documentLoaders: [ObjectIdentifier: DocumentLoader<Value>] = [:]
+    /// Inside `bulkWrite` (BulkWrite.swift, with the lock held): saves write into its transaction.
+    var inBulkWrite = false
 
     /// Opens the store at `path`, creating it (tables, metadata) when the file is new or empty.
     /// An existing store made with another model is a `.modelMismatch` error naming what differs.
@@ -391,6 +393,8 @@ public final class PersistentStore: @unchecked Sendable {
     func writeTransaction<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
         lock.lock()
         defer { lock.unlock() }
+        // Part of a bulk write's one transaction, which commits or rolls back for all its saves.
+        if inBulkWrite { return try body() }
         do { try connection.execute("BEGIN IMMEDIATE") } catch {
             throw StoreError(.sqlite, "cannot start a write: \(error.message)")
         }

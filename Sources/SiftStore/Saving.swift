@@ -521,14 +521,16 @@ struct RowWriter {
             guard let t = a.valueTable ?? a.mixed?.valueTable else { continue }
             if !all, let s = o.snapshot, s.attributes[i].isIdentical(to: o.attributes[i]) { continue }
             if !all { try store.run("DELETE FROM \(q(t)) WHERE \(q(Storage.owner)) = ?", [.integer(pk)]) }
-            guard case .array(let xs) = o.attributes[i] else { continue }
+            guard case .array(let xs) = o.attributes[i], !xs.isEmpty else { continue }
+            // One statement for every element: no SQL text made and looked up per element.
+            let s = try store.statement(
+                "INSERT INTO \(q(t)) (\(q(Storage.owner)), \(q(Storage.order)), \(q(Storage.value))) VALUES (?, ?, ?)")
             for (n, x) in xs.enumerated() {
-                try store.run(
-                    "INSERT INTO \(q(t)) (\(q(Storage.owner)), \(q(Storage.order)), \(q(Storage.value))) VALUES (?, ?, ?)",
-                    [
-                        .integer(pk), .integer(Int64(n)),
-                        a.mixed.map { MixedCodec.element(x, $0) } ?? ColumnCodec.encode(x, a.type),
-                    ])
+                try s.bind(int64: pk, at: 1)
+                try s.bind(int64: Int64(n), at: 2)
+                try s.bind(a.mixed.map { MixedCodec.element(x, $0) } ?? ColumnCodec.encode(x, a.type), at: 3)
+                while try s.step() {}
+                try s.reset()
             }
         }
     }
@@ -597,11 +599,15 @@ struct RowWriter {
                         [.integer(pk), .integer(mk)])
                 }
             case .inverseForeignKey(let table, _, let order?):
+                guard !members.isEmpty else { continue }
+                let s = try store.statement(
+                    "UPDATE \(q(table)) SET \(q(order)) = ? WHERE \(q(Storage.primaryKey)) = ?")
                 for (n, m) in members.enumerated() {
                     guard let mk = key(m) else { continue }
-                    try store.run(
-                        "UPDATE \(q(table)) SET \(q(order)) = ? WHERE \(q(Storage.primaryKey)) = ?",
-                        [.integer(Int64(n)), .integer(mk)])
+                    try s.bind(int64: Int64(n), at: 1)
+                    try s.bind(int64: mk, at: 2)
+                    while try s.step() {}
+                    try s.reset()
                 }
             case .inverseForeignKey, .foreignKey:
                 break

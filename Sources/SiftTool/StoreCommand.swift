@@ -1,6 +1,6 @@
 // `sift store`: the persistence core (SiftStore) on the command line. `infer-model` writes a model
-// for a JSON file, `create` makes a SQLite store with a model, `import` loads JSON records into it
-// in one all-or-nothing save, `query` fetches with a predicate (objects as NDJSON, counts,
+// for a JSON file, `create` makes a SQLite store with a model, `import` streams JSON records into
+// it in one all-or-nothing transaction, `query` fetches with a predicate (objects as NDJSON, counts,
 // dictionaries, groups and aggregates, or the SQL plan), `update` and `delete` run batch requests,
 // `history` prints the persistent history (StoreHistoryCommand.swift).
 // The conventions are `sift filter`'s: JSON with integers apart from doubles and `{"$date": s}`
@@ -155,16 +155,23 @@ struct StoreInferModelCommand: ParsableCommand {
 
     func run() throws {
         try reportingStoreErrors {
-            let records: [JSONValue]
-            do throws(RecordsError) { records = try Records.load(file) } catch {
+            // Read record by record (a pipe spooled to a temporary file): memory holds the merged
+            // shapes, not the records.
+            let input: MappedInput
+            do throws(RecordsError) { input = try MappedInput.open(file) } catch {
                 throw StoreCommandError(error.description)
             }
+            var records = RecordStream(input, name: Records.displayName(file))
             if document {
+                let described: DocumentDescription
+                do throws(RecordsError) {
+                    described = try DocumentInference.describe { () throws(RecordsError) in try records.next() }
+                } catch {
+                    throw StoreCommandError(error.description)
+                }
                 let model: ManagedObjectModel
                 do throws(ModelError) {
-                    model = try ManagedObjectModel(entities: [
-                        EntityDescription(entity, document: DocumentInference.describe(records))
-                    ])
+                    model = try ManagedObjectModel(entities: [EntityDescription(entity, document: described)])
                 } catch {
                     throw StoreCommandError("error: the inferred model is invalid: \(error.message)")
                 }
@@ -176,7 +183,7 @@ struct StoreInferModelCommand: ParsableCommand {
                 return
             }
             let inferred: InferredModel
-            do throws(JSONImportError) { inferred = try ModelInference.infer(records, entity: entity) } catch {
+            do throws(JSONImportError) { inferred = try ModelInference.infer(&records, entity: entity) } catch {
                 throw StoreCommandError(lines: error.lines)
             }
             let model: ManagedObjectModel
@@ -238,7 +245,7 @@ struct StoreImportCommand: ParsableCommand {
         abstract: "Import JSON records into a store as objects of one entity.",
         discussion: """
             Reads FILE (a JSON array of objects, or NDJSON; '-' or omitted: standard input) and \
-            inserts one ENTITY object per record, in one context saved once: all records or none. \
+            inserts one ENTITY object per record, in one transaction: all records or none. \
             Values follow the model: a JSON object under a to-one relationship and each object of \
             an array under a to-many become objects of the destination entity (recursively); an \
             array under a collection attribute is its elements; any JSON under a transformable \
@@ -255,6 +262,12 @@ struct StoreImportCommand: ParsableCommand {
 
             The store also remembers the order in which the keys first appeared, so that 'sift \
             store query' prints keys in that order.
+
+            The input is read twice, record by record: once for its syntax (an error anywhere is \
+            reported before anything is imported), then to import, in batches of a few thousand \
+            objects written into the one transaction, so memory stays bounded whatever the input's \
+            size (standard input is first copied to a temporary file). When a batch is refused, \
+            its failures are reported and later records are not read.
             """
     )
 
@@ -269,14 +282,21 @@ struct StoreImportCommand: ParsableCommand {
 
     func run() throws {
         try reportingStoreErrors {
-            let records: [JSONValue]
-            do throws(RecordsError) { records = try Records.load(file) } catch {
+            // Mapped (a pipe spooled to a temporary file) and read record by record: memory holds
+            // one batch of objects whatever the input's size.
+            let input: MappedInput
+            do throws(RecordsError) { input = try MappedInput.open(file) } catch {
+                throw StoreCommandError(error.description)
+            }
+            var records = RecordStream(input, name: Records.displayName(file))
+            // A syntax error anywhere is reported before the store is opened, as before streaming.
+            do throws(RecordsError) { _ = try records.checkSyntax() } catch {
                 throw StoreCommandError(error.description)
             }
             let store = try StoreAccess.open(db)
             var importer = StoreImporter(context: StoreAccess.writer(store, "store import"))
             let n: Int
-            do throws(JSONImportError) { n = try importer.run(records, entity: entity) } catch {
+            do throws(JSONImportError) { n = try importer.run(&records, entity: entity) } catch {
                 throw StoreCommandError(error)
             }
             do { try StoreAccess.recordKeyOrder(db, importer.seenKeys) } catch {
@@ -454,6 +474,8 @@ struct StoreQueryCommand: ParsableCommand {
                 } else if wantsDictionaries {
                     out = try dictionaries(context, request, renderer)
                 } else {
+                    // What printing reads, read a table at a time rather than an object at a time.
+                    request.relationshipKeyPathsForPrefetching = renderer.printedPaths(of: entity)
                     for o in try context.fetch(request) {
                         try renderer.render(o).write(into: &out)
                         out += "\n"

@@ -161,11 +161,20 @@ public final class JSONStore {
 /// not objects.
 package enum DocumentInference {
     package static func describe(_ records: [JSONValue]) -> DocumentDescription {
+        var rest = records[...]
+        return describe { () -> JSONValue? in rest.popFirst() }
+    }
+
+    /// The description of the records `next` hands out, in order, until it answers nil (one at
+    /// a time: memory holds the merged shapes, not the records).
+    package static func describe<E: Error>(next: () throws(E) -> JSONValue?) throws(E) -> DocumentDescription {
         let root = FieldShape()
         var values = false
-        for (index, record) in records.enumerated() {
+        var index = 0
+        while let record = try next() {
             root.merge(record, record: index)
             if record.documentKind != .object { values = true }
+            index += 1
         }
         return DocumentDescription(shape: root.document, allowsValues: values)
     }

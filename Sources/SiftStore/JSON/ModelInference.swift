@@ -21,9 +21,32 @@ package struct InferredModel {
 package enum ModelInference {
     /// Infers a model whose root entity `entity` describes `records` (each a JSON object).
     package static func infer(_ records: [JSONValue], entity: String) throws(JSONImportError) -> InferredModel {
+        var rest = records[...]
+        return try infer(entity: entity) { () -> JSONValue? in rest.popFirst() }
+    }
+
+    /// Infers a model from the records of `stream`, read one at a time (memory holds the merged
+    /// shapes, not the records).
+    ///
+    /// ```swift
+    /// var stream = RecordStream(try MappedInput.open("people.ndjson"), name: "people.ndjson")
+    /// let inferred = try ModelInference.infer(&stream, entity: "Person")
+    /// ```
+    package static func infer(_ stream: inout RecordStream, entity: String) throws(JSONImportError) -> InferredModel {
+        try infer(entity: entity) { () throws(JSONImportError) -> JSONValue? in
+            do throws(RecordsError) { return try stream.next() } catch { throw JSONImportError(error.description) }
+        }
+    }
+
+    /// Infers a model from the records `next` hands out, in order, until it answers nil.
+    private static func infer(entity: String, next: () throws(JSONImportError) -> JSONValue?)
+        throws(JSONImportError) -> InferredModel
+    {
         let root = ObjectShape()
         var problems: [String] = []
-        for (n, record) in records.enumerated() {
+        var n = 0
+        while let record = try next() {
+            defer { n += 1 }
             guard case .object(let members) = record, record.date == nil else {
                 problems.append("error: record \(n) is not a JSON object (a store holds objects)")
                 continue

@@ -1,0 +1,150 @@
+// `sift store import`'s streaming form (records read one at a time, saved in batches inside one
+// transaction) against the form that converts every record and saves once: the same rows in every
+// table, whatever the batch size; a bad record in a later batch rolls the earlier batches back and
+// is named by its record number and key path; uniqueness holds across batches; and printing with
+// the relationships prefetched gives the bytes printing object by object gives.
+
+import Foundation
+import SiftJSON
+import SiftSQL
+import SiftStore
+import Testing
+
+/// Records of every shape the inference knows: nested objects, arrays of objects (empty, missing),
+/// collections, dates, data-free mixed values, nulls and missing keys.
+private let varied = (0..<23).map { i -> String in
+    let kids = (0..<(i % 4)).map { k in #"{"name":"k\#(k)","age":\#(k + i % 7),"toys":["t\#(k)"]}"# }
+    let mixed = i % 3 == 0 ? #""s\#(i)""# : i % 3 == 1 ? "\(i)" : #"{"$date":\#(i * 1000)}"#
+    let address = i % 5 == 4 ? "null" : #"{"city":"C\#(i % 3)","zip":"0\#(i)"}"#
+    let extra = i % 2 == 0 ? #","note":"n\#(i)""# : ""
+    return
+        #"{"id":\#(i),"name":"user \#(i)","score":\#(i).5,"when":{"$date":\#(i * 86400)},"m":\#(mixed),"address":\#(address),"kids":[\#(kids.joined(separator: ","))],"tags":["a\#(i % 2)","b"]\#(extra)}"#
+}.joined(separator: "\n")
+
+private func parse(_ text: String) throws -> [JSONValue] { try JSONReader(text).parseSequence() }
+
+private func inferredModel(_ records: [JSONValue], unique: Bool = false) throws -> ManagedObjectModel {
+    var entities = try ModelInference.infer(records, entity: "Record").entities
+    if unique { entities[0].uniquenessConstraints = [["id"]] }
+    return try ManagedObjectModel(entities: entities)
+}
+
+/// Every row of every table but the metadata (which holds the store's own identifier), by table.
+private func tables(_ store: PersistentStore) throws -> [String: [[SQLValue]]] {
+    var out: [String: [[SQLValue]]] = [:]
+    let names = try store.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+    for case .text(let name)? in names.map(\.first) where name != "sift_metadata" {
+        out[name] = try store.query("SELECT * FROM \"\(name)\" ORDER BY rowid")
+    }
+    return out
+}
+
+private func streamImport(_ text: String, into store: PersistentStore, batchSize: Int) throws(JSONImportError)
+    -> Int
+{
+    var stream = RecordStream(MappedInput(copying: Array(text.utf8)), name: "<test>")
+    var importer = StoreImporter(context: ManagedObjectContext(store: store))
+    return try importer.run(&stream, entity: "Record", batchSize: batchSize)
+}
+
+@Suite struct StreamingImportTests {
+    @Test func batchesWriteTheRowsOneSaveWrites() throws {
+        let records = try parse(varied)
+        let model = try inferredModel(records)
+        let once = try PersistentStore.inMemory(model: model)
+        var importer = StoreImporter(context: ManagedObjectContext(store: once))
+        #expect(try importer.run(records, entity: "Record") == 23)
+        let expected = try tables(once)
+        // Not vacuous: the nested entities and the collections have rows.
+        #expect(expected.values.filter { !$0.isEmpty }.count >= 5)
+        for batchSize in [1, 3, 7, 1000] {
+            let streamed = try PersistentStore.inMemory(model: model)
+            #expect(try streamImport(varied, into: streamed, batchSize: batchSize) == 23)
+            let got = try tables(streamed)
+            #expect(got.keys.sorted() == expected.keys.sorted())
+            for (name, rows) in expected { #expect(got[name] == rows, "table \(name), batches of \(batchSize)") }
+        }
+    }
+
+    @Test func aBadRecordInALaterBatchRollsEveryBatchBack() throws {
+        let records = try parse(varied)
+        let store = try PersistentStore.inMemory(model: try inferredModel(records))
+        // Record 22's second kid has a string age, several batches after the first save.
+        var lines = varied.split(separator: "\n").map(String.init)
+        lines[22] = lines[22].replacingOccurrences(of: #""name":"k1","age":"#, with: #""name":"k1","age":"x","was":"#)
+        #expect(lines[22].contains(#""age":"x""#))
+        do {
+            _ = try streamImport(lines.joined(separator: "\n"), into: store, batchSize: 4)
+            Issue.record("a bad record was imported")
+        } catch {
+            #expect(error.lines == [#"error: record 22: key 'kids[1].age': "x" (string) is not an integer64"#])
+        }
+        for (name, rows) in try tables(store) where name != "sift_primary_key" {
+            #expect(rows.isEmpty, "table \(name) kept rows")
+        }
+        // A syntax error after good records: nothing either, and the position in the input.
+        do {
+            _ = try streamImport(varied + "\n{\"id\": }", into: store, batchSize: 4)
+            Issue.record("a syntax error was imported")
+        } catch {
+            #expect(error.lines == ["<test>:24:8: error: unexpected '}' where a JSON value was expected"])
+        }
+        #expect(try store.query("SELECT count(*) FROM \"\(model(store).table)\"") == [[.integer(0)]])
+    }
+
+    @Test func uniquenessHoldsAcrossBatches() throws {
+        let records = try parse(varied)
+        let store = try PersistentStore.inMemory(model: try inferredModel(records, unique: true))
+        var lines = varied.split(separator: "\n").map(String.init)
+        // Record 21 takes record 2's id: two batches apart with batches of 5 objects.
+        lines[21] = lines[21].replacingOccurrences(of: #"{"id":21,"#, with: #"{"id":2,"#)
+        do {
+            _ = try streamImport(lines.joined(separator: "\n"), into: store, batchSize: 5)
+            Issue.record("a duplicate id was imported")
+        } catch {
+            #expect(error.lines.count == 1)
+            #expect(
+                error.lines.first?.hasPrefix("error: record 21: has the same id 2 as record 2 (uniqueness constraint")
+                    == true, "\(error.lines)")
+        }
+        // In one batch, the pending objects collide with each other.
+        do {
+            _ = try streamImport(lines.joined(separator: "\n"), into: store, batchSize: 10_000)
+            Issue.record("a duplicate id was imported")
+        } catch {
+            #expect(error.lines.first?.hasPrefix("error: record 21: ") == true, "\(error.lines)")
+            #expect(error.lines.first?.contains("uniqueness constraint [id]") == true, "\(error.lines)")
+        }
+        #expect(try store.query("SELECT count(*) FROM \"\(model(store).table)\"") == [[.integer(0)]])
+        // Without the duplicate every record goes in.
+        #expect(try streamImport(varied, into: store, batchSize: 5) == 23)
+    }
+
+    @Test func prefetchedPrintingPrintsWhatObjectByObjectPrints() throws {
+        let records = try parse(varied)
+        let store = try PersistentStore.inMemory(model: try inferredModel(records))
+        #expect(try streamImport(varied, into: store, batchSize: 6) == 23)
+        let renderer = StoreRenderer(model: store.model, keyOrder: [:], printsNils: false)
+        #expect(renderer.printedPaths(of: "Record").sorted() == ["address", "kids"])
+        func printed(prefetching: Bool) throws -> String {
+            var request = FetchRequest("Record")
+            if prefetching { request.relationshipKeyPathsForPrefetching = renderer.printedPaths(of: "Record") }
+            var out = ""
+            let context = ManagedObjectContext(store: store)
+            for o in try context.fetch(request) {
+                try renderer.render(o).write(into: &out)
+                out += "\n"
+            }
+            return out
+        }
+        let plain = try printed(prefetching: false)
+        #expect(plain.split(separator: "\n").count == 23)
+        #expect(try printed(prefetching: true) == plain)
+    }
+}
+
+/// The root entity's table.
+private func model(_ store: PersistentStore) throws -> (name: String, table: String) {
+    let e = try #require(store.model.schema.entity(named: "Record"))
+    return ("Record", e.table)
+}
