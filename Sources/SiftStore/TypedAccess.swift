@@ -470,7 +470,7 @@ extension ManagedObjectContext {
     /// in `failures` when there were several) and forgets them.
     func throwAccessErrors() throws(StoreError) {
         guard var first = accessErrors.first else { return }
-        if accessErrors.count > 1 { first.failures = accessErrors.map(\.message) }
+        if accessErrors.count > 1 { first.failures = accessErrors.flatMap(\.failures) }
         accessErrors = []
         throw first
     }

@@ -106,7 +106,7 @@ final class ItemList: FetchedResultsControllerDelegate {
     }
 }
 
-extension FetchRequest {
+extension FetchRequest where Object == ManagedObject {
     /// A request with a format predicate, sorted ascending by `keys`.
     init(_ entity: String, predicate: String, _ argument: Any, sortedBy keys: [String]) throws {
         try self.init(entity, predicate: predicate, argument)

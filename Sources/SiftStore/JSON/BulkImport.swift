@@ -22,7 +22,7 @@ extension StoreImporter {
         }
         if info.entity.description.isAbstract { return try context.insert(entity) }
         let id = ObjectID(info.names, key: .temporary(ManagedObjectContext.nextTemporaryNumber()))
-        let o = ManagedObject(id: id, info: info, context: context, fault: false)
+        let o = ManagedObject.make(id: id, info: info, context: context, fault: false)
         if !info.initialAttributesAreNil { o.attributes = info.initialAttributes }
         o.links = info.initialLinks
         // Inserted: setting its values records no snapshot.

@@ -109,7 +109,7 @@ package struct StoreImporter {
                 }
             }
         } catch {
-            throw failure ?? JSONImportError(lines: error.failures.map(JSONImportError.errorLine))
+            throw failure ?? JSONImportError(lines: error.failures.map { JSONImportError.errorLine($0.message) })
         }
         context.reset()
         return count
@@ -189,7 +189,7 @@ package struct StoreImporter {
         // Which record each pending object came from, worked out once, and only when a save fails.
         var origins: [String: (record: Int, path: String)] = [:]
         for (n, p) in pending.enumerated() { origins[p.object.objectID.description] = (p.origin.record, path(n)) }
-        return JSONImportError(lines: error.failures.map { describeSaveFailure($0, origins) })
+        return JSONImportError(lines: error.failures.map { describeSaveFailure($0.message, origins) })
     }
 
     /// A save failure with the record and key path of the object it names instead of its
