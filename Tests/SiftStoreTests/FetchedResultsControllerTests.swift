@@ -26,7 +26,9 @@ import Testing
         return context
     }
 
-    static func request(_ predicate: String? = nil, _ sort: [String] = ["category", "price"]) throws -> FetchRequest<ManagedObject> {
+    static func request(_ predicate: String? = nil, _ sort: [String] = ["category", "price"]) throws -> FetchRequest<
+        ManagedObject
+    > {
         var r = try predicate.map { try FetchRequest("Item", predicate: $0) } ?? FetchRequest("Item")
         r.sortDescriptors = try sort.map { try SiftSortDescriptor($0) }
         return r
