@@ -266,13 +266,15 @@ extension ManagedObject {
         }
     }
 
-    /// A transformable attribute's value decoded as `T` (nil when nil or unreadable, the error
-    /// kept by the context).
+    /// A transformable attribute's value as `T`: decoded from its `Codable` form, or read back
+    /// through the attribute's value transformer (nil when nil or unreadable, the error kept by
+    /// the context).
     ///
     /// ```swift
     /// var address: Address? { transformable("address") }
+    /// var color: Color? { transformable("color") }   // through its ColorTransformer
     /// ```
-    public final func transformable<T: Decodable>(_ key: String) -> T? {
+    public final func transformable<T>(_ key: String) -> T? {
         do { return try get(key, as: T.self) } catch {
             accessFailed(error)
             return nil
@@ -372,12 +374,14 @@ extension ManagedObject {
     /// Sets a Boolean attribute.
     public final func setAttribute(_ value: Bool?, _ key: String) { write(value, key) }
 
-    /// Sets a transformable attribute to `value` (encoded as the attribute stores it).
+    /// Sets a transformable attribute to `value`, stored through the attribute's value transformer
+    /// when it names one, else through `value`'s `Encodable` form (a value of neither kind is a
+    /// type mismatch, kept by the context).
     ///
     /// ```swift
     /// set { setTransformable(newValue, "address") }
     /// ```
-    public final func setTransformable<T: Encodable>(_ value: T?, _ key: String) {
+    public final func setTransformable<T>(_ value: T?, _ key: String) {
         do { try setValue(value, forKey: key) } catch { accessFailed(error) }
     }
 

@@ -186,9 +186,13 @@ private let expected = """
             .deletingLastPathComponent()
         var objects: [String] = []
         for module in ["SiftSyntax", "SiftText", "SiftEvaluation", "SiftJSON", "SiftSQL", "SiftSQLite", "SiftStore"] {
+            // The objects of the module's current sources (its `sources` list), not every `.o` in
+            // the folder: a file renamed since an earlier build leaves its old object behind.
             let dir = build.appendingPathComponent("\(module).build")
-            objects += try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".o") }
-                .map { dir.appendingPathComponent($0).path }
+            let list = try String(contentsOf: dir.appendingPathComponent("sources"), encoding: .utf8)
+            objects += list.split(separator: "\n").map {
+                dir.appendingPathComponent(URL(fileURLWithPath: String($0)).lastPathComponent + ".o").path
+            }
         }
         var args = ["-I", build.appendingPathComponent("Modules").path]
         for c in ["CPCRE2", "CSQLite"] {
