@@ -112,8 +112,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
     @exclusivity(unchecked) var insertedList: [ManagedObject] = []
     @exclusivity(unchecked) var updatedSet: Set<ManagedObject> = []
     @exclusivity(unchecked) var deletedSet: Set<ManagedObject> = []
-    /// Changes since the last objects-did-change notification.
+    /// Changes since the last objects-did-change notification. Emptied only through
+    /// ``takeUnreported()`` or ``forgetUnreported()``, which open a new report round.
     @exclusivity(unchecked) var unreported = ChangeSet()
+    /// Counts objects-did-change reports (and forgotten changes): an object changed again after
+    /// the report that listed it (its `reportedRound` is older) is listed again in the next.
+    @exclusivity(unchecked) var reportRound = 1
     /// The errors of typed reads and writes that could not be made since the last save, oldest
     /// first (TypedAccess.swift): the next `save()` throws them and writes nothing; `rollback()`
     /// and `reset()` forget them with the changes.
@@ -267,6 +271,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         insertedList.append(o)
         o.pendingInsert = true
         unreported.inserted.append(id)
+        o.reportedRound = reportRound
         if undoManager != nil { recordInsert(o) }
         return o
     }
@@ -533,7 +538,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Records the committed state before the first change of a saved object.
     func willChange(_ o: ManagedObject) throws(StoreError) {
         if hasResultTaps { changedForResults.append(o.objectID) }
-        guard !isInserted(o) else { return }
+        guard !isInserted(o) else {
+            if o.reportedRound != reportRound { noteInsertedChanged(o) }
+            return
+        }
         guard deletedSet.isEmpty || !deletedSet.contains(o) else {
             throw StoreError(.invalidOperation, "\(o.objectID) is deleted")
         }
@@ -541,7 +549,31 @@ public final class ManagedObjectContext: @unchecked Sendable {
         if o.snapshot == nil {
             o.snapshot = Snapshot(attributes: o.attributes, links: o.links)
         }
-        if updatedSet.insert(o).inserted { unreported.updated.append(o.objectID) }
+        // Listed once per report: the first change, and the first after each objects-did-change.
+        if updatedSet.insert(o).inserted || o.reportedRound != reportRound {
+            o.reportedRound = reportRound
+            unreported.updated.append(o.objectID)
+        }
+    }
+
+    /// An inserted object listed (as inserted) in an earlier objects-did-change changed: the
+    /// next report lists it as updated.
+    func noteInsertedChanged(_ o: ManagedObject) {
+        o.reportedRound = reportRound
+        unreported.updated.append(o.objectID)
+    }
+
+    /// The changes since the last report, handed out; a new report round begins.
+    func takeUnreported() -> ChangeSet {
+        let changes = unreported
+        forgetUnreported()
+        return changes
+    }
+
+    /// Drops the changes not reported yet (a rollback or reset took them back); a new round begins.
+    func forgetUnreported() {
+        unreported = ChangeSet()
+        reportRound += 1
     }
 
     func checkOwned(_ o: ManagedObject) throws(StoreError) {
@@ -806,7 +838,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         insertedList = []
         updatedSet = []
         deletedSet = []
-        unreported = ChangeSet()
+        forgetUnreported()
         accessErrors = []
         undoManager?.removeAllActions()
     }
@@ -827,7 +859,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         insertedList = []
         updatedSet = []
         deletedSet = []
-        unreported = ChangeSet()
+        forgetUnreported()
         accessErrors = []
     }
 

@@ -191,6 +191,9 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
     @exclusivity(unchecked) final var snapshot: Snapshot?
     /// The row's version counter when it was read.
     @exclusivity(unchecked) final var version: Int64 = 0
+    /// The context's report round (its context's `reportRound`) in which this object was
+    /// last listed in an objects-did-change, so a change after that report is reported again.
+    @exclusivity(unchecked) final var reportedRound = 0
     /// Faults of one fetch with a batch size: touching one reads the rows of all.
     @exclusivity(unchecked) final var batch: FaultBatch?
     /// Inserted in its context and not saved yet (the context's own bookkeeping).
@@ -449,10 +452,11 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
                 try context.checkOwned(self)
                 if context.undoManager != nil { try context.recordAttribute(self, i) }
                 try context.willChange(self)
-            } else if context.undoManager != nil {
-                try context.recordAttribute(self, i)
+            } else {
+                if context.undoManager != nil { try context.recordAttribute(self, i) }
+                if reportedRound != context.reportRound { context.noteInsertedChanged(self) }
+                if context.hasResultTaps { context.changedForResults.append(objectID) }
             }
-            if pendingInsert, context.hasResultTaps { context.changedForResults.append(objectID) }
             attributes[i] = value
         } else {
             try context.setAttribute(value, i, forKey: key, of: self)

@@ -117,8 +117,7 @@ extension ManagedObjectContext {
         try propagateDeletes()
         undoManager?.closeEventGroup()
         guard !unreported.isEmpty else { return tapEdits(ChangeSet()) }
-        let changes = unreported
-        unreported = ChangeSet()
+        let changes = takeUnreported()
         post(.objectsDidChange(changes))
         tapEdits(changes)
     }
