@@ -113,6 +113,22 @@ final class RecordingProgress: Progress, @unchecked Sendable {
         #expect(groups.count == 3 && groups.first?["n"] == .integer(10))
     }
 
+    @Test func pendingChangesTakePartAsInTheSynchronousFetch() async throws {
+        let store = try Self.store(items: 400)
+        let context = ManagedObjectContext(store: store)
+        let request = try Self.sorted(batch: 100)
+        let fresh = try context.insert("Item")
+        try fresh.setValue("new", forKey: "name")
+        try fresh.setValue(50, forKey: "price")
+        let cheap = try context.fetch(try FetchRequest("Item", predicate: "price == 99")).first!
+        try cheap.setValue(1, forKey: "price")
+        let expected = try context.fetch(request)
+        #expect(expected.contains { $0 === fresh } && !expected.contains { $0 === cheap })
+        let objects = try await context.fetch(AsynchronousFetchRequest(request))
+        #expect(objects.map(ObjectIdentifier.init) == expected.map(ObjectIdentifier.init))
+        #expect(try cheap.value(forKey: "price") == .integer(1) && context.hasChanges)
+    }
+
     @Test func queueContextsHandTheObjectsToAClosureOnTheirQueue() async throws {
         let store = try Self.store(items: 700)
         let request = try Self.sorted(batch: 250)
