@@ -58,9 +58,9 @@ public struct AsynchronousFetchRequest<Object: ManagedObject>: @unchecked Sendab
 
 extension ManagedObjectContext {
     /// The matching objects, read in batches by a task that may be cancelled, as
-    /// ``fetch(_:)-(FetchRequest<Object>)`` returns them. Only for a confined context (the objects
+    /// `fetch(_:)` returns them. Only for a confined context (the objects
     /// belong to the caller); a queue context's objects stay on its queue: use
-    /// ``fetch(_:then:)``, which hands them to a closure there. Throws `CancellationError`
+    /// `fetch(_:then:)`, which hands them to a closure there. Throws `CancellationError`
     /// (nothing registered) when the task or the progress is cancelled, or a `StoreError`.
     ///
     /// ```swift
@@ -77,7 +77,7 @@ extension ManagedObjectContext {
         return try registered(rows, request)
     }
 
-    /// Fetches the matching objects as ``fetch(_:)-(AsynchronousFetchRequest<Object>)`` does,
+    /// Fetches the matching objects as `fetch(_:)` does,
     /// for any context, and runs `body` with them where the context's work runs (its queue);
     /// returns what `body` returns.
     ///
@@ -94,7 +94,7 @@ extension ManagedObjectContext {
         return try await perform { () throws -> T in try body(try self.registered(rows, request)) }
     }
 
-    /// The IDs of the matching objects, as ``fetchObjectIDs(_:)-(FetchRequest<Object>)``; the
+    /// The IDs of the matching objects, as `fetchObjectIDs(_:)`; the
     /// keys are read in one pass, so cancellation is checked before and after it.
     ///
     /// ```swift
@@ -109,7 +109,7 @@ extension ManagedObjectContext {
         return ids
     }
 
-    /// The number of matching objects, as ``count(for:)-(FetchRequest<Object>)``; cancellation
+    /// The number of matching objects, as `count(for:)`; cancellation
     /// is checked before and after the count.
     ///
     /// ```swift
@@ -124,7 +124,7 @@ extension ManagedObjectContext {
         return n
     }
 
-    /// The dictionaries of the matching objects, as ``fetchDictionaries(_:)-(FetchRequest<Object>)``:
+    /// The dictionaries of the matching objects, as `fetchDictionaries(_:)`:
     /// the rows are read in batches (cancellation checked before each), then the dictionaries
     /// computed from them on the context's queue.
     ///
