@@ -49,12 +49,7 @@ extension ManagedObjectContext {
         let objects = try matchingObjects(request, plan)
         try prefetch(request.relationshipKeyPathsForPrefetching, for: objects)
         if Object.self == ManagedObject.self { return unsafeBitCast(objects, to: [Object].self) }
-        for o in objects where !(o is Object) {
-            throw StoreError(
-                .typeMismatch,
-                "\(o.objectID) is a '\(String(reflecting: type(of: o)))', not a '\(String(reflecting: Object.self))' (register the entity's class with the model: ManagedObjectModel(entities:classes:))"
-            )
-        }
+        for o in objects where !(o is Object) { throw Self.notAn(Object.self, o) }
         // Every element was checked to be an `Object`: the array's references are the same bits.
         return unsafeBitCast(objects, to: [Object].self)
     }
@@ -115,6 +110,14 @@ extension ManagedObjectContext {
         unlimited.fetchLimit = nil
         unlimited.fetchOffset = 0
         return Self.limited(try matchingObjects(unlimited, plan).count, request)
+    }
+
+    /// The error for a fetched object `o` that is not an instance of the request's class.
+    static func notAn<Object>(_: Object.Type, _ o: ManagedObject) -> StoreError {
+        StoreError(
+            .typeMismatch,
+            "\(o.objectID) is a '\(String(reflecting: type(of: o)))', not a '\(String(reflecting: Object.self))' (register the entity's class with the model: ManagedObjectModel(entities:classes:))"
+        )
     }
 
     /// Memory's answer for `o`: on its document for a document entity (so a document that is not
@@ -621,16 +624,20 @@ extension ManagedObjectContext {
     func fulfillBatch(_ batch: FaultBatch) throws(StoreError) {
         let faults = batch.objects.filter { $0.isFault && $0.objectID.primaryKey != nil }
         guard let first = faults.first else { return }
-        let layout = first.info.layout
-        let q = PersistentStore.q
-        let list = "[" + faults.map { String($0.objectID.primaryKey!) }.joined(separator: ",") + "]"
-        let sql =
-            "SELECT \(layout.columns.map(q).joined(separator: ", ")) FROM \(q(layout.table)) WHERE \(q(Storage.primaryKey)) IN (SELECT value FROM json_each(?))"
-        let rows = try store.locked { () throws(StoreError) in
-            do throws(SQLiteError) { return try store.rows(sql, [.text(list)]) } catch { throw error.storeError }
-        }
+        let rows = try self.rows(of: faults.map { $0.objectID.primaryKey! }, in: first.info.layout)
         for row in rows { _ = try materialize(row: row) }
         for o in batch.objects { o.batch = nil }
+    }
+
+    /// The rows (the columns `materialize` reads) of the primary keys `keys` of `layout`'s table.
+    func rows(of keys: [Int64], in layout: TableLayout) throws(StoreError) -> [[SQLValue]] {
+        let q = PersistentStore.q
+        let list = "[" + keys.map(String.init).joined(separator: ",") + "]"
+        let sql =
+            "SELECT \(layout.columns.map(q).joined(separator: ", ")) FROM \(q(layout.table)) WHERE \(q(Storage.primaryKey)) IN (SELECT value FROM json_each(?))"
+        return try store.locked { () throws(StoreError) in
+            do throws(SQLiteError) { return try store.rows(sql, [.text(list)]) } catch { throw error.storeError }
+        }
     }
 
     /// Loads the relationships named by `keyPaths` for every object, one query per step.

@@ -197,6 +197,28 @@ let after = try await view.perform { try view.object(with: id).get("price", as: 
         #expect(try note.get("name", as: String.self) == "draft")
     }
 
+    @Test func asynchronousFetch() async throws {
+        let store = try Self.itemStore()
+        let context = ManagedObjectContext(store: store)
+        for name in ["pen", "ink", "nib"] { try context.insert("Item").setValue(name, forKey: "name") }
+        try context.save()
+        let expected = try context.fetch(FetchRequest("Item")).map(\.objectID)
+        let background = ManagedObjectContext(store: store, concurrency: .privateQueue)
+
+        let progress = Progress(totalUnitCount: 0)
+        let request = AsynchronousFetchRequest(FetchRequest("Item"), progress: progress)
+        let items = try await context.fetch(request)         // every item, as fetch(_:) gives them
+        // progress.completedUnitCount == progress.totalUnitCount == items.count
+        let names = try await background.fetch(request) { items in
+            try items.map { try $0.value(forKey: "name") }    // runs on background's queue
+        }
+        progress.cancel()                                    // a fetch still running would stop here
+        #expect(items.map(\.objectID) == expected)
+        #expect(progress.completedUnitCount == progress.totalUnitCount && progress.totalUnitCount == 3)
+        #expect(names == [.string("pen"), .string("ink"), .string("nib")])
+        await #expect(throws: CancellationError.self) { _ = try await context.fetch(request) }
+    }
+
     @Test func persistence() throws {
         let path = Fixtures.temporaryPath("company.sqlite")
         let model = try ManagedObjectModel(entities: [
