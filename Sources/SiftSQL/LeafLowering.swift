@@ -113,7 +113,10 @@ extension LoweringContext {
             // Split here as well: a mixed key of the element row is visible only inside EXISTS.
             try splitOnShapes { () throws(SQLLoweringError) in
                 let element: Operand
-                if c.rest.isEmpty {
+                if c.rest.isEmpty, value == nil, let es, case .constant(let k) = ro, k.namesObjects {
+                    // The element objects against `%@` objects: their primary keys (`ANY reports == %@`).
+                    element = .object(Fragment(column(es.alias, es.entity.primaryKey)), c.relationship.name)
+                } else if c.rest.isEmpty {
                     guard let value else {
                         throw SQLLoweringError(
                             .typeMismatch,

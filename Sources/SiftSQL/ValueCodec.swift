@@ -335,6 +335,15 @@ extension Value {
     }
 }
 
+extension LiteralValue {
+    /// A `%@` object, or a list of only those.
+    var namesObjects: Bool {
+        if case .object = self { return true }
+        if case .array(let list) = self { return ObjectReference.all(list) != nil }
+        return false
+    }
+}
+
 extension ObjectReference {
     /// The references of a list made only of `%@` objects (none empty), or nil.
     static func all(_ list: [LiteralValue]) -> [ObjectReference]? {

@@ -13,16 +13,16 @@ import Testing
 @testable import SiftStore
 
 @Suite struct ObjectArgumentTests {
+    /// People with a manager, and its inverse, the reports.
     static func model() throws -> ManagedObjectModel {
-        try ManagedObjectModel(entities: [
-            EntityDescription(
-                "Person",
-                attributes: [AttributeDescription("name", .string), AttributeDescription("level", .integer64)],
-                relationships: [
-                    RelationshipDescription("manager", to: "Person", inverse: "reports"),
-                    RelationshipDescription("reports", to: "Person", toMany: true, inverse: "manager"),
-                ])
-        ])
+        let person = EntityDescription(
+            "Person",
+            attributes: [AttributeDescription("name", .string), AttributeDescription("level", .integer64)],
+            relationships: [
+                RelationshipDescription("manager", to: "Person", inverse: "reports"),
+                RelationshipDescription("reports", to: "Person", toMany: true, inverse: "manager"),
+            ])
+        return try ManagedObjectModel(entities: [person])
     }
 
     /// People by name; `managers` maps a name to its manager's name.
@@ -125,7 +125,10 @@ import Testing
         let p = try people(c, [("ann", nil), ("bob", "ann"), ("cleo", "bob")])
         try c.save()
         let key = "\(p["ann"]!.objectID.primaryKey!)"
-        for format in ["manager == %@", "manager != %@", "%@ == manager", "manager IN %@", "NOT (manager IN %@)"] {
+        for format in [
+            "manager == %@", "manager != %@", "%@ == manager", "manager IN %@", "NOT (manager IN %@)",
+            "ANY reports == %@", "NONE reports == %@", "ALL reports != %@", "ANY reports IN %@",
+        ] {
             let argument: Any = format.contains("IN") ? [p["ann"]!] : p["ann"]!
             let plan = try c.explain(try FetchRequest("Person", predicate: format, argument))
             #expect(plan.residualPredicate == nil, "\(format)")
