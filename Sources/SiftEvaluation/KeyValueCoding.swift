@@ -392,3 +392,12 @@ extension Value {
         }
     }
 }
+
+/// A `%@` object reference evaluates as an object that equals the store objects it names; it has
+/// no keys of its own (`%@.name` raises `unknown-key`).
+extension ObjectReference: KeyValueReading {
+    /// Throws ``KeyValueCodingError/unknownKey(_:in:)``: a reference carries only an identity.
+    public func value(forKey key: String) throws -> Value {
+        throw KeyValueCodingError.unknownKey(key, in: "object reference")
+    }
+}

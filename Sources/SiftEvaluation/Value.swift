@@ -91,6 +91,7 @@ extension Value {
         // Constant arrays nest as deeply as aggregates: check the stack (`StackGuard`).
         case .array(let a): self = StackGuard.ensure { .array(a.map(Value.init)) }
         case .dictionary(let d): self = .dictionary(d.mapValues(Value.init))
+        case .object(let r): self = .object(r)
         }
     }
 
@@ -205,6 +206,12 @@ extension Value {
             // Objects are equal when they are the same instance, or when both can list their
             // contents (dictionaries) and those are equal.
             if type(of: a) is AnyClass, type(of: b) is AnyClass, (a as AnyObject) === (b as AnyObject) { return true }
+            // Store objects (and references to them from `%@`) are equal when they name the same object.
+            if let x = a as? any PredicateArgumentConvertible, let y = b as? any PredicateArgumentConvertible,
+                case .object(let p) = x.predicateArgument, case .object(let q) = y.predicateArgument
+            {
+                return p == q
+            }
             if let x = a.dictionaryValue, let y = b.dictionaryValue {
                 return Value.dictionary(x).isEqual(to: .dictionary(y))
             }
@@ -246,6 +253,7 @@ extension Value: CustomStringConvertible {
     /// The value as it would be written in a predicate (strings quoted, arrays in braces).
     public var description: String {
         switch self {
+        case .object(let r as ObjectReference): return "<\(r.uri)>"
         case .object(let o): return "<\(type(of: o))>"
         case .set(let a): return "{" + a.map(\.description).joined(separator: ", ") + "}"
         case .array(let a): return "{" + a.map(\.description).joined(separator: ", ") + "}"

@@ -62,8 +62,8 @@ extension LoweringContext {
         case .data(let d):
             guard t == .data || t == .any else { throw mismatch() }
             return .blob(Array(d))
-        case .array, .dictionary:
-            // A list or a dictionary equals no value a column holds, but memory may be asked
+        case .array, .dictionary, .object:
+            // A list, a dictionary or an object equals no value a column holds, but memory may be asked
             // about it in other ways (an element of a list of lists): the document can answer.
             var e = mismatch()
             e.readsDocument = true

@@ -144,7 +144,7 @@ extension LoweringContext {
             case .data(let d): return (.data, .blob(Array(d)))
             case .date(let d): return (.date, .double(d.timeIntervalSinceReferenceDate))
             case .decimal(let d): return (.decimal, .double(NSDecimalNumber(decimal: d).doubleValue))
-            case .array, .dictionary: return nil
+            case .array, .dictionary, .object: return nil
             }
         }
         // Types whose values are stored as themselves (booleans as the integers 0/1), so one
@@ -241,7 +241,7 @@ extension LoweringContext {
                 && items.allSatisfy(\.isScalar):
                 // A list compared by memory: bound as the BLOB `sift_collect` makes.
                 return (.param(.blob(ValueCodec.encode(.array(items.map(Value.init))))), .collection)
-            case .array, .dictionary:
+            case .array, .dictionary, .object:
                 throw unsupported("\(selector) of the constant \(show(c)) next to a key path", e.range)
             }
         case .scalar(let s):

@@ -113,7 +113,10 @@ extension LoweringContext {
             // Split here as well: a mixed key of the element row is visible only inside EXISTS.
             try splitOnShapes { () throws(SQLLoweringError) in
                 let element: Operand
-                if c.rest.isEmpty {
+                if c.rest.isEmpty, value == nil, let es, case .constant(let k) = ro, k.namesObjects {
+                    // The element objects against `%@` objects: their primary keys (`ANY reports == %@`).
+                    element = .object(Fragment(column(es.alias, es.entity.primaryKey)), c.relationship.name)
+                } else if c.rest.isEmpty {
                     guard let value else {
                         throw SQLLoweringError(
                             .typeMismatch,
@@ -410,6 +413,9 @@ extension LoweringContext {
         _ fk: Fragment, _ name: String, _ op: ComparisonOperator, _ other: Operand,
         negated: Bool, range: SourceRange
     ) throws(SQLLoweringError) -> Lowered {
+        if case .constant(.object(let ref)) = other, op == .equal || op == .notEqual {
+            return sameObject(fk, ref, equal: op == .equal, negated: negated)
+        }
         if isLoweringOneShape, case .constant(let c) = other, c != .null {
             // An object equals no number, string, date or list; ordering or matching it
             // raises in memory, and a nil object (a missing to-one) is false there.
@@ -432,6 +438,30 @@ extension LoweringContext {
         let isNull = Fragment(fk.sql + " IS NULL")
         let notNull = Fragment(fk.sql + " IS NOT NULL")
         return op == .equal ? pick(negated, isNull, notNull) : pick(negated, notNull, isNull)
+    }
+
+    /// A relationship object (its foreign key `fk`) compared with a `%@` object: the key of the
+    /// object's row, bound; nil, or an object without a row (unsaved: memory judges the pending
+    /// objects that point at it), is not it.
+    private func sameObject(_ fk: Fragment, _ ref: ObjectReference, equal: Bool, negated: Bool) -> Lowered {
+        guard let key = ref.primaryKey else { return .constant(equal == negated) }
+        let same = Fragment(fk.sql + " = ", fk.bindings) + .param(.integer(key))
+        let differs = Fragment("(" + fk.sql + " IS NULL OR " + fk.sql + " <> ", fk.bindings + fk.bindings)
+        let other = differs + .param(.integer(key)) + Fragment(")")
+        return equal ? pick(negated, same, other) : pick(negated, other, same)
+    }
+
+    /// A relationship object (its foreign key `fk`) in a list of `%@` objects: one of their rows'
+    /// keys (the unsaved ones have none).
+    private func objectInList(_ fk: Fragment, _ refs: [ObjectReference], negated: Bool) -> Lowered {
+        let keys = refs.compactMap(\.primaryKey)
+        guard !keys.isEmpty else { return .constant(negated) }
+        let marks = Array(repeating: String(Fragment.marker), count: keys.count).joined(separator: ", ")
+        let params = keys.map { SQLValue.integer($0) }
+        let inside = Fragment(fk.sql + " IN (" + marks + ")", fk.bindings + params)
+        let outside = Fragment(
+            "(" + fk.sql + " IS NULL OR " + fk.sql + " NOT IN (" + marks + "))", fk.bindings + fk.bindings + params)
+        return pick(negated, inside, outside)
     }
 
     /// A bare to-many path `c` (one side of `l op r`) compared with `other`: a union or an ordered
@@ -976,6 +1006,11 @@ extension LoweringContext {
                 .toManyKeyPath,
                 "the to-many key path '\(c.relationship.name)' needs ANY, ALL or NONE on this side of IN/CONTAINS",
                 range: range)
+        }
+        if case .object(let fk, _) = value, case .constant(.array(let list)) = collection,
+            let refs = ObjectReference.all(list)
+        {
+            return objectInList(fk, refs, negated: negated)
         }
         if case .object(_, let name) = value {
             // An object is an element of no list of values (and nil of none).

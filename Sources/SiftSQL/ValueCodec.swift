@@ -315,10 +315,10 @@ package struct ValueCodecError: SiftError, Hashable {
 // MARK: - Flat lists
 
 extension LiteralValue {
-    /// Not a list or a dictionary: the lowering hands memory lists of these only.
+    /// Not a list, a dictionary or an object: the lowering hands memory lists of these only.
     var isScalar: Bool {
         switch self {
-        case .array, .dictionary: false
+        case .array, .dictionary, .object: false
         default: true
         }
     }
@@ -332,5 +332,26 @@ extension Value {
         case .array, .set, .dictionary, .object: false
         default: true
         }
+    }
+}
+
+extension LiteralValue {
+    /// A `%@` object, or a list of only those.
+    var namesObjects: Bool {
+        if case .object = self { return true }
+        if case .array(let list) = self { return ObjectReference.all(list) != nil }
+        return false
+    }
+}
+
+extension ObjectReference {
+    /// The references of a list made only of `%@` objects (none empty), or nil.
+    static func all(_ list: [LiteralValue]) -> [ObjectReference]? {
+        var refs: [ObjectReference] = []
+        for item in list {
+            guard case .object(let r) = item else { return nil }
+            refs.append(r)
+        }
+        return refs.isEmpty ? nil : refs
     }
 }

@@ -180,6 +180,9 @@ public indirect enum LiteralValue: Hashable, Sendable, Codable {
     case array([LiteralValue])
     /// A dictionary argument (prints as Apple's `{"key" = value}`, which does not parse back).
     case dictionary([String: LiteralValue])
+    /// An object of a store passed for `%@` (a managed object), named by its identity; prints as
+    /// `<URI>`, which does not parse back.
+    case object(ObjectReference)
 
     // Written out instead of synthesized only to check the stack at each level: constant arrays
     // nest as deeply as aggregates (see `StackGuard`).
@@ -195,6 +198,7 @@ public indirect enum LiteralValue: Hashable, Sendable, Codable {
         case (.data(let a), .data(let b)): return a == b
         case (.array(let a), .array(let b)): return StackGuard.ensure { a == b }
         case (.dictionary(let a), .dictionary(let b)): return StackGuard.ensure { a == b }
+        case (.object(let a), .object(let b)): return a == b
         default: return false
         }
     }
@@ -229,6 +233,9 @@ public indirect enum LiteralValue: Hashable, Sendable, Codable {
         case .dictionary(let v):
             hasher.combine(9)
             StackGuard.ensure { hasher.combine(v) }
+        case .object(let v):
+            hasher.combine(10)
+            hasher.combine(v)
         }
     }
 }

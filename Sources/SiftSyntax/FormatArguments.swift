@@ -18,6 +18,7 @@ extension LiteralValue {
         }
         switch value {
         case let v as LiteralValue: self = v
+        case let v as any PredicateArgumentConvertible: self = v.predicateArgument
         case is NSNull: self = .null
         case let v as Bool: self = .bool(v)
         case let v as Int: self = .integer(Int64(v))
@@ -106,6 +107,7 @@ enum FormatArgument {
             case .data: return "data"
             case .array: return "an array"
             case .dictionary: return "a dictionary"
+            case .object(let r): return "the object \(r.uri)"
             }
         }
         return String(describing: type(of: v))

@@ -300,6 +300,11 @@ enum PredicatePrinter {
                 literal(x, into: &out)
             }
             out += "}"
+        case .object(let r):
+            // An object has no literal either: its identity, readable, as `<sift://…/Employee/p3>`.
+            out += "<"
+            out += r.uri
+            out += ">"
         case .dictionary(let d):
             // Apple's `{key = value}` form. There is no dictionary literal in the grammar, so this
             // is the one constant whose printed form does not parse back.

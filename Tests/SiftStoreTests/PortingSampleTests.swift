@@ -118,7 +118,7 @@ enum PortingSample {
         }
         try context.save()
 
-        var request = try FetchRequest(Employee.self, predicate: "manager.firstName == %@", "Ann")
+        var request = try FetchRequest(Employee.self, predicate: "manager == %@", ann)
         request.sortDescriptors = [try SiftSortDescriptor("age"), try SiftSortDescriptor("firstName")]
         let team = try context.fetch(request)
         // team.map(\.firstName): ["Cleo", "Bob", "Dan"]
