@@ -187,20 +187,22 @@ package struct StoreImporter {
     /// Names the records of a refused batch's objects (`describeSaveFailure`).
     func refused(_ error: StoreError) -> JSONImportError {
         // Which record each pending object came from, worked out once, and only when a save fails.
-        var origins: [String: (record: Int, path: String)] = [:]
-        for (n, p) in pending.enumerated() { origins[p.object.objectID.description] = (p.origin.record, path(n)) }
-        return JSONImportError(lines: error.failures.map { describeSaveFailure($0.message, origins) })
+        var origins: [ObjectID: (record: Int, path: String)] = [:]
+        for (n, p) in pending.enumerated() { origins[p.object.objectID] = (p.origin.record, path(n)) }
+        return JSONImportError(lines: error.failures.map { describeSaveFailure($0, origins) })
     }
 
     /// A save failure with the record and key path of the object it names instead of its
     /// temporary object ID (`Record (temporary 12) 'age': is required`), and of a stored object it
     /// collides with that an earlier batch of this import saved.
-    private func describeSaveFailure(_ failure: String, _ origins: [String: (record: Int, path: String)]) -> String {
-        // The longest matching ID: "Record (temporary 1)" is a prefix of nothing else, but
-        // entity names can be prefixes of one another.
-        let match = origins.keys.filter { failure.hasPrefix($0 + " ") }.max { $0.count < $1.count }
-        guard let id = match, let origin = origins[id] else { return JSONImportError.errorLine(failure) }
-        var rest = String(failure.dropFirst(id.count + 1))
+    private func describeSaveFailure(
+        _ failure: StoreError.Failure, _ origins: [ObjectID: (record: Int, path: String)]
+    ) -> String {
+        // The failure names its object; its message starts with that object's ID.
+        guard let id = failure.objectID, let origin = origins[id], failure.message.hasPrefix("\(id) ") else {
+            return JSONImportError.errorLine(failure.message)
+        }
+        var rest = String(failure.message.dropFirst("\(id) ".count))
         var path = origin.path
         // "'key': rule" names a property of the object: fold it into the key path.
         if rest.hasPrefix("'"), let close = rest.dropFirst().firstIndex(of: "'"),
