@@ -2,7 +2,8 @@
 // for a JSON file, `create` makes a SQLite store with a model, `import` streams JSON records into
 // it in one all-or-nothing transaction, `query` fetches with a predicate (objects as NDJSON, counts,
 // dictionaries, groups and aggregates, or the SQL plan), `update` and `delete` run batch requests,
-// `history` prints the persistent history (StoreHistoryCommand.swift).
+// `history` prints the persistent history (StoreHistoryCommand.swift), `watch` follows a sorted
+// result as other processes save (StoreWatchCommand.swift).
 // The conventions are `sift filter`'s: JSON with integers apart from doubles and `{"$date": s}`
 // dates, NDJSON output written only once everything succeeded, predicate errors as `line:column`
 // with a caret, exit status 0 success, 1 invalid predicate, data or store error, 2 usage error.
@@ -38,7 +39,7 @@ struct StoreCommand: ParsableCommand {
         subcommands: [
             StoreInferModelCommand.self, StoreCreateCommand.self, StoreImportCommand.self,
             StoreQueryCommand.self, StoreUpdateCommand.self, StoreDeleteCommand.self, StoreHistoryCommand.self,
-            StoreCodegenCommand.self,
+            StoreWatchCommand.self, StoreCodegenCommand.self,
         ]
     )
 }
@@ -84,6 +85,23 @@ func storeError(_ e: StoreError, predicate source: String?, parts: [(label: Stri
     let text = SourceText(source).line(line)
     let indent = String(text.prefix(column - 1).map { $0 == "\t" ? "\t" : " " })
     return StoreCommandError(lines: [e.message, String(text), indent + "^"])
+}
+
+/// The error `predicate` raises in memory on the first of `objects` it raises on, with the
+/// object and the caret (`Record 17: 1:5: error: …`). The store evaluates the part of a predicate
+/// SQL cannot run without its source text, and a controller judges a changed object with the
+/// predicate as printed, so their errors do not point into the user's text; running the whole
+/// predicate again, on the error path only, finds the node that failed.
+func firstEvaluationError(_ predicate: SiftPredicate, on objects: [ManagedObject], variables: [String: LiteralValue])
+    -> StoreCommandError?
+{
+    let values = variables.mapValues { Value($0) }
+    for o in objects {
+        do throws(EvaluationError) { _ = try predicate.evaluate(with: o, variables: values) } catch {
+            return StoreCommandError(lines: ["\(o.objectID): \(error.annotated)"])
+        }
+    }
+    return nil
 }
 
 // MARK: - infer-model
@@ -454,11 +472,7 @@ struct StoreQueryCommand: ParsableCommand {
                 try storePredicate(p, arguments: arguments, lenient: lenient)
             }
             let store = try StoreAccess.open(db)
-            guard store.model.entity(named: entity) != nil else {
-                throw StoreCommandError(
-                    "error: the store's model has no entity '\(entity)' (entities: \(store.model.entities.map(\.name).joined(separator: ", ")))"
-                )
-            }
+            try StoreAccess.requireEntity(entity, in: store)
             let context = ManagedObjectContext(store: store)
             var request = FetchRequest(entity, predicate: compiled, sortDescriptors: descriptors)
             request.variables = variables
@@ -487,8 +501,8 @@ struct StoreQueryCommand: ParsableCommand {
                 if error.kind == .evaluation,
                     error.source == nil || error.source == predicate || error.raisedRow != nil,
                     let compiled,
-                    let located = firstEvaluationError(
-                        compiled, context: ManagedObjectContext(store: store), variables: variables)
+                    let all = try? ManagedObjectContext(store: store).fetch(FetchRequest(entity)),
+                    let located = firstEvaluationError(compiled, on: all, variables: variables)
                 {
                     throw located
                 }
@@ -502,24 +516,6 @@ struct StoreQueryCommand: ParsableCommand {
     func parts(_ descriptors: [SiftSortDescriptor]) -> [(label: String, text: String)] {
         descriptors.map { ("--sort \($0)", $0.keyPath) } + propertyList.map { ("--properties \($0)", $0) }
             + groupBy.map { ("--group-by \($0)", $0) } + aggregates.map { ("--aggregate \($0)", $0) }
-    }
-
-    /// The error `predicate` raises in memory on the first object (in primary-key order) it
-    /// raises on, with the object and the caret. The store evaluates the part of a predicate SQL
-    /// cannot run without its source text, so its error has no `line:column`; running the
-    /// whole predicate again, on the error path only, finds the node that failed.
-    func firstEvaluationError(
-        _ predicate: SiftPredicate, context: ManagedObjectContext,
-        variables: [String: LiteralValue]
-    ) -> StoreCommandError? {
-        guard let all = try? context.fetch(FetchRequest(entity)) else { return nil }
-        let values = variables.mapValues { Value($0) }
-        for o in all {
-            do throws(EvaluationError) { _ = try predicate.evaluate(with: o, variables: values) } catch {
-                return StoreCommandError(lines: ["\(o.objectID): \(error.annotated)"])
-            }
-        }
-        return nil
     }
 
     /// Rows of a dictionary fetch, keys in the order asked for: the properties (every attribute

@@ -1,0 +1,350 @@
+// `sift store watch`: a fetched results controller on the command line. It prints a sorted
+// request's results as NDJSON, then follows the store's persistent history: the transactions
+// other processes commit are merged into its context (`mergeChanges(fromHistory:)`) and the
+// controller's changes are printed a line each, every batch closed by an `end` line naming the
+// history token it reached. It notices a commit by polling SQLite's `PRAGMA data_version` (prepared
+// once, on a connection of its own: a look at the shared WAL index, no table read). Measured on the
+// debug build at the default 50 ms: 0.2% of a core while idle, a save printed a median 24 ms (at
+// most 43 ms) after its writer exits; at 10 ms, 1% and 2 ms. It needs nothing of the platform,
+// where inotify is Linux's alone and wakes for checkpoints and the WAL's every write. SIGINT and
+// SIGTERM end it with exit status 0; each batch is written whole as soon as it is complete.
+
+import ArgumentParser
+import Foundation
+import SiftEvaluation
+import SiftJSON
+import SiftSQLite
+import SiftStore
+import SiftSyntax
+import Synchronization
+
+struct StoreWatchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: "Print an entity's sorted results, then each change other processes save, as NDJSON.",
+        discussion: """
+            Fetches the ENTITY objects PREDICATE matches (all when it is omitted), sorted by the \
+            --sort keys (required: the results are kept in order) and grouped in sections by \
+            --section KEYPATH (whose first --sort key must group like it), and prints them, one \
+            line per object: {"type": "result", "section": NAME, "path": [SECTION, ITEM], "id": \
+            URI, "object": {…}} with the object as 'sift store query' prints it. Then, while other \
+            processes ('sift store import', 'update', 'delete', an application) save into DB, it \
+            prints each change of the results as it happens, one line each:
+
+              {"type": "deleteSection", "section": NAME, "index": OLD}
+              {"type": "insertSection", "section": NAME, "index": NEW}
+              {"type": "delete", "section": NAME, "old": [S, I], "id": URI}
+              {"type": "insert", "section": NAME, "new": [S, I], "id": URI, "object": {…}}
+              {"type": "move", "section": NAME, "old": [S, I], "new": [S, I], "id": URI, "object": {…}}
+              {"type": "update", "section": NAME, "old": [S, I], "new": [S, I], "id": URI, "object": {…}}
+              {"type": "end", "token": N}
+
+            A batch is applied as a table view applies a batch update: take out the deleted and \
+            moved objects at their old paths (last first), delete the sections at their old \
+            indices (last first), insert sections at their new indices and the inserted and moved \
+            objects at their new paths (first first), then replace the updated objects. The \
+            result is then exactly what 'sift store query' prints with the same predicate and \
+            sort. "section" is the object's section (its old one for a delete). An object whose \
+            contents changed and that kept its place is an update, never a move to its own place; \
+            one that starts or stops matching is an insert or a delete; one that changes section \
+            is one move. The 'end' line closes each batch, and the initial result: the lines so \
+            far are the results as of history transaction N (null: none yet). A batch may be only \
+            its 'end' line, when what was saved left the results as they were.
+
+            The store must record persistent history ('sift store create DB --model MODEL.json \
+            --history' turns it on for an existing store). Changes are noticed by polling the \
+            file's data version (SQLite's PRAGMA data_version) every --interval seconds (default \
+            0.05: about 0.2% of a core while nothing happens, and a save shows about 25 ms later \
+            on average); the history since the last token is then read and merged. Runs until SIGINT (Ctrl-C) or SIGTERM, which end it \
+            with exit status 0; each batch is written in full when it is complete, so a reader \
+            on a pipe sees it at once.
+
+              sift store watch people.sqlite Record 'age > 30' --sort city --sort name --section city
+
+            Exit status: 0 interrupted; 1 invalid predicate, no --sort, a store without history, or \
+            a store error; also, as 'sift store query' fails, when the predicate or a sort key \
+            raises on a changed object (the object and a caret under the failing part, on \
+            standard error; the lines printed before stand); 2 usage error.
+            """
+    )
+
+    @Argument(help: "The store file (it must record history).")
+    var db: String
+
+    @Argument(help: "The entity to watch.")
+    var entity: String
+
+    @Argument(help: "The predicate format string (all objects when omitted).")
+    var predicate: String?
+
+    @OptionGroup var inputs: PredicateInputs
+
+    @Option(help: ArgumentHelp("Group the results in sections by this key path's value.", valueName: "KEYPATH"))
+    var section: String?
+
+    @Option(help: ArgumentHelp("How often to look for saves, in seconds (default 0.05).", valueName: "SECONDS"))
+    var interval: Double = 0.05
+
+    @Flag(
+        help:
+            "Evaluate leniently: a comparison memory cannot make (\"abc\" > 30) is false instead of an error, on every path."
+    )
+    var lenient = false
+
+    @Flag(help: "Print nil attributes and to-one relationships as null instead of leaving them out.")
+    var nulls = false
+
+    func validate() throws {
+        guard interval > 0 && interval <= 60 else { throw ValidationError("--interval must be in (0, 60] seconds") }
+        if predicate == nil && !inputs.args.isEmpty { throw ValidationError("--arg needs a PREDICATE") }
+        if section?.isEmpty == true { throw ValidationError("--section: empty key path") }
+    }
+
+    func run() throws {
+        let variables = try inputs.variables().mapValues(\.literal)
+        let descriptors = try inputs.sortDescriptors()
+        let arguments = try inputs.arguments()
+        try reportingStoreErrors {
+            let compiled = try predicate.map { (p) throws(StoreCommandError) in
+                try storePredicate(p, arguments: arguments, lenient: lenient)
+            }
+            let store = try StoreAccess.open(db)
+            try StoreAccess.requireEntity(entity, in: store)
+            var request = FetchRequest(entity, predicate: compiled, sortDescriptors: descriptors)
+            request.variables = variables
+            let renderer = StoreRenderer(model: store.model, keyOrder: StoreAccess.keyOrder(db), printsNils: nulls)
+            request.relationshipKeyPathsForPrefetching = renderer.printedPaths(of: entity)
+            let watcher = try StoreWatcher(
+                path: db, request: request, section: section, store: store, renderer: renderer
+            ) { error, context in explained(error, compiled, variables, descriptors, context) }
+            try watcher.run(every: interval)
+        }
+    }
+
+    /// `error` as the lines to print: located in the predicate's own text, on the object it
+    /// raised on (the controller judges the predicate as printed), when it is an evaluation error.
+    private func explained(
+        _ error: StoreError, _ compiled: SiftPredicate?, _ variables: [String: LiteralValue],
+        _ descriptors: [SiftSortDescriptor], _ context: ManagedObjectContext
+    ) -> StoreCommandError {
+        if error.kind == .evaluation, let compiled,
+            let located = firstEvaluationError(compiled, on: watchedObjects(error, context), variables: variables)
+        {
+            return located
+        }
+        let parts = descriptors.map { ("--sort \($0)", $0.keyPath) } + (section.map { [("--section \($0)", $0)] } ?? [])
+        return storeError(error, predicate: predicate, parts: parts)
+    }
+
+    /// The objects an evaluation error may have come from: the one it names, else every object.
+    private func watchedObjects(_ error: StoreError, _ context: ManagedObjectContext) -> [ManagedObject] {
+        if let id = error.objectID, let o = try? context.object(with: id) { return [o] }
+        return (try? context.fetch(FetchRequest(entity))) ?? []
+    }
+}
+
+/// Set by SIGINT and SIGTERM; the watch loop ends when it sees it.
+private let stopRequested = Atomic<Bool>(false)
+
+/// The watch itself: the controller, the history position, the data version it polls.
+final class StoreWatcher {
+    private let store: PersistentStore
+    private let context: ManagedObjectContext
+    private let controller: FetchedResultsController
+    private let printer: WatchPrinter
+    /// `PRAGMA data_version`, prepared once on a connection of the watcher's own.
+    private let monitor: SQLiteStatement
+    private var version: Int64 = 0
+    private var token: HistoryToken?
+    /// Words an error met in the context for standard error (the command knows the texts).
+    private let explain: (StoreError, ManagedObjectContext) -> StoreCommandError
+
+    init(
+        path: String, request: FetchRequest<ManagedObject>, section: String?, store: PersistentStore,
+        renderer: StoreRenderer, explain: @escaping (StoreError, ManagedObjectContext) -> StoreCommandError
+    ) throws(StoreCommandError) {
+        self.store = store
+        self.explain = explain
+        context = ManagedObjectContext(store: store)
+        do {
+            let connection = try SQLiteConnection(path: path)
+            _ = try connection.query("PRAGMA busy_timeout = 10000")
+            monitor = try connection.prepare("PRAGMA data_version")
+        } catch { throw StoreCommandError("error: \(path): \(error.message)") }
+        do {
+            controller = try FetchedResultsController(
+                fetchRequest: request, context: context, sectionNameKeyPath: section)
+        } catch { throw StoreCommandError(error) }
+        printer = WatchPrinter(renderer: renderer)
+        controller.delegate = printer
+    }
+
+    /// Prints the results, then each batch of changes, until SIGINT or SIGTERM.
+    func run(every interval: Double) throws(StoreCommandError) {
+        for s in [SIGINT, SIGTERM] { signal(s) { _ in stopRequested.store(true, ordering: .relaxed) } }
+        try start()
+        var pause = timespec(tv_sec: Int(interval), tv_nsec: Int((interval - interval.rounded(.down)) * 1e9))
+        while !stopRequested.load(ordering: .relaxed) {
+            // A signal cuts the pause short.
+            nanosleep(&pause, nil)
+            if stopRequested.load(ordering: .relaxed) { break }
+            try follow()
+        }
+    }
+
+    /// Fetches and prints the results. The history token is read before and after the fetch,
+    /// and the fetch repeated while saves came in between (a few times at most): following then
+    /// starts at the token read before the last fetch, so no save is missed (one taken in twice
+    /// changes nothing).
+    private func start() throws(StoreCommandError) {
+        version = try dataVersion()
+        var before = try currentToken()
+        for attempt in 0..<5 {
+            do { try controller.performFetch() } catch { throw explain(error, context) }
+            let after = try currentToken()
+            if after == before || attempt == 4 { break }
+            before = after
+        }
+        token = before
+        let sections = controller.sections
+        printer.start(sections: sections.map(\.name))
+        var out = ""
+        for (s, section) in sections.enumerated() {
+            for (i, o) in section.objects.enumerated() {
+                do {
+                    out +=
+                        try printer.line(
+                            "result", o, section: section.name, old: nil, new: ResultIndexPath(item: i, section: s))
+                        + "\n"
+                } catch { throw explain(error, context) }
+            }
+        }
+        write(out + WatchPrinter.end(token))
+    }
+
+    /// Takes in what other processes saved since the last look, when the data version moved.
+    private func follow() throws(StoreCommandError) {
+        let now = try dataVersion()
+        guard now != version else { return }
+        version = now
+        let news: [HistoryTransaction]
+        do { news = try store.history(after: token) } catch { throw StoreCommandError(error) }
+        guard let last = news.last?.token else { return }
+        do { try context.mergeChanges(fromHistory: news) } catch { throw explain(error, context) }
+        if let failure = printer.failure { throw explain(failure, context) }
+        token = last
+        write(printer.batch(token))
+    }
+
+    private func currentToken() throws(StoreCommandError) -> HistoryToken? {
+        do { return try store.currentHistoryToken() } catch  where error.kind == .invalidOperation {
+            throw StoreCommandError(
+                "error: the store does not record history, which 'sift store watch' follows: turn it on with "
+                    + "'sift store create STORE --model MODEL.json --history'")
+        } catch { throw StoreCommandError(error) }
+    }
+
+    private func dataVersion() throws(StoreCommandError) -> Int64 {
+        do {
+            defer { try? monitor.reset() }
+            guard try monitor.step(), case .integer(let v) = monitor.column(0) else { return 0 }
+            return v
+        } catch { throw StoreCommandError("error: cannot read the store's data version: \(error.message)") }
+    }
+
+    private func write(_ text: String) { FileHandle.standardOutput.write(Data(text.utf8)) }
+}
+
+/// The controller's delegate: words each change of a batch as its NDJSON line. It keeps the
+/// section names itself (from the section changes), so a batch costs its changes, not the results.
+final class WatchPrinter: FetchedResultsControllerDelegate {
+    private let renderer: StoreRenderer
+    /// The section names as last printed.
+    private var names: [String] = []
+    /// The batch's section changes and, once an object change came, the names after them.
+    private var sectionChanges: [(name: String, index: Int, type: FetchedResultsChangeType)] = []
+    private var newNames: [String]?
+    private var objectLines: [String] = []
+    /// Why the batch could not be printed: the controller's error, or an object that could not
+    /// be read to print it.
+    private(set) var failure: StoreError?
+
+    init(renderer: StoreRenderer) { self.renderer = renderer }
+
+    /// The results' section names, as the first lines printed them.
+    func start(sections: [String]) { names = sections }
+
+    /// The section names after the batch's section changes (deletes at old indices, last first,
+    /// then inserts at new ones).
+    private func namesAfter() -> [String] {
+        var out = names
+        for d in sectionChanges.filter({ $0.type == .delete }).sorted(by: { $0.index > $1.index }) {
+            out.remove(at: d.index)
+        }
+        for i in sectionChanges.filter({ $0.type == .insert }).sorted(by: { $0.index < $1.index }) {
+            out.insert(i.name, at: i.index)
+        }
+        return out
+    }
+
+    /// The lines of the batch taken in since the last call, sections first, closed by the `end`
+    /// line for `token`; the section names become the new ones.
+    func batch(_ token: HistoryToken?) -> String {
+        var out = ""
+        for c in sectionChanges {
+            out +=
+                JSONValue.object([
+                    ("type", .string(c.type == .insert ? "insertSection" : "deleteSection")),
+                    ("section", .string(c.name)), ("index", .integer(Int64(c.index))),
+                ]).text + "\n"
+        }
+        for line in objectLines { out += line + "\n" }
+        names = newNames ?? namesAfter()
+        sectionChanges = []
+        newNames = nil
+        objectLines = []
+        return out + Self.end(token)
+    }
+
+    static func end(_ token: HistoryToken?) -> String {
+        JSONValue.object([("type", .string("end")), ("token", token.map { .integer($0.value) } ?? .null)]).text + "\n"
+    }
+
+    func controller(
+        _ controller: FetchedResultsController, didChangeSection name: String, atSectionIndex index: Int,
+        for type: FetchedResultsChangeType
+    ) { sectionChanges.append((name, index, type)) }
+
+    func controller(
+        _ controller: FetchedResultsController, didChange object: ManagedObject, at indexPath: ResultIndexPath?,
+        for type: FetchedResultsChangeType, newIndexPath: ResultIndexPath?
+    ) {
+        let after = newNames ?? namesAfter()
+        newNames = after
+        let name = type == .delete ? indexPath.map { names[$0.section] } : newIndexPath.map { after[$0.section] }
+        do throws(StoreError) {
+            objectLines.append(try line(type.rawValue, object, section: name ?? "", old: indexPath, new: newIndexPath))
+        } catch {
+            failure = failure ?? error
+        }
+    }
+
+    func controller(_ controller: FetchedResultsController, didFailWith error: StoreError) { failure = error }
+
+    /// One object's line; a deleted object's carries no contents (it may be gone from the store).
+    func line(_ type: String, _ o: ManagedObject, section: String, old: ResultIndexPath?, new: ResultIndexPath?)
+        throws(StoreError) -> String
+    {
+        func path(_ p: ResultIndexPath) -> JSONValue { .array([.integer(Int64(p.section)), .integer(Int64(p.item))]) }
+        var fields: [(String, JSONValue)] = [("type", .string(type)), ("section", .string(section))]
+        if type == "result" {
+            if let new { fields.append(("path", path(new))) }
+        } else {
+            if let old { fields.append(("old", path(old))) }
+            if let new { fields.append(("new", path(new))) }
+        }
+        fields.append(("id", .string(o.objectID.uriRepresentation.absoluteString)))
+        if type != "delete" { fields.append(("object", try renderer.render(o))) }
+        return JSONValue.object(fields).text
+    }
+}
