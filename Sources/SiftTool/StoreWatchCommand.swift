@@ -181,7 +181,14 @@ final class StoreWatcher {
 
     /// Prints the results, then each batch of changes, until SIGINT or SIGTERM.
     func run(every interval: Double) throws(StoreCommandError) {
-        for s in [SIGINT, SIGTERM] { signal(s) { _ in stopRequested.store(true, ordering: .relaxed) } }
+        // A parent may have blocked them (a thread pool's threads do, and a child inherits the mask).
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for s in [SIGINT, SIGTERM] {
+            signal(s) { _ in stopRequested.store(true, ordering: .relaxed) }
+            sigaddset(&signals, s)
+        }
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
         try start()
         var pause = timespec(tv_sec: Int(interval), tv_nsec: Int((interval - interval.rounded(.down)) * 1e9))
         while !stopRequested.load(ordering: .relaxed) {
