@@ -11,11 +11,9 @@
 
 import ArgumentParser
 import Foundation
-import SiftEvaluation
 import SiftJSON
 import SiftSQLite
 import SiftStore
-import SiftSyntax
 import Synchronization
 
 struct StoreWatchCommand: ParsableCommand {
@@ -68,16 +66,7 @@ struct StoreWatchCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The store file (it must record history).")
-    var db: String
-
-    @Argument(help: "The entity to watch.")
-    var entity: String
-
-    @Argument(help: "The predicate format string (all objects when omitted).")
-    var predicate: String?
-
-    @OptionGroup var inputs: PredicateInputs
+    @OptionGroup var fetch: StoreFetchArguments
 
     @Option(help: ArgumentHelp("Group the results in sections by this key path's value.", valueName: "KEYPATH"))
     var section: String?
@@ -85,61 +74,24 @@ struct StoreWatchCommand: ParsableCommand {
     @Option(help: ArgumentHelp("How often to look for saves, in seconds (default 0.05).", valueName: "SECONDS"))
     var interval: Double = 0.05
 
-    @Flag(
-        help:
-            "Evaluate leniently: a comparison memory cannot make (\"abc\" > 30) is false instead of an error, on every path."
-    )
-    var lenient = false
-
-    @Flag(help: "Print nil attributes and to-one relationships as null instead of leaving them out.")
-    var nulls = false
-
     func validate() throws {
         guard interval > 0 && interval <= 60 else { throw ValidationError("--interval must be in (0, 60] seconds") }
-        if predicate == nil && !inputs.args.isEmpty { throw ValidationError("--arg needs a PREDICATE") }
         if section?.isEmpty == true { throw ValidationError("--section: empty key path") }
     }
 
     func run() throws {
-        let variables = try inputs.variables().mapValues(\.literal)
-        let descriptors = try inputs.sortDescriptors()
-        let arguments = try inputs.arguments()
         try reportingStoreErrors {
-            let compiled = try predicate.map { (p) throws(StoreCommandError) in
-                try storePredicate(p, arguments: arguments, lenient: lenient)
+            var prepared = try fetch.prepare()
+            prepared.request.relationshipKeyPathsForPrefetching = prepared.renderer.printedPaths(of: fetch.entity)
+            let watcher = try StoreWatcher(prepared, path: fetch.db, section: section) { error in
+                // The controller judges the predicate as printed: located again in the user's text.
+                if let located = fetch.located(error, prepared) { return located }
+                let sorts = prepared.request.sortDescriptors.map { ("--sort \($0)", $0.keyPath) }
+                return storeError(
+                    error, predicate: fetch.predicate, parts: sorts + (section.map { [("--section \($0)", $0)] } ?? []))
             }
-            let store = try StoreAccess.open(db)
-            try StoreAccess.requireEntity(entity, in: store)
-            var request = FetchRequest(entity, predicate: compiled, sortDescriptors: descriptors)
-            request.variables = variables
-            let renderer = StoreRenderer(model: store.model, keyOrder: StoreAccess.keyOrder(db), printsNils: nulls)
-            request.relationshipKeyPathsForPrefetching = renderer.printedPaths(of: entity)
-            let watcher = try StoreWatcher(
-                path: db, request: request, section: section, store: store, renderer: renderer
-            ) { error, context in explained(error, compiled, variables, descriptors, context) }
             try watcher.run(every: interval)
         }
-    }
-
-    /// `error` as the lines to print: located in the predicate's own text, on the object it
-    /// raised on (the controller judges the predicate as printed), when it is an evaluation error.
-    private func explained(
-        _ error: StoreError, _ compiled: SiftPredicate?, _ variables: [String: LiteralValue],
-        _ descriptors: [SiftSortDescriptor], _ context: ManagedObjectContext
-    ) -> StoreCommandError {
-        if error.kind == .evaluation, let compiled,
-            let located = firstEvaluationError(compiled, on: watchedObjects(error, context), variables: variables)
-        {
-            return located
-        }
-        let parts = descriptors.map { ("--sort \($0)", $0.keyPath) } + (section.map { [("--section \($0)", $0)] } ?? [])
-        return storeError(error, predicate: predicate, parts: parts)
-    }
-
-    /// The objects an evaluation error may have come from: the one it names, else every object.
-    private func watchedObjects(_ error: StoreError, _ context: ManagedObjectContext) -> [ManagedObject] {
-        if let id = error.objectID, let o = try? context.object(with: id) { return [o] }
-        return (try? context.fetch(FetchRequest(entity))) ?? []
     }
 }
 
@@ -156,14 +108,14 @@ final class StoreWatcher {
     private let monitor: SQLiteStatement
     private var version: Int64 = 0
     private var token: HistoryToken?
-    /// Words an error met in the context for standard error (the command knows the texts).
-    private let explain: (StoreError, ManagedObjectContext) -> StoreCommandError
+    /// Words a fetch's or a change's error for standard error (the command knows the texts).
+    private let explain: (StoreError) -> StoreCommandError
 
     init(
-        path: String, request: FetchRequest<ManagedObject>, section: String?, store: PersistentStore,
-        renderer: StoreRenderer, explain: @escaping (StoreError, ManagedObjectContext) -> StoreCommandError
+        _ prepared: StoreFetchArguments.Prepared, path: String, section: String?,
+        explain: @escaping (StoreError) -> StoreCommandError
     ) throws(StoreCommandError) {
-        self.store = store
+        store = prepared.store
         self.explain = explain
         context = ManagedObjectContext(store: store)
         do {
@@ -173,9 +125,9 @@ final class StoreWatcher {
         } catch { throw StoreCommandError("error: \(path): \(error.message)") }
         do {
             controller = try FetchedResultsController(
-                fetchRequest: request, context: context, sectionNameKeyPath: section)
+                fetchRequest: prepared.request, context: context, sectionNameKeyPath: section)
         } catch { throw StoreCommandError(error) }
-        printer = WatchPrinter(renderer: renderer)
+        printer = WatchPrinter(renderer: prepared.renderer)
         controller.delegate = printer
     }
 
@@ -207,7 +159,7 @@ final class StoreWatcher {
         version = try dataVersion()
         var before = try currentToken()
         for attempt in 0..<5 {
-            do { try controller.performFetch() } catch { throw explain(error, context) }
+            do { try controller.performFetch() } catch { throw explain(error) }
             let after = try currentToken()
             if after == before || attempt == 4 { break }
             before = after
@@ -223,7 +175,7 @@ final class StoreWatcher {
                         try printer.line(
                             "result", o, section: section.name, old: nil, new: ResultIndexPath(item: i, section: s))
                         + "\n"
-                } catch { throw explain(error, context) }
+                } catch { throw explain(error) }
             }
         }
         write(out + WatchPrinter.end(token))
@@ -237,8 +189,8 @@ final class StoreWatcher {
         let news: [HistoryTransaction]
         do { news = try store.history(after: token) } catch { throw StoreCommandError(error) }
         guard let last = news.last?.token else { return }
-        do { try context.mergeChanges(fromHistory: news) } catch { throw explain(error, context) }
-        if let failure = printer.failure { throw explain(failure, context) }
+        do { try context.mergeChanges(fromHistory: news) } catch { throw explain(error) }
+        if let failure = printer.failure { throw explain(failure) }
         token = last
         write(printer.batch(token))
     }
