@@ -32,10 +32,12 @@ struct StoreWatchCommand: ParsableCommand {
               {"type": "deleteSection", "section": NAME, "index": OLD}
               {"type": "insertSection", "section": NAME, "index": NEW}
               {"type": "delete", "section": NAME, "old": [S, I], "id": URI}
-              {"type": "insert", "section": NAME, "new": [S, I], "id": URI, "object": {…}}
-              {"type": "move", "section": NAME, "old": [S, I], "new": [S, I], "id": URI, "object": {…}}
-              {"type": "update", "section": NAME, "old": [S, I], "new": [S, I], "id": URI, "object": {…}}
+              {"type": "insert", "section": NAME, "new": [S, I], "id": URI, "object": …}
+              {"type": "move", "section": NAME, "old": [S, I], "new": [S, I], …}
+              {"type": "update", "section": NAME, "old": [S, I], "new": [S, I], …}
               {"type": "end", "token": N}
+
+            (a move and an update carry the object's "id" and "object" too).
 
             A batch is applied as a table view applies a batch update: take out the deleted and \
             moved objects at their old paths (last first), delete the sections at their old \
@@ -57,7 +59,8 @@ struct StoreWatchCommand: ParsableCommand {
             with exit status 0; each batch is written in full when it is complete, so a reader \
             on a pipe sees it at once.
 
-              sift store watch people.sqlite Record 'age > 30' --sort city --sort name --section city
+              sift store watch people.sqlite Record 'age > 30' \\
+                  --sort city --sort name --section city
 
             Exit status: 0 interrupted; 1 invalid predicate, no --sort, a store without history, or \
             a store error; also, as 'sift store query' fails, when the predicate or a sort key \
@@ -154,7 +157,7 @@ final class StoreWatcher {
     /// Fetches and prints the results. The history token is read before and after the fetch,
     /// and the fetch repeated while saves came in between (a few times at most): following then
     /// starts at the token read before the last fetch, so no save is missed (one taken in twice
-    /// changes nothing).
+    /// moves nothing: at most its objects are told as updated again).
     private func start() throws(StoreCommandError) {
         version = try dataVersion()
         var before = try currentToken()
