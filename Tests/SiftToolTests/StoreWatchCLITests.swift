@@ -5,7 +5,8 @@
 // an update (never a move to its own place), an object entering or leaving the predicate an
 // insert or a delete; a seeded random variant mixes imports, updates and deletes. SIGINT and
 // SIGTERM end it with exit status 0; a store without history, a missing sort and a predicate that
-// raises on a changed object are errors (exit 1).
+// raises on a changed object are errors (exit 1). Also the store's `currentHistoryToken()`, where
+// a watch starts following.
 
 import Foundation
 import SiftJSON
@@ -118,6 +119,30 @@ import Testing
         #expect(noSort.stderr.contains("error: a fetched results controller needs a sorted request"))
         let grouping = try runSift(["store", "watch", plain, "Record", "--sort", "n", "--section", "cat"])
         #expect(grouping.status == 1 && grouping.stderr.contains("does not group like the section key path 'cat'"))
+    }
+
+    /// The token a watch starts from: nil for an empty history, then the newest transaction's;
+    /// a store without history says so.
+    @Test func currentHistoryTokenIsTheNewestTransactions() throws {
+        let dir = try StoreHistoryCLITests.directory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription("Record", attributes: [AttributeDescription("n", .integer64)])
+        ])
+        let path = dir.appendingPathComponent("db.sqlite").path
+        let store = try PersistentStore(model: model, path: path, historyTracking: true)
+        #expect(try store.currentHistoryToken() == nil)
+        let context = ManagedObjectContext(store: store)
+        for n in 0..<3 {
+            try context.insert("Record").setValue(n, forKey: "n")
+            try context.save()
+        }
+        let all = try store.history(after: nil)
+        let current = try store.currentHistoryToken()
+        #expect(all.count == 3 && current == all.last?.token && current != nil)
+        let plain = try PersistentStore(model: model, path: dir.appendingPathComponent("plain.sqlite").path)
+        let error = #expect(throws: StoreError.self) { try plain.currentHistoryToken() }
+        #expect(error?.kind == .invalidOperation)
     }
 
     /// Memory's rule: a predicate that raises on a changed object ends the watch with the object
