@@ -4,17 +4,17 @@
 // controller's changes are printed a line each, every batch closed by an `end` line naming the
 // history token it reached. It notices a commit by polling SQLite's `PRAGMA data_version` (prepared
 // once, on a connection of its own: a look at the shared WAL index, no table read). Measured on the
-// debug build at the default 50 ms: 0.2% of a core while idle, a save printed a median 24 ms (at
-// most 43 ms) after its writer exits; at 10 ms, 1% and 2 ms. It needs nothing of the platform,
-// where inotify is Linux's alone and wakes for checkpoints and the WAL's every write. SIGINT and
-// SIGTERM end it with exit status 0; each batch is written whole as soon as it is complete.
+// debug build, on 2 shared, busy cores, at the default 50 ms: 0.2% of a core while idle, a save
+// printed a median 24–37 ms (at most 53 ms) after its writer exits; at 10 ms, 1% and 2 ms. It
+// needs nothing of the platform, where inotify is Linux's alone and wakes for checkpoints and the
+// WAL's every write. SIGINT and SIGTERM end it with exit status 0; each batch is written whole as
+// soon as it is complete.
 
 import ArgumentParser
 import Foundation
 import SiftJSON
 import SiftSQLite
 import SiftStore
-import Synchronization
 
 struct StoreWatchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -54,8 +54,9 @@ struct StoreWatchCommand: ParsableCommand {
             The store must record persistent history ('sift store create DB --model MODEL.json \
             --history' turns it on for an existing store). Changes are noticed by polling the \
             file's data version (SQLite's PRAGMA data_version) every --interval seconds (default \
-            0.05: about 0.2% of a core while nothing happens, and a save shows about 25 ms later \
-            on average); the history since the last token is then read and merged. Runs until SIGINT (Ctrl-C) or SIGTERM, which end it \
+            0.05: about 0.2% of a core while nothing happens; a save shows within about one \
+            interval, half of one on average); the history since the last token is then read \
+            and merged. Runs until SIGINT (Ctrl-C) or SIGTERM, which end it \
             with exit status 0; each batch is written in full when it is complete, so a reader \
             on a pipe sees it at once.
 
@@ -98,8 +99,10 @@ struct StoreWatchCommand: ParsableCommand {
     }
 }
 
-/// Set by SIGINT and SIGTERM; the watch loop ends when it sees it.
-private let stopRequested = Atomic<Bool>(false)
+/// The signal (SIGINT, SIGTERM) that asked the watch to end, 0 until one did: written by the
+/// handler only, read by the loop after each pause (a `sig_atomic_t`, POSIX's one type a handler
+/// may set; not Synchronization's `Atomic`, which macOS has from 15 only).
+nonisolated(unsafe) private var stopSignal: sig_atomic_t = 0
 
 /// The watch itself: the controller, the history position, the data version it polls.
 final class StoreWatcher {
@@ -140,16 +143,16 @@ final class StoreWatcher {
         var signals = sigset_t()
         sigemptyset(&signals)
         for s in [SIGINT, SIGTERM] {
-            signal(s) { _ in stopRequested.store(true, ordering: .relaxed) }
+            signal(s) { stopSignal = $0 }
             sigaddset(&signals, s)
         }
         pthread_sigmask(SIG_UNBLOCK, &signals, nil)
         try start()
         var pause = timespec(tv_sec: Int(interval), tv_nsec: Int((interval - interval.rounded(.down)) * 1e9))
-        while !stopRequested.load(ordering: .relaxed) {
+        while stopSignal == 0 {
             // A signal cuts the pause short.
             nanosleep(&pause, nil)
-            if stopRequested.load(ordering: .relaxed) { break }
+            if stopSignal != 0 { break }
             try follow()
         }
     }
