@@ -128,10 +128,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// ```
     public internal(set) var accessErrors: [StoreError] = []
     var observers: [UUID: @Sendable (ContextNotification) -> Void] = [:]
-    /// The fetched results controllers on this context: each change set that reaches it (its own
-    /// processed changes, its saves, everything a merge brings in), and whether its updates count
-    /// as changed contents (FetchedResults/ResultTaps.swift).
-    var resultTaps: [UUID: (ChangeSet, _ reportsUpdates: Bool) -> Void] = [:] {
+    /// The fetched results controllers on this context (and those of its descendants): each
+    /// change set that reaches it (its own processed changes, its saves, everything a merge
+    /// brings in) with whether its updates count as changed contents, and its resets
+    /// (FetchedResults/ResultTaps.swift).
+    var resultTaps: [UUID: (ResultTapEvent) -> Void] = [:] {
         didSet { hasResultTaps = !resultTaps.isEmpty }
     }
     @exclusivity(unchecked) var hasResultTaps = false
@@ -861,12 +862,20 @@ public final class ManagedObjectContext: @unchecked Sendable {
         deletedSet = []
         forgetUnreported()
         accessErrors = []
+        if hasResultTaps { tapReset() }
     }
 
     /// Re-reads `o` from the store. With `mergeChanges` false its unsaved changes are dropped and
     /// it becomes a fault; with true the stored values are read and its unsaved changes applied
     /// on top (changed attributes keep the new values).
     public func refresh(_ o: ManagedObject, mergeChanges: Bool) throws(StoreError) {
+        try refreshObject(o, mergeChanges: mergeChanges)
+        // Controllers judge it again at once (a merge tells them of all its objects together).
+        if hasResultTaps, o.context === self { tapResults(ChangeSet(updated: [o.objectID]), reportsUpdates: true) }
+    }
+
+    /// `refresh(_:mergeChanges:)` without telling the controllers.
+    func refreshObject(_ o: ManagedObject, mergeChanges: Bool) throws(StoreError) {
         guard o.context === self, !isInserted(o) else { return }
         if !mergeChanges || o.snapshot == nil {
             if let s = o.snapshot, !mergeChanges {
