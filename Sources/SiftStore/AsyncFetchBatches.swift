@@ -49,6 +49,11 @@ public struct FetchedBatches<Object: ManagedObject>: AsyncSequence {
     public func makeAsyncIterator() -> Iterator { Iterator(context: context, request: request) }
 
     /// Reads and hands out one batch per `next()`.
+    ///
+    /// ```swift
+    /// var batches = context.batches(for: AsynchronousFetchRequest(FetchRequest("Item"))).makeAsyncIterator()
+    /// let first = try await batches.next()   // nil when nothing matches
+    /// ```
     public struct Iterator: AsyncIteratorProtocol {
         let context: ManagedObjectContext
         let request: AsynchronousFetchRequest<Object>

@@ -233,7 +233,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public var updatedObjects: Set<ManagedObject> { updatedSet }
     /// The saved objects deleted since the last save.
     public var deletedObjects: Set<ManagedObject> { deletedSet }
-    /// Every object the context holds (it keeps them until `reset()`).
+    /// Every object the context holds (it keeps them until `reset()`, except that a streamed
+    /// fetch, ``batches(for:)``, lets go of its unchanged objects that no one else holds).
     public var registeredObjects: [ManagedObject] { Array(registry.values) }
 
     /// A flag on the object rather than a set: every change asks, and a set costs a hash each time.
