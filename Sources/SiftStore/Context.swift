@@ -845,7 +845,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
         undoManager?.removeAllActions()
     }
 
-    /// Forgets every object (changes included); objects handed out before are detached.
+    /// Forgets every object (changes included); objects handed out before are detached, and the
+    /// fetched results controllers on the context fetch again.
     public func reset() {
         let reverted = isChild ? updatedSet.union(deletedSet).map(\.objectID.key) : []
         defer { meetDeletesAbove(reverted) }
