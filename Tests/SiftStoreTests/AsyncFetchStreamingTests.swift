@@ -11,11 +11,11 @@ import Testing
 
 @Suite struct AsyncFetchStreamingTests {
     @Test func batchesAreTheFetchAndTheContextHoldsAboutOneBatch() async throws {
-        let store = try AsyncFetchTests.store(items: 20_000)
+        let context = ManagedObjectContext(store: try AsyncFetchTests.store(items: 20_000))
         let request = try AsyncFetchTests.sorted(batch: 1_000)
-        let expected = try ManagedObjectContext(store: store).fetch(request).map(\.objectID)
+        // The synchronous fetch's IDs, from another context (this one must start empty).
+        let expected = try ManagedObjectContext(store: context.store).fetchObjectIDs(request)
         #expect(expected.count == 17_800)
-        let context = ManagedObjectContext(store: store)
         var seen: [ObjectID] = []
         var registered: [Int] = []
         for try await batch in context.batches(for: AsynchronousFetchRequest(request)) {
