@@ -233,24 +233,112 @@ import Testing
             recorder.clear()
             world.log = []
             try world.step()
-            #expect(recorder.failures.isEmpty, "\(setting), step \(n): \(recorder.failures)")
-            let fresh = try ResultsFixtures.freshSections(c)
-            let (after, why) = recorder.applied(to: before)
-            let inserted = recorder.objects.filter { $0.type == .insert }.map(\.object)
-            let wasThere = inserted.filter { o in before.contains { $0.objects.contains { $0 === o } } }
-            #expect(wasThere.isEmpty, "\(setting), step \(n): an object already there reported as an insert")
-            #expect(after != nil, "\(setting), step \(n): \(why)")
-            if let after {
-                #expect(
-                    ResultsFixtures.same(after, fresh),
-                    "\(setting), step \(n) \(world.log):\n applied \(ResultsFixtures.describe(after))\n fresh   \(ResultsFixtures.describe(fresh))"
-                )
-            }
-            #expect(
-                ResultsFixtures.same(ResultsFixtures.current(c), fresh), "\(setting), step \(n): controller differs")
+            try Self.expectStepExact(c, recorder, before: before, "\(setting), step \(n) \(world.log)")
             changes += recorder.objects.count
             before = ResultsFixtures.current(c)
         }
         #expect(changes > 0, "\(setting): nothing changed in \(steps) steps")
+    }
+}
+
+// MARK: A controller on a child context
+
+extension FetchedResultsRandomTests.World {
+    /// One random step for a controller on `child` (a child of `main`): work in the child or in
+    /// the parent, saves of either, a sibling's save merged into the parent, the child's reset or a
+    /// refresh of one of its objects; then both process their changes (the parent first).
+    mutating func childStep(_ child: ManagedObjectContext) throws {
+        let kind = Int.random(in: 0..<9, using: &rng)
+        log.append(
+            ["child", "child", "parent", "push", "save parent", "sibling", "reset", "refresh", "refresh merging"][kind])
+        switch kind {
+        case 0, 1: try scribble(in: child)
+        case 2: try scribble(in: main)
+        case 3: do { try child.save() } catch { child.rollback() }
+        case 4: do { try main.save() } catch { main.rollback() }
+        case 5:
+            try scribble(in: sibling)
+            let token = sibling.observe { [main] note in
+                if case .didSave(let s) = note { try? main.mergeChanges(fromContextDidSave: s) }
+            }
+            do { try sibling.save() } catch { sibling.rollback() }
+            token.cancel()
+        case 6: child.reset()
+        default:
+            let items = try child.fetch(FetchRequest("Item"))
+            guard !items.isEmpty else { return }
+            let o = pick(items)
+            log.append("\(o.objectID)")
+            try child.refresh(o, mergeChanges: kind == 8)
+        }
+        try main.processPendingChanges()
+        try child.processPendingChanges()
+    }
+}
+
+extension FetchedResultsRandomTests {
+    @Test(arguments: 0..<10)
+    func aControllerOnAChildContextKeepsTheResultsExact(round: Int) throws {
+        var world = try Self.makeWorld(seed: 0xC41D_0000 + UInt64(round))
+        // Half the items in a group, so the predicates and sections on `group.title` see some.
+        let groups = try world.main.fetch(FetchRequest("Group"))
+        for item in try world.main.fetch(FetchRequest("Item")) where world.chance(0.5) {
+            try item.setValue(world.pick(groups), forKey: "group")
+        }
+        try world.main.save()
+        let child = ManagedObjectContext(parent: world.main)
+        child.mergePolicy = .mergeByPropertyObjectTrump
+        child.automaticallyMergesChangesFromParent = world.chance(0.5)
+        let predicate = world.pick(Self.predicates)
+        let sort = world.pick(Self.sorts)
+        var request = try predicate.map { try FetchRequest("Item", predicate: $0) } ?? FetchRequest("Item")
+        request.sortDescriptors = try sort.keys.map { try SiftSortDescriptor($0.0, ascending: $0.1) }
+        let c = try FetchedResultsController(fetchRequest: request, context: child, sectionNameKeyPath: sort.section)
+        let recorder = ChangeRecorder()
+        c.delegate = recorder
+        try c.performFetch()
+        let setting =
+            "child round \(round): \(predicate ?? "all") by \(sort.keys) in sections by \(sort.section ?? "none")"
+        var before = ResultsFixtures.current(c)
+        var changes = 0
+        for n in 0..<40 {
+            recorder.clear()
+            world.log = []
+            try world.childStep(child)
+            try Self.expectStepExact(c, recorder, before: before, "\(setting), step \(n) \(world.log)")
+            changes += recorder.objects.count
+            before = ResultsFixtures.current(c)
+        }
+        #expect(changes > 0, "\(setting): nothing changed in 40 steps")
+    }
+}
+
+extension FetchedResultsRandomTests {
+    /// After one step (`step` names it): no change failed; the recorded changes, applied to
+    /// `before` one will/did pair at a time, give exactly a fresh fetch's results, with no object
+    /// inserted that was there and no update or move that breaks the rules; and the controller
+    /// holds the same.
+    static func expectStepExact(
+        _ c: FetchedResultsController, _ recorder: ChangeRecorder, before: ResultsFixtures.Sections, _ step: String
+    ) throws {
+        #expect(recorder.failures.isEmpty, "\(step): \(recorder.failures)")
+        let fresh = try ResultsFixtures.freshSections(c)
+        var present = before
+        for round in recorder.rounds {
+            let inserted = round.objects.filter { $0.type == .insert }.map(\.object)
+            let wasThere = inserted.filter { o in present.contains { $0.objects.contains { $0 === o } } }
+            #expect(wasThere.isEmpty, "\(step): an object already there reported as an insert")
+            let one = ChangeRecorder()
+            (one.objects, one.sections) = (round.objects, round.sections)
+            present = one.applied(to: present).0 ?? present
+        }
+        let (after, why) = recorder.appliedRoundByRound(to: before)
+        #expect(after != nil, "\(step): \(why)")
+        if let after {
+            #expect(
+                ResultsFixtures.same(after, fresh),
+                "\(step):\n applied \(ResultsFixtures.describe(after))\n fresh   \(ResultsFixtures.describe(fresh))")
+        }
+        #expect(ResultsFixtures.same(ResultsFixtures.current(c), fresh), "\(step): controller differs")
     }
 }
