@@ -1,14 +1,20 @@
 // An asynchronous fetch handed out batch by batch, so a big result streams through a bounded
-// number of objects: the matching IDs are read first (the total, and the order with pending
-// changes merged in), then each `next()` reads one batch's rows, registers them and hands the
-// objects over. Before reading the next batch (and at the end) the context lets go of the last
-// two batches' objects that nothing else holds any more (Registry.swift's `forgetUnreferenced`):
-// a consumer that drops each batch keeps about one batch of objects alive, where `fetch` would
-// hold the whole result. The ID list stays for the whole stream (tens of bytes a row, against
-// hundreds for an object: StoreBench part 9); paging the IDs too is not built. Cancellation is checked before each batch and
-// once its rows are read, before any is registered: a cancelled batch registers nothing.
+// amount of memory. When SQL decides the whole request (no part judged in memory, no pending
+// change in view, SQL's order) and the store is a file, the stream reads it through a cursor of
+// its own: a second connection holding one read transaction (so the count and every batch see one
+// snapshot of the store, whatever other contexts and processes save meanwhile) whose statement is
+// stepped a batch at a time, so nothing is kept of the rows handed out before. Otherwise the
+// matching IDs are read first (the total, and the order with pending changes merged in) and each
+// batch reads its rows; that list stays for the whole stream (tens of bytes a row: StoreBench
+// part 9). Before reading the next batch (and at the end) the context lets go of the last two
+// batches' objects that nothing else holds any more (Registry.swift's `forgetUnreferenced`): a
+// consumer that drops each batch keeps about one batch of objects alive, where `fetch` would hold
+// the whole result. Cancellation is checked before each batch and once its rows are read, before
+// any is registered: a cancelled batch registers nothing.
 
 import Foundation
+import SiftSQL
+import SiftSQLite
 
 extension ManagedObjectContext {
     /// The matching objects of `request`, as an `AsyncSequence` of arrays of at most
@@ -60,8 +66,12 @@ public struct FetchedBatches<Object: ManagedObject>: AsyncSequence {
     public struct Iterator: AsyncIteratorProtocol {
         let context: ManagedObjectContext
         let request: AsynchronousFetchRequest<Object>
-        /// The matching IDs, once read.
+        /// The matching IDs, once read (when the stream does not read through a cursor).
         private var ids: [ObjectID]?
+        /// The stream's own read of the store, when SQL decides the whole request.
+        private var cursor: StreamCursor?
+        /// The number of objects the stream hands out in all.
+        private var total = 0
         /// How many IDs were handed out.
         private var start = 0
         /// The primary keys of the last two batches handed out, let go of before the next one when
@@ -108,25 +118,124 @@ public struct FetchedBatches<Object: ManagedObject>: AsyncSequence {
             }
             try request.checkCancellation()
             let context = context
-            let ids: [ObjectID]
-            if let known = self.ids {
-                ids = known
-            } else {
+            if ids == nil && cursor == nil {
                 let r = request.fetchRequest
-                ids = try await context.perform { () throws(StoreError) in try context.fetchObjectIDs(r) }
-                self.ids = ids
-                request.report(completed: 0, total: ids.count)
+                let opened = try await context.perform { () throws(StoreError) in try context.streamCursor(r.untyped) }
+                if let opened {
+                    cursor = opened
+                    total = opened.total
+                } else {
+                    ids = try await context.perform { () throws(StoreError) in try context.fetchObjectIDs(r) }
+                    total = ids!.count
+                }
+                request.report(completed: 0, total: total)
             }
-            guard start < ids.count else { return nil }
-            try request.checkCancellation()
-            let batch = Array(ids[start..<Swift.min(ids.count, start + request.batchSize)])
-            let rows = try await context.perform { () throws(StoreError) in try context.unloadedRows(batch) }
-            try request.checkCancellation()
-            let objects: [Object] = try context.registered(AsyncFetchRows(ids: batch, rows: rows), request)
-            recent = [recent.last ?? [], batch.compactMap { $0.primaryKey }]
-            start += batch.count
-            request.report(completed: start, total: ids.count)
+            let objects: [Object]
+            if let cursor {
+                let rows = try cursor.rows(request.batchSize)
+                guard !rows.isEmpty else {
+                    self.cursor = nil  // ends its read transaction
+                    return nil
+                }
+                try request.checkCancellation()
+                objects = try context.registered(rows, request)
+            } else {
+                let ids = ids ?? []
+                guard start < ids.count else { return nil }
+                try request.checkCancellation()
+                let batch = Array(ids[start..<Swift.min(ids.count, start + request.batchSize)])
+                let rows = try await context.perform { () throws(StoreError) in try context.unloadedRows(batch) }
+                try request.checkCancellation()
+                objects = try context.registered(AsyncFetchRows(ids: batch, rows: rows), request)
+            }
+            recent = [recent.last ?? [], objects.compactMap { $0.objectID.primaryKey }]
+            start += objects.count
+            request.report(completed: start, total: total)
             return objects
         }
+    }
+}
+
+/// A streamed fetch's own read of the store file: a connection of its own in one read transaction,
+/// the count of the rows, then the statement stepped a batch at a time. Ending it (deinit) ends
+/// the transaction and closes the connection. Used by one iterator at a time; the connection is
+/// opened serialized, as the iterator may resume on another thread.
+final class StreamCursor: @unchecked Sendable {
+    private let connection: SQLiteConnection
+    private let statement: SQLiteStatement
+    private let width: Int
+    private var done = false
+    /// The number of rows the statement gives.
+    let total: Int
+
+    init(path: String, query: SQLQuery, width: Int) throws(StoreError) {
+        do throws(SQLiteError) {
+            connection = try SQLiteConnection(path: path)
+            _ = try connection.query("PRAGMA busy_timeout = 10000")
+            try connection.execute("BEGIN")
+            let count = try connection.prepare("SELECT count(*) FROM (\(query.sql))")
+            try count.bind(query.bindings)
+            guard try count.step(), case .integer(let n) = count.column(0) else {
+                throw SQLiteError(code: 1, message: "no count", sql: nil)
+            }
+            total = Int(n)
+            try count.reset()
+            statement = try connection.prepare(query.sql)
+            try statement.bind(query.bindings)
+            self.width = width
+        } catch { throw error.storeError }
+    }
+
+    /// The next `n` rows at most (fewer at the end, none after it).
+    func rows(_ n: Int) throws(StoreError) -> [[SQLValue]] {
+        var out: [[SQLValue]] = []
+        out.reserveCapacity(n)
+        // Stepping a statement past its end would run it again from the start.
+        guard !done else { return out }
+        do throws(SQLiteError) {
+            while out.count < n {
+                guard try statement.step() else {
+                    done = true
+                    break
+                }
+                out.append((0..<width).map { statement.column($0) })
+            }
+        } catch { throw error.storeError }
+        return out
+    }
+
+    deinit {
+        try? statement.reset()
+        try? connection.execute("COMMIT")
+    }
+}
+
+extension ManagedObjectContext {
+    /// A cursor over `request`'s rows when SQL decides the whole of it on a store file (nothing
+    /// judged in memory, no pending change in view, the rows in SQL's order), else nil.
+    func streamCursor(_ request: FetchRequest<ManagedObject>) throws(StoreError) -> StreamCursor? {
+        guard let path = store.path else { return nil }
+        let plan = try makePlan(request)
+        guard plan.residual == nil, request.sortDescriptors.isEmpty || plan.sqlSort != nil,
+            try dirtyObjects(request, plan) == nil
+        else { return nil }
+        let q = try query(plan, request, columns: plan.info.layout.columns, limited: true)
+        return try StreamCursor(path: path, query: q, width: plan.info.layout.columns.count)
+    }
+
+    /// Registers the rows a cursor read and returns their objects in the rows' order, prefetched
+    /// and typed as the synchronous fetch returns them.
+    func registered<Object>(_ rows: [[SQLValue]], _ request: AsynchronousFetchRequest<Object>) throws(StoreError)
+        -> [Object]
+    {
+        var objects: [Object] = []
+        objects.reserveCapacity(rows.count)
+        for row in rows {
+            let o = try materialize(row: row)
+            guard let typed = o as? Object else { throw Self.notAn(Object.self, o) }
+            objects.append(typed)
+        }
+        try prefetch(request.fetchRequest.relationshipKeyPathsForPrefetching, for: objects)
+        return objects
     }
 }

@@ -3,6 +3,8 @@
 // drops each one (counted, not timed: the registered objects after each batch), while uniquing,
 // unsaved changes and held objects survive. Progress as an AsyncSequence: the total, one element
 // per batch, the end; ending with `CancellationError` when the fetch is cancelled in the middle.
+// Each runs on a store in memory (the stream reads the matching IDs first) and on a file (the
+// stream steps a cursor of its own, one snapshot of the store).
 
 import Foundation
 import SiftEvaluation
@@ -10,8 +12,8 @@ import SiftStore
 import Testing
 
 @Suite struct AsyncFetchStreamingTests {
-    @Test func batchesAreTheFetchAndTheContextHoldsAboutOneBatch() async throws {
-        let context = ManagedObjectContext(store: try AsyncFetchTests.store(items: 20_000))
+    @Test(arguments: [false, true]) func batchesAreTheFetchAndTheContextHoldsAboutOneBatch(file: Bool) async throws {
+        let context = ManagedObjectContext(store: try AsyncFetchTests.store(items: 20_000, file: file))
         let request = try AsyncFetchTests.sorted(batch: 1_000)
         // The synchronous fetch's IDs, from another context (this one must start empty).
         let expected = try ManagedObjectContext(store: context.store).fetchObjectIDs(request)
@@ -30,8 +32,8 @@ import Testing
         #expect(context.registeredObjects.count == 0)
     }
 
-    @Test func heldAndChangedObjectsStayUniqued() async throws {
-        let store = try AsyncFetchTests.store(items: 5_000)
+    @Test(arguments: [false, true]) func heldAndChangedObjectsStayUniqued(file: Bool) async throws {
+        let store = try AsyncFetchTests.store(items: 5_000, file: file)
         var request = FetchRequest("Item")
         request.fetchBatchSize = 500
         request.sortDescriptors = [try SiftSortDescriptor("name")]
@@ -61,8 +63,8 @@ import Testing
         #expect(all.count == 5_000 && all[500..<1_000].elementsEqual(kept, by: ===))
     }
 
-    @Test func progressUpdatesCountEachBatchThenEnd() async throws {
-        let store = try AsyncFetchTests.store(items: 2_500)
+    @Test(arguments: [false, true]) func progressUpdatesCountEachBatchThenEnd(file: Bool) async throws {
+        let store = try AsyncFetchTests.store(items: 2_500, file: file)
         let context = ManagedObjectContext(store: store)
         var request = AsynchronousFetchRequest(try AsyncFetchTests.sorted(batch: 1_000))
         let updates = request.progressUpdates()
@@ -87,8 +89,9 @@ import Testing
         #expect(handedOut == [1_000, 1_000, 225] && told == [0, 1_000, 2_000, 2_225])
     }
 
-    @Test func cancellingInTheMiddleEndsTheUpdatesWithTheCancellation() async throws {
-        let store = try AsyncFetchTests.store(items: 10_000)
+    @Test(arguments: [false, true]) func cancellingInTheMiddleEndsTheUpdatesWithTheCancellation(file: Bool) async throws
+    {
+        let store = try AsyncFetchTests.store(items: 10_000, file: file)
         let context = ManagedObjectContext(store: store)
         var request = AsynchronousFetchRequest(FetchRequest("Item"), progress: Progress(totalUnitCount: 0))
         let updates = request.progressUpdates()
@@ -123,6 +126,47 @@ import Testing
         }
         #expect(wholeTold == [0, 1_000, 2_000, 3_000, 4_000])
         #expect(context.registeredObjects.count == 0)
+    }
+
+    @Test func aStoreFileStreamsOneSnapshotWhateverIsSavedMeanwhile() async throws {
+        let store = try AsyncFetchTests.store(items: 5_000, file: true)
+        let request = try AsyncFetchTests.sorted(batch: 1_000)
+        let expected = try ManagedObjectContext(store: store).fetchObjectIDs(request)
+        let context = ManagedObjectContext(store: store)
+        var seen: [ObjectID] = []
+        var names: [String] = []
+        var streamed = AsynchronousFetchRequest(request)
+        let updates = streamed.progressUpdates()
+        for try await batch in context.batches(for: streamed) {
+            seen += batch.map(\.objectID)
+            names += try batch.map { try $0.get("name", as: String.self) ?? "" }
+            if seen.count == 1_000 {
+                // Another store object on the file (as another process would) deletes rows still to come
+                // and adds matching ones.
+                let other = ManagedObjectContext(
+                    store: try PersistentStore(path: try #require(store.path)))
+                for o in try other.fetch(try FetchRequest("Item", predicate: "price < 50")) { try other.delete(o) }
+                for i in 0..<300 {
+                    let item = try other.insert("Item")
+                    try item.setValue("late \(i)", forKey: "name")
+                    try item.setValue(99, forKey: "price")
+                }
+                try other.save()
+            }
+        }
+        // The stream is the store as it was when it began: every row of the fetch before the
+        // save, none of the rows the save added.
+        #expect(seen == expected)
+        #expect(!names.contains { $0.hasPrefix("late") })
+        var told: [FetchProgress] = []
+        for try await step in updates { told.append(step) }
+        #expect(told.first == FetchProgress(completed: 0, total: expected.count))
+        #expect(told.last == FetchProgress(completed: expected.count, total: expected.count))
+        // After the stream, the context's fetches see the save, as a new store object does.
+        let after = try ManagedObjectContext(store: try PersistentStore(path: try #require(store.path)))
+            .count(for: request)
+        #expect(after != expected.count)
+        #expect(try context.count(for: request) == after)
     }
 
     @Test func aQueueContextRefusesTheBatches() async throws {

@@ -32,12 +32,16 @@ final class RecordingProgress: Progress, @unchecked Sendable {
 
 @Suite struct AsyncFetchTests {
     /// A store of `n` saved items: name "item i", price i % 100.
-    static func store(items n: Int) throws -> PersistentStore {
+    /// A store of `n` items, in memory or (`file`) in a temporary file.
+    static func store(items n: Int, file: Bool = false) throws -> PersistentStore {
         let model = try ManagedObjectModel(entities: [
             EntityDescription(
                 "Item", attributes: [AttributeDescription("name", .string), AttributeDescription("price", .integer64)])
         ])
-        let store = try PersistentStore.inMemory(model: model)
+        let store =
+            file
+            ? try PersistentStore(model: model, path: Fixtures.temporaryPath())
+            : try PersistentStore.inMemory(model: model)
         let setup = ManagedObjectContext(store: store)
         for i in 0..<n {
             let item = try setup.insert("Item")
