@@ -72,7 +72,13 @@ extension ManagedObjectContext {
         }
         guard printable else { return false }
         for child in table.children {
-            let list: SQLValue = .text("[" + child.keys.map(String.init).joined(separator: ",") + "]")
+            var text: [UInt8] = [UInt8(ascii: "[")]
+            for (n, key) in child.keys.enumerated() {
+                if n > 0 { text.append(UInt8(ascii: ",")) }
+                JSONScanner.write(key, into: &text)
+            }
+            text.append(UInt8(ascii: "]"))
+            let list: SQLValue = .text(String(decoding: text, as: UTF8.self))
             switch child.reached {
             case .toOne(let layout):
                 guard try read(child, sql: Self.rowsSQL(layout), bindings: [list], owners: false, offset: 0),
@@ -139,16 +145,18 @@ private final class PrintedTable {
     let renderer: StoreRenderer
     let steps: [Step]
     var children: [PrintedTable] = []
+    // Unchecked: every row appends to these, and nothing reads one while another writes it (the
+    // dynamic checks cost a tenth of the printing).
     /// The keys the table above asked for.
-    var keys: [Int64] = []
-    var bytes: [UInt8] = []
-    var holes: [Hole] = []
+    @exclusivity(unchecked) var keys: [Int64] = []
+    @exclusivity(unchecked) var bytes: [UInt8] = []
+    @exclusivity(unchecked) var holes: [Hole] = []
     /// The root's entries in query order.
-    var entries: [Entry] = []
+    @exclusivity(unchecked) var entries: [Entry] = []
     /// A child's entries by key (a to-one's) or by owner (a to-many's, a collection's).
-    var byKey: [Int64: Entry] = [:]
-    private var owner: Int64?
-    private var open: Entry?
+    @exclusivity(unchecked) var byKey: [Int64: Entry] = [:]
+    @exclusivity(unchecked) private var owner: Int64?
+    @exclusivity(unchecked) private var open: Entry?
 
     private init(
         reached: Reached, info: EntityInfo?, valueType: AttributeType, renderer: StoreRenderer, steps: [Step]
