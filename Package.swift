@@ -120,3 +120,12 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The sanitizer runs of `make test` build only the test targets whose suites they run: with
+// SIFT_TEST_TARGETS set (comma-separated names), the package declares those test targets and no
+// other. Each sanitizer builds into a scratch folder of its own, so the full package of a plain
+// build is never affected; unset, every test target is declared.
+if let kept = Context.environment["SIFT_TEST_TARGETS"] {
+    let names = Set(kept.split(separator: ",").map(String.init))
+    package.targets.removeAll { $0.type == .test && !names.contains($0.name) }
+}

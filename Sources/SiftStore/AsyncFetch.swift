@@ -6,7 +6,10 @@
 // cancelled fetch registers nothing (except what a fetch judged in memory must register to find
 // the IDs: objects with pending changes, or rows a residual predicate reads, all unchanged).
 // The async forms take an `AsynchronousFetchRequest` rather than overloading `fetch(_:)`: an async
-// overload of the same name would capture every synchronous call in async code.
+// overload of the same name would capture every synchronous call in async code. Progress goes to
+// a `Progress` (Core Data's way) and to the request's progress updates, an `AsyncSequence` of
+// counts that ends with the fetch (with its error when it fails). The batch by batch form is in
+// AsyncFetchBatches.swift.
 
 import Foundation
 import SiftEvaluation
@@ -29,6 +32,8 @@ public struct AsynchronousFetchRequest<Object: ManagedObject>: @unchecked Sendab
     /// each batch arrives; cancelling it cancels the fetch (which then throws `CancellationError`).
     /// A `Progress` is thread-safe; this is why the request is `@unchecked Sendable`.
     public var progress: Progress?
+    /// Where the fetch reports its counts when ``progressUpdates()`` was asked for.
+    private var updates: ProgressUpdates?
 
     /// Wraps `request`, with an optional progress to report to.
     ///
@@ -38,6 +43,24 @@ public struct AsynchronousFetchRequest<Object: ManagedObject>: @unchecked Sendab
     public init(_ request: FetchRequest<Object>, progress: Progress? = nil) {
         fetchRequest = request
         self.progress = progress
+    }
+
+    /// The progress of the next fetch run with this request, as an `AsyncSequence`: the total
+    /// once it is known (`completed` 0), then one element per batch read, ending when the fetch
+    /// returns, or with its error (`CancellationError`, a `StoreError`) when it throws. A form
+    /// that reads in one pass (IDs, count) reports once, at its end. One stream per fetch: ask
+    /// again for another fetch; a stream whose request is never run ends when the request goes.
+    ///
+    /// ```swift
+    /// var request = AsynchronousFetchRequest(FetchRequest("Item"))
+    /// let updates = request.progressUpdates()
+    /// async let items = context.fetch(request)
+    /// for try await step in updates { print(step.completed, "of", step.total ?? 0) }
+    /// ```
+    public mutating func progressUpdates() -> AsyncThrowingStream<FetchProgress, any Error> {
+        let (stream, continuation) = AsyncThrowingStream<FetchProgress, any Error>.makeStream()
+        updates = ProgressUpdates(continuation)
+        return stream
     }
 
     var batchSize: Int {
@@ -50,10 +73,62 @@ public struct AsynchronousFetchRequest<Object: ManagedObject>: @unchecked Sendab
     }
 
     func report(completed: Int, total: Int) {
+        updates?.continuation.yield(FetchProgress(completed: completed, total: total))
         guard let progress else { return }
         if progress.totalUnitCount != Int64(total) { progress.totalUnitCount = Int64(total) }
         progress.completedUnitCount = Int64(completed)
     }
+
+    /// Runs a fetch with this request, then ends its progress updates: normally when it returns,
+    /// with its error when it throws.
+    func reporting<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            let result = try await body()
+            updates?.continuation.finish()
+            return result
+        } catch {
+            updates?.continuation.finish(throwing: error)
+            throw error
+        }
+    }
+
+    /// Ends the progress updates with `error` (nil: normally).
+    func finishUpdates(throwing error: (any Error)?) {
+        updates?.continuation.finish(throwing: error)
+    }
+}
+
+/// How far an asynchronous fetch has come: the objects (or rows) read, of the total.
+///
+/// ```swift
+/// for try await step in updates where step.total != nil { print(step.completed, "/", step.total!) }
+/// ```
+public struct FetchProgress: Sendable, Hashable {
+    /// The objects read so far.
+    public var completed: Int
+    /// The number of matching objects, when it is known (every form knows it before its first
+    /// batch; nil is kept for forms that could not).
+    public var total: Int?
+
+    /// A step of `completed` of `total`.
+    ///
+    /// ```swift
+    /// let half = FetchProgress(completed: 500, total: 1_000)
+    /// ```
+    public init(completed: Int, total: Int?) {
+        self.completed = completed
+        self.total = total
+    }
+}
+
+/// The continuation of a request's progress updates, shared by the request's copies; the stream
+/// ends when the last copy goes, if no fetch ended it before.
+final class ProgressUpdates: Sendable {
+    let continuation: AsyncThrowingStream<FetchProgress, any Error>.Continuation
+    init(_ continuation: AsyncThrowingStream<FetchProgress, any Error>.Continuation) {
+        self.continuation = continuation
+    }
+    deinit { continuation.finish() }
 }
 
 extension ManagedObjectContext {
@@ -72,9 +147,11 @@ extension ManagedObjectContext {
                 .invalidOperation,
                 "a \(concurrencyType) context's objects stay on its queue: use fetch(_:then:) to use them there")
         }
-        let rows = try await readMatchingRows(request)
-        try request.checkCancellation()
-        return try registered(rows, request)
+        return try await request.reporting {
+            let rows = try await readMatchingRows(request)
+            try request.checkCancellation()
+            return try registered(rows, request)
+        }
     }
 
     /// Fetches the matching objects as `fetch(_:)` does,
@@ -89,9 +166,11 @@ extension ManagedObjectContext {
     public func fetch<Object, T: Sendable>(
         _ request: AsynchronousFetchRequest<Object>, then body: @escaping @Sendable ([Object]) throws -> T
     ) async throws -> T {
-        let rows = try await readMatchingRows(request)
-        try request.checkCancellation()
-        return try await perform { () throws -> T in try body(try self.registered(rows, request)) }
+        try await request.reporting {
+            let rows = try await readMatchingRows(request)
+            try request.checkCancellation()
+            return try await perform { () throws -> T in try body(try self.registered(rows, request)) }
+        }
     }
 
     /// The IDs of the matching objects, as `fetchObjectIDs(_:)`; the
@@ -101,12 +180,14 @@ extension ManagedObjectContext {
     /// let ids = try await context.fetchObjectIDs(AsynchronousFetchRequest(FetchRequest("Item")))
     /// ```
     public func fetchObjectIDs<Object>(_ request: AsynchronousFetchRequest<Object>) async throws -> [ObjectID] {
-        try request.checkCancellation()
-        let r = request.fetchRequest
-        let ids = try await perform { () throws(StoreError) in try self.fetchObjectIDs(r) }
-        try request.checkCancellation()
-        request.report(completed: ids.count, total: ids.count)
-        return ids
+        try await request.reporting {
+            try request.checkCancellation()
+            let r = request.fetchRequest
+            let ids = try await perform { () throws(StoreError) in try self.fetchObjectIDs(r) }
+            try request.checkCancellation()
+            request.report(completed: ids.count, total: ids.count)
+            return ids
+        }
     }
 
     /// The number of matching objects, as `count(for:)`; cancellation
@@ -116,12 +197,14 @@ extension ManagedObjectContext {
     /// let n = try await context.count(for: AsynchronousFetchRequest(FetchRequest("Item")))
     /// ```
     public func count<Object>(for request: AsynchronousFetchRequest<Object>) async throws -> Int {
-        try request.checkCancellation()
-        let r = request.fetchRequest
-        let n = try await perform { () throws(StoreError) in try self.count(for: r) }
-        try request.checkCancellation()
-        request.report(completed: n, total: n)
-        return n
+        try await request.reporting {
+            try request.checkCancellation()
+            let r = request.fetchRequest
+            let n = try await perform { () throws(StoreError) in try self.count(for: r) }
+            try request.checkCancellation()
+            request.report(completed: n, total: n)
+            return n
+        }
     }
 
     /// The dictionaries of the matching objects, as `fetchDictionaries(_:)`:
@@ -141,12 +224,14 @@ extension ManagedObjectContext {
             unlimited.fetchRequest.fetchOffset = 0
         }
         let all = unlimited
-        let rows = try await readMatchingRows(all)
-        try request.checkCancellation()
-        let r = request.fetchRequest
-        return try await perform { () throws(StoreError) in
-            _ = try self.registered(rows, all)
-            return try self.fetchDictionaries(r)
+        return try await request.reporting {
+            let rows = try await readMatchingRows(all)
+            try request.checkCancellation()
+            let r = request.fetchRequest
+            return try await perform { () throws(StoreError) in
+                _ = try self.registered(rows, all)
+                return try self.fetchDictionaries(r)
+            }
         }
     }
 }

@@ -128,10 +128,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// ```
     public internal(set) var accessErrors: [StoreError] = []
     var observers: [UUID: @Sendable (ContextNotification) -> Void] = [:]
-    /// The fetched results controllers on this context: each change set that reaches it (its own
-    /// processed changes, its saves, everything a merge brings in), and whether its updates count
-    /// as changed contents (FetchedResults/ResultTaps.swift).
-    var resultTaps: [UUID: (ChangeSet, _ reportsUpdates: Bool) -> Void] = [:] {
+    /// The fetched results controllers on this context (and those of its descendants): each
+    /// change set that reaches it (its own processed changes, its saves, everything a merge
+    /// brings in) with whether its updates count as changed contents, and its resets
+    /// (FetchedResults/ResultTaps.swift).
+    var resultTaps: [UUID: (ResultTapEvent) -> Void] = [:] {
         didSet { hasResultTaps = !resultTaps.isEmpty }
     }
     @exclusivity(unchecked) var hasResultTaps = false
@@ -232,7 +233,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public var updatedObjects: Set<ManagedObject> { updatedSet }
     /// The saved objects deleted since the last save.
     public var deletedObjects: Set<ManagedObject> { deletedSet }
-    /// Every object the context holds (it keeps them until `reset()`).
+    /// Every object the context holds (it keeps them until `reset()`, except that a streamed
+    /// fetch, ``batches(for:)``, lets go of its unchanged objects that no one else holds).
     public var registeredObjects: [ManagedObject] { Array(registry.values) }
 
     /// A flag on the object rather than a set: every change asks, and a set costs a hash each time.
@@ -845,7 +847,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
         undoManager?.removeAllActions()
     }
 
-    /// Forgets every object (changes included); objects handed out before are detached.
+    /// Forgets every object (changes included); objects handed out before are detached, and the
+    /// fetched results controllers on the context fetch again.
     public func reset() {
         let reverted = isChild ? updatedSet.union(deletedSet).map(\.objectID.key) : []
         defer { meetDeletesAbove(reverted) }
@@ -863,12 +866,20 @@ public final class ManagedObjectContext: @unchecked Sendable {
         deletedSet = []
         forgetUnreported()
         accessErrors = []
+        if hasResultTaps { tapReset() }
     }
 
     /// Re-reads `o` from the store. With `mergeChanges` false its unsaved changes are dropped and
     /// it becomes a fault; with true the stored values are read and its unsaved changes applied
     /// on top (changed attributes keep the new values).
     public func refresh(_ o: ManagedObject, mergeChanges: Bool) throws(StoreError) {
+        try refreshObject(o, mergeChanges: mergeChanges)
+        // Controllers judge it again at once (a merge tells them of all its objects together).
+        if hasResultTaps, o.context === self { tapResults(ChangeSet(updated: [o.objectID]), reportsUpdates: true) }
+    }
+
+    /// `refresh(_:mergeChanges:)` without telling the controllers.
+    func refreshObject(_ o: ManagedObject, mergeChanges: Bool) throws(StoreError) {
         guard o.context === self, !isInserted(o) else { return }
         if !mergeChanges || o.snapshot == nil {
             if let s = o.snapshot, !mergeChanges {

@@ -467,6 +467,27 @@ extension PersistentStore {
         return out
     }
 
+    /// The token of the newest recorded transaction (nil while the history is empty), without
+    /// reading the transactions: where a reader that has just fetched starts following (Core
+    /// Data's `currentPersistentHistoryToken`). Throws `.invalidOperation` when the store does
+    /// not track history.
+    ///
+    /// ```swift
+    /// var seen = try store.currentHistoryToken()
+    /// // … later: only what was saved since
+    /// let news = try store.history(after: seen)
+    /// ```
+    public func currentHistoryToken() throws(StoreError) -> HistoryToken? {
+        try requireHistory()
+        let rows = try locked { () throws(StoreError) in
+            do throws(SQLiteError) {
+                return try self.rows("SELECT max(Z_PK) FROM \(HistoryTables.transaction)", [])
+            } catch { throw error.storeError }
+        }
+        if case .integer(let n)? = rows.first?.first { return HistoryToken(n) }
+        return nil
+    }
+
     private static func text(_ v: SQLValue) -> String? { if case .text(let s) = v { s } else { nil } }
 
     /// The change in columns 4… of a history row (nil when the transaction has none): an

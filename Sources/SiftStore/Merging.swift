@@ -40,7 +40,7 @@ extension ManagedObjectContext {
         }
         for id in changes.updated where id.names.store == store.names {
             guard let o = registry[id.key], !o.isFault || o.snapshot != nil else { continue }
-            do { try refresh(o, mergeChanges: true) } catch  where skippingFailures { continue }
+            do { try refreshObject(o, mergeChanges: true) } catch  where skippingFailures { continue }
             merged.updated.append(id)
             if let keys = changes.updatedKeys[id] { merged.updatedKeys[id] = keys }
         }

@@ -496,6 +496,9 @@ extension ManagedObjectContext {
     /// automatically take the saved changes in.
     func didSaveWithChildren(_ saved: ChangeSet, promoted: [(ObjectID.Key, ManagedObject)]) {
         rekeyTree(promoted.compactMap { key, o in o.objectID.primaryKey.map { (key, $0) } })
+        if !saved.inserted.isEmpty {
+            for child in children { child.enqueue { child.takeAncestorInserts(saved.inserted) } }
+        }
         notifyChildren(saved)
     }
 
@@ -513,15 +516,19 @@ extension ManagedObjectContext {
     /// Takes in the renames an ancestor's save left for this context, if any are still waiting.
     func catchUpRekeys() { rekeyTree(pendingRekeys.take()) }
 
-    /// Renames this context's objects with temporary keys to their permanent ones.
+    /// Renames this context's objects with temporary keys to their permanent ones. The
+    /// controllers place the renamed objects again (the key breaks ties of the sort).
     func rekeyHere(_ keys: [(ObjectID.Key, Int64)]) {
+        var renamed: [ObjectID] = []
         for (key, pk) in keys {
             temporaryRenames.add(key, pk)
             guard let o = registry[key] else { continue }
             registry[key] = nil
             o.objectID = ObjectID(o.info.names, key: .permanent(pk))
             registry.addPermanent(pk, o)
+            if hasResultTaps { renamed.append(o.objectID) }
         }
+        if !renamed.isEmpty { tapResults(ChangeSet(updated: renamed), reportsUpdates: false) }
     }
 
     func notifyChildren(_ changes: ChangeSet, except: ManagedObjectContext? = nil) {

@@ -3,6 +3,10 @@
 // hash) and was a large share of a fetch's cost; primary keys and temporary counters are small
 // integers chosen by the store, not by an attacker, so an open-addressing table keyed by the
 // integer with a multiplicative hash does the same job for a fraction of the work.
+// The registry holds its objects strongly (a weak reference allocates a side table per object and
+// costs an atomic load per lookup, on the path every fetched row takes); a streamed fetch lets go
+// of the unchanged objects only the registry still holds with `forgetUnreferenced`, so the objects
+// a consumer drops are freed batch by batch.
 
 /// Objects by the integer part of their ID: permanent keys in one table, temporary ones in another.
 /// A reference type: a context holds one and replaces it whole when it forgets everything.
@@ -37,6 +41,30 @@ final class ObjectRegistry {
     func reservePermanent(_ n: Int) { permanent.reserve(permanent.count + n) }
 
     var count: Int { permanent.count + temporary.count }
+
+    /// Forgets the permanent objects among `keys` that nothing but the registry holds, then the
+    /// objects only those held (their loaded relationships), and so on; returns how many went.
+    /// Such an object is unchanged (a context holds its changed objects in its change lists) and
+    /// no one can reach it, so forgetting it is invisible but for `registeredObjects`: the next
+    /// fetch or `object(with:)` makes a new one from the row. Objects in a cycle of links (both
+    /// sides of an inverse loaded) hold each other and stay, as in Core Data.
+    func forgetUnreferenced(_ keys: [Int64]) -> Int {
+        var pending = keys
+        var forgotten = 0
+        while let k = pending.popLast() {
+            guard let o = permanent.takeIfUnreferenced(k) else { continue }
+            forgotten += 1
+            for link in o.links {
+                switch link {
+                case .one(let t?)?: if let pk = t.objectID.primaryKey { pending.append(pk) }
+                case .many(let members)?: for t in members { if let pk = t.objectID.primaryKey { pending.append(pk) } }
+                default: break
+                }
+            }
+            // `o` is released here, and its links with it.
+        }
+        return forgotten
+    }
 
     /// Every registered object (in no particular order).
     var values: [ManagedObject] { permanent.values + temporary.values }
@@ -123,6 +151,23 @@ private final class IntTable {
         }
         slots[i] = Slot(key: k, object: o)
         count += 1
+    }
+
+    /// Takes `k`'s object out when the table holds the only strong reference to it (nil when it
+    /// is not there or someone else holds it).
+    func takeIfUnreferenced(_ k: Int64) -> ManagedObject? {
+        guard count > 0 else { return nil }
+        var i = home(k)
+        while slots[i].object != nil {
+            if slots[i].key == k {
+                guard isKnownUniquelyReferenced(&slots[i].object) else { return nil }
+                let o = slots[i].object
+                remove(k)
+                return o
+            }
+            i = (i + 1) & mask
+        }
+        return nil
     }
 
     func remove(_ k: Int64) {

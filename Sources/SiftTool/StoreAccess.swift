@@ -45,6 +45,14 @@ enum StoreAccess {
         do { return try PersistentStore(path: path) } catch { throw StoreCommandError(error) }
     }
 
+    /// Throws unless the store's model has an entity `name` (the error lists the entities).
+    static func requireEntity(_ name: String, in store: PersistentStore) throws(StoreCommandError) {
+        guard store.model.entity(named: name) == nil else { return }
+        throw StoreCommandError(
+            "error: the store's model has no entity '\(name)' (entities: \(store.model.entities.map(\.name).joined(separator: ", ")))"
+        )
+    }
+
     /// A context for a command that writes: its saves and batch requests are recorded in the
     /// store's history (when it keeps one) with the author "sift" and the command's name.
     static func writer(_ store: PersistentStore, _ command: String) -> ManagedObjectContext {

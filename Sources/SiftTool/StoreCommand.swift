@@ -2,7 +2,8 @@
 // for a JSON file, `create` makes a SQLite store with a model, `import` streams JSON records into
 // it in one all-or-nothing transaction, `query` fetches with a predicate (objects as NDJSON, counts,
 // dictionaries, groups and aggregates, or the SQL plan), `update` and `delete` run batch requests,
-// `history` prints the persistent history (StoreHistoryCommand.swift).
+// `history` prints the persistent history (StoreHistoryCommand.swift), `watch` follows a sorted
+// result as other processes save (StoreWatchCommand.swift).
 // The conventions are `sift filter`'s: JSON with integers apart from doubles and `{"$date": s}`
 // dates, NDJSON output written only once everything succeeded, predicate errors as `line:column`
 // with a caret, exit status 0 success, 1 invalid predicate, data or store error, 2 usage error.
@@ -38,7 +39,7 @@ struct StoreCommand: ParsableCommand {
         subcommands: [
             StoreInferModelCommand.self, StoreCreateCommand.self, StoreImportCommand.self,
             StoreQueryCommand.self, StoreUpdateCommand.self, StoreDeleteCommand.self, StoreHistoryCommand.self,
-            StoreCodegenCommand.self,
+            StoreWatchCommand.self, StoreCodegenCommand.self,
         ]
     )
 }
@@ -84,6 +85,80 @@ func storeError(_ e: StoreError, predicate source: String?, parts: [(label: Stri
     let text = SourceText(source).line(line)
     let indent = String(text.prefix(column - 1).map { $0 == "\t" ? "\t" : " " })
     return StoreCommandError(lines: [e.message, String(text), indent + "^"])
+}
+
+/// The arguments of the commands that fetch (`query`, `watch`): the store, the entity, the
+/// predicate with its `--arg`, `--var` and `--sort` inputs, `--lenient` and `--nulls`.
+struct StoreFetchArguments: ParsableArguments {
+    @Argument(help: "The store file.")
+    var db: String
+
+    @Argument(help: "The entity to fetch.")
+    var entity: String
+
+    @Argument(help: "The predicate format string (all objects when omitted).")
+    var predicate: String?
+
+    @OptionGroup var inputs: PredicateInputs
+
+    @Flag(
+        help:
+            "Evaluate leniently: a comparison memory cannot make (\"abc\" > 30) is false instead of an error, on every path."
+    )
+    var lenient = false
+
+    @Flag(help: "Print nil attributes and to-one relationships as null instead of leaving them out.")
+    var nulls = false
+
+    func validate() throws {
+        if predicate == nil && !inputs.args.isEmpty { throw ValidationError("--arg needs a PREDICATE") }
+    }
+
+    /// What a fetching command starts from.
+    struct Prepared {
+        let store: PersistentStore
+        /// The entity's objects the predicate matches, sorted, with the `--var` bindings.
+        var request: FetchRequest<ManagedObject>
+        /// Prints objects as `sift store query` does.
+        let renderer: StoreRenderer
+        let compiled: SiftPredicate?
+        let variables: [String: LiteralValue]
+    }
+
+    /// Compiles the predicate, opens the store, checks the entity and makes the request.
+    func prepare() throws -> Prepared {
+        let variables = try inputs.variables().mapValues(\.literal)
+        let descriptors = try inputs.sortDescriptors()
+        let arguments = try inputs.arguments()
+        let compiled = try predicate.map { (p) throws(StoreCommandError) in
+            try storePredicate(p, arguments: arguments, lenient: lenient)
+        }
+        let store = try StoreAccess.open(db)
+        try StoreAccess.requireEntity(entity, in: store)
+        var request = FetchRequest(entity, predicate: compiled, sortDescriptors: descriptors)
+        request.variables = variables
+        let renderer = StoreRenderer(model: store.model, keyOrder: StoreAccess.keyOrder(db), printsNils: nulls)
+        return Prepared(store: store, request: request, renderer: renderer, compiled: compiled, variables: variables)
+    }
+
+    /// The error the predicate raises in memory on the first object (in primary-key order) it
+    /// raises on, with the object and the caret (`Record 17: 1:5: error: …`), for an evaluation
+    /// error. The store evaluates the part of a predicate SQL cannot run without its source
+    /// text, and a controller judges a changed object with the predicate as printed, so their
+    /// errors do not point into the user's text; running the whole predicate again, on the error
+    /// path only, finds the node that failed.
+    func located(_ error: StoreError, _ p: Prepared) -> StoreCommandError? {
+        guard error.kind == .evaluation, let compiled = p.compiled,
+            let all = try? ManagedObjectContext(store: p.store).fetch(FetchRequest(entity))
+        else { return nil }
+        let values = p.variables.mapValues { Value($0) }
+        for o in all {
+            do throws(EvaluationError) { _ = try compiled.evaluate(with: o, variables: values) } catch {
+                return StoreCommandError(lines: ["\(o.objectID): \(error.annotated)"])
+            }
+        }
+        return nil
+    }
 }
 
 // MARK: - infer-model
@@ -361,28 +436,13 @@ struct StoreQueryCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The store file.")
-    var db: String
-
-    @Argument(help: "The entity to fetch.")
-    var entity: String
-
-    @Argument(help: "The predicate format string (all objects when omitted).")
-    var predicate: String?
-
-    @OptionGroup var inputs: PredicateInputs
+    @OptionGroup var fetch: StoreFetchArguments
 
     @Option(help: ArgumentHelp("Print at most N results.", valueName: "N"))
     var limit: Int?
 
     @Option(help: ArgumentHelp("Skip the first N results.", valueName: "N"))
     var offset: Int?
-
-    @Flag(
-        help:
-            "Evaluate leniently: a comparison memory cannot make (\"abc\" > 30) is false instead of an error, on every path."
-    )
-    var lenient = false
 
     @Flag(help: "Print only the number of matching objects.")
     var count = false
@@ -406,9 +466,6 @@ struct StoreQueryCommand: ParsableCommand {
     @Flag(help: "Print the SQL, SQLite's query plan and the part evaluated in memory.")
     var explain = false
 
-    @Flag(help: "Print nil attributes and to-one relationships as null instead of leaving them out.")
-    var nulls = false
-
     var propertyList: [String] {
         properties.flatMap {
             $0.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
@@ -431,7 +488,6 @@ struct StoreQueryCommand: ParsableCommand {
                 "--group-by rows hold the group keys and aggregates: --properties and --distinct do not apply")
         }
         if propertyList.contains(where: \.isEmpty) { throw ValidationError("--properties: empty key path") }
-        if predicate == nil && !inputs.args.isEmpty { throw ValidationError("--arg needs a PREDICATE") }
         var names = Set(groupBy)
         for a in aggregates {
             do {
@@ -446,25 +502,13 @@ struct StoreQueryCommand: ParsableCommand {
     }
 
     func run() throws {
-        let variables = try inputs.variables().mapValues(\.literal)
-        let descriptors = try inputs.sortDescriptors()
-        let arguments = try inputs.arguments()
         try reportingStoreErrors {
-            let compiled = try predicate.map { (p) throws(StoreCommandError) in
-                try storePredicate(p, arguments: arguments, lenient: lenient)
-            }
-            let store = try StoreAccess.open(db)
-            guard store.model.entity(named: entity) != nil else {
-                throw StoreCommandError(
-                    "error: the store's model has no entity '\(entity)' (entities: \(store.model.entities.map(\.name).joined(separator: ", ")))"
-                )
-            }
-            let context = ManagedObjectContext(store: store)
-            var request = FetchRequest(entity, predicate: compiled, sortDescriptors: descriptors)
-            request.variables = variables
+            let prepared = try fetch.prepare()
+            let (renderer, entity, predicate) = (prepared.renderer, fetch.entity, fetch.predicate)
+            let context = ManagedObjectContext(store: prepared.store)
+            var request = prepared.request
             request.fetchLimit = limit
             request.fetchOffset = offset ?? 0
-            let renderer = StoreRenderer(model: store.model, keyOrder: StoreAccess.keyOrder(db), printsNils: nulls)
             // The stored rows' lines, printed once every row is read (an error prints none).
             let write = { (bytes: [UInt8]) in FileHandle.standardOutput.write(Data(bytes)) }
             var out = ""
@@ -487,15 +531,12 @@ struct StoreQueryCommand: ParsableCommand {
             } catch {
                 // The row guard's error is located in the predicate as SQL carried it (printed):
                 // run again in memory for the user's own text.
-                if error.kind == .evaluation,
-                    error.source == nil || error.source == predicate || error.raisedRow != nil,
-                    let compiled,
-                    let located = firstEvaluationError(
-                        compiled, context: ManagedObjectContext(store: store), variables: variables)
+                if error.source == nil || error.source == predicate || error.raisedRow != nil,
+                    let located = fetch.located(error, prepared)
                 {
                     throw located
                 }
-                throw storeError(error, predicate: predicate, parts: parts(descriptors))
+                throw storeError(error, predicate: predicate, parts: parts(request.sortDescriptors))
             }
             FileHandle.standardOutput.write(Data(out.utf8))
         }
@@ -505,24 +546,6 @@ struct StoreQueryCommand: ParsableCommand {
     func parts(_ descriptors: [SiftSortDescriptor]) -> [(label: String, text: String)] {
         descriptors.map { ("--sort \($0)", $0.keyPath) } + propertyList.map { ("--properties \($0)", $0) }
             + groupBy.map { ("--group-by \($0)", $0) } + aggregates.map { ("--aggregate \($0)", $0) }
-    }
-
-    /// The error `predicate` raises in memory on the first object (in primary-key order) it
-    /// raises on, with the object and the caret. The store evaluates the part of a predicate SQL
-    /// cannot run without its source text, so its error has no `line:column`; running the
-    /// whole predicate again, on the error path only, finds the node that failed.
-    func firstEvaluationError(
-        _ predicate: SiftPredicate, context: ManagedObjectContext,
-        variables: [String: LiteralValue]
-    ) -> StoreCommandError? {
-        guard let all = try? context.fetch(FetchRequest(entity)) else { return nil }
-        let values = variables.mapValues { Value($0) }
-        for o in all {
-            do throws(EvaluationError) { _ = try predicate.evaluate(with: o, variables: values) } catch {
-                return StoreCommandError(lines: ["\(o.objectID): \(error.annotated)"])
-            }
-        }
-        return nil
     }
 
     /// Rows of a dictionary fetch, keys in the order asked for: the properties (every attribute
@@ -543,7 +566,7 @@ struct StoreQueryCommand: ParsableCommand {
             let named = propertyList
             keys =
                 named.isEmpty
-                ? renderer.properties(of: entity).compactMap { if case .attribute(let n) = $0 { n } else { nil } }
+                ? renderer.properties(of: fetch.entity).compactMap { if case .attribute(let n) = $0 { n } else { nil } }
                 : named
             request.propertiesToFetch = keys
             request.returnsDistinctResults = distinct
@@ -558,7 +581,7 @@ struct StoreQueryCommand: ParsableCommand {
         }
         var out = ""
         for row in rows {
-            JSONValue.object(keys.map { ($0, renderer.json(row[$0] ?? .null, keyPath: $0, from: entity)) }).write(
+            JSONValue.object(keys.map { ($0, renderer.json(row[$0] ?? .null, keyPath: $0, from: fetch.entity)) }).write(
                 into: &out)
             out += "\n"
         }

@@ -113,3 +113,45 @@ extension FetchRequest where Object == ManagedObject {
         sortDescriptors = try keys.map { try SiftSortDescriptor($0) }
     }
 }
+
+// The samples of the article's sections on child contexts and streaming.
+extension FetchedResultsDocumentationTests {
+    @Test func onAChildContext() throws {
+        let (context, appleID) = try Self.itemContext()
+        let request = try FetchRequest("Item", predicate: "price > %@", 0, sortedBy: ["category", "name"])
+        let editor = ManagedObjectContext(parent: context)
+        let edited = try FetchedResultsController(fetchRequest: request, context: editor, sectionNameKeyPath: "category")
+        try edited.performFetch()
+        try context.object(with: appleID).setValue(0, forKey: "price")   // in the parent, unsaved
+        try context.processPendingChanges()
+        // edited.fetchedObjects.count == 2: the child's results follow the parent's edit
+        #expect(edited.fetchedObjects.count == 2)
+        #expect(!edited.fetchedObjects.contains { $0.objectID == appleID })
+        #expect(try context.fetch(request).count == 2 && ManagedObjectContext(parent: context).fetch(request).count == 2)
+        let before = edited.fetchedObjects
+        editor.reset()
+        // edited.fetchedObjects.count == 2, other objects: the reset fetched again
+        #expect(edited.fetchedObjects.count == 2)
+        #expect(edited.fetchedObjects.map(\.objectID) == before.map(\.objectID))
+        #expect(!zip(edited.fetchedObjects, before).contains { $0 === $1 })
+    }
+
+    @Test func streaming() async throws {
+        let (context, _) = try Self.itemContext()
+        var items = FetchRequest("Item")
+        items.fetchBatchSize = 2
+        var streamed = AsynchronousFetchRequest(items)
+        let updates = streamed.progressUpdates()
+        var names: [String] = []
+        for try await batch in context.batches(for: streamed) {
+            // Each batch is read, handed over, and let go of when the loop moves on.
+            names += try batch.map { try $0.get("name", as: String.self) ?? "" }
+        }
+        // names.count == 4
+        var steps: [String] = []
+        for try await step in updates { steps.append("\(step.completed)/\(step.total!)") }
+        // steps == ["0/4", "2/4", "4/4"]
+        #expect(names.count == 4 && Set(names) == ["apple", "pear", "leek", "sample"])
+        #expect(steps == ["0/4", "2/4", "4/4"])
+    }
+}

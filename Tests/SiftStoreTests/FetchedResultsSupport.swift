@@ -71,6 +71,11 @@ final class ChangeRecorder: FetchedResultsControllerDelegate {
     var batches = 0
     var open = false
     var failures: [StoreError] = []
+    /// The changes of each will/did pair since `clear()`, in order (the changes above are all of
+    /// them together).
+    var rounds: [(objects: [ObjectChange], sections: [(name: String, index: Int, type: FetchedResultsChangeType)])] =
+        []
+    private var roundStart = (objects: 0, sections: 0)
 
     func controllerWillChangeContent(_ controller: FetchedResultsController) {
         #expect(!open)
@@ -88,12 +93,30 @@ final class ChangeRecorder: FetchedResultsControllerDelegate {
         #expect(open)
         open = false
         batches += 1
+        rounds.append((Array(objects[roundStart.objects...]), Array(sections[roundStart.sections...])))
+        roundStart = (objects.count, sections.count)
     }
     func controller(_ controller: FetchedResultsController, didFailWith error: StoreError) { failures.append(error) }
 
     func clear() {
         objects = []
         sections = []
+        rounds = []
+        roundStart = (0, 0)
+    }
+
+    /// `previous` with each will/did pair's changes applied in turn (`applied(to:)` for each).
+    func appliedRoundByRound(to previous: ResultsFixtures.Sections) -> (ResultsFixtures.Sections?, String) {
+        var s = previous
+        for round in rounds {
+            let one = ChangeRecorder()
+            one.objects = round.objects
+            one.sections = round.sections
+            let (next, why) = one.applied(to: s)
+            guard let next else { return (nil, why) }
+            s = next
+        }
+        return (s, "")
     }
 
     /// `previous` with the recorded changes applied as a table view's batch update applies them:

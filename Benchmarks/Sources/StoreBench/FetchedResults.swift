@@ -46,7 +46,7 @@ func timedBoth(_ body: () -> Void) -> (wall: Double, cpu: Double) {
 }
 
 /// The controller's request: every person, by city then age, in sections by city.
-func controllerRequest() -> SiftStore.FetchRequest {
+func controllerRequest() -> SiftStore.FetchRequest<ManagedObject> {
     var r = SiftStore.FetchRequest("Person")
     do { r.sortDescriptors = [try SiftSortDescriptor("city"), try SiftSortDescriptor("age")] } catch {
         fail("\(error)")

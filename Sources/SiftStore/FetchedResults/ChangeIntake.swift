@@ -31,6 +31,9 @@ extension FetchedResultsController {
     /// `o`'s entry when it belongs to the results now, judged as a fetch judges a changed object.
     private func judge(_ o: ManagedObject, _ plan: FetchPlan) throws(StoreError) -> ResultEntry? {
         guard o.context === context, !o.isDeleted else { return nil }
+        // In a child, an object an ancestor deleted is deleted here too unless it has changes
+        // here (as `object(with:)` and a fetch there find it).
+        if context.isChild, try context.unlessDeletedAbove(o).isDeleted { return nil }
         do { try o.fire() } catch  where error.kind == .objectNotFound { return nil }
         guard !o.isDeleted, plan.family.contains(o.info.name) else { return nil }
         do { guard try ManagedObjectContext.matches(plan.full, o, plan.variables) else { return nil } } catch {

@@ -4,7 +4,9 @@
 // section key path read the object's own attributes only: each changed object is judged again in
 // memory and moved in the sorted results by binary search (ResultsIndex.swift). Other requests
 // (relationship key paths, limits, no pending changes) are fetched again and compared whole. A
-// change that raises leaves the results as they were and is told, never dropped.
+// change that raises leaves the results as they were and is told, never dropped. On a child
+// context the controller also hears the ancestors' changes (ResultTaps.swift), so its results
+// stay those of a fetch in the child; after the context's `reset()` it fetches again.
 
 import Foundation
 import SiftEvaluation
@@ -40,6 +42,8 @@ public final class FetchedResultsController {
     /// Whether a change is taken in object by object (else the request is fetched again).
     private var incremental = false
     private var tap: UUID?
+    /// On a child context: the taps on its ancestors.
+    private var ancestorTaps: [(ManagedObjectContext, UUID)] = []
     /// Objects of a change that failed, judged again with the next one.
     var retry: [ObjectIdentifier: ManagedObject] = [:]
     private let streams = SnapshotStreams()
@@ -73,6 +77,7 @@ public final class FetchedResultsController {
 
     deinit {
         if let tap { context.resultTaps[tap] = nil }
+        ManagedObjectContext.removeAncestorTaps(ancestorTaps)
         streams.finish()
     }
 
@@ -97,7 +102,13 @@ public final class FetchedResultsController {
         lastError = nil
         retry = [:]
         if tap == nil {
-            tap = context.addResultTap { [weak self] changes, updates in self?.take(changes, reportsUpdates: updates) }
+            tap = context.addResultTap { [weak self] event in
+                switch event {
+                case .changes(let changes, let updates): self?.take(changes, reportsUpdates: updates)
+                case .reset: self?.takeReset()
+                }
+            }
+            ancestorTaps = context.tapAncestors()
         }
         streams.yield(snapshot(reloaded: []))
     }
@@ -211,6 +222,24 @@ public final class FetchedResultsController {
         } else {
             result = Result { () throws(StoreError) in try fetchAgain(changes, plan, reportsUpdates) }
         }
+        announce(result)
+    }
+
+    /// The context was reset: every object of the results was forgotten (and detached), so the
+    /// request is fetched again, as `performFetch()` would. The delegate hears each old object
+    /// as a delete and each new one as an insert (they are other objects, even for the same
+    /// IDs); a snapshot marks the IDs present before and after as reloaded.
+    private func takeReset() {
+        guard let plan else { return }
+        retry = [:]
+        let before = Set(index.byID.keys)
+        let result = Result { () throws(StoreError) in try fetchAgain(ChangeSet(), plan, false) }
+        announce(result, reloaded: before.intersection(index.byID.keys))
+    }
+
+    /// Tells the delegate and the snapshot streams what `result` says changed (`reloaded`: IDs
+    /// whose objects were replaced, besides the updates).
+    private func announce(_ result: Result<(ChangeReport, Bool), StoreError>, reloaded extra: Set<ObjectID> = []) {
         switch result {
         case .failure(let error):
             lastError = error
@@ -221,7 +250,7 @@ public final class FetchedResultsController {
             if !report.isEmpty { tell(report) }
             if !report.isEmpty || renamed {
                 let reloaded = report.objects.filter { $0.type == .update }.map(\.object.objectID)
-                streams.yield(snapshot(reloaded: Set(reloaded)))
+                streams.yield(snapshot(reloaded: extra.union(reloaded)))
             }
         }
     }
