@@ -8,7 +8,8 @@
 # resident size, from a file and from a pipe, and imported into a store for the import's. Speeds are ratios measured in this
 # run on the same files, so they do not depend on the machine. Installs jq and GNU time when
 # missing. RECORDS (default 100000), BIG_MB (default 2048) and ROUNDS (default 5, best kept) tune it;
-# SIFT=path uses that release binary instead of building one.
+# SIFT=path uses that release binary instead of building one; SIFT_BEFORE=path (another release
+# binary, an earlier commit's) times its `sift store` runs too, each reported as a ratio to this one's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -116,6 +117,10 @@ read -r t_all c_all <<< "$(best "$SIFT" filter TRUEPREDICATE "$ndjson")"
 read -r t_import c_import <<< "$(best "$DIR/import.sh" "$DIR/empty.sqlite" "$DIR/round.sqlite" "$SIFT" "$ndjson")"
 echo "  filter (print all)  ${t_all} s wall, ${c_all} s CPU"
 echo "  store import        ${t_import} s wall, ${c_import} s CPU: $(ratio "$t_import" "$t_all")x filter's time (wall), $(ratio "$c_import" "$c_all")x (CPU)"
+if [ -n "${SIFT_BEFORE:-}" ]; then
+    read -r t_b c_b <<< "$(best "$DIR/import.sh" "$DIR/empty.sqlite" "$DIR/round.sqlite" "$SIFT_BEFORE" "$ndjson")"
+    echo "    before: ${t_b} s wall, ${c_b} s CPU: $(ratio "$t_b" "$t_import")x faster now (wall), $(ratio "$c_b" "$c_import")x (CPU)"
+fi
 for p in TRUEPREDICATE "$PREDICATE"; do
     "$SIFT" filter "$p" "$ndjson" > "$DIR/filter.out"
     "$SIFT" store query "$DIR/store.sqlite" Record "$p" > "$DIR/query.out"
@@ -125,6 +130,11 @@ for p in TRUEPREDICATE "$PREDICATE"; do
     read -r t_q c_q <<< "$(best "$SIFT" store query "$DIR/store.sqlite" Record "$p")"
     echo "  query '$p' ($(wc -l < "$DIR/query.out") rows, $same):"
     echo "    filter ${t_f} s wall, ${c_f} s CPU; store query ${t_q} s wall, ${c_q} s CPU: $(ratio "$t_q" "$t_f")x filter's time (wall), $(ratio "$c_q" "$c_f")x (CPU)"
+    if [ -n "${SIFT_BEFORE:-}" ]; then
+        "$SIFT_BEFORE" store query "$DIR/store.sqlite" Record "$p" | cmp -s - "$DIR/query.out" || { echo "    OUTPUT DIFFERS from before"; fail=1; }
+        read -r t_b c_b <<< "$(best "$SIFT_BEFORE" store query "$DIR/store.sqlite" Record "$p")"
+        echo "    before: ${t_b} s wall, ${c_b} s CPU: $(ratio "$t_b" "$t_q")x faster now (wall), $(ratio "$c_b" "$c_q")x (CPU)"
+    fi
 done
 cp "$DIR/empty.sqlite" "$DIR/empty.sqlite.keep"
 rm -f "$DIR"/*.sqlite "$DIR"/*.sqlite-*

@@ -109,7 +109,7 @@ struct ProjectedKey: Equatable, Sendable {
     }
 }
 
-struct JSONScanner {
+package struct JSONScanner {
     let base: UnsafePointer<UInt8>
     let count: Int
     /// The offset of the next byte to read.
@@ -760,12 +760,38 @@ extension JSONScanner {
                 return
             }
         }
-        var s = ""
-        JSONValue.quote(stringContent(start, end, escaped: escaped), into: &s)
-        out.append(contentsOf: s.utf8)
+        Self.writeQuoted(stringContent(start, end, escaped: escaped), into: &out)
     }
 
-    static func write(_ n: Int64, into out: inout [UInt8]) {
+    /// Appends `str` as `JSONValue.quote` prints it (the same escapes, other text as its UTF-8).
+    package static func writeQuoted(_ str: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var str = str
+        str.withUTF8 { bytes in
+            var from = 0
+            for (j, b) in bytes.enumerated() where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[from..<j]))
+                from = j + 1
+                switch b {
+                case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
+                case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)
+                case UInt8(ascii: "\n"): out.append(contentsOf: "\\n".utf8)
+                case UInt8(ascii: "\r"): out.append(contentsOf: "\\r".utf8)
+                case UInt8(ascii: "\t"): out.append(contentsOf: "\\t".utf8)
+                default:
+                    let hex = Array("0123456789abcdef".utf8)
+                    out.append(contentsOf: "\\u00".utf8)
+                    out.append(hex[Int(b >> 4)])
+                    out.append(hex[Int(b & 15)])
+                }
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[from...]))
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends `n` as `JSONValue.write` prints it.
+    package static func write(_ n: Int64, into out: inout [UInt8]) {
         if n < 0 { out.append(UInt8(ascii: "-")) }
         writeDigits(n.magnitude, into: &out)
     }
@@ -786,7 +812,7 @@ extension JSONScanner {
 
     /// A Double as `JSONValue.write` prints it (`%.1f` for integral values under 1e15, Swift's
     /// shortest form otherwise, null for infinities and NaN).
-    static func write(_ d: Double, into out: inout [UInt8]) {
+    package static func write(_ d: Double, into out: inout [UInt8]) {
         guard d.isFinite else {
             out.append(contentsOf: "null".utf8)
             return

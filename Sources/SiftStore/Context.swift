@@ -435,18 +435,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         // The per-attribute facts come from the info's arrays of plain values: taking each
         // attribute (a class) out of the entity would be a retain and a release per value read.
         for i in 0..<types.count {
-            if isDocument {
-                // A document's exact form (its one attribute).
-                guard case .blob(let bytes) = row.column(columns[i]) else {
-                    attributes.append(.null)
-                    continue
-                }
-                do throws(ValueCodecError) { attributes.append(try ValueCodec.decode(bytes)) } catch {
-                    throw StoreError(.sqlite, "\(o.objectID): its stored document is unreadable (\(error))")
-                }
-                continue
-            }
-            if !info.isScalar[i] {
+            if !isDocument && !info.isScalar[i] {
                 // A collection: its values are rows of its table.
                 if case .null = row.column(columns[i]) {
                     attributes.append(.null)
@@ -455,18 +444,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 attributes.append(try loadCollection(o.objectID.primaryKey!, info.entity.attributes[i]))
                 continue
             }
-            if types[i] == .transformable, let name = info.entity.attributes[i].description.valueTransformerName {
-                // The value transformer's bytes, turned back into its value.
-                let key = info.attributeNames[i]
-                attributes.append(
-                    try AttributeTransformers.read(row.column(columns[i]), name, of: o.objectID, key: key))
-                continue
-            }
-            if let x = info.exactColumns[i] {
-                attributes.append(ColumnCodec.decode(row.column(columns[i]), types[i], exact: row.column(x)))
-            } else {
-                attributes.append(row.attribute(columns[i], types[i]))
-            }
+            attributes.append(try Self.storedValue(row, attribute: i, of: info, id: o.objectID))
         }
         o.attributes = attributes
         for (i, c) in info.foreignKeyColumns.enumerated() {
@@ -486,6 +464,30 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
         if case .integer(let v) = row.key(2) { o.version = v }
         o.isFault = false
+    }
+
+    /// The value of attribute `i` (not a collection) of `info`'s entity in `row`: a document's
+    /// exact form, a value transformer's value, a decimal from its exact text, else the column's.
+    static func storedValue<Row: RowSource>(
+        _ row: Row, attribute i: Int, of info: EntityInfo, id: @autoclosure () -> ObjectID
+    )
+        throws(StoreError) -> Value
+    {
+        let column = info.attributeColumns[i]
+        let type = info.attributeTypes[i]
+        if info.isDocument {
+            // A document's exact form (its one attribute).
+            guard case .blob(let bytes) = row.column(column) else { return .null }
+            do throws(ValueCodecError) { return try ValueCodec.decode(bytes) } catch {
+                throw StoreError(.sqlite, "\(id()): its stored document is unreadable (\(error))")
+            }
+        }
+        if type == .transformable, let name = info.entity.attributes[i].description.valueTransformerName {
+            // The value transformer's bytes, turned back into its value.
+            return try AttributeTransformers.read(row.column(column), name, of: id(), key: info.attributeNames[i])
+        }
+        if let x = info.exactColumns[i] { return ColumnCodec.decode(row.column(column), type, exact: row.column(x)) }
+        return row.attribute(column, type)
     }
 
     func loadCollection(_ owner: Int64, _ a: ResolvedAttribute) throws(StoreError) -> Value {

@@ -631,12 +631,35 @@ extension ManagedObjectContext {
 
     /// The rows (the columns `materialize` reads) of the primary keys `keys` of `layout`'s table.
     func rows(of keys: [Int64], in layout: TableLayout) throws(StoreError) -> [[SQLValue]] {
-        let q = PersistentStore.q
         let list = "[" + keys.map(String.init).joined(separator: ",") + "]"
-        let sql =
-            "SELECT \(layout.columns.map(q).joined(separator: ", ")) FROM \(q(layout.table)) WHERE \(q(Storage.primaryKey)) IN (SELECT value FROM json_each(?))"
+        let sql = Self.rowsSQL(layout)
         return try store.locked { () throws(StoreError) in
             do throws(SQLiteError) { return try store.rows(sql, [.text(list)]) } catch { throw error.storeError }
+        }
+    }
+
+    /// The rows of `layout`'s table (its columns) whose keys are in the JSON array bound to `?`.
+    static func rowsSQL(_ layout: TableLayout) -> String {
+        let q = PersistentStore.q
+        return
+            "SELECT \(layout.columns.map(q).joined(separator: ", ")) FROM \(q(layout.table)) WHERE \(q(Storage.primaryKey)) IN (SELECT value FROM json_each(?))"
+    }
+
+    /// The destination rows of to-many `rel` (the owner's key, then `destination`'s columns) of the
+    /// owners whose keys are in the JSON array bound to `?`, grouped by owner in the relationship's
+    /// order; nil for a to-one.
+    static func toManySQL(_ rel: ResolvedRelationship, _ destination: TableLayout) -> String? {
+        let q = PersistentStore.q
+        let columns = destination.columns.map { "r.\(q($0))" }.joined(separator: ", ")
+        switch rel.storage {
+        case .inverseForeignKey(let table, let column, let order):
+            return
+                "SELECT r.\(q(column)), \(columns) FROM \(q(table)) AS r WHERE r.\(q(column)) IN (SELECT value FROM json_each(?)) ORDER BY r.\(q(column)), \(order.map { "r.\(q($0)), " } ?? "")r.\(q(Storage.primaryKey))"
+        case .joinTable(let table, let source, let dest, let order):
+            return
+                "SELECT j.\(q(source)), \(columns) FROM \(q(table)) AS j JOIN \(q(destination.table)) AS r ON r.\(q(Storage.primaryKey)) = j.\(q(dest)) WHERE j.\(q(source)) IN (SELECT value FROM json_each(?)) ORDER BY j.\(q(source)), \(order.map { "j.\(q($0)), " } ?? "")j.rowid"
+        case .foreignKey:
+            return nil
         }
     }
 
@@ -681,24 +704,12 @@ extension ManagedObjectContext {
     func loadToMany(_ name: String, of owners: [ManagedObject]) throws(StoreError) {
         var byEntity: [ObjectIdentifier: [ManagedObject]] = [:]
         for o in owners { byEntity[ObjectIdentifier(o.info), default: []].append(o) }
-        let q = PersistentStore.q
         for group in byEntity.values {
             let i = group[0].info.entity.relationshipIndex[name]!
             let rel = group[0].info.entity.relationships[i]
             let destination = try store.info(rel.destination).layout
             let list = "[" + group.map { String($0.objectID.primaryKey!) }.joined(separator: ",") + "]"
-            let columns = destination.columns.map { "r.\(q($0))" }.joined(separator: ", ")
-            let sql: String
-            switch rel.storage {
-            case .inverseForeignKey(let table, let column, let order):
-                sql =
-                    "SELECT r.\(q(column)), \(columns) FROM \(q(table)) AS r WHERE r.\(q(column)) IN (SELECT value FROM json_each(?)) ORDER BY r.\(q(column)), \(order.map { "r.\(q($0)), " } ?? "")r.\(q(Storage.primaryKey))"
-            case .joinTable(let table, let source, let dest, let order):
-                sql =
-                    "SELECT j.\(q(source)), \(columns) FROM \(q(table)) AS j JOIN \(q(destination.table)) AS r ON r.\(q(Storage.primaryKey)) = j.\(q(dest)) WHERE j.\(q(source)) IN (SELECT value FROM json_each(?)) ORDER BY j.\(q(source)), \(order.map { "j.\(q($0)), " } ?? "")j.rowid"
-            case .foreignKey:
-                continue
-            }
+            guard let sql = Self.toManySQL(rel, destination) else { continue }
             let rows = try store.locked { () throws(StoreError) in
                 do throws(SQLiteError) { return try store.rows(sql, [.text(list)]) } catch { throw error.storeError }
             }

@@ -509,6 +509,8 @@ struct StoreQueryCommand: ParsableCommand {
             var request = prepared.request
             request.fetchLimit = limit
             request.fetchOffset = offset ?? 0
+            // The stored rows' lines, printed once every row is read (an error prints none).
+            let write = { (bytes: [UInt8]) in FileHandle.standardOutput.write(Data(bytes)) }
             var out = ""
             do throws(StoreError) {
                 if explain {
@@ -517,8 +519,9 @@ struct StoreQueryCommand: ParsableCommand {
                     out = "\(try context.count(for: request))\n"
                 } else if wantsDictionaries {
                     out = try dictionaries(context, request, renderer)
-                } else {
-                    // What printing reads, read a table at a time rather than an object at a time.
+                } else if try !context.printStoredRows(request, renderer: renderer, into: write) {
+                    // Memory judges part of the request: fetched objects, with what printing reads
+                    // read a table at a time rather than an object at a time.
                     request.relationshipKeyPathsForPrefetching = renderer.printedPaths(of: entity)
                     for o in try context.fetch(request) {
                         try renderer.render(o).write(into: &out)

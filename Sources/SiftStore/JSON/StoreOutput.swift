@@ -92,15 +92,7 @@ package struct StoreRenderer {
     private func render(_ o: ManagedObject, skipping: String?, inside: Set<ObjectIdentifier>) throws(StoreError)
         -> JSONValue
     {
-        if let document = o.document {
-            // A document prints as it is, null keys included (they are part of it); its top-level
-            // keys in the order the import saw them, nested objects' keys sorted (a document's
-            // objects keep no order).
-            guard case .dictionary(let d) = document else { return json(document) }
-            let seen = (keyOrder[o.entityName] ?? []).filter { d[$0] != nil }
-            let rest = d.keys.filter { !seen.contains($0) }.sorted()
-            return .object((seen + rest).map { ($0, json(d[$0]!)) })
-        }
+        if let document = o.document { return json(document: document, of: o.entityName) }
         let properties = self.properties(of: o.entityName)
         var inside = inside
         inside.insert(ObjectIdentifier(o))
@@ -132,6 +124,36 @@ package struct StoreRenderer {
             }
         }
         return .object(members)
+    }
+
+    /// The document of an object of document entity `entity`, as it prints: as it is, null keys
+    /// included (they are part of it); its top-level keys in the order the import saw them, nested
+    /// objects' keys sorted (a document's objects keep no order).
+    func json(document: Value, of entity: String) -> JSONValue {
+        guard case .dictionary(let d) = document else { return json(document) }
+        let seen = (keyOrder[entity] ?? []).filter { d[$0] != nil }
+        let rest = d.keys.filter { !seen.contains($0) }.sorted()
+        return .object((seen + rest).map { ($0, json(d[$0]!)) })
+    }
+
+    /// Appends `json(v)`'s compact text to `out`; the scalars a row mostly holds straight from the
+    /// value, without a `JSONValue` or a `String`.
+    func write(_ v: Value, into out: inout [UInt8]) {
+        switch v {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: b ? "true".utf8 : "false".utf8)
+        case .integer(let i): JSONScanner.write(i, into: &out)
+        case .double(let d): JSONScanner.write(d, into: &out)
+        case .string(let s): JSONScanner.writeQuoted(s, into: &out)
+        default: write(json(v), into: &out)
+        }
+    }
+
+    /// Appends `j`'s compact text to `out`.
+    func write(_ j: JSONValue, into out: inout [UInt8]) {
+        var s = ""
+        j.write(into: &s)
+        out.append(contentsOf: s.utf8)
     }
 
     /// The value a dictionary fetch read for `keyPath` from an object of `entity`, as JSON.
