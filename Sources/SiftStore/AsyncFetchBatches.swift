@@ -21,8 +21,10 @@ extension ManagedObjectContext {
     /// `fetchBatchSize` objects (`AsynchronousFetchRequest.defaultBatchSize` when it has none), in
     /// the order `fetch(_:)` returns them. The context keeps only the objects someone still
     /// holds (or that have unsaved changes): drop each batch when done with it and about one
-    /// batch of objects stays alive however many rows match (the matching IDs, read first, are
-    /// kept until the end: tens of bytes a row). Progress (the `Progress`, the progress
+    /// batch of objects stays alive however many rows match. On a store file, when SQL decides
+    /// the whole request, the batches come from one snapshot of the store, read through a cursor
+    /// of the stream's own, and nothing of the rows handed out is kept; otherwise the matching
+    /// IDs, read first, are kept until the end (tens of bytes a row). Progress (the `Progress`, the progress
     /// updates) counts the objects handed out. Throws `CancellationError` at the next batch when
     /// the task or the progress is cancelled, `StoreError` when a read fails; only for a confined
     /// context (a queue context's objects stay on its queue), else `.invalidOperation` at the
