@@ -99,7 +99,7 @@ private func refusedAtAnyDepth(_ command: [String], _ family: NestingFamily, _ d
         && message(shallow.stderr) == message(deep.stderr)
 }
 
-@Suite(.serialized) struct DeepNestingCLITests {
+@Suite struct DeepNestingCLITests {
     /// The predicates below are a thousand levels deep: each family's deepest member is at least
     /// that, and one more level is refused.
     @Test(arguments: nestingFamilies)
