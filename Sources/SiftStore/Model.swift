@@ -470,6 +470,13 @@ public struct ManagedObjectModel: Hashable, Sendable {
     public let schema: Schema
     /// The registered classes and the entities they serve (ObjectClasses.swift).
     let classes: ObjectClasses
+    /// What reading an Xcode model (``init(contentsOf:version:classes:)``) left out or could not
+    /// keep exactly, each at its `line:column` in the model's `contents` file; empty otherwise.
+    /// Warnings are not part of the model: two models with the same entities are equal.
+    public internal(set) var warnings: [ModelWarning] = []
+    /// The named fetch requests of an Xcode model (`<fetchRequest>` at model level), in file
+    /// order; ``fetchRequestTemplate(_:substitutionVariables:)`` makes requests of them.
+    public internal(set) var fetchRequestTemplates: [FetchRequestTemplate] = []
 
     /// A model of `entities`, validated: names, parents, destinations and inverses must agree.
     /// `classes` are the `ManagedObject` subclasses its objects are made as, each serving the
@@ -573,17 +580,23 @@ public struct ModelError: SiftError, Hashable {
         public var location: SourceLocation?
         /// What is wrong, without the location or the path.
         public var message: String
+        /// The file the location is in, when the model was read from several (an Xcode model's
+        /// `contents`); nil for a JSON model file, whose reader knows its one file.
+        public var file: String?
 
         /// A failure at `path` (and `location`, in a file).
-        public init(path: String, location: SourceLocation? = nil, message: String) {
+        public init(path: String, location: SourceLocation? = nil, message: String, file: String? = nil) {
             self.path = path
             self.location = location
             self.message = message
+            self.file = file
         }
 
-        /// `line:column: error: path: message`, the parts it has.
+        /// `line:column: error: path: message`, the parts it has (`file:` first when it is known).
         public var description: String {
-            (location.map { "\($0): error: " } ?? "") + (path.isEmpty ? "" : path + ": ") + message
+            (file.map { "\($0):" + (location == nil ? " error: " : "") } ?? "")
+                + (location.map { "\($0): error: " } ?? "")
+                + (path.isEmpty ? "" : path + ": ") + message
         }
     }
 

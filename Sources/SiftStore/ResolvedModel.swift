@@ -529,7 +529,7 @@ enum ModelResolver {
                     ? names.table("Z_\(entity)_\(a.name)", for: "values", entity, a.name) : nil)
         }
         // `problems(of:)` checked that the default coerces.
-        let defaultValue = a.defaultValue.flatMap { try? Value(coercing: $0.value, to: a.type) }
+        let defaultValue = a.defaultValue.flatMap { try? Value(coercing: $0.value(for: a.type), to: a.type) }
         return ResolvedAttribute(
             description: a, column: names.column(a.name, in: table),
             exactColumn: a.type == .decimal
@@ -631,7 +631,7 @@ enum ModelResolver {
     private static func defaultProblem(_ d: StoredValue, of a: AttributeDescription, rulesHold: Bool) -> String? {
         guard !a.isCollection else { return "a collection has no default value" }
         let value: Value
-        do { value = try Value(coercing: d.value, to: a.type) } catch {
+        do { value = try Value(coercing: d.value(for: a.type), to: a.type) } catch {
             return "the default value \(d.value) is not \(a.type.article) \(a.type.rawValue)"
         }
         guard rulesHold else { return nil }
@@ -745,6 +745,16 @@ enum ModelResolver {
 }
 
 extension StoredValue {
+    /// The default as a value of attribute type `type`: a date attribute's number is seconds since
+    /// 2001-01-01 00:00 UTC (Core Data's reference date, and how the store keeps dates).
+    func value(for type: AttributeType) -> Value {
+        switch (type, self) {
+        case (.date, .integer(let i)): .date(Date(timeIntervalSinceReferenceDate: Double(i)))
+        case (.date, .double(let d)): .date(Date(timeIntervalSinceReferenceDate: d))
+        default: value
+        }
+    }
+
     var value: Value {
         switch self {
         case .bool(let b): .bool(b)
