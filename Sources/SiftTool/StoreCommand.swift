@@ -39,7 +39,7 @@ struct StoreCommand: ParsableCommand {
         subcommands: [
             StoreInferModelCommand.self, StoreCreateCommand.self, StoreImportCommand.self,
             StoreQueryCommand.self, StoreUpdateCommand.self, StoreDeleteCommand.self, StoreHistoryCommand.self,
-            StoreWatchCommand.self, StoreCodegenCommand.self,
+            StoreWatchCommand.self, StoreCodegenCommand.self, StoreModelCommand.self,
         ]
     )
 }
