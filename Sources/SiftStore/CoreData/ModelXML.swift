@@ -228,9 +228,22 @@ private struct Mapper {
         return out
     }
 
-    /// Warnings for the children of a property (only `<userInfo>` is known).
-    mutating func propertyChildren(_ x: XMLElement, _ path: String) {
+    /// The name and path (`E.p`) of property `x` of `entity` (an `attribute` or a `relationship`),
+    /// placed, its XML attributes beyond `mapped` and its children (only `<userInfo>` is known)
+    /// warned about; nil without a name, or for a transient one, left out with a warning.
+    mutating func property(_ x: XMLElement, _ kind: String, entity: String, mapped: Set<String>) -> (
+        String, String
+    )? {
+        guard let name = name(x, "\(kind == "attribute" ? "an" : "a") \(kind)", entity) else { return nil }
+        let path = "\(entity).\(name)"
+        read.locations[path] = x.location
+        checkAttributes(x, mapped: mapped, path: path)
         for child in x.children { unmapped(child, path: path) }
+        if flag(x, "transient", path) {
+            warn(x.location, path, "transient \(kind) left out (not supported yet; the store does not hold it)")
+            return nil
+        }
+        return (name, path)
     }
 }
 
@@ -251,13 +264,7 @@ extension Mapper {
     ]
 
     mutating func attribute(_ x: XMLElement, entity: String) -> AttributeDescription? {
-        guard let name = name(x, "an attribute", entity) else { return nil }
-        let path = "\(entity).\(name)"
-        read.locations[path] = x.location
-        checkAttributes(x, mapped: Self.attributeKeys, path: path)
-        propertyChildren(x, path)
-        if flag(x, "transient", path) {
-            warn(x.location, path, "transient attribute left out (not supported yet; the store does not hold it)")
+        guard let (name, path) = property(x, "attribute", entity: entity, mapped: Self.attributeKeys) else {
             return nil
         }
         guard let typeName = x["attributeType"] else {
@@ -355,20 +362,11 @@ extension Mapper {
 
 extension Mapper {
     mutating func relationship(_ x: XMLElement, entity: String) -> RelationshipDescription? {
-        guard let name = name(x, "a relationship", entity) else { return nil }
-        let path = "\(entity).\(name)"
-        read.locations[path] = x.location
-        checkAttributes(
-            x,
-            mapped: [
-                "name", "destinationEntity", "toMany", "ordered", "optional", "minCount", "maxCount", "deletionRule",
-                "inverseName", "transient",
-            ], path: path)
-        propertyChildren(x, path)
-        if flag(x, "transient", path) {
-            warn(x.location, path, "transient relationship left out (not supported yet; the store does not hold it)")
-            return nil
-        }
+        let mapped: Set<String> = [
+            "name", "destinationEntity", "toMany", "ordered", "optional", "minCount", "maxCount", "deletionRule",
+            "inverseName", "transient",
+        ]
+        guard let (name, path) = property(x, "relationship", entity: entity, mapped: mapped) else { return nil }
         guard let destination = x["destinationEntity"] else {
             fail(x.location, path, "the relationship has no destinationEntity")
             return nil

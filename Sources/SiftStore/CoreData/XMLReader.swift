@@ -171,11 +171,18 @@ struct XMLReader {
     private mutating func comment() throws(XMLSyntaxError) {
         let start = here
         advance(4)
-        while !looking(at: "-->") {
-            guard !atEnd else { throw failure("unterminated comment", at: start) }
+        try skip(past: "-->", "comment", from: start)
+    }
+
+    /// Moves past `terminator`, which must come before the end of the document.
+    private mutating func skip(past terminator: String, _ what: String, from start: SourceLocation)
+        throws(XMLSyntaxError)
+    {
+        while !looking(at: terminator) {
+            guard !atEnd else { throw failure("unterminated \(what)", at: start) }
             advance()
         }
-        advance(3)
+        advance(terminator.utf8.count)
     }
 
     private mutating func processingInstruction() throws(XMLSyntaxError) {
@@ -183,11 +190,7 @@ struct XMLReader {
         advance(2)
         let target = try name("a processing instruction's target")
         if target.lowercased() == "xml" { throw failure("an XML declaration is only allowed at the start", at: start) }
-        while !looking(at: "?>") {
-            guard !atEnd else { throw failure("unterminated processing instruction", at: start) }
-            advance()
-        }
-        advance(2)
+        try skip(past: "?>", "processing instruction", from: start)
     }
 
     /// `<!DOCTYPE name PUBLIC "…" "…">`, skipped; an internal subset (`[…]`) is not read.
