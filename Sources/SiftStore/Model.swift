@@ -111,13 +111,22 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
     /// let color = AttributeDescription("color", .transformable, valueTransformerName: "ColorTransformer")
     /// ```
     public var valueTransformerName: String?
+    /// Whether the store keeps an SQL index on the attribute's column, so predicates and sorts on
+    /// it read the index instead of every row (Core Data's "Indexed"). In a model file:
+    /// `"indexed": true`. Attributes kept in a column of their own only (not collections,
+    /// transformable or mixed ones).
+    ///
+    /// ```swift
+    /// let title = AttributeDescription("title", .string, indexed: true)
+    /// ```
+    public var isIndexed: Bool
 
     /// An attribute with its rules; only the name and type are required.
     public init(
         _ name: String, _ type: AttributeType, optional: Bool = true, defaultValue: StoredValue? = nil,
         minValue: Double? = nil, maxValue: Double? = nil, minLength: Int? = nil, maxLength: Int? = nil,
         regularExpression: String? = nil, collection: Bool = false, shapes: MixedShapes? = nil,
-        preservesValueInHistoryOnDeletion: Bool = false, valueTransformerName: String? = nil
+        preservesValueInHistoryOnDeletion: Bool = false, valueTransformerName: String? = nil, indexed: Bool = false
     ) {
         self.name = name
         self.type = type
@@ -132,6 +141,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         self.shapes = shapes
         self.preservesValueInHistoryOnDeletion = preservesValueInHistoryOnDeletion
         self.valueTransformerName = valueTransformerName
+        self.isIndexed = indexed
     }
 
     /// The keys of an attribute in a model file (what the decoder reads, and all it accepts).
@@ -144,6 +154,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
             minLength, maxLength
         case regularExpression = "regex"
         case collection, shapes, preservesValueInHistoryOnDeletion, valueTransformerName
+        case isIndexed = "indexed"
     }
 
     /// Decodes an attribute from a model file, applying the defaults.
@@ -163,6 +174,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         preservesValueInHistoryOnDeletion =
             try c.decodeIfPresent(Bool.self, forKey: .preservesValueInHistoryOnDeletion) ?? false
         valueTransformerName = try c.decodeIfPresent(String.self, forKey: .valueTransformerName)
+        isIndexed = try c.decodeIfPresent(Bool.self, forKey: .isIndexed) ?? false
     }
 
     /// Encodes the attribute; options that are unset are left out.
@@ -181,6 +193,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         try c.encodeIfPresent(shapes, forKey: .shapes)
         if preservesValueInHistoryOnDeletion { try c.encode(true, forKey: .preservesValueInHistoryOnDeletion) }
         try c.encodeIfPresent(valueTransformerName, forKey: .valueTransformerName)
+        if isIndexed { try c.encode(true, forKey: .isIndexed) }
     }
 }
 
@@ -361,12 +374,17 @@ public struct EntityDescription: Codable, Hashable, Sendable {
     /// serves the entity whose class name is the class's own name. nil means the entity's name.
     /// Model files give it as `"className"`; it does not change the model's version hash.
     public var className: String?
+    /// SQL indexes over one or more of the entity's attributes and to-one relationships (Core
+    /// Data's compound and fetch indexes), made by the store. In a model file:
+    /// `"indexes": [{"name": "byAuthorAndDate", "elements": [{"property": "author"}, {"property": "date", "descending": true}]}]`.
+    public var indexes: [IndexDescription]
 
     /// An entity; concrete, without a parent, properties or constraints by default.
     public init(
         _ name: String, abstract: Bool = false, parent: String? = nil,
         attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [],
-        uniquenessConstraints: [[String]] = [], open: Bool = false, className: String? = nil
+        uniquenessConstraints: [[String]] = [], open: Bool = false, className: String? = nil,
+        indexes: [IndexDescription] = []
     ) {
         self.name = name
         self.isAbstract = abstract
@@ -376,6 +394,7 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         self.uniquenessConstraints = uniquenessConstraints
         self.isOpen = open
         self.className = className
+        self.indexes = indexes
     }
 
     /// A document entity: its objects are JSON documents of `document`'s shapes.
@@ -391,6 +410,7 @@ public struct EntityDescription: Codable, Hashable, Sendable {
     /// The keys of an entity in a model file.
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, abstract, parent, attributes, relationships, uniquenessConstraints, open, document, className
+        case indexes
     }
 
     /// Decodes an entity from a model file, applying the defaults.
@@ -405,6 +425,7 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         isOpen = try c.decodeIfPresent(Bool.self, forKey: .open) ?? false
         document = try c.decodeIfPresent(DocumentDescription.self, forKey: .document)
         className = try c.decodeIfPresent(String.self, forKey: .className)
+        indexes = try c.decodeIfPresent([IndexDescription].self, forKey: .indexes) ?? []
     }
 
     /// Encodes the entity; options that are unset are left out.
@@ -419,7 +440,65 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         if isOpen { try c.encode(true, forKey: .open) }
         try c.encodeIfPresent(document, forKey: .document)
         try c.encodeIfPresent(className, forKey: .className)
+        if !indexes.isEmpty { try c.encode(indexes, forKey: .indexes) }
     }
+}
+
+/// An SQL index over properties of an entity: attributes kept in a column of their own and
+/// to-one relationships, each ascending or descending.
+///
+/// ```swift
+/// let byDate = IndexDescription(name: "byAuthorAndDate", elements: [.init("author"), .init("date", descending: true)])
+/// let book = EntityDescription("Book", attributes: attributes, relationships: relationships, indexes: [byDate])
+/// ```
+public struct IndexDescription: Codable, Hashable, Sendable {
+    /// One property of an index.
+    public struct Element: Codable, Hashable, Sendable {
+        /// The attribute or to-one relationship.
+        public var property: String
+        /// Whether the index orders this property from the largest value down.
+        public var isDescending: Bool
+
+        /// An element over `property`, ascending unless `descending`.
+        public init(_ property: String, descending: Bool = false) {
+            self.property = property
+            self.isDescending = descending
+        }
+
+        /// The keys of an index element in a model file.
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case property
+            case isDescending = "descending"
+        }
+
+        /// Decodes an element; `descending` defaults to false.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            property = try c.decode(String.self, forKey: .property)
+            isDescending = try c.decodeIfPresent(Bool.self, forKey: .isDescending) ?? false
+        }
+
+        /// Encodes the element, leaving out `descending` when false.
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(property, forKey: .property)
+            if isDescending { try c.encode(true, forKey: .isDescending) }
+        }
+    }
+
+    /// The index's name (Core Data's fetch index name); nil for one named after its properties.
+    public var name: String?
+    /// Its properties, in order.
+    public var elements: [Element]
+
+    /// An index over `elements`.
+    public init(name: String? = nil, elements: [Element]) {
+        self.name = name
+        self.elements = elements
+    }
+
+    /// The keys of an index in a model file.
+    enum CodingKeys: String, CodingKey, CaseIterable { case name, elements }
 }
 
 /// What the JSON documents of a document entity may be: the shapes of their keys (nested objects

@@ -43,7 +43,7 @@ enum ModelFile {
     /// The kinds of object a model file holds, each with the keys its decoder reads.
     enum Node: CaseIterable {
         case file, entity, attribute, relationship, shapes, document, documentShape, objectShape, objectKey
-        case elementShape
+        case elementShape, index, indexElement
 
         /// Every key an object of this kind may have.
         var keys: [String] {
@@ -58,6 +58,8 @@ enum ModelFile {
             case .objectShape: DocumentObjectShape.CodingKeys.allCases.map(\.stringValue)
             case .objectKey: DocumentObjectShape.Key.CodingKeys.allCases.map(\.stringValue)
             case .elementShape: DocumentElementShape.CodingKeys.allCases.map(\.stringValue)
+            case .index: IndexDescription.CodingKeys.allCases.map(\.stringValue)
+            case .indexElement: IndexDescription.Element.CodingKeys.allCases.map(\.stringValue)
             }
         }
 
@@ -69,6 +71,8 @@ enum ModelFile {
             case (.entity, "attributes"): .attribute
             case (.entity, "relationships"): .relationship
             case (.entity, "document"): .document
+            case (.entity, "indexes"): .index
+            case (.index, "elements"): .indexElement
             case (.attribute, "shapes"): .shapes
             case (.document, "shape"), (.objectKey, "shape"): .documentShape
             case (.documentShape, "object"), (.elementShape, "object"): .objectShape
@@ -84,7 +88,7 @@ enum ModelFile {
     static let swiftNames = [
         "minValue": "min", "maxValue": "max", "regularExpression": "regex", "defaultValue": "default",
         "isOptional": "optional", "isCollection": "collection", "isToMany": "toMany", "isOrdered": "ordered",
-        "isAbstract": "abstract", "isOpen": "open",
+        "isAbstract": "abstract", "isOpen": "open", "isIndexed": "indexed", "isDescending": "descending",
     ]
 
     /// Appends a failure for each key of `value` (and the objects inside it) that `node` does not

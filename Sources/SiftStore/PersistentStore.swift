@@ -253,8 +253,33 @@ public final class PersistentStore: @unchecked Sendable {
                 let name = "Z_\(e.name)_unique_" + constraint.map { r.attributes[$0].name }.joined(separator: "_")
                 extra.append("CREATE INDEX \(uniqueName(name, &taken)) ON \(q(r.table)) (\(cols));")
             }
+            extra += indexScript(e, r, &taken)
         }
         return sql + extra.joined(separator: "\n")
+    }
+
+    /// The indexes entity `e` declares: one per indexed attribute of its own, and its `indexes`.
+    private static func indexScript(_ e: EntityDescription, _ r: ResolvedEntity, _ taken: inout Set<String>)
+        -> [String]
+    {
+        func column(_ property: String) -> String {
+            if let a = r.attribute(property) { return a.column }
+            // The resolver checked that an index names attributes and to-one relationships.
+            guard case .foreignKey(let c) = r.relationship(property)!.storage else { preconditionFailure() }
+            return c
+        }
+        var out: [String] = []
+        for a in e.attributes where a.isIndexed {
+            let name = uniqueName("Z_\(e.name)_\(a.name)_index", &taken)
+            out.append("CREATE INDEX \(name) ON \(q(r.table)) (\(q(column(a.name))));")
+        }
+        for index in e.indexes {
+            let cols = index.elements.map { q(column($0.property)) + ($0.isDescending ? " DESC" : "") }
+            let name = uniqueName(
+                "Z_\(e.name)_" + (index.name ?? index.elements.map(\.property).joined(separator: "_")), &taken)
+            out.append("CREATE INDEX \(name) ON \(q(r.table)) (\(cols.joined(separator: ", ")));")
+        }
+        return out
     }
 
     /// Every table name of the store, lower-cased. Index names share the tables' namespace and are

@@ -347,10 +347,10 @@ enum ModelResolver {
         for e in entities {
             if e.document != nil {
                 guard e.attributes.isEmpty, e.relationships.isEmpty, e.uniquenessConstraints.isEmpty, e.parent == nil,
-                    !e.isAbstract
+                    !e.isAbstract, e.indexes.isEmpty
                 else {
                     throw ModelError(
-                        "document entity '\(e.name)' declares attributes, relationships, constraints, a parent or abstract (its documents' keys are its properties)"
+                        "document entity '\(e.name)' declares attributes, relationships, constraints, indexes, a parent or abstract (its documents' keys are its properties)"
                     )
                 }
             }
@@ -405,6 +405,7 @@ enum ModelResolver {
             }
         }
         let constraints = try uniquenessConstraints(ancestors, attributes, attributeIndex)
+        try checkIndexes(e, attributes, attributeIndex, relationships, relationshipIndex)
         let family = entities.filter { chains[$0.name]!.contains { $0.name == e.name } }.map(\.name)
         return ResolvedEntity(
             description: e, number: number, root: root, table: root, family: family,
@@ -444,6 +445,42 @@ enum ModelResolver {
             }
         }
         return constraints
+    }
+
+    /// Each index of `e` names, once, properties kept in a column of the entity's table: attributes
+    /// of their own column and to-one relationships.
+    private static func checkIndexes(
+        _ e: EntityDescription, _ attributes: [ResolvedAttribute], _ attributeIndex: [String: Int],
+        _ relationships: [ResolvedRelationship], _ relationshipIndex: [String: Int]
+    ) throws(ModelError) {
+        for index in e.indexes {
+            let what =
+                "index \(index.name.map { "'\($0)'" } ?? index.elements.map(\.property).description) of '\(e.name)'"
+            guard !index.elements.isEmpty else { throw ModelError("\(what) has no elements") }
+            var seen = Set<String>()
+            for element in index.elements {
+                let p = element.property
+                guard seen.insert(p).inserted else { throw ModelError("\(what) names '\(p)' twice") }
+                if let i = attributeIndex[p] {
+                    if let problem = indexProblem(attributes[i].description) {
+                        throw ModelError("\(what) names '\(p)': \(problem)")
+                    }
+                } else if let i = relationshipIndex[p] {
+                    guard !relationships[i].isToMany else {
+                        throw ModelError("\(what) names '\(p)', a to-many relationship (it has no column to index)")
+                    }
+                } else {
+                    throw ModelError("\(what) names '\(p)', which is not an attribute or relationship of '\(e.name)'")
+                }
+            }
+        }
+    }
+
+    /// Why attribute `a` cannot be indexed, if it cannot.
+    static func indexProblem(_ a: AttributeDescription) -> String? {
+        a.isCollection || ManagedObjectModel.sqlType(a.type) == nil || a.type == .mixed
+            ? "an index applies to attributes kept in a column of their own, not \(a.isCollection ? "collections" : a.type.rawValue + " ones")"
+            : nil
     }
 
     /// A document entity resolved: one attribute (the whole document, in `Z_DOC`) and the layout
@@ -553,6 +590,7 @@ enum ModelResolver {
                 }
             }
         }
+        if a.isIndexed, let problem = indexProblem(a) { out.append(("indexed", problem)) }
         if a.isCollection, a.type == .transformable {
             out.append(
                 ("collection", "a transformable attribute holds any value already; it cannot also be a collection"))

@@ -260,4 +260,89 @@ let companyContents = xcodeContents(
             try reopened.save()
         }
     }
+
+    @Test func indexesAreKeptAndCreatedByTheStore() throws {
+        let folder = try XcodeModelFolder()
+        defer { folder.remove() }
+        let url = try folder.bare(
+            "Posts",
+            xcodeContents(
+                """
+                    <entity name="Post" representedClassName="Post" syncable="YES">
+                        <attribute name="title" optional="YES" attributeType="String" indexed="YES"/>
+                        <attribute name="date" optional="YES" attributeType="Date"/>
+                        <attribute name="score" optional="YES" attributeType="Integer 32" defaultValueString="0"/>
+                        <relationship name="author" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Author"/>
+                        <compoundIndexes>
+                            <compoundIndex>
+                                <index value="author"/>
+                                <index value="score"/>
+                            </compoundIndex>
+                        </compoundIndexes>
+                        <fetchIndex name="byDate">
+                            <fetchIndexElement property="date" type="Binary" order="descending"/>
+                            <fetchIndexElement property="title" type="Binary" order="ascending"/>
+                        </fetchIndex>
+                    </entity>
+                    <entity name="Author" representedClassName="Author" syncable="YES">
+                        <attribute name="name" optional="YES" attributeType="String"/>
+                    </entity>
+                """))
+        let model = try ManagedObjectModel(contentsOf: url)
+        #expect(model.warnings.isEmpty, "\(model.warnings)")
+        let post = try #require(model.entity(named: "Post"))
+        #expect(post.attributes.map(\.isIndexed) == [true, false, false])
+        #expect(
+            post.indexes == [
+                IndexDescription(elements: [.init("author"), .init("score")]),
+                IndexDescription(name: "byDate", elements: [.init("date", descending: true), .init("title")]),
+            ])
+        #expect(try ManagedObjectModel(json: Data(model.jsonString.utf8)) == model)
+
+        let store = try PersistentStore(model: model, path: folder.root.appendingPathComponent("posts.sqlite").path)
+        let sql = try store.query(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Post' ORDER BY name")
+        let made = Dictionary(
+            uniqueKeysWithValues: sql.compactMap { row -> (String, String)? in
+                guard case .text(let name)? = row.first, case .text(let text)? = row.last else { return nil }
+                return (name, text)
+            })
+        #expect(made["Z_Post_title_index"] == #"CREATE INDEX "Z_Post_title_index" ON "Post" ("title")"#)
+        #expect(made["Z_Post_author_score"] == #"CREATE INDEX "Z_Post_author_score" ON "Post" ("author", "score")"#)
+        #expect(made["Z_Post_byDate"] == #"CREATE INDEX "Z_Post_byDate" ON "Post" ("date" DESC, "title")"#)
+        // SQLite uses them.
+        let plan = try store.query(#"EXPLAIN QUERY PLAN SELECT * FROM "Post" WHERE "title" = 'x'"#)
+        #expect("\(plan)".contains("Z_Post_title_index"), "\(plan)")
+
+        // An index on what has no column of its own is refused.
+        var bad = post
+        bad.indexes = [IndexDescription(name: "x", elements: [.init("nope")])]
+        #expect(throws: ModelError.self) {
+            _ = try ManagedObjectModel(entities: [bad, model.entity(named: "Author")!])
+        }
+    }
+
+    @Test func indexRulesInAModelFileAreLocated() throws {
+        let text = """
+            {"entities": [{"name": "A", "attributes": [
+              {"name": "tags", "type": "string", "collection": true, "indexed": true},
+              {"name": "x", "type": "string", "indexed": true}],
+             "indexes": [{"name": "byX", "elements": [{"property": "x", "descending": true}], "unique": true}]}]}
+            """
+        do {
+            _ = try ManagedObjectModel(json: Data(text.utf8))
+            Issue.record("accepted")
+        } catch {
+            #expect(
+                error.failures.map(\.description) == [
+                    "2:58: error: entities[0].attributes[0].indexed: an index applies to attributes kept in a column of their own, not collections",
+                    "4:83: error: entities[0].indexes[0].unique: unknown key 'unique'",
+                ])
+        }
+        let fine = text.replacingOccurrences(of: ", \"indexed\": true},", with: "},")
+            .replacingOccurrences(of: ", \"unique\": true", with: "")
+        let model = try ManagedObjectModel(json: Data(fine.utf8))
+        #expect(model.entities[0].indexes == [IndexDescription(name: "byX", elements: [.init("x", descending: true)])])
+        #expect(model.entities[0].attributes.map(\.isIndexed) == [false, true])
+    }
 }

@@ -88,7 +88,6 @@ enum ModelXML {
     /// What a known attribute Sift does not support yet leaves out (when it is not `NO`).
     static let notKept: [String: String] = [
         "elementID": "the renaming identifier is not kept (not supported yet)",
-        "indexed": "the attribute's index is not created (not supported yet)",
         "customClassName": "the value class is not kept (a transformable's values are what its transformer makes)",
         "derived":
             "derived attribute: its expression is not evaluated at save (not supported yet); it is stored as set",
@@ -99,8 +98,6 @@ enum ModelXML {
     static let elementsNotKept: [String: String] = [
         "userInfo": "user info is not kept (not supported yet)",
         "fetchedProperty": "the fetched property is not kept (not supported yet)",
-        "compoundIndexes": "the compound indexes are not created (not supported yet)",
-        "fetchIndex": "the fetch index is not created (not supported yet)",
         "configuration": "the configuration is not kept (not supported yet)",
     ]
 }
@@ -201,6 +198,8 @@ private struct Mapper {
             case "attribute": if let a = attribute(child, entity: name) { e.attributes.append(a) }
             case "relationship": if let r = relationship(child, entity: name) { e.relationships.append(r) }
             case "uniquenessConstraints": e.uniquenessConstraints += constraints(child, entity: name)
+            case "compoundIndexes": e.indexes += compoundIndexes(child, entity: name)
+            case "fetchIndex": if let i = fetchIndex(child, entity: name) { e.indexes.append(i) }
             default: unmapped(child, path: name)
             }
         }
@@ -228,6 +227,55 @@ private struct Mapper {
         return out
     }
 
+    /// `<compoundIndexes><compoundIndex><index value="a"/>…` (older Xcode): ascending indexes.
+    mutating func compoundIndexes(_ x: XMLElement, entity: String) -> [IndexDescription] {
+        var out: [IndexDescription] = []
+        for c in x.children {
+            guard c.name == "compoundIndex" else {
+                unmapped(c, path: entity)
+                continue
+            }
+            var elements: [IndexDescription.Element] = []
+            for k in c.children {
+                guard k.name == "index", let v = k["value"] else {
+                    fail(k.location, entity, "a compound index holds <index value=\"…\"/> elements")
+                    continue
+                }
+                elements.append(.init(v))
+            }
+            out.append(IndexDescription(elements: elements))
+        }
+        return out
+    }
+
+    /// `<fetchIndex name><fetchIndexElement property type order/>…` (newer Xcode). An R-tree index
+    /// or one over an expression is left out with a warning: SQLite has no plain index for them.
+    mutating func fetchIndex(_ x: XMLElement, entity: String) -> IndexDescription? {
+        let name = x["name"]
+        checkAttributes(x, mapped: ["name"], path: entity)
+        var elements: [IndexDescription.Element] = []
+        for k in x.children {
+            guard k.name == "fetchIndexElement" else {
+                unmapped(k, path: entity)
+                continue
+            }
+            checkAttributes(k, mapped: ["property", "type", "order", "expression", "expressionType"], path: entity)
+            guard let property = k["property"], k["type"] ?? "Binary" == "Binary" else {
+                let what = k["property"] == nil ? "an expression" : "an index of type \(k["type"] ?? "")"
+                warn(
+                    k.location, entity,
+                    "fetch index '\(name ?? "")' over \(what) is not created (only plain indexes on properties are)")
+                return nil
+            }
+            let order = k["order"] ?? "ascending"
+            if order != "ascending" && order != "descending" {
+                fail(location(k, "order"), entity, "order=\"\(order)\" is not ascending or descending")
+            }
+            elements.append(.init(property, descending: order == "descending"))
+        }
+        return IndexDescription(name: name, elements: elements)
+    }
+
     /// The name and path (`E.p`) of property `x` of `entity` (an `attribute` or a `relationship`),
     /// placed, its XML attributes beyond `mapped` and its children (only `<userInfo>` is known)
     /// warned about; nil without a name, or for a transient one, left out with a warning.
@@ -253,14 +301,14 @@ extension Mapper {
     static let attributeKeys: Set<String> = [
         "name", "attributeType", "optional", "transient", "defaultValueString", "defaultDateTimeInterval",
         "minValueString", "maxValueString", "regularExpressionString", "valueTransformerName",
-        "preserveAfterDeletion",
+        "preserveAfterDeletion", "indexed",
     ]
 
     /// The XML attribute each key of the JSON model comes from, for placing the resolver's problems.
     static let xmlKey: [String: String] = [
         "type": "attributeType", "min": "minValueString", "max": "maxValueString", "minLength": "minValueString",
         "maxLength": "maxValueString", "regex": "regularExpressionString",
-        "valueTransformerName": "valueTransformerName",
+        "valueTransformerName": "valueTransformerName", "indexed": "indexed",
     ]
 
     mutating func attribute(_ x: XMLElement, entity: String) -> AttributeDescription? {
@@ -280,6 +328,7 @@ extension Mapper {
         }
         var a = AttributeDescription(name, type, optional: flag(x, "optional", path))
         a.preservesValueInHistoryOnDeletion = flag(x, "preserveAfterDeletion", path)
+        a.isIndexed = flag(x, "indexed", path)
         a.regularExpression = x["regularExpressionString"]
         a.valueTransformerName = x["valueTransformerName"]
         bounds(x, &a, path)
