@@ -120,6 +120,9 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
     /// let title = AttributeDescription("title", .string, indexed: true)
     /// ```
     public var isIndexed: Bool
+    /// The application's own notes on the attribute (Core Data's user info): kept with the model,
+    /// never read by the store. In a model file: `"userInfo": {"unit": "kg"}`.
+    public var userInfo: [String: String] = [:]
 
     /// An attribute with its rules; only the name and type are required.
     public init(
@@ -155,6 +158,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         case regularExpression = "regex"
         case collection, shapes, preservesValueInHistoryOnDeletion, valueTransformerName
         case isIndexed = "indexed"
+        case userInfo
     }
 
     /// Decodes an attribute from a model file, applying the defaults.
@@ -175,6 +179,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
             try c.decodeIfPresent(Bool.self, forKey: .preservesValueInHistoryOnDeletion) ?? false
         valueTransformerName = try c.decodeIfPresent(String.self, forKey: .valueTransformerName)
         isIndexed = try c.decodeIfPresent(Bool.self, forKey: .isIndexed) ?? false
+        userInfo = try c.decodeIfPresent([String: String].self, forKey: .userInfo) ?? [:]
     }
 
     /// Encodes the attribute; options that are unset are left out.
@@ -194,6 +199,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         if preservesValueInHistoryOnDeletion { try c.encode(true, forKey: .preservesValueInHistoryOnDeletion) }
         try c.encodeIfPresent(valueTransformerName, forKey: .valueTransformerName)
         if isIndexed { try c.encode(true, forKey: .isIndexed) }
+        if !userInfo.isEmpty { try c.encode(userInfo, forKey: .userInfo) }
     }
 }
 
@@ -286,6 +292,9 @@ public struct RelationshipDescription: Codable, Hashable, Sendable {
     /// it a collection, and removing the last one leaves it empty (not nil). The store keeps a
     /// count column beside it (NULL for nil), which the lowering reads for `== nil` and `@count`.
     public var allowsNil: Bool
+    /// The application's own notes on the relationship (Core Data's user info): kept with the
+    /// model, never read by the store. In a model file: `"userInfo": {"shown": "yes"}`.
+    public var userInfo: [String: String] = [:]
 
     /// A relationship; to-one, optional and with the nullify rule by default.
     public init(
@@ -308,6 +317,7 @@ public struct RelationshipDescription: Codable, Hashable, Sendable {
     /// The keys of a relationship in a model file.
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, destination, toMany, ordered, inverse, deleteRule, optional, minCount, maxCount, allowsNil
+        case userInfo
     }
 
     /// Decodes a relationship from a model file, applying the defaults.
@@ -323,6 +333,7 @@ public struct RelationshipDescription: Codable, Hashable, Sendable {
         minCount = try c.decodeIfPresent(Int.self, forKey: .minCount) ?? 0
         maxCount = try c.decodeIfPresent(Int.self, forKey: .maxCount) ?? 0
         allowsNil = try c.decodeIfPresent(Bool.self, forKey: .allowsNil) ?? false
+        userInfo = try c.decodeIfPresent([String: String].self, forKey: .userInfo) ?? [:]
     }
 
     /// Encodes the relationship; options that are unset are left out.
@@ -338,6 +349,7 @@ public struct RelationshipDescription: Codable, Hashable, Sendable {
         if minCount != 0 { try c.encode(minCount, forKey: .minCount) }
         if maxCount != 0 { try c.encode(maxCount, forKey: .maxCount) }
         if allowsNil { try c.encode(true, forKey: .allowsNil) }
+        if !userInfo.isEmpty { try c.encode(userInfo, forKey: .userInfo) }
     }
 }
 
@@ -378,6 +390,9 @@ public struct EntityDescription: Codable, Hashable, Sendable {
     /// Data's compound and fetch indexes), made by the store. In a model file:
     /// `"indexes": [{"name": "byAuthorAndDate", "elements": [{"property": "author"}, {"property": "date", "descending": true}]}]`.
     public var indexes: [IndexDescription]
+    /// The application's own notes on the entity (Core Data's user info): kept with the model,
+    /// never read by the store. In a model file: `"userInfo": {"table": "legacy_people"}`.
+    public var userInfo: [String: String] = [:]
 
     /// An entity; concrete, without a parent, properties or constraints by default.
     public init(
@@ -410,7 +425,7 @@ public struct EntityDescription: Codable, Hashable, Sendable {
     /// The keys of an entity in a model file.
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, abstract, parent, attributes, relationships, uniquenessConstraints, open, document, className
-        case indexes
+        case indexes, userInfo
     }
 
     /// Decodes an entity from a model file, applying the defaults.
@@ -426,6 +441,7 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         document = try c.decodeIfPresent(DocumentDescription.self, forKey: .document)
         className = try c.decodeIfPresent(String.self, forKey: .className)
         indexes = try c.decodeIfPresent([IndexDescription].self, forKey: .indexes) ?? []
+        userInfo = try c.decodeIfPresent([String: String].self, forKey: .userInfo) ?? [:]
     }
 
     /// Encodes the entity; options that are unset are left out.
@@ -441,6 +457,7 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         try c.encodeIfPresent(document, forKey: .document)
         try c.encodeIfPresent(className, forKey: .className)
         if !indexes.isEmpty { try c.encode(indexes, forKey: .indexes) }
+        if !userInfo.isEmpty { try c.encode(userInfo, forKey: .userInfo) }
     }
 }
 
@@ -599,11 +616,17 @@ public struct ManagedObjectModel: Hashable, Sendable {
     }
 
     /// A hash of the canonical JSON form (FNV-1a, 64 bits, hex): equal models, equal hashes.
-    /// Class names are left out: they say how objects are made, not how rows are stored.
+    /// Class names and user info are left out: they say how objects are made or what the
+    /// application notes, not how rows are stored.
     public var versionHash: String {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         var stored = entities
-        for i in stored.indices { stored[i].className = nil }
+        for i in stored.indices {
+            stored[i].className = nil
+            stored[i].userInfo = [:]
+            for j in stored[i].attributes.indices { stored[i].attributes[j].userInfo = [:] }
+            for j in stored[i].relationships.indices { stored[i].relationships[j].userInfo = [:] }
+        }
         for byte in Self.json(stored).utf8 { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return String(h, radix: 16).leftPadded(to: 16)
     }

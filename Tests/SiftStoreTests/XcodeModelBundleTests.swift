@@ -125,7 +125,6 @@ import Testing
             "\(at("elementID")): warning: Song: elementID=\"Track\": the renaming identifier is not kept (not supported yet)",
             "\(at("spotlightIndexingEnabled")): warning: Song.title: the attribute spotlightIndexingEnabled=\"YES\" is not read by Sift; ignored",
             "\(at("customClassName")): warning: Song.cover: customClassName=\"UIImage\": the value class is not kept (a transformable's values are what its transformer makes)",
-            "\(at("<userInfo>")): warning: Song.length: <userInfo>: user info is not kept (not supported yet)",
             "\(at("<attribute", after: "scratch")): warning: Song.scratch: transient attribute left out (not supported yet; the store does not hold it)",
             "\(at("minDateTimeInterval")): warning: Song.released: the attribute minDateTimeInterval=\"0\" is not read by Sift; ignored",
             "\(at("<fetchedProperty")): warning: Song: <fetchedProperty> 'similar': the fetched property is not kept (not supported yet)",
@@ -140,6 +139,7 @@ import Testing
                 IndexDescription(name: "byTitle", elements: [.init("title")]),
             ])
         #expect(model.entities[0].attributes[0].isIndexed)
+        #expect(model.entities[0].attributes[2].userInfo == ["unit": "s"])
         // What is kept is still the model.
         #expect(model.entities[0].attributes.map(\.name) == ["title", "cover", "length", "released"])
     }

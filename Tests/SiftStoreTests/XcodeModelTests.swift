@@ -345,4 +345,46 @@ let companyContents = xcodeContents(
         #expect(model.entities[0].indexes == [IndexDescription(name: "byX", elements: [.init("x", descending: true)])])
         #expect(model.entities[0].attributes.map(\.isIndexed) == [false, true])
     }
+
+    @Test func userInfoIsKeptAndLeftOutOfTheVersionHash() throws {
+        let folder = try XcodeModelFolder()
+        defer { folder.remove() }
+        let body = """
+                <entity name="Note" representedClassName="Note" syncable="YES">
+                    <attribute name="text" optional="YES" attributeType="String">
+                        <userInfo>
+                            <entry key="maxLines" value="3"/>
+                            <entry key="hint" value="a &quot;note&quot;"/>
+                        </userInfo>
+                    </attribute>
+                    <relationship name="next" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Note">
+                        <userInfo>
+                            <entry key="shown" value="NO"/>
+                        </userInfo>
+                    </relationship>
+                    <userInfo>
+                        <entry key="table" value="notes"/>
+                    </userInfo>
+                </entity>
+            """
+        let model = try ManagedObjectModel(contentsOf: try folder.bare("Notes", xcodeContents(body)))
+        #expect(model.warnings.isEmpty, "\(model.warnings)")
+        let note = try #require(model.entity(named: "Note"))
+        #expect(note.userInfo == ["table": "notes"])
+        #expect(note.attributes[0].userInfo == ["maxLines": "3", "hint": "a \"note\""])
+        #expect(note.relationships[0].userInfo == ["shown": "NO"])
+        #expect(try ManagedObjectModel(json: Data(model.jsonString.utf8)) == model)
+        #expect(model.jsonString.contains(#""userInfo" : {"#))
+        // The same model without its notes has the same version hash: a store takes either.
+        var plain = note
+        plain.userInfo = [:]
+        plain.attributes[0].userInfo = [:]
+        plain.relationships[0].userInfo = [:]
+        let bare = try ManagedObjectModel(entities: [plain])
+        #expect(bare != model)
+        #expect(bare.versionHash == model.versionHash)
+        let path = folder.root.appendingPathComponent("notes.sqlite").path
+        _ = try PersistentStore(model: bare, path: path)
+        _ = try PersistentStore(model: model, path: path)
+    }
 }

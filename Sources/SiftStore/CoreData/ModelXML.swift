@@ -96,7 +96,6 @@ enum ModelXML {
 
     /// What a known element Sift does not support yet leaves out.
     static let elementsNotKept: [String: String] = [
-        "userInfo": "user info is not kept (not supported yet)",
         "fetchedProperty": "the fetched property is not kept (not supported yet)",
         "configuration": "the configuration is not kept (not supported yet)",
     ]
@@ -198,6 +197,7 @@ private struct Mapper {
             case "attribute": if let a = attribute(child, entity: name) { e.attributes.append(a) }
             case "relationship": if let r = relationship(child, entity: name) { e.relationships.append(r) }
             case "uniquenessConstraints": e.uniquenessConstraints += constraints(child, entity: name)
+            case "userInfo": e.userInfo.merge(userInfo(child, path: name)) { _, b in b }
             case "compoundIndexes": e.indexes += compoundIndexes(child, entity: name)
             case "fetchIndex": if let i = fetchIndex(child, entity: name) { e.indexes.append(i) }
             default: unmapped(child, path: name)
@@ -223,6 +223,19 @@ private struct Mapper {
                 keys.append(v)
             }
             out.append(keys)
+        }
+        return out
+    }
+
+    /// `<userInfo><entry key="k" value="v"/>…`.
+    mutating func userInfo(_ x: XMLElement, path: String) -> [String: String] {
+        var out: [String: String] = [:]
+        for entry in x.children {
+            guard entry.name == "entry", let key = entry["key"] else {
+                unmapped(entry, path: path)
+                continue
+            }
+            out[key] = entry["value"] ?? ""
         }
         return out
     }
@@ -276,22 +289,29 @@ private struct Mapper {
         return IndexDescription(name: name, elements: elements)
     }
 
-    /// The name and path (`E.p`) of property `x` of `entity` (an `attribute` or a `relationship`),
-    /// placed, its XML attributes beyond `mapped` and its children (only `<userInfo>` is known)
-    /// warned about; nil without a name, or for a transient one, left out with a warning.
+    /// The name, path (`E.p`) and user info of property `x` of `entity` (an `attribute` or a
+    /// `relationship`), placed, its XML attributes beyond `mapped` and its other children warned
+    /// about; nil without a name, or for a transient one, left out with a warning.
     mutating func property(_ x: XMLElement, _ kind: String, entity: String, mapped: Set<String>) -> (
-        String, String
+        String, String, [String: String]
     )? {
         guard let name = name(x, "\(kind == "attribute" ? "an" : "a") \(kind)", entity) else { return nil }
         let path = "\(entity).\(name)"
         read.locations[path] = x.location
         checkAttributes(x, mapped: mapped, path: path)
-        for child in x.children { unmapped(child, path: path) }
+        var info: [String: String] = [:]
+        for child in x.children {
+            if child.name == "userInfo" {
+                info.merge(userInfo(child, path: path)) { _, b in b }
+            } else {
+                unmapped(child, path: path)
+            }
+        }
         if flag(x, "transient", path) {
             warn(x.location, path, "transient \(kind) left out (not supported yet; the store does not hold it)")
             return nil
         }
-        return (name, path)
+        return (name, path, info)
     }
 }
 
@@ -312,7 +332,7 @@ extension Mapper {
     ]
 
     mutating func attribute(_ x: XMLElement, entity: String) -> AttributeDescription? {
-        guard let (name, path) = property(x, "attribute", entity: entity, mapped: Self.attributeKeys) else {
+        guard let (name, path, info) = property(x, "attribute", entity: entity, mapped: Self.attributeKeys) else {
             return nil
         }
         guard let typeName = x["attributeType"] else {
@@ -328,6 +348,7 @@ extension Mapper {
         }
         var a = AttributeDescription(name, type, optional: flag(x, "optional", path))
         a.preservesValueInHistoryOnDeletion = flag(x, "preserveAfterDeletion", path)
+        a.userInfo = info
         a.isIndexed = flag(x, "indexed", path)
         a.regularExpression = x["regularExpressionString"]
         a.valueTransformerName = x["valueTransformerName"]
@@ -415,7 +436,7 @@ extension Mapper {
             "name", "destinationEntity", "toMany", "ordered", "optional", "minCount", "maxCount", "deletionRule",
             "inverseName", "transient",
         ]
-        guard let (name, path) = property(x, "relationship", entity: entity, mapped: mapped) else { return nil }
+        guard let (name, path, info) = property(x, "relationship", entity: entity, mapped: mapped) else { return nil }
         guard let destination = x["destinationEntity"] else {
             fail(x.location, path, "the relationship has no destinationEntity")
             return nil
@@ -424,6 +445,7 @@ extension Mapper {
         var r = RelationshipDescription(
             name, to: destination, toMany: toMany, ordered: flag(x, "ordered", path), inverse: x["inverseName"],
             optional: flag(x, "optional", path))
+        r.userInfo = info
         if let rule = x["deletionRule"] {
             if let d = ModelXML.deleteRules[rule] {
                 r.deleteRule = d
