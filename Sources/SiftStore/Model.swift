@@ -123,6 +123,10 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
     /// The application's own notes on the attribute (Core Data's user info): kept with the model,
     /// never read by the store. In a model file: `"userInfo": {"unit": "kg"}`.
     public var userInfo: [String: String] = [:]
+    /// The name this attribute had in an earlier version of the model (Core Data's renaming identifier,
+    /// Xcode's "Renaming ID"), for a migration to follow the rename; nil when it was not renamed.
+    /// In a model file: `"renamingIdentifier": "fullName"`.
+    public var renamingIdentifier: String?
 
     /// An attribute with its rules; only the name and type are required.
     public init(
@@ -158,7 +162,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         case regularExpression = "regex"
         case collection, shapes, preservesValueInHistoryOnDeletion, valueTransformerName
         case isIndexed = "indexed"
-        case userInfo
+        case userInfo, renamingIdentifier
     }
 
     /// Decodes an attribute from a model file, applying the defaults.
@@ -180,6 +184,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         valueTransformerName = try c.decodeIfPresent(String.self, forKey: .valueTransformerName)
         isIndexed = try c.decodeIfPresent(Bool.self, forKey: .isIndexed) ?? false
         userInfo = try c.decodeIfPresent([String: String].self, forKey: .userInfo) ?? [:]
+        renamingIdentifier = try c.decodeIfPresent(String.self, forKey: .renamingIdentifier)
     }
 
     /// Encodes the attribute; options that are unset are left out.
@@ -200,6 +205,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         try c.encodeIfPresent(valueTransformerName, forKey: .valueTransformerName)
         if isIndexed { try c.encode(true, forKey: .isIndexed) }
         if !userInfo.isEmpty { try c.encode(userInfo, forKey: .userInfo) }
+        try c.encodeIfPresent(renamingIdentifier, forKey: .renamingIdentifier)
     }
 }
 
@@ -295,6 +301,10 @@ public struct RelationshipDescription: Codable, Hashable, Sendable {
     /// The application's own notes on the relationship (Core Data's user info): kept with the
     /// model, never read by the store. In a model file: `"userInfo": {"shown": "yes"}`.
     public var userInfo: [String: String] = [:]
+    /// The name this relationship had in an earlier version of the model (Core Data's renaming identifier,
+    /// Xcode's "Renaming ID"), for a migration to follow the rename; nil when it was not renamed.
+    /// In a model file: `"renamingIdentifier": "owner"`.
+    public var renamingIdentifier: String?
 
     /// A relationship; to-one, optional and with the nullify rule by default.
     public init(
@@ -317,7 +327,7 @@ public struct RelationshipDescription: Codable, Hashable, Sendable {
     /// The keys of a relationship in a model file.
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, destination, toMany, ordered, inverse, deleteRule, optional, minCount, maxCount, allowsNil
-        case userInfo
+        case userInfo, renamingIdentifier
     }
 
     /// Decodes a relationship from a model file, applying the defaults.
@@ -334,6 +344,7 @@ public struct RelationshipDescription: Codable, Hashable, Sendable {
         maxCount = try c.decodeIfPresent(Int.self, forKey: .maxCount) ?? 0
         allowsNil = try c.decodeIfPresent(Bool.self, forKey: .allowsNil) ?? false
         userInfo = try c.decodeIfPresent([String: String].self, forKey: .userInfo) ?? [:]
+        renamingIdentifier = try c.decodeIfPresent(String.self, forKey: .renamingIdentifier)
     }
 
     /// Encodes the relationship; options that are unset are left out.
@@ -350,6 +361,7 @@ public struct RelationshipDescription: Codable, Hashable, Sendable {
         if maxCount != 0 { try c.encode(maxCount, forKey: .maxCount) }
         if allowsNil { try c.encode(true, forKey: .allowsNil) }
         if !userInfo.isEmpty { try c.encode(userInfo, forKey: .userInfo) }
+        try c.encodeIfPresent(renamingIdentifier, forKey: .renamingIdentifier)
     }
 }
 
@@ -393,6 +405,10 @@ public struct EntityDescription: Codable, Hashable, Sendable {
     /// The application's own notes on the entity (Core Data's user info): kept with the model,
     /// never read by the store. In a model file: `"userInfo": {"table": "legacy_people"}`.
     public var userInfo: [String: String] = [:]
+    /// The name this entity had in an earlier version of the model (Core Data's renaming identifier,
+    /// Xcode's "Renaming ID"), for a migration to follow the rename; nil when it was not renamed.
+    /// In a model file: `"renamingIdentifier": "Customer"`.
+    public var renamingIdentifier: String?
 
     /// An entity; concrete, without a parent, properties or constraints by default.
     public init(
@@ -425,7 +441,7 @@ public struct EntityDescription: Codable, Hashable, Sendable {
     /// The keys of an entity in a model file.
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, abstract, parent, attributes, relationships, uniquenessConstraints, open, document, className
-        case indexes, userInfo
+        case indexes, userInfo, renamingIdentifier
     }
 
     /// Decodes an entity from a model file, applying the defaults.
@@ -442,6 +458,7 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         className = try c.decodeIfPresent(String.self, forKey: .className)
         indexes = try c.decodeIfPresent([IndexDescription].self, forKey: .indexes) ?? []
         userInfo = try c.decodeIfPresent([String: String].self, forKey: .userInfo) ?? [:]
+        renamingIdentifier = try c.decodeIfPresent(String.self, forKey: .renamingIdentifier)
     }
 
     /// Encodes the entity; options that are unset are left out.
@@ -458,6 +475,7 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         try c.encodeIfPresent(className, forKey: .className)
         if !indexes.isEmpty { try c.encode(indexes, forKey: .indexes) }
         if !userInfo.isEmpty { try c.encode(userInfo, forKey: .userInfo) }
+        try c.encodeIfPresent(renamingIdentifier, forKey: .renamingIdentifier)
     }
 }
 
@@ -616,16 +634,23 @@ public struct ManagedObjectModel: Hashable, Sendable {
     }
 
     /// A hash of the canonical JSON form (FNV-1a, 64 bits, hex): equal models, equal hashes.
-    /// Class names and user info are left out: they say how objects are made or what the
-    /// application notes, not how rows are stored.
+    /// Class names, user info and renaming identifiers are left out: they say how objects are
+    /// made, what the application notes or what things were called, not how rows are stored.
     public var versionHash: String {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         var stored = entities
         for i in stored.indices {
             stored[i].className = nil
             stored[i].userInfo = [:]
-            for j in stored[i].attributes.indices { stored[i].attributes[j].userInfo = [:] }
-            for j in stored[i].relationships.indices { stored[i].relationships[j].userInfo = [:] }
+            stored[i].renamingIdentifier = nil
+            for j in stored[i].attributes.indices {
+                stored[i].attributes[j].userInfo = [:]
+                stored[i].attributes[j].renamingIdentifier = nil
+            }
+            for j in stored[i].relationships.indices {
+                stored[i].relationships[j].userInfo = [:]
+                stored[i].relationships[j].renamingIdentifier = nil
+            }
         }
         for byte in Self.json(stored).utf8 { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return String(h, radix: 16).leftPadded(to: 16)

@@ -346,18 +346,18 @@ let companyContents = xcodeContents(
         #expect(model.entities[0].attributes.map(\.isIndexed) == [false, true])
     }
 
-    @Test func userInfoIsKeptAndLeftOutOfTheVersionHash() throws {
+    @Test func userInfoAndRenamingIdentifiersAreKeptAndLeftOutOfTheVersionHash() throws {
         let folder = try XcodeModelFolder()
         defer { folder.remove() }
         let body = """
-                <entity name="Note" representedClassName="Note" syncable="YES">
-                    <attribute name="text" optional="YES" attributeType="String">
+                <entity name="Note" representedClassName="Note" elementID="Memo" syncable="YES">
+                    <attribute name="text" optional="YES" attributeType="String" elementID="body">
                         <userInfo>
                             <entry key="maxLines" value="3"/>
                             <entry key="hint" value="a &quot;note&quot;"/>
                         </userInfo>
                     </attribute>
-                    <relationship name="next" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Note">
+                    <relationship name="next" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Note" elementID="following">
                         <userInfo>
                             <entry key="shown" value="NO"/>
                         </userInfo>
@@ -373,6 +373,9 @@ let companyContents = xcodeContents(
         #expect(note.userInfo == ["table": "notes"])
         #expect(note.attributes[0].userInfo == ["maxLines": "3", "hint": "a \"note\""])
         #expect(note.relationships[0].userInfo == ["shown": "NO"])
+        #expect(note.renamingIdentifier == "Memo")
+        #expect(note.attributes[0].renamingIdentifier == "body")
+        #expect(note.relationships[0].renamingIdentifier == "following")
         #expect(try ManagedObjectModel(json: Data(model.jsonString.utf8)) == model)
         #expect(model.jsonString.contains(#""userInfo" : {"#))
         // The same model without its notes has the same version hash: a store takes either.
@@ -380,6 +383,9 @@ let companyContents = xcodeContents(
         plain.userInfo = [:]
         plain.attributes[0].userInfo = [:]
         plain.relationships[0].userInfo = [:]
+        plain.renamingIdentifier = nil
+        plain.attributes[0].renamingIdentifier = nil
+        plain.relationships[0].renamingIdentifier = nil
         let bare = try ManagedObjectModel(entities: [plain])
         #expect(bare != model)
         #expect(bare.versionHash == model.versionHash)

@@ -87,7 +87,6 @@ enum ModelXML {
 
     /// What a known attribute Sift does not support yet leaves out (when it is not `NO`).
     static let notKept: [String: String] = [
-        "elementID": "the renaming identifier is not kept (not supported yet)",
         "customClassName": "the value class is not kept (a transformable's values are what its transformer makes)",
         "derived":
             "derived attribute: its expression is not evaluated at save (not supported yet); it is stored as set",
@@ -186,8 +185,10 @@ private struct Mapper {
     mutating func entity(_ x: XMLElement) {
         guard let name = name(x, "an entity", "") else { return }
         read.locations[name] = read.locations[name] ?? x.location
-        checkAttributes(x, mapped: ["name", "representedClassName", "parentEntity", "isAbstract"], path: name)
+        checkAttributes(
+            x, mapped: ["name", "representedClassName", "parentEntity", "isAbstract", "elementID"], path: name)
         var e = EntityDescription(name, abstract: flag(x, "isAbstract", name), parent: x["parentEntity"])
+        e.renamingIdentifier = x["elementID"]
         if let c = x["representedClassName"], c != "NSManagedObject" {
             let stripped = c.hasPrefix(".") ? String(c.dropFirst()) : c
             e.className = stripped.isEmpty ? nil : stripped
@@ -321,7 +322,7 @@ extension Mapper {
     static let attributeKeys: Set<String> = [
         "name", "attributeType", "optional", "transient", "defaultValueString", "defaultDateTimeInterval",
         "minValueString", "maxValueString", "regularExpressionString", "valueTransformerName",
-        "preserveAfterDeletion", "indexed",
+        "preserveAfterDeletion", "indexed", "elementID",
     ]
 
     /// The XML attribute each key of the JSON model comes from, for placing the resolver's problems.
@@ -349,6 +350,7 @@ extension Mapper {
         var a = AttributeDescription(name, type, optional: flag(x, "optional", path))
         a.preservesValueInHistoryOnDeletion = flag(x, "preserveAfterDeletion", path)
         a.userInfo = info
+        a.renamingIdentifier = x["elementID"]
         a.isIndexed = flag(x, "indexed", path)
         a.regularExpression = x["regularExpressionString"]
         a.valueTransformerName = x["valueTransformerName"]
@@ -434,7 +436,7 @@ extension Mapper {
     mutating func relationship(_ x: XMLElement, entity: String) -> RelationshipDescription? {
         let mapped: Set<String> = [
             "name", "destinationEntity", "toMany", "ordered", "optional", "minCount", "maxCount", "deletionRule",
-            "inverseName", "transient",
+            "inverseName", "transient", "elementID",
         ]
         guard let (name, path, info) = property(x, "relationship", entity: entity, mapped: mapped) else { return nil }
         guard let destination = x["destinationEntity"] else {
@@ -446,6 +448,7 @@ extension Mapper {
             name, to: destination, toMany: toMany, ordered: flag(x, "ordered", path), inverse: x["inverseName"],
             optional: flag(x, "optional", path))
         r.userInfo = info
+        r.renamingIdentifier = x["elementID"]
         if let rule = x["deletionRule"] {
             if let d = ModelXML.deleteRules[rule] {
                 r.deleteRule = d
