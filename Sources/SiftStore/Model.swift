@@ -564,6 +564,30 @@ public struct DocumentDescription: Codable, Hashable, Sendable {
     enum CodingKeys: String, CodingKey, CaseIterable { case shape, allowsValues }
 }
 
+/// A named set of a model's entities (Core Data's configuration), kept with the model for the
+/// application to read; a store holds every entity of the model. In a model file:
+/// `"configurations": [{"name": "Cloud", "entities": ["Song"]}]`.
+///
+/// ```swift
+/// let cloud = ConfigurationDescription("Cloud", entities: ["Song", "Album"])
+/// let model = try ManagedObjectModel(entities: entities, configurations: [cloud])
+/// ```
+public struct ConfigurationDescription: Codable, Hashable, Sendable {
+    /// The configuration's name.
+    public var name: String
+    /// The names of its entities.
+    public var entities: [String]
+
+    /// A configuration of `entities`.
+    public init(_ name: String, entities: [String]) {
+        self.name = name
+        self.entities = entities
+    }
+
+    /// The keys of a configuration in a model file.
+    enum CodingKeys: String, CodingKey, CaseIterable { case name, entities }
+}
+
 /// A validated model: entities whose names all resolve, with inheritance flattened.
 ///
 /// ```swift
@@ -584,6 +608,9 @@ public struct ManagedObjectModel: Hashable, Sendable {
     public let schema: Schema
     /// The registered classes and the entities they serve (ObjectClasses.swift).
     let classes: ObjectClasses
+    /// Named sets of the entities (Core Data's configurations), in order; part of the model's
+    /// equality, not of its version hash (they do not change what a store holds).
+    public let configurations: [ConfigurationDescription]
     /// What reading an Xcode model (``init(contentsOf:version:classes:)``) left out or could not
     /// keep exactly, each at its `line:column` in the model's `contents` file; empty otherwise.
     /// Warnings are not part of the model: two models with the same entities are equal.
@@ -599,11 +626,29 @@ public struct ManagedObjectModel: Hashable, Sendable {
     /// ```swift
     /// let model = try ManagedObjectModel(entities: entities, classes: [Employee.self, Manager.self])
     /// ```
-    public init(entities: [EntityDescription], classes: [ManagedObject.Type] = []) throws(ModelError) {
+    ///
+    /// `configurations` name sets of the entities; each names existing entities, once.
+    public init(
+        entities: [EntityDescription], classes: [ManagedObject.Type] = [],
+        configurations: [ConfigurationDescription] = []
+    ) throws(ModelError) {
         self.entities = entities
         self.resolved = try ModelResolver.resolve(entities)
         self.schema = Self.deriveSchema(entities, resolved)
         self.classes = try ObjectClasses(classes, entities: entities)
+        self.configurations = configurations
+        var names = Set<String>()
+        for c in configurations {
+            guard !c.name.isEmpty, names.insert(c.name).inserted else {
+                throw ModelError("configuration names must be unique and not empty ('\(c.name)')")
+            }
+            for e in c.entities where resolved[e] == nil {
+                throw ModelError("configuration '\(c.name)' names '\(e)', which is not an entity of the model")
+            }
+            if Set(c.entities).count != c.entities.count {
+                throw ModelError("configuration '\(c.name)' names an entity twice")
+            }
+        }
     }
 
     /// Decodes and validates a JSON model file: `{"entities": [{"name": …, "attributes": […],
@@ -619,18 +664,19 @@ public struct ManagedObjectModel: Hashable, Sendable {
     /// }
     /// ```
     public init(json data: Data, classes: [ManagedObject.Type] = []) throws(ModelError) {
-        try self.init(entities: try ModelFile.read(data), classes: classes)
+        let file = try ModelFile.read(data)
+        try self.init(entities: file.entities, classes: classes, configurations: file.configurations ?? [])
     }
 
     /// The model as JSON (pretty-printed, keys sorted): what `init(json:)` reads.
-    public var jsonString: String { Self.json(entities) }
+    public var jsonString: String { Self.json(entities, configurations) }
 
-    static func json(_ entities: [EntityDescription]) -> String {
-        struct File: Encodable { var entities: [EntityDescription] }
+    static func json(_ entities: [EntityDescription], _ configurations: [ConfigurationDescription] = []) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let file = ModelFile.File(entities: entities, configurations: configurations.isEmpty ? nil : configurations)
         // Plain structs of strings, numbers and enums always encode.
-        return String(decoding: try! encoder.encode(File(entities: entities)), as: UTF8.self)
+        return String(decoding: try! encoder.encode(file), as: UTF8.self)
     }
 
     /// A hash of the canonical JSON form (FNV-1a, 64 bits, hex): equal models, equal hashes.
@@ -664,10 +710,15 @@ public struct ManagedObjectModel: Hashable, Sendable {
         return r
     }
 
-    /// Two models are equal when their entities are.
-    public static func == (a: Self, b: Self) -> Bool { a.entities == b.entities }
-    /// Hashes the entities.
-    public func hash(into h: inout Hasher) { h.combine(entities) }
+    /// Two models are equal when their entities and configurations are.
+    public static func == (a: Self, b: Self) -> Bool {
+        a.entities == b.entities && a.configurations == b.configurations
+    }
+    /// Hashes the entities and configurations.
+    public func hash(into h: inout Hasher) {
+        h.combine(entities)
+        h.combine(configurations)
+    }
 }
 
 extension String {

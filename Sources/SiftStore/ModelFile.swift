@@ -12,8 +12,14 @@ import SiftJSON
 import SiftSyntax
 
 enum ModelFile {
-    /// The entities of model file `data`, or every problem found in it.
-    static func read(_ data: Data) throws(ModelError) -> [EntityDescription] {
+    /// The whole of a model file: its entities and configurations (nil: none written).
+    struct File: Codable {
+        var entities: [EntityDescription]
+        var configurations: [ConfigurationDescription]?
+    }
+
+    /// The entities and configurations of model file `data`, or every problem found in it.
+    static func read(_ data: Data) throws(ModelError) -> File {
         let doc: LocatedJSON
         do { doc = try LocatedJSON(bytes: Array(data)) } catch {
             throw ModelError(
@@ -22,13 +28,12 @@ enum ModelFile {
         }
         var failures: [ModelError.Failure] = []
         unknownKeys(in: doc.value, of: .file, path: "", doc, into: &failures)
-        struct File: Decodable { var entities: [EntityDescription] }
-        var entities: [EntityDescription]?
-        do { entities = try JSONDecoder().decode(File.self, from: data).entities } catch {
+        var file: File?
+        do { file = try JSONDecoder().decode(File.self, from: data) } catch {
             failures.append(decodingFailure(error, doc))
         }
-        if let entities { failures += ruleFailures(entities, doc) }
-        guard failures.isEmpty, let entities else {
+        if let file { failures += ruleFailures(file.entities, doc) }
+        guard failures.isEmpty, let file else {
             // File order; problems without a place last.
             let sorted = failures.enumerated().sorted { a, b in
                 let x = a.element.location.map { ($0.line, $0.column) } ?? (Int.max, Int.max)
@@ -37,18 +42,18 @@ enum ModelFile {
             }
             throw ModelError(.unreadable, failures: sorted.map(\.element))
         }
-        return entities
+        return file
     }
 
     /// The kinds of object a model file holds, each with the keys its decoder reads.
     enum Node: CaseIterable {
         case file, entity, attribute, relationship, shapes, document, documentShape, objectShape, objectKey
-        case elementShape, index, indexElement
+        case elementShape, index, indexElement, configuration
 
         /// Every key an object of this kind may have.
         var keys: [String] {
             switch self {
-            case .file: ["entities"]
+            case .file: ["entities", "configurations"]
             case .entity: EntityDescription.CodingKeys.allCases.map(\.stringValue)
             case .attribute: AttributeDescription.CodingKeys.allCases.map(\.stringValue)
             case .relationship: RelationshipDescription.CodingKeys.allCases.map(\.stringValue)
@@ -60,6 +65,7 @@ enum ModelFile {
             case .elementShape: DocumentElementShape.CodingKeys.allCases.map(\.stringValue)
             case .index: IndexDescription.CodingKeys.allCases.map(\.stringValue)
             case .indexElement: IndexDescription.Element.CodingKeys.allCases.map(\.stringValue)
+            case .configuration: ConfigurationDescription.CodingKeys.allCases.map(\.stringValue)
             }
         }
 
@@ -68,6 +74,7 @@ enum ModelFile {
         func child(_ key: String) -> Node? {
             switch (self, key) {
             case (.file, "entities"): .entity
+            case (.file, "configurations"): .configuration
             case (.entity, "attributes"): .attribute
             case (.entity, "relationships"): .relationship
             case (.entity, "document"): .document

@@ -22,8 +22,8 @@ struct StoreModelCommand: ParsableCommand {
 
             Entities (abstract, parent, class name), every attribute type with its options, \
             relationships (ordered, counts, delete rules, inverses), uniqueness constraints, indexes, \
-            user info and renaming identifiers map onto Sift's model. What Sift does not keep \
-            (configurations, fetched properties, transient properties, derivation expressions, an \
+            user info, renaming identifiers and configurations map onto Sift's model. What Sift \
+            does not keep (fetched properties, transient properties, derivation expressions, an \
             element of a newer Xcode) is a warning on standard error, 'PATH/contents:line:column: warning: …'. A model that \
             cannot be read (malformed XML, a type Sift has no column for, a bundle saved by Xcode 3, \
             a version that is not there) is an error at its place, exit status 1.

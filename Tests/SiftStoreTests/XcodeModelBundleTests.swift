@@ -129,7 +129,6 @@ import Testing
             "\(at("<fetchedProperty")): warning: Song: <fetchedProperty> 'similar': the fetched property is not kept (not supported yet)",
             "\(at("<fetchIndexElement", after: "RTree")): warning: Song: fetch index 'byPlace' over an index of type RTree is not created (only plain indexes on properties are)",
             "\(at("<sparkle")): warning: Song: the element <sparkle> is not read by Sift; ignored",
-            "\(at("<configuration")): warning: <configuration> 'Cloud': the configuration is not kept (not supported yet)",
         ]
         #expect(model.warnings.map(\.description) == expected.map { "\(file):\($0)" })
         #expect(
@@ -140,6 +139,7 @@ import Testing
         #expect(model.entities[0].attributes[0].isIndexed)
         #expect(model.entities[0].attributes[2].userInfo == ["unit": "s"])
         #expect(model.entities[0].renamingIdentifier == "Track")
+        #expect(model.configurations == [ConfigurationDescription("Cloud", entities: ["Song"])])
         // What is kept is still the model.
         #expect(model.entities[0].attributes.map(\.name) == ["title", "cover", "length", "released"])
     }

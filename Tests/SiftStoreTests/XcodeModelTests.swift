@@ -393,4 +393,47 @@ let companyContents = xcodeContents(
         _ = try PersistentStore(model: bare, path: path)
         _ = try PersistentStore(model: model, path: path)
     }
+
+    @Test func configurationsAreKeptInTheModelAndItsJSON() throws {
+        let folder = try XcodeModelFolder()
+        defer { folder.remove() }
+        let body = """
+                <entity name="Song" representedClassName="Song" syncable="YES"/>
+                <entity name="Draft" representedClassName="Draft" syncable="YES"/>
+                <configuration name="Cloud" usedWithCloudKit="YES">
+                    <memberEntity name="Song"/>
+                </configuration>
+                <configuration name="Local">
+                    <memberEntity name="Draft"/>
+                    <memberEntity name="Song"/>
+                </configuration>
+            """
+        let model = try ManagedObjectModel(contentsOf: try folder.bare("Music", xcodeContents(body)))
+        #expect(model.warnings.isEmpty, "\(model.warnings)")
+        #expect(
+            model.configurations == [
+                ConfigurationDescription("Cloud", entities: ["Song"]),
+                ConfigurationDescription("Local", entities: ["Draft", "Song"]),
+            ])
+        let json = model.jsonString
+        #expect(try ManagedObjectModel(json: Data(json.utf8)) == model)
+        let without = try ManagedObjectModel(entities: model.entities)
+        #expect(without != model && without.versionHash == model.versionHash)
+        #expect(!without.jsonString.contains("configurations"))
+        // A member that is not an entity: an error at its line.
+        let bad = try folder.bare(
+            "Bad", xcodeContents(body.replacingOccurrences(of: "\"Draft\"/>\n", with: "\"Drat\"/>\n")))
+        do {
+            _ = try ManagedObjectModel(contentsOf: bad)
+            Issue.record("accepted")
+        } catch {
+            #expect(
+                error.failures.map { $0.description.components(separatedBy: "/contents:").last ?? "" } == [
+                    "9:9: error: configuration 'Local': the model has no entity 'Drat'"
+                ])
+        }
+        #expect(throws: ModelError.self) {
+            _ = try ManagedObjectModel(entities: model.entities, configurations: [.init("X", entities: ["Nope"])])
+        }
+    }
 }

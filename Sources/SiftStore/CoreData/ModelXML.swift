@@ -17,6 +17,7 @@ enum ModelXML {
         var entities: [EntityDescription] = []
         var warnings: [ModelWarning] = []
         var templates: [FetchRequestTemplate] = []
+        var configurations: [ConfigurationDescription] = []
         /// Where each entity (`E`) and property (`E.p`) is, for errors found after mapping.
         var locations: [String: SourceLocation] = [:]
 
@@ -54,6 +55,7 @@ enum ModelXML {
         var mapper = Mapper(read: Read(file: file))
         mapper.model(root)
         mapper.checkInverses()
+        mapper.checkConfigurations()
         guard mapper.failures.isEmpty else { throw ModelError(.unreadable, failures: mapper.failures) }
         return mapper.read
     }
@@ -83,6 +85,7 @@ enum ModelXML {
         ],
         "relationship": ["syncable", "versionHashModifier", "inverseEntity"],
         "fetchRequest": ["returnObjectsAsFaults", "includesPropertyValues"],
+        "configuration": ["usedWithCloudKit"],
     ]
 
     /// What a known attribute Sift does not support yet leaves out (when it is not `NO`).
@@ -95,8 +98,7 @@ enum ModelXML {
 
     /// What a known element Sift does not support yet leaves out.
     static let elementsNotKept: [String: String] = [
-        "fetchedProperty": "the fetched property is not kept (not supported yet)",
-        "configuration": "the configuration is not kept (not supported yet)",
+        "fetchedProperty": "the fetched property is not kept (not supported yet)"
     ]
 }
 
@@ -104,6 +106,8 @@ enum ModelXML {
 private struct Mapper {
     var read: ModelXML.Read
     var failures: [ModelError.Failure] = []
+    /// Each configuration member, for `checkConfigurations`.
+    var memberLocations: [(String, SourceLocation, String)] = []
 
     mutating func warn(_ at: SourceLocation, _ path: String, _ message: String) {
         read.warnings.append(ModelWarning(file: read.file, location: at, path: path, message: message))
@@ -176,9 +180,35 @@ private struct Mapper {
             switch child.name {
             case "entity": entity(child)
             case "fetchRequest": template(child)
+            case "configuration": configuration(child)
             case "elements": break  // diagram positions
             default: unmapped(child, path: "")
             }
+        }
+    }
+
+    /// `<configuration name="C"><memberEntity name="E"/>…`, its entities checked once all are read.
+    mutating func configuration(_ x: XMLElement) {
+        guard let name = name(x, "a configuration", "") else { return }
+        let path = "configuration '\(name)'"
+        checkAttributes(x, mapped: ["name"], path: path)
+        var members: [String] = []
+        for m in x.children {
+            guard m.name == "memberEntity", let entity = m["name"] else {
+                unmapped(m, path: path)
+                continue
+            }
+            if !members.contains(entity) { members.append(entity) }
+            memberLocations.append((entity, m.location, path))
+        }
+        read.configurations.append(ConfigurationDescription(name, entities: members))
+    }
+
+    /// Each configuration's members are entities of the model.
+    mutating func checkConfigurations() {
+        let names = Set(read.entities.map(\.name))
+        for (entity, location, path) in memberLocations where !names.contains(entity) {
+            fail(location, path, "the model has no entity '\(entity)'")
         }
     }
 

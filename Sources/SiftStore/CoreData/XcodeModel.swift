@@ -62,7 +62,7 @@ extension ManagedObjectModel {
         }
         let read = try ModelXML.read(bytes, file: contents.path)
         do throws(ModelError) {
-            try self.init(entities: read.entities, classes: classes)
+            try self.init(entities: read.entities, classes: classes, configurations: read.configurations)
         } catch {
             throw read.located(error)
         }
