@@ -8,7 +8,7 @@ import Testing
 @testable import SiftStore
 
 @Suite struct XMLReaderTests {
-    func parse(_ text: String) throws -> XMLElement { try XMLReader.parse(Array(text.utf8)) }
+    func parse(_ text: String) throws -> XMLTreeElement { try XMLReader.parse(Array(text.utf8)) }
 
     /// The error `text` is refused with.
     func refusal(_ text: String, sourceLocation: Testing.SourceLocation = #_sourceLocation) -> XMLSyntaxError? {

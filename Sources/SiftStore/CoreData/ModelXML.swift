@@ -43,7 +43,7 @@ enum ModelXML {
 
     /// Maps the `contents` document `bytes` (read from `file`, for messages).
     static func read(_ bytes: [UInt8], file: String) throws(ModelError) -> Read {
-        let root: XMLElement
+        let root: XMLTreeElement
         do { root = try XMLReader.parse(bytes) } catch {
             throw ModelError(
                 .unreadable,
@@ -118,7 +118,7 @@ private struct Mapper {
     }
 
     /// Warnings for the attributes of `x` that are neither in `mapped` nor ignored.
-    mutating func checkAttributes(_ x: XMLElement, mapped: Set<String>, path: String) {
+    mutating func checkAttributes(_ x: XMLTreeElement, mapped: Set<String>, path: String) {
         let ignored = ModelXML.ignored[x.name] ?? []
         for a in x.attributes where !mapped.contains(a.name) && !ignored.contains(a.name) {
             if let note = ModelXML.notKept[a.name] {
@@ -130,7 +130,7 @@ private struct Mapper {
     }
 
     /// A warning for a child element Sift does not map.
-    mutating func unmapped(_ child: XMLElement, path: String) {
+    mutating func unmapped(_ child: XMLTreeElement, path: String) {
         let name = child["name"].map { " '\($0)'" } ?? ""
         if let note = ModelXML.elementsNotKept[child.name] {
             warn(child.location, path, "<\(child.name)>\(name): \(note)")
@@ -139,12 +139,12 @@ private struct Mapper {
         }
     }
 
-    func location(_ x: XMLElement, _ attribute: String) -> SourceLocation {
+    func location(_ x: XMLTreeElement, _ attribute: String) -> SourceLocation {
         x.attributes.first { $0.name == attribute }?.location ?? x.location
     }
 
     /// A `YES`/`NO` attribute (absent: false).
-    mutating func flag(_ x: XMLElement, _ key: String, _ path: String) -> Bool {
+    mutating func flag(_ x: XMLTreeElement, _ key: String, _ path: String) -> Bool {
         guard let v = x[key] else { return false }
         if v == "YES" { return true }
         if v != "NO" { fail(location(x, key), path, "\(key)=\"\(v)\" is not YES or NO") }
@@ -152,7 +152,7 @@ private struct Mapper {
     }
 
     /// A whole-number attribute.
-    mutating func integer(_ x: XMLElement, _ key: String, _ path: String) -> Int? {
+    mutating func integer(_ x: XMLTreeElement, _ key: String, _ path: String) -> Int? {
         guard let v = x[key] else { return nil }
         guard let n = Int(v.trimmingCharacters(in: .whitespaces)) else {
             fail(location(x, key), path, "\(key)=\"\(v)\" is not a whole number")
@@ -162,7 +162,7 @@ private struct Mapper {
     }
 
     /// A required name attribute.
-    mutating func name(_ x: XMLElement, _ what: String, _ path: String) -> String? {
+    mutating func name(_ x: XMLTreeElement, _ what: String, _ path: String) -> String? {
         guard let n = x["name"], !n.isEmpty else {
             fail(x.location, path, "\(what) without a name")
             return nil
@@ -170,7 +170,7 @@ private struct Mapper {
         return n
     }
 
-    mutating func model(_ root: XMLElement) {
+    mutating func model(_ root: XMLTreeElement) {
         guard root.name == "model" else {
             fail(root.location, "", "the root element is <\(root.name)>, not <model>: not a Core Data model")
             return
@@ -188,7 +188,7 @@ private struct Mapper {
     }
 
     /// `<configuration name="C"><memberEntity name="E"/>…`, its entities checked once all are read.
-    mutating func configuration(_ x: XMLElement) {
+    mutating func configuration(_ x: XMLTreeElement) {
         guard let name = name(x, "a configuration", "") else { return }
         let path = "configuration '\(name)'"
         checkAttributes(x, mapped: ["name"], path: path)
@@ -212,7 +212,7 @@ private struct Mapper {
         }
     }
 
-    mutating func entity(_ x: XMLElement) {
+    mutating func entity(_ x: XMLTreeElement) {
         guard let name = name(x, "an entity", "") else { return }
         read.locations[name] = read.locations[name] ?? x.location
         checkAttributes(
@@ -238,7 +238,7 @@ private struct Mapper {
     }
 
     /// `<uniquenessConstraints><uniquenessConstraint><constraint value="a"/>…`.
-    mutating func constraints(_ x: XMLElement, entity: String) -> [[String]] {
+    mutating func constraints(_ x: XMLTreeElement, entity: String) -> [[String]] {
         var out: [[String]] = []
         for c in x.children {
             guard c.name == "uniquenessConstraint" else {
@@ -259,7 +259,7 @@ private struct Mapper {
     }
 
     /// `<userInfo><entry key="k" value="v"/>…`.
-    mutating func userInfo(_ x: XMLElement, path: String) -> [String: String] {
+    mutating func userInfo(_ x: XMLTreeElement, path: String) -> [String: String] {
         var out: [String: String] = [:]
         for entry in x.children {
             guard entry.name == "entry", let key = entry["key"] else {
@@ -272,7 +272,7 @@ private struct Mapper {
     }
 
     /// `<compoundIndexes><compoundIndex><index value="a"/>…` (older Xcode): ascending indexes.
-    mutating func compoundIndexes(_ x: XMLElement, entity: String) -> [IndexDescription] {
+    mutating func compoundIndexes(_ x: XMLTreeElement, entity: String) -> [IndexDescription] {
         var out: [IndexDescription] = []
         for c in x.children {
             guard c.name == "compoundIndex" else {
@@ -294,7 +294,7 @@ private struct Mapper {
 
     /// `<fetchIndex name><fetchIndexElement property type order/>…` (newer Xcode). An R-tree index
     /// or one over an expression is left out with a warning: SQLite has no plain index for them.
-    mutating func fetchIndex(_ x: XMLElement, entity: String) -> IndexDescription? {
+    mutating func fetchIndex(_ x: XMLTreeElement, entity: String) -> IndexDescription? {
         let name = x["name"]
         checkAttributes(x, mapped: ["name"], path: entity)
         var elements: [IndexDescription.Element] = []
@@ -323,7 +323,7 @@ private struct Mapper {
     /// The name, path (`E.p`) and user info of property `x` of `entity` (an `attribute` or a
     /// `relationship`), placed, its XML attributes beyond `mapped` and its other children warned
     /// about; nil without a name, or for a transient one, left out with a warning.
-    mutating func property(_ x: XMLElement, _ kind: String, entity: String, mapped: Set<String>) -> (
+    mutating func property(_ x: XMLTreeElement, _ kind: String, entity: String, mapped: Set<String>) -> (
         String, String, [String: String]
     )? {
         guard let name = name(x, "\(kind == "attribute" ? "an" : "a") \(kind)", entity) else { return nil }
@@ -362,7 +362,7 @@ extension Mapper {
         "valueTransformerName": "valueTransformerName", "indexed": "indexed",
     ]
 
-    mutating func attribute(_ x: XMLElement, entity: String) -> AttributeDescription? {
+    mutating func attribute(_ x: XMLTreeElement, entity: String) -> AttributeDescription? {
         guard let (name, path, info) = property(x, "attribute", entity: entity, mapped: Self.attributeKeys) else {
             return nil
         }
@@ -397,7 +397,7 @@ extension Mapper {
     }
 
     /// `minValueString`/`maxValueString`: a number range, or a length range for strings and data.
-    mutating func bounds(_ x: XMLElement, _ a: inout AttributeDescription, _ path: String) {
+    mutating func bounds(_ x: XMLTreeElement, _ a: inout AttributeDescription, _ path: String) {
         for key in ["minValueString", "maxValueString"] {
             guard let text = x[key] else { continue }
             let isMin = key == "minValueString"
@@ -422,7 +422,7 @@ extension Mapper {
 
     /// `defaultValueString` read as the attribute's type, or `defaultDateTimeInterval` (seconds
     /// since 2001-01-01 UTC, the form the JSON model gives a date default in).
-    mutating func defaultValue(_ x: XMLElement, _ type: AttributeType, _ path: String) -> StoredValue? {
+    mutating func defaultValue(_ x: XMLTreeElement, _ type: AttributeType, _ path: String) -> StoredValue? {
         if let text = x["defaultDateTimeInterval"] {
             guard type == .date, let d = Double(text.trimmingCharacters(in: .whitespaces)), d.isFinite else {
                 fail(
@@ -463,7 +463,7 @@ extension Mapper {
 // MARK: - Relationships
 
 extension Mapper {
-    mutating func relationship(_ x: XMLElement, entity: String) -> RelationshipDescription? {
+    mutating func relationship(_ x: XMLTreeElement, entity: String) -> RelationshipDescription? {
         let mapped: Set<String> = [
             "name", "destinationEntity", "toMany", "ordered", "optional", "minCount", "maxCount", "deletionRule",
             "inverseName", "transient", "elementID",
@@ -533,7 +533,7 @@ extension Mapper {
 
 extension Mapper {
     /// `<fetchRequest name entity predicateString fetchLimit …/>` at model level.
-    mutating func template(_ x: XMLElement) {
+    mutating func template(_ x: XMLTreeElement) {
         guard let name = name(x, "a fetch request", "") else { return }
         let path = "fetch request '\(name)'"
         checkAttributes(

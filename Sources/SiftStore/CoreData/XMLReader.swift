@@ -10,8 +10,9 @@
 import SiftSyntax
 
 /// One element of an XML document: its name, attributes in document order, children and the text
-/// directly inside it (entities and CDATA resolved, comments left out).
-struct XMLElement: Sendable, Hashable {
+/// directly inside it (entities and CDATA resolved, comments left out). Not `XMLElement`, which
+/// Foundation declares on macOS.
+struct XMLTreeElement: Sendable, Hashable {
     /// An attribute with the place of its name.
     struct Attribute: Sendable, Hashable {
         var name: String
@@ -21,7 +22,7 @@ struct XMLElement: Sendable, Hashable {
 
     var name: String
     var attributes: [Attribute] = []
-    var children: [XMLElement] = []
+    var children: [XMLTreeElement] = []
     var text = ""
     /// Where the element's `<` is (columns count Unicode scalars).
     var location: SourceLocation
@@ -30,7 +31,7 @@ struct XMLElement: Sendable, Hashable {
     subscript(_ name: String) -> String? { attributes.first { $0.name == name }?.value }
 
     /// The children named `name`.
-    func children(_ name: String) -> [XMLElement] { children.filter { $0.name == name } }
+    func children(_ name: String) -> [XMLTreeElement] { children.filter { $0.name == name } }
 }
 
 /// Malformed XML: what is wrong and where.
@@ -57,7 +58,7 @@ struct XMLReader {
     /// let root = try XMLReader.parse(Array("<model><entity name=\"A\"/></model>".utf8))
     /// root.children[0]["name"]   // "A"
     /// ```
-    static func parse(_ bytes: [UInt8]) throws(XMLSyntaxError) -> XMLElement {
+    static func parse(_ bytes: [UInt8]) throws(XMLSyntaxError) -> XMLTreeElement {
         var reader = XMLReader(bytes)
         try reader.checkUTF8()
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { reader.i = 3 }
@@ -119,7 +120,7 @@ struct XMLReader {
 
     // MARK: The document
 
-    private mutating func document() throws(XMLSyntaxError) -> XMLElement {
+    private mutating func document() throws(XMLSyntaxError) -> XMLTreeElement {
         if looking(at: "<?xml") && (i + 5 < bytes.count && [0x20, 0x09, 0x0A, 0x0D].contains(bytes[i + 5])) {
             try declaration()
         }
@@ -215,8 +216,8 @@ struct XMLReader {
     // MARK: Elements
 
     /// The element at `<` with everything inside it, read with a stack of open elements.
-    private mutating func elementTree() throws(XMLSyntaxError) -> XMLElement {
-        var open: [XMLElement] = []
+    private mutating func elementTree() throws(XMLSyntaxError) -> XMLTreeElement {
+        var open: [XMLTreeElement] = []
         while true {
             if let (element, selfClosing) = try startTag() {
                 if selfClosing {
@@ -249,12 +250,12 @@ struct XMLReader {
     }
 
     /// A start tag, or nil at an end tag (`</`).
-    private mutating func startTag() throws(XMLSyntaxError) -> (XMLElement, Bool)? {
+    private mutating func startTag() throws(XMLSyntaxError) -> (XMLTreeElement, Bool)? {
         if looking(at: "</") { return nil }
         let location = here
         advance()
         let name = try name("an element name")
-        var element = XMLElement(name: name, location: location)
+        var element = XMLTreeElement(name: name, location: location)
         element.attributes = try attributeList(closing: "/>")
         if looking(at: "/>") {
             advance(2)
@@ -265,7 +266,7 @@ struct XMLReader {
     }
 
     /// Text, CDATA, comments and processing instructions, up to the next tag (left unread).
-    private mutating func content(into element: inout XMLElement) throws(XMLSyntaxError) {
+    private mutating func content(into element: inout XMLTreeElement) throws(XMLSyntaxError) {
         var text: [UInt8] = []
         while true {
             guard let b = current else { throw failure("the element '\(element.name)' is not closed") }
@@ -296,8 +297,8 @@ struct XMLReader {
     }
 
     /// Attributes up to `>` or `closing`: `name="value"` or `name='value'`, names unique.
-    private mutating func attributeList(closing: String) throws(XMLSyntaxError) -> [XMLElement.Attribute] {
-        var out: [XMLElement.Attribute] = []
+    private mutating func attributeList(closing: String) throws(XMLSyntaxError) -> [XMLTreeElement.Attribute] {
+        var out: [XMLTreeElement.Attribute] = []
         while true {
             let hadSpace = current.map { [0x20, 0x09, 0x0A, 0x0D].contains($0) } ?? false
             skipSpace()

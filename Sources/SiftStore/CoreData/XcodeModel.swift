@@ -156,7 +156,7 @@ enum XcodeModelBundle {
     static func currentVersion(of bundle: URL) throws(ModelError) -> String? {
         let file = bundle.appendingPathComponent(".xccurrentversion")
         guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
-        let plist: XMLElement
+        let plist: XMLTreeElement
         do { plist = try XMLReader.parse(Array(data)) } catch {
             throw ModelError(
                 .unreadable,
