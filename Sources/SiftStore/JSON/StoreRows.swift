@@ -214,14 +214,15 @@ private final class PrintedTable {
         case byOwner(keyed: String, scanned: String?)
     }
 
-    /// What one property of a row prints.
+    /// What one property of a row prints (its quoted name and colon: `name`'s bytes of `names`;
+    /// no reference counted payload, so going through the steps retains nothing).
     enum Step {
         /// A stored attribute: `column`'s value of `type` when nothing but the column is read
         /// (no value transformer, no exact-decimal column), else `storedValue`'s of attribute `index`.
-        case attribute(name: [UInt8], index: Int, plain: (column: Int, type: AttributeType)?)
-        case collection(name: [UInt8], column: Int, child: Int)
-        case toOne(name: [UInt8], column: Int, child: Int)
-        case toMany(name: [UInt8], countColumn: Int?, child: Int)
+        case attribute(name: Range<Int>, index: Int, plain: (column: Int, type: AttributeType)?)
+        case collection(name: Range<Int>, column: Int, child: Int)
+        case toOne(name: Range<Int>, column: Int, child: Int)
+        case toMany(name: Range<Int>, countColumn: Int?, child: Int)
     }
 
     /// Where a child's JSON goes: before byte `at`, the child's entry for `key`.
@@ -243,6 +244,7 @@ private final class PrintedTable {
     let valueType: AttributeType
     let renderer: StoreRenderer
     let steps: [Step]
+    let names: [UInt8]
     var children: [PrintedTable] = []
     // Unchecked: every row appends to these, and nothing reads one while another writes it (the
     // dynamic checks cost a tenth of the printing).
@@ -259,13 +261,15 @@ private final class PrintedTable {
     @exclusivity(unchecked) private var open: Entry?
 
     private init(
-        reached: Reached, info: EntityInfo?, valueType: AttributeType, renderer: StoreRenderer, steps: [Step]
+        reached: Reached, info: EntityInfo?, valueType: AttributeType, renderer: StoreRenderer, steps: [Step] = [],
+        names: [UInt8] = []
     ) {
         self.reached = reached
         self.info = info
         self.valueType = valueType
         self.renderer = renderer
         self.steps = steps
+        self.names = names
     }
 
     /// The table printing `info`'s objects, reached as `reached`, and its children; nil when the
@@ -276,15 +280,17 @@ private final class PrintedTable {
     ) throws(StoreError) -> PrintedTable? {
         guard info.entity.family.count == 1 else { return nil }
         if info.isDocument {
-            return PrintedTable(reached: reached, info: info, valueType: .transformable, renderer: renderer, steps: [])
+            return PrintedTable(reached: reached, info: info, valueType: .transformable, renderer: renderer)
         }
         var steps: [Step] = []
+        var names: [UInt8] = []
         var children: [PrintedTable] = []
         let path = path.union([info.name])
         for p in renderer.properties(of: info.name) where p.name != skipping {
-            var name: [UInt8] = []
-            JSONScanner.writeQuoted(p.name, into: &name)
-            name.append(UInt8(ascii: ":"))
+            let start = names.count
+            JSONScanner.writeQuoted(p.name, into: &names)
+            names.append(UInt8(ascii: ":"))
+            let name = start..<names.count
             switch p {
             case .attribute(let a):
                 guard let i = info.entity.attributeIndex[a] else { return nil }
@@ -302,7 +308,7 @@ private final class PrintedTable {
                 let reached = Reached.byOwner(
                     keyed: valuesSQL(table, keyed: true), scanned: valuesSQL(table, keyed: false))
                 children.append(
-                    PrintedTable(reached: reached, info: nil, valueType: attribute.type, renderer: renderer, steps: []))
+                    PrintedTable(reached: reached, info: nil, valueType: attribute.type, renderer: renderer))
             case .relationship(let r):
                 guard let i = info.entity.relationshipIndex[r.name], !path.contains(r.destination) else { return nil }
                 let destination = try store.info(r.destination)
@@ -331,7 +337,7 @@ private final class PrintedTable {
             }
         }
         let table = PrintedTable(
-            reached: reached, info: info, valueType: .transformable, renderer: renderer, steps: steps)
+            reached: reached, info: info, valueType: .transformable, renderer: renderer, steps: steps, names: names)
         table.children = children
         return table
     }
@@ -366,7 +372,7 @@ private final class PrintedTable {
             }
         }
         guard let info else {
-            renderer.write(ColumnCodec.decode(row.column(0), valueType), into: &bytes)
+            renderer.write(row.attribute(0, valueType), into: &bytes)
             return true
         }
         guard case .integer(let pk) = row.key(0) else { return false }
@@ -414,10 +420,10 @@ private final class PrintedTable {
     private func writeObject<Row: RowSource>(_ row: Row, pk: Int64, info: EntityInfo) throws(StoreError) {
         bytes.append(UInt8(ascii: "{"))
         var first = true
-        func member(_ name: [UInt8], _ then: StaticString = "") {
+        func member(_ name: Range<Int>, _ then: StaticString = "") {
             if !first { bytes.append(UInt8(ascii: ",")) }
             first = false
-            bytes.append(contentsOf: name)
+            names.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[name])) }
             bytes.append(contentsOf: UnsafeBufferPointer(start: then.utf8Start, count: then.utf8CodeUnitCount))
         }
         func hole(_ child: Int, _ key: Int64) {
