@@ -21,8 +21,11 @@ import SiftSQLite
 /// with the rows not asked for skipped; `automatic` scans a table when the keys asked for are at
 /// least a third of the rows of the table they name.
 package enum StoredRowReading: Sendable {
+    /// Each table as `scans(asked:of:)` says.
     case automatic
+    /// Every table by the keys asked for.
     case keyed
+    /// Every table whole (a join table by key all the same).
     case scanned
 }
 
