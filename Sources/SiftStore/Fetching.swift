@@ -638,24 +638,32 @@ extension ManagedObjectContext {
         }
     }
 
-    /// The rows of `layout`'s table (its columns) whose keys are in the JSON array bound to `?`.
-    static func rowsSQL(_ layout: TableLayout) -> String {
+    /// The rows of `layout`'s table (its columns) whose keys are in the JSON array bound to `?`;
+    /// with `keyed` false, every row of the table (nothing bound).
+    static func rowsSQL(_ layout: TableLayout, keyed: Bool = true) -> String {
         let q = PersistentStore.q
-        return
-            "SELECT \(layout.columns.map(q).joined(separator: ", ")) FROM \(q(layout.table)) WHERE \(q(Storage.primaryKey)) IN (SELECT value FROM json_each(?))"
+        let select = "SELECT \(layout.columns.map(q).joined(separator: ", ")) FROM \(q(layout.table))"
+        return keyed ? select + " WHERE \(q(Storage.primaryKey)) IN (SELECT value FROM json_each(?))" : select
     }
 
     /// The destination rows of to-many `rel` (the owner's key, then `destination`'s columns) of the
     /// owners whose keys are in the JSON array bound to `?`, grouped by owner in the relationship's
-    /// order; nil for a to-one.
-    static func toManySQL(_ rel: ResolvedRelationship, _ destination: TableLayout) -> String? {
+    /// order; nil for a to-one. With `keyed` false, those of every owner in the table's order (no
+    /// sort), the element's place last (its order column, else its key); nil for a join table too.
+    static func toManySQL(_ rel: ResolvedRelationship, _ destination: TableLayout, keyed: Bool = true) -> String? {
         let q = PersistentStore.q
         let columns = destination.columns.map { "r.\(q($0))" }.joined(separator: ", ")
         switch rel.storage {
         case .inverseForeignKey(let table, let column, let order):
+            let owner = "r.\(q(column))"
+            let place = "r.\(q(order ?? Storage.primaryKey))"
+            guard keyed else {
+                return "SELECT \(owner), \(columns), \(place) FROM \(q(table)) AS r WHERE \(owner) IS NOT NULL"
+            }
             return
-                "SELECT r.\(q(column)), \(columns) FROM \(q(table)) AS r WHERE r.\(q(column)) IN (SELECT value FROM json_each(?)) ORDER BY r.\(q(column)), \(order.map { "r.\(q($0)), " } ?? "")r.\(q(Storage.primaryKey))"
+                "SELECT \(owner), \(columns) FROM \(q(table)) AS r WHERE \(owner) IN (SELECT value FROM json_each(?)) ORDER BY \(owner), \(order.map { "r.\(q($0)), " } ?? "")r.\(q(Storage.primaryKey))"
         case .joinTable(let table, let source, let dest, let order):
+            guard keyed else { return nil }
             return
                 "SELECT j.\(q(source)), \(columns) FROM \(q(table)) AS j JOIN \(q(destination.table)) AS r ON r.\(q(Storage.primaryKey)) = j.\(q(dest)) WHERE j.\(q(source)) IN (SELECT value FROM json_each(?)) ORDER BY j.\(q(source)), \(order.map { "j.\(q($0)), " } ?? "")j.rowid"
         case .foreignKey:

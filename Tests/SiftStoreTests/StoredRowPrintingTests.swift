@@ -3,6 +3,7 @@
 // arrays of objects and of scalars, nulls and missing keys, escapes and non-ASCII text, 1.0 beside
 // 1, dates, transformable and mixed values, documents), for predicates, sorts, pages and --nulls;
 // the object path is kept where memory judges part of the request or the graph has sub-entities.
+// The tables below the root are read by key or scanned whole: both give the object path's bytes.
 
 import Foundation
 import SiftJSON
@@ -51,11 +52,12 @@ private func objectPath(_ context: ManagedObjectContext, _ request: FetchRequest
 }
 
 /// The lines printed from the rows, nil when the request took the object path.
-private func rowPath(_ context: ManagedObjectContext, _ request: FetchRequest<ManagedObject>, _ r: StoreRenderer)
-    throws -> String?
-{
+private func rowPath(
+    _ context: ManagedObjectContext, _ request: FetchRequest<ManagedObject>, _ r: StoreRenderer,
+    reading: StoredRowReading = .automatic
+) throws -> String? {
     var bytes: [UInt8] = []
-    guard try context.printStoredRows(request, renderer: r, into: { bytes += $0 }) else {
+    guard try context.printStoredRows(request, renderer: r, reading: reading, into: { bytes += $0 }) else {
         #expect(bytes.isEmpty)
         return nil
     }
@@ -87,11 +89,14 @@ private func rowPath(_ context: ManagedObjectContext, _ request: FetchRequest<Ma
             for order in [[:], keyOrder] {
                 let renderer = StoreRenderer(model: store.model, keyOrder: order, printsNils: nils)
                 for request in requests + [paged] {
-                    let context = ManagedObjectContext(store: store)
-                    let rows = try #require(try rowPath(context, request, renderer), "\(request.predicate as Any)")
                     let objects = try objectPath(ManagedObjectContext(store: store), request, renderer)
-                    #expect(rows == objects, "\(request.predicate as Any), nulls \(nils)")
-                    #expect(!rows.isEmpty)
+                    #expect(!objects.isEmpty)
+                    for reading in [StoredRowReading.automatic, .keyed, .scanned] {
+                        let context = ManagedObjectContext(store: store)
+                        let rows = try #require(
+                            try rowPath(context, request, renderer, reading: reading), "\(request.predicate as Any)")
+                        #expect(rows == objects, "\(request.predicate as Any), nulls \(nils), \(reading)")
+                    }
                 }
             }
         }
@@ -144,5 +149,81 @@ private func rowPath(_ context: ManagedObjectContext, _ request: FetchRequest<Ma
         let dogs = try #require(try rowPath(ManagedObjectContext(store: store), FetchRequest("Dog"), renderer))
         #expect(dogs == #"{"name":"d","bark":"woof"}"# + "\n")
         #expect(dogs == (try objectPath(ManagedObjectContext(store: store), FetchRequest("Dog"), renderer)))
+    }
+
+    /// Owners with a dog (a sub-entity, its table shared with other animals) and ordered toys (one
+    /// toy has no owner), keys dense and far apart: reading by key and scanning print the same.
+    @Test func scannedAndKeyedReadsPrintTheSameRows() throws {
+        let store = try PersistentStore.inMemory(
+            model: try ManagedObjectModel(entities: [
+                EntityDescription("Animal", attributes: [AttributeDescription("name", .string)]),
+                EntityDescription(
+                    "Dog", parent: "Animal", attributes: [AttributeDescription("bark", .string)],
+                    relationships: [RelationshipDescription("owners", to: "Owner", toMany: true, inverse: "dog")]),
+                EntityDescription(
+                    "Toy", attributes: [AttributeDescription("name", .string)],
+                    relationships: [RelationshipDescription("owner", to: "Owner", inverse: "toys")]),
+                EntityDescription(
+                    "Owner", attributes: [AttributeDescription("name", .string)],
+                    relationships: [
+                        RelationshipDescription("dog", to: "Dog", inverse: "owners"),
+                        RelationshipDescription("toys", to: "Toy", toMany: true, ordered: true, inverse: "owner"),
+                    ]),
+            ]))
+        let context = ManagedObjectContext(store: store)
+        for i in 0..<1_200 {
+            let owner = try context.insert("Owner")
+            try owner.setValue("o\(i)", forKey: "name")
+            // Animals that are not dogs, in the dogs' table: a scan of it skips them.
+            try context.insert("Animal").setValue("a\(i)", forKey: "name")
+            if i % 3 == 0 {
+                let dog = try context.insert("Dog")
+                try dog.setValue("d\(i)", forKey: "name")
+                try dog.setValue("woof \(i)", forKey: "bark")
+                try owner.setValue(dog, forKey: "dog")
+            }
+            for t in 0..<(i % 3) {
+                let toy = try context.insert("Toy")
+                try toy.setValue("t\(i).\(t)", forKey: "name")
+                try toy.setValue(owner, forKey: "owner")
+            }
+        }
+        // A toy nobody owns: reading the toys by owner leaves it out either way.
+        try context.insert("Toy").setValue("lost", forKey: "name")
+        try context.save()
+        // A toy given to an owner of two toys last: a scan of the toys meets that owner's toys apart,
+        // out of order (and reads them again by key).
+        let first = try #require(try context.fetch(FetchRequest("Owner", predicate: "name == 'o2'")).first)
+        let late = try context.insert("Toy")
+        try late.setValue("late", forKey: "name")
+        try late.setValue(first, forKey: "owner")
+        try context.save()
+        let renderer = StoreRenderer(model: store.model, keyOrder: [:], printsNils: true)
+        // Every owner (automatic scans: all keys asked), one, and three far apart (automatic reads
+        // by key; the keys' range is too wide for a flat index).
+        let requests = [
+            (FetchRequest<ManagedObject>("Owner"), 1_200),
+            (try FetchRequest("Owner", predicate: "name == 'o3'"), 1),
+            (try FetchRequest("Owner", predicate: "name IN {'o0', 'o601', 'o1199'}"), 3),
+        ]
+        #expect(StoredRowReading.scans(asked: 1_200, of: 1_200) && !StoredRowReading.scans(asked: 3, of: 1_200))
+        for (request, count) in requests {
+            let objects = try objectPath(ManagedObjectContext(store: store), request, renderer)
+            #expect(objects.split(separator: "\n").count == count)
+            for reading in [StoredRowReading.automatic, .keyed, .scanned] {
+                let rows = try #require(
+                    try rowPath(ManagedObjectContext(store: store), request, renderer, reading: reading))
+                #expect(rows == objects, "\(request.predicate as Any), \(reading)")
+            }
+        }
+        // Not vacuous: dogs, toys in order, and owners without either are printed.
+        let all = try objectPath(ManagedObjectContext(store: store), requests[0].0, renderer)
+        for part in [
+            #""dog":{"#, #""bark":"woof 3""#, #"[{"name":"t5.0"},{"name":"t5.1"}]"#, #""dog":null"#, #""toys":[]"#,
+            #"{"name":"o2","dog":null,"toys":[{"name":"t2.0"},{"name":"t2.1"},{"name":"late"}]}"#,
+        ] {
+            #expect(all.contains(part), "\(part)")
+        }
+        #expect(!all.contains("lost") && !all.contains(#""a1""#))
     }
 }

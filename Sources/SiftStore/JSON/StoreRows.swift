@@ -4,7 +4,9 @@
 // (to-one and to-many destinations, collection values) is then read once, keyed by the keys the
 // level above collected, and each row's JSON is written into its table's buffer with a hole where
 // each child's JSON goes; the lines are put together from the buffers at the end. Everything is
-// read before a byte is printed, so an error prints nothing, as on the object path. The request
+// read before a byte is printed, so an error prints nothing, as on the object path. A child table
+// asked for most of its rows (or of its owners') is scanned whole instead of looked up key by key,
+// the rows not asked for skipped: the same rows, without a B-tree search each. The request
 // takes the object path instead (nothing printed here) when memory judges part of it (a residual,
 // a sort SQL cannot make, pending changes) or the graph is not a tree of plain entities (an entity
 // reached again below itself, sub-entities, a to-one stored on the other side).
@@ -15,10 +17,23 @@ import SiftJSON
 import SiftSQL
 import SiftSQLite
 
+/// How `printStoredRows` reads the tables below the root: each by the keys asked for, or whole
+/// with the rows not asked for skipped; `automatic` scans a table when the keys asked for are at
+/// least a third of the rows of the table they name.
+package enum StoredRowReading: Sendable {
+    /// Each table as `scans(asked:of:)` says.
+    case automatic
+    /// Every table by the keys asked for.
+    case keyed
+    /// Every table whole (a join table by key all the same).
+    case scanned
+}
+
 extension ManagedObjectContext {
     /// Writes the objects `request` matches as `renderer` prints them, one line each, to `sink`
     /// (in blocks of about 1 MB), read straight from the stored rows. Returns false, having
     /// printed nothing, when the request needs the object path (`fetch` then `render`).
+    /// `reading` chooses how the tables below the root are read (the bytes are the same).
     ///
     /// ```swift
     /// let printed = try context.printStoredRows(FetchRequest("Record"), renderer: renderer) {
@@ -26,7 +41,8 @@ extension ManagedObjectContext {
     /// }
     /// ```
     package func printStoredRows(
-        _ request: FetchRequest<ManagedObject>, renderer: StoreRenderer, into sink: ([UInt8]) -> Void
+        _ request: FetchRequest<ManagedObject>, renderer: StoreRenderer, reading: StoredRowReading = .automatic,
+        into sink: ([UInt8]) -> Void
     ) throws(StoreError) -> Bool {
         let plan = try makePlan(request)
         guard plan.residual == nil, request.sortDescriptors.isEmpty || plan.sqlSort != nil, plan.family.count == 1,
@@ -34,7 +50,7 @@ extension ManagedObjectContext {
             let root = try PrintedTable.entity(plan.info, renderer: renderer, skipping: nil, path: [], store: store)
         else { return false }
         let q = try query(plan, request, columns: plan.info.layout.columns, limited: true)
-        guard try read(root, sql: q.sql, bindings: q.bindings, owners: false, offset: 0) else { return false }
+        guard try read(root, sql: q.sql, bindings: q.bindings, reading: reading) else { return false }
         var out: [UInt8] = []
         out.reserveCapacity(1 << 20)
         for entry in root.entries {
@@ -51,47 +67,129 @@ extension ManagedObjectContext {
 
     /// Reads `table`'s rows with `sql`, then its children's with the keys its rows named. False
     /// when a row is not one `table` prints (a sub-entity's) or a to-one names no row.
-    private func read(_ table: PrintedTable, sql: String, bindings: [SQLValue], owners: Bool, offset: Int)
+    private func read(_ table: PrintedTable, sql: String, bindings: [SQLValue], reading: StoredRowReading)
         throws(StoreError) -> Bool
     {
-        let printable = try store.locked { () throws(StoreError) -> Bool in
-            do {
-                let s = try store.statement(sql)
-                try s.bind(bindings)
-                defer { try? s.reset() }
-                while try s.step() {
-                    guard try table.add(ShiftedRow(base: s, by: offset), owner: owners ? s.key(0) : nil) else {
-                        return false
-                    }
-                }
-                table.close()
-                return true
-            } catch let e as SQLiteError { throw e.storeError } catch let e as StoreError { throw e } catch {
-                throw StoreError(.sqlite, "\(error)")
-            }
+        var outcome = try readRows(table, sql: sql, bindings: bindings)
+        if outcome == .outOfOrder, case .byOwner(let keyed, _) = table.reached {
+            // The scan met the rows out of their owners' order: read them again by key, in order.
+            table.restart()
+            outcome = try readRows(table, sql: keyed, bindings: [.text(Self.jsonArray(table.keys))])
         }
-        guard printable else { return false }
+        guard outcome == .read else { return false }
         for child in table.children {
-            var text: [UInt8] = [UInt8(ascii: "[")]
-            for (n, key) in child.keys.enumerated() {
-                if n > 0 { text.append(UInt8(ascii: ",")) }
-                JSONScanner.write(key, into: &text)
-            }
-            text.append(UInt8(ascii: "]"))
-            let list: SQLValue = .text(String(decoding: text, as: UTF8.self))
+            child.index = KeyIndex(asking: child.keys)
+            // Nothing asked for: nothing to read, here or below.
+            if child.index.asked == 0 { continue }
+            let keyed: String
+            let scanned: String?
+            let named: String
             switch child.reached {
-            case .toOne(let layout):
-                guard try read(child, sql: Self.rowsSQL(layout), bindings: [list], owners: false, offset: 0),
-                    child.keys.allSatisfy({ child.byKey[$0] != nil })
-                else { return false }
-            case .toMany(let sql), .values(let sql):
-                guard try read(child, sql: sql, bindings: [list], owners: true, offset: 1) else { return false }
-            case .root:
-                return false
+            case .toOne(let k, let s, let t): (keyed, scanned, named) = (k, s, t)
+            case .byOwner(let k, let s): (keyed, scanned, named) = (k, s, table.info?.layout.table ?? "")
+            case .root: return false
             }
+            let scans: Bool
+            switch reading {
+            case .keyed: scans = false
+            case .scanned: scans = true
+            case .automatic: scans = try StoredRowReading.scans(asked: child.index.asked, of: rowCount(named))
+            }
+            let done =
+                if let scanned, scans {
+                    try read(child, sql: scanned, bindings: [], reading: reading)
+                } else {
+                    try read(child, sql: keyed, bindings: [.text(Self.jsonArray(child.keys))], reading: reading)
+                }
+            child.keys = []
+            guard done else { return false }
+            if case .toOne = child.reached, !child.index.allRead { return false }
         }
         return true
     }
+
+    /// How reading a table's rows ended.
+    private enum RowsRead {
+        case read
+        /// A row this path does not print.
+        case notPrintable
+        /// A scan by owner met a row before one it comes after (read again by key).
+        case outOfOrder
+    }
+
+    /// Reads `table`'s own rows with `sql`. A scan by owner (its SQL not the keyed one) is in the
+    /// table's order, its last column the elements' order: the rows must come by owner, each
+    /// owner's in order, or the scan stops.
+    private func readRows(_ table: PrintedTable, sql: String, bindings: [SQLValue]) throws(StoreError) -> RowsRead {
+        let owners: Bool
+        var checksOrder = false
+        if case .byOwner(let keyed, _) = table.reached {
+            owners = true
+            checksOrder = sql != keyed
+        } else {
+            owners = false
+        }
+        return try locked { () throws -> RowsRead in
+            let s = try store.statement(sql)
+            try s.bind(bindings)
+            defer { try? s.reset() }
+            let last = s.columnCount - 1
+            var previous: (owner: Int64, order: Int64)?
+            while try s.step() {
+                if checksOrder, case .integer(let owner) = s.key(0) {
+                    let order: Int64 = if case .integer(let o) = s.key(last) { o } else { .min }
+                    if let p = previous, owner < p.owner || (owner == p.owner && order <= p.order) {
+                        return .outOfOrder
+                    }
+                    previous = (owner, order)
+                }
+                guard try table.add(ShiftedRow(base: s, by: owners ? 1 : 0), owner: owners ? s.key(0) : nil) else {
+                    return .notPrintable
+                }
+            }
+            table.close()
+            return .read
+        }
+    }
+
+    /// `body` under the store's lock, SQLite's errors as the store's.
+    private func locked<R>(_ body: () throws -> R) throws(StoreError) -> R {
+        try store.locked { () throws(StoreError) -> R in
+            do { return try body() } catch let e as SQLiteError { throw e.storeError } catch let e as StoreError {
+                throw e
+            } catch { throw StoreError(.sqlite, "\(error)") }
+        }
+    }
+
+    /// The rows `table` holds (SQLite counts them by its pages, not row by row; stored keys come
+    /// from one counter for every table, so the largest key says nothing about one table's rows).
+    private func rowCount(_ table: String) throws(StoreError) -> Int64 {
+        let rows = try locked { try store.rows("SELECT count(*) FROM \(PersistentStore.q(table))", []) }
+        if case .integer(let n) = rows.first?.first { return n }
+        return 0
+    }
+
+    /// `keys` as a JSON array, for `json_each`.
+    private static func jsonArray(_ keys: [Int64]) -> String {
+        var text: [UInt8] = [UInt8(ascii: "[")]
+        for (n, key) in keys.enumerated() {
+            if n > 0 { text.append(UInt8(ascii: ",")) }
+            JSONScanner.write(key, into: &text)
+        }
+        text.append(UInt8(ascii: "]"))
+        return String(decoding: text, as: UTF8.self)
+    }
+}
+
+extension StoredRowReading {
+    /// Whether `automatic` scans a table of which `asked` keys are wanted, of a table holding
+    /// `rows` rows: a scan reads every row in order, a keyed read searches the B-tree for each key
+    /// (about three times a scanned row's cost).
+    ///
+    /// ```swift
+    /// StoredRowReading.scans(asked: 100, of: 200)  // true
+    /// ```
+    package static func scans(asked: Int, of rows: Int64) -> Bool { Int64(asked) * 3 >= rows }
 }
 
 /// A row of a statement whose columns of interest start at `by`.
@@ -109,20 +207,25 @@ private final class PrintedTable {
     /// How the rows are reached from the table above.
     enum Reached {
         case root
-        /// By the keys of a to-one's foreign key.
-        case toOne(TableLayout)
-        /// By owner, with the SQL reading the destination rows (the owner's key first).
-        case toMany(String)
-        /// A collection attribute's values by owner (the owner's key first).
-        case values(String)
+        /// By the keys of a to-one's foreign key: the SQL reading the rows of the keys bound, that
+        /// reading every row, and the table the keys name.
+        case toOne(keyed: String, scanned: String, table: String)
+        /// By owner (the owner's key first): a to-many's destination rows or a collection attribute's
+        /// values; the SQL reading those of the owners bound, in the owners' and then the elements'
+        /// order, and that reading every owner's in the table's order, the elements' order last (nil
+        /// for a join table: read by key only).
+        case byOwner(keyed: String, scanned: String?)
     }
 
-    /// What one property of a row prints.
+    /// What one property of a row prints (its quoted name and colon: `name`'s bytes of `names`;
+    /// no reference counted payload, so going through the steps retains nothing).
     enum Step {
-        case attribute(name: [UInt8], index: Int)
-        case collection(name: [UInt8], column: Int, child: Int)
-        case toOne(name: [UInt8], column: Int, child: Int)
-        case toMany(name: [UInt8], countColumn: Int?, child: Int)
+        /// A stored attribute: `column`'s value of `type` when nothing but the column is read
+        /// (no value transformer, no exact-decimal column), else `storedValue`'s of attribute `index`.
+        case attribute(name: Range<Int>, index: Int, plain: (column: Int, type: AttributeType)?)
+        case collection(name: Range<Int>, column: Int, child: Int)
+        case toOne(name: Range<Int>, column: Int, child: Int)
+        case toMany(name: Range<Int>, countColumn: Int?, child: Int)
     }
 
     /// Where a child's JSON goes: before byte `at`, the child's entry for `key`.
@@ -144,28 +247,32 @@ private final class PrintedTable {
     let valueType: AttributeType
     let renderer: StoreRenderer
     let steps: [Step]
+    let names: [UInt8]
     var children: [PrintedTable] = []
     // Unchecked: every row appends to these, and nothing reads one while another writes it (the
     // dynamic checks cost a tenth of the printing).
-    /// The keys the table above asked for.
+    /// The keys the table above asked for, while it is read.
     @exclusivity(unchecked) var keys: [Int64] = []
     @exclusivity(unchecked) var bytes: [UInt8] = []
     @exclusivity(unchecked) var holes: [Hole] = []
-    /// The root's entries in query order.
+    /// The entries read: the root's in query order, a child's in the order read.
     @exclusivity(unchecked) var entries: [Entry] = []
-    /// A child's entries by key (a to-one's) or by owner (a to-many's, a collection's).
-    @exclusivity(unchecked) var byKey: [Int64: Entry] = [:]
+    /// A child's entries (their places in `entries`) by key (a to-one's) or by owner (a to-many's,
+    /// a collection's), and the keys asked for.
+    @exclusivity(unchecked) var index = KeyIndex(asking: [])
     @exclusivity(unchecked) private var owner: Int64?
     @exclusivity(unchecked) private var open: Entry?
 
     private init(
-        reached: Reached, info: EntityInfo?, valueType: AttributeType, renderer: StoreRenderer, steps: [Step]
+        reached: Reached, info: EntityInfo?, valueType: AttributeType, renderer: StoreRenderer, steps: [Step] = [],
+        names: [UInt8] = []
     ) {
         self.reached = reached
         self.info = info
         self.valueType = valueType
         self.renderer = renderer
         self.steps = steps
+        self.names = names
     }
 
     /// The table printing `info`'s objects, reached as `reached`, and its children; nil when the
@@ -176,43 +283,52 @@ private final class PrintedTable {
     ) throws(StoreError) -> PrintedTable? {
         guard info.entity.family.count == 1 else { return nil }
         if info.isDocument {
-            return PrintedTable(reached: reached, info: info, valueType: .transformable, renderer: renderer, steps: [])
+            return PrintedTable(reached: reached, info: info, valueType: .transformable, renderer: renderer)
         }
         var steps: [Step] = []
+        var names: [UInt8] = []
         var children: [PrintedTable] = []
         let path = path.union([info.name])
         for p in renderer.properties(of: info.name) where p.name != skipping {
-            var name: [UInt8] = []
-            JSONScanner.writeQuoted(p.name, into: &name)
-            name.append(UInt8(ascii: ":"))
+            let start = names.count
+            JSONScanner.writeQuoted(p.name, into: &names)
+            names.append(UInt8(ascii: ":"))
+            let name = start..<names.count
             switch p {
             case .attribute(let a):
                 guard let i = info.entity.attributeIndex[a] else { return nil }
                 if info.isScalar[i] {
-                    steps.append(.attribute(name: name, index: i))
+                    let a = info.entity.attributes[i]
+                    let type = info.attributeTypes[i]
+                    let transformed = type == .transformable && a.description.valueTransformerName != nil
+                    let plain = transformed || info.exactColumns[i] != nil ? nil : (info.attributeColumns[i], type)
+                    steps.append(.attribute(name: name, index: i, plain: plain))
                     continue
                 }
                 let attribute = info.entity.attributes[i]
                 guard let table = attribute.valueTable else { return nil }
-                let q = PersistentStore.q
-                let sql =
-                    "SELECT \(q(Storage.owner)), \(q(Storage.value)) FROM \(q(table)) WHERE \(q(Storage.owner)) IN (SELECT value FROM json_each(?)) ORDER BY \(q(Storage.owner)), \(q(Storage.order))"
                 steps.append(.collection(name: name, column: info.attributeColumns[i], child: children.count))
+                let reached = Reached.byOwner(
+                    keyed: valuesSQL(table, keyed: true), scanned: valuesSQL(table, keyed: false))
                 children.append(
-                    PrintedTable(
-                        reached: .values(sql), info: nil, valueType: attribute.type, renderer: renderer, steps: []))
+                    PrintedTable(reached: reached, info: nil, valueType: attribute.type, renderer: renderer))
             case .relationship(let r):
                 guard let i = info.entity.relationshipIndex[r.name], !path.contains(r.destination) else { return nil }
                 let destination = try store.info(r.destination)
                 let rel = info.entity.relationships[i]
                 let reachedBy: Reached
                 if r.isToMany {
-                    guard let sql = ManagedObjectContext.toManySQL(rel, destination.layout) else { return nil }
-                    reachedBy = .toMany(sql)
+                    guard let keyed = ManagedObjectContext.toManySQL(rel, destination.layout) else { return nil }
+                    let scanned = ManagedObjectContext.toManySQL(rel, destination.layout, keyed: false)
+                    reachedBy = .byOwner(keyed: keyed, scanned: scanned)
                     steps.append(.toMany(name: name, countColumn: info.countColumns[i], child: children.count))
                 } else {
                     guard let column = info.foreignKeyColumns[i] else { return nil }
-                    reachedBy = .toOne(destination.layout)
+                    let layout = destination.layout
+                    reachedBy = .toOne(
+                        keyed: ManagedObjectContext.rowsSQL(layout),
+                        scanned: ManagedObjectContext.rowsSQL(layout, keyed: false),
+                        table: layout.table)
                     steps.append(.toOne(name: name, column: column, child: children.count))
                 }
                 guard
@@ -224,34 +340,49 @@ private final class PrintedTable {
             }
         }
         let table = PrintedTable(
-            reached: reached, info: info, valueType: .transformable, renderer: renderer, steps: steps)
+            reached: reached, info: info, valueType: .transformable, renderer: renderer, steps: steps, names: names)
         table.children = children
         return table
     }
 
+    /// The values of collection table `table` (the owner's key first) of the owners whose keys are
+    /// in the JSON array bound to `?`, by owner in the collection's order (`keyed`); or every
+    /// owner's in the table's order, each value's place in the collection last.
+    private static func valuesSQL(_ table: String, keyed: Bool) -> String {
+        let q = PersistentStore.q
+        let (owner, value, order) = (q(Storage.owner), q(Storage.value), q(Storage.order))
+        guard keyed else { return "SELECT \(owner), \(value), \(order) FROM \(q(table))" }
+        return
+            "SELECT \(owner), \(value) FROM \(q(table)) WHERE \(owner) IN (SELECT value FROM json_each(?)) ORDER BY \(owner), \(order)"
+    }
+
     // MARK: Reading
 
-    /// Adds a row (of `owner`'s elements when the table is read by owner). False when the row is
-    /// not one this table prints.
+    /// Adds a row (of `owner`'s elements when the table is read by owner), or skips it when its
+    /// key or owner was not asked for. False when the row is not one this table prints.
     func add<Row: RowSource>(_ row: Row, owner: SQLValue?) throws(StoreError) -> Bool {
         let start = bytes.count
         if let owner {
             guard case .integer(let o) = owner else { return false }
-            if o == self.owner {
-                bytes.append(UInt8(ascii: ","))
-            } else {
+            if o != self.owner {
                 close()
                 self.owner = o
+                guard index.asks(o) else { return true }
                 open = Entry(start: bytes.count, end: bytes.count, holes: holes.count..<holes.count)
+            } else {
+                guard open != nil else { return true }
+                bytes.append(UInt8(ascii: ","))
             }
         }
         guard let info else {
-            renderer.write(ColumnCodec.decode(row.column(0), valueType), into: &bytes)
+            renderer.write(row.attribute(0, valueType), into: &bytes)
             return true
         }
-        guard case .integer(let pk) = row.key(0), case .integer(let ent) = row.key(1), ent == info.entity.number else {
-            return false
-        }
+        guard case .integer(let pk) = row.key(0) else { return false }
+        let root: Bool
+        if case .root = reached { root = true } else { root = false }
+        if owner == nil, !root, !index.asks(pk) { return true }
+        guard case .integer(let ent) = row.key(1), ent == info.entity.number else { return false }
         let firstHole = holes.count
         if info.isDocument {
             let document = try ManagedObjectContext.storedValue(
@@ -261,10 +392,21 @@ private final class PrintedTable {
             try writeObject(row, pk: pk, info: info)
         }
         if owner == nil {
-            let entry = Entry(start: start, end: bytes.count, holes: firstHole..<holes.count)
-            if case .root = reached { entries.append(entry) } else { byKey[pk] = entry }
+            if !root { index.read(pk, entry: entries.count) }
+            entries.append(Entry(start: start, end: bytes.count, holes: firstHole..<holes.count))
         }
         return true
+    }
+
+    /// Forgets the rows read (and the keys they asked of the tables below), to read them again.
+    func restart() {
+        bytes.removeAll(keepingCapacity: true)
+        holes.removeAll(keepingCapacity: true)
+        entries.removeAll(keepingCapacity: true)
+        index = KeyIndex(asking: keys)
+        owner = nil
+        open = nil
+        for child in children { child.keys.removeAll() }
     }
 
     /// Ends the entry of the owner being read.
@@ -272,7 +414,8 @@ private final class PrintedTable {
         guard var entry = open, let owner else { return }
         entry.end = bytes.count
         entry.holes = entry.holes.lowerBound..<holes.count
-        byKey[owner] = entry
+        index.read(owner, entry: entries.count)
+        entries.append(entry)
         open = nil
     }
 
@@ -280,10 +423,10 @@ private final class PrintedTable {
     private func writeObject<Row: RowSource>(_ row: Row, pk: Int64, info: EntityInfo) throws(StoreError) {
         bytes.append(UInt8(ascii: "{"))
         var first = true
-        func member(_ name: [UInt8], _ then: StaticString = "") {
+        func member(_ name: Range<Int>, _ then: StaticString = "") {
             if !first { bytes.append(UInt8(ascii: ",")) }
             first = false
-            bytes.append(contentsOf: name)
+            names.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[name])) }
             bytes.append(contentsOf: UnsafeBufferPointer(start: then.utf8Start, count: then.utf8CodeUnitCount))
         }
         func hole(_ child: Int, _ key: Int64) {
@@ -293,9 +436,14 @@ private final class PrintedTable {
         let printsNils = renderer.printsNils
         for step in steps {
             switch step {
-            case .attribute(let name, let i):
-                let v = try ManagedObjectContext.storedValue(
-                    row, attribute: i, of: info, id: ObjectID(info.names, key: .permanent(pk)))
+            case .attribute(let name, let i, let plain):
+                let v: Value
+                if let plain {
+                    v = row.attribute(plain.column, plain.type)
+                } else {
+                    v = try ManagedObjectContext.storedValue(
+                        row, attribute: i, of: info, id: ObjectID(info.names, key: .permanent(pk)))
+                }
                 if v.isNull && !printsNils { continue }
                 member(name)
                 renderer.write(v, into: &bytes)
@@ -337,8 +485,65 @@ private final class PrintedTable {
             out.append(contentsOf: bytes[at..<h.at])
             at = h.at
             let child = children[h.child]
-            if let e = child.byKey[h.key] { child.emit(e, into: &out) }
+            if let e = child.index.entry(h.key) { child.emit(child.entries[e], into: &out) }
         }
         out.append(contentsOf: bytes[at..<entry.end])
+    }
+}
+
+/// The keys a child table was asked for, and the entry read for each: a flat array over the keys'
+/// range when they are dense (stored keys come from a counter), a dictionary otherwise.
+private struct KeyIndex {
+    /// Not asked for; asked for but not read; else the entry's place.
+    private static let notAsked: Int = -2
+    private static let unread: Int = -1
+    private var base: Int64 = 0
+    private var flat: [Int] = []
+    private var sparse: [Int64: Int] = [:]
+    private var isFlat = true
+    /// The distinct keys asked for, and how many of them were read.
+    private(set) var asked = 0
+    private var readCount = 0
+
+    init(asking keys: [Int64]) {
+        guard let low = keys.min(), let high = keys.max() else { return }
+        let (span, overflow) = high.subtractingReportingOverflow(low)
+        if !overflow, span < Int64(keys.count) * 4 + 1024 {
+            base = low
+            flat = Array(repeating: Self.notAsked, count: Int(span) + 1)
+            for k in keys where flat[Int(k - low)] == Self.notAsked {
+                flat[Int(k - low)] = Self.unread
+                asked += 1
+            }
+        } else {
+            isFlat = false
+            for k in keys where sparse.updateValue(Self.unread, forKey: k) == nil { asked += 1 }
+        }
+    }
+
+    /// Whether every key asked for was read.
+    var allRead: Bool { readCount == asked }
+
+    private func slot(_ key: Int64) -> Int {
+        if isFlat {
+            let (i, overflow) = key.subtractingReportingOverflow(base)
+            return !overflow && i >= 0 && i < flat.count ? flat[Int(i)] : Self.notAsked
+        }
+        return sparse[key] ?? Self.notAsked
+    }
+
+    /// Whether `key` was asked for.
+    func asks(_ key: Int64) -> Bool { slot(key) != Self.notAsked }
+
+    /// The place of the entry read for `key`, nil when none was.
+    func entry(_ key: Int64) -> Int? {
+        let s = slot(key)
+        return s >= 0 ? s : nil
+    }
+
+    /// Records the entry read for `key`, one that was asked for.
+    mutating func read(_ key: Int64, entry: Int) {
+        if slot(key) == Self.unread { readCount += 1 }
+        if isFlat { flat[Int(key - base)] = entry } else { sparse[key] = entry }
     }
 }
