@@ -207,6 +207,16 @@ private func rowPath(
             (try FetchRequest("Owner", predicate: "name IN {'o0', 'o601', 'o1199'}"), 3),
         ]
         #expect(StoredRowReading.scans(asked: 1_200, of: 1_200) && !StoredRowReading.scans(asked: 3, of: 1_200))
+        // The count stops at `countLimit`: the decision on a count cut there is the decision on
+        // the whole count, whatever the table's size.
+        for asked in [1, 2, 3, 10, 400, 1_200] {
+            for rows in [0, 1, 2, 3, 4, 9, 29, 30, 31, 1_199, 1_200, 3_600, 3_601, 1_000_000] as [Int64] {
+                let counted = min(rows, StoredRowReading.countLimit(asked))
+                #expect(
+                    StoredRowReading.scans(asked: asked, of: counted) == StoredRowReading.scans(asked: asked, of: rows),
+                    "asked \(asked) of \(rows) rows")
+            }
+        }
         for (request, count) in requests {
             let objects = try objectPath(ManagedObjectContext(store: store), request, renderer)
             #expect(objects.split(separator: "\n").count == count)

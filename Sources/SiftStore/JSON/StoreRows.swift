@@ -93,7 +93,10 @@ extension ManagedObjectContext {
             switch reading {
             case .keyed: scans = false
             case .scanned: scans = true
-            case .automatic: scans = try StoredRowReading.scans(asked: child.index.asked, of: rowCount(named))
+            case .automatic:
+                let asked = child.index.asked
+                scans = try StoredRowReading.scans(
+                    asked: asked, of: rowCount(named, upTo: StoredRowReading.countLimit(asked)))
             }
             let done =
                 if let scanned, scans {
@@ -161,10 +164,13 @@ extension ManagedObjectContext {
         }
     }
 
-    /// The rows `table` holds (SQLite counts them by its pages, not row by row; stored keys come
-    /// from one counter for every table, so the largest key says nothing about one table's rows).
-    private func rowCount(_ table: String) throws(StoreError) -> Int64 {
-        let rows = try locked { try store.rows("SELECT count(*) FROM \(PersistentStore.q(table))", []) }
+    /// The rows `table` holds, counted up to `limit` (stored keys come from one counter for every
+    /// table, so the largest key says nothing about one table's rows). Counting a whole table
+    /// visits every page of it: a few rows asked of a big table would pay for a scan to decide
+    /// against one, so the count stops where the answer is known.
+    private func rowCount(_ table: String, upTo limit: Int64) throws(StoreError) -> Int64 {
+        let sql = "SELECT count(*) FROM (SELECT 1 FROM \(PersistentStore.q(table)) LIMIT ?)"
+        let rows = try locked { try store.rows(sql, [.integer(limit)]) }
         if case .integer(let n) = rows.first?.first { return n }
         return 0
     }
@@ -190,6 +196,13 @@ extension StoredRowReading {
     /// StoredRowReading.scans(asked: 100, of: 200)  // true
     /// ```
     package static func scans(asked: Int, of rows: Int64) -> Bool { Int64(asked) * 3 >= rows }
+
+    /// The most rows worth counting to decide for `asked` keys: one more than a scan would take.
+    ///
+    /// ```swift
+    /// StoredRowReading.scans(asked: 10, of: StoredRowReading.countLimit(10))  // false
+    /// ```
+    package static func countLimit(_ asked: Int) -> Int64 { Int64(asked) * 3 + 1 }
 }
 
 /// A row of a statement whose columns of interest start at `by`.
