@@ -438,21 +438,13 @@ struct RowWriter {
         try writeDocument(o, replacing: false)
     }
 
-    /// Inserts a row that no object holds (`sift store import`'s rows, StoreImportRows.swift): its
-    /// entity, key and attribute values (coerced and validated), and `cells`, the integer columns
-    /// its relationships decide (every foreign key, nil for NULL, and order columns) by position.
-    func insert(_ info: EntityInfo, key: Int64, _ attributes: [Value], cells: [(column: Int, value: Int64?)])
-        throws(SQLiteError)
-    {
-        try insertRow(info, key: key, attributes) { (put) throws(SQLiteError) in
-            for (c, v) in cells { try put(c, v) }
-        }
-    }
-
-    /// The insert of one row and its collections: `links` hands the integer columns that are
-    /// not attributes' to the `put` it is given.
+    /// Inserts one row and its collections: an object's (`insert(_:)`), or one that no object
+    /// holds (`sift store import`'s rows, StoreImportRows.swift) with its entity, key and
+    /// attribute values (coerced and validated). `links` hands the integer columns the row's
+    /// relationships decide (every foreign key, nil for NULL, and order columns), by position, to
+    /// the `put` it is given.
     @inline(__always)
-    private func insertRow(
+    func insertRow(
         _ info: EntityInfo, key pk: Int64, _ attributes: [Value],
         links: ((Int, Int64?) throws(SQLiteError) -> Void) throws(SQLiteError) -> Void
     ) throws(SQLiteError) {

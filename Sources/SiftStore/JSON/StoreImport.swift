@@ -105,7 +105,10 @@ package struct StoreImporter {
         do throws(StoreError) {
             try context.store.bulkWrite { () throws(StoreError) in
                 do throws(JSONImportError) {
-                    while let record = try Self.next(&stream) {
+                    while true {
+                        // A batch of rows starts here: its records can be read again from here.
+                        if let r = rows, r.start == nil { rows!.start = (stream, count) }
+                        guard let record = try Self.next(&stream) else { break }
                         if rows == nil {
                             try add(record, number: count, entity: entity)
                         } else {
@@ -131,7 +134,7 @@ package struct StoreImporter {
     }
 
     /// The next record of `stream`; a syntax error is the import's error, as it prints.
-    private static func next(_ stream: inout RecordStream) throws(JSONImportError) -> JSONValue? {
+    static func next(_ stream: inout RecordStream) throws(JSONImportError) -> JSONValue? {
         do throws(RecordsError) { return try stream.next() } catch { throw JSONImportError(error.description) }
     }
 

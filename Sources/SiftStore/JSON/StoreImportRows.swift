@@ -39,11 +39,15 @@ struct RowPlan {
     let initialLinks: [Int]
 }
 
-/// The rows of the current batch, with the records they came from (for the object path).
+/// The rows of the current batch, and where its records start in the input (the object path
+/// reads them again from there: no record is kept once its rows are made).
 struct ImportRows {
     var plans: [String: RowPlan]
     var rows: [ImportRow] = []
-    var records: [(number: Int, value: JSONValue)] = []
+    /// The input before the batch's first record, and that record's number.
+    var start: (stream: RecordStream, record: Int)?
+    /// The number of records the rows were made of.
+    var records = 0
 
     /// The plans of every entity of `store`, or nil when one needs the object path.
     static func plans(_ store: PersistentStore) -> [String: RowPlan]? {
@@ -106,7 +110,7 @@ extension StoreImporter {
             try saveBatch()
             return
         }
-        rows!.records.append((n, record))
+        rows!.records += 1
     }
 
     /// Appends the row of an object of `entity` made of a JSON object's members, and the rows of
@@ -174,9 +178,11 @@ extension StoreImporter {
     /// Checks and writes the batch's rows inside the import's transaction; a batch that breaks a
     /// rule goes through the object path, which reports it.
     mutating func writeRows() throws(JSONImportError) {
-        guard let batch = rows, !batch.rows.isEmpty else { return }
+        guard let batch = rows else { return }
         rows!.rows.removeAll(keepingCapacity: true)
-        rows!.records.removeAll(keepingCapacity: true)
+        rows!.records = 0
+        rows!.start = nil
+        guard !batch.rows.isEmpty, let start = batch.start else { return }
         let store = context.store
         var written = false
         do throws(StoreError) {
@@ -185,10 +191,7 @@ extension StoreImporter {
                 do throws(SQLiteError) {
                     let first = try store.allocateKeys(count: batch.rows.count)
                     written = true
-                    let writer = RowWriter(store: store)
-                    for (n, row) in batch.rows.enumerated() {
-                        try writer.insert(row.info, key: first + Int64(n), row.attributes, cells: cells(row, first))
-                    }
+                    try write(batch.rows, first: first)
                     noteStored(batch.rows, first)
                     rowsWritten += batch.rows.count
                 } catch {
@@ -198,20 +201,34 @@ extension StoreImporter {
         } catch {
             // SQLite refused a write: the import's transaction rolls back with its message.
             if written { throw JSONImportError(lines: error.failures.map { JSONImportError.errorLine($0.message) }) }
-            // A rule is broken: the object path names the record as a save names it.
-            for (n, record) in batch.records { try add(record, number: n, entity: batch.rows[0].info.name) }
+            // A rule is broken: the object path names the records as a save names them.
+            var replay = start.stream
+            let entity = batch.rows[0].info.name
+            for n in start.record..<start.record + batch.records {
+                guard let record = try Self.next(&replay) else { break }
+                try add(record, number: n, entity: entity)
+            }
             try saveBatch()
         }
     }
 
-    /// The foreign keys (every one, nil for NULL) and order positions of `row`.
-    private func cells(_ row: ImportRow, _ first: Int64) -> [(column: Int, value: Int64?)] {
-        var out: [(column: Int, value: Int64?)] = row.orders.map { ($0.column, $0.position) }
-        for (i, c) in row.info.foreignKeyColumns.enumerated() {
-            guard let c else { continue }
-            out.append((c, row.links[i] < 0 ? nil : first + Int64(row.links[i])))
+    /// Inserts `rows` under the keys from `first` on, with their foreign keys (every one, NULL
+    /// for none) and order positions.
+    private func write(_ rows: [ImportRow], first: Int64) throws(SQLiteError) {
+        let writer = RowWriter(store: context.store)
+        try rows.withUnsafeBufferPointer { (rows) throws(SQLiteError) in
+            for n in rows.indices {
+                try writer.insertRow(rows[n].info, key: first + Int64(n), rows[n].attributes) {
+                    (put) throws(SQLiteError) in
+                    for o in rows[n].orders { try put(o.column, o.position) }
+                    for (i, c) in rows[n].info.foreignKeyColumns.enumerated() {
+                        guard let c else { continue }
+                        let link = rows[n].links[i]
+                        try put(c, link < 0 ? nil : first + Int64(link))
+                    }
+                }
+            }
         }
-        return out
     }
 
     /// Whether every row keeps its attributes' rules and its relationships' counts (what
