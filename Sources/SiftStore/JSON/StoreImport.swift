@@ -21,6 +21,9 @@ package struct StoreImporter {
     private var seenIndex: [String: Int] = [:]
     /// `seenKeys`' keys as sets, for the lookup.
     private var seenSets: [Set<String>] = []
+    /// The keys of the last object noted per entity, in order: the next one has the same keys as
+    /// a rule, which a few comparisons show without hashing them.
+    private var lastKeys: [[String]] = []
     /// The objects inserted since the last save, with the record and key path each came from, to
     /// name the record when the save refuses one (their IDs are described only then).
     var pending: [(object: ManagedObject, origin: Origin)] = []
@@ -262,8 +265,15 @@ package struct StoreImporter {
             seenIndex[entity] = i
             seenKeys.append((entity, []))
             seenSets.append([])
+            lastKeys.append([])
+        }
+        if lastKeys[i].count == members.count,
+            lastKeys[i].withUnsafeBufferPointer({ last in members.indices.allSatisfy { members[$0].0 == last[$0] } })
+        {
+            return
         }
         for (k, _) in members where seenSets[i].insert(k).inserted { seenKeys[i].keys.append(k) }
+        lastKeys[i] = members.map(\.0)
     }
 
     /// The attributes and relationships of `entity` by name (inherited ones included).
