@@ -341,6 +341,13 @@ extension ManagedObjectContext {
 struct RowWriter {
     let store: PersistentStore
     let q = PersistentStore.q
+    /// Collection tables' insert statements, by table (`collectionStatement`).
+    private let collectionStatements = Statements()
+
+    /// Statements a writer prepared, kept while it writes.
+    private final class Statements {
+        var byTable: [String: SQLiteStatement] = [:]
+    }
 
     /// The row's key: its permanent one, or the one this save gave an inserted object.
     /// The key a row is written under: the one this save gave it (an insert, or a row written
@@ -357,16 +364,35 @@ struct RowWriter {
         putAttribute: (Int, UnsafePointer<Value>, AttributeType) throws(E) -> Void
     ) throws(E) {
         let info = o.info
-        try put(0, .integer(key(o)!))
+        try attributeColumns(info, key: key(o)!, version: version, o.attributes, put, putAttribute: putAttribute)
+        if info.isDocument { return }
+        for (i, c) in info.foreignKeyColumns.enumerated() {
+            guard let c else { continue }
+            switch o.links[i] {
+            case .oneKey(let k)?: try put(c, k.map { .integer($0) } ?? .null)
+            case .one(let t)?: try put(c, t.flatMap { key($0) }.map { .integer($0) } ?? .null)
+            default: try put(c, .null)
+            }
+        }
+    }
+
+    /// `columns` without the relationships: the key, entity number and version, and the columns
+    /// of `attributes` (an object's, or a row's that no object holds).
+    @inline(__always)
+    private func attributeColumns<E: Error>(
+        _ info: EntityInfo, key: Int64, version: Int64, _ attributes: [Value], _ put: (Int, SQLValue) throws(E) -> Void,
+        putAttribute: (Int, UnsafePointer<Value>, AttributeType) throws(E) -> Void
+    ) throws(E) {
+        try put(0, .integer(key))
         try put(1, .integer(info.entity.number))
         try put(2, .integer(version))
         let types = info.attributeTypes
         if info.entity.document != nil {
             // A document's exact form; its layout is written after the row (`writeDocument`).
-            try put(info.attributeColumns[0], .blob(ValueCodec.encode(o.attributes.first ?? .null)))
+            try put(info.attributeColumns[0], .blob(ValueCodec.encode(attributes.first ?? .null)))
             return
         }
-        try o.attributes.withUnsafeBufferPointer { (attributes) throws(E) in
+        try attributes.withUnsafeBufferPointer { (attributes) throws(E) in
             for i in types.indices {
                 if !info.isScalar[i] {
                     if case .array(let xs) = attributes[i] {
@@ -387,14 +413,6 @@ struct RowWriter {
                 }
             }
         }
-        for (i, c) in info.foreignKeyColumns.enumerated() {
-            guard let c else { continue }
-            switch o.links[i] {
-            case .oneKey(let k)?: try put(c, k.map { .integer($0) } ?? .null)
-            case .one(let t)?: try put(c, t.flatMap { key($0) }.map { .integer($0) } ?? .null)
-            default: try put(c, .null)
-            }
-        }
     }
 
     /// The row of `o` in its table's column order.
@@ -407,22 +425,49 @@ struct RowWriter {
     }
 
     func insert(_ o: ManagedObject) throws(SQLiteError) {
+        try insertRow(o.info, key: key(o)!, o.attributes) { (put) throws(SQLiteError) in
+            for (i, c) in o.info.foreignKeyColumns.enumerated() {
+                guard let c else { continue }
+                switch o.links[i] {
+                case .oneKey(let k)?: try put(c, k)
+                case .one(let t)?: try put(c, t.flatMap { key($0) })
+                default: try put(c, nil)
+                }
+            }
+        }
+        try writeDocument(o, replacing: false)
+    }
+
+    /// Inserts one row and its collections: an object's (`insert(_:)`), or one that no object
+    /// holds (`sift store import`'s rows, StoreImportRows.swift) with its entity, key and
+    /// attribute values (coerced and validated). `links` hands the integer columns the row's
+    /// relationships decide (every foreign key, nil for NULL, and order columns), by position, to
+    /// the `put` it is given.
+    @inline(__always)
+    func insertRow(
+        _ info: EntityInfo, key pk: Int64, _ attributes: [Value],
+        links: ((Int, Int64?) throws(SQLiteError) -> Void) throws(SQLiteError) -> Void
+    ) throws(SQLiteError) {
         // Bound column by column into the entity's own statement: no row array, and no lookup of
         // the statement by its text for every object.
-        let s = try store.insertStatement(o.info)
+        let s = try store.insertStatement(info)
         // Left over from the previous row, a column this row does not bind would keep its value.
-        if !o.info.insertBindsEveryColumn { s.clearBindings() }
-        try columns(
-            o, version: 0,
+        if !info.insertBindsEveryColumn { s.clearBindings() }
+        try attributeColumns(
+            info, key: pk, version: 0, attributes,
             { (c, v) throws(SQLiteError) in
                 // Keys, entity numbers and versions: the integer bind without the general switch.
                 if case .integer(let k) = v { try s.bind(int64: k, at: c + 1) } else { try s.bind(v, at: c + 1) }
             },
             putAttribute: { (c, v, t) throws(SQLiteError) in try ColumnCodec.bind(v, t, to: s, at: c + 1) })
+        if !info.isDocument {
+            try links { (c, v) throws(SQLiteError) in
+                if let v { try s.bind(int64: v, at: c + 1) } else { try s.bind(.null, at: c + 1) }
+            }
+        }
         while try s.step() {}
         try s.reset()
-        try writeCollections(o, all: true)
-        try writeDocument(o, replacing: false)
+        try writeCollections(info, key: pk, attributes, replacing: nil)
     }
 
     /// Writes a save's rows: deletes, inserts, updates, then links and counts. Returns the updated
@@ -514,17 +559,28 @@ struct RowWriter {
 
     /// Child rows of collection attributes (all of them for an insert; changed ones otherwise).
     func writeCollections(_ o: ManagedObject, all: Bool) throws(SQLiteError) {
-        let e = o.info.entity
+        guard o.info.entity.hasCollections else { return }
+        try writeCollections(o.info, key: key(o)!, o.attributes, replacing: all ? nil : o.snapshot?.attributes ?? [])
+    }
+
+    /// Child rows of the collection attributes of a row keyed `pk`: all of them for a new row
+    /// (`replacing` nil); otherwise those that differ from `replacing`'s values (every one when
+    /// it is empty: no snapshot), after deleting the old ones.
+    private func writeCollections(_ info: EntityInfo, key pk: Int64, _ attributes: [Value], replacing: [Value]?)
+        throws(SQLiteError)
+    {
+        let e = info.entity
         guard e.hasCollections else { return }
-        let pk = key(o)!
         for (i, a) in e.attributes.enumerated() {
             guard let t = a.valueTable ?? a.mixed?.valueTable else { continue }
-            if !all, let s = o.snapshot, s.attributes[i].isIdentical(to: o.attributes[i]) { continue }
-            if !all { try store.run("DELETE FROM \(q(t)) WHERE \(q(Storage.owner)) = ?", [.integer(pk)]) }
-            guard case .array(let xs) = o.attributes[i], !xs.isEmpty else { continue }
-            // One statement for every element: no SQL text made and looked up per element.
-            let s = try store.statement(
-                "INSERT INTO \(q(t)) (\(q(Storage.owner)), \(q(Storage.order)), \(q(Storage.value))) VALUES (?, ?, ?)")
+            if let before = replacing {
+                if before.indices.contains(i), before[i].isIdentical(to: attributes[i]) { continue }
+                try store.run("DELETE FROM \(q(t)) WHERE \(q(Storage.owner)) = ?", [.integer(pk)])
+            }
+            guard case .array(let xs) = attributes[i], !xs.isEmpty else { continue }
+            // One statement for every element, made once per table by this writer: no SQL text
+            // made and looked up per row.
+            let s = try collectionStatement(t)
             for (n, x) in xs.enumerated() {
                 try s.bind(int64: pk, at: 1)
                 try s.bind(int64: Int64(n), at: 2)
@@ -533,6 +589,15 @@ struct RowWriter {
                 try s.reset()
             }
         }
+    }
+
+    /// The statement inserting an element into collection table `t`, prepared once per writer.
+    private func collectionStatement(_ t: String) throws(SQLiteError) -> SQLiteStatement {
+        if let s = collectionStatements.byTable[t] { return s }
+        let s = try store.statement(
+            "INSERT INTO \(q(t)) (\(q(Storage.owner)), \(q(Storage.order)), \(q(Storage.value))) VALUES (?, ?, ?)")
+        collectionStatements.byTable[t] = s
+        return s
     }
 
     /// The count columns of `o`'s to-manys that allow nil: NULL for nil, otherwise counted from

@@ -39,12 +39,38 @@ private func tables(_ store: PersistentStore) throws -> [String: [[SQLValue]]] {
     return out
 }
 
-private func streamImport(_ text: String, into store: PersistentStore, batchSize: Int) throws(JSONImportError)
-    -> Int
+/// Streams `text` into `store`, as rows without objects (`rows`) or as objects; the rows path is
+/// checked to have been taken (or not).
+private func streamImport(_ text: String, into store: PersistentStore, batchSize: Int, rows: Bool = true)
+    throws(JSONImportError) -> Int
 {
     var stream = RecordStream(MappedInput(copying: Array(text.utf8)), name: "<test>")
     var importer = StoreImporter(context: ManagedObjectContext(store: store))
-    return try importer.run(&stream, entity: "Record", batchSize: batchSize)
+    importer.writesRows = rows
+    let n = try importer.run(&stream, entity: "Record", batchSize: batchSize)
+    #expect((importer.rowsWritten > 0) == rows, "rows written: \(importer.rowsWritten)")
+    return n
+}
+
+/// The error lines of streaming `lines` into a new store of `model` in batches of `batchSize`,
+/// as rows or as objects, after checking that nothing was left in the store.
+private func streamErrors(_ lines: [String], _ model: ManagedObjectModel, batchSize: Int, rows: Bool) throws
+    -> [String]
+{
+    let store = try PersistentStore.inMemory(model: model)
+    var stream = RecordStream(MappedInput(copying: Array(lines.joined(separator: "\n").utf8)), name: "<test>")
+    var importer = StoreImporter(context: ManagedObjectContext(store: store))
+    importer.writesRows = rows
+    do {
+        _ = try importer.run(&stream, entity: "Record", batchSize: batchSize)
+        Issue.record("records breaking a rule were imported (batches of \(batchSize), rows: \(rows))")
+        return []
+    } catch {
+        for (name, stored) in try tables(store) where name != "sift_primary_key" {
+            #expect(stored.isEmpty, "table \(name) kept rows")
+        }
+        return error.lines
+    }
 }
 
 @Suite struct StreamingImportTests {
@@ -58,11 +84,16 @@ private func streamImport(_ text: String, into store: PersistentStore, batchSize
         // Not vacuous: the nested entities and the collections have rows.
         #expect(expected.values.filter { !$0.isEmpty }.count >= 5)
         for batchSize in [1, 3, 7, 1000] {
-            let streamed = try PersistentStore.inMemory(model: model)
-            #expect(try streamImport(varied, into: streamed, batchSize: batchSize) == 23)
-            let got = try tables(streamed)
-            #expect(got.keys.sorted() == expected.keys.sorted())
-            for (name, rows) in expected { #expect(got[name] == rows, "table \(name), batches of \(batchSize)") }
+            // Rows without objects, and objects: the same rows as the one save.
+            for rows in [true, false] {
+                let streamed = try PersistentStore.inMemory(model: model)
+                #expect(try streamImport(varied, into: streamed, batchSize: batchSize, rows: rows) == 23)
+                let got = try tables(streamed)
+                #expect(got.keys.sorted() == expected.keys.sorted())
+                for (name, stored) in expected {
+                    #expect(got[name] == stored, "table \(name), batches of \(batchSize), rows: \(rows)")
+                }
+            }
         }
     }
 
@@ -112,12 +143,60 @@ private func streamImport(_ text: String, into store: PersistentStore, batchSize
             _ = try streamImport(lines.joined(separator: "\n"), into: store, batchSize: 10_000)
             Issue.record("a duplicate id was imported")
         } catch {
-            #expect(error.lines.first?.hasPrefix("error: record 21: ") == true, "\(error.lines)")
-            #expect(error.lines.first?.contains("uniqueness constraint [id]") == true, "\(error.lines)")
+            // Named by its record, as the stored one is (not by a temporary number).
+            #expect(error.lines == ["error: record 21: has the same id 2 as record 2 (uniqueness constraint [id])"])
         }
         #expect(try store.query("SELECT count(*) FROM \"\(model(store).table)\"") == [[.integer(0)]])
         // Without the duplicate every record goes in.
         #expect(try streamImport(varied, into: store, batchSize: 5) == 23)
+    }
+
+    /// Each rule the rows path checks itself, broken in a later batch (or in the record being
+    /// converted): the same error lines as the objects give, and nothing stored.
+    @Test func rowsReportWhatObjectsReport() throws {
+        let records = try parse(varied)
+        let base = try ModelInference.infer(records, entity: "Record").entities
+        let lines = varied.split(separator: "\n").map(String.init)
+        func model(_ change: (inout [EntityDescription]) -> Void) throws -> ManagedObjectModel {
+            var entities = base
+            change(&entities)
+            return try ManagedObjectModel(entities: entities)
+        }
+        func setAttribute(
+            _ entity: String, _ name: String, _ change: @escaping (inout AttributeDescription) -> Void
+        ) throws -> ManagedObjectModel {
+            try model { entities in
+                let e = entities.firstIndex { $0.name == entity }!
+                change(&entities[e].attributes[entities[e].attributes.firstIndex { $0.name == name }!])
+            }
+        }
+        let kids = try #require(base.first { $0.name != "Record" && $0.attributes.contains { $0.name == "age" } }).name
+        var duplicate = lines
+        duplicate[21] = duplicate[21].replacingOccurrences(of: #"{"id":21,"#, with: #"{"id":2,"#)
+        var badAge = lines
+        badAge[22] = badAge[22].replacingOccurrences(of: #""name":"k1","age":"#, with: #""name":"k1","age":"x","was":"#)
+        var unknown = lines
+        unknown[17] = unknown[17].replacingOccurrences(of: #""name":"k0","#, with: #""name":"k0","pet":"cat","#)
+        var notObject = lines
+        notObject[13] = "[1, 2]"
+        let cases: [(String, ManagedObjectModel, [String])] = [
+            ("a maximum length", try setAttribute("Record", "name") { $0.maxLength = 6 }, lines),
+            ("a nested maximum", try setAttribute(kids, "age") { $0.maxValue = 5 }, lines),
+            ("a required attribute", try setAttribute("Record", "note") { $0.isOptional = false }, lines),
+            ("a pattern", try setAttribute("Record", "name") { $0.regularExpression = "user [0-9]" }, lines),
+            ("uniqueness", try inferredModel(records, unique: true), duplicate),
+            ("a value of the wrong type", try inferredModel(records), badAge),
+            ("a key of no property", try inferredModel(records), unknown),
+            ("a record that is no object", try inferredModel(records), notObject),
+        ]
+        for (what, model, lines) in cases {
+            for batchSize in [1, 4, 1000] {
+                let objects = try streamErrors(lines, model, batchSize: batchSize, rows: false)
+                #expect(!objects.isEmpty, "\(what)")
+                let rows = try streamErrors(lines, model, batchSize: batchSize, rows: true)
+                #expect(rows == objects, "\(what), batches of \(batchSize)")
+            }
+        }
     }
 
     @Test func prefetchedPrintingPrintsWhatObjectByObjectPrints() throws {

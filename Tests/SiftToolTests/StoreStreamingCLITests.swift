@@ -87,6 +87,38 @@ private func createStore(_ name: String, in dir: URL, modelOf file: String) thro
         }
     }
 
+    /// A rule broken in a later batch, found when the batch's rows are checked: the batch is read
+    /// again from the file and reported as before, naming both records; nothing is stored.
+    @Test func aRuleBrokenInALaterBatchNamesItsRecords() throws {
+        try inTemporaryDirectory { dir in
+            let n = 3000
+            let good = try write(records(n), "good.ndjson", in: dir)
+            let inferred = try runSift(["store", "infer-model", good])
+            try #require(inferred.status == 0, "\(inferred.stderr)")
+            // The records' ids unique.
+            let model = inferred.stdout.replacingOccurrences(
+                of: #""name" : "Record","#, with: #""name" : "Record", "uniquenessConstraints" : [["id"]],"#)
+            #expect(model != inferred.stdout)
+            let db = dir.appendingPathComponent("db.sqlite").path
+            let created = try runSift(["store", "create", db, "--model", try write(model, "model.json", in: dir)])
+            try #require(created.status == 0, "\(created.stderr)")
+            // Record 2,900 takes record 5's id (batches apart); record 2,950 record 2,940's (the
+            // same batch).
+            for (record, id) in [(2900, 5), (2950, 2940)] {
+                let text = records(n).replacingOccurrences(of: #"{"id":\#(record),"#, with: #"{"id":\#(id),"#)
+                let bad = try runSift(["store", "import", db, "Record", try write(text, "bad.ndjson", in: dir)])
+                #expect(bad.status == 1)
+                #expect(
+                    bad.stderr
+                        == "error: record \(record): has the same id \(id) as record \(id) (uniqueness constraint [id])\n"
+                )
+            }
+            for entity in ["Record", "Record_kids", "Record_address"] {
+                #expect(try runSift(["store", "query", db, entity, "--count"]).stdout == "0\n", "\(entity)")
+            }
+        }
+    }
+
     @Test func inferModelReadsAPipeAsAFile() throws {
         try inTemporaryDirectory { dir in
             let text = records(50) + #"{"id": "x", "extra": null}"# + "\n"

@@ -21,12 +21,15 @@ package struct StoreImporter {
     private var seenIndex: [String: Int] = [:]
     /// `seenKeys`' keys as sets, for the lookup.
     private var seenSets: [Set<String>] = []
+    /// The keys of the last object noted per entity, in order: the next one has the same keys as
+    /// a rule, which a few comparisons show without hashing them.
+    private var lastKeys: [[String]] = []
     /// The objects inserted since the last save, with the record and key path each came from, to
     /// name the record when the save refuses one (their IDs are described only then).
-    private var pending: [(object: ManagedObject, origin: Origin)] = []
+    var pending: [(object: ManagedObject, origin: Origin)] = []
     /// Saved objects of entities with uniqueness constraints, by their ID's description: a later
     /// batch's object that collides with one is reported against its record.
-    private var storedOrigins: [String: (record: Int, path: String)] = [:]
+    var storedOrigins: [String: (record: Int, path: String)] = [:]
     /// The object made of each record, in record order (the array form only: the streaming form
     /// keeps no object past its batch).
     private(set) var roots: [ManagedObject] = []
@@ -38,11 +41,19 @@ package struct StoreImporter {
     var bulk = false
     /// The entities' shared facts, by name (the bulk form makes its objects from them).
     var infos: [String: EntityInfo] = [:]
+    /// The batch's rows, when the streaming form writes rows without objects
+    /// (StoreImportRows.swift): bulk, and a model whose every entity the rows can express.
+    var rows: ImportRows?
+    /// Whether the streaming form may write rows without objects (false: objects always, which
+    /// tests compare the rows with).
+    package var writesRows = true
+    /// The rows written without objects so far.
+    package internal(set) var rowsWritten = 0
 
     /// Where an object came from: its record, and the pending object (by position) and key it was
     /// nested under, with its position when it is an array's element (-1 otherwise; a root's
     /// parent is -1). Key paths are spelled out only for an error.
-    private struct Origin {
+    struct Origin {
         var record: Int
         var parent = -1
         var key = ""
@@ -60,7 +71,7 @@ package struct StoreImporter {
     }
 
     /// A conversion problem at a key path inside the current record.
-    private struct Problem: Error {
+    struct Problem: Error {
         var path: String
         var message: String
     }
@@ -91,16 +102,26 @@ package struct StoreImporter {
         keepsRoots = false
         // History records a context's saves, and documents take the context's own checks.
         bulk = !context.store.tracksHistory && model.entities.allSatisfy { $0.document == nil }
+        rows = bulk && writesRows ? ImportRows.plans(context.store).map { ImportRows(plans: $0) } : nil
         var count = 0
         var failure: JSONImportError?
         do throws(StoreError) {
             try context.store.bulkWrite { () throws(StoreError) in
                 do throws(JSONImportError) {
-                    while let record = try Self.next(&stream) {
-                        try add(record, number: count, entity: entity)
+                    while true {
+                        // A batch of rows starts here: its records can be read again from here.
+                        if let r = rows, r.start == nil { rows!.start = (stream, count) }
+                        guard let record = try Self.next(&stream) else { break }
+                        if rows == nil {
+                            try add(record, number: count, entity: entity)
+                        } else {
+                            try addRows(record, number: count, entity: entity)
+                        }
                         count += 1
                         if pending.count >= batchSize { try saveBatch() }
+                        if let r = rows, r.rows.count >= batchSize { try writeRows() }
                     }
+                    try writeRows()
                     try saveBatch()
                 } catch {
                     failure = error
@@ -116,7 +137,7 @@ package struct StoreImporter {
     }
 
     /// The next record of `stream`; a syntax error is the import's error, as it prints.
-    private static func next(_ stream: inout RecordStream) throws(JSONImportError) -> JSONValue? {
+    static func next(_ stream: inout RecordStream) throws(JSONImportError) -> JSONValue? {
         do throws(RecordsError) { return try stream.next() } catch { throw JSONImportError(error.description) }
     }
 
@@ -129,7 +150,7 @@ package struct StoreImporter {
     }
 
     /// Inserts the object (and nested objects) record `n` becomes, unsaved.
-    private mutating func add(_ record: JSONValue, number n: Int, entity: String) throws(JSONImportError) {
+    mutating func add(_ record: JSONValue, number n: Int, entity: String) throws(JSONImportError) {
         let o: ManagedObject
         if model.entity(named: entity)?.document != nil {
             // A document entity: each record is one object, kept whole (its shapes are checked
@@ -163,7 +184,7 @@ package struct StoreImporter {
     }
 
     /// Writes one batch of the streaming form and lets its objects go.
-    private mutating func saveBatch() throws(JSONImportError) {
+    mutating func saveBatch() throws(JSONImportError) {
         if bulk {
             try writeBatch(pending.map(\.object))
         } else {
@@ -212,6 +233,17 @@ package struct StoreImporter {
             path = path.isEmpty ? String(key) : "\(path).\(key)"
             rest = String(rest[rest.index(close, offsetBy: 3)...])
         }
+        // "and Record (temporary 7) have the same id 2 (…)": an object of the same batch, named
+        // by its record as a stored one is below (its temporary number is no name to a user).
+        if let other = failure.relatedObjectIDs.first, let at = origins[other],
+            rest.hasPrefix("and \(other) have the same "),
+            let constraint = rest.range(of: " (uniqueness constraint")
+        {
+            let values = rest[
+                rest.index(rest.startIndex, offsetBy: "and \(other) have the same ".count)..<constraint.lowerBound]
+            let key = at.path.isEmpty ? "" : " (key '\(at.path)')"
+            rest = "has the same \(values) as record \(at.record)\(key)\(rest[constraint.lowerBound...])"
+        }
         // "as the stored Record 12": an object of this import, saved by an earlier batch.
         let stored = storedOrigins.keys.filter { rest.contains("as the stored \($0) (") }.max { $0.count < $1.count }
         if let stored, let other = storedOrigins[stored] {
@@ -224,7 +256,7 @@ package struct StoreImporter {
 
     /// Notes the keys of one object of `entity` not seen before (most objects add none: one set
     /// lookup per key).
-    private mutating func noteKeys(_ entity: String, _ members: [(String, JSONValue)]) {
+    mutating func noteKeys(_ entity: String, _ members: [(String, JSONValue)]) {
         let i: Int
         if let existing = seenIndex[entity] {
             i = existing
@@ -233,8 +265,15 @@ package struct StoreImporter {
             seenIndex[entity] = i
             seenKeys.append((entity, []))
             seenSets.append([])
+            lastKeys.append([])
+        }
+        if lastKeys[i].count == members.count,
+            lastKeys[i].withUnsafeBufferPointer({ last in members.indices.allSatisfy { members[$0].0 == last[$0] } })
+        {
+            return
         }
         for (k, _) in members where seenSets[i].insert(k).inserted { seenKeys[i].keys.append(k) }
+        lastKeys[i] = members.map(\.0)
     }
 
     /// The attributes and relationships of `entity` by name (inherited ones included).
@@ -253,12 +292,13 @@ package struct StoreImporter {
 
     /// The key path of pending object `n` inside its record (`kids[1].address`; "" for a record's
     /// own object).
-    private func path(_ n: Int) -> String { path(of: pending[n].origin) }
+    private func path(_ n: Int) -> String { path(of: pending[n].origin) { pending[$0].origin } }
 
-    /// The key path of an object nested as `origin` says.
-    private func path(of origin: Origin) -> String {
+    /// The key path of an object nested as `origin` says, `origins` giving the origin of the
+    /// pending object (or row) at a position.
+    func path(of origin: Origin, _ origins: (Int) -> Origin) -> String {
         guard origin.parent >= 0 else { return "" }
-        let base = path(origin.parent)
+        let base = path(of: origins(origin.parent), origins)
         let key = base.isEmpty ? origin.key : "\(base).\(origin.key)"
         return origin.index < 0 ? key : "\(key)[\(origin.index)]"
     }
@@ -269,7 +309,7 @@ package struct StoreImporter {
     {
         let o: ManagedObject
         do { o = try bulk ? newObject(entity) : context.insert(entity) } catch {
-            throw Problem(path: path(of: origin), message: error.message)
+            throw Problem(path: path(of: origin) { pending[$0].origin }, message: error.message)
         }
         let me = pending.count
         pending.append((o, origin))
@@ -346,7 +386,7 @@ package struct StoreImporter {
     }
 
     /// Whether two of `members` have the same key (true for a large object without looking).
-    private static func repeatsAKey(_ members: [(String, JSONValue)]) -> Bool {
+    static func repeatsAKey(_ members: [(String, JSONValue)]) -> Bool {
         guard members.count > 1 else { return false }
         guard members.count <= 16 else { return true }
         for i in 1..<members.count {
@@ -357,7 +397,7 @@ package struct StoreImporter {
 
     /// The value to store for a JSON value under attribute `a` (the store checks and coerces it
     /// to the attribute's type; dates and data are recognised here, as the JSON conventions say).
-    private func attributeValue(_ json: JSONValue, _ a: AttributeDescription, keyPath: @autoclosure () -> String)
+    func attributeValue(_ json: JSONValue, _ a: AttributeDescription, keyPath: @autoclosure () -> String)
         throws(Problem) -> Value
     {
         if case .null = json { return .null }
