@@ -127,7 +127,6 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
     /// Xcode's "Renaming ID"), for a migration to follow the rename; nil when it was not renamed.
     /// In a model file: `"renamingIdentifier": "fullName"`.
     public var renamingIdentifier: String?
-
     /// An attribute with its rules; only the name and type are required.
     public init(
         _ name: String, _ type: AttributeType, optional: Bool = true, defaultValue: StoredValue? = nil,
@@ -615,8 +614,9 @@ public struct ManagedObjectModel: Hashable, Sendable {
     /// keep exactly, each at its `line:column` in the model's `contents` file; empty otherwise.
     /// Warnings are not part of the model: two models with the same entities are equal.
     public internal(set) var warnings: [ModelWarning] = []
-    /// The named fetch requests of an Xcode model (`<fetchRequest>` at model level), in file
-    /// order; ``fetchRequestTemplate(_:substitutionVariables:)`` makes requests of them.
+    /// The named fetch requests of an Xcode model (`<fetchRequest>` at model level) or of a JSON
+    /// model file (`"fetchRequests"`), in file order; ``fetchRequestTemplate(_:substitutionVariables:)``
+    /// makes requests of them. Not part of the model's equality or version hash.
     public internal(set) var fetchRequestTemplates: [FetchRequestTemplate] = []
 
     /// A model of `entities`, validated: names, parents, destinations and inverses must agree.
@@ -664,17 +664,24 @@ public struct ManagedObjectModel: Hashable, Sendable {
     /// }
     /// ```
     public init(json data: Data, classes: [ManagedObject.Type] = []) throws(ModelError) {
-        let file = try ModelFile.read(data)
+        let (file, templates) = try ModelFile.read(data)
         try self.init(entities: file.entities, classes: classes, configurations: file.configurations ?? [])
+        fetchRequestTemplates = templates
     }
 
-    /// The model as JSON (pretty-printed, keys sorted): what `init(json:)` reads.
-    public var jsonString: String { Self.json(entities, configurations) }
+    /// The model as JSON (pretty-printed, keys sorted): what `init(json:)` reads, fetch request
+    /// templates included.
+    public var jsonString: String { Self.json(entities, configurations, fetchRequestTemplates) }
 
-    static func json(_ entities: [EntityDescription], _ configurations: [ConfigurationDescription] = []) -> String {
+    static func json(
+        _ entities: [EntityDescription], _ configurations: [ConfigurationDescription] = [],
+        _ templates: [FetchRequestTemplate] = []
+    ) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let file = ModelFile.File(entities: entities, configurations: configurations.isEmpty ? nil : configurations)
+        let file = ModelFile.File(
+            entities: entities, configurations: configurations.isEmpty ? nil : configurations,
+            fetchRequests: templates.isEmpty ? nil : templates.map(FetchRequestTemplateEntry.init))
         // Plain structs of strings, numbers and enums always encode.
         return String(decoding: try! encoder.encode(file), as: UTF8.self)
     }
