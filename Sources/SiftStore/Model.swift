@@ -127,6 +127,19 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
     /// Xcode's "Renaming ID"), for a migration to follow the rename; nil when it was not renamed.
     /// In a model file: `"renamingIdentifier": "fullName"`.
     public var renamingIdentifier: String?
+    /// Whether the attribute is transient (Core Data's "Transient"): its objects hold a value
+    /// (starting at the default, or nil), a change makes the object updated, but the store keeps no
+    /// column for it, a save writes nothing for it, and an object read from the store starts at the
+    /// default again. A fetch request cannot name it (kind `invalid-operation`, as Core Data's
+    /// SQLite store refuses them): filter the fetched objects in memory instead. Not validated at
+    /// save; not indexed. In a model file: `"transient": true`.
+    ///
+    /// ```swift
+    /// var draft = AttributeDescription("draft", .string)
+    /// draft.isTransient = true
+    /// ```
+    public var isTransient = false
+
     /// An attribute with its rules; only the name and type are required.
     public init(
         _ name: String, _ type: AttributeType, optional: Bool = true, defaultValue: StoredValue? = nil,
@@ -162,6 +175,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         case collection, shapes, preservesValueInHistoryOnDeletion, valueTransformerName
         case isIndexed = "indexed"
         case userInfo, renamingIdentifier
+        case isTransient = "transient"
     }
 
     /// Decodes an attribute from a model file, applying the defaults.
@@ -184,6 +198,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         isIndexed = try c.decodeIfPresent(Bool.self, forKey: .isIndexed) ?? false
         userInfo = try c.decodeIfPresent([String: String].self, forKey: .userInfo) ?? [:]
         renamingIdentifier = try c.decodeIfPresent(String.self, forKey: .renamingIdentifier)
+        isTransient = try c.decodeIfPresent(Bool.self, forKey: .isTransient) ?? false
     }
 
     /// Encodes the attribute; options that are unset are left out.
@@ -205,6 +220,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         if isIndexed { try c.encode(true, forKey: .isIndexed) }
         if !userInfo.isEmpty { try c.encode(userInfo, forKey: .userInfo) }
         try c.encodeIfPresent(renamingIdentifier, forKey: .renamingIdentifier)
+        if isTransient { try c.encode(true, forKey: .isTransient) }
     }
 }
 

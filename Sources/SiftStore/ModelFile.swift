@@ -123,6 +123,7 @@ enum ModelFile {
         "minValue": "min", "maxValue": "max", "regularExpression": "regex", "defaultValue": "default",
         "isOptional": "optional", "isCollection": "collection", "isToMany": "toMany", "isOrdered": "ordered",
         "isAbstract": "abstract", "isOpen": "open", "isIndexed": "indexed", "isDescending": "descending",
+        "isTransient": "transient",
     ]
 
     /// Appends a failure for each key of `value` (and the objects inside it) that `node` does not
