@@ -25,7 +25,7 @@ struct StoreModelCommand: ParsableCommand {
             relationships (ordered, counts, delete rules, inverses), uniqueness constraints, indexes, \
             user info, renaming identifiers, configurations and fetch request templates (the JSON's \
             'fetchRequests') map onto Sift's model. What Sift \
-            does not keep (fetched properties, transient properties, derivation expressions, an \
+            does not keep (fetched properties, transient relationships, derivation expressions, an \
             element of a newer Xcode) is a warning on standard error, 'PATH/contents:line:column: warning: …'. A model that \
             cannot be read (malformed XML, a type Sift has no column for, a bundle saved by Xcode 3, \
             a version that is not there) is an error at its place, exit status 1.
