@@ -600,6 +600,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
             try setAttribute(v, i, forKey: key, of: o)
             return
         }
+        if let i = e.transientIndex[key] {
+            try setTransient(value, i, forKey: key, of: o)
+            return
+        }
         try checkOwned(o)
         guard let i = e.relationshipIndex[key] else {
             throw StoreError.unknownKey(key, of: o, "entity '\(e.name)' has no attribute or relationship '\(key)'")
@@ -679,6 +683,20 @@ public final class ManagedObjectContext: @unchecked Sendable {
         if undoManager != nil { try recordAttribute(o, i) }
         try willChange(o)
         o.attributes[i] = coerced
+    }
+
+    /// Sets transient attribute `i` of `o`, coerced to its type: the object is updated (or stays
+    /// inserted), and its stored attributes are untouched.
+    func setTransient(_ value: Any?, _ i: Int, forKey key: String, of o: ManagedObject) throws(StoreError) {
+        try checkOwned(o)
+        let a = o.info.entity.transients[i]
+        let v: Value
+        do throws(CoercionError) { v = try Value(coercing: try Value(storing: value, for: a), for: a) } catch {
+            throw StoreError(.typeMismatch, "\(o.objectID) '\(key)': \(error.message)")
+        }
+        try willChange(o)
+        if o.transientValues == nil { o.transientValues = o.info.entity.transients.map { $0.defaultValue ?? .null } }
+        o.transientValues![i] = v
     }
 
     /// Checks that `t` may be a destination of relationship `rel`.
@@ -836,6 +854,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 o.attributes = s.attributes
                 o.links = s.links
             }
+            o.transientValues = nil
             o.snapshot = nil
         }
         for o in insertedList { o.pendingInsert = false }

@@ -5,7 +5,8 @@
 // here against the model first: each step is a key of the entity reached so far (or of one of its
 // sub-entities, whose objects a fetch may return), a relationship leads on to its destination, and
 // the walk stops at an attribute (what follows reads a value: memory decides) or at an open entity
-// (documents, `open` entities: a missing key is nil there, as in memory). A key path whose start
+// (documents, `open` entities: a missing key is nil there, as in memory). A transient attribute
+// is refused (the store does not hold it, as Core Data's SQLite store refuses them). A key path whose start
 // is not an object of the model (`$VAR`, a function's result) is not checked.
 
 import Foundation
@@ -131,6 +132,12 @@ struct KeyCheck {
             if KeyPathComponent.isCollectionOperator(key) { continue }
             guard let r = model.resolved[entity], !r.isOpen else { return nil }
             let family = r.family.compactMap { model.resolved[$0] }
+            if let owner = family.first(where: { $0.transientIndex[key] != nil }) {
+                throw StoreError(
+                    .invalidOperation,
+                    "\(owner.name).\(key) is transient: the store does not hold it, so a fetch request cannot name it; filter the fetched objects in memory"
+                )
+            }
             let attributes = family.compactMap { $0.attribute(key) }
             if !attributes.isEmpty {
                 // A key after an attribute reads into its value: memory answers or raises by the

@@ -188,6 +188,9 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
     @exclusivity(unchecked) final var attributes: [Value]
     /// Per relationship; nil when not loaded yet.
     @exclusivity(unchecked) final var links: [Link?]
+    /// Transient attributes' values, per `entity.transients`; nil until one is set (each then
+    /// reads its default).
+    @exclusivity(unchecked) final var transientValues: [Value]?
     @exclusivity(unchecked) final var snapshot: Snapshot?
     /// The row's version counter when it was read.
     @exclusivity(unchecked) final var version: Int64 = 0
@@ -268,7 +271,10 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
     /// relationship when needed.
     public final func value(forKey key: String) throws -> Value {
         if info.entity.document != nil { return try storeValue(forKey: key) }
-        guard info.entity.attributeIndex[key] != nil || info.entity.relationshipIndex[key] != nil else {
+        guard
+            info.entity.attributeIndex[key] != nil || info.entity.relationshipIndex[key] != nil
+                || info.entity.transientIndex[key] != nil
+        else {
             if info.entity.isOpen { return .null }
             // The evaluator's own error for a key the type does not have (`unknown-key`).
             throw KeyValueCodingError.unknownKey(key, in: info.name)
@@ -287,6 +293,9 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
         if let i = info.entity.attributeIndex[key] {
             try fire()
             return attributes[i]
+        }
+        if let i = info.entity.transientIndex[key] {
+            return transientValues?[i] ?? info.entity.transients[i].defaultValue ?? .null
         }
         if let i = info.entity.relationshipIndex[key] {
             switch try link(i) {

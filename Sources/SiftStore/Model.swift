@@ -127,6 +127,18 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
     /// Xcode's "Renaming ID"), for a migration to follow the rename; nil when it was not renamed.
     /// In a model file: `"renamingIdentifier": "fullName"`.
     public var renamingIdentifier: String?
+    /// Whether the attribute is transient (Core Data's "Transient"): its objects hold a value
+    /// (starting at the default, or nil), a change makes the object updated, but the store keeps no
+    /// column for it, a save writes nothing for it, and an object read from the store starts at the
+    /// default again. A fetch request cannot name it (kind `invalid-operation`, as Core Data's
+    /// SQLite store refuses them): filter the fetched objects in memory instead. Not validated at
+    /// save; not indexed. In a model file: `"transient": true`.
+    ///
+    /// ```swift
+    /// var draft = AttributeDescription("draft", .string)
+    /// draft.isTransient = true
+    /// ```
+    public var isTransient = false
 
     /// An attribute with its rules; only the name and type are required.
     public init(
@@ -163,6 +175,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         case collection, shapes, preservesValueInHistoryOnDeletion, valueTransformerName
         case isIndexed = "indexed"
         case userInfo, renamingIdentifier
+        case isTransient = "transient"
     }
 
     /// Decodes an attribute from a model file, applying the defaults.
@@ -185,6 +198,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         isIndexed = try c.decodeIfPresent(Bool.self, forKey: .isIndexed) ?? false
         userInfo = try c.decodeIfPresent([String: String].self, forKey: .userInfo) ?? [:]
         renamingIdentifier = try c.decodeIfPresent(String.self, forKey: .renamingIdentifier)
+        isTransient = try c.decodeIfPresent(Bool.self, forKey: .isTransient) ?? false
     }
 
     /// Encodes the attribute; options that are unset are left out.
@@ -206,6 +220,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         if isIndexed { try c.encode(true, forKey: .isIndexed) }
         if !userInfo.isEmpty { try c.encode(userInfo, forKey: .userInfo) }
         try c.encodeIfPresent(renamingIdentifier, forKey: .renamingIdentifier)
+        if isTransient { try c.encode(true, forKey: .isTransient) }
     }
 }
 
@@ -615,8 +630,9 @@ public struct ManagedObjectModel: Hashable, Sendable {
     /// keep exactly, each at its `line:column` in the model's `contents` file; empty otherwise.
     /// Warnings are not part of the model: two models with the same entities are equal.
     public internal(set) var warnings: [ModelWarning] = []
-    /// The named fetch requests of an Xcode model (`<fetchRequest>` at model level), in file
-    /// order; ``fetchRequestTemplate(_:substitutionVariables:)`` makes requests of them.
+    /// The named fetch requests of an Xcode model (`<fetchRequest>` at model level) or of a JSON
+    /// model file (`"fetchRequests"`), in file order; ``fetchRequestTemplate(_:substitutionVariables:)``
+    /// makes requests of them. Not part of the model's equality or version hash.
     public internal(set) var fetchRequestTemplates: [FetchRequestTemplate] = []
 
     /// A model of `entities`, validated: names, parents, destinations and inverses must agree.
@@ -664,17 +680,24 @@ public struct ManagedObjectModel: Hashable, Sendable {
     /// }
     /// ```
     public init(json data: Data, classes: [ManagedObject.Type] = []) throws(ModelError) {
-        let file = try ModelFile.read(data)
+        let (file, templates) = try ModelFile.read(data)
         try self.init(entities: file.entities, classes: classes, configurations: file.configurations ?? [])
+        fetchRequestTemplates = templates
     }
 
-    /// The model as JSON (pretty-printed, keys sorted): what `init(json:)` reads.
-    public var jsonString: String { Self.json(entities, configurations) }
+    /// The model as JSON (pretty-printed, keys sorted): what `init(json:)` reads, fetch request
+    /// templates included.
+    public var jsonString: String { Self.json(entities, configurations, fetchRequestTemplates) }
 
-    static func json(_ entities: [EntityDescription], _ configurations: [ConfigurationDescription] = []) -> String {
+    static func json(
+        _ entities: [EntityDescription], _ configurations: [ConfigurationDescription] = [],
+        _ templates: [FetchRequestTemplate] = []
+    ) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let file = ModelFile.File(entities: entities, configurations: configurations.isEmpty ? nil : configurations)
+        let file = ModelFile.File(
+            entities: entities, configurations: configurations.isEmpty ? nil : configurations,
+            fetchRequests: templates.isEmpty ? nil : templates.map(FetchRequestTemplateEntry.init))
         // Plain structs of strings, numbers and enums always encode.
         return String(decoding: try! encoder.encode(file), as: UTF8.self)
     }

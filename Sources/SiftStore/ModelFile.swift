@@ -12,14 +12,18 @@ import SiftJSON
 import SiftSyntax
 
 enum ModelFile {
-    /// The whole of a model file: its entities and configurations (nil: none written).
+    /// The whole of a model file: its entities, configurations and fetch request templates (nil:
+    /// none written).
     struct File: Codable {
         var entities: [EntityDescription]
         var configurations: [ConfigurationDescription]?
+        var fetchRequests: [FetchRequestTemplateEntry]?
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case entities, configurations, fetchRequests }
     }
 
-    /// The entities and configurations of model file `data`, or every problem found in it.
-    static func read(_ data: Data) throws(ModelError) -> File {
+    /// Model file `data` and its fetch request templates, or every problem found in it.
+    static func read(_ data: Data) throws(ModelError) -> (file: File, templates: [FetchRequestTemplate]) {
         let doc: LocatedJSON
         do { doc = try LocatedJSON(bytes: Array(data)) } catch {
             throw ModelError(
@@ -32,7 +36,28 @@ enum ModelFile {
         do { file = try JSONDecoder().decode(File.self, from: data) } catch {
             failures.append(decodingFailure(error, doc))
         }
-        if let file { failures += ruleFailures(file.entities, doc) }
+        var templates: [FetchRequestTemplate] = []
+        if let file {
+            failures += ruleFailures(file.entities, doc)
+            let names = Set(file.entities.map(\.name))
+            for (i, entry) in (file.fetchRequests ?? []).enumerated() {
+                let at = "fetchRequests[\(i)]"
+                let (template, problems) = entry.template(
+                    entityNames: names, at: doc.location(of: at) ?? SourceLocation(line: 1, column: 1))
+                if let template { templates.append(template) }
+                for p in problems {
+                    let key = at + "." + p.key
+                    failures.append(
+                        .init(path: key, location: doc.location(of: key) ?? doc.location(of: at), message: p.message))
+                }
+            }
+            var seen = Set<String>()
+            for (i, entry) in (file.fetchRequests ?? []).enumerated() where !seen.insert(entry.name).inserted {
+                let at = "fetchRequests[\(i)].name"
+                failures.append(
+                    .init(path: at, location: doc.location(of: at), message: "a second template named '\(entry.name)'"))
+            }
+        }
         guard failures.isEmpty, let file else {
             // File order; problems without a place last.
             let sorted = failures.enumerated().sorted { a, b in
@@ -42,18 +67,18 @@ enum ModelFile {
             }
             throw ModelError(.unreadable, failures: sorted.map(\.element))
         }
-        return file
+        return (file, templates)
     }
 
     /// The kinds of object a model file holds, each with the keys its decoder reads.
     enum Node: CaseIterable {
         case file, entity, attribute, relationship, shapes, document, documentShape, objectShape, objectKey
-        case elementShape, index, indexElement, configuration
+        case elementShape, index, indexElement, configuration, fetchRequest
 
         /// Every key an object of this kind may have.
         var keys: [String] {
             switch self {
-            case .file: ["entities", "configurations"]
+            case .file: File.CodingKeys.allCases.map(\.stringValue)
             case .entity: EntityDescription.CodingKeys.allCases.map(\.stringValue)
             case .attribute: AttributeDescription.CodingKeys.allCases.map(\.stringValue)
             case .relationship: RelationshipDescription.CodingKeys.allCases.map(\.stringValue)
@@ -66,6 +91,7 @@ enum ModelFile {
             case .index: IndexDescription.CodingKeys.allCases.map(\.stringValue)
             case .indexElement: IndexDescription.Element.CodingKeys.allCases.map(\.stringValue)
             case .configuration: ConfigurationDescription.CodingKeys.allCases.map(\.stringValue)
+            case .fetchRequest: FetchRequestTemplateEntry.CodingKeys.allCases.map(\.stringValue)
             }
         }
 
@@ -75,6 +101,7 @@ enum ModelFile {
             switch (self, key) {
             case (.file, "entities"): .entity
             case (.file, "configurations"): .configuration
+            case (.file, "fetchRequests"): .fetchRequest
             case (.entity, "attributes"): .attribute
             case (.entity, "relationships"): .relationship
             case (.entity, "document"): .document
@@ -96,6 +123,7 @@ enum ModelFile {
         "minValue": "min", "maxValue": "max", "regularExpression": "regex", "defaultValue": "default",
         "isOptional": "optional", "isCollection": "collection", "isToMany": "toMany", "isOrdered": "ordered",
         "isAbstract": "abstract", "isOpen": "open", "isIndexed": "indexed", "isDescending": "descending",
+        "isTransient": "transient",
     ]
 
     /// Appends a failure for each key of `value` (and the objects inside it) that `node` does not

@@ -3,8 +3,9 @@
 // holds each property. The layout is the one source for the store's SQL and for the lowering's
 // `Schema` (derived here, never written twice): one table per hierarchy named after its root,
 // `Z_PK` (primary key), `Z_ENT` (entity number), `Z_OPT` (version counter), one column per
-// attribute and per to-one relationship; a to-many whose inverse is to-one uses the inverse's
-// foreign key; other to-manys use a join table; collection attributes a child table.
+// stored attribute and per to-one relationship (siblings declaring one name get one each); a
+// to-many whose inverse is to-one uses the inverse's foreign key; other to-manys use a join
+// table; collection attributes a child table. Transient attributes have no storage at all.
 // Property names are any non-empty string (JSON keys are); the SQL names are derived from them
 // by `StorageNames`, unique as SQLite compares them, and only ever written quoted.
 
@@ -160,6 +161,9 @@ final class ResolvedEntity: Sendable {
     let relationships: [ResolvedRelationship]
     let attributeIndex: [String: Int]
     let relationshipIndex: [String: Int]
+    /// Transient attributes, inherited ones first: held by objects, never stored (no column).
+    let transients: [ResolvedAttribute]
+    let transientIndex: [String: Int]
     /// Constraints as attribute indices, inherited ones included.
     let constraints: [[Int]]
     /// Undeclared keys read nil (declared open by the entity or an ancestor).
@@ -175,9 +179,12 @@ final class ResolvedEntity: Sendable {
     init(
         description: EntityDescription, number: Int64, root: String, table: String, family: [String],
         attributes: [ResolvedAttribute], relationships: [ResolvedRelationship], attributeIndex: [String: Int],
-        relationshipIndex: [String: Int], constraints: [[Int]], isOpen: Bool, document: DocumentLayout? = nil
+        relationshipIndex: [String: Int], constraints: [[Int]], isOpen: Bool, document: DocumentLayout? = nil,
+        transients: [ResolvedAttribute] = []
     ) {
         self.description = description
+        self.transients = transients
+        transientIndex = Dictionary(uniqueKeysWithValues: transients.enumerated().map { ($1.name, $0) })
         self.document = document
         self.isOpen = isOpen
         self.number = number
@@ -219,9 +226,11 @@ enum Storage {
 /// The SQL names of a model's storage, derived from its names: a property's column is its name
 /// and a collection's table `Z_<entity>_<name>`, unless that is taken (SQLite compares names
 /// without ASCII case), then `name#2`, `name#3`…; NUL, which the C API cannot pass, becomes `?`.
-/// Names are handed out in the model's order and remembered, so every entity of a hierarchy sees
-/// the same ones and a store reopened with its model finds its tables again. A model whose names
-/// are identifiers not starting with `Z_` gets exactly the names it had before names were free.
+/// Names are handed out in the model's order and remembered per declaring entity, so every entity
+/// of a hierarchy sees the same ones and a store reopened with its model finds its tables again.
+/// Sibling sub-entities that declare the same property name each get a column (the second
+/// `name#2`), as Core Data gives each its own. A model whose names are identifiers not starting
+/// with `Z_` gets exactly the names it had before names were free.
 struct StorageNames {
     /// Taken names, lower-cased: tables (and indexes, which share their namespace) database-wide,
     /// columns per table.
@@ -259,15 +268,17 @@ struct StorageNames {
             ?? Set([Storage.primaryKey, Storage.entityColumn, Storage.versionColumn].map { $0.lowercased() })
     }
 
-    /// The column of property `name` in `table` (one per name: siblings naming the same property
-    /// get the same column, which the resolver then refuses).
-    mutating func column(_ name: String, in table: String) -> String {
-        storeColumn(name, in: table, for: "column", name)
+    /// The column of property `name`, declared by `entity`, in `table`.
+    mutating func column(_ name: String, of entity: String, in table: String) -> String {
+        storeColumn(name, in: table, for: "column", entity, name)
     }
 
-    /// A column of the store's own (an exact decimal, an order), remembered under `kind` and `name`.
-    mutating func storeColumn(_ base: String, in table: String, for kind: String, _ name: String) -> String {
-        remembered("\(kind)\u{0}\(table)\u{0}\(name)") { names in
+    /// A column of the store's own (an exact decimal, an order), remembered under `kind` and the
+    /// property (`entity`'s `name`) it serves.
+    mutating func storeColumn(
+        _ base: String, in table: String, for kind: String, _ entity: String, _ name: String
+    ) -> String {
+        remembered("\(kind)\u{0}\(table)\u{0}\(entity)\u{0}\(name)") { names in
             var used = names.columnSet(table)
             let column = Self.unique(base, in: &used)
             names.columns[table] = used
@@ -299,7 +310,6 @@ enum ModelResolver {
             guard let d = e.document, let r = resolved[e.name] else { continue }
             resolved[e.name] = documentEntity(e, d, r, names: names)
         }
-        try checkSharedColumns(entities, resolved)
         return resolved
     }
 
@@ -376,12 +386,17 @@ enum ModelResolver {
         var relationships: [ResolvedRelationship] = []
         var attributeIndex: [String: Int] = [:]
         var relationshipIndex: [String: Int] = [:]
+        var transients: [ResolvedAttribute] = []
         var keys = Set<String>()
         for a in ancestors {
             for attr in a.attributes {
                 try checkPropertyName(attr.name, what: "attribute '\(a.name).\(attr.name)'")
                 guard keys.insert(attr.name).inserted else {
                     throw ModelError("entity '\(e.name)' has two properties named '\(attr.name)'")
+                }
+                if attr.isTransient {
+                    transients.append(try transientAttribute(attr, entity: a.name))
+                    continue
                 }
                 let r = try resolveAttribute(attr, entity: a.name, table: root, names: &names)
                 attributeIndex[attr.name] = attributes.count
@@ -396,7 +411,7 @@ enum ModelResolver {
                     rel, declaringEntity: a.name, byName: byName, chains: chains, names: &names)
                 let countColumn =
                     rel.allowsNil
-                    ? names.storeColumn("\(rel.name)@count", in: root, for: "to-many count", rel.name) : nil
+                    ? names.storeColumn("\(rel.name)@count", in: root, for: "to-many count", a.name, rel.name) : nil
                 relationshipIndex[rel.name] = relationships.count
                 relationships.append(
                     ResolvedRelationship(
@@ -404,6 +419,7 @@ enum ModelResolver {
                         countColumn: countColumn))
             }
         }
+        try checkTransientsUnstored(e, ancestors, Set(transients.map(\.name)))
         let constraints = try uniquenessConstraints(ancestors, attributes, attributeIndex)
         try checkIndexes(e, attributes, attributeIndex, relationships, relationshipIndex)
         let family = entities.filter { chains[$0.name]!.contains { $0.name == e.name } }.map(\.name)
@@ -411,7 +427,36 @@ enum ModelResolver {
             description: e, number: number, root: root, table: root, family: family,
             attributes: attributes, relationships: relationships, attributeIndex: attributeIndex,
             relationshipIndex: relationshipIndex, constraints: constraints,
-            isOpen: ancestors.contains { $0.isOpen })
+            isOpen: ancestors.contains { $0.isOpen }, transients: transients)
+    }
+
+    /// A transient attribute: its rules checked, its default resolved, no column.
+    private static func transientAttribute(_ a: AttributeDescription, entity: String) throws(ModelError)
+        -> ResolvedAttribute
+    {
+        if let p = problems(of: a).first { throw ModelError("attribute '\(entity).\(a.name)': \(p.message)") }
+        return ResolvedAttribute(
+            description: a, column: "", exactColumn: nil, valueTable: nil, defaultValue: defaultValue(of: a))
+    }
+
+    /// Uniqueness constraints and indexes name stored attributes only: a transient one has no column.
+    private static func checkTransientsUnstored(
+        _ e: EntityDescription, _ ancestors: [EntityDescription], _ transients: Set<String>
+    ) throws(ModelError) {
+        guard !transients.isEmpty else { return }
+        let named =
+            ancestors.flatMap { $0.uniquenessConstraints.flatMap { $0 } }
+            + e.indexes.flatMap { $0.elements.map(\.property) }
+        if let key = named.first(where: transients.contains) {
+            throw ModelError(
+                "entity '\(e.name)': a uniqueness constraint or index names '\(key)', a transient attribute (the store has no column for it)"
+            )
+        }
+    }
+
+    /// The default of `a` as a value of its type (`problems(of:)` checked that it coerces).
+    static func defaultValue(of a: AttributeDescription) -> Value? {
+        a.defaultValue.flatMap { try? Value(coercing: $0.value(for: a.type), to: a.type) }
     }
 
     /// The uniqueness constraints of an entity and its ancestors, as attribute indices; each names
@@ -478,7 +523,8 @@ enum ModelResolver {
 
     /// Why attribute `a` cannot be indexed, if it cannot.
     static func indexProblem(_ a: AttributeDescription) -> String? {
-        a.isCollection || ManagedObjectModel.sqlType(a.type) == nil || a.type == .mixed
+        if a.isTransient { return "a transient attribute has no column to index" }
+        return a.isCollection || ManagedObjectModel.sqlType(a.type) == nil || a.type == .mixed
             ? "an index applies to attributes kept in a column of their own, not \(a.isCollection ? "collections" : a.type.rawValue + " ones")"
             : nil
     }
@@ -501,31 +547,6 @@ enum ModelResolver {
             description: e, number: r.number, root: r.root, table: r.table, family: r.family,
             attributes: [doc], relationships: [], attributeIndex: [:], relationshipIndex: [:], constraints: [],
             isOpen: true, document: layout)
-    }
-
-    /// Sibling entities share their root's table: one column name, one property. A property's
-    /// column is derived from its name alone, so two siblings declaring the same name would write
-    /// one column.
-    private static func checkSharedColumns(_ entities: [EntityDescription], _ resolved: [String: ResolvedEntity])
-        throws(ModelError)
-    {
-        var columnsByTable: [String: [String: (String, String)]] = [:]
-        for e in entities {
-            let r = resolved[e.name]!
-            var own: [(name: String, column: String)] = e.attributes.map { ($0.name, r.attribute($0.name)!.column) }
-            for rel in e.relationships {
-                if case .foreignKey(let column) = r.relationship(rel.name)!.storage { own.append((rel.name, column)) }
-            }
-            for (name, column) in own {
-                let col = column.lowercased()
-                if let (other, _) = columnsByTable[r.table]?[col], other != e.name {
-                    throw ModelError(
-                        "'\(e.name).\(name)' and '\(other).\(name)' would share column '\(column)' of table '\(r.table)'; rename one"
-                    )
-                }
-                columnsByTable[r.table, default: [:]][col] = (e.name, name)
-            }
-        }
     }
 
     static func checkName(_ name: String, what: String) throws(ModelError) {
@@ -555,7 +576,7 @@ enum ModelResolver {
         var mixed: MixedStorage?
         if a.type == .mixed, let shapes = a.shapes {
             func column(_ suffix: String) -> String {
-                names.storeColumn("\(a.name)@\(suffix)", in: table, for: suffix, a.name)
+                names.storeColumn("\(a.name)@\(suffix)", in: table, for: suffix, entity, a.name)
             }
             mixed = MixedStorage(
                 shapes: shapes, shapeColumn: column("shape"),
@@ -565,12 +586,11 @@ enum ModelResolver {
                 valueTable: shapes.array != nil
                     ? names.table("Z_\(entity)_\(a.name)", for: "values", entity, a.name) : nil)
         }
-        // `problems(of:)` checked that the default coerces.
-        let defaultValue = a.defaultValue.flatMap { try? Value(coercing: $0.value(for: a.type), to: a.type) }
+        let defaultValue = defaultValue(of: a)
         return ResolvedAttribute(
-            description: a, column: names.column(a.name, in: table),
+            description: a, column: names.column(a.name, of: entity, in: table),
             exactColumn: a.type == .decimal
-                ? names.storeColumn("Z_\(a.name)_exact", in: table, for: "exact", a.name) : nil,
+                ? names.storeColumn("Z_\(a.name)_exact", in: table, for: "exact", entity, a.name) : nil,
             valueTable: a.isCollection ? names.table("Z_\(entity)_\(a.name)", for: "values", entity, a.name) : nil,
             defaultValue: defaultValue, mixed: mixed)
     }
@@ -591,6 +611,9 @@ enum ModelResolver {
             }
         }
         if a.isIndexed, let problem = indexProblem(a) { out.append(("indexed", problem)) }
+        if a.isTransient, a.isCollection || a.type == .mixed {
+            out.append(("transient", "a transient attribute holds one value; it cannot be a collection or mixed"))
+        }
         if a.isCollection, a.type == .transformable {
             out.append(
                 ("collection", "a transformable attribute holds any value already; it cannot also be a collection"))
@@ -720,7 +743,8 @@ enum ModelResolver {
                     rel, what: what, declaringEntity: declaringEntity, destination: destination, chains: chains,
                     byName: byName, name: inv)
             }
-            return .foreignKey(column: names.column(rel.name, in: chains[declaringEntity]![0].name))
+            return .foreignKey(
+                column: names.column(rel.name, of: declaringEntity, in: chains[declaringEntity]![0].name))
         }
         guard let inv = rel.inverse else {
             return .joinTable(
@@ -733,9 +757,10 @@ enum ModelResolver {
         if !inverse.isToMany {
             let root = chains[destination.name]![0].name
             return .inverseForeignKey(
-                table: root, column: names.column(inverse.name, in: root),
+                table: root, column: names.column(inverse.name, of: invEntity, in: root),
                 orderColumn: rel.isOrdered
-                    ? names.storeColumn("Z_FOK_\(inverse.name)", in: root, for: "order", inverse.name) : nil)
+                    ? names.storeColumn("Z_FOK_\(inverse.name)", in: root, for: "order", invEntity, inverse.name)
+                    : nil)
         }
         if rel.isOrdered || inverse.isOrdered {
             throw ModelError(

@@ -1,6 +1,7 @@
 // `sift store model`: an Xcode Core Data model (an `.xcdatamodeld` bundle or a bare `.xcdatamodel`
 // folder) read by `ManagedObjectModel(contentsOf:version:)` and printed as Sift's JSON model, the
-// file `sift store create --model` reads; or, with `--templates`, its fetch request templates.
+// file `sift store create --model` reads (fetch request templates included, as `fetchRequests`); or,
+// with `--templates`, its fetch request templates one a line.
 // What the model holds that Sift does not keep is a warning on standard error at its
 // `contents:line:column`; a model that cannot be read is an error there (exit status 1).
 
@@ -22,8 +23,9 @@ struct StoreModelCommand: ParsableCommand {
 
             Entities (abstract, parent, class name), every attribute type with its options, \
             relationships (ordered, counts, delete rules, inverses), uniqueness constraints, indexes, \
-            user info, renaming identifiers and configurations map onto Sift's model. What Sift \
-            does not keep (fetched properties, transient properties, derivation expressions, an \
+            user info, renaming identifiers, configurations and fetch request templates (the JSON's \
+            'fetchRequests') map onto Sift's model. What Sift \
+            does not keep (fetched properties, transient relationships, derivation expressions, an \
             element of a newer Xcode) is a warning on standard error, 'PATH/contents:line:column: warning: …'. A model that \
             cannot be read (malformed XML, a type Sift has no column for, a bundle saved by Xcode 3, \
             a version that is not there) is an error at its place, exit status 1.

@@ -74,6 +74,57 @@ import Testing
         #expect(wrongType.failures[0].message == "min/max apply to numeric attributes, not string")
     }
 
+    /// `fetchRequests`: every option a template has survives the round trip through the file, and
+    /// the templates stay out of the version hash.
+    @Test func fetchRequestTemplatesRoundTripWithTheirOptions() throws {
+        let text = """
+            {"entities": [{"name": "Book", "attributes": [{"name": "title", "type": "string"}]}],
+             "fetchRequests": [
+              {"name": "byTitle", "entity": "Book", "predicate": "title == $TITLE", "fetchLimit": 3, "fetchOffset": 1,
+               "fetchBatchSize": 20, "includesSubentities": false, "includesPendingChanges": false,
+               "returnsDistinctResults": true},
+              {"name": "all", "entity": "Book"}]}
+            """
+        let model = try ManagedObjectModel(json: Data(text.utf8))
+        #expect(model.fetchRequestTemplates.map(\.name) == ["byTitle", "all"])
+        #expect(model.fetchRequestTemplates[0].location.line == 3)
+        let r = try model.fetchRequestTemplate("byTitle", substitutionVariables: ["TITLE": "Dune"])
+        #expect(r.predicate?.description == #"title == "Dune""#)
+        #expect(r.fetchLimit == 3 && r.fetchOffset == 1 && r.fetchBatchSize == 20)
+        #expect(!r.includesSubentities && !r.includesPendingChanges && r.returnsDistinctResults)
+        let all = try model.fetchRequestTemplate("all")
+        #expect(all.predicate == nil && all.fetchLimit == nil && all.fetchOffset == 0 && all.includesSubentities)
+        let again = try ManagedObjectModel(json: Data(model.jsonString.utf8))
+        #expect(again.jsonString == model.jsonString)
+        #expect(again.fetchRequestTemplates.map(\.predicateFormat) == ["title == $TITLE", nil])
+        #expect(model.versionHash == (try ManagedObjectModel(entities: model.entities)).versionHash)
+        #expect(!(try ManagedObjectModel(entities: model.entities)).jsonString.contains("fetchRequests"))
+    }
+
+    /// A template naming an unknown entity, a predicate that does not parse, a limit of 0, a name
+    /// used twice and an unknown key are errors at their keys.
+    @Test func fetchRequestTemplateProblemsAreErrorsAtTheirKeys() throws {
+        let text = """
+            {"entities": [{"name": "Book"}],
+             "fetchRequests": [
+              {"name": "a", "entity": "Bok"},
+              {"name": "b", "entity": "Book", "predicate": "title ==", "fetchLimit": 0},
+              {"name": "a", "entity": "Book", "limit": 1}]}
+            """
+        let error = try #require(refusal(text))
+        #expect(
+            error.failures.map(\.path) == [
+                "fetchRequests[0].entity", "fetchRequests[1].predicate", "fetchRequests[1].fetchLimit",
+                "fetchRequests[2].name", "fetchRequests[2].limit",
+            ])
+        #expect(error.failures[0].message == "the model has no entity 'Bok'")
+        #expect(error.failures[1].message.hasPrefix("the predicate does not parse: "))
+        #expect(error.failures[2].message == "fetchLimit must be at least 1, not 0")
+        #expect(error.failures[3].message == "a second template named 'a'")
+        #expect(error.failures[4].message.hasPrefix("unknown key 'limit'"))
+        #expect(error.failures.map { $0.location?.line } == [3, 4, 4, 5, 5])
+    }
+
     @Test func boundsInTheWrongOrderAreErrorsAtTheirKeys() throws {
         let text = file(
             attributes: [

@@ -50,7 +50,19 @@ import Testing
                 == "\(file):4:70: warning: Book.title: the attribute spotlightIndexingEnabled=\"YES\" is not read by Sift; ignored\n"
         )
         let printed = try ManagedObjectModel(json: Data(run.stdout.utf8))
-        #expect(printed == (try ManagedObjectModel(contentsOf: bundle)))
+        let read = try ManagedObjectModel(contentsOf: bundle)
+        #expect(printed == read)
+        // The templates are in the JSON ('fetchRequests') and come back from it, options and all.
+        #expect(printed.jsonString + "\n" == run.stdout)
+        func summary(_ m: ManagedObjectModel) -> [String] {
+            m.fetchRequestTemplates.map {
+                "\($0.name) \($0.entityName) \($0.predicateFormat ?? "-") \($0.request.fetchLimit ?? 0) \($0.variableNames)"
+            }
+        }
+        #expect(summary(printed) == ["long Book pages >= $MIN 5 [\"MIN\"]", "everyone Author - 0 []"])
+        #expect(summary(printed) == summary(read))
+        let long = try printed.fetchRequestTemplate("long", substitutionVariables: ["MIN": 300])
+        #expect(long.predicate?.description == "pages >= 300" && long.fetchLimit == 5)
         #expect(printed.entities.map(\.name) == ["Book", "Author"])
         #expect(
             printed.entity(named: "Book")?.attributes[1]

@@ -20,7 +20,7 @@ public struct FetchRequestTemplate: Sendable {
     public let name: String
     /// The request as the model writes it, its predicate's variables not substituted.
     public let request: FetchRequest<ManagedObject>
-    /// Where the template is in the model's `contents` file.
+    /// Where the template is in the model's `contents` file, or in the JSON model file it was read from.
     public let location: SourceLocation
 
     /// The entity the template fetches.
@@ -75,5 +75,72 @@ extension ManagedObjectModel {
         request.predicate = SiftPredicate(
             predicate.syntax.withSubstitutionVariables(literals), source: predicate.source, options: predicate.options)
         return request
+    }
+}
+
+/// A template as the JSON model file writes it, in its top-level `"fetchRequests"` array: options
+/// at their defaults are left out.
+///
+/// ```json
+/// {"name": "byTitle", "entity": "Book", "predicate": "title == $TITLE", "fetchLimit": 10}
+/// ```
+struct FetchRequestTemplateEntry: Codable, Hashable {
+    var name: String
+    var entity: String
+    var predicate: String?
+    var fetchLimit: Int?
+    var fetchOffset: Int?
+    var fetchBatchSize: Int?
+    var includesSubentities: Bool?
+    var includesPendingChanges: Bool?
+    var returnsDistinctResults: Bool?
+
+    /// The keys of a template in a model file.
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case name, entity, predicate, fetchLimit, fetchOffset, fetchBatchSize, includesSubentities
+        case includesPendingChanges, returnsDistinctResults
+    }
+
+    /// The entry of `template`, its defaults left out.
+    init(_ template: FetchRequestTemplate) {
+        let r = template.request
+        name = template.name
+        entity = r.entityName
+        predicate = template.predicateFormat
+        fetchLimit = r.fetchLimit
+        fetchOffset = r.fetchOffset == 0 ? nil : r.fetchOffset
+        fetchBatchSize = r.fetchBatchSize == 0 ? nil : r.fetchBatchSize
+        includesSubentities = r.includesSubentities ? nil : false
+        includesPendingChanges = r.includesPendingChanges ? nil : false
+        returnsDistinctResults = r.returnsDistinctResults ? true : nil
+    }
+
+    /// The template this entry writes, placed at `location`, or the problems with it, each with
+    /// the key it is about: an entity not in `entityNames`, a predicate that does not parse, a
+    /// negative number or a limit of 0.
+    func template(entityNames: Set<String>, at location: SourceLocation) -> (
+        FetchRequestTemplate?, [(key: String, message: String)]
+    ) {
+        var problems: [(key: String, message: String)] = []
+        if !entityNames.contains(entity) { problems.append(("entity", "the model has no entity '\(entity)'")) }
+        var request = FetchRequest(entity)
+        if let predicate {
+            do { request.predicate = SiftPredicate(try PredicateSyntax.parse(predicate), source: predicate) } catch {
+                problems.append(("predicate", "the predicate does not parse: \(error.location): \(error.message)"))
+            }
+        }
+        for (key, n, least) in [
+            ("fetchLimit", fetchLimit, 1), ("fetchOffset", fetchOffset, 0), ("fetchBatchSize", fetchBatchSize, 0),
+        ] {
+            if let n, n < least { problems.append((key, "\(key) must be at least \(least), not \(n)")) }
+        }
+        guard problems.isEmpty else { return (nil, problems) }
+        request.fetchLimit = fetchLimit
+        request.fetchOffset = fetchOffset ?? 0
+        request.fetchBatchSize = fetchBatchSize ?? 0
+        request.includesSubentities = includesSubentities ?? true
+        request.includesPendingChanges = includesPendingChanges ?? true
+        request.returnsDistinctResults = returnsDistinctResults ?? false
+        return (FetchRequestTemplate(name: name, request: request, location: location), [])
     }
 }

@@ -322,7 +322,7 @@ private struct Mapper {
 
     /// The name, path (`E.p`) and user info of property `x` of `entity` (an `attribute` or a
     /// `relationship`), placed, its XML attributes beyond `mapped` and its other children warned
-    /// about; nil without a name, or for a transient one, left out with a warning.
+    /// about; nil without a name, or for a transient relationship, left out with a warning.
     mutating func property(_ x: XMLTreeElement, _ kind: String, entity: String, mapped: Set<String>) -> (
         String, String, [String: String]
     )? {
@@ -338,8 +338,8 @@ private struct Mapper {
                 unmapped(child, path: path)
             }
         }
-        if flag(x, "transient", path) {
-            warn(x.location, path, "transient \(kind) left out (not supported yet; the store does not hold it)")
+        if kind == "relationship", flag(x, "transient", path) {
+            warn(x.location, path, "transient relationship left out (not supported yet; the store does not hold it)")
             return nil
         }
         return (name, path, info)
@@ -366,11 +366,15 @@ extension Mapper {
         guard let (name, path, info) = property(x, "attribute", entity: entity, mapped: Self.attributeKeys) else {
             return nil
         }
-        guard let typeName = x["attributeType"] else {
+        let isTransient = flag(x, "transient", path)
+        // A transient attribute may have no type ("Undefined"): it holds any value.
+        let typeName = x["attributeType"] ?? (isTransient ? "Transformable" : nil)
+        guard let typeName else {
             fail(x.location, path, "the attribute has no attributeType")
             return nil
         }
-        guard let type = ModelXML.types[typeName] else {
+        guard let type = ModelXML.types[typeName] ?? (isTransient && typeName == "Undefined" ? .transformable : nil)
+        else {
             let why =
                 typeName == "Composite"
                 ? "composite attributes are not supported" : "attributeType \"\(typeName)\" is not a type Sift knows"
@@ -378,6 +382,7 @@ extension Mapper {
             return nil
         }
         var a = AttributeDescription(name, type, optional: flag(x, "optional", path))
+        a.isTransient = isTransient
         a.preservesValueInHistoryOnDeletion = flag(x, "preserveAfterDeletion", path)
         a.userInfo = info
         a.renamingIdentifier = x["elementID"]
