@@ -82,8 +82,7 @@ public final class PersistentStore: @unchecked Sendable {
         }
         let json: String
         do {
-            let db = try SQLiteConnection(path: path)
-            _ = try db.query("PRAGMA busy_timeout = 10000")
+            let db = try Self.openConnection(path, serialized: true)
             guard
                 try !db.query(
                     "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(Storage.metadataTable)]
@@ -143,9 +142,7 @@ public final class PersistentStore: @unchecked Sendable {
         self.ownEntitySchema = own
         do {
             // Every use of the connection holds `lock`, so SQLite's own per-call mutex is redundant.
-            connection = try SQLiteConnection(path: location ?? ":memory:", serialized: false)
-            // The timeout first: switching to WAL takes a lock another process may hold.
-            _ = try connection.query("PRAGMA busy_timeout = 10000")
+            connection = try Self.openConnection(location ?? ":memory:", serialized: false)
             if location != nil {
                 _ = try connection.query("PRAGMA journal_mode=WAL")
                 try connection.execute("PRAGMA synchronous=FULL")
@@ -475,6 +472,32 @@ public final class PersistentStore: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return try body()
+    }
+}
+
+extension PersistentStore {
+    /// A connection of its own on the store's file, beside the store's connection (a streamed
+    /// fetch's cursor, `sift store watch`'s poll of the data version, the tool's key-order table):
+    /// opened serialized, with the busy timeout the store's connection has. An in-memory store has
+    /// no file to open (a `.cannotOpen` error).
+    ///
+    /// ```swift
+    /// let db = try store.openSideConnection()
+    /// let version = try db.query("PRAGMA data_version")
+    /// ```
+    package func openSideConnection() throws(SQLiteError) -> SQLiteConnection {
+        // 14 is SQLITE_CANTOPEN.
+        guard let path else { throw SQLiteError(code: 14, message: "an in-memory store has no file to open again") }
+        return try Self.openConnection(path, serialized: true)
+    }
+
+    /// A connection on a store's file (or ":memory:") with the busy timeout every connection on a
+    /// store has: set first, as the next statement may need a lock another connection or process
+    /// holds (switching to WAL does).
+    private static func openConnection(_ path: String, serialized: Bool) throws(SQLiteError) -> SQLiteConnection {
+        let db = try SQLiteConnection(path: path, serialized: serialized)
+        _ = try db.query("PRAGMA busy_timeout = 10000")
+        return db
     }
 }
 
