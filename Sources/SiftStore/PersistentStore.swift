@@ -80,9 +80,13 @@ public final class PersistentStore: @unchecked Sendable {
         guard FileManager.default.fileExists(atPath: path) else {
             throw StoreError(.sqlite, "'\(path)' does not exist (create the store with its model first)")
         }
+        // The connection that reads the model becomes the store's (unserialized, as `init` says):
+        // one closed before the store's opened would be the file's last, and SQLite would delete
+        // the -wal and -shm files only to create them again.
+        let db: SQLiteConnection
         let json: String
         do {
-            let db = try Self.openConnection(path, serialized: true)
+            db = try Self.openConnection(path, serialized: false)
             guard
                 try !db.query(
                     "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(Storage.metadataTable)]
@@ -105,7 +109,7 @@ public final class PersistentStore: @unchecked Sendable {
         }
         let model: ManagedObjectModel
         do { model = try ManagedObjectModel(json: Data(json.utf8)) } catch { throw StoreError(error) }
-        try self.init(model: model, location: path, historyTracking: historyTracking)
+        try self.init(model: model, location: path, opened: db, historyTracking: historyTracking)
     }
 
     /// An in-memory store (an SQLite database that lives as long as the store).
@@ -119,7 +123,10 @@ public final class PersistentStore: @unchecked Sendable {
         try PersistentStore(model: model, location: nil, historyTracking: historyTracking)
     }
 
-    private init(model: ManagedObjectModel, location: String?, historyTracking: Bool) throws(StoreError) {
+    /// `opened`: the store's connection when `init(path:)` opened it to read the model.
+    private init(
+        model: ManagedObjectModel, location: String?, opened: SQLiteConnection? = nil, historyTracking: Bool
+    ) throws(StoreError) {
         try AttributeTransformers.check(model)
         self.model = model
         self.path = location
@@ -141,8 +148,12 @@ public final class PersistentStore: @unchecked Sendable {
         }
         self.ownEntitySchema = own
         do {
-            // Every use of the connection holds `lock`, so SQLite's own per-call mutex is redundant.
-            connection = try Self.openConnection(location ?? ":memory:", serialized: false)
+            if let opened {
+                connection = opened
+            } else {
+                // Every use of the connection holds `lock`, so SQLite's own per-call mutex is redundant.
+                connection = try Self.openConnection(location ?? ":memory:", serialized: false)
+            }
             if location != nil {
                 _ = try connection.query("PRAGMA journal_mode=WAL")
                 try connection.execute("PRAGMA synchronous=FULL")
