@@ -170,10 +170,9 @@ final class StreamCursor: @unchecked Sendable {
     /// The number of rows the statement gives.
     let total: Int
 
-    init(path: String, query: SQLQuery, width: Int) throws(StoreError) {
+    init(store: PersistentStore, query: SQLQuery, width: Int) throws(StoreError) {
         do throws(SQLiteError) {
-            connection = try SQLiteConnection(path: path)
-            _ = try connection.query("PRAGMA busy_timeout = 10000")
+            connection = try store.openSideConnection()
             try connection.execute("BEGIN")
             let count = try connection.prepare("SELECT count(*) FROM (\(query.sql))")
             try count.bind(query.bindings)
@@ -216,13 +215,13 @@ extension ManagedObjectContext {
     /// A cursor over `request`'s rows when SQL decides the whole of it on a store file (nothing
     /// judged in memory, no pending change in view, the rows in SQL's order), else nil.
     func streamCursor(_ request: FetchRequest<ManagedObject>) throws(StoreError) -> StreamCursor? {
-        guard let path = store.path else { return nil }
+        guard store.path != nil else { return nil }
         let plan = try makePlan(request)
         guard plan.residual == nil, request.sortDescriptors.isEmpty || plan.sqlSort != nil,
             try dirtyObjects(request, plan) == nil
         else { return nil }
         let q = try query(plan, request, columns: plan.info.layout.columns, limited: true)
-        return try StreamCursor(path: path, query: q, width: plan.info.layout.columns.count)
+        return try StreamCursor(store: store, query: q, width: plan.info.layout.columns.count)
     }
 
     /// Registers the rows a cursor read and returns their objects in the rows' order, prefetched

@@ -80,10 +80,13 @@ public final class PersistentStore: @unchecked Sendable {
         guard FileManager.default.fileExists(atPath: path) else {
             throw StoreError(.sqlite, "'\(path)' does not exist (create the store with its model first)")
         }
+        // The connection that reads the model becomes the store's (unserialized, as `init` says):
+        // one closed before the store's opened would be the file's last, and SQLite would delete
+        // the -wal and -shm files only to create them again.
+        let db: SQLiteConnection
         let json: String
         do {
-            let db = try SQLiteConnection(path: path)
-            _ = try db.query("PRAGMA busy_timeout = 10000")
+            db = try Self.openConnection(path, serialized: false)
             guard
                 try !db.query(
                     "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(Storage.metadataTable)]
@@ -106,7 +109,7 @@ public final class PersistentStore: @unchecked Sendable {
         }
         let model: ManagedObjectModel
         do { model = try ManagedObjectModel(json: Data(json.utf8)) } catch { throw StoreError(error) }
-        try self.init(model: model, location: path, historyTracking: historyTracking)
+        try self.init(model: model, location: path, opened: db, historyTracking: historyTracking)
     }
 
     /// An in-memory store (an SQLite database that lives as long as the store).
@@ -120,7 +123,10 @@ public final class PersistentStore: @unchecked Sendable {
         try PersistentStore(model: model, location: nil, historyTracking: historyTracking)
     }
 
-    private init(model: ManagedObjectModel, location: String?, historyTracking: Bool) throws(StoreError) {
+    /// `opened`: the store's connection when `init(path:)` opened it to read the model.
+    private init(
+        model: ManagedObjectModel, location: String?, opened: SQLiteConnection? = nil, historyTracking: Bool
+    ) throws(StoreError) {
         try AttributeTransformers.check(model)
         self.model = model
         self.path = location
@@ -142,10 +148,12 @@ public final class PersistentStore: @unchecked Sendable {
         }
         self.ownEntitySchema = own
         do {
-            // Every use of the connection holds `lock`, so SQLite's own per-call mutex is redundant.
-            connection = try SQLiteConnection(path: location ?? ":memory:", serialized: false)
-            // The timeout first: switching to WAL takes a lock another process may hold.
-            _ = try connection.query("PRAGMA busy_timeout = 10000")
+            if let opened {
+                connection = opened
+            } else {
+                // Every use of the connection holds `lock`, so SQLite's own per-call mutex is redundant.
+                connection = try Self.openConnection(location ?? ":memory:", serialized: false)
+            }
             if location != nil {
                 _ = try connection.query("PRAGMA journal_mode=WAL")
                 try connection.execute("PRAGMA synchronous=FULL")
@@ -475,6 +483,32 @@ public final class PersistentStore: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return try body()
+    }
+}
+
+extension PersistentStore {
+    /// A connection of its own on the store's file, beside the store's connection (a streamed
+    /// fetch's cursor, `sift store watch`'s poll of the data version, the tool's key-order table):
+    /// opened serialized, with the busy timeout the store's connection has. An in-memory store has
+    /// no file to open (a `.cannotOpen` error).
+    ///
+    /// ```swift
+    /// let db = try store.openSideConnection()
+    /// let version = try db.query("PRAGMA data_version")
+    /// ```
+    package func openSideConnection() throws(SQLiteError) -> SQLiteConnection {
+        // 14 is SQLITE_CANTOPEN.
+        guard let path else { throw SQLiteError(code: 14, message: "an in-memory store has no file to open again") }
+        return try Self.openConnection(path, serialized: true)
+    }
+
+    /// A connection on a store's file (or ":memory:") with the busy timeout every connection on a
+    /// store has: set first, as the next statement may need a lock another connection or process
+    /// holds (switching to WAL does).
+    private static func openConnection(_ path: String, serialized: Bool) throws(SQLiteError) -> SQLiteConnection {
+        let db = try SQLiteConnection(path: path, serialized: serialized)
+        _ = try db.query("PRAGMA busy_timeout = 10000")
+        return db
     }
 }
 

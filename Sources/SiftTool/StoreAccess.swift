@@ -66,9 +66,8 @@ enum StoreAccess {
 
     /// Each entity's keys in the order `sift store import` first saw them (empty when nothing
     /// was imported, or the table is missing).
-    static func keyOrder(_ path: String) -> [String: [String]] {
-        guard let db = try? SQLiteConnection(path: path) else { return [:] }
-        _ = try? db.query("PRAGMA busy_timeout = 10000")
+    static func keyOrder(_ store: PersistentStore) -> [String: [String]] {
+        guard let db = try? store.openSideConnection() else { return [:] }
         guard let rows = try? db.query("SELECT entity, keys FROM \(SQLiteDialect().quote(keyOrderTable))") else {
             return [:]
         }
@@ -85,10 +84,11 @@ enum StoreAccess {
     /// Adds keys seen by an import to the recorded order (keys already known keep their place).
     /// Runs after the import's save has committed: the order only shapes the output, so a
     /// failure here leaves the imported objects in place and is reported as a warning.
-    static func recordKeyOrder(_ path: String, _ seen: [(entity: String, keys: [String])]) throws(SQLiteError) {
+    static func recordKeyOrder(_ store: PersistentStore, _ seen: [(entity: String, keys: [String])])
+        throws(SQLiteError)
+    {
         guard !seen.isEmpty else { return }
-        let db = try SQLiteConnection(path: path)
-        _ = try db.query("PRAGMA busy_timeout = 10000")
+        let db = try store.openSideConnection()
         let table = SQLiteDialect().quote(keyOrderTable)
         try db.execute("CREATE TABLE IF NOT EXISTS \(table) (entity TEXT PRIMARY KEY, keys TEXT NOT NULL)")
         try db.transaction { () throws(SQLiteError) in

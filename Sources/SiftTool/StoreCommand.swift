@@ -137,7 +137,7 @@ struct StoreFetchArguments: ParsableArguments {
         try StoreAccess.requireEntity(entity, in: store)
         var request = FetchRequest(entity, predicate: compiled, sortDescriptors: descriptors)
         request.variables = variables
-        let renderer = StoreRenderer(model: store.model, keyOrder: StoreAccess.keyOrder(db), printsNils: nulls)
+        let renderer = StoreRenderer(model: store.model, keyOrder: StoreAccess.keyOrder(store), printsNils: nulls)
         return Prepared(store: store, request: request, renderer: renderer, compiled: compiled, variables: variables)
     }
 
@@ -374,7 +374,7 @@ struct StoreImportCommand: ParsableCommand {
             do throws(JSONImportError) { n = try importer.run(&records, entity: entity) } catch {
                 throw StoreCommandError(error)
             }
-            do { try StoreAccess.recordKeyOrder(db, importer.seenKeys) } catch {
+            do { try StoreAccess.recordKeyOrder(store, importer.seenKeys) } catch {
                 // The objects are saved; only the output's key order is not remembered.
                 writeError("warning: the records were imported, but their key order could not be recorded: \(error)")
             }

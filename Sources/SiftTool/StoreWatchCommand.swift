@@ -125,9 +125,7 @@ final class StoreWatcher {
         self.explain = explain
         context = ManagedObjectContext(store: store)
         do {
-            let connection = try SQLiteConnection(path: path)
-            _ = try connection.query("PRAGMA busy_timeout = 10000")
-            monitor = try connection.prepare("PRAGMA data_version")
+            monitor = try store.openSideConnection().prepare("PRAGMA data_version")
         } catch { throw StoreCommandError("error: \(path): \(error.message)") }
         do {
             controller = try FetchedResultsController(
