@@ -81,7 +81,7 @@ public struct FetchRequest<Object: ManagedObject>: Sendable {
     }
 
     /// A request for the objects of the entity `type` is registered for (see
-    /// ``ManagedObjectModel/init(entities:classes:)``; an unregistered class names the entity of
+    /// ``ManagedObjectModel/init(entities:classes:configurations:)``; an unregistered class names the entity of
     /// its own name), returning them as `type`.
     ///
     /// ```swift

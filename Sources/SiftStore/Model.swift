@@ -409,7 +409,7 @@ public struct EntityDescription: Codable, Hashable, Sendable {
     /// ``DocumentDescription``), and the entity declares no attributes or relationships.
     public var document: DocumentDescription?
     /// The name of the Swift class whose instances the entity's objects are (Core Data's class
-    /// name): a class registered with the model (``ManagedObjectModel/init(entities:classes:)``)
+    /// name): a class registered with the model (``ManagedObjectModel/init(entities:classes:configurations:)``)
     /// serves the entity whose class name is the class's own name. nil means the entity's name.
     /// Model files give it as `"className"`; it does not change the model's version hash.
     public var className: String?

@@ -451,7 +451,7 @@ extension TypedAccessible where Self: ManagedObject {
 
 extension ManagedObjectContext {
     /// A new object of the entity `type` is registered for, as `type` (see
-    /// ``ManagedObjectModel/init(entities:classes:)``).
+    /// ``ManagedObjectModel/init(entities:classes:configurations:)``).
     ///
     /// ```swift
     /// let ann = try context.insert(Employee.self)
