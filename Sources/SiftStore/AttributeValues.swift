@@ -45,6 +45,30 @@ extension Value {
         }
     }
 
+    /// `value` as attribute `a` holds it: a collection's elements each coerced to its type (nil
+    /// passes), any other attribute's value by `init(coercing:for:)`.
+    init(coercing value: Value, into a: ResolvedAttribute) throws(CoercionError) {
+        guard a.description.isCollection else {
+            try self.init(coercing: value, for: a)
+            return
+        }
+        self = try Value(collection: value, of: a.type)
+    }
+
+    /// `value` as a collection attribute of element type `type` holds it: an array of its elements
+    /// each coerced to `type` (a set's in its order); nil passes.
+    init(collection value: Value, of type: AttributeType) throws(CoercionError) {
+        switch value {
+        case .null: self = .null
+        case .array(let xs), .set(let xs):
+            var out: [Value] = []
+            out.reserveCapacity(xs.count)
+            for x in xs { out.append(try Value(coercing: x, to: type)) }
+            self = .array(out)
+        default: throw CoercionError(message: "\(value) is not a collection")
+        }
+    }
+
     /// `value` as attribute type `type`: integers checked against their width, floats rounded to
     /// Float, UUIDs and URLs as their strings, transformable values kept as they are. nil passes.
     init(coercing value: Value, to type: AttributeType) throws(CoercionError) {

@@ -144,7 +144,7 @@ extension ManagedObjectContext {
                     do throws(CoercionError) {
                         v =
                             s.attribute.description.isCollection
-                            ? try Self.collection(raw, s.attribute.type)
+                            ? try Value(collection: raw, of: s.attribute.type)
                             : try Value(coercing: raw, for: s.attribute)
                     } catch {
                         failures.append(ManagedObjectContext.failure(o, s.attribute.name, raw, (error.message, .type)))
@@ -170,17 +170,6 @@ extension ManagedObjectContext {
                 }
             }
             return BatchResult(objectIDs: ids, deleted: false)
-        }
-    }
-
-    static func collection(_ raw: Value, _ type: AttributeType) throws(CoercionError) -> Value {
-        switch raw {
-        case .null: return .null
-        case .array(let xs), .set(let xs):
-            var out: [Value] = []
-            for x in xs { out.append(try Value(coercing: x, to: type)) }
-            return .array(out)
-        default: throw CoercionError(message: "\(raw) is not a collection")
         }
     }
 

@@ -664,20 +664,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         try checkOwned(o)
         let a = o.info.entity.attributes[i]
         let coerced: Value
-        do throws(CoercionError) {
-            if a.description.isCollection {
-                switch v {
-                case .null: coerced = .null
-                case .array(let xs), .set(let xs):
-                    var out: [Value] = []
-                    for x in xs { out.append(try Value(coercing: x, to: a.type)) }
-                    coerced = .array(out)
-                default: throw CoercionError(message: "\(v) is not a collection")
-                }
-            } else {
-                coerced = try Value(coercing: v, for: a)
-            }
-        } catch {
+        do throws(CoercionError) { coerced = try Value(coercing: v, into: a) } catch {
             throw StoreError.typeMismatch(o, key, v, error.message)
         }
         if undoManager != nil { try recordAttribute(o, i) }

@@ -130,7 +130,7 @@ extension StoreImporter {
                 let a = info.entity.attributes[i]
                 let v = try attributeValue(json, a.description, keyPath: "")
                 do throws(CoercionError) {
-                    rows!.rows[me].attributes[i] = try Self.coerced(v, a)
+                    rows!.rows[me].attributes[i] = try Value(coercing: v, into: a)
                 } catch {
                     throw Problem(path: "", message: error.message)
                 }
@@ -159,20 +159,6 @@ extension StoreImporter {
             }
         }
         return me
-    }
-
-    /// `v` as attribute `a` holds it: what the context's `setAttribute` stores.
-    private static func coerced(_ v: Value, _ a: ResolvedAttribute) throws(CoercionError) -> Value {
-        guard a.description.isCollection else { return try Value(coercing: v, for: a) }
-        switch v {
-        case .null: return .null
-        case .array(let xs), .set(let xs):
-            var out: [Value] = []
-            out.reserveCapacity(xs.count)
-            for x in xs { out.append(try Value(coercing: x, to: a.type)) }
-            return .array(out)
-        default: throw CoercionError(message: "\(v) is not a collection")
-        }
     }
 
     /// Checks and writes the batch's rows inside the import's transaction; a batch that breaks a
