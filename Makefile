@@ -46,7 +46,7 @@ sanitizers: tsan asan
 
 # Each builds only the test targets holding its suites (SIFT_TEST_TARGETS, read by Package.swift):
 # the instrumented builds were two thirds of a fresh-clone `make test`.
-TSAN_TARGETS := SiftEvaluationTests,SiftSQLiteTests,SiftStoreTests
+TSAN_TARGETS := SiftEvaluationTests,SiftSQLiteTests,SiftStoreConcurrencyTests
 ASAN_TARGETS := SiftSyntaxTests,SiftConformanceTests
 
 tsan: deps

@@ -87,11 +87,20 @@ let package = Package(
             name: "SiftSQLiteTests",
             dependencies: ["SiftSQLite", "SiftSQL", "SiftSyntax", "SiftText", "SiftEvaluation", "SiftTestSupport"]
         ),
+        // The store's fixtures (a company model, temporary store files), shared by its two test targets.
+        .target(name: "SiftStoreTestSupport", dependencies: ["SiftStore"], path: "Tests/SiftStoreTestSupport"),
         .testTarget(
             name: "SiftStoreTests",
             dependencies: [
                 "SiftStore", "SiftJSON", "SiftEvaluation", "SiftSQL", "SiftSQLite", "SiftSyntax", "SiftTestSupport",
+                "SiftStoreTestSupport",
             ]
+        ),
+        // Contexts sharing a store between threads (queues, parents, merges, automatic merging): a
+        // target of its own so that the ThreadSanitizer run of `make test` builds these suites only.
+        .testTarget(
+            name: "SiftStoreConcurrencyTests",
+            dependencies: ["SiftStore", "SiftEvaluation", "SiftSyntax", "SiftTestSupport", "SiftStoreTestSupport"]
         ),
         // Runs against a real PostgreSQL server: `make test` or `bash scripts/with-postgres.sh swift test`.
         .testTarget(
@@ -122,10 +131,29 @@ let package = Package(
 )
 
 // The sanitizer runs of `make test` build only the test targets whose suites they run: with
-// SIFT_TEST_TARGETS set (comma-separated names), the package declares those test targets and no
-// other. Each sanitizer builds into a scratch folder of its own, so the full package of a plain
-// build is never affected; unset, every test target is declared.
+// SIFT_TEST_TARGETS set (comma-separated names), the package declares those test targets, the
+// targets they depend on, and nothing else (no `sift`, no SiftTool where no kept suite needs them),
+// with the products of the targets kept. Each sanitizer builds into a scratch folder of its own,
+// so the full package of a plain build is never affected; unset, every target is declared.
 if let kept = Context.environment["SIFT_TEST_TARGETS"] {
     let names = Set(kept.split(separator: ",").map(String.init))
-    package.targets.removeAll { $0.type == .test && !names.contains($0.name) }
+    var needed = Set<String>()
+    var pending = package.targets.filter { $0.type == .test && names.contains($0.name) }.map(\.name)
+    while let name = pending.popLast() {
+        guard needed.insert(name).inserted, let target = package.targets.first(where: { $0.name == name }) else {
+            continue
+        }
+        for dependency in target.dependencies {
+            switch dependency {
+            case .targetItem(let name, _), .byNameItem(let name, _): pending.append(name)
+            case .productItem: break
+            @unknown default: break
+            }
+        }
+    }
+    package.targets.removeAll { !needed.contains($0.name) }
+    package.products.removeAll { product in
+        let targets = (product as? Product.Library)?.targets ?? (product as? Product.Executable)?.targets ?? []
+        return targets.contains { !needed.contains($0) }
+    }
 }

@@ -5,6 +5,7 @@
 import Foundation
 import SiftEvaluation
 import SiftStore
+import SiftStoreTestSupport
 import Synchronization
 import Testing
 

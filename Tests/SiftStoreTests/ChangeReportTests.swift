@@ -3,6 +3,7 @@
 // and a rollback's forgotten changes are not reported later.
 
 import Foundation
+import SiftStoreTestSupport
 import Testing
 
 @testable import SiftStore
@@ -10,7 +11,7 @@ import Testing
 @Suite struct ChangeReportTests {
     /// A context on a store holding one saved item, its observer, and the item.
     static func setUp() throws -> (ManagedObjectContext, Heard, ManagedObject, ObservationToken) {
-        let c = ManagedObjectContext(store: try PersistentStore.inMemory(model: try MergeConflictTests.model()))
+        let c = ManagedObjectContext(store: try PersistentStore.inMemory(model: try Fixtures.itemsModel()))
         let item = try c.insert("Item")
         try item.setValue(1, forKey: "price")
         try c.save()

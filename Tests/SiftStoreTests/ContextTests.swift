@@ -4,6 +4,7 @@
 
 import Foundation
 import SiftEvaluation
+import SiftStoreTestSupport
 import Testing
 
 @testable import SiftStore

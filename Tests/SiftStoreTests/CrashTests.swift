@@ -10,6 +10,7 @@
 
 import Foundation
 import SiftSQLite
+import SiftStoreTestSupport
 import SiftTestSupport
 import Testing
 

@@ -6,6 +6,7 @@
 
 import Foundation
 import SiftEvaluation
+import SiftStoreTestSupport
 import Testing
 
 @testable import SiftStore

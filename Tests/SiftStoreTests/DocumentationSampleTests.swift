@@ -10,6 +10,7 @@ import Testing
 import SiftTestSupport
 import SiftEvaluation
 import SiftStore
+import SiftStoreTestSupport
 
 final class Shelf: ManagedObject {
     var label: String? {

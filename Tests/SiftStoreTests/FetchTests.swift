@@ -5,6 +5,7 @@
 
 import Foundation
 import SiftEvaluation
+import SiftStoreTestSupport
 import SiftSyntax
 import Testing
 

@@ -4,6 +4,7 @@
 // delete, its rollback and its save of an insert.
 
 import Foundation
+import SiftStoreTestSupport
 import Testing
 
 @testable import SiftStore

@@ -4,6 +4,7 @@
 // changes from merges, batch requests and history, a predicate that raises, and the snapshots.
 
 import Foundation
+import SiftStoreTestSupport
 import Testing
 
 @testable import SiftStore

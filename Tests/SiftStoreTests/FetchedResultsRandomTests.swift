@@ -7,6 +7,7 @@
 // fresh fetch's results, with no object inserted that was there and no move to its own place.
 
 import Foundation
+import SiftStoreTestSupport
 import SiftTestSupport
 import Testing
 

@@ -3,6 +3,7 @@
 // results as a table view applies them, give exactly a fresh fetch's results.
 
 import Foundation
+import SiftStoreTestSupport
 import Testing
 
 @testable import SiftStore

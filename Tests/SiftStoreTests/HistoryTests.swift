@@ -5,12 +5,13 @@
 // context's objects up to date (unsaved edits kept, deleted objects gone).
 
 import Foundation
+import SiftStoreTestSupport
 import Testing
 
 @testable import SiftStore
 
 @Suite struct HistoryTests {
-    static func model() throws -> ManagedObjectModel { try MergeConflictTests.model() }
+    static func model() throws -> ManagedObjectModel { try Fixtures.itemsModel() }
 
     /// A store tracking history with one saved item (name "orig", price 1) by author "app".
     func store(path: String? = nil) throws -> (PersistentStore, ManagedObjectContext, ManagedObject) {

@@ -4,6 +4,7 @@
 // `preservesValueInHistoryOnDeletion` recorded with a delete, by saves, cascades and batch deletes).
 
 import Foundation
+import SiftStoreTestSupport
 import Testing
 
 @testable import SiftStore
@@ -42,7 +43,7 @@ import Testing
 
     @Test func turningTrackingOffStopsRecordingAndForgetsTheHistory() throws {
         let path = Fixtures.temporaryPath("history-off.sqlite")
-        let s = try PersistentStore(model: try MergeConflictTests.model(), path: path, historyTracking: true)
+        let s = try PersistentStore(model: try Fixtures.itemsModel(), path: path, historyTracking: true)
         let other = try PersistentStore(path: path)  // another store object on the file, tracking
         let c = ManagedObjectContext(store: s)
         let x = try c.insert("Item")
@@ -90,7 +91,7 @@ import Testing
     }
 
     @Test func anInMemoryStoreTurnsTrackingOnLater() throws {
-        let s = try PersistentStore.inMemory(model: try MergeConflictTests.model())
+        let s = try PersistentStore.inMemory(model: try Fixtures.itemsModel())
         #expect(!s.tracksHistory)
         try s.setHistoryTracking(true)
         let c = ManagedObjectContext(store: s)

@@ -4,46 +4,17 @@
 // update; on the code before versions were compared, each of these saved without an error.
 
 import Foundation
+import SiftStoreTestSupport
 import Testing
 
 @testable import SiftStore
 
 @Suite struct MergeConflictTests {
-    /// Item (name, price) ←→ Owner (name); `itemsRule` is the owner's delete rule for its items,
-    /// and `more` are further entities (other suites reuse the model).
-    static func model(itemsRule: DeleteRule = .nullify, more: [EntityDescription] = []) throws -> ManagedObjectModel {
-        try ManagedObjectModel(
-            entities: [
-                EntityDescription(
-                    "Item",
-                    attributes: [AttributeDescription("name", .string), AttributeDescription("price", .integer64)],
-                    relationships: [RelationshipDescription("owner", to: "Owner", inverse: "items")]),
-                EntityDescription(
-                    "Owner", attributes: [AttributeDescription("name", .string)],
-                    relationships: [
-                        RelationshipDescription(
-                            "items", to: "Item", toMany: true, inverse: "owner", deleteRule: itemsRule)
-                    ]),
-            ] + more)
-    }
-
-    /// An owner and `n` items named "i0"… that it owns, inserted in `c` (not saved).
-    static func ownedItems(_ c: ManagedObjectContext, _ n: Int) throws -> (ManagedObject, [ManagedObject]) {
-        let owner = try c.insert("Owner")
-        let items = try (0..<n).map { i in
-            let o = try c.insert("Item")
-            try o.setValue("i\(i)", forKey: "name")
-            try o.setValue(owner, forKey: "owner")
-            return o
-        }
-        return (owner, items)
-    }
-
     /// A store with one saved item (name "orig", price 1) in context A, and B's copy of it read.
     func twoContexts(_ policy: MergePolicy) throws -> (
         a: ManagedObjectContext, x: ManagedObject, b: ManagedObjectContext, xb: ManagedObject, s: PersistentStore
     ) {
-        let s = try PersistentStore.inMemory(model: try Self.model())
+        let s = try PersistentStore.inMemory(model: try Fixtures.itemsModel())
         let a = ManagedObjectContext(store: s)
         let b = ManagedObjectContext(store: s)
         b.mergePolicy = policy

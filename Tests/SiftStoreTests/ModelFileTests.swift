@@ -6,6 +6,7 @@
 
 import Foundation
 import SiftJSON
+import SiftStoreTestSupport
 import SiftTestSupport
 import Testing
 

@@ -5,6 +5,7 @@
 import Foundation
 import SiftSQL
 import SiftSQLite
+import SiftStoreTestSupport
 import Testing
 
 @testable import SiftStore

@@ -10,6 +10,7 @@ import Testing
 import SiftTestSupport
 import SiftEvaluation
 import SiftStore
+import SiftStoreTestSupport
 
 @Suite struct ReadmeExampleTests {
     @Test func readmeSampleIsTested() throws { try expectReadmeSampleTested(of: "SiftStore") }

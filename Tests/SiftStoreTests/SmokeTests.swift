@@ -1,5 +1,6 @@
 import Foundation
 import SiftEvaluation
+import SiftStoreTestSupport
 import Testing
 
 @testable import SiftStore

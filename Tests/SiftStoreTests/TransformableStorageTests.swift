@@ -7,6 +7,7 @@ import Foundation
 import SiftEvaluation
 import SiftSQL
 import SiftSQLite
+import SiftStoreTestSupport
 import Testing
 
 @testable import SiftStore

@@ -8,6 +8,7 @@
 import Foundation
 import SiftEvaluation
 import SiftSQL
+import SiftStoreTestSupport
 import SiftSyntax
 import Testing
 

@@ -5,6 +5,7 @@
 import Foundation
 import SiftEvaluation
 import SiftSQLite
+import SiftStoreTestSupport
 import Testing
 
 @testable import SiftStore

@@ -6,6 +6,7 @@
 // history must hold one transaction per successful save, and each child must see the other's.
 
 import Foundation
+import SiftStoreTestSupport
 import SiftTestSupport
 import Testing
 

@@ -4,6 +4,7 @@
 // After a save an undo is an ordinary edit that the next save writes.
 
 import Foundation
+import SiftStoreTestSupport
 import Testing
 
 @testable import SiftStore
@@ -11,7 +12,7 @@ import Testing
 @Suite struct UndoTests {
     /// Owner ←→ items (cascade from the owner), Item.owner nullify; Person ←→ Person (one-to-one).
     static func model() throws -> ManagedObjectModel {
-        try MergeConflictTests.model(
+        try Fixtures.itemsModel(
             itemsRule: .cascade,
             more: [
                 EntityDescription(
@@ -101,7 +102,7 @@ import Testing
 
     @Test func deletesComeBackWithTheirRelationshipsAndCascades() throws {
         let (c, u, s) = try Self.context()
-        let (owner, items) = try MergeConflictTests.ownedItems(c, 2)
+        let (owner, items) = try Fixtures.ownedItems(c, 2)
         try c.save()
         u.removeAllActions()
         // Deleting the owner cascades to its items (at processPendingChanges).

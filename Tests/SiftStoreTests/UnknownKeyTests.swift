@@ -6,6 +6,7 @@
 
 import Foundation
 import SiftEvaluation
+import SiftStoreTestSupport
 import SiftSyntax
 import Testing
 

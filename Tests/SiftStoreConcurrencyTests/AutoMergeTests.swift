@@ -6,6 +6,7 @@
 
 import Dispatch
 import Foundation
+import SiftStoreTestSupport
 import Testing
 
 @testable import SiftStore
@@ -88,7 +89,7 @@ import Testing
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("db.sqlite").path
-        let s1 = try PersistentStore(model: try MergeConflictTests.model(), path: path)
+        let s1 = try PersistentStore(model: try Fixtures.itemsModel(), path: path)
         let s2 = try PersistentStore(path: path)
         let ids = try ContextQueueTests.seed(s1, 3)
         let view = ManagedObjectContext(store: s1, concurrency: .privateQueue)

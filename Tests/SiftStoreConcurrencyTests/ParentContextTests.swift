@@ -5,13 +5,14 @@
 // changes its parent took in since the child read an object.
 
 import Foundation
+import SiftStoreTestSupport
 import Testing
 
 @testable import SiftStore
 
 @Suite struct ParentContextTests {
     /// Items with a to-one owner, owners with their to-many items (inverse of each other).
-    static func model() throws -> ManagedObjectModel { try MergeConflictTests.model() }
+    static func model() throws -> ManagedObjectModel { try Fixtures.itemsModel() }
 
     @discardableResult
     func item(_ c: ManagedObjectContext, _ name: String, _ price: Int, owner: ManagedObject? = nil) throws
@@ -445,7 +446,7 @@ import Testing
     @Test func anUndeleteFromAChildBringsBackTheObjectAlone() throws {
         // Owners cascade to their items. The parent deletes an owner (and, through its delete
         // rule, its items); a child that renamed the owner takes it back under object trump.
-        let s = try PersistentStore.inMemory(model: try MergeConflictTests.model(itemsRule: .cascade))
+        let s = try PersistentStore.inMemory(model: try Fixtures.itemsModel(itemsRule: .cascade))
         let parent = ManagedObjectContext(store: s)
         let o = try parent.insert("Owner")
         try o.setValue("O", forKey: "name")

@@ -13,6 +13,7 @@
 // run with its seed and step (`SIFT_POLICY_SEED=n` replays one, `SIFT_POLICY_TRACE=1` prints it).
 
 import Foundation
+import SiftStoreTestSupport
 import SiftTestSupport
 import Testing
 
@@ -374,7 +375,7 @@ final class PolicyRun {
         // The sibling runs keep the seeds they always had; the stack's differ.
         let salt: UInt64 = parents.allSatisfy { $0 == nil } ? 0 : 104_729
         rng = SplitMix64(seed: seed &* 7919 &+ UInt64(MergePolicy.allCases.firstIndex(of: policy)!) &+ salt)
-        store = try PersistentStore.inMemory(model: try MergeConflictTests.model())
+        store = try PersistentStore.inMemory(model: try Fixtures.itemsModel())
         model = PolicyModel(parents: parents, policy: policy)
         var made: [ManagedObjectContext] = []
         for p in parents {

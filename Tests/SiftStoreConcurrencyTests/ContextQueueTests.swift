@@ -6,27 +6,14 @@
 
 import Dispatch
 import Foundation
+import SiftStoreTestSupport
 import Testing
 
 @testable import SiftStore
 
-/// What a context's observer heard (observers are `@Sendable`: they may be called on any thread).
-final class Heard: @unchecked Sendable {
-    private let lock = NSLock()
-    private var notes: [ContextNotification] = []
-    func append(_ n: ContextNotification) { lock.withLock { notes.append(n) } }
-    var all: [ContextNotification] { lock.withLock { notes } }
-    /// The change set of the last did-save heard.
-    var didSave: ChangeSet? {
-        all.compactMap { if case .didSave(let c) = $0 { c } else { nil } }.last
-    }
-    /// The objects-did-change change sets heard.
-    var changes: [ChangeSet] { all.compactMap { if case .objectsDidChange(let c) = $0 { c } else { nil } } }
-}
-
 @Suite struct ContextQueueTests {
     static func store() throws -> PersistentStore {
-        try PersistentStore.inMemory(model: try MergeConflictTests.model())
+        try PersistentStore.inMemory(model: try Fixtures.itemsModel())
     }
 
     /// Saves `n` items named "i0"… with price = index, in a new context; returns their IDs.
@@ -265,7 +252,7 @@ final class Heard: @unchecked Sendable {
     @Test func relationshipsDropObjectsMergedAwayAsDeleted() throws {
         let s = try Self.store()
         let setup = ManagedObjectContext(store: s)
-        let (owner, items) = try MergeConflictTests.ownedItems(setup, 3)
+        let (owner, items) = try Fixtures.ownedItems(setup, 3)
         try setup.save()
         let a = ManagedObjectContext(store: s)
         let heldOwner = try a.existingObject(with: owner.objectID)
