@@ -113,6 +113,12 @@ extension ManagedObjectContext {
                             entity: info.name, keys: [key], constraint: .unknownKey)
                     ])
             }
+            if let derivation = info.entity.attributes[i].description.derivationExpression {
+                throw StoreError(
+                    .invalidOperation,
+                    "'\(info.name).\(key)' is derived from \(derivation): each save computes it, a batch update cannot set it"
+                )
+            }
             var reader: SiftSortDescriptor?
             if case .expression(let text) = v {
                 try KeyCheck.expression(text, of: info.name, in: store.model)
@@ -163,6 +169,7 @@ extension ManagedObjectContext {
                 }
             }
             if !failures.isEmpty { throw StoreError(.validation, failures: failures) }
+            try writeDerivedValues(from: objects, in: scratch, writer)
             try checkUniqueness(of: info)
             if store.tracksHistory {
                 do throws(SQLiteError) { try recordHistory(inserted: [], updated: objects, deleted: []) } catch {
@@ -171,6 +178,24 @@ extension ManagedObjectContext {
             }
             return BatchResult(objectIDs: ids, deleted: false)
         }
+    }
+
+    /// After a batch request changed `objects` in `scratch`: the derived values that read them,
+    /// computed, validated and written (Derivations.swift).
+    private func writeDerivedValues(
+        from objects: [ManagedObject], in scratch: ManagedObjectContext, _ writer: RowWriter
+    )
+        throws(StoreError)
+    {
+        var changed: [ManagedObject] = []
+        try scratch.deriveValues(from: objects, deleted: scratch.deletedSet) { (o, i, v) throws(StoreError) in
+            if o.snapshot == nil { o.snapshot = Snapshot(attributes: o.attributes, links: o.links) }
+            o.attributes[i] = v
+            if !changed.contains(where: { $0 === o }) { changed.append(o) }
+        }
+        guard !changed.isEmpty else { return }
+        try scratch.validate(changed, others: [], deleted: scratch.deletedSet)
+        do throws(SQLiteError) { for o in changed { _ = try writer.update(o) } } catch { throw error.storeError }
     }
 
     /// After a batch update: no two rows of the hierarchy may share a constraint's values.
@@ -214,6 +239,15 @@ extension ManagedObjectContext {
             for o in try scratch.fetch(fetch) { try scratch.delete(o) }
             // The scratch context applies the rules exactly as a save would, then writes.
             try scratch.propagateDeletes()
+            // Derived values reading what the rules changed join the objects written below.
+            var derived: [ManagedObject] = []
+            try scratch.deriveValues(from: Array(scratch.updatedSet), deleted: scratch.deletedSet) {
+                (o, i, v) throws(StoreError) in
+                try scratch.willChange(o)
+                o.attributes[i] = v
+                derived.append(o)
+            }
+            if !derived.isEmpty { try scratch.validate(derived, others: [], deleted: scratch.deletedSet) }
             let deleted = Array(scratch.deletedSet).sorted {
                 ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0)
             }

@@ -663,6 +663,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     func setAttribute(_ v: Value, _ i: Int, forKey key: String, of o: ManagedObject) throws(StoreError) {
         try checkOwned(o)
         let a = o.info.entity.attributes[i]
+        if let derivation = a.description.derivationExpression {
+            throw StoreError(
+                .invalidOperation,
+                "\(o.objectID) '\(key)' is derived from \(derivation): each save computes it, it cannot be set")
+        }
         let coerced: Value
         do throws(CoercionError) { coerced = try Value(coercing: v, into: a) } catch {
             throw StoreError.typeMismatch(o, key, v, error.message)

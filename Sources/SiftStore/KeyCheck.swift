@@ -28,6 +28,9 @@ struct KeyCheck {
     /// Whether a key path walked since the last comparison began ends on such an attribute that
     /// holds one value (`scalars`), or a collection of values of different kinds (`collections`).
     private var touchesMixedKinds: (scalars: Bool, collections: Bool) = (false, false)
+    /// Every relationship a key path walked through, with the entity it was read on (a derived
+    /// attribute's value depends on the objects at their ends: `Derivations`).
+    private(set) var steps: [(entity: String, relationship: ResolvedRelationship)] = []
 
     init(model: ManagedObjectModel, source: String?) {
         self.model = model
@@ -157,6 +160,7 @@ struct KeyCheck {
             guard let rel = family.lazy.compactMap({ $0.relationship(key) }).first else {
                 throw unknown(key, of: r, components: components, index: i, range)
             }
+            steps.append((entity, rel))
             entity = rel.destination
         }
         return entity

@@ -454,7 +454,7 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
             try context.set(original, forKey: key, of: self)
             return
         }
-        if info.isScalar[i], storesAsIs(info.attributeTypes[i]) {
+        if info.isScalar[i], !info.entity.attributes[i].isDerived, storesAsIs(info.attributeTypes[i]) {
             // An object inserted in its context passes both: it is never in the deleted set (a
             // delete takes it out of the context) and has no committed state to record.
             if !pendingInsert {

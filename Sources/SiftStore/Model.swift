@@ -139,6 +139,20 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
     /// draft.isTransient = true
     /// ```
     public var isTransient = false
+    /// The expression a derived attribute's value is computed from (Core Data's derived attributes,
+    /// `derivationExpression`): an expression of the predicate language on the object (`SELF`),
+    /// such as `posts.@count`, `department.name`, `lowercase:(title)` or `now()`. Each save computes
+    /// it for every object it inserts or updates, and for every object whose value reads an object
+    /// the save changes (through the inverses of the relationships the expression reads, which must
+    /// exist); the result is coerced to the attribute's type, validated and stored, so predicates
+    /// and sorts read it as any attribute. An application cannot set it (`invalid-operation`). In a
+    /// model file: `"derivationExpression": "posts.@count"`.
+    ///
+    /// ```swift
+    /// var postCount = AttributeDescription("postCount", .integer64)
+    /// postCount.derivationExpression = "posts.@count"
+    /// ```
+    public var derivationExpression: String?
 
     /// An attribute with its rules; only the name and type are required.
     public init(
@@ -176,6 +190,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         case isIndexed = "indexed"
         case userInfo, renamingIdentifier
         case isTransient = "transient"
+        case derivationExpression
     }
 
     /// Decodes an attribute from a model file, applying the defaults.
@@ -199,6 +214,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         userInfo = try c.decodeIfPresent([String: String].self, forKey: .userInfo) ?? [:]
         renamingIdentifier = try c.decodeIfPresent(String.self, forKey: .renamingIdentifier)
         isTransient = try c.decodeIfPresent(Bool.self, forKey: .isTransient) ?? false
+        derivationExpression = try c.decodeIfPresent(String.self, forKey: .derivationExpression)
     }
 
     /// Encodes the attribute; options that are unset are left out.
@@ -221,6 +237,7 @@ public struct AttributeDescription: Codable, Hashable, Sendable {
         if !userInfo.isEmpty { try c.encode(userInfo, forKey: .userInfo) }
         try c.encodeIfPresent(renamingIdentifier, forKey: .renamingIdentifier)
         if isTransient { try c.encode(true, forKey: .isTransient) }
+        try c.encodeIfPresent(derivationExpression, forKey: .derivationExpression)
     }
 }
 
@@ -619,6 +636,8 @@ public struct ManagedObjectModel: Hashable, Sendable {
     public let entities: [EntityDescription]
     /// Resolved per entity: every property (inherited first), storage names, sub-entities.
     let resolved: [String: ResolvedEntity]
+    /// The derived attributes and what their values read (Derivations.swift).
+    private(set) var derivations = Derivations()
     /// The schema the SQL lowering reads, derived from the storage layout (never written twice).
     public let schema: Schema
     /// The registered classes and the entities they serve (ObjectClasses.swift).
@@ -665,6 +684,7 @@ public struct ManagedObjectModel: Hashable, Sendable {
                 throw ModelError("configuration '\(c.name)' names an entity twice")
             }
         }
+        derivations = try Derivations(self)
     }
 
     /// Decodes and validates a JSON model file: `{"entities": [{"name": …, "attributes": […],

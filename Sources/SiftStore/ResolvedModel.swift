@@ -12,6 +12,7 @@
 import Foundation
 import SiftEvaluation
 import SiftSQL
+import SiftSyntax
 
 /// A default value or JSON scalar as the model file writes it.
 ///
@@ -87,6 +88,8 @@ final class ResolvedAttribute: @unchecked Sendable {
     let mixed: MixedStorage?
     /// Whether saving checks anything for it (required, bounds, lengths, pattern, shapes).
     let hasRules: Bool
+    /// Whether each save computes it (`derivationExpression`): an application cannot set it.
+    let isDerived: Bool
 
     init(
         description: AttributeDescription, column: String, exactColumn: String?, valueTable: String?,
@@ -102,6 +105,7 @@ final class ResolvedAttribute: @unchecked Sendable {
         self.type = description.type
         self.mixed = mixed
         let d = description
+        isDerived = d.derivationExpression != nil
         hasRules =
             !d.isOptional || d.minValue != nil || d.maxValue != nil || d.minLength != nil || d.maxLength != nil
             || d.regularExpression != nil || mixed != nil
@@ -595,6 +599,23 @@ enum ModelResolver {
             defaultValue: defaultValue, mixed: mixed)
     }
 
+    /// A derived attribute's expression must parse (its keys are checked against the model once
+    /// the model is resolved, in `Derivations`), and the attribute must be stored and hold one value.
+    static func derivationProblems(of a: AttributeDescription) -> [(key: String, message: String)] {
+        guard let text = a.derivationExpression else { return [] }
+        var out: [(key: String, message: String)] = []
+        do { _ = try ExpressionSyntax.parse(text) } catch {
+            out.append(("derivationExpression", "invalid derivation expression at \(error.location): \(error.message)"))
+        }
+        if a.isTransient {
+            out.append(("derivationExpression", "a derived attribute is stored; it cannot be transient"))
+        }
+        if a.isCollection {
+            out.append(("derivationExpression", "a derived attribute holds one value; it cannot be a collection"))
+        }
+        return out
+    }
+
     /// Every rule of `a` that does not hold together, each with the model file key it is about
     /// (`min`, `maxLength`, `regex`, `default`, …): bounds and patterns on types they do not apply
     /// to, bounds in the wrong order, patterns that do not compile, defaults that break the
@@ -614,6 +635,7 @@ enum ModelResolver {
         if a.isTransient, a.isCollection || a.type == .mixed {
             out.append(("transient", "a transient attribute holds one value; it cannot be a collection or mixed"))
         }
+        out += derivationProblems(of: a)
         if a.isCollection, a.type == .transformable {
             out.append(
                 ("collection", "a transformable attribute holds any value already; it cannot also be a collection"))

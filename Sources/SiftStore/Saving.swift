@@ -122,6 +122,15 @@ extension ManagedObjectContext {
             inserted: insertedList.map(\.objectID), updated: updatedSet.map(\.objectID),
             deleted: deletedSet.map(\.objectID))
         post(.willSave(changes))
+        // Derived attributes (Derivations.swift): computed before they are validated.
+        try deriveValues(
+            from: insertedList + updatedSet.sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) },
+            deleted: deletedSet
+        ) {
+            (o, i, v) throws(StoreError) in
+            try willChange(o)
+            o.attributes[i] = v
+        }
         try validate()
         return changes
     }

@@ -135,6 +135,14 @@ struct SwiftClassWriter {
         let base = Self.swiftType(a.type)
         var doc = "/// Attribute `\(a.name)` (\(a.type.rawValue)\(a.isCollection ? ", a collection" : "")"
         doc += a.isOptional ? ", optional)." : ")."
+        if let derivation = a.derivationExpression {
+            // Read-only: each save computes it (setting it is an error).
+            let type = a.type == .transformable ? "Value" : base
+            return [
+                doc, "/// Derived from `\(derivation)`: each save computes it.",
+                "public var \(prop): \(type)? { attribute(\(key)) }",
+            ]
+        }
         if a.type == .transformable {
             return [
                 doc, "/// Decode it with `transformable(\(key))` as its Codable type.",

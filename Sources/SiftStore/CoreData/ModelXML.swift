@@ -90,10 +90,7 @@ enum ModelXML {
 
     /// What a known attribute Sift does not support yet leaves out (when it is not `NO`).
     static let notKept: [String: String] = [
-        "customClassName": "the value class is not kept (a transformable's values are what its transformer makes)",
-        "derived":
-            "derived attribute: its expression is not evaluated at save (not supported yet); it is stored as set",
-        "derivationExpression": "the derivation expression is not evaluated (not supported yet)",
+        "customClassName": "the value class is not kept (a transformable's values are what its transformer makes)"
     ]
 
     /// What a known element Sift does not support yet leaves out.
@@ -352,7 +349,7 @@ extension Mapper {
     static let attributeKeys: Set<String> = [
         "name", "attributeType", "optional", "transient", "defaultValueString", "defaultDateTimeInterval",
         "minValueString", "maxValueString", "regularExpressionString", "valueTransformerName",
-        "preserveAfterDeletion", "indexed", "elementID",
+        "preserveAfterDeletion", "indexed", "elementID", "derived", "derivationExpression",
     ]
 
     /// The XML attribute each key of the JSON model comes from, for placing the resolver's problems.
@@ -360,6 +357,7 @@ extension Mapper {
         "type": "attributeType", "min": "minValueString", "max": "maxValueString", "minLength": "minValueString",
         "maxLength": "maxValueString", "regex": "regularExpressionString",
         "valueTransformerName": "valueTransformerName", "indexed": "indexed",
+        "derivationExpression": "derivationExpression",
     ]
 
     mutating func attribute(_ x: XMLTreeElement, entity: String) -> AttributeDescription? {
@@ -389,6 +387,14 @@ extension Mapper {
         a.isIndexed = flag(x, "indexed", path)
         a.regularExpression = x["regularExpressionString"]
         a.valueTransformerName = x["valueTransformerName"]
+        if flag(x, "derived", path) {
+            a.derivationExpression = x["derivationExpression"]
+            if a.derivationExpression == nil {
+                fail(location(x, "derived"), path, "a derived attribute needs a derivationExpression")
+            }
+        } else if x["derivationExpression"] != nil {
+            warn(location(x, "derivationExpression"), path, "derivationExpression without derived=\"YES\" is left out")
+        }
         bounds(x, &a, path)
         a.defaultValue = defaultValue(x, type, path)
         for p in ModelResolver.problems(of: a) {

@@ -35,6 +35,8 @@ extension StoreImporter {
     func writeBatch(_ objects: [ManagedObject]) throws(JSONImportError) {
         let store = context.store
         do throws(StoreError) {
+            // New objects: their derived values are set as they are, with nothing to record.
+            try context.deriveValues(from: objects, deleted: []) { (o, i, v) throws(StoreError) in o.attributes[i] = v }
             try context.validate(objects, others: [], deleted: [])
             try store.writeTransaction { () throws(StoreError) in
                 do throws(SQLiteError) {

@@ -51,6 +51,8 @@ struct ImportRows {
 
     /// The plans of every entity of `store`, or nil when one needs the object path.
     static func plans(_ store: PersistentStore) -> [String: RowPlan]? {
+        // Derived values are computed from objects (Derivations.swift).
+        guard store.model.derivations.isEmpty else { return nil }
         var plans: [String: RowPlan] = [:]
         for (name, info) in store.infos {
             let e = info.entity
