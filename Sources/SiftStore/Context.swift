@@ -605,6 +605,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
             return
         }
         try checkOwned(o)
+        if store.model.fetchedProperties[e.name]?[key] != nil {
+            throw StoreError(.invalidOperation, "\(o.objectID) '\(key)' is a fetched property: it is read, not set")
+        }
         guard let i = e.relationshipIndex[key] else {
             throw StoreError.unknownKey(key, of: o, "entity '\(e.name)' has no attribute or relationship '\(key)'")
         }

@@ -141,6 +141,12 @@ struct KeyCheck {
                     "\(owner.name).\(key) is transient: the store does not hold it, so a fetch request cannot name it; filter the fetched objects in memory"
                 )
             }
+            if let owner = family.first(where: { model.fetchedProperties[$0.name]?[key] != nil }) {
+                throw StoreError(
+                    .invalidOperation,
+                    "\(owner.name).\(key) is a fetched property: the store does not hold it, so a fetch request cannot name it; read it on the fetched objects"
+                )
+            }
             let attributes = family.compactMap { $0.attribute(key) }
             if !attributes.isEmpty {
                 // A key after an attribute reads into its value: memory answers or raises by the

@@ -275,6 +275,7 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
             info.entity.attributeIndex[key] != nil || info.entity.relationshipIndex[key] != nil
                 || info.entity.transientIndex[key] != nil
         else {
+            if let f = context?.store.model.fetchedProperties[info.name]?[key] { return try fetchedValue(f) }
             if info.entity.isOpen { return .null }
             // The evaluator's own error for a key the type does not have (`unknown-key`).
             throw KeyValueCodingError.unknownKey(key, in: info.name)
@@ -307,6 +308,7 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
             case .oneKey: preconditionFailure("link(_:) resolves foreign keys")
             }
         }
+        if let f = context?.store.model.fetchedProperties[info.name]?[key] { return try fetchedValue(f) }
         throw StoreError.unknownKey(key, of: self, "entity '\(info.name)' has no attribute or relationship '\(key)'")
     }
 

@@ -441,6 +441,10 @@ public struct EntityDescription: Codable, Hashable, Sendable {
     /// Xcode's "Renaming ID"), for a migration to follow the rename; nil when it was not renamed.
     /// In a model file: `"renamingIdentifier": "Customer"`.
     public var renamingIdentifier: String?
+    /// Fetched properties (Core Data's): named fetch requests whose results an object reads as
+    /// the value of that key, inherited by sub-entities (see ``FetchedPropertyDescription``). In
+    /// a model file: `"fetchedProperties": [{"name": "popular", "entity": "Post", "predicate": "author == $FETCH_SOURCE AND likes > 10"}]`.
+    public var fetchedProperties: [FetchedPropertyDescription] = []
 
     /// An entity; concrete, without a parent, properties or constraints by default.
     public init(
@@ -473,7 +477,7 @@ public struct EntityDescription: Codable, Hashable, Sendable {
     /// The keys of an entity in a model file.
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, abstract, parent, attributes, relationships, uniquenessConstraints, open, document, className
-        case indexes, userInfo, renamingIdentifier
+        case indexes, userInfo, renamingIdentifier, fetchedProperties
     }
 
     /// Decodes an entity from a model file, applying the defaults.
@@ -491,6 +495,8 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         indexes = try c.decodeIfPresent([IndexDescription].self, forKey: .indexes) ?? []
         userInfo = try c.decodeIfPresent([String: String].self, forKey: .userInfo) ?? [:]
         renamingIdentifier = try c.decodeIfPresent(String.self, forKey: .renamingIdentifier)
+        fetchedProperties =
+            try c.decodeIfPresent([FetchedPropertyDescription].self, forKey: .fetchedProperties) ?? []
     }
 
     /// Encodes the entity; options that are unset are left out.
@@ -508,6 +514,42 @@ public struct EntityDescription: Codable, Hashable, Sendable {
         if !indexes.isEmpty { try c.encode(indexes, forKey: .indexes) }
         if !userInfo.isEmpty { try c.encode(userInfo, forKey: .userInfo) }
         try c.encodeIfPresent(renamingIdentifier, forKey: .renamingIdentifier)
+        if !fetchedProperties.isEmpty { try c.encode(fetchedProperties, forKey: .fetchedProperties) }
+    }
+}
+
+/// A fetched property (Core Data's `NSFetchedPropertyDescription`): reading the key `name` of an
+/// object runs a fetch of `entity` with `predicate`, `$FETCH_SOURCE` bound to the object, and
+/// answers the objects found as an array, in the store's order (sort them as needed).
+/// The store keeps nothing for it. Unlike Core Data, whose fetched property keeps its first
+/// result until the object is refreshed, each read fetches again, so it reflects the context's
+/// pending changes. A fetch request cannot name it (`invalid-operation`), and it cannot be set.
+///
+/// ```swift
+/// var author = EntityDescription("Author", attributes: [AttributeDescription("name", .string)])
+/// author.fetchedProperties = [
+///     FetchedPropertyDescription("popular", entity: "Post", predicate: "author == $FETCH_SOURCE AND likes > 10")
+/// ]
+/// // later: try ann.get("popular", as: [ManagedObject].self)
+/// ```
+public struct FetchedPropertyDescription: Codable, Hashable, Sendable {
+    /// The key objects read it under.
+    public var name: String
+    /// The entity fetched (its sub-entities included).
+    public var entity: String
+    /// The predicate, in the format-string language; `$FETCH_SOURCE` is the object read.
+    public var predicate: String
+
+    /// A fetched property `name` of the objects of `entity` that `predicate` selects.
+    public init(_ name: String, entity: String, predicate: String) {
+        self.name = name
+        self.entity = entity
+        self.predicate = predicate
+    }
+
+    /// The keys of a fetched property in a model file (all required).
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case name, entity, predicate
     }
 }
 
@@ -638,6 +680,8 @@ public struct ManagedObjectModel: Hashable, Sendable {
     let resolved: [String: ResolvedEntity]
     /// The derived attributes and what their values read (Derivations.swift).
     private(set) var derivations = Derivations()
+    /// Per entity, its fetched properties (inherited ones included) by name (FetchedProperties.swift).
+    private(set) var fetchedProperties: [String: [String: FetchedProperty]] = [:]
     /// The schema the SQL lowering reads, derived from the storage layout (never written twice).
     public let schema: Schema
     /// The registered classes and the entities they serve (ObjectClasses.swift).
@@ -685,6 +729,7 @@ public struct ManagedObjectModel: Hashable, Sendable {
             }
         }
         derivations = try Derivations(self)
+        fetchedProperties = try FetchedProperty.resolve(self)
     }
 
     /// Decodes and validates a JSON model file: `{"entities": [{"name": …, "attributes": […],
@@ -723,8 +768,9 @@ public struct ManagedObjectModel: Hashable, Sendable {
     }
 
     /// A hash of the canonical JSON form (FNV-1a, 64 bits, hex): equal models, equal hashes.
-    /// Class names, user info and renaming identifiers are left out: they say how objects are
-    /// made, what the application notes or what things were called, not how rows are stored.
+    /// Class names, user info, renaming identifiers and fetched properties are left out: they say
+    /// how objects are made, what the application notes, what things were called or what objects
+    /// fetch, not how rows are stored.
     public var versionHash: String {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         var stored = entities
@@ -732,6 +778,7 @@ public struct ManagedObjectModel: Hashable, Sendable {
             stored[i].className = nil
             stored[i].userInfo = [:]
             stored[i].renamingIdentifier = nil
+            stored[i].fetchedProperties = []
             for j in stored[i].attributes.indices {
                 stored[i].attributes[j].userInfo = [:]
                 stored[i].attributes[j].renamingIdentifier = nil

@@ -73,7 +73,7 @@ enum ModelFile {
     /// The kinds of object a model file holds, each with the keys its decoder reads.
     enum Node: CaseIterable {
         case file, entity, attribute, relationship, shapes, document, documentShape, objectShape, objectKey
-        case elementShape, index, indexElement, configuration, fetchRequest
+        case elementShape, index, indexElement, configuration, fetchRequest, fetchedProperty
 
         /// Every key an object of this kind may have.
         var keys: [String] {
@@ -92,6 +92,7 @@ enum ModelFile {
             case .indexElement: IndexDescription.Element.CodingKeys.allCases.map(\.stringValue)
             case .configuration: ConfigurationDescription.CodingKeys.allCases.map(\.stringValue)
             case .fetchRequest: FetchRequestTemplateEntry.CodingKeys.allCases.map(\.stringValue)
+            case .fetchedProperty: FetchedPropertyDescription.CodingKeys.allCases.map(\.stringValue)
             }
         }
 
@@ -106,6 +107,7 @@ enum ModelFile {
             case (.entity, "relationships"): .relationship
             case (.entity, "document"): .document
             case (.entity, "indexes"): .index
+            case (.entity, "fetchedProperties"): .fetchedProperty
             case (.index, "elements"): .indexElement
             case (.attribute, "shapes"): .shapes
             case (.document, "shape"), (.objectKey, "shape"): .documentShape

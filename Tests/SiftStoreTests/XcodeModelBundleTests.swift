@@ -89,7 +89,7 @@ import Testing
                     <attribute name="scratch" optional="YES" transient="YES"/>
                     <attribute name="released" optional="YES" attributeType="Date" minDateTimeInterval="0"/>
                     <fetchedProperty name="similar" optional="YES">
-                        <fetchRequest name="fetchedPropertyFetchRequest" entity="Song" predicateString="title == $FETCH_SOURCE.title"/>
+                        <fetchRequest name="fetchedPropertyFetchRequest" entity="Song" predicateString="title == $FETCH_SOURCE.title" fetchLimit="5"/>
                     </fetchedProperty>
                     <compoundIndexes>
                         <compoundIndex>
@@ -125,7 +125,7 @@ import Testing
             "\(at("spotlightIndexingEnabled")): warning: Song.title: the attribute spotlightIndexingEnabled=\"YES\" is not read by Sift; ignored",
             "\(at("customClassName")): warning: Song.cover: customClassName=\"UIImage\": the value class is not kept (a transformable's values are what its transformer makes)",
             "\(at("minDateTimeInterval")): warning: Song.released: the attribute minDateTimeInterval=\"0\" is not read by Sift; ignored",
-            "\(at("<fetchedProperty")): warning: Song: <fetchedProperty> 'similar': the fetched property is not kept (not supported yet)",
+            "\(at("fetchLimit")): warning: Song.similar: the attribute fetchLimit=\"5\" is not read by Sift; ignored",
             "\(at("<fetchIndexElement", after: "RTree")): warning: Song: fetch index 'byPlace' over an index of type RTree is not created (only plain indexes on properties are)",
             "\(at("<sparkle")): warning: Song: the element <sparkle> is not read by Sift; ignored",
         ]
@@ -138,6 +138,10 @@ import Testing
         #expect(model.entities[0].attributes[0].isIndexed)
         #expect(model.entities[0].attributes[2].userInfo == ["unit": "s"])
         #expect(model.entities[0].renamingIdentifier == "Track")
+        #expect(
+            model.entities[0].fetchedProperties == [
+                FetchedPropertyDescription("similar", entity: "Song", predicate: "title == $FETCH_SOURCE.title")
+            ])
         #expect(model.configurations == [ConfigurationDescription("Cloud", entities: ["Song"])])
         // What is kept is still the model.
         #expect(model.entities[0].attributes.map(\.name) == ["title", "cover", "length", "scratch", "released"])

@@ -86,6 +86,7 @@ enum ModelXML {
         "relationship": ["syncable", "versionHashModifier", "inverseEntity"],
         "fetchRequest": ["returnObjectsAsFaults", "includesPropertyValues"],
         "configuration": ["usedWithCloudKit"],
+        "fetchedProperty": ["optional", "syncable", "versionHashModifier"],
     ]
 
     /// What a known attribute Sift does not support yet leaves out (when it is not `NO`).
@@ -94,9 +95,7 @@ enum ModelXML {
     ]
 
     /// What a known element Sift does not support yet leaves out.
-    static let elementsNotKept: [String: String] = [
-        "fetchedProperty": "the fetched property is not kept (not supported yet)"
-    ]
+    static let elementsNotKept: [String: String] = [:]
 }
 
 /// One pass over the document, collecting the model, warnings and failures.
@@ -228,10 +227,33 @@ private struct Mapper {
             case "userInfo": e.userInfo.merge(userInfo(child, path: name)) { _, b in b }
             case "compoundIndexes": e.indexes += compoundIndexes(child, entity: name)
             case "fetchIndex": if let i = fetchIndex(child, entity: name) { e.indexes.append(i) }
+            case "fetchedProperty":
+                if let f = fetchedProperty(child, entity: name) { e.fetchedProperties.append(f) }
             default: unmapped(child, path: name)
             }
         }
         read.entities.append(e)
+    }
+
+    /// `<fetchedProperty name><fetchRequest entity predicateString/></fetchedProperty>`: the
+    /// request's other settings (a limit, say) are warned about and left out.
+    mutating func fetchedProperty(_ x: XMLTreeElement, entity: String) -> FetchedPropertyDescription? {
+        guard let name = name(x, "a fetched property", entity) else { return nil }
+        let path = "\(entity).\(name)"
+        read.locations[path] = x.location
+        checkAttributes(x, mapped: ["name"], path: path)
+        var request: XMLTreeElement?
+        for child in x.children {
+            if child.name == "fetchRequest", request == nil { request = child } else { unmapped(child, path: path) }
+        }
+        guard let request, let destination = request["entity"] else {
+            fail(x.location, path, "a fetched property needs a <fetchRequest> naming its entity")
+            return nil
+        }
+        checkAttributes(request, mapped: ["name", "entity", "predicateString"], path: path)
+        for child in request.children { unmapped(child, path: path) }
+        return FetchedPropertyDescription(
+            name, entity: destination, predicate: request["predicateString"] ?? "TRUEPREDICATE")
     }
 
     /// `<uniquenessConstraints><uniquenessConstraint><constraint value="a"/>…`.
