@@ -207,7 +207,7 @@ public final class PersistentStore: @unchecked Sendable {
                         ?? "the stored model cannot be read"
                     throw StoreError(
                         .modelMismatch,
-                        "the store was created with model \(hash), not \(model.versionHash): \(what) (migration is not supported yet)"
+                        "the store was created with model \(hash), not \(model.versionHash): \(what) (open it with migration: .inferred to migrate it)"
                     )
                 }
                 return id
