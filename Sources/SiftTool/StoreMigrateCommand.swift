@@ -40,19 +40,29 @@ struct StoreMigrateCommand: ParsableCommand {
 
     func run() throws {
         try reportingStoreErrors {
-            let parsed = try readModelFile(model)
-            let report: MigrationReport
-            do throws(StoreError) {
-                report = try PersistentStore.migrate(path: db, to: parsed, dryRun: dryRun)
-            } catch { throw StoreCommandError(error) }
-            var out = report.changes.map { "change: \($0)\n" }
-            if dryRun {
-                for (i, step) in report.steps.enumerated() { out.append("step \(i + 1): \(step)\n") }
-                out += report.failures.map { "would fail: \($0.message)\n" }
-            }
-            if report.steps.isEmpty { out.append("the store already has this model\n") }
-            FileHandle.standardOutput.write(Data(out.joined().utf8))
+            let report = try Self.migrate(db, to: readModelFile(model), dryRun: dryRun)
+            FileHandle.standardOutput.write(Data(Self.lines(report, dryRun: dryRun).utf8))
             if !report.failures.isEmpty { throw ExitCode.failure }
         }
+    }
+
+    /// `PersistentStore.migrate(path:to:dryRun:)` with the command's error.
+    static func migrate(_ db: String, to model: ManagedObjectModel, dryRun: Bool) throws(StoreCommandError)
+        -> MigrationReport
+    {
+        do throws(StoreError) { return try PersistentStore.migrate(path: db, to: model, dryRun: dryRun) } catch {
+            throw StoreCommandError(error)
+        }
+    }
+
+    /// What the command prints: each change, and on a dry run each step and each row that would fail.
+    static func lines(_ report: MigrationReport, dryRun: Bool) -> String {
+        var out = report.changes.map { "change: \($0)\n" }
+        if dryRun {
+            for (i, step) in report.steps.enumerated() { out.append("step \(i + 1): \(step)\n") }
+            out += report.failures.map { "would fail: \($0.message)\n" }
+        }
+        if report.steps.isEmpty { out.append("the store already has this model\n") }
+        return out.joined()
     }
 }

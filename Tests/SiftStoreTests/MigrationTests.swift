@@ -62,6 +62,18 @@ enum MigrationSupport {
         return path
     }
 
+    /// The people store's model, a store made with it, and the store's snapshot.
+    static func peopleAndSnapshot() throws -> (old: ManagedObjectModel, path: String, before: StoreSnapshot) {
+        let old = try model(people)
+        let path = try peopleStore(old)
+        return (old, path, try snapshot(try PersistentStore(model: old, path: path)))
+    }
+
+    /// The key of the person named `name` in `snapshot`.
+    static func key(of name: String, in snapshot: StoreSnapshot) throws -> Int64 {
+        try #require(snapshot["Person"]?.first { $0.value["name"] == show(.string(name)) }?.key)
+    }
+
     static func show(_ v: Value) -> String {
         switch v {
         case .object(let o as ManagedObject): "#\(o.objectID.primaryKey ?? -1)"
@@ -288,9 +300,7 @@ enum MigrationSupport {
     }
 
     @Test func aToManyHoldingSeveralCannotBecomeToOne() throws {
-        let old = try M.model(M.people)
-        let path = try M.peopleStore(old)
-        let before = try M.snapshot(try PersistentStore(model: old, path: path))
+        let (old, path, before) = try M.peopleAndSnapshot()
         let new = try Self.people([
             (
                 #"{"name": "pets", "destination": "Pet", "toMany": true, "inverse": "owner"}"#,
@@ -298,7 +308,7 @@ enum MigrationSupport {
             )
         ])
         let error = try #require(M.refusal(path, new))
-        let ann = try #require(before["Person"]!.first { $0.value["name"] == M.show(.string("Ann")) }?.key)
+        let ann = try M.key(of: "Ann", in: before)
         #expect(error.kind == .validation)
         #expect(error.failures.map(\.objectID?.primaryKey) == [ann])
         #expect(error.failures.first?.message == "Person \(ann) 'pets': holds several objects, and is now to-one")
@@ -362,12 +372,10 @@ enum MigrationSupport {
     }
 
     @Test func aRowBreakingANewRuleRollsTheMigrationBack() throws {
-        let old = try M.model(M.people)
-        let path = try M.peopleStore(old)
-        let before = try M.snapshot(try PersistentStore(model: old, path: path))
+        let (old, path, before) = try M.peopleAndSnapshot()
         let strict = try Self.people([(#""integer16"}"#, #""integer16", "min": 10}"#)])
         let error = try #require(M.refusal(path, strict))
-        let cy = try #require(before["Person"]!.first { $0.value["name"] == M.show(.string("Cy")) }?.key)
+        let cy = try M.key(of: "Cy", in: before)
         #expect(error.kind == .validation)
         #expect(error.failures.map(\.objectID?.primaryKey) == [cy])
         #expect(error.failures.first?.constraint == .minValue)
@@ -407,9 +415,7 @@ enum MigrationSupport {
     }
 
     @Test func aDryRunChangesNothingAndSaysWhatWouldFail() throws {
-        let old = try M.model(M.people)
-        let path = try M.peopleStore(old)
-        let before = try M.snapshot(try PersistentStore(model: old, path: path))
+        let (old, path, before) = try M.peopleAndSnapshot()
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         let strict = try Self.people([(#""integer16"}"#, #""integer16", "min": 10}"#)])
         let report = try PersistentStore.migrate(path: path, to: strict, dryRun: true)
@@ -418,5 +424,97 @@ enum MigrationSupport {
         #expect(report.steps.contains { $0.summary == "check every Person.age against its new rules" })
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
         #expect(try M.snapshot(try PersistentStore(model: old, path: path)) == before)
+    }
+
+    static let clubs = """
+        {"name": "Person", "attributes": [
+            {"name": "name", "type": "string"}, {"name": "tags", "type": "string", "collection": true},
+            {"name": "price", "type": "decimal"}],
+         "relationships": [{"name": "clubs", "destination": "Club", "toMany": true, "inverse": "members"}]},
+        {"name": "Club", "attributes": [{"name": "title", "type": "string"}],
+         "relationships": [{"name": "members", "destination": "Person", "toMany": true, "inverse": "clubs", "allowsNil": true}]}
+        """
+
+    @Test func collectionsDecimalsAndManyToManysSurviveARenumbering() throws {
+        let old = try M.model(Self.clubs)
+        let path = Fixtures.temporaryPath()
+        do {
+            let c = ManagedObjectContext(store: try PersistentStore(model: old, path: path))
+            let chess = try c.insert("Club")
+            try chess.setValue("chess", forKey: "title")
+            let go = try c.insert("Club")
+            try go.setValue("go", forKey: "title")
+            for (name, tags, clubs) in [("Ann", ["a", "b"], [chess, go]), ("Bo", [], [go]), ("Cy", ["c"], [])] {
+                let o = try c.insert("Person")
+                try o.setValue(name, forKey: "name")
+                try o.setValue(tags, forKey: "tags")
+                try o.setValue(Decimal(string: "0.1")!, forKey: "price")
+                try o.setValue(clubs, forKey: "clubs")
+            }
+            try c.save()
+        }
+        // A new first entity: every entity number changes.
+        let new = try M.model(
+            #"{"name": "Aardvark", "attributes": [{"name": "x", "type": "integer32"}]}, "# + Self.clubs)
+        let (before, store, after) = try M.migrate(path, old, to: new)
+        var expected = before
+        expected["Aardvark"] = [:]
+        #expect(after == expected)
+        try M.expectFetchAgreesWithMemory(store, "Person", "ANY tags == 'b' AND price == 0.1")
+        try M.expectFetchAgreesWithMemory(store, "Club", "members.@count == 2")
+        try M.expectFetchAgreesWithMemory(store, "Club", "members.@count == 1")
+    }
+
+    @Test func newCountBoundsAndUniquenessAreCheckedOnEveryRow() throws {
+        let (old, path, before) = try M.peopleAndSnapshot()
+        let new = try Self.people([
+            (#""toMany": true, "inverse": "owner"}"#, #""toMany": true, "inverse": "owner", "maxCount": 1}"#),
+            (#"{"name": "Pet", "attributes""#, #"{"name": "Pet", "uniquenessConstraints": [["kind"]], "attributes""#),
+            (
+                #"[{"name": "name", "type": "string"}],"#,
+                #"[{"name": "name", "type": "string"}, {"name": "kind", "type": "string", "default": "dog"}],"#
+            ),
+        ])
+        let error = try #require(M.refusal(path, new))
+        let ann = try M.key(of: "Ann", in: before)
+        #expect(error.kind == .validation)
+        #expect(error.failures.map(\.constraint) == [.maxCount, .uniqueness])
+        #expect(error.failures.first?.objectID?.primaryKey == ann)
+        #expect(error.failures.last?.entity == "Pet")
+        #expect(try M.snapshot(try PersistentStore(model: old, path: path)) == before)
+    }
+
+    @Test func persistentHistoryFollowsRenumberedEntitiesAndMovedKeys() throws {
+        let old = try M.model(M.people)
+        let path = Fixtures.temporaryPath()
+        do {
+            let store = try PersistentStore(model: old, path: path, historyTracking: true)
+            let c = ManagedObjectContext(store: store)
+            let rex = try c.insert("Pet")
+            try rex.setValue("Rex", forKey: "name")
+            let ann = try c.insert("Person")
+            try ann.setValue("Ann", forKey: "name")
+            try c.save()
+            try ann.setValue(3, forKey: "age")
+            try ann.setValue([rex], forKey: "pets")
+            try c.save()
+        }
+        // A new first entity renumbers the others; Person gains a key before `age` and loses `nick`.
+        let new = try M.model(
+            #"{"name": "Aardvark", "attributes": [{"name": "x", "type": "integer32"}]}, "#
+                + M.people.replacingOccurrences(
+                    of: #"{"name": "age", "type": "integer16"}"#,
+                    with:
+                        #"{"name": "title", "type": "string"}, {"name": "years", "renamingIdentifier": "age", "type": "integer16"}"#
+                ).replacingOccurrences(
+                    of: #"{"name": "nick", "type": "string"}"#, with: #"{"name": "x", "type": "string"}"#))
+        let store = try PersistentStore(model: new, path: path, migration: .inferred)
+        let history = try store.history(after: nil)
+        #expect(
+            history.map { $0.changes.map { "\($0.objectID.entityName) \($0.kind)" }.sorted() } == [
+                ["Person insert", "Pet insert"], ["Person update", "Pet update"],
+            ])
+        let update = try #require(history.last?.changes.first { $0.objectID.entityName == "Person" })
+        #expect(update.updatedKeys == ["years", "pets"])
     }
 }

@@ -30,6 +30,10 @@ package struct MigrationStep: Sendable, CustomStringConvertible {
         /// Each row (key, value, exact text) of an attribute that was `from` is written back as a
         /// string into `column` of `table`.
         case toString(from: AttributeType, table: String, column: String)
+        /// Each history change (key, changed-keys mask) of an entity is given `number`, negated
+        /// until every entity is renumbered, and its mask's bit `i` moves to `bits[i]` (nil: the
+        /// property is gone).
+        case renumberHistory(number: Int64, bits: [Int?])
     }
 
     init(_ summary: String, _ sql: String, _ bindings: [SQLValue] = [], check: Check? = nil) {
@@ -48,12 +52,15 @@ struct MigrationPlanner {
     let match: MigrationMatch
     /// The old store's tables, each with the name it is set aside under.
     let setAside: [(table: String, aside: String)]
+    /// Whether the store records persistent history (its tables stay; their changes are renumbered).
+    let hasHistory: Bool
     private(set) var steps: [MigrationStep] = []
 
     static let linksTable = "sift_migration_links"
 
     init(_ match: MigrationMatch, existingTables: Set<String>) {
         self.match = match
+        hasHistory = existingTables.contains(HistoryTables.change)
         let owned = PersistentStore.tableNames(match.old, TableLayout.make(match.old))
         setAside = existingTables.filter { owned.contains($0.lowercased()) }.sorted().enumerated().map {
             ($1, "sift_migration_old_\($0)")
@@ -89,6 +96,7 @@ struct MigrationPlanner {
         for e in new.entities { copyLinks(e.name) }
         for e in new.entities { recount(e.name) }
         for e in new.entities { checkRules(e.name) }
+        if hasHistory { renumberHistory() }
         add("drop the scratch table", "DROP TABLE \(q(Self.linksTable))")
         let meta = "UPDATE \(q(Storage.metadataTable)) SET value = ? WHERE key = ?"
         add("store the new model", meta, [.text(new.jsonString), .text("model")])
@@ -304,13 +312,7 @@ struct MigrationPlanner {
         let r = match.new.resolved[name]!
         let pk = q(Storage.primaryKey)
         for rel in r.relationships where rel.declaringEntity == name {
-            guard let c = rel.countColumn else { continue }
-            let (t, fk): (String, String)
-            switch rel.storage {
-            case .inverseForeignKey(let table, let column, _): (t, fk) = (table, column)
-            case .joinTable(let table, let source, _, _): (t, fk) = (table, source)
-            case .foreignKey: continue
-            }
+            guard let c = rel.countColumn, let (t, fk) = rel.linkRows else { continue }
             let fam = family(name, in: match.new)
             add(
                 "count the links of \(name).\(rel.name)",
@@ -352,20 +354,20 @@ struct MigrationPlanner {
             guard rel.isToMany, d.minCount > 0 || d.maxCount > 0,
                 d.minCount != od.minCount || d.maxCount != od.maxCount || !orel.isToMany
             else { continue }
-            let (t, fk): (String, String)
-            switch rel.storage {
-            case .inverseForeignKey(let table, let column, _): (t, fk) = (table, column)
-            case .joinTable(let table, let source, _, _): (t, fk) = (table, source)
-            case .foreignKey: continue
-            }
+            guard let (t, fk) = rel.linkRows else { continue }
             let n = "(SELECT COUNT(*) FROM \(q(t)) WHERE \(q(fk)) = \(q(r.table)).\(pk))"
-            add(
-                "check the count bounds of \(name).\(rel.name)",
-                "SELECT \(pk) \(rows) AND ((? > 0 AND \(n) < ?) OR (? > 0 AND \(n) > ?))",
-                fam.bindings + [d.minCount, d.minCount, d.maxCount, d.maxCount].map { .integer(Int64($0)) },
-                check: .rowsFail(
-                    entity: name, key: rel.name,
-                    message: "holds a number of objects outside \(d.minCount)…\(d.maxCount)", constraint: .minCount))
+            let bounds: [(Int, String, String, StoreError.Constraint)] = [
+                (d.minCount, "<", "fewer than the minimum", .minCount),
+                (d.maxCount, ">", "more than the maximum", .maxCount),
+            ]
+            for (bound, op, words, constraint) in bounds where bound > 0 {
+                add(
+                    "check that \(name).\(rel.name) holds no \(words) \(bound)",
+                    "SELECT \(pk) \(rows) AND \(n) \(op) ?", fam.bindings + [.integer(Int64(bound))],
+                    check: .rowsFail(
+                        entity: name, key: rel.name, message: "holds \(words) \(bound) objects",
+                        constraint: constraint))
+            }
         }
         guard r.description.uniquenessConstraints != o.description.uniquenessConstraints else { return }
         for constraint in r.constraints {
@@ -377,6 +379,45 @@ struct MigrationPlanner {
                 check: .rowsFail(
                     entity: name, key: keys[0], message: "has the same values as another object for \(keys)",
                     constraint: .uniqueness))
+        }
+    }
+
+    // MARK: History
+
+    /// Gives each persistent-history change its entity's new number and its changed-keys mask
+    /// the new positions of the keys; drops the changes of removed entities.
+    private mutating func renumberHistory() {
+        let t = q(HistoryTables.change)
+        for (newName, oldName) in match.entities.sorted(by: { $0.key < $1.key }) {
+            let r = match.new.resolved[newName]!
+            let o = match.old.resolved[oldName]!
+            let newKeys = r.attributes.map(\.name) + r.relationships.map(\.name)
+            var renamed: [String: String] = [:]
+            for a in r.attributes { if let oa = match.attribute(a, of: newName) { renamed[oa.name] = a.name } }
+            for rel in r.relationships {
+                if let orel = match.relationship(rel, of: newName) { renamed[orel.name] = rel.name }
+            }
+            let bits = (o.attributes.map(\.name) + o.relationships.map(\.name)).map { old in
+                renamed[old].flatMap { newKeys.firstIndex(of: $0) }
+            }
+            add(
+                "renumber the history of \(oldName) as \(newName)",
+                "SELECT \(q(Storage.primaryKey)), ZCOLUMNS FROM \(t) WHERE ZENTITY = ?", [.integer(o.number)],
+                check: .renumberHistory(number: r.number, bits: bits))
+        }
+        add("drop the history of removed entities", "DELETE FROM \(t) WHERE ZENTITY > 0")
+        add("settle the history's entity numbers", "UPDATE \(t) SET ZENTITY = -ZENTITY")
+    }
+}
+
+extension ResolvedRelationship {
+    /// A to-many's links: the table holding one row per link and its column holding the source's
+    /// key (nil for a to-one).
+    var linkRows: (table: String, sourceColumn: String)? {
+        switch storage {
+        case .inverseForeignKey(let table, let column, _): (table, column)
+        case .joinTable(let table, let source, _, _): (table, source)
+        case .foreignKey: nil
         }
     }
 }

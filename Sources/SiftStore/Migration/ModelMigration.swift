@@ -122,6 +122,10 @@ enum StoreMigration {
                         "\(id) '\(rule.name)': \(problem.message)", objectID: id, entity: entity, keys: [rule.name],
                         value: v, constraint: problem.constraint))
             }
+        case .renumberHistory(let number, let bits):
+            let update =
+                "UPDATE \(PersistentStore.q(HistoryTables.change)) SET ZENTITY = ?, ZCOLUMNS = ? WHERE Z_PK = ?"
+            for row in rows { _ = try db.query(update, [.integer(-number), remapped(row[1], bits), row[0]]) }
         case .toString(let from, let table, let column):
             let q = PersistentStore.q
             let update = "UPDATE \(q(table)) SET \(q(column)) = ? WHERE \(q(Storage.primaryKey)) = ?"
@@ -130,6 +134,17 @@ enum StoreMigration {
                 _ = try db.query(update, [text, row[0]])
             }
         }
+    }
+
+    /// A history change's mask with bit `i` moved to `bits[i]`.
+    static func remapped(_ mask: SQLValue, _ bits: [Int?]) -> SQLValue {
+        guard case .blob(let old) = mask else { return mask }
+        var out = [UInt8](repeating: 0, count: ((bits.compactMap { $0 }.max() ?? -1) + 8) / 8)
+        for (i, to) in bits.enumerated() {
+            guard let to, i / 8 < old.count, old[i / 8] & (1 << UInt8(i % 8)) != 0 else { continue }
+            out[to / 8] |= 1 << UInt8(to % 8)
+        }
+        return .blob(out)
     }
 
     /// A scalar as the string a widening to string writes: integers and Booleans as Swift prints
