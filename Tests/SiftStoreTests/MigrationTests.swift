@@ -517,4 +517,60 @@ enum MigrationSupport {
         let update = try #require(history.last?.changes.first { $0.objectID.entityName == "Person" })
         #expect(update.updatedKeys == ["years", "pets"])
     }
+
+    @Test func documentEntitiesKeepTheirDocumentsAndTables() throws {
+        let documents = DocumentEntityTests.description()
+        let tag = EntityDescription("Tag", attributes: [AttributeDescription("name", .string)])
+        let old = try ManagedObjectModel(entities: [EntityDescription("Person", document: documents), tag])
+        let path = Fixtures.temporaryPath()
+        do {
+            let c = ManagedObjectContext(store: try PersistentStore(model: old, path: path))
+            for d in DocumentEntityTests.people { try c.insert("Person").setDocument(d) }
+            try c.insert("Tag").setValue("t", forKey: "name")
+            try c.save()
+        }
+        var tag2 = tag
+        tag2.attributes.append(AttributeDescription("rank", .integer32, defaultValue: .integer(1)))
+        // Tag first: the document entity's number changes too.
+        let new = try ManagedObjectModel(entities: [tag2, EntityDescription("Person", document: documents)])
+        let store = try PersistentStore(model: new, path: path, migration: .inferred)
+        #expect(try M.schema(store) == M.schema(try PersistentStore(model: new, path: Fixtures.temporaryPath())))
+        let c = ManagedObjectContext(store: store)
+        let read = try c.fetch(FetchRequest("Person")).compactMap(\.document)
+        #expect(read.count == DocumentEntityTests.people.count)
+        for d in DocumentEntityTests.people { #expect(read.contains { $0.isIdentical(to: d) }, "\(d)") }
+        for p in ["address.city == 'Oslo'", "ANY kids.age == 3", "kids.@count == 0", "tags == 'x'"] {
+            try M.expectFetchAgreesWithMemory(store, "Person", p)
+        }
+        try M.expectFetchAgreesWithMemory(store, "Tag", "rank == 1 AND name == 't'")
+    }
+
+    @Test func anEntityLeavesItsHierarchy() throws {
+        let old = try M.model(
+            #"""
+            {"name": "Animal", "attributes": [{"name": "name", "type": "string"}]},
+            {"name": "Dog", "parent": "Animal", "attributes": [{"name": "barks", "type": "boolean"}]}
+            """#)
+        let path = Fixtures.temporaryPath()
+        do {
+            let c = ManagedObjectContext(store: try PersistentStore(model: old, path: path))
+            for (name, dog) in [("Rex", true), ("Tom", false), ("Kit", true)] {
+                let o = try c.insert(dog ? "Dog" : "Animal")
+                try o.setValue(name, forKey: "name")
+                if dog { try o.setValue(name == "Rex", forKey: "barks") }
+            }
+            try c.save()
+        }
+        let new = try M.model(
+            #"""
+            {"name": "Animal", "attributes": [{"name": "name", "type": "string"}]},
+            {"name": "Dog", "attributes": [{"name": "name", "type": "string"}, {"name": "barks", "type": "boolean"}]}
+            """#)
+        let (before, store, after) = try M.migrate(path, old, to: new)
+        #expect(after == before)
+        #expect(after["Dog"]?.count == 2)
+        try M.expectFetchAgreesWithMemory(store, "Dog", "barks == YES")
+        // Dogs are no longer animals.
+        #expect(try ManagedObjectContext(store: store).count(for: FetchRequest("Animal")) == 1)
+    }
 }
