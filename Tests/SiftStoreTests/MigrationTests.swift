@@ -573,4 +573,27 @@ enum MigrationSupport {
         // Dogs are no longer animals.
         #expect(try ManagedObjectContext(store: store).count(for: FetchRequest("Animal")) == 1)
     }
+
+    @Test func mixedAttributesKeepEveryShape() throws {
+        let v = AttributeDescription("v", .mixed, shapes: MixedShapes(scalar: true, date: true, array: .scalar))
+        let old = try ManagedObjectModel(entities: [EntityDescription("R", attributes: [v])])
+        let path = Fixtures.temporaryPath()
+        do {
+            let c = ManagedObjectContext(store: try PersistentStore(model: old, path: path))
+            let values: [Value] = [
+                .integer(1), .string("a"), .date(Date(timeIntervalSince1970: 5)), .array([.integer(2), .string("b")]),
+                .null,
+            ]
+            for x in values { try c.insert("R").setValue(x, forKey: "v") }
+            try c.save()
+        }
+        let new = try ManagedObjectModel(entities: [
+            EntityDescription("R", attributes: [AttributeDescription("w", .string, defaultValue: .string("-")), v])
+        ])
+        let (before, store, after) = try M.migrate(path, old, to: new)
+        #expect(after == M.mapping(before, "R") { $0["w"] = M.show(.string("-")) })
+        for p in ["v == 'a'", "v == 1", "v == nil"] {
+            try M.expectFetchAgreesWithMemory(store, "R", p)
+        }
+    }
 }
