@@ -60,13 +60,18 @@ public final class PersistentStore: @unchecked Sendable {
 
     /// Opens the store at `path`, creating it (tables, metadata) when the file is new or empty.
     /// An existing store made with another model is a `.modelMismatch` error naming what differs.
-    /// `historyTracking: true` turns on persistent history (kept on from then on).
+    /// `historyTracking: true` turns on persistent history (kept on from then on). With
+    /// `migration: .inferred`, a store made with an older model is migrated in place instead, in
+    /// one transaction, when every change can be inferred (<doc:Migrations>).
     ///
     /// ```swift
     /// let store = try PersistentStore(model: model, path: "people.sqlite", historyTracking: true)
+    /// let migrated = try PersistentStore(model: version2, path: "old.sqlite", migration: .inferred)
     /// ```
-    public convenience init(model: ManagedObjectModel, path: String, historyTracking: Bool = false) throws(StoreError) {
-        try self.init(model: model, location: path, historyTracking: historyTracking)
+    public convenience init(
+        model: ManagedObjectModel, path: String, historyTracking: Bool = false, migration: ModelMigration = .never
+    ) throws(StoreError) {
+        try self.init(model: model, location: path, historyTracking: historyTracking, migration: migration)
     }
 
     /// Opens an existing store with the model it was created with (kept in its metadata);
@@ -125,7 +130,8 @@ public final class PersistentStore: @unchecked Sendable {
 
     /// `opened`: the store's connection when `init(path:)` opened it to read the model.
     private init(
-        model: ManagedObjectModel, location: String?, opened: SQLiteConnection? = nil, historyTracking: Bool
+        model: ManagedObjectModel, location: String?, opened: SQLiteConnection? = nil, historyTracking: Bool,
+        migration: ModelMigration = .never
     ) throws(StoreError) {
         try AttributeTransformers.check(model)
         self.model = model
@@ -162,7 +168,7 @@ public final class PersistentStore: @unchecked Sendable {
             throw StoreError(
                 .sqlite, "cannot open the store \(location.map { "'\($0)'" } ?? "in memory"): \(error.message)")
         }
-        identifier = try Self.prepare(connection, model: model, layouts: layouts)
+        identifier = try Self.prepare(connection, model: model, layouts: layouts, migration: migration)
         historyOn = try Self.prepareHistory(connection, wanted: historyTracking)
         var storeNumber: UInt32 = 0
         for (name, info) in infos {
@@ -174,9 +180,9 @@ public final class PersistentStore: @unchecked Sendable {
 
     // MARK: Creating and checking
 
-    private static func prepare(_ db: SQLiteConnection, model: ManagedObjectModel, layouts: [String: TableLayout])
-        throws(StoreError) -> String
-    {
+    private static func prepare(
+        _ db: SQLiteConnection, model: ManagedObjectModel, layouts: [String: TableLayout], migration: ModelMigration
+    ) throws(StoreError) -> String {
         do {
             let tables = try db.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap {
                 row -> String? in
@@ -192,12 +198,16 @@ public final class PersistentStore: @unchecked Sendable {
                 }
                 if hash != model.versionHash {
                     let stored = meta["model"].flatMap { try? ManagedObjectModel(json: Data($0.utf8)) }
+                    if migration == .inferred, let stored {
+                        _ = try StoreMigration.run(db, from: stored, to: model, storeID: id, dryRun: false)
+                        return id
+                    }
                     let what =
                         stored.map { ModelDifference.describe(from: $0, to: model) }
                         ?? "the stored model cannot be read"
                     throw StoreError(
                         .modelMismatch,
-                        "the store was created with model \(hash), not \(model.versionHash): \(what) (migration is not supported yet)"
+                        "the store was created with model \(hash), not \(model.versionHash): \(what) (open it with migration: .inferred to migrate it)"
                     )
                 }
                 return id
@@ -293,7 +303,7 @@ public final class PersistentStore: @unchecked Sendable {
     /// Every table name of the store, lower-cased. Index names share the tables' namespace and are
     /// derived from names that may be any string, so they are made unique against every table and
     /// each other (`uniqueName`).
-    private static func tableNames(_ model: ManagedObjectModel, _ layouts: [String: TableLayout]) -> Set<String> {
+    static func tableNames(_ model: ManagedObjectModel, _ layouts: [String: TableLayout]) -> Set<String> {
         var taken = Set(([Storage.metadataTable, Storage.keyTable] + layouts.keys).map { $0.lowercased() })
         for r in model.resolved.values {
             for t in r.document?.tables ?? [] { taken.insert(t.table.lowercased()) }

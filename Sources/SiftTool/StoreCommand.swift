@@ -39,7 +39,7 @@ struct StoreCommand: ParsableCommand {
         subcommands: [
             StoreInferModelCommand.self, StoreCreateCommand.self, StoreImportCommand.self,
             StoreQueryCommand.self, StoreUpdateCommand.self, StoreDeleteCommand.self, StoreHistoryCommand.self,
-            StoreWatchCommand.self, StoreCodegenCommand.self, StoreModelCommand.self,
+            StoreWatchCommand.self, StoreCodegenCommand.self, StoreModelCommand.self, StoreMigrateCommand.self,
         ]
     )
 }
@@ -286,7 +286,7 @@ struct StoreCreateCommand: ParsableCommand {
             'MODEL.json:line:column: error: key.path: …' line per problem (exit 1). The store keeps \
             its model: later commands read it \
             from DB. Running it again with the same model does nothing; an existing store made with \
-            another model is an error naming what differs (exit 1; migration is not supported), as \
+            another model is an error naming what differs (exit 1; 'sift store migrate' migrates it), as \
             is a file that is not a Sift store. --history makes the store record persistent \
             history ('sift store history'; given to an existing store, it turns it on; 'sift store \
             history DB --off' turns it off). Prints nothing on success.
