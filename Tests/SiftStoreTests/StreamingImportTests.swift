@@ -12,14 +12,19 @@ import Testing
 
 /// Records of every shape the inference knows: nested objects, arrays of objects (empty, missing),
 /// collections, dates, data-free mixed values, nulls and missing keys.
-private let varied = (0..<23).map { i -> String in
-    let kids = (0..<(i % 4)).map { k in #"{"name":"k\#(k)","age":\#(k + i % 7),"toys":["t\#(k)"]}"# }
-    let mixed = i % 3 == 0 ? #""s\#(i)""# : i % 3 == 1 ? "\(i)" : #"{"$date":\#(i * 1000)}"#
-    let address = i % 5 == 4 ? "null" : #"{"city":"C\#(i % 3)","zip":"0\#(i)"}"#
-    let extra = i % 2 == 0 ? #","note":"n\#(i)""# : ""
-    return
-        #"{"id":\#(i),"name":"user \#(i)","score":\#(i).5,"when":{"$date":\#(i * 86400)},"m":\#(mixed),"address":\#(address),"kids":[\#(kids.joined(separator: ","))],"tags":["a\#(i % 2)","b"]\#(extra)}"#
-}.joined(separator: "\n")
+private let varied = variedRecords(23)
+
+/// `varied`'s records 0..<n, one a line.
+private func variedRecords(_ n: Int) -> String {
+    (0..<n).map { i -> String in
+        let kids = (0..<(i % 4)).map { k in #"{"name":"k\#(k)","age":\#(k + i % 7),"toys":["t\#(k)"]}"# }
+        let mixed = i % 3 == 0 ? #""s\#(i)""# : i % 3 == 1 ? "\(i)" : #"{"$date":\#(i * 1000)}"#
+        let address = i % 5 == 4 ? "null" : #"{"city":"C\#(i % 3)","zip":"0\#(i)"}"#
+        let extra = i % 2 == 0 ? #","note":"n\#(i)""# : ""
+        return
+            #"{"id":\#(i),"name":"user \#(i)","score":\#(i).5,"when":{"$date":\#(i * 86400)},"m":\#(mixed),"address":\#(address),"kids":[\#(kids.joined(separator: ","))],"tags":["a\#(i % 2)","b"]\#(extra)}"#
+    }.joined(separator: "\n")
+}
 
 private func parse(_ text: String) throws -> [JSONValue] { try JSONReader(text).parseSequence() }
 
@@ -92,6 +97,32 @@ private func streamErrors(_ lines: [String], _ model: ManagedObjectModel, batchS
                 #expect(got.keys.sorted() == expected.keys.sorted())
                 for (name, stored) in expected {
                     #expect(got[name] == stored, "table \(name), batches of \(batchSize), rows: \(rows)")
+                }
+            }
+        }
+    }
+
+    /// The rows path writes each table's rows several to a statement (at most 64, a power of
+    /// two, the last ones of a batch in smaller statements): tables of 1 to 200 rows a batch,
+    /// around those sizes, hold what the one save writes.
+    @Test func multiRowStatementsWriteTheRowsOneSaveWrites() throws {
+        for count in [63, 64, 65, 129, 200] {
+            let text = variedRecords(count)
+            let records = try parse(text)
+            let model = try inferredModel(records)
+            let once = try PersistentStore.inMemory(model: model)
+            var importer = StoreImporter(context: ManagedObjectContext(store: once))
+            #expect(try importer.run(records, entity: "Record") == count)
+            let expected = try tables(once)
+            #expect(expected.values.map(\.count).max() ?? 0 >= 2 * count)
+            // One batch (each table's rows in full statements and a partial last chunk), and
+            // batches whose rows end at and around 64 in the record table.
+            for batchSize in [100_000, 64 * 3, 64 * 3 + 1, 97] {
+                let streamed = try PersistentStore.inMemory(model: model)
+                #expect(try streamImport(text, into: streamed, batchSize: batchSize) == count)
+                let got = try tables(streamed)
+                for (name, stored) in expected {
+                    #expect(got[name] == stored, "table \(name), \(count) records, batches of \(batchSize) rows")
                 }
             }
         }

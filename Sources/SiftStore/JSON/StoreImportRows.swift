@@ -201,15 +201,29 @@ extension StoreImporter {
     }
 
     /// Inserts `rows` under the keys from `first` on, with their foreign keys (every one, NULL
-    /// for none) and order positions.
+    /// for none) and order positions: each entity's rows together, several to a statement
+    /// (`RowWriter.insertRows`), in batch order within their table, so the keys and rowids are
+    /// those of writing the rows one by one.
     private func write(_ rows: [ImportRow], first: Int64) throws(SQLiteError) {
         let writer = RowWriter(store: context.store)
+        // Few entities: a search of the groups beats hashing every row's entity.
+        var groups: [(info: EntityInfo, rows: [Int])] = []
+        for n in rows.indices {
+            if let g = groups.firstIndex(where: { $0.info === rows[n].info }) {
+                groups[g].rows.append(n)
+            } else {
+                groups.append((rows[n].info, [n]))
+            }
+        }
         try rows.withUnsafeBufferPointer { (rows) throws(SQLiteError) in
-            for n in rows.indices {
-                try writer.insertRow(rows[n].info, key: first + Int64(n), rows[n].attributes) {
-                    (put) throws(SQLiteError) in
+            for (info, members) in groups {
+                try writer.insertRows(
+                    info, count: members.count, key: { first + Int64(members[$0]) },
+                    attributes: { rows[members[$0]].attributes }
+                ) { (r, put) throws(SQLiteError) in
+                    let n = members[r]
                     for o in rows[n].orders { try put(o.column, o.position) }
-                    for (i, c) in rows[n].info.foreignKeyColumns.enumerated() {
+                    for (i, c) in info.foreignKeyColumns.enumerated() {
                         guard let c else { continue }
                         let link = rows[n].links[i]
                         try put(c, link < 0 ? nil : first + Int64(link))
