@@ -535,8 +535,14 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
                 // the link keeps its key, as the ancestor may take its delete back.
                 var deletedAbove = false
                 let o = try pk.flatMap { (k) throws(StoreError) -> ManagedObject? in
-                    if context.hasGoneObjects, context.goneKeys.contains(k) { return nil }
-                    let o = try context.faultObject(pk: k, declared: info.entity.relationships[i].destination)
+                    let destination = info.entity.relationships[i].destination
+                    if context.hasGoneObjects,
+                        context.goneIDs.contains(
+                            ObjectID(try context.store.info(destination).names, key: .permanent(k)))
+                    {
+                        return nil
+                    }
+                    let o = try context.faultObject(pk: k, declared: destination)
                     if context.isChild, o.isFault { deletedAbove = try context.unlessDeletedAbove(o).isGone }
                     return deletedAbove ? nil : o
                 }

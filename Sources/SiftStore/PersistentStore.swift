@@ -57,6 +57,17 @@ public final class PersistentStore: @unchecked Sendable {
     var documentLoaders: [ObjectIdentifier: DocumentLoader<Value>] = [:]
     /// Inside `bulkWrite` (BulkWrite.swift, with the lock held): saves write into its transaction.
     var inBulkWrite = false
+    /// How the store issues primary keys.
+    let keyScope: KeyScope
+
+    /// Where a primary key is unique, and so which counter issues it.
+    enum KeyScope {
+        /// One counter for every table (Sift's stores): a key alone names an object of the store.
+        case store
+        /// One counter per root entity (Core Data's `Z_MAX`): objects of two hierarchies may share
+        /// a key, and an object is named by its root and its key (its ID's key space).
+        case hierarchy
+    }
 
     /// Opens the store at `path`, creating it (tables, metadata) when the file is new or empty.
     /// An existing store made with another model is a `.modelMismatch` error naming what differs.
@@ -123,13 +134,16 @@ public final class PersistentStore: @unchecked Sendable {
         try PersistentStore(model: model, location: nil, historyTracking: historyTracking)
     }
 
-    /// `opened`: the store's connection when `init(path:)` opened it to read the model.
-    private init(
-        model: ManagedObjectModel, location: String?, opened: SQLiteConnection? = nil, historyTracking: Bool
+    /// `opened`: the store's connection when `init(path:)` opened it to read the model;
+    /// `keyScope`: `.hierarchy` for a store whose keys repeat across hierarchies.
+    init(
+        model: ManagedObjectModel, location: String?, opened: SQLiteConnection? = nil, historyTracking: Bool,
+        keyScope: KeyScope = .store
     ) throws(StoreError) {
         try AttributeTransformers.check(model)
         self.model = model
         self.path = location
+        self.keyScope = keyScope
         let layouts = TableLayout.make(model)
         self.layouts = layouts
         var infos: [String: EntityInfo] = [:]
@@ -166,7 +180,8 @@ public final class PersistentStore: @unchecked Sendable {
         historyOn = try Self.prepareHistory(connection, wanted: historyTracking)
         var storeNumber: UInt32 = 0
         for (name, info) in infos {
-            info.names = IDNames.shared.pair(store: identifier, entity: name)
+            let space = keyScope == .store ? 0 : UInt32(model.resolved[info.entity.root]!.number)
+            info.names = IDNames.shared.pair(store: identifier, entity: name, space: space)
             storeNumber = info.names.store
         }
         names = infos.isEmpty ? IDNames.shared.pair(store: identifier, entity: "").store : storeNumber
@@ -446,16 +461,34 @@ public final class PersistentStore: @unchecked Sendable {
         }
     }
 
-    /// The first of `count` new primary keys (inside a write transaction). One counter serves
-    /// every table, so a key alone names an object of the store.
-    func allocateKeys(count: Int) throws(SQLiteError) -> Int64 {
-        let root = "*"
-        let rows = try rows("SELECT max FROM \(Self.q(Storage.keyTable)) WHERE entity = ?", [.text(root)])
+    /// New primary keys for rows of `entities`, one each in order (inside a write transaction):
+    /// from the store's one counter (Sift's stores), or each from its root's counter, so that
+    /// keys repeat across hierarchies as Core Data's do.
+    func allocateKeys(for entities: [EntityInfo]) throws(SQLiteError) -> [Int64] {
+        switch keyScope {
+        case .store:
+            let first = try raiseKeyCounter("*", by: entities.count)
+            return (0..<Int64(entities.count)).map { first + $0 }
+        case .hierarchy:
+            var counts: [String: Int] = [:]
+            for e in entities { counts[e.entity.root, default: 0] += 1 }
+            var next: [String: Int64] = [:]
+            for (root, n) in counts.sorted(by: { $0.key < $1.key }) { next[root] = try raiseKeyCounter(root, by: n) }
+            return entities.map { e in
+                defer { next[e.entity.root]! += 1 }
+                return next[e.entity.root]!
+            }
+        }
+    }
+
+    /// Raises key counter `counter` by `n`; the first of the `n` keys.
+    private func raiseKeyCounter(_ counter: String, by n: Int) throws(SQLiteError) -> Int64 {
+        let rows = try rows("SELECT max FROM \(Self.q(Storage.keyTable)) WHERE entity = ?", [.text(counter)])
         var current: Int64 = 0
         if case .integer(let m)? = rows.first?.first { current = m }
         try run(
             "INSERT OR REPLACE INTO \(Self.q(Storage.keyTable)) (entity, max) VALUES (?, ?)",
-            [.text(root), .integer(current + Int64(count))])
+            [.text(counter), .integer(current + Int64(n))])
         return current + 1
     }
 

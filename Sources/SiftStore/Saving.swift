@@ -42,9 +42,9 @@ extension ManagedObjectContext {
                     // (`obtainPermanentIDs`) keeps it.
                     let fresh = inserted + reinserted
                     if !fresh.isEmpty {
-                        let first = try store.allocateKeys(count: fresh.count)
+                        let keys = try store.allocateKeys(for: fresh.map(\.info))
                         for (n, o) in fresh.enumerated() {
-                            o.assignedKey = (o.pendingInsert ? o.objectID.primaryKey : nil) ?? first + Int64(n)
+                            o.assignedKey = (o.pendingInsert ? o.objectID.primaryKey : nil) ?? keys[n]
                         }
                     }
                     try checkStoredUniqueness(inserted: inserted, updated: updated)
@@ -87,9 +87,9 @@ extension ManagedObjectContext {
     ) -> ChangeSet {
         var saved = ChangeSet()
         saved.inserted.reserveCapacity(fresh.count)
-        registry.reservePermanent(fresh.count)
+        registry.reservePermanent(fresh.count, fresh.first?.info.names.space ?? 0)
         for o in fresh {
-            registry[o.objectID.key] = nil
+            registry[o.objectID] = nil
             let pk = o.assignedKey!
             temporaryRenames.add(o.objectID.key, pk)
             o.assignedKey = nil
@@ -106,7 +106,7 @@ extension ManagedObjectContext {
             saved.updated.append(o.objectID)
         }
         for o in deleted {
-            registry[o.objectID.key] = nil
+            registry[o.objectID] = nil
             Self.detach(o)
             saved.deleted.append(o.objectID)
         }
@@ -303,8 +303,7 @@ extension ManagedObjectContext {
     /// Collisions with stored rows that this save does not change (inside the write transaction,
     /// so no other writer can slip in between the check and the write).
     func checkStoredUniqueness(inserted: [ManagedObject], updated: [ManagedObject]) throws(StoreError) {
-        let changing = Set(
-            updated.compactMap { $0.objectID.primaryKey } + deletedSet.compactMap { $0.objectID.primaryKey })
+        let changing = Set(updated.map(\.objectID) + deletedSet.map(\.objectID))
         var failures: [StoreError.Failure] = []
         for o in [inserted, updated].joined() {
             for c in o.info.entity.constraints {
@@ -321,10 +320,9 @@ extension ManagedObjectContext {
                     throw error.storeError
                 }
                 for row in rows {
-                    guard case .integer(let pk) = row[0], !changing.contains(pk), pk != o.objectID.primaryKey else {
-                        continue
-                    }
+                    guard case .integer(let pk) = row[0] else { continue }
                     let stored = ObjectID(o.info.names, key: .permanent(pk))
+                    guard !changing.contains(stored), stored != o.objectID else { continue }
                     failures.append(
                         Self.uniquenessFailure(
                             o, c, stored,

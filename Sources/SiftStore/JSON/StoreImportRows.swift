@@ -175,10 +175,10 @@ extension StoreImporter {
             guard Self.passes(batch.rows), try Self.unique(batch.rows, store) else { throw StoreError(.validation, "") }
             try store.writeTransaction { () throws(StoreError) in
                 do throws(SQLiteError) {
-                    let first = try store.allocateKeys(count: batch.rows.count)
+                    let keys = try store.allocateKeys(for: batch.rows.map(\.info))
                     written = true
-                    try write(batch.rows, first: first)
-                    noteStored(batch.rows, first)
+                    try write(batch.rows, keys: keys)
+                    noteStored(batch.rows, keys)
                     rowsWritten += batch.rows.count
                 } catch {
                     throw error.storeError
@@ -198,19 +198,19 @@ extension StoreImporter {
         }
     }
 
-    /// Inserts `rows` under the keys from `first` on, with their foreign keys (every one, NULL
-    /// for none) and order positions.
-    private func write(_ rows: [ImportRow], first: Int64) throws(SQLiteError) {
+    /// Inserts `rows` under `keys` (one each), with their foreign keys (every one, NULL for none)
+    /// and order positions.
+    private func write(_ rows: [ImportRow], keys: [Int64]) throws(SQLiteError) {
         let writer = RowWriter(store: context.store)
         try rows.withUnsafeBufferPointer { (rows) throws(SQLiteError) in
             for n in rows.indices {
-                try writer.insertRow(rows[n].info, key: first + Int64(n), rows[n].attributes) {
+                try writer.insertRow(rows[n].info, key: keys[n], rows[n].attributes) {
                     (put) throws(SQLiteError) in
                     for o in rows[n].orders { try put(o.column, o.position) }
                     for (i, c) in rows[n].info.foreignKeyColumns.enumerated() {
                         guard let c else { continue }
                         let link = rows[n].links[i]
-                        try put(c, link < 0 ? nil : first + Int64(link))
+                        try put(c, link < 0 ? nil : keys[link])
                     }
                 }
             }
@@ -266,9 +266,9 @@ extension StoreImporter {
 
     /// Remembers the written rows an object of a later batch may collide with (`storedOrigins`),
     /// as `notePending` does for objects.
-    private mutating func noteStored(_ rows: [ImportRow], _ first: Int64) {
+    private mutating func noteStored(_ rows: [ImportRow], _ keys: [Int64]) {
         for (n, row) in rows.enumerated() where !row.info.entity.constraints.isEmpty {
-            let id = ObjectID(row.info.names, key: .permanent(first + Int64(n)))
+            let id = ObjectID(row.info.names, key: .permanent(keys[n]))
             storedOrigins[id.description] = (row.origin.record, path(of: row.origin) { rows[$0].origin })
         }
     }
