@@ -135,21 +135,22 @@ public final class PersistentStore: @unchecked Sendable {
     }
 
     /// `opened`: the store's connection when `init(path:)` opened it to read the model;
-    /// `keyScope`: `.hierarchy` for a store whose keys repeat across hierarchies.
+    /// `keyScope`: how keys are issued when not as the model's layout issues them.
     init(
         model: ManagedObjectModel, location: String?, opened: SQLiteConnection? = nil, historyTracking: Bool,
-        keyScope: KeyScope = .store
+        keyScope: KeyScope? = nil
     ) throws(StoreError) {
         try AttributeTransformers.check(model)
         self.model = model
         self.path = location
-        self.keyScope = keyScope
+        self.keyScope = keyScope ?? model.layout.keyScope
         let layouts = TableLayout.make(model)
         self.layouts = layouts
         var infos: [String: EntityInfo] = [:]
         var byNumber: [Int64: EntityInfo] = [:]
         for (name, r) in model.resolved {
-            let info = EntityInfo(r, layout: layouts[r.table]!, classes: model.classes)
+            let info = EntityInfo(
+                r, layout: layouts[r.table]!, classes: model.classes, uuidBytes: model.layout.keepsUUIDsAsBytes)
             infos[name] = info
             byNumber[r.number] = info
         }
@@ -176,8 +177,13 @@ public final class PersistentStore: @unchecked Sendable {
             throw StoreError(
                 .sqlite, "cannot open the store \(location.map { "'\($0)'" } ?? "in memory"): \(error.message)")
         }
-        identifier = try Self.prepare(connection, model: model, layouts: layouts)
-        historyOn = try Self.prepareHistory(connection, wanted: historyTracking)
+        switch model.layout {
+        case .sift:
+            identifier = try Self.prepare(connection, model: model, layouts: layouts)
+            historyOn = try Self.prepareHistory(connection, wanted: historyTracking)
+        case .coreData:
+            identifier = try CoreDataFile.prepare(connection, model: model, layouts: layouts)
+        }
         var storeNumber: UInt32 = 0
         for (name, info) in infos {
             let space = keyScope == .store ? 0 : UInt32(model.resolved[info.entity.root]!.number)
@@ -467,13 +473,15 @@ public final class PersistentStore: @unchecked Sendable {
     func allocateKeys(for entities: [EntityInfo]) throws(SQLiteError) -> [Int64] {
         switch keyScope {
         case .store:
-            let first = try raiseKeyCounter("*", by: entities.count)
+            let first = try raiseKeyCounter(.text("*"), by: entities.count)
             return (0..<Int64(entities.count)).map { first + $0 }
         case .hierarchy:
             var counts: [String: Int] = [:]
             for e in entities { counts[e.entity.root, default: 0] += 1 }
             var next: [String: Int64] = [:]
-            for (root, n) in counts.sorted(by: { $0.key < $1.key }) { next[root] = try raiseKeyCounter(root, by: n) }
+            for (root, n) in counts.sorted(by: { $0.key < $1.key }) {
+                next[root] = try raiseKeyCounter(model.layout.keyCounter(root: model.resolved[root]!), by: n)
+            }
             return entities.map { e in
                 defer { next[e.entity.root]! += 1 }
                 return next[e.entity.root]!
@@ -482,13 +490,11 @@ public final class PersistentStore: @unchecked Sendable {
     }
 
     /// Raises key counter `counter` by `n`; the first of the `n` keys.
-    private func raiseKeyCounter(_ counter: String, by n: Int) throws(SQLiteError) -> Int64 {
-        let rows = try rows("SELECT max FROM \(Self.q(Storage.keyTable)) WHERE entity = ?", [.text(counter)])
+    private func raiseKeyCounter(_ counter: SQLValue, by n: Int) throws(SQLiteError) -> Int64 {
+        let sql = model.layout.keyCounterSQL
         var current: Int64 = 0
-        if case .integer(let m)? = rows.first?.first { current = m }
-        try run(
-            "INSERT OR REPLACE INTO \(Self.q(Storage.keyTable)) (entity, max) VALUES (?, ?)",
-            [.text(counter), .integer(current + Int64(n))])
+        if case .integer(let m)? = try rows(sql.read, [counter]).first?.first { current = m }
+        try run(sql.write, [counter, .integer(current + Int64(n))])
         return current + 1
     }
 
@@ -598,7 +604,7 @@ struct TableLayout: Sendable {
                 layout.columnTypes.append(t)
             }
             for a in r.attributes {
-                add(a.column, a.description.isCollection ? "INTEGER" : sqlType(a.type))
+                add(a.column, a.description.isCollection ? "INTEGER" : model.layout.columnType(a.type))
                 if let x = a.exactColumn { add(x, "TEXT") }
                 if let m = a.mixed {
                     add(m.shapeColumn, "INTEGER")
@@ -611,6 +617,7 @@ struct TableLayout: Sendable {
                 if case .foreignKey(let c) = rel.storage {
                     add(c, "INTEGER")
                     if !layout.foreignKeyColumns.contains(c) { layout.foreignKeyColumns.append(c) }
+                    if let e = rel.entityColumn { add(e, "INTEGER") }
                 }
                 if let c = rel.countColumn { add(c, "INTEGER") }
             }

@@ -398,6 +398,10 @@ struct RowWriter {
                     }
                     continue
                 }
+                if info.uuidBytes, types[i] == .uuid {
+                    try put(info.attributeColumns[i], ColumnCodec.uuidBytes(attributes[i]))
+                    continue
+                }
                 try putAttribute(info.attributeColumns[i], attributes.baseAddress! + i, types[i])
                 if let x = info.exactColumns[i] { try put(x, ColumnCodec.exactText(attributes[i])) }
                 if let m = info.mixedColumns[i] {
@@ -479,7 +483,24 @@ struct RowWriter {
         for o in updated where try !update(o) { unwritten.insert(ObjectIdentifier(o)) }
         for o in [inserted, updated].joined() { try writeLinks(o) }
         for o in [inserted, updated].joined() where o.info.hasCountColumns { try writeCounts(o) }
+        for o in [inserted, updated].joined() where o.info.hasEntityColumns { try writeEntityColumns(o) }
         return unwritten
+    }
+
+    /// Core Data's layout: each to-one into a hierarchy keeps the destination's entity number
+    /// beside its key (`Z<n>_<REL>`), copied here from the destination's row once every row of
+    /// the save is written (a link not loaded is a key only, and the row knows its entity).
+    private func writeEntityColumns(_ o: ManagedObject) throws(SQLiteError) {
+        guard let pk = key(o) else { return }
+        let e = o.info.entity
+        for rel in e.relationships {
+            guard let column = rel.entityColumn, case .foreignKey(let fk) = rel.storage,
+                let destination = store.model.resolved[rel.destination]
+            else { continue }
+            try store.run(
+                "UPDATE \(q(e.table)) SET \(q(column)) = (SELECT d.\(q(Storage.entityColumn)) FROM \(q(destination.table)) d WHERE d.\(q(Storage.primaryKey)) = \(q(e.table)).\(q(fk))) WHERE \(q(Storage.primaryKey)) = ?",
+                [.integer(pk)])
+        }
     }
 
     /// Writes the columns of the properties `o` changed since its snapshot and raises the row's
