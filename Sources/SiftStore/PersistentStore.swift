@@ -198,12 +198,8 @@ public final class PersistentStore: @unchecked Sendable {
     private static func prepare(_ db: SQLiteConnection, model: ManagedObjectModel, layouts: [String: TableLayout])
         throws(StoreError) -> String
     {
-        do {
-            let tables = try db.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap {
-                row -> String? in
-                if case .text(let t) = row[0] { return t }
-                return nil
-            }
+        try preparing { () throws -> String in
+            let tables = try tableNames(db)
             if tables.contains(Storage.metadataTable) {
                 let rows = try db.query("SELECT key, value FROM \(q(Storage.metadataTable))")
                 var meta: [String: String] = [:]
@@ -248,7 +244,20 @@ public final class PersistentStore: @unchecked Sendable {
                 throw error
             }
             return id
-        } catch let e as StoreError {
+        }
+    }
+
+    /// The names of the database's tables.
+    static func tableNames(_ db: SQLiteConnection) throws(SQLiteError) -> [String] {
+        try db.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { row -> String? in
+            if case .text(let t) = row[0] { return t }
+            return nil
+        }
+    }
+
+    /// Runs the preparing of a store's file: its errors as the store's (SQLite's as `.sqlite`).
+    static func preparing<R>(_ body: () throws -> R) throws(StoreError) -> R {
+        do { return try body() } catch let e as StoreError {
             throw e
         } catch let e as SQLiteError {
             throw StoreError(.sqlite, "cannot prepare the store: \(e.message)")

@@ -254,13 +254,17 @@ struct StorageNames {
         tables = Set((entities.map { layout.table(root: $0.name) } + layout.reservedTables).map { $0.lowercased() })
     }
 
-    static func unique(_ base: String, in used: inout Set<String>) -> String {
+    /// `base`, or its first numbered form not in `used` (the `n`th try adds `suffix(n)`: Sift's
+    /// own names `#2`, `#3`…), inserted into `used`.
+    static func unique(_ base: String, in used: inout Set<String>, suffix: (Int) -> String = { "#\($0 + 1)" })
+        -> String
+    {
         let clean = base.replacingOccurrences(of: "\u{0}", with: "?")
         var candidate = clean
-        var n = 1
+        var n = 0
         while !used.insert(candidate.lowercased()).inserted {
             n += 1
-            candidate = "\(clean)#\(n)"
+            candidate = clean + suffix(n)
         }
         return candidate
     }

@@ -75,12 +75,8 @@ enum CoreDataFile {
     static func prepare(_ db: SQLiteConnection, model: ManagedObjectModel, layouts: [String: TableLayout])
         throws(StoreError) -> String
     {
-        do {
-            let tables = try db.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap {
-                row -> String? in
-                if case .text(let t) = row[0] { return t }
-                return nil
-            }
+        try PersistentStore.preparing { () throws -> String in
+            let tables = try PersistentStore.tableNames(db)
             if tables.isEmpty { return try create(db, model, layouts) }
             guard tables.contains(CoreDataNames.metadataTable), tables.contains(CoreDataNames.keyTable) else {
                 throw StoreError(
@@ -95,12 +91,6 @@ enum CoreDataFile {
                     failures: differences)
             }
             return try readMetadata(db).uuid
-        } catch let e as StoreError {
-            throw e
-        } catch let e as SQLiteError {
-            throw StoreError(.sqlite, "cannot prepare the store: \(e.message)")
-        } catch {
-            throw StoreError(.sqlite, "cannot prepare the store: \(error)")
         }
     }
 

@@ -66,15 +66,8 @@ enum StoreLayout: Hashable, Sendable {
     /// first free numbered form: `name#2`, `name#3`… (Sift), `ZTEXT1`, `ZTEXT2`… (Core Data).
     func unique(_ base: String, in used: inout Set<String>) -> String {
         switch self {
-        case .sift: return StorageNames.unique(base, in: &used)
-        case .coreData:
-            var candidate = base
-            var n = 0
-            while !used.insert(candidate.lowercased()).inserted {
-                n += 1
-                candidate = "\(base)\(n)"
-            }
-            return candidate
+        case .sift: StorageNames.unique(base, in: &used)
+        case .coreData: StorageNames.unique(base, in: &used) { "\($0)" }
         }
     }
 
