@@ -290,4 +290,37 @@ import Testing
             #expect(error.message.contains("table ZCAR has no column ZCOLOR"))
         }
     }
+
+    @Test func batchRequestsWriteTheCoreDataLayout() throws {
+        let url = try Self.fixture()
+        let (_, c) = try Self.open(url)
+        var update = BatchUpdateRequest("Car", predicate: try SiftPredicate(format: "year < 2008", arguments: []))
+        update.propertiesToUpdate = ["year": .constant(.integer(2020))]
+        _ = try c.execute(update)
+        _ = try c.execute(BatchDeleteRequest("Club"))
+        let db = try SQLiteConnection(path: url.path)
+        #expect(
+            try db.query("SELECT Z_PK, ZYEAR FROM ZCAR ORDER BY Z_PK") == [
+                [.integer(1), .integer(2020)], [.integer(2), .integer(2020)], [.integer(3), .integer(2010)],
+            ])
+        // The club's rows in the join table go with it; the people stay.
+        #expect(try db.query("SELECT COUNT(*) FROM ZCLUB") == [[.integer(0)]])
+        #expect(try db.query("SELECT COUNT(*) FROM Z_3MEMBERS") == [[.integer(0)]])
+        #expect(try c.count(for: FetchRequest("Person")) == 2)
+        #expect(try db.query("PRAGMA integrity_check") == [[.text("ok")]])
+    }
+
+    @Test func rowsThatSitInTheWALFileAreRead() throws {
+        let url = try Self.fixture()
+        // A writer that keeps its connection open leaves its commit in the -wal file only.
+        let writer = try SQLiteConnection(path: url.path)
+        _ = try writer.query("PRAGMA wal_autocheckpoint = 0")
+        try writer.execute(
+            "INSERT INTO ZCLUB VALUES (2, 3, 1, 'Go'); UPDATE Z_PRIMARYKEY SET Z_MAX = 2 WHERE Z_ENT = 3")
+        let wal = try FileManager.default.attributesOfItem(atPath: url.path + "-wal")[.size] as? Int ?? 0
+        #expect(wal > 0)
+        let (_, c) = try Self.open(url)
+        #expect(try Self.strings(try c.fetch(FetchRequest("Club", predicate: "title == 'Go'")), "title") == ["Go"])
+        withExtendedLifetime(writer) {}
+    }
 }
