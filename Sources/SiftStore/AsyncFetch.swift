@@ -270,7 +270,7 @@ extension ManagedObjectContext {
         var order: [String] = []
         for id in ids {
             guard let pk = id.primaryKey else { continue }
-            if let o = registry.permanent(pk), !o.isFault { continue }
+            if let o = registry.permanent(pk, id.names.space), !o.isFault { continue }
             if byEntity[id.entityName] == nil { order.append(id.entityName) }
             byEntity[id.entityName, default: []].append(pk)
         }

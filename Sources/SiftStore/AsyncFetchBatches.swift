@@ -76,9 +76,9 @@ public struct FetchedBatches<Object: ManagedObject>: AsyncSequence {
         private var total = 0
         /// How many IDs were handed out.
         private var start = 0
-        /// The primary keys of the last two batches handed out, let go of before the next one when
+        /// The IDs of the last two batches handed out, let go of before the next one when
         /// no one holds them (two: a consumer may keep one batch while it takes the next).
-        private var recent: [[Int64]] = []
+        private var recent: [[ObjectID]] = []
         private var finished = false
 
         init(context: ManagedObjectContext, request: AsynchronousFetchRequest<Object>) {
@@ -150,7 +150,7 @@ public struct FetchedBatches<Object: ManagedObject>: AsyncSequence {
                 try request.checkCancellation()
                 objects = try context.registered(AsyncFetchRows(ids: batch, rows: rows), request)
             }
-            recent = [recent.last ?? [], objects.compactMap { $0.objectID.primaryKey }]
+            recent = [recent.last ?? [], objects.map(\.objectID).filter { !$0.isTemporaryID }]
             start += objects.count
             request.report(completed: start, total: total)
             return objects

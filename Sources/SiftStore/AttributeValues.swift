@@ -194,6 +194,12 @@ enum ColumnCodec {
         }
     }
 
+    /// A UUID as the 16 bytes Core Data's stores keep (NULL for nil).
+    static func uuidBytes(_ v: Value) -> SQLValue {
+        guard case .string(let s) = v, let u = UUID(uuidString: s) else { return .null }
+        return .blob(withUnsafeBytes(of: u.uuid) { [UInt8]($0) })
+    }
+
     /// The exact text of a decimal (beside its REAL column).
     static func exactText(_ v: Value) -> SQLValue {
         if case .decimal(let d) = v { return .text(d.description) }
@@ -212,8 +218,20 @@ enum ColumnCodec {
         case .decimal:
             if case .text(let t) = exact, let d = Decimal(string: t) { return .decimal(d) }
             if case .double(let d) = s { return .decimal(Decimal(d)) }
+            // A whole number in a DECIMAL column (Core Data's), which SQLite keeps as an integer.
+            if case .integer(let i) = s { return .decimal(Decimal(i)) }
         case .string, .uuid, .uri:
             if case .text(let t) = s { return .string(t) }
+            // Core Data's stores keep a UUID as its 16 bytes.
+            if type == .uuid, case .blob(let b) = s, b.count == 16 {
+                return .string(
+                    UUID(
+                        uuid: (
+                            b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                            b[14], b[15]
+                        )
+                    ).uuidString)
+            }
         case .boolean:
             if case .integer(let i) = s { return .bool(i != 0) }
         case .date:

@@ -114,16 +114,19 @@ struct StoredRow {
 extension ManagedObjectContext {
     /// The stored versions of the rows of `objects` (a row that no longer exists has none),
     /// inside the transaction: one query per table and up to 512 keys, the key list padded to a
-    /// power of two so a few statements serve every save.
-    func storedVersions(_ objects: [ManagedObject]) throws(StoreError) -> [Int64: Int64] {
-        var byTable: [String: [Int64]] = [:]
+    /// power of two so a few statements serve every save. By ID: keys repeat across the tables of
+    /// a store whose keys are per hierarchy (a table is one hierarchy, so one key space).
+    func storedVersions(_ objects: [ManagedObject]) throws(StoreError) -> [ObjectID: Int64] {
+        var byTable: [String: (names: IDNames.Pair, keys: [Int64])] = [:]
         for o in objects {
-            if let pk = o.objectID.primaryKey { byTable[o.info.layout.table, default: []].append(pk) }
+            if let pk = o.objectID.primaryKey {
+                byTable[o.info.layout.table, default: (o.info.names, [])].keys.append(pk)
+            }
         }
         let q = PersistentStore.q
-        var out: [Int64: Int64] = [:]
+        var out: [ObjectID: Int64] = [:]
         out.reserveCapacity(objects.count)
-        for (table, keys) in byTable {
+        for (table, (names, keys)) in byTable {
             var start = 0
             while start < keys.count {
                 var chunk = Array(keys[start..<min(start + 512, keys.count)])
@@ -137,7 +140,9 @@ extension ManagedObjectContext {
                     // Read in place: keys and versions are integers, no row arrays needed.
                     let statement = try store.statement(sql)
                     for (n, k) in chunk.enumerated() { try statement.bind(int64: k, at: n + 1) }
-                    while try statement.step() { out[statement.int64(0)] = statement.int64(1) }
+                    while try statement.step() {
+                        out[ObjectID(names, key: .permanent(statement.int64(0)))] = statement.int64(1)
+                    }
                     try statement.reset()
                 } catch { throw error.storeError }
             }
@@ -178,7 +183,7 @@ extension ManagedObjectContext {
         var conflicts: [(o: ManagedObject, stored: StoredRow?)] = []
         let versions = try storedVersions(deleted + updated)
         for o in deleted + updated {
-            guard let pk = o.objectID.primaryKey, versions[pk] != o.version else { continue }
+            guard !o.objectID.isTemporaryID, versions[o.objectID] != o.version else { continue }
             conflicts.append((o, try storedRow(o)))
         }
         if conflicts.isEmpty { return (updated, deleted, []) }
@@ -200,7 +205,7 @@ extension ManagedObjectContext {
                 case .mergeByPropertyObjectTrump, .overwrite:
                     reinserted.append(o)
                 default:
-                    registry[o.objectID.key] = nil
+                    registry[o.objectID] = nil
                     Self.detach(o)
                 }
                 updatedSet.remove(o)

@@ -156,9 +156,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public let concurrencyType: ConcurrencyType
     /// The serial queue of a `.privateQueue` context.
     let queue: DispatchQueue?
-    /// Primary keys of rows another save or a batch delete removed, merged into this context:
+    /// IDs of rows another save or a batch delete removed, merged into this context:
     /// links naming them read as nil (Merging.swift).
-    @exclusivity(unchecked) var goneKeys = Set<Int64>()
+    @exclusivity(unchecked) var goneIDs = Set<ObjectID>()
     @exclusivity(unchecked) var hasGoneObjects = false
     /// Records changes for undo and redo when set (nil by default, as on iOS; Undo.swift).
     ///
@@ -269,7 +269,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             o.attributes = info.initialAttributes
         }
         o.links = info.initialLinks
-        registry[id.key] = o
+        registry[id] = o
         insertedList.append(o)
         o.pendingInsert = true
         unreported.inserted.append(id)
@@ -292,13 +292,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
         guard id.names.store == store.names else {
             throw StoreError(.objectNotFound, "\(id) is not an object of this store")
         }
-        if let o = registry[id.key] {
+        if let o = registry[id] {
             // A child's object for one an ancestor deleted since is deleted here too.
             return isChild ? try unlessDeletedAbove(o) : o
         }
         guard let pk = id.primaryKey else {
             // A child sees the objects its ancestors inserted and have not saved yet.
-            if parent != nil, let a = try ancestorObject(id.key, loaded: false) {
+            if parent != nil, let a = try ancestorObject(id, loaded: false) {
                 return try unlessDeletedAbove(counterpart(of: a))
             }
             if let pk = temporaryRenames.permanent(for: id.key) {
@@ -327,8 +327,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// entity is read with its row).
     /// `concrete`: the declared entity is the row's own (read with it), so no lookup is needed.
     func faultObject(pk: Int64, declared: String, concrete: Bool = false) throws(StoreError) -> ManagedObject {
-        if let o = registry.permanent(pk) { return o }
         let info = try store.info(declared)
+        if let o = registry.permanent(pk, info.names.space) { return o }
         let o =
             concrete
             ? ManagedObject.make(id: ObjectID(info.names, key: .permanent(pk)), info: info, context: self, fault: true)
@@ -377,7 +377,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         else {
             throw StoreError(.sqlite, "a row without a key or entity number")
         }
-        if let o = registry.permanent(pk) {
+        if let o = registry.permanent(pk, info.names.space) {
             if o.isFault { try fill(o, info: info, row) }
             return o
         }
@@ -803,10 +803,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
             try detachAll(o)
             o.pendingInsert = false
             insertedList.removeAll { $0 === o }
-            registry[o.objectID.key] = nil
+            registry[o.objectID] = nil
             unreported.deleted.append(o.objectID)
             Self.detach(o)
-            if hasChildren { forgetInDescendants(o.objectID.key) }
+            if hasChildren { forgetInDescendants(o.objectID) }
             return
         }
         try o.fire()
@@ -815,7 +815,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         deletedSet.insert(o)
         unreported.deleted.append(o.objectID)
         // The children's objects for it are deleted too (ParentContexts.swift).
-        if hasChildren { forgetInDescendants(o.objectID.key) }
+        if hasChildren { forgetInDescendants(o.objectID) }
     }
 
     /// Takes an inserted object out of every inverse relationship.
@@ -835,13 +835,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Discards every unsaved change: inserted objects leave, updated and deleted ones return to
     /// their committed state.
     public func rollback() {
-        let reverted = isChild ? updatedSet.union(deletedSet).map(\.objectID.key) : []
+        let reverted = isChild ? updatedSet.union(deletedSet).map(\.objectID) : []
         defer { meetDeletesAbove(reverted) }
         // Controllers judge the objects again once they are back (FetchedResults/ResultTaps.swift).
         let undone = hasResultTaps ? pendingChangeSet() : nil
         defer { if let undone { tapRolledBack(undone) } }
         for o in insertedList {
-            registry[o.objectID.key] = nil
+            registry[o.objectID] = nil
             Self.detach(o)
         }
         for o in updatedSet.union(deletedSet) {
@@ -864,11 +864,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Forgets every object (changes included); objects handed out before are detached, and the
     /// fetched results controllers on the context fetch again.
     public func reset() {
-        let reverted = isChild ? updatedSet.union(deletedSet).map(\.objectID.key) : []
+        let reverted = isChild ? updatedSet.union(deletedSet).map(\.objectID) : []
         defer { meetDeletesAbove(reverted) }
         for o in registry.values { Self.detach(o) }
         registry = ObjectRegistry()
-        goneKeys = []
+        goneIDs = []
         hasGoneObjects = false
         undoManager?.removeAllActions()
         for o in insertedList {

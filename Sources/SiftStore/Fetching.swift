@@ -372,7 +372,8 @@ extension ManagedObjectContext {
         try store.locked { () throws(StoreError) in
             // Rows changed in this context are judged in memory below: what their stored values
             // would raise does not count (see SiftSQL's RowGuard.swift).
-            let skipped = Set((dirty ?? []).compactMap { $0.objectID.primaryKey })
+            let space = plan.info.names.space
+            let skipped = Set((dirty ?? []).compactMap { $0.info.names.space == space ? $0.objectID.primaryKey : nil })
             if !skipped.isEmpty { store.connection.rowsTheGuardSkips = skipped }
             defer { if !skipped.isEmpty { store.connection.rowsTheGuardSkips = [] } }
             do {
@@ -417,7 +418,7 @@ extension ManagedObjectContext {
         let hidden = parent == nil || dirty == nil ? [] : try inheritedChanges().deleted
         for o in dirty ?? []
         where !deletedSet.contains(o) && plan.family.contains(o.info.name)
-            && (hidden.isEmpty || !hidden.contains(o.objectID.key))
+            && (hidden.isEmpty || !hidden.contains(o.objectID))
         {
             do { if try Self.matches(plan.full, o, plan.variables) { changed.append(o) } } catch {
                 throw StoreError(error)

@@ -274,6 +274,9 @@ extension PersistentStore {
     /// try store.setHistoryTracking(true)    // records again from the next save
     /// ```
     public func setHistoryTracking(_ on: Bool) throws(StoreError) {
+        guard model.layout == .sift else {
+            throw StoreError(.invalidOperation, "history tracking on a Core Data store is not supported yet")
+        }
         try locked { () throws(StoreError) in
             if on {
                 historyOn = try Self.prepareHistory(connection, wanted: true)

@@ -27,6 +27,9 @@ final class EntityInfo: @unchecked Sendable {
     let countColumns: [Int?]
     /// Whether any relationship has a count column (a save then writes them).
     let hasCountColumns: Bool
+    /// Whether a to-one keeps its destination's entity number beside its key (Core Data's
+    /// layout; a save then writes them).
+    let hasEntityColumns: Bool
     let regexes: [RegexPattern?]
     /// The statements a save runs for this entity's rows, made once.
     let insertSQL: String
@@ -61,6 +64,8 @@ final class EntityInfo: @unchecked Sendable {
     let needsConcreteEntity: Bool
     /// A document entity (its one attribute is the document).
     let isDocument: Bool
+    /// UUIDs are kept as their 16 bytes (Core Data's layout), not as text.
+    let uuidBytes: Bool
 
     /// The position of attribute `key`. Entities have few attributes and callers name them with
     /// the model's own strings, so comparing names (the byte count first) beats hashing the key;
@@ -72,8 +77,9 @@ final class EntityInfo: @unchecked Sendable {
         return entity.attributeIndex[key]
     }
 
-    init(_ entity: ResolvedEntity, layout: TableLayout, classes: ObjectClasses) {
+    init(_ entity: ResolvedEntity, layout: TableLayout, classes: ObjectClasses, uuidBytes: Bool = false) {
         self.entity = entity
+        self.uuidBytes = uuidBytes
         self.layout = layout
         objectClass = classes.byEntity[entity.name]
         needsConcreteEntity = classes.needsConcreteEntity.contains(entity.name)
@@ -91,6 +97,7 @@ final class EntityInfo: @unchecked Sendable {
         }
         countColumns = entity.relationships.map { $0.countColumn.map { layout.index[$0]! } }
         hasCountColumns = countColumns.contains { $0 != nil }
+        hasEntityColumns = entity.relationships.contains { $0.entityColumn != nil }
         attributeNames = entity.attributes.map(\.name)
         attributeTypes = entity.attributes.map(\.type)
         isScalar = entity.attributes.map { !$0.description.isCollection }
@@ -537,8 +544,14 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
                 // the link keeps its key, as the ancestor may take its delete back.
                 var deletedAbove = false
                 let o = try pk.flatMap { (k) throws(StoreError) -> ManagedObject? in
-                    if context.hasGoneObjects, context.goneKeys.contains(k) { return nil }
-                    let o = try context.faultObject(pk: k, declared: info.entity.relationships[i].destination)
+                    let destination = info.entity.relationships[i].destination
+                    if context.hasGoneObjects,
+                        context.goneIDs.contains(
+                            ObjectID(try context.store.info(destination).names, key: .permanent(k)))
+                    {
+                        return nil
+                    }
+                    let o = try context.faultObject(pk: k, declared: destination)
                     if context.isChild, o.isFault { deletedAbove = try context.unlessDeletedAbove(o).isGone }
                     return deletedAbove ? nil : o
                 }

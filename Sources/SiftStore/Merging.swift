@@ -39,7 +39,7 @@ extension ManagedObjectContext {
             if forgetDeleted(id) { merged.deleted.append(id) }
         }
         for id in changes.updated where id.names.store == store.names {
-            guard let o = registry[id.key], !o.isFault || o.snapshot != nil else { continue }
+            guard let o = registry[id], !o.isFault || o.snapshot != nil else { continue }
             do { try refreshObject(o, mergeChanges: true) } catch  where skippingFailures { continue }
             merged.updated.append(id)
             if let keys = changes.updatedKeys[id] { merged.updatedKeys[id] = keys }
@@ -68,31 +68,31 @@ extension ManagedObjectContext {
     /// left the context (an object with unsaved edits stays, see `mergeChanges`).
     @discardableResult
     func forgetDeleted(_ id: ObjectID) -> Bool {
-        if let pk = id.primaryKey {
-            goneKeys.insert(pk)
+        if !id.isTemporaryID {
+            goneIDs.insert(id)
             hasGoneObjects = true
         }
-        guard let o = registry[id.key] else { return false }
+        guard let o = registry[id] else { return false }
         if updatedSet.contains(o) { return false }
-        registry[id.key] = nil
+        registry[id] = nil
         deletedSet.remove(o)
         markGone(o)
         return true
     }
 
-    /// An ancestor deleted the object with `key` (unsaved): this context's object for it is
+    /// An ancestor deleted the object with `id` (unsaved): this context's object for it is
     /// deleted too, as a merged delete from the store leaves one — unless it has unsaved changes
     /// here, whose push then meets the delete as a conflict. The descendants that see the object
     /// through this context follow. It runs on this context's queue some time after the delete
     /// and asks no ancestor (a queued task that waited for an ancestor's queue could wait for
     /// ever on an ancestor waiting for this context): a delete taken back in between (rollback,
     /// undo) still leaves the object deleted here, and `object(with:)` reads it again.
-    func forgetDeletedAbove(_ key: ObjectID.Key) {
-        if let o = registry[key] {
+    func forgetDeletedAbove(_ id: ObjectID) {
+        if let o = registry[id] {
             if updatedSet.contains(o) || deletedSet.contains(o) { return }
             markGone(o, above: true)
         }
-        forgetInDescendants(key)
+        forgetInDescendants(id)
     }
 
     /// `o` (out of the registry) as a deleted object: `isDeleted`, and reading it is an error;
@@ -100,7 +100,7 @@ extension ManagedObjectContext {
     /// the registry here).
     func markGone(_ o: ManagedObject, above: Bool = false) {
         if above {
-            registry[o.objectID.key] = nil
+            registry[o.objectID] = nil
             o.isGoneAbove = true
         }
         Self.detach(o)

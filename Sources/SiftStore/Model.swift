@@ -677,13 +677,15 @@ public struct ManagedObjectModel: Hashable, Sendable {
     /// The entities as declared.
     public let entities: [EntityDescription]
     /// Resolved per entity: every property (inherited first), storage names, sub-entities.
-    let resolved: [String: ResolvedEntity]
+    private(set) var resolved: [String: ResolvedEntity]
     /// The derived attributes and what their values read (Derivations.swift).
     private(set) var derivations = Derivations()
     /// Per entity, its fetched properties (inherited ones included) by name (FetchedProperties.swift).
     private(set) var fetchedProperties: [String: [String: FetchedProperty]] = [:]
     /// The schema the SQL lowering reads, derived from the storage layout (never written twice).
-    public let schema: Schema
+    public private(set) var schema: Schema
+    /// How its stores lay it out: Sift's layout, unless `laidOut(as:)` chose Core Data's.
+    private(set) var layout = StoreLayout.sift
     /// The registered classes and the entities they serve (ObjectClasses.swift).
     let classes: ObjectClasses
     /// Named sets of the entities (Core Data's configurations), in order; part of the model's
@@ -798,6 +800,17 @@ public struct ManagedObjectModel: Hashable, Sendable {
     func resolvedEntity(_ name: String) throws(StoreError) -> ResolvedEntity {
         guard let r = resolved[name] else { throw StoreError(.unknownEntity, "the model has no entity '\(name)'") }
         return r
+    }
+
+    /// The model resolved for `layout` (the same model under other storage names and numbers);
+    /// a `ModelError` names what `layout` cannot hold.
+    func laidOut(as layout: StoreLayout) throws(ModelError) -> ManagedObjectModel {
+        guard layout != self.layout else { return self }
+        var m = self
+        m.layout = layout
+        m.resolved = try ModelResolver.resolve(entities, layout: layout)
+        m.schema = Self.deriveSchema(entities, m.resolved, layout: layout)
+        return m
     }
 
     /// Two models are equal when their entities and configurations are.

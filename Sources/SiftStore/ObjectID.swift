@@ -2,6 +2,10 @@
 // per-process counter (temporary, until the first save). IDs are plain `Sendable` values, so they
 // cross threads and tasks where managed objects may not, and they round-trip through a URI.
 //
+// Keys are unique per key space: Sift's own stores have one (a store-wide counter), Core Data's
+// stores one per root entity (each hierarchy's `Z_MAX`), so two objects of different hierarchies
+// may share a key there. The space is part of the interned pair, and of equality.
+//
 // An ID holds no strings: the entity name and store UUID are interned once per (store, entity)
 // in a process-wide table (`IDNames`) and the ID keeps their small numbers. Every fetched object
 // carries an ID, and copying two strings into each (a reference count on the UUID's storage per
@@ -39,11 +43,14 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
     /// The UUID of the store the object belongs to.
     public var storeIdentifier: String { IDNames.shared.store(of: names) }
 
-    // Primary keys are unique across the whole store (one counter for every table), so the key
-    // and the store identify an object; the entity is carried for display and URIs only.
+    // Primary keys are unique within a key space (the whole store for Sift's stores, a hierarchy
+    // for Core Data's), so the key, the space and the store identify an object; the entity itself
+    // is carried for display and URIs only (a sub-entity's object is one of its root's).
     /// Two IDs are equal when they name the same object of the same store.
-    public static func == (a: ObjectID, b: ObjectID) -> Bool { a.key == b.key && a.names.store == b.names.store }
-    // The key alone: an object graph rarely mixes stores.
+    public static func == (a: ObjectID, b: ObjectID) -> Bool {
+        a.key == b.key && a.names.store == b.names.store && a.names.space == b.names.space
+    }
+    // The key alone: an object graph rarely mixes stores or repeats keys across hierarchies.
     /// Hashes the object's key within its store.
     public func hash(into h: inout Hasher) { h.combine(key) }
 
@@ -92,10 +99,12 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
 final class IDNames: @unchecked Sendable {
     static let shared = IDNames()
 
-    /// A store number and an entity number; equal pairs name the same store and entity.
+    /// A store number, an entity number and the entity's key space (0 where the store's keys are
+    /// store-wide, else its root's entity number); equal pairs name the same store and entity.
     struct Pair: Hashable, Sendable {
         let store: UInt32
         let entity: UInt32
+        var space: UInt32 = 0
     }
 
     private let lock = NSLock()
@@ -103,12 +112,28 @@ final class IDNames: @unchecked Sendable {
     private var storeNumbers: [String: UInt32] = [:]
     private var entities: [String] = []
     private var entityNumbers: [String: UInt32] = [:]
+    /// The key space of each (store, entity) whose store has more than one (by `pair(store:entity:space:)`).
+    private var spaces: [Pair: UInt32] = [:]
 
+    /// The pair for `entity` of `store`, in the key space its store registered for it (0 if none).
     func pair(store: String, entity: String) -> Pair {
         lock.lock()
         defer { lock.unlock() }
-        return Pair(
+        let p = Pair(
             store: Self.number(store, &stores, &storeNumbers), entity: Self.number(entity, &entities, &entityNumbers))
+        return spaces[p].map { Pair(store: p.store, entity: p.entity, space: $0) } ?? p
+    }
+
+    /// The pair for `entity` of `store` in key space `space`, remembered so that IDs made later
+    /// from a URI (which names the entity only) land in the same space.
+    func pair(store: String, entity: String, space: UInt32) -> Pair {
+        let p = pair(store: store, entity: entity)
+        guard space != p.space else { return p }
+        lock.lock()
+        defer { lock.unlock() }
+        let plain = Pair(store: p.store, entity: p.entity)
+        spaces[plain] = space
+        return Pair(store: p.store, entity: p.entity, space: space)
     }
 
     private static func number(_ s: String, _ list: inout [String], _ numbers: inout [String: UInt32]) -> UInt32 {

@@ -67,17 +67,17 @@ private struct PushedObject {
 extension ManagedObjectContext {
     // MARK: Reading through the ancestors
 
-    /// Runs `body` on the queue of the nearest ancestor that holds an object for `key` (a loaded
+    /// Runs `body` on the queue of the nearest ancestor that holds an object for `id` (a loaded
     /// one when `loaded`), with that ancestor and its object; nil when no ancestor holds one. A
     /// nil from `body` passes the question on to the ancestors above that one.
     func nearestAncestor<T>(
-        holding key: ObjectID.Key, loaded: Bool, _ body: (ManagedObjectContext, ManagedObject) throws(StoreError) -> T?
+        holding id: ObjectID, loaded: Bool, _ body: (ManagedObjectContext, ManagedObject) throws(StoreError) -> T?
     ) throws(StoreError) -> T? {
         var p = parent
         while let c = p {
             // Read on the ancestor's queue: its objects may not be read anywhere else.
             let found = try c.onQueue { () throws(StoreError) -> T? in
-                guard let a = c.registry[key], !loaded || !a.isFault else { return nil }
+                guard let a = c.registry[id], !loaded || !a.isFault else { return nil }
                 return try body(c, a)
             }
             if let found { return found }
@@ -86,20 +86,20 @@ extension ManagedObjectContext {
         return nil
     }
 
-    /// The nearest ancestor's object for `key` (only a loaded one when `loaded`).
-    func ancestorObject(_ key: ObjectID.Key, loaded: Bool) throws(StoreError) -> ManagedObject? {
-        try nearestAncestor(holding: key, loaded: loaded) { _, a in a }
+    /// The nearest ancestor's object for `id` (only a loaded one when `loaded`).
+    func ancestorObject(_ id: ObjectID, loaded: Bool) throws(StoreError) -> ManagedObject? {
+        try nearestAncestor(holding: id, loaded: loaded) { _, a in a }
     }
 
     /// This context's object for another context's object of the same store: the registered one,
     /// or a fault that reads its state through the ancestors (or the store).
     func counterpart(of other: ManagedObject) -> ManagedObject {
-        if let o = registry[other.objectID.key] { return o }
+        if let o = registry[other.objectID] { return o }
         let o =
             other.isFault
             ? newFault(other.objectID.key, other.info)
             : ManagedObject.make(id: other.objectID, info: other.info, context: self, fault: true)
-        registry[other.objectID.key] = o
+        registry[other.objectID] = o
         return o
     }
 
@@ -109,16 +109,16 @@ extension ManagedObjectContext {
     /// Kept out of line: the row-reading paths that call it in a child are every context's.
     @inline(never)
     func inheritState(_ o: ManagedObject) throws(StoreError) -> Bool {
-        try nearestAncestor(holding: o.objectID.key, loaded: true) { _, a in
+        try nearestAncestor(holding: o.objectID, loaded: true) { _, a in
             copyState(of: a, into: o)
             return true
         } ?? false
     }
 
-    /// Whether an ancestor deleted the object for `key` (unsaved) and none below it holds the
+    /// Whether an ancestor deleted the object for `id` (unsaved) and none below it holds the
     /// object with changes of its own (a clean copy, as a fetch leaves one, hides nothing).
-    func isDeletedAbove(_ key: ObjectID.Key) throws(StoreError) -> Bool {
-        try nearestAncestor(holding: key, loaded: true) { c, a in
+    func isDeletedAbove(_ id: ObjectID) throws(StoreError) -> Bool {
+        try nearestAncestor(holding: id, loaded: true) { c, a in
             if c.deletedSet.contains(a) { return true }
             return a.pendingInsert || c.updatedSet.contains(a) ? false : nil
         } ?? false
@@ -147,7 +147,9 @@ extension ManagedObjectContext {
     func localLink(_ l: Link?) -> Link? {
         switch l {
         case .one(let t?)?:
-            if let pk = t.objectID.primaryKey, registry.permanent(pk) == nil { return .oneKey(pk) }
+            if let pk = t.objectID.primaryKey, registry.permanent(pk, t.objectID.names.space) == nil {
+                return .oneKey(pk)
+            }
             return .one(counterpart(of: t))
         case .many(let members)?: return .many(members.map { counterpart(of: $0) })
         default: return l
@@ -155,16 +157,16 @@ extension ManagedObjectContext {
     }
 
     /// This context's objects for its ancestors' inserted, updated and deleted objects, and the
-    /// keys of the objects deleted there (gone from this context's view). Such an object this
+    /// IDs of the objects deleted there (gone from this context's view). Such an object this
     /// context holds without changes of its own takes the ancestors' current state first, so a
     /// fetch answers as saving into the parents and fetching there would.
-    func inheritedChanges() throws(StoreError) -> (changed: [ManagedObject], deleted: Set<ObjectID.Key>) {
+    func inheritedChanges() throws(StoreError) -> (changed: [ManagedObject], deleted: Set<ObjectID>) {
         var changed: [ManagedObject] = []
-        var deleted = Set<ObjectID.Key>()
-        var seen = Set<ObjectID.Key>()
+        var deleted = Set<ObjectID>()
+        var seen = Set<ObjectID>()
         func take(_ a: ManagedObject) throws(StoreError) {
             let o = counterpart(of: a)
-            guard seen.insert(a.objectID.key).inserted else { return }
+            guard seen.insert(a.objectID).inserted else { return }
             changed.append(o)
             if !o.isFault, o.snapshot == nil, !o.pendingInsert { _ = try inheritState(o) }
         }
@@ -176,7 +178,7 @@ extension ManagedObjectContext {
                 for a in c.updatedSet { try take(a) }
                 for a in c.deletedSet {
                     try take(a)
-                    deleted.insert(a.objectID.key)
+                    deleted.insert(a.objectID)
                 }
             }
             p = c.parent
@@ -236,7 +238,7 @@ extension ManagedObjectContext {
             for (plan, state) in zip(applied, states) { try apply(plan, state, into: parent) }
         } catch {
             for p in made {
-                parent.registry[p.objectID.key] = nil
+                parent.registry[p.objectID] = nil
                 Self.detach(p)
             }
             for (o, id) in renamed { rename(o, id) }
@@ -256,9 +258,9 @@ extension ManagedObjectContext {
 
     /// Gives this context's object `o` another ID.
     private func rename(_ o: ManagedObject, _ id: ObjectID) {
-        registry[o.objectID.key] = nil
+        registry[o.objectID] = nil
         o.objectID = id
-        registry[id.key] = o
+        registry[id] = o
     }
 
     /// The parent's new objects for this context's inserts (and the objects it puts back),
@@ -269,7 +271,7 @@ extension ManagedObjectContext {
             let p = ManagedObject.make(id: o.objectID, info: o.info, context: parent, fault: true)
             p.isFault = false
             p.attributes = o.attributes
-            parent.registry[o.objectID.key] = p
+            parent.registry[o.objectID] = p
             made.append(p)
         }
         // Links once every new object is registered: one new object may name another.
@@ -470,12 +472,12 @@ extension ManagedObjectContext {
         }
         for o in dropped {
             o.snapshot = nil
-            if let p = parent?.registry[o.objectID.key] { copyState(of: p, into: o) }
+            if let p = parent?.registry[o.objectID] { copyState(of: p, into: o) }
         }
         // A delete the policy rolled back (`dropped`) stays, with the parent's state.
         let kept = Set(dropped.map(ObjectIdentifier.init))
         for o in Array(deletedSet) + gone where !kept.contains(ObjectIdentifier(o)) {
-            registry[o.objectID.key] = nil
+            registry[o.objectID] = nil
             Self.detach(o)
         }
         insertedList = []
@@ -522,8 +524,9 @@ extension ManagedObjectContext {
         var renamed: [ObjectID] = []
         for (key, pk) in keys {
             temporaryRenames.add(key, pk)
-            guard let o = registry[key] else { continue }
-            registry[key] = nil
+            // Temporary keys: one key space.
+            guard let o = registry[key, 0] else { continue }
+            registry[key, 0] = nil
             o.objectID = ObjectID(o.info.names, key: .permanent(pk))
             registry.addPermanent(pk, o)
             if hasResultTaps { renamed.append(o.objectID) }
@@ -550,17 +553,17 @@ extension ManagedObjectContext {
 
     // MARK: Objects deleted above
 
-    /// This context deleted the object with `key` (a saved one marked deleted, an insert
+    /// This context deleted the object with `id` (a saved one marked deleted, an insert
     /// dropped): each child's object for it becomes deleted too, on the child's queue
     /// (`forgetDeletedAbove`).
-    func forgetInDescendants(_ key: ObjectID.Key) {
-        for child in children { child.enqueue { child.forgetDeletedAbove(key) } }
+    func forgetInDescendants(_ id: ObjectID) {
+        for child in children { child.enqueue { child.forgetDeletedAbove(id) } }
     }
 
     /// After a rollback or reset of a child: objects whose unsaved changes here hid an ancestor's
     /// delete (from this context and those below it) now meet it.
-    func meetDeletesAbove(_ keys: [ObjectID.Key]) {
-        for key in keys where (try? isDeletedAbove(key)) == true { forgetDeletedAbove(key) }
+    func meetDeletesAbove(_ ids: [ObjectID]) {
+        for id in ids where (try? isDeletedAbove(id)) == true { forgetDeletedAbove(id) }
     }
 
     /// A child's `object(with:)` for `o`: `o` itself, or, when it has no unsaved changes here and
@@ -568,7 +571,7 @@ extension ManagedObjectContext {
     /// `forgetDeletedAbove` leaves it).
     func unlessDeletedAbove(_ o: ManagedObject) throws(StoreError) -> ManagedObject {
         if o.pendingInsert || updatedSet.contains(o) || deletedSet.contains(o) { return o }
-        guard try isDeletedAbove(o.objectID.key) else { return o }
+        guard try isDeletedAbove(o.objectID) else { return o }
         markGone(o, above: true)
         return o
     }
@@ -593,14 +596,14 @@ extension ManagedObjectContext {
             if !temporary.contains(where: { $0 === o }) { temporary.append(o) }
         }
         guard !temporary.isEmpty else { return }
-        let first = try store.writeTransaction { () throws(StoreError) in
-            do throws(SQLiteError) { return try store.allocateKeys(count: temporary.count) } catch {
+        let permanent = try store.writeTransaction { () throws(StoreError) in
+            do throws(SQLiteError) { return try store.allocateKeys(for: temporary.map(\.info)) } catch {
                 throw error.storeError
             }
         }
         var root = self
         while let p = root.parent { root = p }
-        let keys = temporary.enumerated().map { ($1.objectID.key, first + Int64($0)) }
+        let keys = temporary.enumerated().map { ($1.objectID.key, permanent[$0]) }
         // This context's own objects are renamed before the call returns (the others on their queues).
         rekeyHere(keys)
         try root.onQueue { () throws(StoreError) in root.rekeyTree(keys) }

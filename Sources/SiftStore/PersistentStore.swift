@@ -57,6 +57,17 @@ public final class PersistentStore: @unchecked Sendable {
     var documentLoaders: [ObjectIdentifier: DocumentLoader<Value>] = [:]
     /// Inside `bulkWrite` (BulkWrite.swift, with the lock held): saves write into its transaction.
     var inBulkWrite = false
+    /// How the store issues primary keys.
+    let keyScope: KeyScope
+
+    /// Where a primary key is unique, and so which counter issues it.
+    enum KeyScope {
+        /// One counter for every table (Sift's stores): a key alone names an object of the store.
+        case store
+        /// One counter per root entity (Core Data's `Z_MAX`): objects of two hierarchies may share
+        /// a key, and an object is named by its root and its key (its ID's key space).
+        case hierarchy
+    }
 
     /// Opens the store at `path`, creating it (tables, metadata) when the file is new or empty.
     /// An existing store made with another model is a `.modelMismatch` error naming what differs.
@@ -128,20 +139,23 @@ public final class PersistentStore: @unchecked Sendable {
         try PersistentStore(model: model, location: nil, historyTracking: historyTracking)
     }
 
-    /// `opened`: the store's connection when `init(path:)` opened it to read the model.
-    private init(
+    /// `opened`: the store's connection when `init(path:)` opened it to read the model;
+    /// `keyScope`: how keys are issued when not as the model's layout issues them.
+    init(
         model: ManagedObjectModel, location: String?, opened: SQLiteConnection? = nil, historyTracking: Bool,
-        migration: ModelMigration = .never
+        migration: ModelMigration = .never, keyScope: KeyScope? = nil
     ) throws(StoreError) {
         try AttributeTransformers.check(model)
         self.model = model
         self.path = location
+        self.keyScope = keyScope ?? model.layout.keyScope
         let layouts = TableLayout.make(model)
         self.layouts = layouts
         var infos: [String: EntityInfo] = [:]
         var byNumber: [Int64: EntityInfo] = [:]
         for (name, r) in model.resolved {
-            let info = EntityInfo(r, layout: layouts[r.table]!, classes: model.classes)
+            let info = EntityInfo(
+                r, layout: layouts[r.table]!, classes: model.classes, uuidBytes: model.layout.keepsUUIDsAsBytes)
             infos[name] = info
             byNumber[r.number] = info
         }
@@ -168,11 +182,17 @@ public final class PersistentStore: @unchecked Sendable {
             throw StoreError(
                 .sqlite, "cannot open the store \(location.map { "'\($0)'" } ?? "in memory"): \(error.message)")
         }
-        identifier = try Self.prepare(connection, model: model, layouts: layouts, migration: migration)
-        historyOn = try Self.prepareHistory(connection, wanted: historyTracking)
+        switch model.layout {
+        case .sift:
+            identifier = try Self.prepare(connection, model: model, layouts: layouts, migration: migration)
+            historyOn = try Self.prepareHistory(connection, wanted: historyTracking)
+        case .coreData:
+            identifier = try CoreDataFile.prepare(connection, model: model, layouts: layouts)
+        }
         var storeNumber: UInt32 = 0
         for (name, info) in infos {
-            info.names = IDNames.shared.pair(store: identifier, entity: name)
+            let space = keyScope == .store ? 0 : UInt32(model.resolved[info.entity.root]!.number)
+            info.names = IDNames.shared.pair(store: identifier, entity: name, space: space)
             storeNumber = info.names.store
         }
         names = infos.isEmpty ? IDNames.shared.pair(store: identifier, entity: "").store : storeNumber
@@ -183,12 +203,8 @@ public final class PersistentStore: @unchecked Sendable {
     private static func prepare(
         _ db: SQLiteConnection, model: ManagedObjectModel, layouts: [String: TableLayout], migration: ModelMigration
     ) throws(StoreError) -> String {
-        do {
-            let tables = try db.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap {
-                row -> String? in
-                if case .text(let t) = row[0] { return t }
-                return nil
-            }
+        try preparing { () throws -> String in
+            let tables = try tableNames(db)
             if tables.contains(Storage.metadataTable) {
                 let rows = try db.query("SELECT key, value FROM \(q(Storage.metadataTable))")
                 var meta: [String: String] = [:]
@@ -237,7 +253,20 @@ public final class PersistentStore: @unchecked Sendable {
                 throw error
             }
             return id
-        } catch let e as StoreError {
+        }
+    }
+
+    /// The names of the database's tables.
+    static func tableNames(_ db: SQLiteConnection) throws(SQLiteError) -> [String] {
+        try db.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { row -> String? in
+            if case .text(let t) = row[0] { return t }
+            return nil
+        }
+    }
+
+    /// Runs the preparing of a store's file: its errors as the store's (SQLite's as `.sqlite`).
+    static func preparing<R>(_ body: () throws -> R) throws(StoreError) -> R {
+        do { return try body() } catch let e as StoreError {
             throw e
         } catch let e as SQLiteError {
             throw StoreError(.sqlite, "cannot prepare the store: \(e.message)")
@@ -456,16 +485,34 @@ public final class PersistentStore: @unchecked Sendable {
         }
     }
 
-    /// The first of `count` new primary keys (inside a write transaction). One counter serves
-    /// every table, so a key alone names an object of the store.
-    func allocateKeys(count: Int) throws(SQLiteError) -> Int64 {
-        let root = "*"
-        let rows = try rows("SELECT max FROM \(Self.q(Storage.keyTable)) WHERE entity = ?", [.text(root)])
+    /// New primary keys for rows of `entities`, one each in order (inside a write transaction):
+    /// from the store's one counter (Sift's stores), or each from its root's counter, so that
+    /// keys repeat across hierarchies as Core Data's do.
+    func allocateKeys(for entities: [EntityInfo]) throws(SQLiteError) -> [Int64] {
+        switch keyScope {
+        case .store:
+            let first = try raiseKeyCounter(.text("*"), by: entities.count)
+            return (0..<Int64(entities.count)).map { first + $0 }
+        case .hierarchy:
+            var counts: [String: Int] = [:]
+            for e in entities { counts[e.entity.root, default: 0] += 1 }
+            var next: [String: Int64] = [:]
+            for (root, n) in counts.sorted(by: { $0.key < $1.key }) {
+                next[root] = try raiseKeyCounter(model.layout.keyCounter(root: model.resolved[root]!), by: n)
+            }
+            return entities.map { e in
+                defer { next[e.entity.root]! += 1 }
+                return next[e.entity.root]!
+            }
+        }
+    }
+
+    /// Raises key counter `counter` by `n`; the first of the `n` keys.
+    private func raiseKeyCounter(_ counter: SQLValue, by n: Int) throws(SQLiteError) -> Int64 {
+        let sql = model.layout.keyCounterSQL
         var current: Int64 = 0
-        if case .integer(let m)? = rows.first?.first { current = m }
-        try run(
-            "INSERT OR REPLACE INTO \(Self.q(Storage.keyTable)) (entity, max) VALUES (?, ?)",
-            [.text(root), .integer(current + Int64(count))])
+        if case .integer(let m)? = try rows(sql.read, [counter]).first?.first { current = m }
+        try run(sql.write, [counter, .integer(current + Int64(n))])
         return current + 1
     }
 
@@ -575,7 +622,7 @@ struct TableLayout: Sendable {
                 layout.columnTypes.append(t)
             }
             for a in r.attributes {
-                add(a.column, a.description.isCollection ? "INTEGER" : sqlType(a.type))
+                add(a.column, a.description.isCollection ? "INTEGER" : model.layout.columnType(a.type))
                 if let x = a.exactColumn { add(x, "TEXT") }
                 if let m = a.mixed {
                     add(m.shapeColumn, "INTEGER")
@@ -588,6 +635,7 @@ struct TableLayout: Sendable {
                 if case .foreignKey(let c) = rel.storage {
                     add(c, "INTEGER")
                     if !layout.foreignKeyColumns.contains(c) { layout.foreignKeyColumns.append(c) }
+                    if let e = rel.entityColumn { add(e, "INTEGER") }
                 }
                 if let c = rel.countColumn { add(c, "INTEGER") }
             }

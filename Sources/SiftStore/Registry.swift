@@ -8,39 +8,60 @@
 // of the unchanged objects only the registry still holds with `forgetUnreferenced`, so the objects
 // a consumer drops are freed batch by batch.
 
-/// Objects by the integer part of their ID: permanent keys in one table, temporary ones in another.
+/// Objects by the integer part of their ID: permanent keys in one table per key space (one for
+/// Sift's stores, one per hierarchy for Core Data's, whose keys repeat across hierarchies),
+/// temporary ones (unique in the process) in another.
 /// A reference type: a context holds one and replaces it whole when it forgets everything.
 final class ObjectRegistry {
-    private let permanent = IntTable()
+    /// Indexed by key space; made as spaces are first used.
+    private var permanent: [IntTable] = [IntTable()]
     private let temporary = IntTable()
 
-    subscript(key: ObjectID.Key) -> ManagedObject? {
+    /// The table of key space `space` (made when new).
+    @inline(__always)
+    private func table(_ space: UInt32) -> IntTable {
+        let i = Int(space)
+        if i < permanent.count { return permanent[i] }
+        while permanent.count <= i { permanent.append(IntTable()) }
+        return permanent[i]
+    }
+
+    subscript(id: ObjectID) -> ManagedObject? {
+        get { self[id.key, id.names.space] }
+        set { self[id.key, id.names.space] = newValue }
+    }
+
+    /// The object under `key` in key space `space` (temporary keys have one space).
+    subscript(key: ObjectID.Key, space: UInt32) -> ManagedObject? {
         get {
             switch key {
-            case .permanent(let k): permanent.find(k)
+            case .permanent(let k): table(space).find(k)
             case .temporary(let k): temporary.find(k)
             }
         }
         set {
             switch key {
             case .permanent(let k):
-                if let newValue { permanent.insert(k, newValue) } else { permanent.remove(k) }
+                if let newValue { table(space).insert(k, newValue) } else { table(space).remove(k) }
             case .temporary(let k):
                 if let newValue { temporary.insert(k, newValue) } else { temporary.remove(k) }
             }
         }
     }
 
-    /// The permanent object with primary key `k`.
-    func permanent(_ k: Int64) -> ManagedObject? { permanent.find(k) }
+    /// The permanent object with primary key `k` in key space `space`.
+    func permanent(_ k: Int64, _ space: UInt32) -> ManagedObject? { table(space).find(k) }
 
-    /// Registers `o` under primary key `k`, which must not be registered yet.
-    func addPermanent(_ k: Int64, _ o: ManagedObject) { permanent.insert(k, o) }
+    /// Registers `o` under primary key `k` of its key space; `k` must not be registered yet.
+    func addPermanent(_ k: Int64, _ o: ManagedObject) { table(o.objectID.names.space).insert(k, o) }
 
-    /// Room for `n` more permanent objects without growing on the way.
-    func reservePermanent(_ n: Int) { permanent.reserve(permanent.count + n) }
+    /// Room for `n` more permanent objects of key space `space` without growing on the way.
+    func reservePermanent(_ n: Int, _ space: UInt32 = 0) {
+        let t = table(space)
+        t.reserve(t.count + n)
+    }
 
-    var count: Int { permanent.count + temporary.count }
+    var count: Int { permanent.reduce(temporary.count) { $0 + $1.count } }
 
     /// Forgets the permanent objects among `keys` that nothing but the registry holds, then the
     /// objects only those held (their loaded relationships), and so on; returns how many went.
@@ -48,16 +69,16 @@ final class ObjectRegistry {
     /// no one can reach it, so forgetting it is invisible but for `registeredObjects`: the next
     /// fetch or `object(with:)` makes a new one from the row. Objects in a cycle of links (both
     /// sides of an inverse loaded) hold each other and stay, as in Core Data.
-    func forgetUnreferenced(_ keys: [Int64]) -> Int {
-        var pending = keys
+    func forgetUnreferenced(_ ids: [ObjectID]) -> Int {
+        var pending = ids
         var forgotten = 0
-        while let k = pending.popLast() {
-            guard let o = permanent.takeIfUnreferenced(k) else { continue }
+        while let id = pending.popLast() {
+            guard let k = id.primaryKey, let o = table(id.names.space).takeIfUnreferenced(k) else { continue }
             forgotten += 1
             for link in o.links {
                 switch link {
-                case .one(let t?)?: if let pk = t.objectID.primaryKey { pending.append(pk) }
-                case .many(let members)?: for t in members { if let pk = t.objectID.primaryKey { pending.append(pk) } }
+                case .one(let t?)?: pending.append(t.objectID)
+                case .many(let members)?: for t in members { pending.append(t.objectID) }
                 default: break
                 }
             }
@@ -67,7 +88,7 @@ final class ObjectRegistry {
     }
 
     /// Every registered object (in no particular order).
-    var values: [ManagedObject] { permanent.values + temporary.values }
+    var values: [ManagedObject] { permanent.flatMap(\.values) + temporary.values }
 }
 
 /// What the temporary IDs of a context's saved objects became (by its saves, by

@@ -137,14 +137,18 @@ final class ResolvedRelationship: Sendable {
     /// A to-many that allows nil: the source table's column holding the number of objects, NULL
     /// for nil.
     let countColumn: String?
+    /// A to-one into a hierarchy, in Core Data's layout: the column beside the key holding the
+    /// destination's entity number (`Z<n>_<REL>`).
+    let entityColumn: String?
     init(
         description: RelationshipDescription, storage: RelationshipStorage, declaringEntity: String,
-        countColumn: String? = nil
+        countColumn: String? = nil, entityColumn: String? = nil
     ) {
         self.description = description
         self.storage = storage
         self.declaringEntity = declaringEntity
         self.countColumn = countColumn
+        self.entityColumn = entityColumn
     }
     var name: String { description.name }
     var isToMany: Bool { description.isToMany }
@@ -244,18 +248,27 @@ struct StorageNames {
     private var columns: [String: Set<String>] = [:]
     /// What each property (or store-side name) was given, by kind, owner and name.
     private var given: [String: String] = [:]
+    /// The layout whose naming rules apply, and its entity numbers.
+    let layout: StoreLayout
+    let numbers: [String: Int64]
 
-    init(tables entityNames: [String]) {
-        tables = Set((entityNames + [Storage.metadataTable, Storage.keyTable]).map { $0.lowercased() })
+    init(entities: [EntityDescription], layout: StoreLayout = .sift) {
+        self.layout = layout
+        numbers = layout.entityNumbers(entities)
+        tables = Set((entities.map { layout.table(root: $0.name) } + layout.reservedTables).map { $0.lowercased() })
     }
 
-    static func unique(_ base: String, in used: inout Set<String>) -> String {
+    /// `base`, or its first numbered form not in `used` (the `n`th try adds `suffix(n)`: Sift's
+    /// own names `#2`, `#3`…), inserted into `used`.
+    static func unique(_ base: String, in used: inout Set<String>, suffix: (Int) -> String = { "#\($0 + 1)" })
+        -> String
+    {
         let clean = base.replacingOccurrences(of: "\u{0}", with: "?")
         var candidate = clean
-        var n = 1
+        var n = 0
         while !used.insert(candidate.lowercased()).inserted {
             n += 1
-            candidate = "\(clean)#\(n)"
+            candidate = clean + suffix(n)
         }
         return candidate
     }
@@ -274,7 +287,7 @@ struct StorageNames {
 
     /// The column of property `name`, declared by `entity`, in `table`.
     mutating func column(_ name: String, of entity: String, in table: String) -> String {
-        storeColumn(name, in: table, for: "column", entity, name)
+        storeColumn(layout.columnBase(name), in: table, for: "column", entity, name)
     }
 
     /// A column of the store's own (an exact decimal, an order), remembered under `kind` and the
@@ -284,7 +297,7 @@ struct StorageNames {
     ) -> String {
         remembered("\(kind)\u{0}\(table)\u{0}\(entity)\u{0}\(name)") { names in
             var used = names.columnSet(table)
-            let column = Self.unique(base, in: &used)
+            let column = names.layout.unique(base, in: &used)
             names.columns[table] = used
             return column
         }
@@ -298,16 +311,21 @@ struct StorageNames {
 }
 
 enum ModelResolver {
-    static func resolve(_ entities: [EntityDescription]) throws(ModelError) -> [String: ResolvedEntity] {
+    static func resolve(_ entities: [EntityDescription], layout: StoreLayout = .sift) throws(ModelError) -> [String:
+        ResolvedEntity]
+    {
         let byName = try entitiesByName(entities)
         var chains: [String: [EntityDescription]] = [:]
         for e in entities { chains[e.name] = try chain(e, byName) }
         try checkDocumentEntities(entities)
-        var names = StorageNames(tables: entities.map(\.name))
+        for e in entities {
+            if let what = layout.unsupported(e) { throw ModelError("Core Data's store layout cannot hold \(what)") }
+        }
+        var names = StorageNames(entities: entities, layout: layout)
         var resolved: [String: ResolvedEntity] = [:]
-        for (index, e) in entities.enumerated() {
+        for e in entities {
             resolved[e.name] = try resolveEntity(
-                e, number: Int64(index + 1), entities, byName: byName, chains: chains, names: &names)
+                e, number: names.numbers[e.name]!, entities, byName: byName, chains: chains, names: &names)
         }
         // Document entities: their layout is planned once every other table has its name.
         for e in entities {
@@ -386,6 +404,7 @@ enum ModelResolver {
     ) throws(ModelError) -> ResolvedEntity {
         let ancestors = chains[e.name]!
         let root = ancestors[0].name
+        let table = names.layout.table(root: root)
         var attributes: [ResolvedAttribute] = []
         var relationships: [ResolvedRelationship] = []
         var attributeIndex: [String: Int] = [:]
@@ -402,7 +421,7 @@ enum ModelResolver {
                     transients.append(try transientAttribute(attr, entity: a.name))
                     continue
                 }
-                let r = try resolveAttribute(attr, entity: a.name, table: root, names: &names)
+                let r = try resolveAttribute(attr, entity: a.name, table: table, names: &names)
                 attributeIndex[attr.name] = attributes.count
                 attributes.append(r)
             }
@@ -415,12 +434,16 @@ enum ModelResolver {
                     rel, declaringEntity: a.name, byName: byName, chains: chains, names: &names)
                 let countColumn =
                     rel.allowsNil
-                    ? names.storeColumn("\(rel.name)@count", in: root, for: "to-many count", a.name, rel.name) : nil
+                    ? names.storeColumn("\(rel.name)@count", in: table, for: "to-many count", a.name, rel.name) : nil
+                let entityColumn = names.layout.entityColumnBase(
+                    relationship: rel.name, destination: names.numbers[rel.destination] ?? 0,
+                    destinationHasChildren: entities.contains { $0.parent == rel.destination }
+                ).map { names.storeColumn($0, in: table, for: "entity", a.name, rel.name) }
                 relationshipIndex[rel.name] = relationships.count
                 relationships.append(
                     ResolvedRelationship(
                         description: rel, storage: storage, declaringEntity: a.name,
-                        countColumn: countColumn))
+                        countColumn: countColumn, entityColumn: rel.isToMany ? nil : entityColumn))
             }
         }
         try checkTransientsUnstored(e, ancestors, Set(transients.map(\.name)))
@@ -428,7 +451,7 @@ enum ModelResolver {
         try checkIndexes(e, attributes, attributeIndex, relationships, relationshipIndex)
         let family = entities.filter { chains[$0.name]!.contains { $0.name == e.name } }.map(\.name)
         return ResolvedEntity(
-            description: e, number: number, root: root, table: root, family: family,
+            description: e, number: number, root: root, table: table, family: family,
             attributes: attributes, relationships: relationships, attributeIndex: attributeIndex,
             relationshipIndex: relationshipIndex, constraints: constraints,
             isOpen: ancestors.contains { $0.isOpen }, transients: transients)
@@ -593,7 +616,7 @@ enum ModelResolver {
         let defaultValue = defaultValue(of: a)
         return ResolvedAttribute(
             description: a, column: names.column(a.name, of: entity, in: table),
-            exactColumn: a.type == .decimal
+            exactColumn: a.type == .decimal && names.layout.keepsExactDecimals
                 ? names.storeColumn("Z_\(a.name)_exact", in: table, for: "exact", entity, a.name) : nil,
             valueTable: a.isCollection ? names.table("Z_\(entity)_\(a.name)", for: "values", entity, a.name) : nil,
             defaultValue: defaultValue, mixed: mixed)
@@ -766,7 +789,8 @@ enum ModelResolver {
                     byName: byName, name: inv)
             }
             return .foreignKey(
-                column: names.column(rel.name, of: declaringEntity, in: chains[declaringEntity]![0].name))
+                column: names.column(
+                    rel.name, of: declaringEntity, in: names.layout.table(root: chains[declaringEntity]![0].name)))
         }
         guard let inv = rel.inverse else {
             return .joinTable(
@@ -777,17 +801,24 @@ enum ModelResolver {
             rel, what: what, declaringEntity: declaringEntity, destination: destination, chains: chains, byName: byName,
             name: inv)
         if !inverse.isToMany {
-            let root = chains[destination.name]![0].name
+            let table = names.layout.table(root: chains[destination.name]![0].name)
             return .inverseForeignKey(
-                table: root, column: names.column(inverse.name, of: invEntity, in: root),
+                table: table, column: names.column(inverse.name, of: invEntity, in: table),
                 orderColumn: rel.isOrdered
-                    ? names.storeColumn("Z_FOK_\(inverse.name)", in: root, for: "order", invEntity, inverse.name)
+                    ? names.storeColumn(
+                        names.layout.orderColumnBase(toOne: inverse.name), in: table, for: "order", invEntity,
+                        inverse.name)
                     : nil)
         }
         if rel.isOrdered || inverse.isOrdered {
             throw ModelError(
                 "\(what): an ordered many-to-many relationship is not supported (order one side whose inverse is to-one, or drop the inverse)"
             )
+        }
+        if names.layout == .coreData {
+            let join = CoreDataNames.joinTable(
+                mine: (names.numbers[declaringEntity]!, rel.name), theirs: (names.numbers[invEntity]!, inverse.name))
+            return .joinTable(table: join.table, source: join.source, destination: join.destination, order: nil)
         }
         // Many-to-many: one join table for the pair, named after the side that sorts first.
         let mine = "\(declaringEntity).\(rel.name)"
@@ -856,7 +887,13 @@ extension ManagedObjectModel {
     /// The schema the SQL lowering reads, derived from the model's storage layout. Transformable
     /// attributes are left out (they are not queryable in SQL; a predicate naming them is
     /// evaluated in memory).
-    static func deriveSchema(_ entities: [EntityDescription], _ resolved: [String: ResolvedEntity]) -> Schema {
+    /// Under Core Data's layout UUIDs are bytes, which the lowering does not compare: memory does.
+    static func deriveSchema(
+        _ entities: [EntityDescription], _ resolved: [String: ResolvedEntity], layout: StoreLayout = .sift
+    ) -> Schema {
+        func sqlType(_ t: AttributeType) -> (Schema.ValueType, Schema.StorageEncoding?)? {
+            layout.keepsUUIDsAsBytes && t == .uuid ? nil : Self.sqlType(t)
+        }
         var out: [Schema.Entity] = []
         for e in entities {
             let r = resolved[e.name]!
@@ -884,7 +921,7 @@ extension ManagedObjectModel {
                             countColumn: a.column, orderColumn: Storage.order))
                     continue
                 }
-                guard let t = Self.sqlType(a.type) else { continue }
+                guard let t = sqlType(a.type) else { continue }
                 attributes.append(Schema.Attribute(name: a.name, column: a.column, type: t.0, encoding: t.1))
             }
             for rel in r.relationships {
@@ -914,7 +951,7 @@ extension ManagedObjectModel {
             // Open only when SQL sees every property of every row: a key left to memory (a
             // transformable) or declared by a sub-entity would otherwise read nil in SQL where
             // memory reads a value.
-            let inSQL = r.attributes.allSatisfy { Self.sqlType($0.type) != nil || $0.mixed != nil }
+            let inSQL = r.attributes.allSatisfy { sqlType($0.type) != nil || $0.mixed != nil }
             let ownKeys = r.attributes.count + r.relationships.count
             let subEntityKeys = r.family.contains {
                 resolved[$0]!.attributes.count + resolved[$0]!.relationships.count > ownKeys

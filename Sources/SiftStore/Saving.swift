@@ -42,9 +42,9 @@ extension ManagedObjectContext {
                     // (`obtainPermanentIDs`) keeps it.
                     let fresh = inserted + reinserted
                     if !fresh.isEmpty {
-                        let first = try store.allocateKeys(count: fresh.count)
+                        let keys = try store.allocateKeys(for: fresh.map(\.info))
                         for (n, o) in fresh.enumerated() {
-                            o.assignedKey = (o.pendingInsert ? o.objectID.primaryKey : nil) ?? first + Int64(n)
+                            o.assignedKey = (o.pendingInsert ? o.objectID.primaryKey : nil) ?? keys[n]
                         }
                     }
                     try checkStoredUniqueness(inserted: inserted, updated: updated)
@@ -87,9 +87,9 @@ extension ManagedObjectContext {
     ) -> ChangeSet {
         var saved = ChangeSet()
         saved.inserted.reserveCapacity(fresh.count)
-        registry.reservePermanent(fresh.count)
+        registry.reservePermanent(fresh.count, fresh.first?.info.names.space ?? 0)
         for o in fresh {
-            registry[o.objectID.key] = nil
+            registry[o.objectID] = nil
             let pk = o.assignedKey!
             temporaryRenames.add(o.objectID.key, pk)
             o.assignedKey = nil
@@ -106,7 +106,7 @@ extension ManagedObjectContext {
             saved.updated.append(o.objectID)
         }
         for o in deleted {
-            registry[o.objectID.key] = nil
+            registry[o.objectID] = nil
             Self.detach(o)
             saved.deleted.append(o.objectID)
         }
@@ -312,8 +312,7 @@ extension ManagedObjectContext {
     /// Collisions with stored rows that this save does not change (inside the write transaction,
     /// so no other writer can slip in between the check and the write).
     func checkStoredUniqueness(inserted: [ManagedObject], updated: [ManagedObject]) throws(StoreError) {
-        let changing = Set(
-            updated.compactMap { $0.objectID.primaryKey } + deletedSet.compactMap { $0.objectID.primaryKey })
+        let changing = Set(updated.map(\.objectID) + deletedSet.map(\.objectID))
         var failures: [StoreError.Failure] = []
         for o in [inserted, updated].joined() {
             for c in o.info.entity.constraints {
@@ -330,10 +329,9 @@ extension ManagedObjectContext {
                     throw error.storeError
                 }
                 for row in rows {
-                    guard case .integer(let pk) = row[0], !changing.contains(pk), pk != o.objectID.primaryKey else {
-                        continue
-                    }
+                    guard case .integer(let pk) = row[0] else { continue }
                     let stored = ObjectID(o.info.names, key: .permanent(pk))
+                    guard !changing.contains(stored), stored != o.objectID else { continue }
                     failures.append(
                         Self.uniquenessFailure(
                             o, c, stored,
@@ -409,6 +407,10 @@ struct RowWriter {
                     if case .array(let xs) = attributes[i] {
                         try put(info.attributeColumns[i], .integer(Int64(xs.count)))
                     }
+                    continue
+                }
+                if info.uuidBytes, types[i] == .uuid {
+                    try put(info.attributeColumns[i], ColumnCodec.uuidBytes(attributes[i]))
                     continue
                 }
                 try putAttribute(info.attributeColumns[i], attributes.baseAddress! + i, types[i])
@@ -599,7 +601,24 @@ struct RowWriter {
         for o in updated where try !update(o) { unwritten.insert(ObjectIdentifier(o)) }
         for o in [inserted, updated].joined() { try writeLinks(o) }
         for o in [inserted, updated].joined() where o.info.hasCountColumns { try writeCounts(o) }
+        for o in [inserted, updated].joined() where o.info.hasEntityColumns { try writeEntityColumns(o) }
         return unwritten
+    }
+
+    /// Core Data's layout: each to-one into a hierarchy keeps the destination's entity number
+    /// beside its key (`Z<n>_<REL>`), copied here from the destination's row once every row of
+    /// the save is written (a link not loaded is a key only, and the row knows its entity).
+    private func writeEntityColumns(_ o: ManagedObject) throws(SQLiteError) {
+        guard let pk = key(o) else { return }
+        let e = o.info.entity
+        for rel in e.relationships {
+            guard let column = rel.entityColumn, case .foreignKey(let fk) = rel.storage,
+                let destination = store.model.resolved[rel.destination]
+            else { continue }
+            try store.run(
+                "UPDATE \(q(e.table)) SET \(q(column)) = (SELECT d.\(q(Storage.entityColumn)) FROM \(q(destination.table)) d WHERE d.\(q(Storage.primaryKey)) = \(q(e.table)).\(q(fk))) WHERE \(q(Storage.primaryKey)) = ?",
+                [.integer(pk)])
+        }
     }
 
     /// Writes the columns of the properties `o` changed since its snapshot and raises the row's

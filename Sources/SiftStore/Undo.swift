@@ -346,7 +346,7 @@ extension ManagedObjectContext {
         o.version = 0
         o.attributes = attributes
         o.links = o.info.initialLinks
-        registry[o.objectID.key] = o
+        registry[o.objectID] = o
         insertedList.append(o)
         o.pendingInsert = true
         unreported.inserted.append(o.objectID)

@@ -95,7 +95,13 @@ import Testing
         var objects: [ManagedObject] = []
         for _ in 0..<64 { objects.append(try c.insert("Address")) }
         let registry = ObjectRegistry()
-        var reference: [ObjectID.Key: ManagedObject] = [:]
+        // Permanent keys in three key spaces (as a Core Data store's hierarchies have); temporary
+        // keys have one.
+        struct Slot: Hashable {
+            let key: ObjectID.Key
+            let space: UInt32
+        }
+        var reference: [Slot: ManagedObject] = [:]
         var state: UInt64 = 0x5eed
         func next(_ n: UInt64) -> UInt64 {
             state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
@@ -106,20 +112,21 @@ import Testing
             // wide one, clustered multiples included: runs form and break apart in the table.
             let raw = Int64(next(3) == 0 ? next(1 << 40) : next(300)) * (next(4) == 0 ? 1024 : 1)
             let key: ObjectID.Key = next(3) == 0 ? .temporary(raw) : .permanent(raw)
+            let slot = Slot(key: key, space: key == .temporary(raw) ? 0 : UInt32(next(3)))
             switch next(4) {
             case 0:
-                registry[key] = nil
-                reference[key] = nil
+                registry[key, slot.space] = nil
+                reference[slot] = nil
             case 1, 2:
                 let o = objects[Int(next(64))]
-                registry[key] = o
-                reference[key] = o
+                registry[key, slot.space] = o
+                reference[slot] = o
             default:
-                #expect(registry[key] === reference[key], "step \(step)")
+                #expect(registry[key, slot.space] === reference[slot], "step \(step)")
             }
             if step % 1000 == 0 {
                 #expect(registry.count == reference.count)
-                for (k, o) in reference { #expect(registry[k] === o) }
+                for (k, o) in reference { #expect(registry[k.key, k.space] === o) }
             }
         }
         #expect(registry.count == reference.count)

@@ -17,7 +17,7 @@ extension FetchedResultsController {
         for id in changes.inserted + changes.updated + changes.deleted {
             if let e = index.byID[id] { out[ObjectIdentifier(e.object)] = e.object }
             guard id.names.store == context.store.names else { continue }
-            if let o = context.registry[id.key] {
+            if let o = context.registry[id] {
                 out[ObjectIdentifier(o)] = o
             } else if !deleted.contains(id), plan.family.contains(id.entityName),
                 let o = try? context.object(with: id)

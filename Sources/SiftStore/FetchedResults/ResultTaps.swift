@@ -111,7 +111,7 @@ extension ManagedObjectContext {
         catchUpRekeys()
         var told: [ObjectID] = []
         for id in changes.inserted + changes.updated + changes.deleted where id.names.store == store.names {
-            if let o = registry[id.key], !o.isFault, !o.pendingInsert, o.snapshot == nil, !o.isGone {
+            if let o = registry[id], !o.isFault, !o.pendingInsert, o.snapshot == nil, !o.isGone {
                 o.isFault = true
                 o.links = Array(repeating: nil, count: o.links.count)
                 o.batch = nil

@@ -40,8 +40,8 @@ extension StoreImporter {
             try context.validate(objects, others: [], deleted: [])
             try store.writeTransaction { () throws(StoreError) in
                 do throws(SQLiteError) {
-                    let first = try store.allocateKeys(count: objects.count)
-                    for (n, o) in objects.enumerated() { o.assignedKey = first + Int64(n) }
+                    let keys = try store.allocateKeys(for: objects.map(\.info))
+                    for (n, o) in objects.enumerated() { o.assignedKey = keys[n] }
                 } catch {
                     throw error.storeError
                 }

@@ -177,10 +177,10 @@ extension StoreImporter {
             guard Self.passes(batch.rows), try Self.unique(batch.rows, store) else { throw StoreError(.validation, "") }
             try store.writeTransaction { () throws(StoreError) in
                 do throws(SQLiteError) {
-                    let first = try store.allocateKeys(count: batch.rows.count)
+                    let keys = try store.allocateKeys(for: batch.rows.map(\.info))
                     written = true
-                    try write(batch.rows, first: first)
-                    noteStored(batch.rows, first)
+                    try write(batch.rows, keys: keys)
+                    noteStored(batch.rows, keys)
                     rowsWritten += batch.rows.count
                 } catch {
                     throw error.storeError
@@ -200,11 +200,11 @@ extension StoreImporter {
         }
     }
 
-    /// Inserts `rows` under the keys from `first` on, with their foreign keys (every one, NULL
-    /// for none) and order positions: each entity's rows together, several to a statement
+    /// Inserts `rows` under `keys` (one each), with their foreign keys (every one, NULL for none)
+    /// and order positions: each entity's rows together, several to a statement
     /// (`RowWriter.insertRows`), in batch order within their table, so the keys and rowids are
     /// those of writing the rows one by one.
-    private func write(_ rows: [ImportRow], first: Int64) throws(SQLiteError) {
+    private func write(_ rows: [ImportRow], keys: [Int64]) throws(SQLiteError) {
         let writer = RowWriter(store: context.store)
         // Few entities: a search of the groups beats hashing every row's entity.
         var groups: [(info: EntityInfo, rows: [Int])] = []
@@ -218,7 +218,7 @@ extension StoreImporter {
         try rows.withUnsafeBufferPointer { (rows) throws(SQLiteError) in
             for (info, members) in groups {
                 try writer.insertRows(
-                    info, count: members.count, key: { first + Int64(members[$0]) },
+                    info, count: members.count, key: { keys[members[$0]] },
                     attributes: { rows[members[$0]].attributes }
                 ) { (r, put) throws(SQLiteError) in
                     let n = members[r]
@@ -226,7 +226,7 @@ extension StoreImporter {
                     for (i, c) in info.foreignKeyColumns.enumerated() {
                         guard let c else { continue }
                         let link = rows[n].links[i]
-                        try put(c, link < 0 ? nil : first + Int64(link))
+                        try put(c, link < 0 ? nil : keys[link])
                     }
                 }
             }
@@ -282,9 +282,9 @@ extension StoreImporter {
 
     /// Remembers the written rows an object of a later batch may collide with (`storedOrigins`),
     /// as `notePending` does for objects.
-    private mutating func noteStored(_ rows: [ImportRow], _ first: Int64) {
+    private mutating func noteStored(_ rows: [ImportRow], _ keys: [Int64]) {
         for (n, row) in rows.enumerated() where !row.info.entity.constraints.isEmpty {
-            let id = ObjectID(row.info.names, key: .permanent(first + Int64(n)))
+            let id = ObjectID(row.info.names, key: .permanent(keys[n]))
             storedOrigins[id.description] = (row.origin.record, path(of: row.origin) { rows[$0].origin })
         }
     }

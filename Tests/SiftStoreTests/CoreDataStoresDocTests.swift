@@ -1,0 +1,57 @@
+// swift-format-ignore-file
+// (Its documentation samples are checked line for line against the article, so it keeps their layout.)
+// The Swift sample of the CoreDataStores article, copied verbatim and run on a model bundle and a
+// Core Data store written here (the store laid out by `create: true`, its rows by the test), with
+// its result checked in the file with raw SQL; one test checks that every sample block of the
+// article still appears in this file.
+
+import Foundation
+import SiftSQL
+import SiftSQLite
+import SiftTestSupport
+import Testing
+
+@testable import SiftStore
+
+@Suite struct CoreDataStoresDocTests {
+    @Test func coreDataStoresSamplesAreTested() throws { try expectArticleSamplesTested("CoreDataStores.md", of: "SiftStore") }
+
+    @Test func theArticleSampleRuns() throws {
+        let folder = try XcodeModelFolder()
+        defer { folder.remove() }
+        let directory = folder.root
+        try folder.bundle("Garage", ["Garage": xcodeContents("""
+                <entity name="Car" representedClassName="Car" syncable="YES">
+                    <attribute name="year" optional="YES" attributeType="Integer 32" defaultValueString="0"/>
+                    <relationship name="owner" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Person" inverseName="cars" inverseEntity="Person"/>
+                </entity>
+                <entity name="Person" representedClassName="Person" syncable="YES">
+                    <attribute name="name" optional="YES" attributeType="String"/>
+                    <relationship name="cars" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Car" inverseName="owner" inverseEntity="Car"/>
+                </entity>
+            """)])
+        do {
+            let bundle = try ManagedObjectModel(contentsOf: directory.appendingPathComponent("Garage.xcdatamodeld"))
+            let made = try PersistentStore(coreDataStoreAt: directory.appendingPathComponent("Garage.sqlite"), model: bundle, create: true)
+            let c = ManagedObjectContext(store: made)
+            let ann = try c.insert("Person")
+            try ann.setValue("Ann", forKey: "name")
+            let car = try c.insert("Car")
+            try car.setValue(2005, forKey: "year")
+            try car.setValue(ann, forKey: "owner")
+            try c.save()
+        }
+
+        let model = try ManagedObjectModel(contentsOf: directory.appendingPathComponent("Garage.xcdatamodeld"))
+        let store = try PersistentStore(coreDataStoreAt: directory.appendingPathComponent("Garage.sqlite"), model: model)
+        let context = ManagedObjectContext(store: store)
+        let recent = try context.fetch(FetchRequest("Car", predicate: "year > 2000 AND owner.name == 'Ann'"))
+        try recent.first?.setValue(2001, forKey: "year")
+        try context.save()
+
+        #expect(recent.count == 1)
+        let db = try SQLiteConnection(path: directory.appendingPathComponent("Garage.sqlite").path)
+        #expect(try db.query("SELECT Z_PK, Z_ENT, Z_OPT, ZYEAR, ZOWNER FROM ZCAR") == [[.integer(1), .integer(1), .integer(1), .integer(2001), .integer(1)]])
+        #expect(try db.query("SELECT Z_PK, Z_ENT, ZNAME FROM ZPERSON") == [[.integer(1), .integer(2), .text("Ann")]])
+    }
+}
