@@ -123,6 +123,13 @@ extension ManagedObjectContext {
             deleted: deletedSet.map(\.objectID))
         post(.willSave(changes))
         // Derived attributes (Derivations.swift): computed before they are validated.
+        if !store.model.derivations.isEmpty { try deriveChangedValues() }
+        try validate()
+        return changes
+    }
+
+    /// The derived values of this save's objects and of the objects whose expressions read them.
+    private func deriveChangedValues() throws(StoreError) {
         try deriveValues(
             from: insertedList + updatedSet.sorted { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) },
             deleted: deletedSet
@@ -131,8 +138,6 @@ extension ManagedObjectContext {
             try willChange(o)
             o.attributes[i] = v
         }
-        try validate()
-        return changes
     }
 
     // MARK: Delete rules
