@@ -240,14 +240,16 @@ extension ManagedObjectContext {
             // The scratch context applies the rules exactly as a save would, then writes.
             try scratch.propagateDeletes()
             // Derived values reading what the rules changed join the objects written below.
-            var derived: [ManagedObject] = []
-            try scratch.deriveValues(from: Array(scratch.updatedSet), deleted: scratch.deletedSet) {
-                (o, i, v) throws(StoreError) in
-                try scratch.willChange(o)
-                o.attributes[i] = v
-                derived.append(o)
+            if !store.model.derivations.isEmpty {
+                var derived: [ManagedObject] = []
+                try scratch.deriveValues(from: Array(scratch.updatedSet), deleted: scratch.deletedSet) {
+                    (o, i, v) throws(StoreError) in
+                    try scratch.willChange(o)
+                    o.attributes[i] = v
+                    derived.append(o)
+                }
+                if !derived.isEmpty { try scratch.validate(derived, others: [], deleted: scratch.deletedSet) }
             }
-            if !derived.isEmpty { try scratch.validate(derived, others: [], deleted: scratch.deletedSet) }
             let deleted = Array(scratch.deletedSet).sorted {
                 ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0)
             }

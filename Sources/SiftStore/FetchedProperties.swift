@@ -23,17 +23,12 @@ struct FetchedProperty: Sendable {
             }
         }
         guard !declared.isEmpty else { return [:] }
-        let byName = Dictionary(model.entities.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        // Each declaring entity's fetched properties go to it and every entity below it (its family).
         var out: [String: [String: FetchedProperty]] = [:]
-        for (name, entity) in model.resolved {
-            var chain: [String] = []
-            var next: String? = name
-            while let n = next, !chain.contains(n) {
-                chain.append(n)
-                next = byName[n]?.parent
-            }
-            for owner in chain.reversed() {
-                for f in declared[owner] ?? [] {
+        for (owner, properties) in declared.sorted(by: { $0.key < $1.key }) {
+            for name in model.resolved[owner]?.family ?? [] {
+                guard let entity = model.resolved[name] else { continue }
+                for f in properties {
                     let key = f.description.name
                     let taken =
                         entity.attributeIndex[key] != nil || entity.relationshipIndex[key] != nil

@@ -141,7 +141,9 @@ struct KeyCheck {
                     "\(owner.name).\(key) is transient: the store does not hold it, so a fetch request cannot name it; filter the fetched objects in memory"
                 )
             }
-            if let owner = family.first(where: { model.fetchedProperties[$0.name]?[key] != nil }) {
+            if !model.fetchedProperties.isEmpty,
+                let owner = family.first(where: { model.fetchedProperties[$0.name]?[key] != nil })
+            {
                 throw StoreError(
                     .invalidOperation,
                     "\(owner.name).\(key) is a fetched property: the store does not hold it, so a fetch request cannot name it; read it on the fetched objects"

@@ -48,6 +48,8 @@ final class EntityInfo: @unchecked Sendable {
     let attributeNames: [String]
     let attributeTypes: [AttributeType]
     let isScalar: [Bool]
+    /// Per attribute: whether a typed setter stores its value directly (one value, not derived).
+    let setsInPlace: [Bool]
     /// A new object's attributes (the model's defaults) and relationships (empty).
     let initialAttributes: [Value]
     let initialLinks: [Link?]
@@ -101,6 +103,7 @@ final class EntityInfo: @unchecked Sendable {
         attributeNames = entity.attributes.map(\.name)
         attributeTypes = entity.attributes.map(\.type)
         isScalar = entity.attributes.map { !$0.description.isCollection }
+        setsInPlace = entity.attributes.map { !$0.description.isCollection && !$0.isDerived }
         initialAttributes = entity.attributes.map { $0.defaultValue ?? .null }
         initialLinks = entity.relationships.map {
             $0.isToMany ? ($0.description.allowsNil ? .nilMany : .many([])) : .one(nil)
@@ -463,7 +466,7 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
             try context.set(original, forKey: key, of: self)
             return
         }
-        if info.isScalar[i], !info.entity.attributes[i].isDerived, storesAsIs(info.attributeTypes[i]) {
+        if info.setsInPlace[i], storesAsIs(info.attributeTypes[i]) {
             // An object inserted in its context passes both: it is never in the deleted set (a
             // delete takes it out of the context) and has no committed state to record.
             if !pendingInsert {
