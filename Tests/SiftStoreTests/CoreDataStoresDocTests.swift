@@ -51,7 +51,7 @@ import Testing
 
         #expect(recent.count == 1)
         let db = try SQLiteConnection(path: directory.appendingPathComponent("Garage.sqlite").path)
-        #expect(try db.query("SELECT Z_PK, Z_ENT, Z_OPT, ZYEAR, ZOWNER FROM ZCAR") == [[.integer(1), .integer(1), .integer(1), .integer(2001), .integer(1)]])
+        #expect(try db.query("SELECT Z_PK, Z_ENT, Z_OPT, ZYEAR, ZOWNER FROM ZCAR") == [[.integer(1), .integer(1), .integer(2), .integer(2001), .integer(1)]])
         #expect(try db.query("SELECT Z_PK, Z_ENT, ZNAME FROM ZPERSON") == [[.integer(1), .integer(2), .text("Ann")]])
     }
 }
