@@ -124,6 +124,7 @@ let package = Package(
             name: "SiftToolTests",
             dependencies: [
                 "SiftTool", "SiftJSON", "SiftStore", "SiftSyntax", "SiftSQL", "SiftPostgres", "SiftTestSupport",
+                "SiftStoreTestSupport",
             ]
         ),
     ],

@@ -257,10 +257,8 @@ extension ManagedObjectContext {
             let writer = RowWriter(store: store)
             do throws(SQLiteError) {
                 for o in deleted { try writer.delete(o) }
-                for o in updated {
-                    try writer.update(o)
-                    try writer.writeLinks(o)
-                }
+                for o in updated { try writer.update(o) }
+                try writer.writeRelationships(of: updated)
                 if store.tracksHistory { try recordHistory(inserted: [], updated: updated, deleted: deleted) }
             } catch { throw error.storeError }
             return BatchResult(

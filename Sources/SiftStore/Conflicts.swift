@@ -168,8 +168,8 @@ extension ManagedObjectContext {
     /// The to-one key a link names (nil: no object; unknown for an unloaded or to-many link).
     static func toOneKey(_ l: Link?) -> Int64?? {
         switch l {
-        case .oneKey(let k)?: return .some(k)
         case .one(let t)?: return .some(t?.objectID.primaryKey)
+        case let l?: return l.unloadedKey
         default: return nil
         }
     }

@@ -451,6 +451,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             guard let c else { continue }
             if case .integer(let k) = row.key(c) { o.links[i] = .oneKey(k) } else { o.links[i] = .oneKey(nil) }
         }
+        if info.hasEntityColumns { readEntityColumns(o, info, row) }
         if info.hasCountColumns {
             // A NULL count is a nil to-many: nothing to load. Otherwise the objects load when touched.
             for (i, c) in info.countColumns.enumerated() {
@@ -464,6 +465,18 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
         if case .integer(let v) = row.key(2) { o.version = v }
         o.isFault = false
+    }
+
+    /// Core Data's layout: a to-one whose row names (`Z<n>_<REL>`) a sub-entity of the declared
+    /// destination keeps its number, so the destination's fault is of that entity.
+    private func readEntityColumns<Row: RowSource>(_ o: ManagedObject, _ info: EntityInfo, _ row: Row) {
+        for (i, c) in info.entityColumns.enumerated() {
+            guard let c, case .oneKey(let k?)? = o.links[i], case .integer(let n) = row.key(c),
+                let sub = store.infoByNumber[n], sub.name != info.entity.relationships[i].destination,
+                let entity = Int32(exactly: n)
+            else { continue }
+            o.links[i] = .subEntityKey(k, entity: entity)
+        }
     }
 
     /// The value of attribute `i` (not a collection) of `info`'s entity in `row`: a document's

@@ -27,9 +27,13 @@ final class EntityInfo: @unchecked Sendable {
     let countColumns: [Int?]
     /// Whether any relationship has a count column (a save then writes them).
     let hasCountColumns: Bool
-    /// Whether a to-one keeps its destination's entity number beside its key (Core Data's
-    /// layout; a save then writes them).
+    /// Per relationship: the row position of the destination's entity number beside a to-one's
+    /// key (Core Data's layout, a destination with sub-entities), and whether there is any (a save
+    /// then writes them).
+    let entityColumns: [Int?]
     let hasEntityColumns: Bool
+    /// Some attribute names a value transformer.
+    let hasTransformers: Bool
     let regexes: [RegexPattern?]
     /// The statements a save runs for this entity's rows, made once.
     let insertSQL: String
@@ -68,6 +72,8 @@ final class EntityInfo: @unchecked Sendable {
     let isDocument: Bool
     /// UUIDs are kept as their 16 bytes (Core Data's layout), not as text.
     let uuidBytes: Bool
+    /// The version (`Z_OPT`) a new row is written with: 0 in Sift's layout, 1 in Core Data's.
+    let firstVersion: Int64
 
     /// The position of attribute `key`. Entities have few attributes and callers name them with
     /// the model's own strings, so comparing names (the byte count first) beats hashing the key;
@@ -79,9 +85,10 @@ final class EntityInfo: @unchecked Sendable {
         return entity.attributeIndex[key]
     }
 
-    init(_ entity: ResolvedEntity, layout: TableLayout, classes: ObjectClasses, uuidBytes: Bool = false) {
+    init(_ entity: ResolvedEntity, layout: TableLayout, classes: ObjectClasses, storeLayout: StoreLayout = .sift) {
         self.entity = entity
-        self.uuidBytes = uuidBytes
+        uuidBytes = storeLayout.keepsUUIDsAsBytes
+        firstVersion = storeLayout.firstVersion
         self.layout = layout
         objectClass = classes.byEntity[entity.name]
         needsConcreteEntity = classes.needsConcreteEntity.contains(entity.name)
@@ -99,7 +106,9 @@ final class EntityInfo: @unchecked Sendable {
         }
         countColumns = entity.relationships.map { $0.countColumn.map { layout.index[$0]! } }
         hasCountColumns = countColumns.contains { $0 != nil }
-        hasEntityColumns = entity.relationships.contains { $0.entityColumn != nil }
+        entityColumns = entity.relationships.map { $0.entityColumn.map { layout.index[$0]! } }
+        hasEntityColumns = entityColumns.contains { $0 != nil }
+        hasTransformers = entity.attributes.contains { $0.description.valueTransformerName != nil }
         attributeNames = entity.attributes.map(\.name)
         attributeTypes = entity.attributes.map(\.type)
         isScalar = entity.attributes.map { !$0.description.isCollection }
@@ -138,6 +147,10 @@ final class EntityInfo: @unchecked Sendable {
 enum Link {
     /// A to-one read with its row: the destination's primary key, not yet an object.
     case oneKey(Int64?)
+    /// A to-one read with its row in Core Data's layout, whose entity column (`Z<n>_<REL>`) names
+    /// a sub-entity of the declared destination: the key and that entity's number (32 bits, which
+    /// entity numbers never outgrow, keep a link as small as `oneKey`'s).
+    case subEntityKey(Int64, entity: Int32)
     case one(ManagedObject?)
     case many([ManagedObject])
     /// A to-many that allows nil and is nil (no objects, and not an empty collection either).
@@ -303,6 +316,11 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
         }
         if let i = info.entity.attributeIndex[key] {
             try fire()
+            if _slowPath(info.hasTransformers), case .object(let t as TransformedValue) = attributes[i],
+                let e = t.unreadError(objectID, key)
+            {
+                throw e
+            }
             return attributes[i]
         }
         if let i = info.entity.transientIndex[key] {
@@ -315,7 +333,7 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
                 let values = objects.map { Value.object($0) }
                 return info.entity.relationships[i].description.isOrdered ? .array(values) : .set(values)
             case .nilMany: return .null
-            case .oneKey: preconditionFailure("link(_:) resolves foreign keys")
+            case .oneKey, .subEntityKey: preconditionFailure("link(_:) resolves foreign keys")
             }
         }
         if let f = context?.store.model.fetchedProperties[info.name]?[key] { return try fetchedValue(f) }
@@ -541,13 +559,19 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
     /// Relationship `i`, loaded.
     final func link(_ i: Int) throws(StoreError) -> Link {
         if let l = links[i] {
-            if case .oneKey(let pk) = l {
+            if let pk = l.unloadedKey {
                 guard let context else { throw detachedError }
                 // In a child, an object an ancestor deleted (its delete rules not run yet) is gone;
                 // the link keeps its key, as the ancestor may take its delete back.
                 var deletedAbove = false
                 let o = try pk.flatMap { (k) throws(StoreError) -> ManagedObject? in
-                    let destination = info.entity.relationships[i].destination
+                    // The row's entity when the holder's row named it (Core Data's layout).
+                    let destination =
+                        if case .subEntityKey(_, let n) = l, let sub = context.store.infoByNumber[Int64(n)] {
+                            sub.name
+                        } else {
+                            info.entity.relationships[i].destination
+                        }
                     if context.hasGoneObjects,
                         context.goneIDs.contains(
                             ObjectID(try context.store.info(destination).names, key: .permanent(k)))
@@ -565,7 +589,7 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
             return l
         }
         try fire()
-        if let l = links[i], case .oneKey = l { return try link(i) }
+        if let l = links[i], l.unloadedKey != nil { return try link(i) }
         if let l = links[i] { return l }
         guard let context else { throw detachedError }
         let loaded = try context.loadToMany(self, i)
@@ -602,12 +626,25 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
 }
 
 extension Link {
+    /// The destination's key of a to-one not made an object yet (`.some(nil)`: no destination);
+    /// nil for any other link.
+    var unloadedKey: Int64?? {
+        switch self {
+        case .oneKey(let k): .some(k)
+        case .subEntityKey(let k, _): .some(k)
+        default: nil
+        }
+    }
+
     static func same(_ a: Link?, _ b: Link?) -> Bool {
+        let keyOfA = a?.unloadedKey
+        let keyOfB = b?.unloadedKey
+        if let x = keyOfA, let y = keyOfB { return x == y }
+        if let k = keyOfA, case .one(let x)? = b { return x?.objectID.primaryKey == k }
+        if let k = keyOfB, case .one(let x)? = a { return x?.objectID.primaryKey == k }
         switch (a, b) {
         case (nil, nil): return true
-        case (.oneKey(let x)?, .oneKey(let y)?): return x == y
         case (.one(let x)?, .one(let y)?): return x === y
-        case (.one(let x)?, .oneKey(let k)?), (.oneKey(let k)?, .one(let x)?): return x?.objectID.primaryKey == k
         case (.many(let x)?, .many(let y)?): return x.count == y.count && zip(x, y).allSatisfy { $0 === $1 }
         case (.nilMany?, .nilMany?): return true
         default: return false

@@ -387,6 +387,7 @@ extension ManagedObjectContext {
         switch l {
         case nil: return nil
         case .oneKey(let k)?: return .some(k.map { [.permanent($0)] } ?? [])
+        case .subEntityKey(let k, _)?: return .some([.permanent(k)])
         case .one(let t)?: return .some(t.map { [$0.objectID.key] } ?? [])
         case .many(let m)?: return .some(Set(m.map(\.objectID.key)))
         case .nilMany?: return .some(nil)

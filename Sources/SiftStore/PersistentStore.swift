@@ -155,7 +155,7 @@ public final class PersistentStore: @unchecked Sendable {
         var byNumber: [Int64: EntityInfo] = [:]
         for (name, r) in model.resolved {
             let info = EntityInfo(
-                r, layout: layouts[r.table]!, classes: model.classes, uuidBytes: model.layout.keepsUUIDsAsBytes)
+                r, layout: layouts[r.table]!, classes: model.classes, storeLayout: model.layout)
             infos[name] = info
             byNumber[r.number] = info
         }

@@ -94,7 +94,7 @@ extension ManagedObjectContext {
             temporaryRenames.add(o.objectID.key, pk)
             o.assignedKey = nil
             o.objectID = ObjectID(o.info.names, key: .permanent(pk))
-            o.version = 0
+            o.version = o.info.firstVersion
             registry.addPermanent(pk, o)
             saved.inserted.append(o.objectID)
         }
@@ -154,7 +154,7 @@ extension ManagedObjectContext {
                 switch try o.link(i) {
                 case .one(let t): targets = t.map { [$0] } ?? []
                 case .many(let m): targets = m
-                case .oneKey, .nilMany: targets = []
+                case .oneKey, .subEntityKey, .nilMany: targets = []
                 }
                 switch rel.description.deleteRule {
                 case .deny:
@@ -383,8 +383,8 @@ struct RowWriter {
         for (i, c) in info.foreignKeyColumns.enumerated() {
             guard let c else { continue }
             switch o.links[i] {
-            case .oneKey(let k)?: try put(c, k.map { .integer($0) } ?? .null)
             case .one(let t)?: try put(c, t.flatMap { key($0) }.map { .integer($0) } ?? .null)
+            case let l?: try put(c, l.unloadedKey.flatMap { $0 }.map { .integer($0) } ?? .null)
             default: try put(c, .null)
             }
         }
@@ -447,8 +447,8 @@ struct RowWriter {
             for (i, c) in o.info.foreignKeyColumns.enumerated() {
                 guard let c else { continue }
                 switch o.links[i] {
-                case .oneKey(let k)?: try put(c, k)
                 case .one(let t)?: try put(c, t.flatMap { key($0) })
+                case let l?: try put(c, l.unloadedKey.flatMap { $0 })
                 default: try put(c, nil)
                 }
             }
@@ -524,7 +524,7 @@ struct RowWriter {
         links: (Int, (Int, Int64?) throws(SQLiteError) -> Void) throws(SQLiteError) -> Void
     ) throws(SQLiteError) {
         try attributeColumns(
-            info, key: pk, version: 0, attributes,
+            info, key: pk, version: info.firstVersion, attributes,
             { (c, v) throws(SQLiteError) in
                 // Keys, entity numbers and versions: the integer bind without the general switch.
                 if case .integer(let k) = v {
@@ -604,10 +604,17 @@ struct RowWriter {
         for o in deleted { try delete(o) }
         for o in inserted { try insert(o) }
         for o in updated where try !update(o) { unwritten.insert(ObjectIdentifier(o)) }
-        for o in [inserted, updated].joined() { try writeLinks(o) }
-        for o in [inserted, updated].joined() where o.info.hasCountColumns { try writeCounts(o) }
-        for o in [inserted, updated].joined() where o.info.hasEntityColumns { try writeEntityColumns(o) }
+        try writeRelationships(of: [inserted, updated].joined())
         return unwritten
+    }
+
+    /// What the rows of `objects` hold of their relationships beyond their own columns, once
+    /// every row of the change is written: join-table rows and order columns, count columns, and
+    /// the entity numbers beside to-ones into hierarchies (a batch delete's nullified rows too).
+    func writeRelationships<S: Sequence<ManagedObject>>(of objects: S) throws(SQLiteError) {
+        for o in objects { try writeLinks(o) }
+        for o in objects where o.info.hasCountColumns { try writeCounts(o) }
+        for o in objects where o.info.hasEntityColumns { try writeEntityColumns(o) }
     }
 
     /// Core Data's layout: each to-one into a hierarchy keeps the destination's entity number

@@ -131,7 +131,8 @@ public enum AttributeTransformers {
     }
 
     /// Checks, when a store opens, every attribute of `model` that names a transformer: the name
-    /// must be registered, and its transformer allow reverse transformation. (That the attribute
+    /// must be registered (in a Core Data store, its values are otherwise kept as unread bytes),
+    /// and its transformer allow reverse transformation. (That the attribute
     /// is transformable and has no default is the model's own rule, checked when it is made.)
     static func check(_ model: ManagedObjectModel) throws(StoreError) {
         for (entity, r) in model.resolved.sorted(by: { $0.key < $1.key }) {
@@ -139,6 +140,8 @@ public enum AttributeTransformers {
                 guard let name = a.description.valueTransformerName else { continue }
                 let what = "\(entity).\(a.name)"
                 guard let t = valueTransformer(forName: name) else {
+                    // A Core Data store's values stay unread bytes, kept as stored (`read`).
+                    if model.layout == .coreData { continue }
                     throw StoreError(
                         .model,
                         "\(what): no value transformer is registered under the name '\(name)' (register one with AttributeTransformers.setValueTransformer(_:forName:) before opening the store)"
@@ -212,6 +215,10 @@ public enum AttributeTransformers {
         case .blob(let b): data = Data(b)
         default: throw StoreError(.sqlite, "\(id) '\(key)': its stored value is not the bytes of a value transformer")
         }
+        guard valueTransformer(forName: name) != nil else {
+            // Unread: reading the attribute says why (`unreadError`); a save writes the bytes back.
+            return .object(TransformedValue(object: TransformedValue.Unread(), data: data, transformerName: name))
+        }
         do throws(CoercionError) {
             let t = try transformer(name)
             do {
@@ -241,6 +248,21 @@ final class TransformedValue: KeyValueCoding, CustomStringConvertible {
         self.object = object
         self.data = data
         self.transformerName = transformerName
+    }
+
+    /// The value of bytes read for a transformer that is not registered: not known.
+    struct Unread: CustomStringConvertible {
+        var description: String { "unread bytes" }
+    }
+
+    /// Why the value cannot be read, when its transformer was not registered as it was read: the
+    /// bytes are kept, and saving the object writes them back unchanged.
+    func unreadError(_ id: ObjectID, _ key: String) -> StoreError? {
+        guard object is Unread else { return nil }
+        return StoreError(
+            .model,
+            "\(id) '\(key)': its value was written by the value transformer '\(transformerName)', which is not registered (register one with AttributeTransformers.setValueTransformer(_:forName:) to read it); its \(data.count) bytes are kept as stored"
+        )
     }
 
     func value(forKey key: String) throws -> Value {

@@ -248,7 +248,7 @@ extension ManagedObjectContext {
         case .one(let t): .one(t)
         case .many(let m): .many(m)
         case .nilMany: .nilMany
-        case .oneKey: preconditionFailure("link(_:) resolves foreign keys")
+        case .oneKey, .subEntityKey: preconditionFailure("link(_:) resolves foreign keys")
         }
     }
 

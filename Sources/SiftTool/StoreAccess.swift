@@ -34,15 +34,57 @@ enum StoreAccess {
     /// The tool's own table: entity name → JSON array of its keys in first-seen order.
     static let keyOrderTable = "sift_cli_key_order"
 
-    /// Opens the existing store at `path` with the model it was created with.
-    static func open(_ path: String) throws(StoreCommandError) -> PersistentStore {
+    /// Opens the existing store at `path`: a Sift store with the model it was created with, or,
+    /// given `model` (an `.xcdatamodeld` bundle, whose version matching the store is taken, a bare
+    /// `.xcdatamodel`, or a model JSON file), a Core Data store with that model.
+    static func open(_ path: String, model: String? = nil) throws(StoreCommandError) -> PersistentStore {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw StoreCommandError(
                 "error: \(path): no such store (make one with 'sift store create \(path) --model MODEL.json')")
         }
         if isDirectory.boolValue { throw StoreCommandError("error: \(path): is a directory") }
-        do { return try PersistentStore(path: path) } catch { throw StoreCommandError(error) }
+        if let model { return try openCoreData(path, model: model).store }
+        do { return try PersistentStore(path: path) } catch {
+            if isCoreDataStore(path) {
+                throw StoreCommandError(
+                    "error: \(path) is a Core Data store: give its model with --model (an .xcdatamodeld bundle, an .xcdatamodel or a model JSON file)"
+                )
+            }
+            throw StoreCommandError(error)
+        }
+    }
+
+    /// Opens the Core Data store at `path` with the model at `model`, and names the version of
+    /// an `.xcdatamodeld` bundle that matched; the model's warnings (what Sift did not keep of an
+    /// Xcode model) go to standard error.
+    static func openCoreData(_ path: String, model: String) throws(StoreCommandError) -> (
+        store: PersistentStore, version: String?
+    ) {
+        let url = URL(fileURLWithPath: path)
+        let read: ManagedObjectModel
+        var version: String?
+        if model.hasSuffix(".json") {
+            read = try readModelFile(model)
+        } else {
+            do throws(StoreError) {
+                (version, read) = try ManagedObjectModel.version(
+                    of: URL(fileURLWithPath: model), matchingCoreDataStoreAt: url)
+            } catch { throw StoreCommandError(error) }
+        }
+        for w in read.warnings { writeError(w.description) }
+        do { return (try PersistentStore(coreDataStoreAt: url, model: read), version) } catch {
+            throw StoreCommandError(error)
+        }
+    }
+
+    /// Whether the file at `path` has Core Data's metadata and key tables.
+    static func isCoreDataStore(_ path: String) -> Bool {
+        guard let db = try? SQLiteConnection(path: path),
+            let rows = try? db.query(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN ('Z_METADATA', 'Z_PRIMARYKEY')")
+        else { return false }
+        return rows.first?.first == .integer(2)
     }
 
     /// Throws unless the store's model has an entity `name` (the error lists the entities).

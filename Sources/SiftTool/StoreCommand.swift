@@ -40,6 +40,7 @@ struct StoreCommand: ParsableCommand {
             StoreInferModelCommand.self, StoreCreateCommand.self, StoreImportCommand.self,
             StoreQueryCommand.self, StoreUpdateCommand.self, StoreDeleteCommand.self, StoreHistoryCommand.self,
             StoreWatchCommand.self, StoreCodegenCommand.self, StoreModelCommand.self, StoreMigrateCommand.self,
+            StoreInfoCommand.self,
         ]
     )
 }
@@ -99,6 +100,8 @@ struct StoreFetchArguments: ParsableArguments {
     @Argument(help: "The predicate format string (all objects when omitted).")
     var predicate: String?
 
+    @OptionGroup var coreData: CoreDataModelOption
+
     @OptionGroup var inputs: PredicateInputs
 
     @Flag(
@@ -133,7 +136,7 @@ struct StoreFetchArguments: ParsableArguments {
         let compiled = try predicate.map { (p) throws(StoreCommandError) in
             try storePredicate(p, arguments: arguments, lenient: lenient)
         }
-        let store = try StoreAccess.open(db)
+        let store = try StoreAccess.open(db, model: coreData.model)
         try StoreAccess.requireEntity(entity, in: store)
         var request = FetchRequest(entity, predicate: compiled, sortDescriptors: descriptors)
         request.variables = variables
@@ -619,6 +622,8 @@ struct StoreUpdateCommand: ParsableCommand {
     @Argument(help: "The predicate selecting the objects.")
     var predicate: String
 
+    @OptionGroup var coreData: CoreDataModelOption
+
     @Option(
         name: .customLong("set"), parsing: .unconditionalSingleValue,
         help: ArgumentHelp("Set KEY to a JSON constant (repeatable).", valueName: "KEY=JSON"))
@@ -683,7 +688,7 @@ struct StoreUpdateCommand: ParsableCommand {
                 }
                 request.propertiesToUpdate[k] = .expression(text)
             }
-            let store = try StoreAccess.open(db)
+            let store = try StoreAccess.open(db, model: coreData.model)
             let result: BatchResult
             do throws(StoreError) { result = try StoreAccess.writer(store, Self.command).execute(request) } catch {
                 let parts = try expressions.map { (e) throws -> (label: String, text: String) in
@@ -722,6 +727,8 @@ struct StoreDeleteCommand: ParsableCommand {
     @Argument(help: "The predicate selecting the objects.")
     var predicate: String
 
+    @OptionGroup var coreData: CoreDataModelOption
+
     @Flag(
         help:
             "Evaluate leniently: a comparison memory cannot make (\"abc\" > 30) is false instead of an error, on every path."
@@ -740,7 +747,7 @@ struct StoreDeleteCommand: ParsableCommand {
             let compiled = try storePredicate(predicate, arguments: arguments, lenient: lenient)
             var request = BatchDeleteRequest(entity, predicate: compiled)
             request.variables = variables
-            let store = try StoreAccess.open(db)
+            let store = try StoreAccess.open(db, model: coreData.model)
             let result: BatchResult
             do throws(StoreError) { result = try StoreAccess.writer(store, Self.command).execute(request) } catch {
                 throw storeError(error, predicate: predicate)

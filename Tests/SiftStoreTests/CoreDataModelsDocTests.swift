@@ -7,6 +7,7 @@
 import Foundation
 import SiftEvaluation
 import SiftTestSupport
+import SiftStoreTestSupport
 import Testing
 
 @testable import SiftStore

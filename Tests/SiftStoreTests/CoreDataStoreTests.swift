@@ -119,8 +119,9 @@ import Testing
         // The ordered to-many follows Z_FOK_OWNER; the to-one into the hierarchy is a SportsCar.
         #expect(
             try Self.strings(try #require(try ann.get("cars", as: [ManagedObject].self)), "make") == ["VW", "Fiat"])
-        // The to-one's fault is of the declared entity until its row is read.
+        // The to-one's fault is of the entity its row names in Z1_FAVORITE before it is read.
         let link = try #require(try ann.get("favorite", as: ManagedObject.self))
+        #expect(link.objectID.entityName == "SportsCar")
         let favorite = try c.existingObject(with: link.objectID)
         #expect(favorite.objectID.entityName == "SportsCar")
         #expect(try favorite.get("topSpeed", as: Double.self) == 320)

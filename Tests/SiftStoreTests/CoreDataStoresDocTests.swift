@@ -9,6 +9,7 @@ import Foundation
 import SiftSQL
 import SiftSQLite
 import SiftTestSupport
+import SiftStoreTestSupport
 import Testing
 
 @testable import SiftStore
@@ -51,7 +52,36 @@ import Testing
 
         #expect(recent.count == 1)
         let db = try SQLiteConnection(path: directory.appendingPathComponent("Garage.sqlite").path)
-        #expect(try db.query("SELECT Z_PK, Z_ENT, Z_OPT, ZYEAR, ZOWNER FROM ZCAR") == [[.integer(1), .integer(1), .integer(1), .integer(2001), .integer(1)]])
+        #expect(try db.query("SELECT Z_PK, Z_ENT, Z_OPT, ZYEAR, ZOWNER FROM ZCAR") == [[.integer(1), .integer(1), .integer(2), .integer(2001), .integer(1)]])
         #expect(try db.query("SELECT Z_PK, Z_ENT, ZNAME FROM ZPERSON") == [[.integer(1), .integer(2), .text("Ann")]])
+    }
+
+    @Test func theMatchingVersionSampleRuns() throws {
+        let folder = try XcodeModelFolder()
+        defer { folder.remove() }
+        let person = #"<entity name="Person" representedClassName="Person" syncable="YES"><attribute name="name" optional="YES" attributeType="String"/></entity>"#
+        let email = #"<attribute name="email" optional="YES" attributeType="String"/>"#
+        let bundle = try folder.bundle("People", [
+            "People": xcodeContents(person),
+            "People 2": xcodeContents(person.replacingOccurrences(of: "</entity>", with: email + "</entity>")),
+        ], current: "People 2")
+        let storeURL = folder.root.appendingPathComponent("People.sqlite")
+        _ = try PersistentStore(coreDataStoreAt: storeURL, model: try ManagedObjectModel(contentsOf: bundle, version: "People"), create: true)
+
+        let matching = try ManagedObjectModel(contentsOf: bundle, matchingCoreDataStoreAt: storeURL)
+        let opened = try PersistentStore(coreDataStoreAt: storeURL, model: matching)
+
+        // The first version (no email) is the store's, though the bundle's current one is the second.
+        #expect(matching.entity(named: "Person")?.attributes.map(\.name) == ["name"])
+        #expect(try ManagedObjectContext(store: opened).count(for: FetchRequest("Person")) == 0)
+        // A bundle of the second version only names its difference.
+        let newer = try folder.bundle("Newer", ["Newer": xcodeContents(person.replacingOccurrences(of: "</entity>", with: email + "</entity>"))])
+        do {
+            _ = try ManagedObjectModel(contentsOf: newer, matchingCoreDataStoreAt: storeURL)
+            Issue.record("a version with another schema matched")
+        } catch {
+            #expect(error.kind == .modelMismatch)
+            #expect(error.failures.map(\.message) == ["version 'Newer' does not match the store: table ZPERSON has no column ZEMAIL"])
+        }
     }
 }

@@ -4,6 +4,7 @@
 // keep, at their line, errors at their place, and fetch request templates.
 
 import Foundation
+import SiftStoreTestSupport
 import SiftSyntax
 import Testing
 

@@ -6,70 +6,11 @@
 
 import Foundation
 import SiftEvaluation
+import SiftStoreTestSupport
 import SiftSyntax
 import Testing
 
 @testable import SiftStore
-
-/// Model folders written into a temporary directory.
-struct XcodeModelFolder {
-    let root: URL
-
-    init() throws {
-        root = FileManager.default.temporaryDirectory.appendingPathComponent("sift-xcdatamodel-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-    }
-
-    func remove() { try? FileManager.default.removeItem(at: root) }
-
-    /// A bundle `name.xcdatamodeld` with `versions` (name → contents) and, when given, the
-    /// `.xccurrentversion` naming `current`.
-    @discardableResult
-    func bundle(_ name: String, _ versions: [String: String], current: String? = nil) throws -> URL {
-        let bundle = root.appendingPathComponent(name + ".xcdatamodeld")
-        for (version, contents) in versions {
-            try write(contents, to: bundle.appendingPathComponent(version + ".xcdatamodel/contents"))
-        }
-        if let current {
-            try write(
-                """
-                <?xml version="1.0" encoding="UTF-8"?>
-                <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-                <plist version="1.0">
-                <dict>
-                \t<key>_XCCurrentVersionName</key>
-                \t<string>\(current).xcdatamodel</string>
-                </dict>
-                </plist>
-
-                """, to: bundle.appendingPathComponent(".xccurrentversion"))
-        }
-        return bundle
-    }
-
-    /// A bare `name.xcdatamodel` folder.
-    func bare(_ name: String, _ contents: String) throws -> URL {
-        let folder = root.appendingPathComponent(name + ".xcdatamodel")
-        try write(contents, to: folder.appendingPathComponent("contents"))
-        return folder
-    }
-
-    func write(_ text: String, to url: URL) throws {
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data(text.utf8).write(to: url)
-    }
-}
-
-/// A `contents` document around `body`, as Xcode writes it.
-func xcodeContents(_ body: String) -> String {
-    """
-    <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-    <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" lastSavedToolsVersion="22522" systemVersion="23B81" minimumToolsVersion="Automatic" sourceLanguage="Swift" userDefinedModelVersionIdentifier="">
-    \(body)
-    </model>
-
-    """
-}
 
 /// A company: an abstract hierarchy three levels deep, a uniqueness constraint, an ordered to-many
 /// with counts, a to-many without inverse, every delete rule, and templates with escaped predicates.

@@ -88,6 +88,10 @@ enum StoreLayout: Hashable, Sendable {
         return "Z\(destination)_" + relationship.uppercased()
     }
 
+    /// The version (`Z_OPT`) a new row is written with; each save of the row raises it. Core Data
+    /// starts at 1.
+    var firstVersion: Int64 { self == .coreData ? 1 : 0 }
+
     /// Whether UUIDs are kept as their 16 bytes (Core Data) rather than as text (Sift).
     var keepsUUIDsAsBytes: Bool { self == .coreData }
 
@@ -162,6 +166,9 @@ enum CoreDataNames {
     static let keyTable = "Z_PRIMARYKEY"
     static let metadataTable = "Z_METADATA"
     static let modelCacheTable = "Z_MODELCACHE"
+    /// Persistent history's tables (entity numbers 16001–16003): kept as they are; Sift records
+    /// its own history elsewhere and appends nothing to them.
+    static let historyTables = [HistoryTables.transaction, HistoryTables.change, HistoryTables.string]
 
     /// A many-to-many's join table, named by the side whose entity number is lower (the first
     /// relationship name on a tie), with a column per side: `Z_<n><REL>` holds the key of a row of
