@@ -22,8 +22,8 @@ lint:
 	$(SWIFT) format lint --strict --recursive $(SWIFT_SOURCES)
 
 # The README's test command; CI runs exactly this. The suites use swift-testing only, so the
-# empty XCTest pass (which would print "Executed 0 tests") is switched off. The store's crash test
-# (200 SIGKILLs of a writer process) runs on its own afterwards, so its child process does not
+# empty XCTest pass (which would print "Executed 0 tests") is switched off. The store's crash tests
+# (200 SIGKILLs of a writer process, 3 of a migration) run on their own afterwards, so its child process does not
 # compete for the two cores with the suites that time themselves. Then the parse fuzzer runs for
 # 30 s (`fuzz-smoke`), so a change that breaks its build or its round trip shows here, and last
 # the sanitizer runs.
@@ -74,11 +74,12 @@ asan: deps
 		$(SWIFT) test --skip-build --disable-xctest --sanitize=address \
 		--scratch-path .build-asan --filter 'Corpus|DifferentialTests' --skip memoryAgreesWithPostgreSQL
 
-# The store's crash test at length: 2000 SIGKILLs of a writer in the middle of its saves, each
-# followed by an integrity check and the all-or-nothing invariants (`make test` runs 200).
+# The store's crash tests at length: 2000 SIGKILLs of a writer in the middle of its saves, each
+# followed by an integrity check and the all-or-nothing invariants (`make test` runs 200), and 40
+# SIGKILLs of a migration of 100,000 objects (`make test` runs 3).
 crash-test: deps lint
 	$(SWIFT) build --build-tests
-	SIFT_CRASH_KILLS=2000 $(SWIFT) test --skip-build --disable-xctest --filter CrashTests
+	SIFT_CRASH_KILLS=2000 SIFT_MIGRATION_KILLS=40 $(SWIFT) test --skip-build --disable-xctest --filter CrashTests
 
 # The quick start's main job: parse the bundled sample predicates and print their canonical forms,
 # then filter the bundled people (adults with a child under 10 living in a city starting with

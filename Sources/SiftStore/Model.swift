@@ -699,6 +699,16 @@ public struct ManagedObjectModel: Hashable, Sendable {
     /// model file (`"fetchRequests"`), in file order; ``fetchRequestTemplate(_:substitutionVariables:)``
     /// makes requests of them. Not part of the model's equality or version hash.
     public internal(set) var fetchRequestTemplates: [FetchRequestTemplate] = []
+    /// The version's name (a model file's `"version"`, Core Data's version identifier), for
+    /// people and for a ``MigrationPlan``'s messages; nil when unnamed. Not part of the model's
+    /// equality or version hash: a store's version is told by its hash.
+    ///
+    /// ```swift
+    /// var model = try ManagedObjectModel(json: Data(#"{"version": "v2", "entities": []}"#.utf8))
+    /// model.version           // "v2"
+    /// model.version = "2.1"   // the name only: the same version hash
+    /// ```
+    public var version: String?
 
     /// A model of `entities`, validated: names, parents, destinations and inverses must agree.
     /// `classes` are the `ManagedObject` subclasses its objects are made as, each serving the
@@ -750,27 +760,28 @@ public struct ManagedObjectModel: Hashable, Sendable {
         let (file, templates) = try ModelFile.read(data)
         try self.init(entities: file.entities, classes: classes, configurations: file.configurations ?? [])
         fetchRequestTemplates = templates
+        version = file.version
     }
 
-    /// The model as JSON (pretty-printed, keys sorted): what `init(json:)` reads, fetch request
-    /// templates included.
-    public var jsonString: String { Self.json(entities, configurations, fetchRequestTemplates) }
+    /// The model as JSON (pretty-printed, keys sorted): what `init(json:)` reads, its version name
+    /// and fetch request templates included.
+    public var jsonString: String { Self.json(entities, configurations, fetchRequestTemplates, version: version) }
 
     static func json(
         _ entities: [EntityDescription], _ configurations: [ConfigurationDescription] = [],
-        _ templates: [FetchRequestTemplate] = []
+        _ templates: [FetchRequestTemplate] = [], version: String? = nil
     ) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let file = ModelFile.File(
-            entities: entities, configurations: configurations.isEmpty ? nil : configurations,
+            version: version, entities: entities, configurations: configurations.isEmpty ? nil : configurations,
             fetchRequests: templates.isEmpty ? nil : templates.map(FetchRequestTemplateEntry.init))
         // Plain structs of strings, numbers and enums always encode.
         return String(decoding: try! encoder.encode(file), as: UTF8.self)
     }
 
     /// A hash of the canonical JSON form (FNV-1a, 64 bits, hex): equal models, equal hashes.
-    /// Class names, user info, renaming identifiers and fetched properties are left out: they say
+    /// The version name, class names, user info, renaming identifiers and fetched properties are left out: they say
     /// how objects are made, what the application notes, what things were called or what objects
     /// fetch, not how rows are stored.
     public var versionHash: String {

@@ -12,14 +12,15 @@ import SiftJSON
 import SiftSyntax
 
 enum ModelFile {
-    /// The whole of a model file: its entities, configurations and fetch request templates (nil:
-    /// none written).
+    /// The whole of a model file: its version name, entities, configurations and fetch request
+    /// templates (nil: none written).
     struct File: Codable {
+        var version: String?
         var entities: [EntityDescription]
         var configurations: [ConfigurationDescription]?
         var fetchRequests: [FetchRequestTemplateEntry]?
 
-        enum CodingKeys: String, CodingKey, CaseIterable { case entities, configurations, fetchRequests }
+        enum CodingKeys: String, CodingKey, CaseIterable { case version, entities, configurations, fetchRequests }
     }
 
     /// Model file `data` and its fetch request templates, or every problem found in it.

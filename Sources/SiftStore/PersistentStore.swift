@@ -203,7 +203,8 @@ public final class PersistentStore: @unchecked Sendable {
     private static func prepare(
         _ db: SQLiteConnection, model: ManagedObjectModel, layouts: [String: TableLayout], migration: ModelMigration
     ) throws(StoreError) -> String {
-        try preparing { () throws -> String in
+        if case .plan(let plan) = migration { try plan.check(opening: model) }
+        return try preparing { () throws -> String in
             let tables = try tableNames(db)
             if tables.contains(Storage.metadataTable) {
                 let rows = try db.query("SELECT key, value FROM \(q(Storage.metadataTable))")
@@ -214,9 +215,14 @@ public final class PersistentStore: @unchecked Sendable {
                 }
                 if hash != model.versionHash {
                     let stored = meta["model"].flatMap { try? ManagedObjectModel(json: Data($0.utf8)) }
-                    if migration == .inferred, let stored {
-                        _ = try StoreMigration.run(db, from: stored, to: model, storeID: id, dryRun: false)
+                    switch migration {
+                    case .inferred where stored != nil:
+                        _ = try StoreMigration.run(db, from: stored!, to: model, storeID: id, dryRun: false)
                         return id
+                    case .plan(let plan):
+                        _ = try StoreMigration.run(db, plan: plan, storedHash: hash, storeID: id, dryRun: false)
+                        return id
+                    case .inferred, .never: break
                     }
                     let what =
                         stored.map { ModelDifference.describe(from: $0, to: model) }

@@ -1,7 +1,8 @@
 // `sift store migrate`: a store made with an older model follows a newer one, by the inferred
 // migration `PersistentStore(model:path:migration: .inferred)` runs (SiftStore's Migration/), in
 // one transaction. `--dry-run` runs the same steps and rolls them back, printing each step with its
-// SQL and every row that would break a new rule.
+// SQL and every row that would break a new rule. Several `--model`, in order, are a migration plan
+// of inferred steps (`MigrationPlan`): the store steps from the one its model is through each later.
 
 import ArgumentParser
 import Foundation
@@ -26,31 +27,36 @@ struct StoreMigrateCommand: ParsableCommand {
             --dry-run runs every step and rolls it back: it prints each change, each step and its \
             SQL, and 'would fail: …' for each row that breaks a new rule (exit status 1 when one \
             does), and changes nothing.
+
+            Several --model options, oldest first, are the versions of a migration plan: the \
+            store steps from the version its model is (or, at none of them, from its own model to \
+            the first) through each later one, each step inferred, all in the one transaction \
+            (renaming identifiers name each element in the version before).
             """
     )
 
     @Argument(help: "The store file.")
     var db: String
 
-    @Option(help: ArgumentHelp("The newer model, a JSON file.", valueName: "MODEL.json"))
-    var model: String
+    @Option(help: ArgumentHelp("The newer model, a JSON file; several, in order, for a plan.", valueName: "MODEL.json"))
+    var model: [String]
 
     @Flag(help: "Print the steps and their SQL, and what would fail; change nothing.")
     var dryRun = false
 
     func run() throws {
         try reportingStoreErrors {
-            let report = try Self.migrate(db, to: readModelFile(model), dryRun: dryRun)
+            let report = try Self.migrate(db, through: model.map(readModelFile), dryRun: dryRun)
             FileHandle.standardOutput.write(Data(Self.lines(report, dryRun: dryRun).utf8))
             if !report.failures.isEmpty { throw ExitCode.failure }
         }
     }
 
-    /// `PersistentStore.migrate(path:to:dryRun:)` with the command's error.
-    static func migrate(_ db: String, to model: ManagedObjectModel, dryRun: Bool) throws(StoreCommandError)
+    /// `PersistentStore.migrate(path:through:dryRun:)` with the command's error.
+    static func migrate(_ db: String, through models: [ManagedObjectModel], dryRun: Bool) throws(StoreCommandError)
         -> MigrationReport
     {
-        do throws(StoreError) { return try PersistentStore.migrate(path: db, to: model, dryRun: dryRun) } catch {
+        do throws(StoreError) { return try PersistentStore.migrate(path: db, through: models, dryRun: dryRun) } catch {
             throw StoreCommandError(error)
         }
     }

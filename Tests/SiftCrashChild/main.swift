@@ -8,6 +8,11 @@
 // survive). `sift-crash-child --model` prints the model as JSON instead, so the test checks the
 // store with exactly this model.
 //
+// `sift-crash-child --migrate PATH` is the migration crash test's child: it opens the store at PATH
+// (made with the first of `migrationModels()`) with the second through a migration plan, saying
+// "R" before the open and "M" once it returned; `--migration-models` prints both models' JSON,
+// separated by a line "---".
+//
 // `sift-crash-child --counters PATH AUTHOR ROUNDS` is the other test's writer (TwoProcessTests):
 // two of them increment the Ledgers' totals in one store file at the same time, under the `.error`
 // merge policy, and learn of each other's saves through the persistent history.
@@ -205,8 +210,54 @@ func counters(path: String, author: String, rounds: Int) throws -> Never {
     exit(0)
 }
 
+/// The migration crash test's two versions: items (a number, a name, a score) with a tag each;
+/// then the name renamed, the number and score widened, a required flag added with a default, an
+/// index on the number, and the tag become a to-many.
+func migrationModels() throws -> (ManagedObjectModel, ManagedObjectModel) {
+    var v1 = try ManagedObjectModel(
+        json: Data(
+            #"""
+            {"entities": [
+                {"name": "Item", "attributes": [{"name": "n", "type": "integer32", "optional": false},
+                    {"name": "name", "type": "string"}, {"name": "score", "type": "float"}],
+                 "relationships": [{"name": "tag", "destination": "Tag", "inverse": "items"}]},
+                {"name": "Tag", "attributes": [{"name": "label", "type": "string"}],
+                 "relationships": [{"name": "items", "destination": "Item", "toMany": true, "inverse": "tag"}]}]}
+            """#.utf8))
+    var v2 = try ManagedObjectModel(
+        json: Data(
+            #"""
+            {"entities": [
+                {"name": "Item", "attributes": [{"name": "n", "type": "integer64", "optional": false, "indexed": true},
+                    {"name": "title", "type": "string", "renamingIdentifier": "name"}, {"name": "score", "type": "double"},
+                    {"name": "flag", "type": "boolean", "optional": false, "default": true}],
+                 "relationships": [{"name": "tags", "destination": "Tag", "toMany": true, "inverse": "items", "renamingIdentifier": "tag"}]},
+                {"name": "Tag", "attributes": [{"name": "label", "type": "string"}],
+                 "relationships": [{"name": "items", "destination": "Item", "toMany": true, "inverse": "tags"}]}]}
+            """#.utf8))
+    v1.version = "1"
+    v2.version = "2"
+    return (v1, v2)
+}
+
+/// Opens the store at `path` with the second migration model, through a plan from the first.
+func migrate(path: String) throws -> Never {
+    let (v1, v2) = try migrationModels()
+    let plan = try MigrationPlan(from: v1, [.inferred(v2)])
+    say("R")
+    _ = try PersistentStore(model: v2, path: path, migration: .plan(plan))
+    say("M")
+    exit(0)
+}
+
 let arguments = CommandLine.arguments
 do {
+    if arguments.count == 2, arguments[1] == "--migration-models" {
+        let (v1, v2) = try migrationModels()
+        say(v1.jsonString + "\n---\n" + v2.jsonString)
+        exit(0)
+    }
+    if arguments.count == 3, arguments[1] == "--migrate" { try migrate(path: arguments[2]) }
     if arguments.count == 2, arguments[1] == "--model" {
         say(try crashModel().jsonString)
         exit(0)
@@ -215,7 +266,9 @@ do {
         try counters(path: arguments[2], author: arguments[3], rounds: rounds)
     }
     guard arguments.count == 2 else {
-        fail("usage: sift-crash-child STORE-PATH | --model | --counters STORE-PATH AUTHOR ROUNDS")
+        fail(
+            "usage: sift-crash-child STORE-PATH | --model | --counters STORE-PATH AUTHOR ROUNDS | --migrate STORE-PATH | --migration-models"
+        )
     }
     try run(path: arguments[1])
 } catch {

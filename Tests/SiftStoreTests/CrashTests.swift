@@ -287,24 +287,24 @@ private func seconds(_ d: Duration) -> String {
     String(format: "%.1f", Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18)
 }
 
-private func childErrors(_ path: String) -> String {
+func childErrors(_ path: String) -> String {
     let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
     return text.isEmpty ? "no message" : text.split(separator: "\n").suffix(5).joined(separator: "\n")
 }
 
 // MARK: Running the child
 
-private enum ChildStatus: Equatable {
+enum ChildStatus: Equatable {
     case exited(Int32)
     case signalled(Int32)
 }
 
-private struct SpawnError: Error, CustomStringConvertible {
+struct SpawnError: Error, CustomStringConvertible {
     var description: String
 }
 
 /// A running child whose stdout is a pipe this process reads; its stderr goes to a file.
-private final class CrashChild {
+final class CrashChild {
     let pid: pid_t
     private let fd: Int32
     private(set) var output: [UInt8] = []

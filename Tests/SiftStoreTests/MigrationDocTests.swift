@@ -63,4 +63,56 @@ import SiftStoreTestSupport
         }
         withExtendedLifetime(store) {}
     }
+
+    @Test func thePlanSampleRuns() throws {
+        let path = Fixtures.temporaryPath()
+        let start = try ManagedObjectModel(json: Data(#"{"entities": [{"name": "Person", "attributes": [{"name": "name", "type": "string"}, {"name": "email", "type": "string"}]}]}"#.utf8))
+        do {
+            let c = ManagedObjectContext(store: try PersistentStore(model: start, path: path))
+            let bo = try c.insert("Person")
+            try bo.setValue("Bo Day", forKey: "name")
+            try c.save()
+        }
+
+        let v1 = try ManagedObjectModel(json: Data("""
+            {"version": "1", "entities": [{"name": "Person", "attributes": [
+                {"name": "name", "type": "string"},
+                {"name": "email", "type": "string"}]}]}
+            """.utf8))
+        let v2 = try ManagedObjectModel(json: Data("""
+            {"version": "2", "entities": [{"name": "Person", "attributes": [
+                {"name": "fullName", "type": "string", "renamingIdentifier": "name"},
+                {"name": "email", "type": "string", "optional": false}]}]}
+            """.utf8))
+        let v3 = try ManagedObjectModel(json: Data("""
+            {"version": "3", "entities": [{"name": "Person", "attributes": [
+                {"name": "displayName", "type": "string", "renamingIdentifier": "fullName"},
+                {"name": "email", "type": "string", "optional": false},
+                {"name": "first", "type": "string"},
+                {"name": "last", "type": "string"}]}]}
+            """.utf8))
+        let plan = try MigrationPlan(from: v1, [
+            .custom(v2, willMigrate: { context in
+                for person in try context.fetch(FetchRequest("Person", predicate: "email == nil")) {
+                    try person.setValue("unknown", forKey: "email")
+                }
+            }),
+            .custom(v3, didMigrate: { context in
+                for person in try context.fetch(FetchRequest("Person")) {
+                    let parts = (try person.get("displayName", as: String.self) ?? "").split(separator: " ")
+                    try person.setValue(parts.first.map(String.init), forKey: "first")
+                    try person.setValue(parts.dropFirst().joined(separator: " "), forKey: "last")
+                }
+            }),
+        ])
+        let store = try PersistentStore(model: v3, path: path, migration: .plan(plan))
+        let bo = try ManagedObjectContext(store: store).fetch(FetchRequest("Person"))[0]
+        print(try bo.get("last", as: String.self)!)    // Day
+        print(try bo.get("email", as: String.self)!)   // unknown
+        #expect(try bo.get("last", as: String.self) == "Day")
+        #expect(try bo.get("first", as: String.self) == "Bo")
+        #expect(try bo.get("displayName", as: String.self) == "Bo Day")
+        #expect(try bo.get("email", as: String.self) == "unknown")
+        #expect(try PersistentStore(path: path).model.version == "3")
+    }
 }

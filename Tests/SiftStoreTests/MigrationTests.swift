@@ -438,7 +438,7 @@ enum MigrationSupport {
         let (old, path, before) = try M.peopleAndSnapshot()
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         let strict = try Self.people([(#""integer16"}"#, #""integer16", "min": 10}"#)])
-        let report = try PersistentStore.migrate(path: path, to: strict, dryRun: true)
+        let report = try PersistentStore.migrate(path: path, through: [strict], dryRun: true)
         #expect(report.changes == ["attribute 'Person.age' changed its validation rules (checked against every row)"])
         #expect(report.failures.map(\.constraint) == [.minValue])
         #expect(report.steps.contains { $0.summary == "check every Person.age against its new rules" })

@@ -199,21 +199,21 @@ import Testing
               {"name": "D", "document": {"allowsValues": false,
                 "shape": {"object": {"keys": [{"name": "k", "shape": {"scalr": true}}]}}}}
             ],
-            "version": 2}
+            "versio": 2}
             """
         let error = try #require(refusal(text))
         #expect(
             error.failures.map(\.path) == [
                 "entities[0].atributes", "entities[0].relationships[0].delteRule",
                 "entities[1].attributes[0].shapes.arrays",
-                "entities[2].document.shape.object.keys[0].shape.scalr", "version",
+                "entities[2].document.shape.object.keys[0].shape.scalr", "versio",
             ])
         #expect(
             error.failures.map(\.message) == [
                 "unknown key 'atributes'; did you mean 'attributes'?",
                 "unknown key 'delteRule'; did you mean 'deleteRule'?",
                 "unknown key 'arrays'; did you mean 'array'?", "unknown key 'scalr'; did you mean 'scalar'?",
-                "unknown key 'version'",
+                "unknown key 'versio'; did you mean 'version'?",
             ])
         #expect(error.failures.map { $0.location?.line } == [2, 3, 4, 6, 8])
         #expect(error.description.hasPrefix("model error: 5 problems: 2:"))

@@ -1,7 +1,7 @@
 // `sift store migrate DB --model NEW.json [--dry-run]`: a store made with one model follows a
 // newer one (each change printed); a dry run prints the steps and their SQL and the rows that would
 // fail, and leaves the file byte for byte as it was; what cannot be inferred is refused, one line
-// per change, with the store untouched.
+// per change, with the store untouched. Several --model are a plan: renames chain through them.
 
 import Foundation
 import Testing
@@ -95,5 +95,33 @@ import Testing
         #expect(run.stderr.contains("attribute 'Person.name' changed type from string to date"), "\(run.stderr)")
         #expect(run.stderr.contains("attribute 'Person.age' became required without a default value"), "\(run.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: db)) == bytes)
+    }
+
+    @Test func severalModelsAreAPlanAndRenamesChainThroughThem() throws {
+        let dir = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let db = try Self.store(dir)
+        let v2 = try Self.model(
+            dir, "v2.json",
+            #"{"name": "fullName", "type": "string", "renamingIdentifier": "name"}, {"name": "age", "type": "integer32"}"#
+        )
+        let v3 = try Self.model(
+            dir, "v3.json",
+            #"{"name": "displayName", "type": "string", "renamingIdentifier": "fullName"}, {"name": "age", "type": "integer64"}"#
+        )
+        let run = try runSift(["store", "migrate", db, "--model", v2, "--model", v3])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(
+            run.stdout.split(separator: "\n") == [
+                "change: attribute 'Person.name' was renamed 'fullName'",
+                "change: attribute 'Person.age' widened from integer16 to integer32",
+                "change: attribute 'Person.fullName' was renamed 'displayName'",
+                "change: attribute 'Person.age' widened from integer32 to integer64",
+            ], "\(run.stdout)")
+        let query = try runSift(["store", "query", db, "Person", "age > 10"])
+        #expect(query.stdout.contains(#""displayName":"Ann""#), "\(query.stdout)")
+        // The store is at v3 now: the same plan again has nothing to do.
+        let again = try runSift(["store", "migrate", db, "--model", v2, "--model", v3])
+        #expect(again.stdout == "the store already has this model\n")
     }
 }

@@ -15,15 +15,15 @@
 // ambiguous, and one libsqlite3 is linked.
 //
 // Usage: StoreBench [--insert N] [--fetch N] [--pending-rows N] [--changes N] [--update N]
-//                   [--merge N] [--merge-held N] [--typed N] [--stream N,M] [--rounds R]
-//                   [--only insert|fetch|ids|count|pending|update|merge|controller|typed|stream] [--sift-only] [--history]
+//                   [--merge N] [--merge-held N] [--typed N] [--stream N,M] [--migrate N] [--rounds R]
+//                   [--only insert|fetch|ids|count|pending|update|merge|controller|typed|stream|migrate] [--sift-only] [--history]
 //   defaults: 100,000 inserted objects; 200,000 matching objects fetched (from a table of 250,000);
 //   100,000 rows and 1,000 pending changes; 100,000 objects updated and saved; a did-save of 1,000
 //   objects merged into contexts holding 1,000 and 100,000; a did-save of 1, 10 and 1,000 objects
 //   merged into a context with a fetched results controller over --merge-held objects; 100,000
 //   objects read and written typed; 100,000 and 400,000 rows streamed and fetched for memory;
-//   median of 5 rounds (Contexts.swift holds parts 5 and 6, FetchedResults.swift part 7,
-//   Typed.swift part 8, Streaming.swift part 9). --only keeps the parts whose name
+//   1,000,000 objects migrated; median of 5 rounds (Contexts.swift holds parts 5 and 6, FetchedResults.swift part 7,
+//   Typed.swift part 8, Streaming.swift part 9, Migration.swift part 10). --only keeps the parts whose name
 //   contains the text; --sift-only skips the baselines (for profiling: the Sift work is then in
 //   functions whose names start with `profiledSift`, for callgrind's --toggle-collect); --history
 //   makes Sift's insert store record persistent history (the cost of tracking it).
@@ -44,6 +44,7 @@ nonisolated(unsafe) var mergeCount = 1_000
 nonisolated(unsafe) var mergeHeld = 100_000
 nonisolated(unsafe) var typedCount = 100_000
 nonisolated(unsafe) var streamSizes = [100_000, 400_000]
+nonisolated(unsafe) var migrateCount = 1_000_000
 nonisolated(unsafe) var rounds = 5
 nonisolated(unsafe) var only: String? = nil
 nonisolated(unsafe) var siftOnly = false
@@ -59,6 +60,7 @@ readOptions(
         .integer("--merge-held") { mergeHeld = $0 },
         .integer("--typed") { typedCount = max(1, $0) },
         .text("--stream") { text in streamSizes = (text ?? "").split(separator: ",").compactMap { Int($0) } },
+        .integer("--migrate") { migrateCount = max(100, $0) },
         .integer("--rounds") { rounds = max(1, $0) },
         .text("--only") { only = $0 },
         .flag("--sift-only") { siftOnly = true },
@@ -66,8 +68,8 @@ readOptions(
     ],
     usage: """
         usage: StoreBench [--insert N] [--fetch N] [--pending-rows N] [--changes N] [--update N]
-                          [--merge N] [--merge-held N] [--typed N] [--stream N,M] [--rounds R]
-                          [--only insert|fetch|ids|count|pending|update|merge|controller|typed|stream] [--sift-only] [--history]
+                          [--merge N] [--merge-held N] [--typed N] [--stream N,M] [--migrate N] [--rounds R]
+                          [--only insert|fetch|ids|count|pending|update|merge|controller|typed|stream|migrate] [--sift-only] [--history]
         """)
 
 func fail(_ message: String) -> Never {
@@ -855,6 +857,11 @@ if runs("typed") && !siftOnly { typedResult = runTypedBenchmark(count: typedCoun
 nonisolated(unsafe) var streamResult: [StreamRow] = []
 if runs("stream") { streamResult = runStreamBenchmark(sizes: streamSizes) }
 
+// MARK: 10. A migration against the same schema change by hand (Migration.swift)
+
+nonisolated(unsafe) var migrationResult: MigrationResult?
+if runs("migrate") && !siftOnly { migrationResult = runMigrationBenchmark(count: migrateCount) }
+
 // MARK: - Report
 
 print("")
@@ -911,6 +918,7 @@ if !mergeResult.isEmpty {
 printControllerResult(controllerResult, held: mergeHeld)
 printTyped(typedResult)
 printStream(streamResult)
+printMigration(migrationResult)
 print("")
 print(
     "Totals, ms: "

@@ -16,10 +16,19 @@ struct MigrationMatch {
     private(set) var changes: [String] = []
     /// Each change that cannot be inferred, in words.
     private(set) var incompatible: [String] = []
+    /// What a custom stage's code does around the schema change, which makes two more changes
+    /// possible: code before it may fill the nils of an attribute made required without a default
+    /// (every row is checked after the change), code after it may set an attribute added as
+    /// required without a default (every row is checked after that code).
+    let stage: (before: Bool, after: Bool)
+    /// The attributes (entity, name) added as required without a default: checked after the
+    /// custom stage's code that runs after the schema change.
+    private(set) var setAfter: [(entity: String, attribute: String)] = []
 
-    init(old: ManagedObjectModel, new: ManagedObjectModel) {
+    init(old: ManagedObjectModel, new: ManagedObjectModel, stage: (before: Bool, after: Bool) = (false, false)) {
         self.old = old
         self.new = new
+        self.stage = stage
         for e in new.entities {
             let previous = e.renamingIdentifier ?? e.name
             if old.resolved[previous] != nil { entities[e.name] = previous }
@@ -127,7 +136,10 @@ struct MigrationMatch {
             return
         }
         guard let o else {
-            if !a.description.isOptional, a.defaultValue == nil {
+            if !a.description.isOptional, a.defaultValue == nil, stage.after {
+                setAfter.append((entity, a.name))
+                changes.append("\(what) was added as required (set by the custom stage, then checked on every row)")
+            } else if !a.description.isOptional, a.defaultValue == nil {
                 incompatible.append("\(what) was added as required without a default value")
             } else {
                 changes.append("\(what) was added")
@@ -144,11 +156,14 @@ struct MigrationMatch {
             if o.type != a.type { changes.append("\(what) widened from \(o.type.rawValue) to \(a.type.rawValue)") }
         }
         if o.description.isOptional, !a.description.isOptional {
-            guard a.defaultValue != nil else {
+            if a.defaultValue != nil {
+                changes.append("\(what) became required (nil values get its default)")
+            } else if stage.before {
+                changes.append("\(what) became required (the custom stage fills nils first; every row is checked)")
+            } else {
                 incompatible.append("\(what) became required without a default value")
                 return
             }
-            changes.append("\(what) became required (nil values get its default)")
         } else if !o.description.isOptional, a.description.isOptional {
             changes.append("\(what) became optional")
         }

@@ -106,9 +106,24 @@ struct MigrationPlanner {
     }
 
     /// The entity numbers of `name` and its sub-entities in `model`: placeholders and bindings.
-    private func family(_ name: String, in model: ManagedObjectModel) -> (sql: String, bindings: [SQLValue]) {
+    private static func family(_ name: String, in model: ManagedObjectModel) -> (sql: String, bindings: [SQLValue]) {
         let numbers = model.resolved[name]!.family.map { SQLValue.integer(model.resolved[$0]!.number) }
         return (Array(repeating: "?", count: numbers.count).joined(separator: ", "), numbers)
+    }
+
+    /// The checks that every attribute added as required without a default was set (by a custom
+    /// stage's code after the schema change): one failure per row still nil.
+    static func requiredChecks(_ match: MigrationMatch) -> [MigrationStep] {
+        match.setAfter.map { entity, name in
+            let r = match.new.resolved[entity]!
+            let fam = family(entity, in: match.new)
+            let q = PersistentStore.q
+            return MigrationStep(
+                "check that every \(entity).\(name) is set",
+                "SELECT \(q(Storage.primaryKey)) FROM \(q(r.table)) WHERE \(q(Storage.entityColumn)) IN (\(fam.sql)) AND \(q(r.attribute(name)!.column)) IS NULL",
+                fam.bindings,
+                check: .rowsFail(entity: entity, key: name, message: "is required", constraint: .required))
+        }
     }
 
     // MARK: Rows
@@ -204,7 +219,7 @@ struct MigrationPlanner {
                 let ot = oa.valueTable ?? oa.mixed?.valueTable
             else { continue }
             let cols = [Storage.owner, Storage.order, Storage.value].map(q).joined(separator: ", ")
-            let fam = family(name, in: match.new)
+            let fam = Self.family(name, in: match.new)
             add(
                 "copy the values of \(name).\(a.name)",
                 "INSERT INTO \(q(t)) (\(cols)) SELECT \(cols) FROM \(aside(ot)) WHERE \(q(Storage.owner)) IN (SELECT \(q(Storage.primaryKey)) FROM \(q(r.table)) WHERE \(q(Storage.entityColumn)) IN (\(fam.sql)))",
@@ -249,8 +264,8 @@ struct MigrationPlanner {
             guard let o = match.relationship(rel, of: name), let oldEntity = match.entities[name] else { continue }
             if case .joinTable(let t, _, _, _) = rel.storage, madeJoins.contains(t) { continue }
             let dest = match.new.resolved[rel.destination]!
-            let src = family(name, in: match.new)
-            let dst = family(rel.destination, in: match.new)
+            let src = Self.family(name, in: match.new)
+            let dst = Self.family(rel.destination, in: match.new)
             add("clear the scratch table", "DELETE FROM \(links)")
             add(
                 "read the links of \(oldEntity).\(o.name)",
@@ -313,7 +328,7 @@ struct MigrationPlanner {
         let pk = q(Storage.primaryKey)
         for rel in r.relationships where rel.declaringEntity == name {
             guard let c = rel.countColumn, let (t, fk) = rel.linkRows else { continue }
-            let fam = family(name, in: match.new)
+            let fam = Self.family(name, in: match.new)
             add(
                 "count the links of \(name).\(rel.name)",
                 "UPDATE \(q(r.table)) SET \(q(c)) = (SELECT COUNT(*) FROM \(q(t)) WHERE \(q(fk)) = \(q(r.table)).\(pk)) WHERE \(q(c)) IS NOT NULL AND \(q(Storage.entityColumn)) IN (\(fam.sql))",
@@ -329,7 +344,7 @@ struct MigrationPlanner {
         guard let oldName = match.entities[name] else { return }
         let r = match.new.resolved[name]!
         let o = match.old.resolved[oldName]!
-        let fam = family(name, in: match.new)
+        let fam = Self.family(name, in: match.new)
         let rows = "FROM \(q(r.table)) WHERE \(q(Storage.entityColumn)) IN (\(fam.sql))"
         let pk = q(Storage.primaryKey)
         for a in r.attributes where a.declaringEntity(in: match.new, of: name) == name {

@@ -13,8 +13,10 @@ import SiftSQLite
 /// ```swift
 /// // version 2 adds an optional attribute: the store follows
 /// let store = try PersistentStore(model: version2, path: "people.sqlite", migration: .inferred)
+/// // a store at version 1 or 2 follows the plan's steps to version 3, in one transaction
+/// let current = try PersistentStore(model: version3, path: "people.sqlite", migration: .plan(plan))
 /// ```
-public enum ModelMigration: Sendable, Hashable {
+public enum ModelMigration: Sendable {
     /// Refuse: a `.modelMismatch` error naming what differs (the default, so nothing changes a
     /// file by surprise).
     case never
@@ -22,6 +24,11 @@ public enum ModelMigration: Sendable, Hashable {
     /// (see the Migrations article); otherwise a `.modelMismatch` error listing each change that
     /// cannot be inferred, before anything is touched.
     case inferred
+    /// Migrate the store in place, in one transaction, from whichever of the plan's versions it
+    /// is at (told by its model's version hash) through each later step in order; the model the
+    /// store is opened with must be the plan's last. A store at none of the versions is a
+    /// `.modelMismatch` error (see ``MigrationPlan``).
+    case plan(MigrationPlan)
 }
 
 /// The outcome of a migration: its steps, and the rows that break the new model's rules (a dry
@@ -44,39 +51,45 @@ enum StoreMigration {
         dryRun: Bool
     ) throws(StoreError) -> MigrationReport {
         let match = MigrationMatch(old: old, new: new)
-        guard match.incompatible.isEmpty else {
-            let failures = match.incompatible.map { StoreError.Failure($0) }
-            var e = StoreError(.modelMismatch, failures: failures)
-            e.message =
-                "the store's model cannot be migrated to \(new.versionHash) by inference: "
-                + match.incompatible.joined(separator: "; ")
-            throw e
+        try refuseIncompatible(match)
+        return try inTransaction(db, dryRun: dryRun) { failures in
+            let steps = try apply(match, db, storeID: storeID, &failures)
+            return MigrationReport(changes: match.changes, steps: steps, failures: [])
         }
+    }
+
+    /// A `.modelMismatch` error listing each change of `match` that cannot be inferred, if any.
+    static func refuseIncompatible(_ match: MigrationMatch) throws(StoreError) {
+        guard !match.incompatible.isEmpty else { return }
+        var e = StoreError(.modelMismatch, failures: match.incompatible.map { StoreError.Failure($0) })
+        let to = match.new.version.map { "version '\($0)' (\(match.new.versionHash))" } ?? match.new.versionHash
+        e.message =
+            "the store's model cannot be migrated to \(to) by inference: " + match.incompatible.joined(separator: "; ")
+        throw e
+    }
+
+    /// Runs `body` in one `BEGIN IMMEDIATE` transaction, committed unless `dryRun` or a row broke
+    /// a rule (`body` appends each such row to its failures); then throws those rows (kind
+    /// `.validation`) unless `dryRun`. Anything `body` throws rolls everything back.
+    static func inTransaction(
+        _ db: SQLiteConnection, dryRun: Bool, _ body: (inout [StoreError.Failure]) throws -> MigrationReport
+    ) throws(StoreError) -> MigrationReport {
         do {
             try db.execute("BEGIN IMMEDIATE")
         } catch {
             throw StoreError(.sqlite, "cannot start the migration: \(error.message)")
         }
         do {
-            let tables = Set(
-                try db.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap(\.first?.text))
-            var planner = MigrationPlanner(match, existingTables: tables)
-            let asideNames = planner.setAside.map { SQLValue.text($0.table) }
-            let marks = Array(repeating: "?", count: asideNames.count).joined(separator: ", ")
-            let objects = try db.query(
-                "SELECT type, name FROM sqlite_master WHERE type IN ('index', 'trigger') AND sql IS NOT NULL AND tbl_name IN (\(marks)) ORDER BY type DESC, name",
-                asideNames
-            ).map { (type: $0[0].text ?? "", name: $0[1].text ?? "") }
-            let steps = planner.plan(dropping: objects)
             var failures: [StoreError.Failure] = []
-            for step in steps { try perform(step, db, storeID: storeID, &failures) }
+            var report = try body(&failures)
             if dryRun || !failures.isEmpty { try db.execute("ROLLBACK") } else { try db.execute("COMMIT") }
             if !dryRun, !failures.isEmpty {
                 var e = StoreError(.validation, failures: failures)
                 e.message = "the migration fails: " + e.message
                 throw e
             }
-            return MigrationReport(changes: match.changes, steps: steps, failures: failures)
+            report.failures = failures
+            return report
         } catch let e as StoreError {
             try? db.execute("ROLLBACK")
             throw e
@@ -86,8 +99,26 @@ enum StoreMigration {
         }
     }
 
+    /// Plans and runs the steps of `match` inside the caller's transaction; each row that breaks
+    /// a new rule is appended to `failures`. The steps, in order.
+    static func apply(
+        _ match: MigrationMatch, _ db: SQLiteConnection, storeID: String, _ failures: inout [StoreError.Failure]
+    ) throws -> [MigrationStep] {
+        let tables = Set(try db.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap(\.first?.text))
+        var planner = MigrationPlanner(match, existingTables: tables)
+        let asideNames = planner.setAside.map { SQLValue.text($0.table) }
+        let marks = Array(repeating: "?", count: asideNames.count).joined(separator: ", ")
+        let objects = try db.query(
+            "SELECT type, name FROM sqlite_master WHERE type IN ('index', 'trigger') AND sql IS NOT NULL AND tbl_name IN (\(marks)) ORDER BY type DESC, name",
+            asideNames
+        ).map { (type: $0[0].text ?? "", name: $0[1].text ?? "") }
+        let steps = planner.plan(dropping: objects)
+        for step in steps { try perform(step, db, storeID: storeID, &failures) }
+        return steps
+    }
+
     /// Runs one step: its statement, or the check its rows are read for.
-    private static func perform(
+    static func perform(
         _ step: MigrationStep, _ db: SQLiteConnection, storeID: String, _ failures: inout [StoreError.Failure]
     ) throws {
         guard let check = step.check else {
@@ -164,27 +195,4 @@ enum StoreMigration {
 extension SQLValue {
     /// The text of a TEXT value, else nil.
     fileprivate var text: String? { if case .text(let t) = self { t } else { nil } }
-}
-
-extension PersistentStore {
-    /// Migrates the store at `path` from the model it keeps to `model` (inferred), or with
-    /// `dryRun` runs every step and rolls them back, reporting each step and each row that would
-    /// fail (what `sift store migrate` prints). A store already on `model` has no steps.
-    ///
-    /// ```swift
-    /// let report = try PersistentStore.migrate(path: "people.sqlite", to: version2, dryRun: true)
-    /// for step in report.steps { print(step) }
-    /// ```
-    package static func migrate(path: String, to model: ManagedObjectModel, dryRun: Bool) throws(StoreError)
-        -> MigrationReport
-    {
-        let store = try PersistentStore(path: path)
-        guard store.model.versionHash != model.versionHash else {
-            return MigrationReport(changes: [], steps: [], failures: [])
-        }
-        return try store.locked { () throws(StoreError) in
-            try StoreMigration.run(
-                store.connection, from: store.model, to: model, storeID: store.identifier, dryRun: dryRun)
-        }
-    }
 }
