@@ -699,7 +699,7 @@ public struct ManagedObjectModel: Hashable, Sendable {
     /// model file (`"fetchRequests"`), in file order; ``fetchRequestTemplate(_:substitutionVariables:)``
     /// makes requests of them. Not part of the model's equality or version hash.
     public internal(set) var fetchRequestTemplates: [FetchRequestTemplate] = []
-    /// The version's name (a model file's `"version"`, Core Data's version identifier), for
+    /// The version's name (a model file's `"version"`, an Xcode model version's folder name), for
     /// people and for a ``MigrationPlan``'s messages; nil when unnamed. Not part of the model's
     /// equality or version hash: a store's version is told by its hash.
     ///

@@ -36,6 +36,9 @@ import Testing
         #expect(try ManagedObjectModel(contentsOf: bundle).entities.map(\.name) == ["B"])
         #expect(try ManagedObjectModel(contentsOf: bundle, version: "Shop 3").entities.map(\.name) == ["C"])
         #expect(try ManagedObjectModel(contentsOf: bundle, version: "Shop.xcdatamodel").entities.map(\.name) == ["A"])
+        // The model's version is the version's name, whichever way it was chosen.
+        #expect(try ManagedObjectModel(contentsOf: bundle).version == "Shop 2")
+        #expect(try ManagedObjectModel(contentsOf: bundle, version: "Shop.xcdatamodel").version == "Shop")
         let wrong = refusal(bundle, version: "Shop 4")
         #expect(wrong?.message == "\(bundle.path) has no version 'Shop 4'; its versions: 'Shop', 'Shop 2', 'Shop 3'")
         #expect(wrong?.kind == .unreadable)
@@ -52,6 +55,7 @@ import Testing
 
         let bare = try folder.bare("Bare", single("G"))
         #expect(try ManagedObjectModel(contentsOf: bare).entities.map(\.name) == ["G"])
+        #expect(try ManagedObjectModel(contentsOf: bare).version == "Bare")
         #expect(refusal(bare, version: "Other")?.message.contains("there is no version 'Other'") == true)
     }
 

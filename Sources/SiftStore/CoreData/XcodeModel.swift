@@ -43,7 +43,8 @@ public struct ModelWarning: Hashable, Sendable, CustomStringConvertible {
 extension ManagedObjectModel {
     /// Reads an Xcode model: an `.xcdatamodeld` bundle (its current version, as its
     /// `.xccurrentversion` names it, or its only version; `version` picks one by name) or a bare
-    /// `.xcdatamodel` folder. Entities, attributes of every type with their options, relationships,
+    /// `.xcdatamodel` folder; the model's ``version`` is the version's name (its folder's name
+    /// without `.xcdatamodel`). Entities, attributes of every type with their options, relationships,
     /// uniqueness constraints and fetch request templates map onto Sift's model (the
     /// CoreDataModels article lists each element); what does not map is in ``warnings``, and is an
     /// error only where leaving it out would change what the store holds. Errors name the
@@ -68,6 +69,10 @@ extension ManagedObjectModel {
         }
         warnings = read.warnings
         fetchRequestTemplates = read.templates
+        // The version's folder name, as `version:` takes it ("Shop 2" for "Shop 2.xcdatamodel").
+        let folder = contents.deletingLastPathComponent().lastPathComponent
+        let suffix = XcodeModelBundle.versionSuffix
+        self.version = folder.hasSuffix(suffix) ? String(folder.dropLast(suffix.count)) : folder
     }
 }
 
