@@ -509,7 +509,8 @@ public final class SQLiteStatement {
         let index = Int32(i)
         guard sqlite3_column_type(pointer, index) == SQLITE_TEXT else { return nil }
         let bytes = sqlite3_column_text(pointer, index)
-        return body(UnsafeBufferPointer(start: bytes, count: bytes == nil ? 0 : Int(sqlite3_column_bytes(pointer, index))))
+        return body(
+            UnsafeBufferPointer(start: bytes, count: bytes == nil ? 0 : Int(sqlite3_column_bytes(pointer, index))))
     }
 
     /// Column `i` as text (SQLite's conversion when it is not text; "" for NULL).

@@ -370,7 +370,10 @@ private func pets(owners: Int = 60, name: String = "", _ change: (ManagedObjectC
                 }
             ),
             // Two owners share a pet: a to-one key named twice.
-            ("pet shared", { _, owners in try owners[1].setValue(try owners[0].get("pet", as: ManagedObject.self), forKey: "pet") }),
+            (
+                "pet shared",
+                { _, owners in try owners[1].setValue(try owners[0].get("pet", as: ManagedObject.self), forKey: "pet") }
+            ),
             // A collar made last, on the first pet: the order breaks a level down.
             (
                 "collar late",

@@ -249,11 +249,7 @@ extension ManagedObjectContext {
 
     /// `body` under the store's lock, SQLite's errors as the store's.
     private func locked<R>(_ body: () throws -> R) throws(StoreError) -> R {
-        try store.locked { () throws(StoreError) -> R in
-            do { return try body() } catch let e as SQLiteError { throw e.storeError } catch let e as StoreError {
-                throw e
-            } catch { throw StoreError(.sqlite, "\(error)") }
-        }
+        try store.locked { () throws(StoreError) -> R in try storeErrors(body) }
     }
 
     /// The rows `table` holds, counted up to `limit` (stored keys come from one counter for every
@@ -445,7 +441,9 @@ private final class PrintedTable {
                     steps.append(.toMany(name: name, countColumn: info.countColumns[i], child: children.count))
                 } else {
                     guard let column = info.foreignKeyColumns[i] else { return nil }
-                    let (q, fk, k) = (PersistentStore.q, PersistentStore.q(info.layout.columns[column]), Storage.primaryKey)
+                    let (q, fk, k) = (
+                        PersistentStore.q, PersistentStore.q(info.layout.columns[column]), Storage.primaryKey
+                    )
                     check =
                         "SELECT \(fk), 0, \(q(k)) FROM \(q(info.layout.table)) WHERE \(fk) IS NOT NULL ORDER BY \(fk), \(q(k))"
                     let layout = destination.layout
@@ -709,7 +707,7 @@ private final class PrintedTable {
     /// to-one's row is not there, or a row is of another entity.
     func stream(_ key: Int64, into out: inout [UInt8]) throws(StoreError) -> Bool {
         guard let s = cursor else { return false }
-        do {
+        return try storeErrors { () throws -> Bool in
             if case .toOne = reached {
                 while pending, case .integer(let pk) = s.key(0), pk < key { pending = try s.step() }
                 guard pending, case .integer(let pk) = s.key(0), pk == key, let info,
@@ -738,12 +736,6 @@ private final class PrintedTable {
                 pending = try s.step()
             }
             return true
-        } catch let e as SQLiteError {
-            throw e.storeError
-        } catch let e as StoreError {
-            throw e
-        } catch {
-            throw StoreError(.sqlite, "\(error)")
         }
     }
 
@@ -858,4 +850,12 @@ private enum Scalar {
         case .double(let d): JSONScanner.write(d, into: &out)
         }
     }
+}
+
+/// `body`'s outcome, SQLite's errors as the store's (`SQLiteError.storeError`), the store's as they
+/// are, any other as an SQLite failure.
+private func storeErrors<R>(_ body: () throws -> R) throws(StoreError) -> R {
+    do { return try body() } catch let e as SQLiteError { throw e.storeError } catch let e as StoreError {
+        throw e
+    } catch { throw StoreError(.sqlite, "\(error)") }
 }
