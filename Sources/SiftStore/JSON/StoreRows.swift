@@ -9,7 +9,10 @@
 // the rows not asked for skipped: the same rows, without a B-tree search each. The request
 // takes the object path instead (nothing printed here) when memory judges part of it (a residual,
 // a sort SQL cannot make, pending changes) or the graph is not a tree of plain entities (an entity
-// reached again below itself, sub-entities, a to-one stored on the other side).
+// reached again below itself, sub-entities, a to-one stored on the other side). Every row with
+// nothing else asked streams instead when every table is stored in the order it prints in
+// (checked first): each table scanned beside the root, each line written as its root row is read,
+// nothing held but a 1 MB block; an error after a block went out says how many lines were printed.
 
 import Foundation
 import SiftEvaluation
