@@ -765,9 +765,31 @@ extension JSONScanner {
 
     /// Appends `str` as `JSONValue.quote` prints it (the same escapes, other text as its UTF-8).
     package static func writeQuoted(_ str: String, into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
         var str = str
-        str.withUTF8 { bytes in
+        str.withUTF8 { writeEscaped($0, into: &out) }
+    }
+
+    /// Appends the string UTF-8 `bytes` decode to as `writeQuoted` prints it, without making a
+    /// `String` when they are ASCII (text that is not goes through one, whose decoding repairs
+    /// invalid UTF-8 as every other printed string's does).
+    ///
+    /// ```swift
+    /// var out: [UInt8] = []
+    /// Array("tab\t".utf8).withUnsafeBufferPointer { JSONScanner.writeQuoted(utf8: $0, into: &out) }
+    /// // out holds "tab\t", quoted and escaped as JSON
+    /// ```
+    package static func writeQuoted(utf8 bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
+        for b in bytes where b >= 0x80 {
+            writeQuoted(String(decoding: bytes, as: UTF8.self), into: &out)
+            return
+        }
+        writeEscaped(bytes, into: &out)
+    }
+
+    /// Appends valid UTF-8 `bytes` quoted, with `JSONValue.quote`'s escapes.
+    private static func writeEscaped(_ bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        do {
             var from = 0
             for (j, b) in bytes.enumerated() where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") {
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[from..<j]))
@@ -822,7 +844,9 @@ extension JSONScanner {
             writeDigits(UInt64(abs(d)), into: &out)
             out.append(contentsOf: ".0".utf8)
         } else {
-            out.append(contentsOf: "\(d)".utf8)
+            // `description` (the interpolation's text) without the interpolation's buffer.
+            var text = d.description
+            text.withUTF8 { out.append(contentsOf: $0) }
         }
     }
 }

@@ -219,6 +219,13 @@ public final class SQLiteConnection: @unchecked Sendable {
         }
     }
 
+    /// Whether no transaction is open (SQLite's autocommit mode).
+    ///
+    /// ```swift
+    /// if db.isAutocommit { try db.execute("BEGIN") }
+    /// ```
+    public var isAutocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
+
     /// Prepares one statement.
     ///
     /// ```swift
@@ -491,6 +498,20 @@ public final class SQLiteStatement {
     /// if v.storageClass == .integer { total += v.int64 }
     /// ```
     public func value(_ i: Int) -> ColumnValue { ColumnValue(handle: sqlite3_column_value(pointer, Int32(i))) }
+
+    /// `body` of column `i`'s UTF-8 bytes when it holds text (nil otherwise), without a `String`
+    /// in between; the bytes are SQLite's, valid only inside `body`.
+    ///
+    /// ```swift
+    /// let length = s.withText(0) { $0.count }  // nil when column 0 is not text
+    /// ```
+    public func withText<R>(_ i: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+        let index = Int32(i)
+        guard sqlite3_column_type(pointer, index) == SQLITE_TEXT else { return nil }
+        let bytes = sqlite3_column_text(pointer, index)
+        return body(
+            UnsafeBufferPointer(start: bytes, count: bytes == nil ? 0 : Int(sqlite3_column_bytes(pointer, index))))
+    }
 
     /// Column `i` as text (SQLite's conversion when it is not text; "" for NULL).
     public func text(_ i: Int) -> String {

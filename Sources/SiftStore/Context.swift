@@ -943,11 +943,17 @@ protocol RowSource {
     func key(_ i: Int) -> SQLValue
     /// Column `i` as a value of attribute type `type` (a non-decimal, non-collection attribute).
     func attribute(_ i: Int, _ type: AttributeType) -> Value
+    /// `body` of column `i`'s UTF-8 bytes when it holds text, nil otherwise.
+    func withText<R>(_ i: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R?
 }
 
 extension RowSource {
     func key(_ i: Int) -> SQLValue { if case .integer(let k) = column(i) { .integer(k) } else { .null } }
     func attribute(_ i: Int, _ type: AttributeType) -> Value { ColumnCodec.decode(column(i), type) }
+    func withText<R>(_ i: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+        guard case .text(var s) = column(i) else { return nil }
+        return s.withUTF8(body)
+    }
 }
 
 /// A row already read into values, from `offset` on.

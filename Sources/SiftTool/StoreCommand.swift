@@ -512,7 +512,7 @@ struct StoreQueryCommand: ParsableCommand {
             var request = prepared.request
             request.fetchLimit = limit
             request.fetchOffset = offset ?? 0
-            // The stored rows' lines, printed once every row is read (an error prints none).
+            // The stored rows' lines, in blocks (an error after the first says how many were printed).
             let write = { (bytes: [UInt8]) in FileHandle.standardOutput.write(Data(bytes)) }
             var out = ""
             do throws(StoreError) {

@@ -192,6 +192,31 @@ private func project(_ value: Value, _ projection: Projection) -> Value {
         #expect(checked > 5000)
     }
 
+    /// The writers the store's printing uses: text from bytes prints as the `String` the bytes decode
+    /// to (escapes, non-ASCII, invalid UTF-8 repaired), doubles as their interpolation.
+    @Test func bytesAndDoublesWriteAsTheirStrings() {
+        let texts: [[UInt8]] = [
+            [], Array("plain".utf8), Array("tab\there \"q\" back\\slash \u{1} \n\r".utf8), Array("Çity 日本".utf8),
+            [0x61, 0xFF, 0x62], [0xE6, 0x97], [0x22, 0xC3, 0x28, 0x5C],
+        ]
+        for bytes in texts {
+            var fromBytes: [UInt8] = []
+            bytes.withUnsafeBufferPointer { JSONScanner.writeQuoted(utf8: $0, into: &fromBytes) }
+            var fromString: [UInt8] = []
+            JSONScanner.writeQuoted(String(decoding: bytes, as: UTF8.self), into: &fromString)
+            #expect(fromBytes == fromString, "\(bytes)")
+            var quoted = ""
+            JSONValue.quote(String(decoding: bytes, as: UTF8.self), into: &quoted)
+            #expect(String(decoding: fromString, as: UTF8.self) == quoted)
+        }
+        for d in [56.05, -2.25, 0.1, 1e-7, 1.5e300, 123_456_789.125, 1e15, .leastNonzeroMagnitude, 1.0, -0.0] {
+            var out: [UInt8] = []
+            JSONScanner.write(d, into: &out)
+            let expected = d == d.rounded() && abs(d) < 1e15 ? String(format: "%.1f", d) : "\(d)"
+            #expect(String(decoding: out, as: UTF8.self) == expected, "\(d)")
+        }
+    }
+
     @Test func nestingLimitIsTheReferenceOne() {
         for depth in [510, 511, 512, 513] {
             for array in [false, true] {

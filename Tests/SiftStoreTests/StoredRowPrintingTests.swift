@@ -4,11 +4,16 @@
 // 1, dates, transformable and mixed values, documents), for predicates, sorts, pages and --nulls;
 // the object path is kept where memory judges part of the request or the graph has sub-entities.
 // The tables below the root are read by key or scanned whole: both give the object path's bytes.
+// Every row, unsorted, streams (each table scanned beside the root, nothing held) when every table
+// is stored in the order it prints in; a table out of that order is read whole first, as before.
 
 import Foundation
 import SiftJSON
-import SiftStore
+import SiftSQLite
 import Testing
+
+// The store's connection, to break a stored row behind the store's back.
+@testable import SiftStore
 
 /// Records whose keys take every shape the inference knows, varied by record.
 private let varied = (0..<17).map { i -> String in
@@ -85,10 +90,19 @@ private func rowPath(
         var paged = FetchRequest("Record", sortDescriptors: [try SiftSortDescriptor("id", ascending: false)])
         paged.fetchLimit = 4
         paged.fetchOffset = 3
+        var first = FetchRequest("Record")
+        first.fetchLimit = 5
         for nils in [false, true] {
             for order in [[:], keyOrder] {
                 let renderer = StoreRenderer(model: store.model, keyOrder: order, printsNils: nils)
-                for request in requests + [paged] {
+                // Every row streams (as imported, every table is in order); a predicate, a sort,
+                // a limit or an offset reads the tables whole first.
+                let context = ManagedObjectContext(store: store)
+                #expect(try context.streamsStoredRows(requests[0], renderer: renderer))
+                for request in requests.dropFirst() + [paged, first] {
+                    #expect(try !context.streamsStoredRows(request, renderer: renderer), "\(request.predicate as Any)")
+                }
+                for request in requests + [paged, first] {
                     let objects = try objectPath(ManagedObjectContext(store: store), request, renderer)
                     #expect(!objects.isEmpty)
                     for reading in [StoredRowReading.automatic, .keyed, .scanned] {
@@ -217,6 +231,8 @@ private func rowPath(
                     "asked \(asked) of \(rows) rows")
             }
         }
+        // The late toy is out of its owner's order: every owner is read whole first, not streamed.
+        #expect(try !ManagedObjectContext(store: store).streamsStoredRows(requests[0].0, renderer: renderer))
         for (request, count) in requests {
             let objects = try objectPath(ManagedObjectContext(store: store), request, renderer)
             #expect(objects.split(separator: "\n").count == count)
@@ -235,5 +251,178 @@ private func rowPath(
             #expect(all.contains(part), "\(part)")
         }
         #expect(!all.contains("lost") && !all.contains(#""a1""#))
+    }
+}
+
+/// Owners with toys (ordered), a pet each but the fourth (a to-one), and a collar on every other
+/// pet (a to-one below a to-one), saved in order; then `change` breaks (or keeps) that order.
+private func pets(owners: Int = 60, name: String = "", _ change: (ManagedObjectContext, [ManagedObject]) throws -> Void)
+    throws -> PersistentStore
+{
+    let store = try PersistentStore.inMemory(
+        model: try ManagedObjectModel(entities: [
+            EntityDescription(
+                "Collar", attributes: [AttributeDescription("color", .string)],
+                relationships: [RelationshipDescription("pets", to: "Pet", toMany: true, inverse: "collar")]),
+            EntityDescription(
+                "Pet", attributes: [AttributeDescription("name", .string)],
+                relationships: [
+                    RelationshipDescription("owners", to: "Owner", toMany: true, inverse: "pet"),
+                    RelationshipDescription("collar", to: "Collar", inverse: "pets"),
+                ]),
+            EntityDescription(
+                "Toy", attributes: [AttributeDescription("name", .string)],
+                relationships: [RelationshipDescription("owner", to: "Owner", inverse: "toys")]),
+            EntityDescription(
+                "Owner", attributes: [AttributeDescription("name", .string)],
+                relationships: [
+                    RelationshipDescription("pet", to: "Pet", inverse: "owners"),
+                    RelationshipDescription("toys", to: "Toy", toMany: true, ordered: true, inverse: "owner"),
+                ]),
+        ]))
+    let context = ManagedObjectContext(store: store)
+    var all: [ManagedObject] = []
+    for i in 0..<owners {
+        let owner = try context.insert("Owner")
+        try owner.setValue("o\(i)\(name)", forKey: "name")
+        if i % 4 != 3 {
+            let pet = try context.insert("Pet")
+            try pet.setValue("p\(i)", forKey: "name")
+            try owner.setValue(pet, forKey: "pet")
+            if i % 2 == 0 {
+                let collar = try context.insert("Collar")
+                try collar.setValue("c\(i)", forKey: "color")
+                try pet.setValue(collar, forKey: "collar")
+            }
+        }
+        var toys: [ManagedObject] = []
+        for t in 0..<(i % 3) {
+            let toy = try context.insert("Toy")
+            try toy.setValue("t\(i).\(t)", forKey: "name")
+            toys.append(toy)
+        }
+        try owner.setValue(toys, forKey: "toys")
+        all.append(owner)
+    }
+    try context.save()
+    try change(context, all)
+    try context.save()
+    return store
+}
+
+@Suite struct StreamedRowPrintingTests {
+    /// Whether every owner streams, after checking the rows print the object path's bytes.
+    private func streams(_ store: PersistentStore, nils: Bool = true) throws -> Bool {
+        let renderer = StoreRenderer(model: store.model, keyOrder: [:], printsNils: nils)
+        var request = FetchRequest<ManagedObject>("Owner")
+        let objects = try objectPath(ManagedObjectContext(store: store), request, renderer)
+        #expect(try rowPath(ManagedObjectContext(store: store), request, renderer) == objects)
+        request.fetchLimit = 7
+        let first = try objectPath(ManagedObjectContext(store: store), request, renderer)
+        #expect(try rowPath(ManagedObjectContext(store: store), request, renderer) == first)
+        #expect(first.split(separator: "\n").count == 7)
+        return try ManagedObjectContext(store: store).streamsStoredRows(FetchRequest("Owner"), renderer: renderer)
+    }
+
+    @Test func inOrderTablesStream() throws {
+        let store = try pets { _, _ in }
+        #expect(try streams(store))
+        #expect(try streams(store, nils: false))
+        // Not vacuous: ordered toys, a chain of to-ones, and owners without either are printed.
+        let renderer = StoreRenderer(model: store.model, keyOrder: [:], printsNils: true)
+        let all = try #require(try rowPath(ManagedObjectContext(store: store), FetchRequest("Owner"), renderer))
+        for part in [
+            #"{"name":"o2","pet":{"name":"p2","collar":{"color":"c2"}},"toys":[{"name":"t2.0"},{"name":"t2.1"}]}"#,
+            #"{"name":"o3","pet":null,"toys":[]}"#, #""collar":null"#,
+        ] {
+            #expect(all.contains(part), "\(part)")
+        }
+    }
+
+    /// Each change leaves one table out of the order it prints in: the rows are read whole
+    /// first, and print the same bytes.
+    @Test func outOfOrderTablesAreReadWholeFirst() throws {
+        let changes: [(String, (ManagedObjectContext, [ManagedObject]) throws -> Void)] = [
+            // An owner's toys reordered: the order column falls.
+            (
+                "toys reordered",
+                { _, owners in
+                    let toys = try #require(try owners[5].get("toys", as: [ManagedObject].self))
+                    try owners[5].setValue(Array(toys.reversed()), forKey: "toys")
+                }
+            ),
+            // A toy made last, given to an early owner: its toys are apart.
+            (
+                "toy apart",
+                { context, owners in
+                    let toy = try context.insert("Toy")
+                    try toy.setValue("late", forKey: "name")
+                    try toy.setValue(owners[1], forKey: "owner")
+                }
+            ),
+            // A pet made last, given to the first owner: the to-one keys do not rise with the owners'.
+            (
+                "pet late",
+                { context, owners in
+                    let pet = try context.insert("Pet")
+                    try pet.setValue("late", forKey: "name")
+                    try owners[0].setValue(pet, forKey: "pet")
+                }
+            ),
+            // Two owners share a pet: a to-one key named twice.
+            (
+                "pet shared",
+                { _, owners in try owners[1].setValue(try owners[0].get("pet", as: ManagedObject.self), forKey: "pet") }
+            ),
+            // A collar made last, on the first pet: the order breaks a level down.
+            (
+                "collar late",
+                { context, owners in
+                    let collar = try context.insert("Collar")
+                    try collar.setValue("late", forKey: "color")
+                    let pet = try #require(try owners[0].get("pet", as: ManagedObject.self))
+                    try pet.setValue(collar, forKey: "collar")
+                }
+            ),
+        ]
+        for (label, change) in changes {
+            let store = try pets(change)
+            #expect(try !streams(store), "\(label)")
+        }
+        // Changes that keep the order: still streamed.
+        let kept = try pets { context, owners in
+            try owners[4].setValue(nil, forKey: "pet")
+            let toy = try context.insert("Toy")
+            try toy.setValue("last", forKey: "name")
+            try toy.setValue(owners[owners.count - 1], forKey: "owner")
+        }
+        #expect(try streams(kept))
+    }
+
+    /// A stored to-one naming no row: with nothing printed yet the object path takes over; after
+    /// a block of lines went out, the error says how many were printed (none is cut silently).
+    @Test func aBrokenStoreAfterPrintingIsAnError() throws {
+        let long = String(repeating: "x", count: 700)
+        let store = try pets(owners: 1_800, name: long) { _, _ in }
+        let renderer = StoreRenderer(model: store.model, keyOrder: [:], printsNils: false)
+        #expect(try ManagedObjectContext(store: store).streamsStoredRows(FetchRequest("Owner"), renderer: renderer))
+        // The last owner's pet key names nothing (written behind the store's back).
+        try store.connection.execute(
+            "UPDATE Owner SET pet = 999999 WHERE Z_PK = (SELECT max(Z_PK) FROM Owner)")
+        var bytes: [UInt8] = []
+        let error = try #require(throws: StoreError.self) {
+            _ = try ManagedObjectContext(store: store).printStoredRows(
+                FetchRequest("Owner"), renderer: renderer, into: { bytes += $0 })
+        }
+        let lines = bytes.split(separator: UInt8(ascii: "\n")).count
+        #expect(bytes.count >= 1 << 20 && lines < 1_800)
+        #expect(error.message.hasSuffix("(after \(lines) lines were printed)"), "\(error.message)")
+        // The first owner's instead: nothing printed yet, so the row path declines.
+        let small = try pets { _, _ in }
+        try small.connection.execute("UPDATE Owner SET pet = 999999 WHERE Z_PK = (SELECT min(Z_PK) FROM Owner)")
+        var none: [UInt8] = []
+        let printed = try ManagedObjectContext(store: small).printStoredRows(
+            FetchRequest("Owner"), renderer: renderer, into: { none += $0 })
+        #expect(!printed && none.isEmpty)
     }
 }

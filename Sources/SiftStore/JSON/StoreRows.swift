@@ -9,7 +9,10 @@
 // the rows not asked for skipped: the same rows, without a B-tree search each. The request
 // takes the object path instead (nothing printed here) when memory judges part of it (a residual,
 // a sort SQL cannot make, pending changes) or the graph is not a tree of plain entities (an entity
-// reached again below itself, sub-entities, a to-one stored on the other side).
+// reached again below itself, sub-entities, a to-one stored on the other side). Every row with
+// nothing else asked streams instead when every table is stored in the order it prints in
+// (checked first): each table scanned beside the root, each line written as its root row is read,
+// nothing held but a 1 MB block; an error after a block went out says how many lines were printed.
 
 import Foundation
 import SiftEvaluation
@@ -44,11 +47,12 @@ extension ManagedObjectContext {
         _ request: FetchRequest<ManagedObject>, renderer: StoreRenderer, reading: StoredRowReading = .automatic,
         into sink: ([UInt8]) -> Void
     ) throws(StoreError) -> Bool {
-        let plan = try makePlan(request)
-        guard plan.residual == nil, request.sortDescriptors.isEmpty || plan.sqlSort != nil, plan.family.count == 1,
-            try dirtyObjects(request, plan) == nil,
-            let root = try PrintedTable.entity(plan.info, renderer: renderer, skipping: nil, path: [], store: store)
-        else { return false }
+        guard let (root, plan) = try printedRoot(request, renderer) else { return false }
+        if reading == .automatic, Self.streams(request, plan),
+            let printed = try stream(root, into: sink)
+        {
+            return printed
+        }
         let q = try query(plan, request, columns: plan.info.layout.columns, limited: true)
         guard try read(root, sql: q.sql, bindings: q.bindings, reading: reading) else { return false }
         var out: [UInt8] = []
@@ -63,6 +67,97 @@ extension ManagedObjectContext {
         }
         if !out.isEmpty { sink(out) }
         return true
+    }
+
+    /// Whether `printStoredRows` (reading `.automatic`) prints `request`'s lines as it reads the
+    /// rows: every row of an entity, unsorted, every table of the printed graph
+    /// stored in the order it prints in. Otherwise the tables are read whole before a line is printed.
+    ///
+    /// ```swift
+    /// try context.streamsStoredRows(FetchRequest("Record"), renderer: renderer)  // true, as imported
+    /// ```
+    package func streamsStoredRows(_ request: FetchRequest<ManagedObject>, renderer: StoreRenderer)
+        throws(StoreError) -> Bool
+    {
+        guard let (root, plan) = try printedRoot(request, renderer), Self.streams(request, plan) else { return false }
+        return try locked { try root.storedInOrder(store) }
+    }
+
+    /// The table printing `request`'s rows, nil when the request needs the object path.
+    private func printedRoot(_ request: FetchRequest<ManagedObject>, _ renderer: StoreRenderer) throws(StoreError)
+        -> (PrintedTable, FetchPlan)?
+    {
+        let plan = try makePlan(request)
+        guard plan.residual == nil, request.sortDescriptors.isEmpty || plan.sqlSort != nil, plan.family.count == 1,
+            try dirtyObjects(request, plan) == nil,
+            let root = try PrintedTable.entity(plan.info, renderer: renderer, skipping: nil, path: [], store: store)
+        else { return nil }
+        return (root, plan)
+    }
+
+    /// Whether `request` asks for every row of its entity: no predicate, sort, limit or offset (a
+    /// few rows are read sooner by key than by checking and scanning every table).
+    private static func streams(_ request: FetchRequest<ManagedObject>, _ plan: FetchPlan) -> Bool {
+        guard request.sortDescriptors.isEmpty, request.fetchLimit == nil, request.fetchOffset == 0,
+            case .constant(value: true) = plan.pushed.kind
+        else { return false }
+        return true
+    }
+
+    /// Prints every row of `root`'s entity in key order as it is read,
+    /// each table below scanned alongside it, in one read transaction: nothing is held but the
+    /// block being filled. Nil, having printed nothing, when a table below is not stored in the
+    /// order it prints in (a to-many's rows apart or out of order, to-one keys not rising with
+    /// their owners' keys, a join table): then the tables are read whole first. False, having
+    /// printed nothing, when a row is not one this path prints; after a block went out, that (a
+    /// store changed under its own rules) or an error is thrown with the count of lines printed.
+    private func stream(_ root: PrintedTable, into sink: ([UInt8]) -> Void) throws(StoreError) -> Bool? {
+        guard let info = root.info else { return nil }
+        let sql = Self.rowsSQL(info.layout, keyed: false) + " ORDER BY " + PersistentStore.q(Storage.primaryKey)
+        var printed = 0
+        // Nothing printed yet: the object path takes over; else the store broke its own rules.
+        func notPrintable() throws(StoreError) -> Bool {
+            guard printed > 0 else { return false }
+            throw StoreError(
+                .objectNotFound, "a stored relationship names a row that is not in the store, or is of another entity")
+        }
+        do throws(StoreError) {
+            return try locked { () throws -> Bool? in
+                let connection = store.connection
+                let begins = connection.isAutocommit
+                if begins { try connection.execute("BEGIN") }
+                defer { if begins { try? connection.execute("COMMIT") } }
+                guard try root.storedInOrder(store) else { return nil }
+                try root.openCursors(connection)
+                defer { root.closeCursors() }
+                let s = try connection.prepare(sql)
+                var out: [UInt8] = []
+                out.reserveCapacity(1 << 20)
+                var lines = 0
+                while try s.step() {
+                    guard case .integer(let pk) = s.key(0) else { return try notPrintable() }
+                    // Another entity's row, in a table the entity shares.
+                    if case .integer(let ent) = s.key(1), ent != info.entity.number { continue }
+                    guard try root.writeRow(s, pk: pk, info: info, into: &out, streaming: true) else {
+                        return try notPrintable()
+                    }
+                    out.append(0x0A)
+                    lines += 1
+                    if out.count >= 1 << 20 {
+                        sink(out)
+                        printed = lines
+                        out.removeAll(keepingCapacity: true)
+                    }
+                }
+                if !out.isEmpty { sink(out) }
+                return true
+            }
+        } catch {
+            guard printed > 0 else { throw error }
+            var e = error
+            e.message += " (after \(printed) lines were printed)"
+            throw e
+        }
     }
 
     /// Reads `table`'s rows with `sql`, then its children's with the keys its rows named. False
@@ -157,11 +252,7 @@ extension ManagedObjectContext {
 
     /// `body` under the store's lock, SQLite's errors as the store's.
     private func locked<R>(_ body: () throws -> R) throws(StoreError) -> R {
-        try store.locked { () throws(StoreError) -> R in
-            do { return try body() } catch let e as SQLiteError { throw e.storeError } catch let e as StoreError {
-                throw e
-            } catch { throw StoreError(.sqlite, "\(error)") }
-        }
+        try store.locked { () throws(StoreError) -> R in try storeErrors(body) }
     }
 
     /// The rows `table` holds, counted up to `limit` (stored keys come from one counter for every
@@ -212,6 +303,7 @@ private struct ShiftedRow<Base: RowSource>: RowSource {
     func column(_ i: Int) -> SQLValue { base.column(i + by) }
     func key(_ i: Int) -> SQLValue { base.key(i + by) }
     func attribute(_ i: Int, _ type: AttributeType) -> Value { base.attribute(i + by, type) }
+    func withText<R>(_ i: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? { base.withText(i + by, body) }
 }
 
 /// One table of the printed graph (an entity's rows, or a collection attribute's values): the JSON
@@ -261,7 +353,11 @@ private final class PrintedTable {
     let renderer: StoreRenderer
     let steps: [Step]
     let names: [UInt8]
-    var children: [PrintedTable] = []
+    @exclusivity(unchecked) var children: [PrintedTable] = []
+    /// SQL whose rows, (owner or key, place, stored key), have their first two columns rising
+    /// together and their last rising when this table (reached from the one above) is stored in the
+    /// order it prints in; nil when it cannot be (a join table).
+    var orderCheck: String?
     // Unchecked: every row appends to these, and nothing reads one while another writes it (the
     // dynamic checks cost a tenth of the printing).
     /// The keys the table above asked for, while it is read.
@@ -275,6 +371,9 @@ private final class PrintedTable {
     @exclusivity(unchecked) var index = KeyIndex(asking: [])
     @exclusivity(unchecked) private var owner: Int64?
     @exclusivity(unchecked) private var open: Entry?
+    /// Streaming: this table's scan, and whether it stands on a row not yet printed.
+    @exclusivity(unchecked) private var cursor: SQLiteStatement?
+    @exclusivity(unchecked) private var pending = false
 
     private init(
         reached: Reached, info: EntityInfo?, valueType: AttributeType, renderer: StoreRenderer, steps: [Step] = [],
@@ -323,24 +422,38 @@ private final class PrintedTable {
                 steps.append(.collection(name: name, column: info.attributeColumns[i], child: children.count))
                 let reached = Reached.byOwner(
                     keyed: valuesSQL(table, keyed: true), scanned: valuesSQL(table, keyed: false))
-                children.append(
-                    PrintedTable(reached: reached, info: nil, valueType: attribute.type, renderer: renderer))
+                let values = PrintedTable(reached: reached, info: nil, valueType: attribute.type, renderer: renderer)
+                let q = PersistentStore.q
+                let (owner, order) = (q(Storage.owner), q(Storage.order))
+                values.orderCheck = "SELECT \(owner), \(order), rowid FROM \(q(table)) ORDER BY \(owner), \(order)"
+                children.append(values)
             case .relationship(let r):
                 guard let i = info.entity.relationshipIndex[r.name], !path.contains(r.destination) else { return nil }
                 let destination = try store.info(r.destination)
                 let rel = info.entity.relationships[i]
                 let reachedBy: Reached
+                let check: String?
                 if r.isToMany {
+                    check = toManyOrderCheck(rel)
                     guard let keyed = ManagedObjectContext.toManySQL(rel, destination.layout) else { return nil }
-                    let scanned = ManagedObjectContext.toManySQL(rel, destination.layout, keyed: false)
+                    // In the table's order (stated: an index on the owner could serve the filter).
+                    let scanned = ManagedObjectContext.toManySQL(rel, destination.layout, keyed: false).map {
+                        $0 + " ORDER BY r.\(PersistentStore.q(Storage.primaryKey))"
+                    }
                     reachedBy = .byOwner(keyed: keyed, scanned: scanned)
                     steps.append(.toMany(name: name, countColumn: info.countColumns[i], child: children.count))
                 } else {
                     guard let column = info.foreignKeyColumns[i] else { return nil }
+                    let (q, fk, k) = (
+                        PersistentStore.q, PersistentStore.q(info.layout.columns[column]), Storage.primaryKey
+                    )
+                    check =
+                        "SELECT \(fk), 0, \(q(k)) FROM \(q(info.layout.table)) WHERE \(fk) IS NOT NULL ORDER BY \(fk), \(q(k))"
                     let layout = destination.layout
                     reachedBy = .toOne(
                         keyed: ManagedObjectContext.rowsSQL(layout),
-                        scanned: ManagedObjectContext.rowsSQL(layout, keyed: false),
+                        scanned: ManagedObjectContext.rowsSQL(layout, keyed: false) + " ORDER BY "
+                            + PersistentStore.q(Storage.primaryKey),
                         table: layout.table)
                     steps.append(.toOne(name: name, column: column, child: children.count))
                 }
@@ -349,6 +462,7 @@ private final class PrintedTable {
                         destination, renderer: renderer, skipping: r.inverse, path: path, store: store,
                         reached: reachedBy)
                 else { return nil }
+                child.orderCheck = check
                 children.append(child)
             }
         }
@@ -358,13 +472,27 @@ private final class PrintedTable {
         return table
     }
 
+    /// The check that to-many `rel`'s destination table is stored in the order it prints in (see
+    /// `orderCheck`): its rows by owner, each owner's in the relationship's order (its order column,
+    /// else its key); nil for a join table.
+    private static func toManyOrderCheck(_ rel: ResolvedRelationship) -> String? {
+        guard case .inverseForeignKey(let table, let column, let order) = rel.storage else { return nil }
+        let q = PersistentStore.q
+        let (owner, k) = (q(column), q(Storage.primaryKey))
+        // Unordered: the owner's index gives (owner, key), whose keys must rise.
+        guard let order else {
+            return "SELECT \(owner), \(k), \(k) FROM \(q(table)) WHERE \(owner) IS NOT NULL ORDER BY \(owner), \(k)"
+        }
+        return "SELECT \(owner), \(q(order)), \(k) FROM \(q(table)) WHERE \(owner) IS NOT NULL ORDER BY \(k)"
+    }
+
     /// The values of collection table `table` (the owner's key first) of the owners whose keys are
     /// in the JSON array bound to `?`, by owner in the collection's order (`keyed`); or every
     /// owner's in the table's order, each value's place in the collection last.
     private static func valuesSQL(_ table: String, keyed: Bool) -> String {
         let q = PersistentStore.q
         let (owner, value, order) = (q(Storage.owner), q(Storage.value), q(Storage.order))
-        guard keyed else { return "SELECT \(owner), \(value), \(order) FROM \(q(table))" }
+        guard keyed else { return "SELECT \(owner), \(value), \(order) FROM \(q(table)) ORDER BY rowid" }
         return
             "SELECT \(owner), \(value) FROM \(q(table)) WHERE \(owner) IN (SELECT value FROM json_each(?)) ORDER BY \(owner), \(order)"
     }
@@ -395,15 +523,8 @@ private final class PrintedTable {
         let root: Bool
         if case .root = reached { root = true } else { root = false }
         if owner == nil, !root, !index.asks(pk) { return true }
-        guard case .integer(let ent) = row.key(1), ent == info.entity.number else { return false }
         let firstHole = holes.count
-        if info.isDocument {
-            let document = try ManagedObjectContext.storedValue(
-                row, attribute: 0, of: info, id: ObjectID(info.names, key: .permanent(pk)))
-            renderer.write(renderer.json(document: document, of: info.name), into: &bytes)
-        } else {
-            try writeObject(row, pk: pk, info: info)
-        }
+        guard try writeRow(row, pk: pk, info: info, into: &bytes, streaming: false) else { return false }
         if owner == nil {
             if !root { index.read(pk, entry: entries.count) }
             entries.append(Entry(start: start, end: bytes.count, holes: firstHole..<holes.count))
@@ -432,8 +553,26 @@ private final class PrintedTable {
         open = nil
     }
 
-    /// One object's JSON, as `StoreRenderer.render` prints it.
-    private func writeObject<Row: RowSource>(_ row: Row, pk: Int64, info: EntityInfo) throws(StoreError) {
+    /// Writes `row` (key `pk`) as this table prints it (an object, or a document) to `bytes`; false
+    /// when the row is of another entity, or (`streaming`) a child names a row its scan does not have.
+    func writeRow<Row: RowSource>(
+        _ row: Row, pk: Int64, info: EntityInfo, into bytes: inout [UInt8], streaming: Bool
+    ) throws(StoreError) -> Bool {
+        guard case .integer(let ent) = row.key(1), ent == info.entity.number else { return false }
+        if info.isDocument {
+            let document = try ManagedObjectContext.storedValue(
+                row, attribute: 0, of: info, id: ObjectID(info.names, key: .permanent(pk)))
+            renderer.write(renderer.json(document: document, of: info.name), into: &bytes)
+            return true
+        }
+        return try writeObject(row, pk: pk, info: info, into: &bytes, streaming: streaming)
+    }
+
+    /// One object's JSON, as `StoreRenderer.render` prints it: each child's JSON left as a hole
+    /// (read later), or written from the child's scan (`streaming`; false when it has no such row).
+    private func writeObject<Row: RowSource>(
+        _ row: Row, pk: Int64, info: EntityInfo, into bytes: inout [UInt8], streaming: Bool
+    ) throws(StoreError) -> Bool {
         bytes.append(UInt8(ascii: "{"))
         var first = true
         func member(_ name: Range<Int>, _ then: StaticString = "") {
@@ -442,9 +581,11 @@ private final class PrintedTable {
             names.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[name])) }
             bytes.append(contentsOf: UnsafeBufferPointer(start: then.utf8Start, count: then.utf8CodeUnitCount))
         }
-        func hole(_ child: Int, _ key: Int64) {
+        func hole(_ child: Int, _ key: Int64) throws(StoreError) -> Bool {
+            if streaming { return try children[child].stream(key, into: &bytes) }
             holes.append(Hole(at: bytes.count, child: child, key: key))
             children[child].keys.append(key)
+            return true
         }
         let printsNils = renderer.printsNils
         for step in steps {
@@ -452,6 +593,24 @@ private final class PrintedTable {
             case .attribute(let name, let i, let plain):
                 let v: Value
                 if let plain {
+                    // Text printed as a string straight from the column's bytes.
+                    if plain.type.printsTextAsString,
+                        row.withText(
+                            plain.column,
+                            { text -> Bool in
+                                member(name)
+                                JSONScanner.writeQuoted(utf8: text, into: &bytes)
+                                return true
+                            }) ?? false
+                    {
+                        continue
+                    }
+                    // Numbers and booleans written from the column, without a `Value` between.
+                    if let scalar = Scalar(row, plain.column, plain.type) {
+                        member(name)
+                        scalar.write(into: &bytes)
+                        continue
+                    }
                     v = row.attribute(plain.column, plain.type)
                 } else {
                     v = try ManagedObjectContext.storedValue(
@@ -466,12 +625,12 @@ private final class PrintedTable {
                     continue
                 }
                 member(name, "[")
-                hole(child, pk)
+                guard try hole(child, pk) else { return false }
                 bytes.append(UInt8(ascii: "]"))
             case .toOne(let name, let column, let child):
                 if case .integer(let key) = row.key(column) {
                     member(name)
-                    hole(child, key)
+                    guard try hole(child, key) else { return false }
                 } else if printsNils {
                     member(name, "null")
                 }
@@ -481,11 +640,106 @@ private final class PrintedTable {
                     continue
                 }
                 member(name, "[")
-                hole(child, pk)
+                guard try hole(child, pk) else { return false }
                 bytes.append(UInt8(ascii: "]"))
             }
         }
         bytes.append(UInt8(ascii: "}"))
+        return true
+    }
+
+    // MARK: Streaming
+
+    /// Whether every table below this one is stored in the order it prints in, so that a scan
+    /// of each in its table's order meets the rows as the rows above ask for them: a to-many's
+    /// rows (or a collection's values) by owner, each owner's together and in order; a to-one's
+    /// keys rising with this table's keys (each destination named once). Stored keys of the rows
+    /// visited rise the same way at every level, so the check of each table alone suffices.
+    func storedInOrder(_ store: PersistentStore) throws -> Bool {
+        for child in children {
+            guard let check = child.orderCheck, try Self.rises(store, check), try child.storedInOrder(store) else {
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Whether `sql`'s rows come with their first two columns strictly rising together (a NULL
+    /// second column lowest) and their last strictly rising; rows whose first column is not an
+    /// integer (no owner, no destination) left out.
+    private static func rises(_ store: PersistentStore, _ sql: String) throws -> Bool {
+        let s = try store.statement(sql)
+        defer { try? s.reset() }
+        var previous: (Int64, Int64, Int64)?
+        while try s.step() {
+            guard case .integer(let a) = s.key(0) else { continue }
+            let b: Int64 = if case .integer(let o) = s.key(1) { o } else { .min }
+            guard case .integer(let k) = s.key(2) else { return false }
+            if let p = previous, (a, b) <= (p.0, p.1) || k <= p.2 { return false }
+            previous = (a, b, k)
+        }
+        return true
+    }
+
+    /// Starts a scan of every table below this one, each on a statement of its own.
+    func openCursors(_ connection: SQLiteConnection) throws {
+        for child in children {
+            let sql: String
+            switch child.reached {
+            case .toOne(_, let scanned, _), .byOwner(_, let scanned?): sql = scanned
+            case .root, .byOwner(_, nil): continue
+            }
+            let s = try connection.prepare(sql)
+            child.cursor = s
+            child.pending = try s.step()
+            try child.openCursors(connection)
+        }
+    }
+
+    /// Ends the scans `openCursors` started.
+    func closeCursors() {
+        for child in children {
+            try? child.cursor?.reset()
+            child.cursor = nil
+            child.closeCursors()
+        }
+    }
+
+    /// Writes this table's JSON for `key` to `out` from its scan, passing the rows before it: a
+    /// to-one's destination row, or the elements of owner `key` (none: nothing). False when the
+    /// to-one's row is not there, or a row is of another entity.
+    func stream(_ key: Int64, into out: inout [UInt8]) throws(StoreError) -> Bool {
+        guard let s = cursor else { return false }
+        return try storeErrors { () throws -> Bool in
+            if case .toOne = reached {
+                while pending, case .integer(let pk) = s.key(0), pk < key { pending = try s.step() }
+                guard pending, case .integer(let pk) = s.key(0), pk == key, let info,
+                    try writeRow(s, pk: pk, info: info, into: &out, streaming: true)
+                else { return false }
+                pending = try s.step()
+                return true
+            }
+            var first = true
+            while pending {
+                if case .integer(let owner) = s.key(0) {
+                    if owner > key { break }
+                    if owner == key {
+                        if !first { out.append(UInt8(ascii: ",")) }
+                        first = false
+                        let row = ShiftedRow(base: s, by: 1)
+                        if let info {
+                            guard case .integer(let pk) = row.key(0),
+                                try writeRow(row, pk: pk, info: info, into: &out, streaming: true)
+                            else { return false }
+                        } else {
+                            renderer.write(row.attribute(0, valueType), into: &out)
+                        }
+                    }
+                }
+                pending = try s.step()
+            }
+            return true
+        }
     }
 
     // MARK: Printing
@@ -559,4 +813,52 @@ private struct KeyIndex {
         if slot(key) == Self.unread { readCount += 1 }
         if isFlat { flat[Int(key - base)] = entry } else { sparse[key] = entry }
     }
+}
+
+extension AttributeType {
+    /// Whether a text column of this type reads as a string (`SQLiteStatement.attribute`'s
+    /// `.string`), printed quoted.
+    fileprivate var printsTextAsString: Bool {
+        switch self {
+        case .string, .uuid, .uri, .dynamic: true
+        default: false
+        }
+    }
+}
+
+/// A number or a boolean read from its column as `SQLiteStatement.attribute` reads it, printed as
+/// `StoreRenderer.write` prints that value, without a `Value` in between.
+private enum Scalar {
+    case integer(Int64)
+    case bool(Bool)
+    case double(Double)
+
+    /// Column `column` of `row` for an attribute of `type`; nil when it holds something else.
+    init?<Row: RowSource>(_ row: Row, _ column: Int, _ type: AttributeType) {
+        switch type {
+        case .integer16, .integer32, .integer64, .boolean:
+            guard case .integer(let n) = row.key(column) else { return nil }
+            self = type == .boolean ? .bool(n != 0) : .integer(n)
+        case .double, .float:
+            guard case .double(let d) = row.column(column) else { return nil }
+            self = .double(d)
+        default: return nil
+        }
+    }
+
+    func write(into out: inout [UInt8]) {
+        switch self {
+        case .integer(let n): JSONScanner.write(n, into: &out)
+        case .bool(let b): out.append(contentsOf: b ? "true".utf8 : "false".utf8)
+        case .double(let d): JSONScanner.write(d, into: &out)
+        }
+    }
+}
+
+/// `body`'s outcome, SQLite's errors as the store's (`SQLiteError.storeError`), the store's as they
+/// are, any other as an SQLite failure.
+private func storeErrors<R>(_ body: () throws -> R) throws(StoreError) -> R {
+    do { return try body() } catch let e as SQLiteError { throw e.storeError } catch let e as StoreError {
+        throw e
+    } catch { throw StoreError(.sqlite, "\(error)") }
 }
