@@ -241,7 +241,9 @@ extension PersistentStore {
     }
 
     /// Adds the tombstone column to history tables made before it existed (in a write
-    /// transaction, looking again there: another process may be doing the same).
+    /// transaction, looking again there: another process may be doing the same). Inside a
+    /// transaction already (a migration's custom code opens the store in the migration's), the
+    /// column joins that one, kept or rolled back with it.
     private static func addTombstoneColumn(_ db: SQLiteConnection) throws(SQLiteError) {
         func has() throws(SQLiteError) -> Bool {
             try db.query("PRAGMA table_info(\(HistoryTables.change))").contains {
@@ -249,11 +251,11 @@ extension PersistentStore {
             }
         }
         guard try !has() else { return }
+        let add = "ALTER TABLE \(HistoryTables.change) ADD COLUMN \(HistoryTables.tombstoneColumn) BLOB"
+        guard db.isAutocommit else { return try db.execute(add) }
         try db.execute("BEGIN IMMEDIATE")
         do {
-            if try !has() {
-                try db.execute("ALTER TABLE \(HistoryTables.change) ADD COLUMN \(HistoryTables.tombstoneColumn) BLOB")
-            }
+            if try !has() { try db.execute(add) }
             try db.execute("COMMIT")
         } catch {
             try? db.execute("ROLLBACK")

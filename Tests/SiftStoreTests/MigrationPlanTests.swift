@@ -6,6 +6,7 @@
 import Foundation
 import SiftEvaluation
 import SiftSQL
+import SiftSQLite
 import SiftStoreTestSupport
 import Testing
 
@@ -208,6 +209,26 @@ import Testing
         }
         #expect(values == [["ann lee@example.com", "Ann", "Lee", "AL"], ["bo@day.org", "Bo", "Day", "BD"]])
         try M.expectFetchAgreesWithMemory(store, "Person", "initials == 'AL' OR #last ENDSWITH 'y'")
+        #expect(try store.rows("PRAGMA integrity_check", []) == [[.text("ok")]])
+    }
+
+    /// A store recording history in tables made before the tombstone column existed: the store
+    /// the custom code gets adds the column inside the migration's transaction (it cannot open a
+    /// transaction of its own there).
+    @Test func customCodeRunsOnAStoreWhoseHistoryPredatesTombstones() throws {
+        let (va, vb) = (try Self.version("a", Self.a), try Self.version("b", Self.b))
+        let path = Fixtures.temporaryPath()
+        do {
+            let ctx = ManagedObjectContext(store: try PersistentStore(model: va, path: path, historyTracking: true))
+            try ctx.insert("Person").setValue("Ann Lee", forKey: "name")
+            try ctx.save()
+        }
+        try SQLiteConnection(path: path).execute("ALTER TABLE ACHANGE DROP COLUMN ZTOMBSTONE")
+        let plan = try MigrationPlan(from: va, [.custom(vb, willMigrate: Self.fillEmails)])
+        let store = try PersistentStore(model: vb, path: path, migration: .plan(plan))
+        let people = try ManagedObjectContext(store: store).fetch(FetchRequest("Person"))
+        #expect(try people.map { try $0.get("email", as: String.self) } == ["ann lee@example.com"])
+        #expect(try store.rows("PRAGMA table_info(ACHANGE)", []).contains { $0[1] == .text("ZTOMBSTONE") })
         #expect(try store.rows("PRAGMA integrity_check", []) == [[.text("ok")]])
     }
 
