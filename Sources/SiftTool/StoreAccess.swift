@@ -46,7 +46,7 @@ enum StoreAccess {
         if isDirectory.boolValue { throw StoreCommandError("error: \(path): is a directory") }
         if let model { return try openCoreData(path, model: model).store }
         do { return try PersistentStore(path: path) } catch {
-            if isCoreDataStore(path) {
+            if PersistentStore.isCoreDataStore(atPath: path) {
                 throw StoreCommandError(
                     "error: \(path) is a Core Data store: give its model with --model (an .xcdatamodeld bundle, an .xcdatamodel or a model JSON file)"
                 )
@@ -76,15 +76,6 @@ enum StoreAccess {
         do { return (try PersistentStore(coreDataStoreAt: url, model: read), version) } catch {
             throw StoreCommandError(error)
         }
-    }
-
-    /// Whether the file at `path` has Core Data's metadata and key tables.
-    static func isCoreDataStore(_ path: String) -> Bool {
-        guard let db = try? SQLiteConnection(path: path),
-            let rows = try? db.query(
-                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN ('Z_METADATA', 'Z_PRIMARYKEY')")
-        else { return false }
-        return rows.first?.first == .integer(2)
     }
 
     /// Throws unless the store's model has an entity `name` (the error lists the entities).

@@ -49,6 +49,17 @@ extension ManagedObjectModel {
     }
 }
 
+extension PersistentStore {
+    /// Whether the existing file at `path` is a Core Data store (false for a missing file, one
+    /// SQLite cannot read, or a Sift store), as `sift store` tells a user who gave no model.
+    package static func isCoreDataStore(atPath path: String) -> Bool {
+        guard FileManager.default.fileExists(atPath: path), let db = try? SQLiteConnection(path: path),
+            let tables = try? tableNames(db)
+        else { return false }
+        return CoreDataFile.hasCoreDataTables(tables)
+    }
+}
+
 extension CoreDataFile {
     /// A connection to the existing Core Data store at `url` (an error for a missing file, or
     /// one without Core Data's `Z_PRIMARYKEY` and `Z_METADATA`).
@@ -58,8 +69,7 @@ extension CoreDataFile {
         }
         do {
             let db = try SQLiteConnection(path: url.path)
-            let tables = try PersistentStore.tableNames(db)
-            guard tables.contains(CoreDataNames.metadataTable), tables.contains(CoreDataNames.keyTable) else {
+            guard hasCoreDataTables(try PersistentStore.tableNames(db)) else {
                 throw StoreError(
                     .sqlite, "'\(url.path)' is not a Core Data store (it has no Z_METADATA or Z_PRIMARYKEY table)")
             }
@@ -69,6 +79,12 @@ extension CoreDataFile {
         } catch {
             throw StoreError(.sqlite, "cannot read '\(url.path)': \(error)")
         }
+    }
+
+    /// Whether a file with `tables` is laid out as Core Data lays out a store (its metadata and
+    /// key tables).
+    static func hasCoreDataTables(_ tables: [String]) -> Bool {
+        tables.contains(CoreDataNames.metadataTable) && tables.contains(CoreDataNames.keyTable)
     }
 
     /// The versions of the model at `url` to compare with a store, the current one first (nil:

@@ -78,7 +78,7 @@ enum CoreDataFile {
         try PersistentStore.preparing { () throws -> String in
             let tables = try PersistentStore.tableNames(db)
             if tables.isEmpty { return try create(db, model, layouts) }
-            guard tables.contains(CoreDataNames.metadataTable), tables.contains(CoreDataNames.keyTable) else {
+            guard hasCoreDataTables(tables) else {
                 throw StoreError(
                     .sqlite,
                     "the file is an SQLite database but not a Core Data store (it has no Z_METADATA or Z_PRIMARYKEY)")
