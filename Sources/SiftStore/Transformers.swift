@@ -103,7 +103,11 @@ extension AttributeTransformer {
 public enum AttributeTransformers {
     private final class Registry: @unchecked Sendable {
         let lock = NSLock()
-        var byName: [String: any AttributeTransformer] = [:]
+        /// Foundation's keyed-archiving transformers are there from the start, as on Apple's platforms.
+        var byName: [String: any AttributeTransformer] = [
+            SecureUnarchiveFromDataTransformer.secureName: SecureUnarchiveFromDataTransformer(),
+            SecureUnarchiveFromDataTransformer.keyedName: SecureUnarchiveFromDataTransformer(),
+        ]
     }
     private static let registry = Registry()
 
@@ -215,20 +219,17 @@ public enum AttributeTransformers {
         case .blob(let b): data = Data(b)
         default: throw StoreError(.sqlite, "\(id) '\(key)': its stored value is not the bytes of a value transformer")
         }
-        guard valueTransformer(forName: name) != nil else {
-            // Unread: reading the attribute says why (`unreadError`); a save writes the bytes back.
+        guard let t = valueTransformer(forName: name) else {
+            // Not registered (a Core Data store's): reading the attribute says so (`unreadError`).
             return .object(TransformedValue(object: TransformedValue.Unread(), data: data, transformerName: name))
         }
-        do throws(CoercionError) {
-            let t = try transformer(name)
-            do {
-                return .object(TransformedValue(object: try t.reverse(data), data: data, transformerName: name))
-            } catch {
-                throw CoercionError(
-                    message: "the value transformer '\(name)' cannot read its stored value back: \(error.message)")
-            }
+        do {
+            return .object(TransformedValue(object: try t.reverse(data), data: data, transformerName: name))
         } catch {
-            throw StoreError(.sqlite, "\(id) '\(key)': \(error.message)")
+            // Unreadable bytes (an archive of a class the transformer does not know): reading the
+            // attribute says why; the object's other values stay usable and a save keeps the bytes.
+            let unread = TransformedValue.Unread(reason: error.message)
+            return .object(TransformedValue(object: unread, data: data, transformerName: name))
         }
     }
 }
@@ -250,15 +251,23 @@ final class TransformedValue: KeyValueCoding, CustomStringConvertible {
         self.transformerName = transformerName
     }
 
-    /// The value of bytes read for a transformer that is not registered: not known.
+    /// The value of bytes read for a transformer that is not registered, or that could not read
+    /// them back (`reason` says why): not known.
     struct Unread: CustomStringConvertible {
+        var reason: String? = nil
         var description: String { "unread bytes" }
     }
 
     /// Why the value cannot be read, when its transformer was not registered as it was read: the
     /// bytes are kept, and saving the object writes them back unchanged.
     func unreadError(_ id: ObjectID, _ key: String) -> StoreError? {
-        guard object is Unread else { return nil }
+        guard let unread = object as? Unread else { return nil }
+        if let reason = unread.reason {
+            return StoreError(
+                .model,
+                "\(id) '\(key)': the value transformer '\(transformerName)' cannot read its stored value back: \(reason); its \(data.count) bytes are kept as stored"
+            )
+        }
         return StoreError(
             .model,
             "\(id) '\(key)': its value was written by the value transformer '\(transformerName)', which is not registered (register one with AttributeTransformers.setValueTransformer(_:forName:) to read it); its \(data.count) bytes are kept as stored"

@@ -409,6 +409,10 @@ extension Mapper {
         a.isIndexed = flag(x, "indexed", path)
         a.regularExpression = x["regularExpressionString"]
         a.valueTransformerName = x["valueTransformerName"]
+        if type == .transformable, !isTransient, a.valueTransformerName == nil {
+            // Core Data archives such a value with NSCoding: its keyed-archiving transformer.
+            a.valueTransformerName = SecureUnarchiveFromDataTransformer.keyedName
+        }
         if flag(x, "derived", path) {
             a.derivationExpression = x["derivationExpression"]
             if a.derivationExpression == nil {
