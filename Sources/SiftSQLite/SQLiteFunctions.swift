@@ -270,3 +270,25 @@ private let siftCollation:
         }
         return Int32(textCompare(string(p1, n1), string(p2, n2), options))
     }
+
+extension SQLiteConnection {
+    /// Registers `name` as a function of any number of arguments that answers NULL and does
+    /// nothing else: for SQL that another program's triggers call only to be told of a change
+    /// (Core Data's derived-attribute triggers), which fails "no such function" without it.
+    ///
+    /// ```swift
+    /// try db.registerInertFunction(named: "NSCoreDataDATriggerUpdatedAffectedObjectValue")
+    /// ```
+    package func registerInertFunction(named name: String) throws(SQLiteError) {
+        let rc = sqlite3_create_function_v2(handle, name, -1, SQLITE_UTF8, nil, siftInertFunction, nil, nil, nil)
+        if rc != SQLITE_OK {
+            throw SQLiteError(
+                code: rc, message: "cannot register '\(name)': \(String(cString: sqlite3_errmsg(handle)))")
+        }
+    }
+}
+
+/// The inert function: NULL for any arguments.
+private let siftInertFunction: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
+    context, _, _ in sqlite3_result_null(context)
+}

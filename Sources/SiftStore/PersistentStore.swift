@@ -567,10 +567,12 @@ extension PersistentStore {
 
     /// A connection on a store's file (or ":memory:") with the busy timeout every connection on a
     /// store has: set first, as the next statement may need a lock another connection or process
-    /// holds (switching to WAL does).
+    /// holds (switching to WAL does). Core Data's derived-attribute trigger function is there too
+    /// (inert), so that a Core Data store's triggers run on any connection.
     private static func openConnection(_ path: String, serialized: Bool) throws(SQLiteError) -> SQLiteConnection {
         let db = try SQLiteConnection(path: path, serialized: serialized)
         _ = try db.query("PRAGMA busy_timeout = 10000")
+        try db.registerInertFunction(named: CoreDataNames.derivedAttributeTriggerFunction)
         return db
     }
 }

@@ -166,6 +166,10 @@ enum CoreDataNames {
     static let keyTable = "Z_PRIMARYKEY"
     static let metadataTable = "Z_METADATA"
     static let modelCacheTable = "Z_MODELCACHE"
+    /// The SQL function Core Data's derived-attribute triggers call to tell Core Data of a value
+    /// they updated; registered inert on every store connection (Sift computes derived values at
+    /// save itself), so that writes firing those triggers do not fail "no such function".
+    static let derivedAttributeTriggerFunction = "NSCoreDataDATriggerUpdatedAffectedObjectValue"
     /// Persistent history's tables (entity numbers 16001–16003): kept as they are; Sift records
     /// its own history elsewhere and appends nothing to them.
     static let historyTables = [HistoryTables.transaction, HistoryTables.change, HistoryTables.string]
