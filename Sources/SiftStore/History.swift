@@ -314,6 +314,12 @@ extension PersistentStore {
     /// Throws unless the file tracks history (looked up again: another store object may have
     /// turned it on or off since this one was opened).
     private func requireHistory() throws(StoreError) {
+        if model.layout == .coreData {
+            throw StoreError(
+                .invalidOperation,
+                "a Core Data store has no history Sift records (its persistent-history tables are Core Data's, left as they are)"
+            )
+        }
         let on = try locked { () throws(StoreError) -> Bool in
             do throws(SQLiteError) { historyOn = try Self.historyState(connection) == "1" } catch {
                 throw error.storeError

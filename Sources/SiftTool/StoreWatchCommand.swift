@@ -201,6 +201,10 @@ final class StoreWatcher {
 
     private func currentToken() throws(StoreCommandError) -> HistoryToken? {
         do { return try store.currentHistoryToken() } catch  where error.kind == .invalidOperation {
+            if let path = store.path, PersistentStore.isCoreDataStore(atPath: path) {
+                throw StoreCommandError(
+                    "error: 'sift store watch' follows the history Sift records, and \(error.message)")
+            }
             throw StoreCommandError(
                 "error: the store does not record history, which 'sift store watch' follows: turn it on with "
                     + "'sift store create STORE --model MODEL.json --history'")

@@ -100,6 +100,12 @@ import Testing
         #expect(try db.query("SELECT Z_PK, ZTEXT FROM ZNOTE") == [[.integer(2), .text("second")]])
         #expect(try Self.historyRows(db) == before)
         #expect(!reopened.tracksHistory)
+        // Sift's history API says why it has none, rather than failing on a table Sift did not make.
+        for read in [{ _ = try reopened.history(after: nil) }, { _ = try reopened.currentHistoryToken() }] {
+            let error = #expect(throws: StoreError.self) { try read() }
+            #expect(
+                error?.kind == .invalidOperation && error?.message.contains("a Core Data store has no history") == true)
+        }
         #expect(try db.query("PRAGMA integrity_check") == [[.text("ok")]])
     }
 }

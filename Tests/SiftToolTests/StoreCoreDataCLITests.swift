@@ -164,6 +164,19 @@ import Testing
         #expect(try sql.query("PRAGMA integrity_check") == [[.text("ok")]])
     }
 
+    /// `watch` reads the model as `query` does, then says why it cannot follow a Core Data store.
+    @Test func watchOnACoreDataStoreSaysItHasNoHistoryToFollow() throws {
+        let f = try Self.fixture()
+        defer { f.folder.remove() }
+        let run = try runSift(["store", "watch", f.store.path, "Car", "--sort", "make", "--model", f.bundle.path])
+        #expect(run.status == 1 && run.stdout.isEmpty)
+        #expect(run.stderr.contains("a Core Data store has no history Sift records"), "\(run.stderr)")
+        #expect(!run.stderr.contains("--history"))
+        // Without --model, the hint to give one, as for query.
+        let noModel = try runSift(["store", "watch", f.store.path, "Car", "--sort", "make"])
+        #expect(noModel.status == 1 && noModel.stderr.contains("--model"), "\(noModel.stderr)")
+    }
+
     @Test func aStoreNoVersionOfWhichMatchesIsAnErrorNamingEachVersionsDifferences() throws {
         let f = try Self.fixture()
         defer { f.folder.remove() }
