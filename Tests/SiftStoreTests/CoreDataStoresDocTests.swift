@@ -84,4 +84,21 @@ import Testing
             #expect(error.failures.map(\.message) == ["version 'Newer' does not match the store: table ZPERSON has no column ZEMAIL"])
         }
     }
+
+    @Test func theVersionHashesSampleRuns() throws {
+        let folder = try XcodeModelFolder()
+        defer { folder.remove() }
+        let momdURL = folder.root.appendingPathComponent("Garage.momd")
+        try FileManager.default.createDirectory(at: momdURL, withIntermediateDirectories: true)
+        let hash = Data(repeating: 7, count: 32)
+        let info: [String: Any] = ["NSManagedObjectModel_CurrentVersionName": "Garage", "NSManagedObjectModel_VersionHashes": ["Garage": ["Car": hash]]]
+        try PropertyListSerialization.data(fromPropertyList: info, format: .binary, options: 0).write(to: momdURL.appendingPathComponent("VersionInfo.plist"))
+        let model = try ManagedObjectModel(entities: [EntityDescription("Car", attributes: [AttributeDescription("year", .integer32)])])
+        let storeURL = folder.root.appendingPathComponent("Garage.sqlite")
+
+        let store = try PersistentStore(coreDataStoreAt: storeURL, model: model, create: true)
+        try store.setVersionHashes(from: try CoreDataVersionInfo(contentsOf: momdURL))
+
+        #expect(try store.coreDataMetadata()["NSStoreModelVersionHashes"] as? [String: Data] == ["Car": hash])
+    }
 }
