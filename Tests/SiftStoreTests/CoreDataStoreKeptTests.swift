@@ -108,4 +108,22 @@ import Testing
         }
         #expect(try db.query("PRAGMA integrity_check") == [[.text("ok")]])
     }
+
+    /// Values Core Data moved into external files cannot be read: the store is refused, not read wrong.
+    @Test func aStoreWithExternalBinaryDataFilesIsRefusedNamingTheFolder() throws {
+        let (url, store) = try Self.newStore([
+            EntityDescription("Photo", attributes: [AttributeDescription("image", .binary)])
+        ])
+        let folder = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.deletingPathExtension().lastPathComponent)_SUPPORT/_EXTERNAL_DATA")
+        defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        // An empty folder (or one with hidden files only) holds no value: the store opens.
+        try Data().write(to: folder.appendingPathComponent(".DS_Store"))
+        _ = try PersistentStore(coreDataStoreAt: url, model: store.model)
+        try Data(repeating: 1, count: 2_000_000).write(to: folder.appendingPathComponent(UUID().uuidString))
+        let error = #expect(throws: StoreError.self) { try PersistentStore(coreDataStoreAt: url, model: store.model) }
+        #expect(error?.kind == .invalidOperation)
+        #expect(error?.message.contains("keeps 1 value of external binary data in '\(folder.path)'") == true)
+    }
 }

@@ -36,6 +36,7 @@ extension PersistentStore {
         if !create, (size ?? 0) == 0 {
             throw StoreError(.sqlite, "'\(path)' is not a Core Data store (create: true lays out a new store)")
         }
+        try ExternalData.check(storeAt: url)
         try self.init(model: laidOut, location: path, historyTracking: false)
     }
 
