@@ -4,8 +4,7 @@
 //   SiftSyntax (parser, printer, diagnostics, the shape of every error)
 //   SiftSyntax ← SiftText (Unicode folding, LIKE, MATCHES through PCRE2)
 //   SiftSyntax, SiftText ← SiftEvaluation (compiled predicates, values, key-value coding)
-//   SiftText, SiftEvaluation, CJSONBlocks ← SiftJSON (JSON values, the scanner and reader, inputs, the
-//     record filter; CJSONBlocks classifies bytes into bit masks for the scanner's first stage)
+//   SiftText, SiftEvaluation ← SiftJSON (JSON values, the scanner and reader, inputs, the record filter)
 //   SiftEvaluation ← SiftSQL (lowering to SQL text + bound values; no database)
 //     (the lowering hands the parts that read no row to the evaluator, so their values are memory's)
 //   SiftSQL ← SiftSQLite (the C API, and Sift's functions and collations registered on a connection)
@@ -43,10 +42,7 @@ let package = Package(
         ),
         .target(name: "SiftText", dependencies: ["SiftSyntax", "CPCRE2"]),
         .target(name: "SiftEvaluation", dependencies: ["SiftSyntax", "SiftText"]),
-        // The scanner's first stage: bytes classified into bit masks 64 at a time (SSE2/AVX2 on
-        // x86_64, a scalar loop elsewhere).
-        .target(name: "CJSONBlocks"),
-        .target(name: "SiftJSON", dependencies: ["SiftSyntax", "SiftText", "SiftEvaluation", "CJSONBlocks"]),
+        .target(name: "SiftJSON", dependencies: ["SiftSyntax", "SiftText", "SiftEvaluation"]),
         .target(name: "SiftSQL", dependencies: ["SiftSyntax", "SiftText", "SiftEvaluation"]),
         .systemLibrary(
             name: "CSQLite",
@@ -84,8 +80,7 @@ let package = Package(
         .testTarget(name: "SiftTextTests", dependencies: ["SiftText", "SiftTestSupport"]),
         .testTarget(name: "SiftEvaluationTests", dependencies: ["SiftEvaluation", "SiftSyntax", "SiftTestSupport"]),
         .testTarget(
-            name: "SiftJSONTests",
-            dependencies: ["SiftJSON", "CJSONBlocks", "SiftEvaluation", "SiftSyntax", "SiftTestSupport"]),
+            name: "SiftJSONTests", dependencies: ["SiftJSON", "SiftEvaluation", "SiftSyntax", "SiftTestSupport"]),
         .testTarget(
             name: "SiftSQLTests", dependencies: ["SiftSQL", "SiftSyntax", "SiftEvaluation", "SiftTestSupport"]),
         .testTarget(

@@ -93,8 +93,6 @@ final class DirectFilter: Sendable {
     /// The top-level members the leaves read, by name and as bytes.
     let memberNames: [String]
     let memberBytes: [[UInt8]]
-    /// The first eight bytes of each name, read little-endian (zeros after a shorter name).
-    let memberHeads: [UInt64]
 
     /// The direct form of `predicate`, or nil when it has a form this does not handle (the general
     /// path is then used for every record).
@@ -162,9 +160,6 @@ final class DirectFilter: Sendable {
         self.leaves = leaves
         self.memberNames = names
         self.memberBytes = names.map { Array($0.utf8) }
-        self.memberHeads = memberBytes.map { bytes in
-            bytes.prefix(8).enumerated().reduce(0) { $0 | UInt64($1.element) << UInt64(8 * $1.offset) }
-        }
     }
 
     // MARK: Reading
@@ -173,19 +168,6 @@ final class DirectFilter: Sendable {
     /// the value of each member in `memberNames` starts (-1 when absent; the last of duplicates, as
     /// the general reader keeps). Answers false when the record is not a plain object, so that only
     /// the general path may read it. Fails as the general reader fails, at the same byte.
-    /// `locate` reading the record over `index`'s masks first; only a record that reader cannot
-    /// vouch for is read again by the exact scanner (whose errors are then the ones thrown).
-    func locate(
-        _ s: inout JSONScanner, depth: Int, offsets: inout [Int], index: inout StructuralIndex
-    ) throws(JSONScanError) -> Bool {
-        index.i = s.i
-        if let plain = indexedLocate(&index, depth: depth, offsets: &offsets) {
-            s.i = index.i
-            return plain
-        }
-        return try locate(&s, depth: depth, offsets: &offsets)
-    }
-
     func locate(_ s: inout JSONScanner, depth: Int, offsets: inout [Int]) throws(JSONScanError) -> Bool {
         for n in offsets.indices { offsets[n] = -1 }
         guard depth < JSONScanner.maximumDepth, s.i < s.count, s.base[s.i] == UInt8(ascii: "{") else {
@@ -205,60 +187,6 @@ final class DirectFilter: Sendable {
         } while try s.separator(UInt8(ascii: "}"))
         return plain
     }
-
-    /// `locate` over the structural index: the same offsets and answer for a record it vouches
-    /// for, nil for any other (the exact scanner then reads it).
-    private func indexedLocate(_ x: inout StructuralIndex, depth: Int, offsets: inout [Int]) -> Bool? {
-        guard depth < JSONScanner.maximumDepth, x.byte(x.i) == UInt8(ascii: "{") else { return nil }
-        for n in offsets.indices { offsets[n] = -1 }
-        x.i &+= 1
-        x.skipBlanks()
-        if x.byte(x.i) == UInt8(ascii: "}") {
-            x.i &+= 1
-            return true
-        }
-        var plain = true
-        var first = true
-        while true {
-            let start = x.i &+ 1
-            guard x.byte(x.i) == UInt8(ascii: "\""), let (end, escaped) = x.string() else { return nil }
-            x.skipBlanks()
-            guard x.byte(x.i) == UInt8(ascii: ":") else { return nil }
-            x.i &+= 1
-            x.skipBlanks()
-            if let n = memberIndex(x, start, end, escaped: escaped) { offsets[n] = x.i }
-            // `{"$date": …}` may be a date; the general path decides.
-            if first {
-                first = false
-                if x.scanner.isKey((start, end, escaped), "$date") { plain = false }
-            }
-            guard x.skipValue(depth: depth &+ 1), let more = x.separator(UInt8(ascii: "}")) else { return nil }
-            if !more { return plain }
-        }
-    }
-
-    /// The index in `memberNames` of the key between `start` and `end`: its length and first
-    /// eight bytes compared as words (`memberHeads`), the rest with memcmp.
-    @inline(__always)
-    private func memberIndex(_ x: StructuralIndex, _ start: Int, _ end: Int, escaped: Bool) -> Int? {
-        let length = end &- start
-        guard !escaped, start &+ 8 <= x.count else {
-            return x.scanner.index(of: (start, end, escaped), in: memberBytes, names: memberNames)
-        }
-        let head = UnsafeRawPointer(x.base + start).loadUnaligned(as: UInt64.self) & Self.headMask(length)
-        for n in memberHeads.indices where memberHeads[n] == head && memberBytes[n].count == length {
-            if length <= 8 { return n }
-            let rest = memberBytes[n].withUnsafeBufferPointer {
-                memcmp(x.base + start + 8, $0.baseAddress! + 8, length - 8)
-            }
-            if rest == 0 { return n }
-        }
-        return nil
-    }
-
-    /// The mask of the first `length` bytes of a word read little-endian (all of it from 8 on).
-    @inline(__always)
-    static func headMask(_ length: Int) -> UInt64 { length >= 8 ? ~0 : (1 &<< UInt64(8 &* length)) &- 1 }
 
     // MARK: Evaluating
 

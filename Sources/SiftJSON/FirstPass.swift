@@ -131,11 +131,7 @@ struct FirstPass {
         // Records seen, including those only checked after an evaluation error.
         var seen = pass.recordCount
         let isSecondHalf = shared != nil && stop == nil
-        let storage = StructuralIndex.Storage()
-        defer { withExtendedLifetime(storage) {} }
-        var record = RecordTest(
-            compiled: compiled, variables: variables, projection: projection, timed: timed,
-            index: StructuralIndex(cursor.scanner, storage))
+        var record = RecordTest(compiled: compiled, variables: variables, projection: projection, timed: timed)
         do throws(JSONScanError) {
             while let at = try cursor.next() {
                 if let stop, at >= stop {
@@ -189,8 +185,6 @@ private struct RecordTest {
     /// The direct form of the predicate, when it has one, with room for its members' offsets.
     let direct: DirectFilter?
     var offsets: [Int]
-    /// The input's masks, which the direct form reads records over.
-    var index: StructuralIndex
     let clock = ContinuousClock()
     /// The clock is only read per record for --stats; `began` stands in otherwise.
     let began: ContinuousClock.Instant
@@ -199,11 +193,7 @@ private struct RecordTest {
     /// evaluating as in the records where both were timed.
     var directTime = Duration.zero, sampledPath = Duration.zero, sampledDirect = Duration.zero
 
-    init(
-        compiled: SiftPredicate, variables: [String: Value], projection: Projection, timed: Bool,
-        index: StructuralIndex
-    ) {
-        self.index = index
+    init(compiled: SiftPredicate, variables: [String: Value], projection: Projection, timed: Bool) {
         self.compiled = compiled
         self.variables = variables
         self.projection = projection
@@ -225,7 +215,7 @@ private struct RecordTest {
         if let direct {
             // Validated and located here; the key paths are read while evaluating (and that time
             // counted as reading).
-            if try direct.locate(&scanner, depth: depth, offsets: &offsets, index: &index) {
+            if try direct.locate(&scanner, depth: depth, offsets: &offsets) {
                 var located = t0
                 if timed { located = clock.now }
                 var pathTime = Duration.zero
