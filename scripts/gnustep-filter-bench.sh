@@ -29,17 +29,7 @@ if [ -n "${SIFT:-}" ]; then sift=$SIFT; else
   sift=$(swift build -c release --show-bin-path)/sift
 fi
 
-awk -v n="$RECORDS" 'BEGIN {
-    srand(26)
-    split("Anna Berg,Bob Lund,Chantal Roux,José Álvarez,Zoë Ek,Ivan Petrov,Dana Smith,Jörg Straße,Ana Núñez,Mats Hansen,Brian Kane,Łukasz Wójcik", names, ",")
-    split("Oslo,Malmö,Lima,Zürich,Quito,Kraków,Perth,Omaha", cities, ",")
-    split("a,b,red,green,blue,teal,Bravo,rust", tags, ",")
-    for (i = 0; i < n; i++) {
-        nt = int(rand() * 4); t = ""
-        for (k = 0; k < nt; k++) t = t (k ? "," : "") "\"" tags[1 + int(rand() * 8)] "\""
-        printf "{\"id\":%d,\"name\":\"%s\",\"age\":%d,\"active\":%s,\"address\":{\"city\":\"%s\",\"zip\":\"%05d\"},\"tags\":[%s]}\n", i, names[1 + int(rand() * 12)], int(rand() * 90), (rand() < 0.5 ? "true" : "false"), cities[1 + int(rand() * 8)], int(rand() * 99999), t
-    }
-}' > "$work/records.ndjson"
+awk -v n="$RECORDS" -f scripts/filter-records.awk > "$work/records.ndjson"
 for _ in $(seq "$REPEAT"); do cat "$work/records.ndjson"; done > "$work/repeated.ndjson"
 total=$((RECORDS * REPEAT))
 
