@@ -664,11 +664,19 @@ private final class PrintedTable {
     ) throws(StoreError) -> Bool {
         bytes.append(UInt8(ascii: "{"))
         var first = true
+        // The comma, the name and `then` in one append, byte by byte (a few bytes:
+        // `append(contentsOf:)` costs about 90 instructions a call, an empty one too).
         func member(_ name: Range<Int>, _ then: StaticString = "") {
-            if !first { bytes.append(UInt8(ascii: ",")) }
+            let comma = !first
             first = false
-            names.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[name])) }
-            bytes.append(contentsOf: UnsafeBufferPointer(start: then.utf8Start, count: then.utf8CodeUnitCount))
+            let tail = UnsafeBufferPointer(start: then.utf8Start, count: then.utf8CodeUnitCount)
+            names.withUnsafeBufferPointer { all in
+                bytes.append(addingCapacity: (comma ? 1 : 0) + name.count + tail.count) { span in
+                    if comma { span.append(UInt8(ascii: ",")) }
+                    for i in name { span.append(all[i]) }
+                    for b in tail { span.append(b) }
+                }
+            }
         }
         func hole(_ child: Int, _ key: Int64) throws(StoreError) -> Bool {
             if streaming { return try children[child].stream(key, into: &bytes) }
