@@ -522,7 +522,7 @@ struct StoreQueryCommand: ParsableCommand {
                     out = "\(try context.count(for: request))\n"
                 } else if wantsDictionaries {
                     out = try dictionaries(context, request, renderer)
-                } else if try !context.printStoredRows(request, renderer: renderer, into: write) {
+                } else if try !context.printStoredRows(request, renderer: renderer, into: write).printed {
                     // Memory judges part of the request: fetched objects, with what printing reads
                     // read a table at a time rather than an object at a time.
                     request.relationshipKeyPathsForPrefetching = renderer.printedPaths(of: entity)

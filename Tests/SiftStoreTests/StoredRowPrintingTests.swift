@@ -62,7 +62,7 @@ private func rowPath(
     reading: StoredRowReading = .automatic
 ) throws -> String? {
     var bytes: [UInt8] = []
-    guard try context.printStoredRows(request, renderer: r, reading: reading, into: { bytes += $0 }) else {
+    guard try context.printStoredRows(request, renderer: r, reading: reading, into: { bytes += $0 }).printed else {
         #expect(bytes.isEmpty)
         return nil
     }
@@ -254,11 +254,13 @@ private func rowPath(
     }
 }
 
-/// Owners with toys (ordered), a pet each but the fourth (a to-one), and a collar on every other
-/// pet (a to-one below a to-one), saved in order; then `change` breaks (or keeps) that order.
-private func pets(owners: Int = 60, name: String = "", _ change: (ManagedObjectContext, [ManagedObject]) throws -> Void)
-    throws -> PersistentStore
-{
+/// Owners with toys (ordered; `toyCount(i)` for the i-th, `i % 3` unless said), a pet each but the
+/// fourth (a to-one), and a collar on every other pet (a to-one below a to-one), saved in order;
+/// then `change` breaks (or keeps) that order.
+private func pets(
+    owners: Int = 60, name: String = "", toyCount: (Int) -> Int = { $0 % 3 },
+    _ change: (ManagedObjectContext, [ManagedObject]) throws -> Void
+) throws -> PersistentStore {
     let store = try PersistentStore.inMemory(
         model: try ManagedObjectModel(entities: [
             EntityDescription(
@@ -296,7 +298,7 @@ private func pets(owners: Int = 60, name: String = "", _ change: (ManagedObjectC
             }
         }
         var toys: [ManagedObject] = []
-        for t in 0..<(i % 3) {
+        for t in 0..<toyCount(i) {
             let toy = try context.insert("Toy")
             try toy.setValue("t\(i).\(t)", forKey: "name")
             toys.append(toy)
@@ -308,6 +310,26 @@ private func pets(owners: Int = 60, name: String = "", _ change: (ManagedObjectC
     try change(context, all)
     try context.save()
     return store
+}
+
+/// The renderer printing nils, for the pets.
+private func nilsRenderer(_ store: PersistentStore) -> StoreRenderer {
+    StoreRenderer(model: store.model, keyOrder: [:], printsNils: true)
+}
+
+/// What printing `request` from the rows did, after checking it printed the object path's bytes.
+private func printedOwners(
+    _ store: PersistentStore, _ request: FetchRequest<ManagedObject> = FetchRequest("Owner"),
+    holding: Int = StoredRowsPrinted.holding
+) throws -> StoredRowsPrinted {
+    let renderer = nilsRenderer(store)
+    let objects = try objectPath(ManagedObjectContext(store: store), request, renderer)
+    #expect(!objects.isEmpty)
+    var bytes: [UInt8] = []
+    let printed = try ManagedObjectContext(store: store).printStoredRows(
+        request, renderer: renderer, holding: holding, into: { bytes += $0 })
+    #expect(String(decoding: bytes, as: UTF8.self) == objects, "\(printed)")
+    return printed
 }
 
 @Suite struct StreamedRowPrintingTests {
@@ -410,9 +432,10 @@ private func pets(owners: Int = 60, name: String = "", _ change: (ManagedObjectC
         try store.connection.execute(
             "UPDATE Owner SET pet = 999999 WHERE Z_PK = (SELECT max(Z_PK) FROM Owner)")
         var bytes: [UInt8] = []
+        // Held up to 1 MB: then the order checks let the blocks out.
         let error = try #require(throws: StoreError.self) {
             _ = try ManagedObjectContext(store: store).printStoredRows(
-                FetchRequest("Owner"), renderer: renderer, into: { bytes += $0 })
+                FetchRequest("Owner"), renderer: renderer, holding: 1 << 20, into: { bytes += $0 })
         }
         let lines = bytes.split(separator: UInt8(ascii: "\n")).count
         #expect(bytes.count >= 1 << 20 && lines < 1_800)
@@ -423,6 +446,85 @@ private func pets(owners: Int = 60, name: String = "", _ change: (ManagedObjectC
         var none: [UInt8] = []
         let printed = try ManagedObjectContext(store: small).printStoredRows(
             FetchRequest("Owner"), renderer: renderer, into: { none += $0 })
-        #expect(!printed && none.isEmpty)
+        #expect(printed == .declined && none.isEmpty)
+        // Held whole (under the default 32 MB), the big store's last owner declines the same way.
+        var held: [UInt8] = []
+        let whole = try ManagedObjectContext(store: store).printStoredRows(
+            FetchRequest("Owner"), renderer: renderer, into: { held += $0 })
+        #expect(whole == .declined && held.isEmpty)
     }
+
+    /// Printing every owner without checking the order first: a table met out of order, at the
+    /// first, a middle or the last line (or only by the order checks once `holding` bytes are
+    /// held), is read whole before anything is printed; each way prints the object path's bytes.
+    @Test func disorderMetWhileStreamingIsReadWhole() throws {
+        for at in [0, 30, 59] {
+            // Owner `at`'s two toys reversed: the order column falls at its line.
+            let store = try pets(toyCount: { _ in 2 }) { _, owners in
+                let toys = try #require(try owners[at].get("toys", as: [ManagedObject].self))
+                try owners[at].setValue(Array(toys.reversed()), forKey: "toys")
+            }
+            #expect(try printedOwners(store) == .readWhole(outOfOrderAt: at), "toys of owner \(at)")
+            #expect(
+                try !ManagedObjectContext(store: store).streamsStoredRows(
+                    FetchRequest("Owner"), renderer: nilsRenderer(store)))
+            for request in [
+                FetchRequest("Owner", sortDescriptors: [try SiftSortDescriptor("name", ascending: false)]),
+                try FetchRequest("Owner", predicate: "ANY toys.name ENDSWITH '.1' AND pet.collar != nil"),
+            ] {
+                #expect(try printedOwners(store, request) == .readWhole(outOfOrderAt: nil))
+            }
+        }
+        let late: [(String, Int, (ManagedObjectContext, [ManagedObject]) throws -> Void)] = [
+            // A toy made last, given to the second owner: the line printed without it is long out
+            // when the scan meets it, at the last owner's toys.
+            (
+                "toy apart", 59,
+                { context, owners in
+                    let toy = try context.insert("Toy")
+                    try toy.setValue("late", forKey: "name")
+                    try toy.setValue(owners[1], forKey: "owner")
+                }
+            ),
+            // A collar made last on the first pet (a to-one below a to-one): the next collar asked
+            // (the third owner's pet's) is below it.
+            (
+                "collar late", 2,
+                { context, owners in
+                    let collar = try context.insert("Collar")
+                    try collar.setValue("late", forKey: "color")
+                    let pet = try #require(try owners[0].get("pet", as: ManagedObject.self))
+                    try pet.setValue(collar, forKey: "collar")
+                }
+            ),
+            // Two owners share a pet: the second owner asks for the key the first did.
+            (
+                "pet shared", 1,
+                { _, owners in try owners[1].setValue(try owners[0].get("pet", as: ManagedObject.self), forKey: "pet") }
+            ),
+        ]
+        for (label, at, change) in late {
+            let store = try pets(change)
+            #expect(try printedOwners(store) == .readWhole(outOfOrderAt: at), "\(label)")
+        }
+        // In order: streamed, the order known from the scans alone.
+        #expect(try printedOwners(try pets { _, _ in }) == .streamed(checked: false))
+    }
+
+    /// Past `holding` bytes the order checks run (once) and the blocks go out as they fill: in
+    /// order, the lines stream; out of order (an owner's toys reversed after the first block), the
+    /// checks find it and the tables are read whole, nothing printed before.
+    @Test func pastTheHeldBytesTheOrderIsChecked() throws {
+        let long = String(repeating: "x", count: 700)
+        let ordered = try pets(owners: 1_800, name: long) { _, _ in }
+        #expect(try printedOwners(ordered, holding: 1 << 20) == .streamed(checked: true))
+        #expect(try printedOwners(ordered) == .streamed(checked: false))
+        let reversed = try pets(owners: 1_800, name: long) { _, owners in
+            let toys = try #require(try owners[1_700].get("toys", as: [ManagedObject].self))
+            try owners[1_700].setValue(Array(toys.reversed()), forKey: "toys")
+        }
+        #expect(try printedOwners(reversed, holding: 1 << 20) == .readWhole(outOfOrderAt: nil))
+        #expect(try printedOwners(reversed) == .readWhole(outOfOrderAt: 1_700))
+    }
+
 }

@@ -10,9 +10,12 @@
 // takes the object path instead (nothing printed here) when memory judges part of it (a residual,
 // a sort SQL cannot make, pending changes) or the graph is not a tree of plain entities (an entity
 // reached again below itself, sub-entities, a to-one stored on the other side). Every row with
-// nothing else asked streams instead when every table is stored in the order it prints in
-// (checked first): each table scanned beside the root, each line written as its root row is read,
-// nothing held but a 1 MB block; an error after a block went out says how many lines were printed.
+// nothing else asked streams instead: each table scanned beside the root, each line written as
+// its root row is read, each scan checking the order of the rows it passes. A table met out of
+// the order it prints in is read whole instead; since such a row can belong to a line written
+// long before, the lines are held until the scans end (up to 32 MB; past that the order is
+// checked once up front, and blocks go out as they fill): an error after a block went out says
+// how many lines were printed.
 
 import Foundation
 import SiftEvaluation
@@ -32,29 +35,90 @@ package enum StoredRowReading: Sendable {
     case scanned
 }
 
+/// What `printStoredRows` did.
+///
+/// ```swift
+/// let printed = try context.printStoredRows(FetchRequest("Record"), renderer: renderer, into: write)
+/// if printed == .streamed(checked: false) { /* each line written as its row was read */ }
+/// ```
+package enum StoredRowsPrinted: Equatable, Sendable {
+    /// Nothing printed: the request needs the object path.
+    case declined
+    /// Every row streamed as read; `checked`: the tables' order was checked once `holding`
+    /// bytes were held (a smaller output was checked by its scans alone, then let out).
+    case streamed(checked: Bool)
+    /// The tables read whole, then the lines printed; for a request that streams, the line at
+    /// which the stream met a table out of order (nil: the order checks found it, or a join table).
+    case readWhole(outOfOrderAt: Int?)
+
+    /// The bytes a streamed print holds before it checks the tables' order and lets lines out:
+    /// a smaller output is never checked (its scans check it), a larger one pays for the checks.
+    package static let holding = 32 << 20
+
+    /// Whether lines were printed (not declined).
+    package var printed: Bool { self != .declined }
+}
+
+/// The lines a streamed print has written and not let out yet: full blocks of about 1 MB, and
+/// the one filling (with room for a row past 1 MB, so that it is rarely copied to grow).
+private struct HeldBlocks {
+    private var blocks: [[UInt8]] = []
+    var out = HeldBlocks.block()
+    /// The bytes of the full blocks.
+    private(set) var bytes = 0
+
+    private static func block() -> [UInt8] {
+        var b: [UInt8] = []
+        b.reserveCapacity((1 << 20) + (1 << 16))
+        return b
+    }
+
+    /// Holds the block filling, a new one filling.
+    mutating func keep() {
+        guard !out.isEmpty else { return }
+        bytes += out.count
+        blocks.append(out)
+        out = Self.block()
+    }
+
+    /// Lets out every block held, then the one filling (its buffer kept for the next lines).
+    mutating func send(to sink: ([UInt8]) -> Void) {
+        for b in blocks { sink(b) }
+        blocks = []
+        bytes = 0
+        guard !out.isEmpty else { return }
+        sink(out)
+        out.removeAll(keepingCapacity: true)
+    }
+}
+
 extension ManagedObjectContext {
     /// Writes the objects `request` matches as `renderer` prints them, one line each, to `sink`
-    /// (in blocks of about 1 MB), read straight from the stored rows. Returns false, having
+    /// (in blocks of about 1 MB), read straight from the stored rows. Returns `.declined`, having
     /// printed nothing, when the request needs the object path (`fetch` then `render`).
-    /// `reading` chooses how the tables below the root are read (the bytes are the same).
+    /// `reading` chooses how the tables below the root are read (the bytes are the same);
+    /// `holding` is how many bytes a streamed print keeps before it checks the tables' order
+    /// and lets them out (see `stream`).
     ///
     /// ```swift
     /// let printed = try context.printStoredRows(FetchRequest("Record"), renderer: renderer) {
     ///     FileHandle.standardOutput.write(Data($0))
     /// }
+    /// printed.printed  // false: nothing written, fetch the objects instead
     /// ```
     package func printStoredRows(
         _ request: FetchRequest<ManagedObject>, renderer: StoreRenderer, reading: StoredRowReading = .automatic,
-        into sink: ([UInt8]) -> Void
-    ) throws(StoreError) -> Bool {
-        guard let (root, plan) = try printedRoot(request, renderer) else { return false }
-        if reading == .automatic, Self.streams(request, plan),
-            let printed = try stream(root, into: sink)
-        {
-            return printed
+        holding: Int = StoredRowsPrinted.holding, into sink: ([UInt8]) -> Void
+    ) throws(StoreError) -> StoredRowsPrinted {
+        guard let (root, plan) = try printedRoot(request, renderer) else { return .declined }
+        var metOutOfOrder: Int?
+        if reading == .automatic, Self.streams(request, plan) {
+            let streamed = try stream(root, holding: holding, into: sink)
+            guard case .readWhole(let at) = streamed else { return streamed }
+            metOutOfOrder = at
         }
         let q = try query(plan, request, columns: plan.info.layout.columns, limited: true)
-        guard try read(root, sql: q.sql, bindings: q.bindings, reading: reading) else { return false }
+        guard try read(root, sql: q.sql, bindings: q.bindings, reading: reading) else { return .declined }
         var out: [UInt8] = []
         out.reserveCapacity(1 << 20)
         for entry in root.entries {
@@ -66,12 +130,13 @@ extension ManagedObjectContext {
             }
         }
         if !out.isEmpty { sink(out) }
-        return true
+        return .readWhole(outOfOrderAt: metOutOfOrder)
     }
 
     /// Whether `printStoredRows` (reading `.automatic`) prints `request`'s lines as it reads the
-    /// rows: every row of an entity, unsorted, every table of the printed graph
-    /// stored in the order it prints in. Otherwise the tables are read whole before a line is printed.
+    /// rows: every row of an entity, unsorted, every table of the printed graph stored in the
+    /// order it prints in (the order checks a print past its held bytes runs). Otherwise the
+    /// tables are read whole before a line is printed.
     ///
     /// ```swift
     /// try context.streamsStoredRows(FetchRequest("Record"), renderer: renderer)  // true, as imported
@@ -104,53 +169,67 @@ extension ManagedObjectContext {
         return true
     }
 
-    /// Prints every row of `root`'s entity in key order as it is read,
-    /// each table below scanned alongside it, in one read transaction: nothing is held but the
-    /// block being filled. Nil, having printed nothing, when a table below is not stored in the
-    /// order it prints in (a to-many's rows apart or out of order, to-one keys not rising with
-    /// their owners' keys, a join table): then the tables are read whole first. False, having
-    /// printed nothing, when a row is not one this path prints; after a block went out, that (a
-    /// store changed under its own rules) or an error is thrown with the count of lines printed.
-    private func stream(_ root: PrintedTable, into sink: ([UInt8]) -> Void) throws(StoreError) -> Bool? {
-        guard let info = root.info else { return nil }
+    /// Prints every row of `root`'s entity in key order as it is read, each table below scanned
+    /// alongside it, in one read transaction, without checking first that every table is stored
+    /// in the order it prints in: each scan checks the rows it passes instead (a to-many's or a
+    /// collection's by owner, each owner's in order; a to-one's keys asked rising). A row met out
+    /// of order may belong to a line already written (a toy given last to the first owner is met
+    /// at the end), so no block goes out until the order is known: at the end, the scans run to
+    /// the end of their tables; or once `holding` bytes are held, by the order checks
+    /// (`storedInOrder`), after which every block goes out as it fills. `.readWhole` (nothing
+    /// printed) when a table is out of order: the line where it was met, nil when the checks said so.
+    /// `.declined`, having printed nothing, when a row is not one this path prints; after a block
+    /// went out, that (a store changed under its own rules) or an error is thrown with the count
+    /// of lines printed.
+    private func stream(_ root: PrintedTable, holding: Int, into sink: ([UInt8]) -> Void) throws(StoreError)
+        -> StoredRowsPrinted
+    {
+        guard let info = root.info else { return .readWhole(outOfOrderAt: nil) }
         let sql = Self.rowsSQL(info.layout, keyed: false) + " ORDER BY " + PersistentStore.q(Storage.primaryKey)
         var printed = 0
         // Nothing printed yet: the object path takes over; else the store broke its own rules.
-        func notPrintable() throws(StoreError) -> Bool {
-            guard printed > 0 else { return false }
+        func notPrintable() throws(StoreError) -> StoredRowsPrinted {
+            guard printed > 0 else { return .declined }
             throw StoreError(
                 .objectNotFound, "a stored relationship names a row that is not in the store, or is of another entity")
         }
         do throws(StoreError) {
-            return try locked { () throws -> Bool? in
+            return try locked { () throws -> StoredRowsPrinted in
                 let connection = store.connection
                 let begins = connection.isAutocommit
                 if begins { try connection.execute("BEGIN") }
                 defer { if begins { try? connection.execute("COMMIT") } }
-                guard try root.storedInOrder(store) else { return nil }
-                try root.openCursors(connection)
                 defer { root.closeCursors() }
+                guard try root.openCursors(connection) else { return .readWhole(outOfOrderAt: nil) }
                 let s = try connection.prepare(sql)
-                var out: [UInt8] = []
-                out.reserveCapacity(1 << 20)
+                // Blocks not out yet (the order unknown), and whether the checks said it holds.
+                var held = HeldBlocks()
+                var checked = false
                 var lines = 0
                 while try s.step() {
                     guard case .integer(let pk) = s.key(0) else { return try notPrintable() }
                     // Another entity's row, in a table the entity shares.
                     if case .integer(let ent) = s.key(1), ent != info.entity.number { continue }
-                    guard try root.writeRow(s, pk: pk, info: info, into: &out, streaming: true) else {
+                    guard try root.writeRow(s, pk: pk, info: info, into: &held.out, streaming: true) else {
+                        if printed == 0, root.metOutOfOrder { return .readWhole(outOfOrderAt: lines) }
                         return try notPrintable()
                     }
-                    out.append(0x0A)
+                    held.out.append(0x0A)
                     lines += 1
-                    if out.count >= 1 << 20 {
-                        sink(out)
-                        printed = lines
-                        out.removeAll(keepingCapacity: true)
+                    guard held.out.count >= 1 << 20 else { continue }
+                    if !checked {
+                        held.keep()
+                        guard held.bytes >= holding else { continue }
+                        guard try root.storedInOrder(store) else { return .readWhole(outOfOrderAt: nil) }
+                        checked = true
                     }
+                    held.send(to: sink)
+                    printed = lines
                 }
-                if !out.isEmpty { sink(out) }
-                return true
+                if !checked, try !root.scansEndInOrder() { return .readWhole(outOfOrderAt: lines) }
+                held.keep()
+                held.send(to: sink)
+                return .streamed(checked: checked)
             }
         } catch {
             guard printed > 0 else { throw error }
@@ -371,9 +450,19 @@ private final class PrintedTable {
     @exclusivity(unchecked) var index = KeyIndex(asking: [])
     @exclusivity(unchecked) private var owner: Int64?
     @exclusivity(unchecked) private var open: Entry?
-    /// Streaming: this table's scan, and whether it stands on a row not yet printed.
+    /// Streaming: this table's scan, whether it stands on a row not yet printed, and that row's
+    /// first column (its key, or its owner's; `.min` for none, `.max` past the end).
     @exclusivity(unchecked) private var cursor: SQLiteStatement?
     @exclusivity(unchecked) private var pending = false
+    @exclusivity(unchecked) private var current: Int64 = .max
+    /// Streaming: whether the scan is a to-one's (else by owner).
+    @exclusivity(unchecked) private var scansToOne = false
+    /// Streaming: the (owner, place) of the last row a by-owner scan passed (its place the scan's
+    /// column `placeColumn`), or the last key asked of a to-one's scan (`.0`); each must rise.
+    @exclusivity(unchecked) private var passed: (Int64, Int64) = (.min, .min)
+    @exclusivity(unchecked) private var placeColumn = 0
+    /// Streaming: whether the scan met a row out of the order this table prints in.
+    @exclusivity(unchecked) private var outOfOrder = false
 
     private init(
         reached: Reached, info: EntityInfo?, valueType: AttributeType, renderer: StoreRenderer, steps: [Step] = [],
@@ -575,11 +664,19 @@ private final class PrintedTable {
     ) throws(StoreError) -> Bool {
         bytes.append(UInt8(ascii: "{"))
         var first = true
+        // The comma, the name and `then` in one append, byte by byte (a few bytes:
+        // `append(contentsOf:)` costs about 90 instructions a call, an empty one too).
         func member(_ name: Range<Int>, _ then: StaticString = "") {
-            if !first { bytes.append(UInt8(ascii: ",")) }
+            let comma = !first
             first = false
-            names.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[name])) }
-            bytes.append(contentsOf: UnsafeBufferPointer(start: then.utf8Start, count: then.utf8CodeUnitCount))
+            let tail = UnsafeBufferPointer(start: then.utf8Start, count: then.utf8CodeUnitCount)
+            names.withUnsafeBufferPointer { all in
+                bytes.append(addingCapacity: (comma ? 1 : 0) + name.count + tail.count) { span in
+                    if comma { span.append(UInt8(ascii: ",")) }
+                    for i in name { span.append(all[i]) }
+                    for b in tail { span.append(b) }
+                }
+            }
         }
         func hole(_ child: Int, _ key: Int64) throws(StoreError) -> Bool {
             if streaming { return try children[child].stream(key, into: &bytes) }
@@ -681,19 +778,26 @@ private final class PrintedTable {
         return true
     }
 
-    /// Starts a scan of every table below this one, each on a statement of its own.
-    func openCursors(_ connection: SQLiteConnection) throws {
+    /// Starts a scan of every table below this one, each on a statement of its own. False when
+    /// one cannot be scanned (a join table's).
+    func openCursors(_ connection: SQLiteConnection) throws(StoreError) -> Bool {
         for child in children {
             let sql: String
             switch child.reached {
             case .toOne(_, let scanned, _), .byOwner(_, let scanned?): sql = scanned
-            case .root, .byOwner(_, nil): continue
+            case .root, .byOwner(_, nil): return false
             }
-            let s = try connection.prepare(sql)
+            let s: SQLiteStatement
+            do throws(SQLiteError) { s = try connection.prepare(sql) } catch { throw error.storeError }
             child.cursor = s
-            child.pending = try s.step()
-            try child.openCursors(connection)
+            child.placeColumn = s.columnCount - 1
+            child.passed = (.min, .min)
+            child.outOfOrder = false
+            if case .toOne = child.reached { child.scansToOne = true } else { child.scansToOne = false }
+            try child.advance(s)
+            guard try child.openCursors(connection) else { return false }
         }
+        return true
     }
 
     /// Ends the scans `openCursors` started.
@@ -705,41 +809,81 @@ private final class PrintedTable {
         }
     }
 
+    /// Whether a scan below met a row out of the order its table prints in.
+    var metOutOfOrder: Bool { children.contains { $0.outOfOrder || $0.metOutOfOrder } }
+
+    /// Runs every by-owner scan below to the end of its table, checking the rows' order: whether
+    /// no row of an owner already printed comes after the rows printed (false: out of order).
+    func scansEndInOrder() throws(StoreError) -> Bool {
+        for child in children {
+            if !child.scansToOne, let s = child.cursor {
+                while child.pending { try child.advance(s) }
+            }
+            guard !child.outOfOrder, try child.scansEndInOrder() else { return false }
+        }
+        return true
+    }
+
+    /// Steps the scan to its next row and reads that row's first column into `current`. A
+    /// by-owner scan checks the row comes after the one before: its owner's key higher, or the
+    /// same owner's and a higher place; out of order, `outOfOrder` is set and the scan ended. A
+    /// row without an owner is passed.
+    private func advance(_ s: SQLiteStatement) throws(StoreError) {
+        do throws(SQLiteError) { pending = try s.step() } catch { throw error.storeError }
+        guard pending else {
+            current = .max
+            return
+        }
+        guard case .integer(let first) = s.key(0) else {
+            current = .min
+            return
+        }
+        current = first
+        if scansToOne { return }
+        let place: Int64 = if case .integer(let p) = s.key(placeColumn) { p } else { .min }
+        if first < passed.0 || (first == passed.0 && place <= passed.1) {
+            outOfOrder = true
+            pending = false
+            current = .max
+        }
+        passed = (first, place)
+    }
+
     /// Writes this table's JSON for `key` to `out` from its scan, passing the rows before it: a
     /// to-one's destination row, or the elements of owner `key` (none: nothing). False when the
-    /// to-one's row is not there, or a row is of another entity.
+    /// to-one's row is not there, a row is of another entity, or the table is met out of order
+    /// (`outOfOrder`: a to-one's key not above the last asked, a by-owner row before the last).
     func stream(_ key: Int64, into out: inout [UInt8]) throws(StoreError) -> Bool {
-        guard let s = cursor else { return false }
-        return try storeErrors { () throws -> Bool in
-            if case .toOne = reached {
-                while pending, case .integer(let pk) = s.key(0), pk < key { pending = try s.step() }
-                guard pending, case .integer(let pk) = s.key(0), pk == key, let info,
-                    try writeRow(s, pk: pk, info: info, into: &out, streaming: true)
-                else { return false }
-                pending = try s.step()
-                return true
+        guard let s = cursor, !outOfOrder else { return false }
+        if scansToOne {
+            guard key > passed.0 else {
+                outOfOrder = true
+                return false
             }
-            var first = true
-            while pending {
-                if case .integer(let owner) = s.key(0) {
-                    if owner > key { break }
-                    if owner == key {
-                        if !first { out.append(UInt8(ascii: ",")) }
-                        first = false
-                        let row = ShiftedRow(base: s, by: 1)
-                        if let info {
-                            guard case .integer(let pk) = row.key(0),
-                                try writeRow(row, pk: pk, info: info, into: &out, streaming: true)
-                            else { return false }
-                        } else {
-                            renderer.write(row.attribute(0, valueType), into: &out)
-                        }
-                    }
-                }
-                pending = try s.step()
-            }
+            passed.0 = key
+            while pending, current < key { try advance(s) }
+            guard pending, current == key, let info, try writeRow(s, pk: key, info: info, into: &out, streaming: true)
+            else { return false }
+            try advance(s)
             return true
         }
+        var first = true
+        while pending, current <= key {
+            if current == key {
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
+                let row = ShiftedRow(base: s, by: 1)
+                if let info {
+                    guard case .integer(let pk) = row.key(0),
+                        try writeRow(row, pk: pk, info: info, into: &out, streaming: true)
+                    else { return false }
+                } else {
+                    renderer.write(row.attribute(0, valueType), into: &out)
+                }
+            }
+            try advance(s)
+        }
+        return !outOfOrder
     }
 
     // MARK: Printing
