@@ -377,4 +377,89 @@ import Testing
         } throws: { "\($0)".contains("merges the hierarchies of 'Club' and 'Passport'") }
         #expect(try Self.open(f, version: "Garage").identifier == f.uuid)
     }
+
+    @Test func anEntityMovedUnderANewParentKeepsItsKeysAndLinks() throws {
+        let f = try Self.fixture(versions: 1)
+        defer { f.folder.remove() }
+        let before = try Self.snapshot(try Self.open(f, version: "Garage"))
+        // Passport moves into a new hierarchy under Document: Car 1, SportsCar 2, Club 3, Document 4, Passport 5, Person 6.
+        let moved = Self.version1.replacingOccurrences(
+            of: "<entity name=\"Passport\" syncable=\"YES\">",
+            with: """
+                <entity name="Document" syncable="YES"><attribute name="issued" optional="YES" attributeType="Date"/></entity>
+                <entity name="Passport" parentEntity="Document" syncable="YES">
+                """)
+        let bundle = try f.folder.bundle("Moved", ["Moved": Self.version1, "Moved 2": moved], current: "Moved 2")
+        let plan = try MigrationPlan(versionsOf: bundle)
+        let store = try PersistentStore(coreDataStoreAt: f.store, model: plan.versions[1], migration: .plan(plan))
+        var want = before
+        for key in want.keys where key.hasPrefix("Passport#") { want[key]!["issued"] = "nil" }
+        let after = try Self.snapshot(store)
+        #expect(after == want, "\(Self.differences(after, want))")
+        let db = try SQLiteConnection(path: f.store.path)
+        #expect(
+            try db.query("SELECT Z_PK, Z_ENT, ZNUMBER, ZHOLDER FROM ZDOCUMENT ORDER BY Z_PK") == [
+                [.integer(1), .integer(5), .text("P1"), .integer(1)],
+                [.integer(2), .integer(5), .text("P2"), .integer(3)],
+            ])
+        #expect(
+            try db.query("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME IN ('Document', 'Passport') ORDER BY Z_ENT") == [
+                [.integer(2)], [.integer(0)],
+            ])
+        let newSchema = try Self.newSchema(
+            Fixture(folder: f.folder, bundle: bundle, store: f.store, uuid: f.uuid), "Moved 2")
+        #expect(try Self.schema(f.store) == newSchema)
+    }
+
+    @Test func aStepThatFailsLeavesTheStoreAsItWas() throws {
+        let f = try Self.fixture(versions: 1)
+        defer { f.folder.remove() }
+        let before = try Self.snapshot(try Self.open(f, version: "Garage"))
+        let schema = try Self.schema(f.store)
+        // Club.members becomes to-one: Chess and Go have two members each.
+        let toOne = Self.version1.replacingOccurrences(
+            of: "<relationship name=\"members\" optional=\"YES\" toMany=\"YES\"",
+            with: "<relationship name=\"members\" optional=\"YES\" maxCount=\"1\"")
+        let bundle = try f.folder.bundle("One", ["One": Self.version1, "One 2": toOne], current: "One 2")
+        let plan = try MigrationPlan(versionsOf: bundle)
+        #expect {
+            try PersistentStore(coreDataStoreAt: f.store, model: plan.versions[1], migration: .plan(plan))
+        } throws: { error in
+            guard let e = error as? StoreError, e.kind == .validation else { return false }
+            return e.failures.count == 2
+                && e.failures.allSatisfy { $0.message.contains("'members': holds several objects") }
+        }
+        #expect(try Self.schema(f.store) == schema)
+        #expect(try Self.snapshot(try Self.open(f, version: "Garage")) == before)
+        #expect(try SQLiteConnection(path: f.store.path).query("SELECT COUNT(*) FROM Z_MODELCACHE") == [[.integer(1)]])
+    }
+
+    @Test func customStagesRunOnACoreDataStore() throws {
+        let f = try Self.fixture(versions: 2)
+        defer { f.folder.remove() }
+        let versions = try MigrationPlan(versionsOf: f.bundle).versions
+        let plan = try MigrationPlan(
+            from: versions[0],
+            [
+                .custom(
+                    versions[1],
+                    willMigrate: { context in
+                        let saab = try context.fetch(FetchRequest("Car", predicate: "make == 'Saab'"))[0]
+                        try saab.setValue("Saab 900", forKey: "make")
+                    },
+                    didMigrate: { context in try context.insert("Badge").setValue("gold", forKey: "label") })
+            ])
+        let store = try PersistentStore(coreDataStoreAt: f.store, model: versions[1], migration: .plan(plan))
+        let c = ManagedObjectContext(store: store)
+        #expect(try c.count(for: FetchRequest("Car", predicate: "brand == 'Saab 900'")) == 1)
+        let badges = try c.fetch(FetchRequest("Badge"))
+        #expect(try badges.map { try $0.get("label", as: String.self) } == ["gold"])
+        #expect(badges.first?.objectID.primaryKey == 1)
+        let db = try SQLiteConnection(path: f.store.path)
+        #expect(
+            try db.query("SELECT Z_ENT, Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Badge'") == [
+                [.integer(1), .integer(1)]
+            ])
+        #expect(try db.query("SELECT Z_ENT, Z_OPT FROM ZBADGE") == [[.integer(1), .integer(1)]])
+    }
 }
