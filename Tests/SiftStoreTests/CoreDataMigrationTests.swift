@@ -462,4 +462,25 @@ import Testing
             ])
         #expect(try db.query("SELECT Z_ENT, Z_OPT FROM ZBADGE") == [[.integer(1), .integer(1)]])
     }
+
+    @Test func aBundlesVersionsAreInTheOrderOfTheirNamesUpToTheCurrentOne() throws {
+        let folder = try XcodeModelFolder()
+        defer { folder.remove() }
+        func version(_ n: Int) -> String {
+            xcodeContents(
+                (1...n).map {
+                    #"<entity name="E\#($0)"><attribute name="x" optional="YES" attributeType="String"/></entity>"#
+                }
+                .joined())
+        }
+        let bundle = try folder.bundle(
+            "M", ["M": version(1), "M 2": version(2), "M 10": version(3), "M 9": version(4)], current: "M 9")
+        #expect(try MigrationPlan(versionsOf: bundle).versions.map(\.version) == ["M", "M 2", "M 9"])
+        let noCurrent = try folder.bundle("N", ["N": version(1), "N 10": version(2), "N 3": version(3)])
+        #expect(try MigrationPlan(versionsOf: noCurrent).versions.map(\.version) == ["N", "N 3", "N 10"])
+        let bare = try folder.bare("B", version(1))
+        #expect {
+            try MigrationPlan(versionsOf: bare)
+        } throws: { ($0 as? StoreError)?.message.contains("is not an .xcdatamodeld bundle") == true }
+    }
 }

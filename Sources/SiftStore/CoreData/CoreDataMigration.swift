@@ -11,9 +11,9 @@ import SiftSQLite
 extension MigrationPlan {
     /// A plan of inferred steps through the versions of the Xcode model bundle at `url` (an
     /// `.xcdatamodeld`): its versions in the order of their names (numbers compared as numbers:
-    /// `Model`, `Model 2`, `Model 10`), ending at the current version (`.xccurrentversion`);
-    /// versions named after the current one are left out. Renaming identifiers (`elementID`)
-    /// name each element in the version before.
+    /// `Model`, `Model 2`, `Model 10`), ending at the current version (`.xccurrentversion`, else
+    /// the last by name); versions named after the current one are left out. A renaming
+    /// identifier (`elementID`) names an element of the version before, or is the one it has.
     ///
     /// ```swift
     /// let plan = try MigrationPlan(versionsOf: URL(fileURLWithPath: "App.xcdatamodeld"))
@@ -29,9 +29,7 @@ extension MigrationPlan {
         }
         let current: String?
         do { current = try XcodeModelBundle.currentVersion(of: url) } catch { throw StoreError(error) }
-        if let current, let i = names.firstIndex(of: current) {
-            names = names[..<i].filter { $0 != current } + [current]
-        }
+        if let current, let i = names.firstIndex(of: current) { names = Array(names[...i]) }
         var models: [ManagedObjectModel] = []
         for name in names {
             do { models.append(try ManagedObjectModel(contentsOf: url, version: name)) } catch {
