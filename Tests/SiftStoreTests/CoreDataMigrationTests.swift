@@ -47,36 +47,37 @@ import Testing
             </entity>
         """)
 
-    static let version2 = xcodeContents(
-        """
-            <entity name="Badge" syncable="YES">
-                <attribute name="label" optional="YES" attributeType="String"/>
-            </entity>
-            <entity name="Car" syncable="YES">
-                <attribute name="brand" optional="YES" attributeType="String" elementID="make"/>
-                <attribute name="year" optional="YES" attributeType="Integer 32"/>
-                <relationship name="owner" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Person" inverseName="cars" inverseEntity="Person"/>
-            </entity>
-            <entity name="SportsCar" parentEntity="Car" syncable="YES">
-                <attribute name="topSpeed" optional="YES" attributeType="Double"/>
-            </entity>
-            <entity name="Society" elementID="Club" syncable="YES">
-                <attribute name="title" optional="YES" attributeType="String"/>
-                <relationship name="members" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Person" inverseName="societies" inverseEntity="Person"/>
-            </entity>
-            <entity name="Passport" syncable="YES">
-                <attribute name="number" optional="YES" attributeType="String"/>
-                <relationship name="holder" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Person" inverseName="passport" inverseEntity="Person"/>
-            </entity>
-            <entity name="Person" syncable="YES">
-                <attribute name="name" optional="YES" attributeType="String" indexed="YES"/>
-                <attribute name="born" optional="YES" attributeType="Date"/>
-                <relationship name="cars" optional="YES" toMany="YES" ordered="YES" deletionRule="Nullify" destinationEntity="Car" inverseName="owner" inverseEntity="Car"/>
-                <relationship name="favorite" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Car"/>
-                <relationship name="societies" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Society" inverseName="members" inverseEntity="Society" elementID="clubs"/>
-                <relationship name="passport" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Passport" inverseName="holder" inverseEntity="Passport"/>
-            </entity>
-        """)
+    /// Version 1 with Badge added, Club renamed Society, Car.make brand and Person.clubs societies
+    /// (each through `elementID`), Person.nickname removed and Person.passport made to-many.
+    static let version2 = edited(
+        version1,
+        [
+            (
+                #"<entity name="Car" syncable="YES">"#,
+                #"<entity name="Badge" syncable="YES"><attribute name="label" optional="YES" attributeType="String"/></entity>"#
+                    + "\n" + #"<entity name="Car" syncable="YES">"#
+            ),
+            (#"<attribute name="make" "#, #"<attribute name="brand" elementID="make" "#),
+            (#"<entity name="Club" "#, #"<entity name="Society" elementID="Club" "#),
+            (#"inverseName="clubs" inverseEntity="Person""#, #"inverseName="societies" inverseEntity="Person""#),
+            (#"<attribute name="nickname" optional="YES" attributeType="String"/>"#, ""),
+            (
+                #"<relationship name="clubs" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Club" inverseName="members" inverseEntity="Club"/>"#,
+                #"<relationship name="societies" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Society" inverseName="members" inverseEntity="Society" elementID="clubs"/>"#
+            ),
+            (
+                #"<relationship name="passport" optional="YES" maxCount="1""#,
+                #"<relationship name="passport" optional="YES" toMany="YES""#
+            ),
+        ])
+
+    /// `text` with each (old, new) replaced; each old must occur exactly once.
+    static func edited(_ text: String, _ edits: [(String, String)]) -> String {
+        edits.reduce(text) { text, edit in
+            precondition(text.components(separatedBy: edit.0).count == 2, "\(edit.0) does not occur once")
+            return text.replacingOccurrences(of: edit.0, with: edit.1)
+        }
+    }
 
     /// Version 2 and the sub-entity Truck of Car, and Person.email.
     static let version3 = version2.replacingOccurrences(
