@@ -57,15 +57,18 @@ extension MigrationPlan {
 
 extension CoreDataFile {
     /// Migrates the Core Data store on `db` (store `storeID`) from the version of `plan` its schema
-    /// is (the latest such) through each later step, in one transaction (rolled back when
-    /// `dryRun`); no steps when it is at the last version. A store at none of the versions is a
-    /// `.modelMismatch` error with a failure per version naming its differences.
+    /// is through each later step, in one transaction (rolled back when `dryRun`); no steps when
+    /// it has the last version's schema. Versions with the same schema differ only in rules
+    /// (required, defaults, bounds), so the store is taken to be at the earliest of them: the
+    /// steps from there fill defaults and check rules, which a store already past them keeps. A
+    /// store at none of the versions is a `.modelMismatch` error with a failure per version.
     static func migrate(_ db: SQLiteConnection, plan: MigrationPlan, storeID: String, dryRun: Bool)
         throws(StoreError) -> MigrationReport
     {
         let laid = try plan.laidOut(as: .coreData)
-        var mismatches: [String] = []
-        for (i, version) in laid.versions.enumerated().reversed() {
+        var mismatches: [Int: String] = [:]
+        for i in [laid.versions.count - 1] + Array(0..<(laid.versions.count - 1)) {
+            let version = laid.versions[i]
             let differences: [String]
             do { differences = try schemaDifferences(db, version, TableLayout.make(version)) } catch {
                 throw StoreError(.sqlite, "cannot read the store's schema: \(error.message)")
@@ -75,10 +78,11 @@ extension CoreDataFile {
                 return try StoreMigration.run(db, plan: laid, from: i, storeID: storeID, dryRun: dryRun)
             }
             let name = "version \(MigrationPlan.name(version, i))"
-            mismatches.insert("\(name) does not match the store: " + differences.joined(separator: "; "), at: 0)
+            mismatches[i] = "\(name) does not match the store: " + differences.joined(separator: "; ")
         }
         throw StoreError(
-            .modelMismatch, "the store is at none of the migration plan's versions", failures: mismatches)
+            .modelMismatch, "the store is at none of the migration plan's versions",
+            failures: mismatches.sorted { $0.key < $1.key }.map(\.value))
     }
 
     /// Reads what planning a migration of the Core Data store on `db` needs: each old table's
