@@ -50,13 +50,8 @@ import Testing
     /// Version 1 with Badge added, Club renamed Society, Car.make brand and Person.clubs societies
     /// (each through `elementID`), Person.nickname removed and Person.passport made to-many.
     static let version2 = edited(
-        version1,
+        withBadge(version1),
         [
-            (
-                #"<entity name="Car" syncable="YES">"#,
-                #"<entity name="Badge" syncable="YES"><attribute name="label" optional="YES" attributeType="String"/></entity>"#
-                    + "\n" + #"<entity name="Car" syncable="YES">"#
-            ),
             (#"<attribute name="make" "#, #"<attribute name="brand" elementID="make" "#),
             (#"<entity name="Club" "#, #"<entity name="Society" elementID="Club" "#),
             (#"inverseName="clubs" inverseEntity="Person""#, #"inverseName="societies" inverseEntity="Person""#),
@@ -483,5 +478,75 @@ import Testing
         #expect {
             try MigrationPlan(versionsOf: bare)
         } throws: { ($0 as? StoreError)?.message.contains("is not an .xcdatamodeld bundle") == true }
+    }
+
+    /// Versions 1, 1 with Person.nickname required (default "none"), and 1 with Badge.
+    static let sameSchemaVersions = [
+        "C": version1,
+        "C 2": edited(
+            version1,
+            [
+                (
+                    #"<attribute name="nickname" optional="YES" attributeType="String"/>"#,
+                    #"<attribute name="nickname" attributeType="String" defaultValueString="none"/>"#
+                )
+            ]),
+        "C 3": withBadge(version1),
+    ]
+
+    /// `text` with the entity Badge added.
+    static func withBadge(_ text: String) -> String {
+        edited(
+            text,
+            [
+                (
+                    #"<entity name="Car" syncable="YES">"#,
+                    #"<entity name="Badge" syncable="YES"><attribute name="label" optional="YES" attributeType="String"/></entity>"#
+                        + "\n" + #"<entity name="Car" syncable="YES">"#
+                )
+            ])
+    }
+
+    @Test func withoutSiftsKeyAStoreIsAtTheFirstOfConsecutiveVersionsWithItsSchema() throws {
+        let f = try Self.fixture(versions: 1)
+        defer { f.folder.remove() }
+        try Self.open(f, version: "Garage").setCoreDataMetadata([CoreDataNames.siftVersionKey: nil])
+        let bundle = try f.folder.bundle("C", Self.sameSchemaVersions, current: "C 3")
+        let plan = try MigrationPlan(versionsOf: bundle)
+        let store = try PersistentStore(coreDataStoreAt: f.store, model: plan.versions[2], migration: .plan(plan))
+        // The step to C 2 ran: Bob's nil nickname has its default.
+        let c = ManagedObjectContext(store: store)
+        let bob = try #require(try c.fetch(FetchRequest("Person", predicate: "name == 'Bob'")).first)
+        #expect(try bob.get("nickname", as: String.self) == "none")
+        #expect(try store.coreDataMetadata()[CoreDataNames.siftVersionKey] as? String == plan.versions[2].versionHash)
+    }
+
+    @Test func versionsApartWithOneSchemaAreToldBySiftsKeyOrRefused() throws {
+        // C; C 2 adds Badge; C 3 removes it and Person.name's index (C's schema again); C 4 adds
+        // Badge again (C 2's schema) and makes Person.nickname required, default "none".
+        let versions = [
+            "C": Self.version1, "C 2": Self.withBadge(Self.version1),
+            "C 3": Self.version1.replacingOccurrences(of: #" indexed="YES""#, with: ""),
+            "C 4": Self.withBadge(Self.sameSchemaVersions["C 2"]!),
+        ]
+        for keep in [true, false] {
+            let f = try Self.fixture(versions: 1)
+            defer { f.folder.remove() }
+            if !keep { try Self.open(f, version: "Garage").setCoreDataMetadata([CoreDataNames.siftVersionKey: nil]) }
+            let bundle = try f.folder.bundle("C", versions, current: "C 4")
+            let plan = try MigrationPlan(versionsOf: bundle)
+            let open = {
+                try PersistentStore(coreDataStoreAt: f.store, model: plan.versions[3], migration: .plan(plan))
+            }
+            if keep {
+                let c = ManagedObjectContext(store: try open())
+                #expect(try c.count(for: FetchRequest("Person", predicate: "nickname == 'none'")) == 1)
+            } else {
+                #expect {
+                    _ = try open()
+                } throws: { ($0 as? StoreError)?.message.contains("which are not consecutive") == true }
+                #expect(try Self.open(f, version: "Garage").identifier == f.uuid)
+            }
+        }
     }
 }

@@ -72,6 +72,7 @@ import Testing
               NSStoreModelVersionIdentifiers: [""]
               NSStoreType: "SQLite"
               NSStoreUUID: "\(f.uuid)"
+              SiftModelVersionHash: "\(try ManagedObjectModel(contentsOf: f.bundle, version: "Garage").versionHash)"
               Thumbnail: <3 bytes>
               _NSAutoVacuumLevel: "2"
 

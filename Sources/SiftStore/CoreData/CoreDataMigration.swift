@@ -56,33 +56,56 @@ extension MigrationPlan {
 }
 
 extension CoreDataFile {
-    /// Migrates the Core Data store on `db` (store `storeID`) from the version of `plan` its schema
-    /// is through each later step, in one transaction (rolled back when `dryRun`); no steps when
-    /// it has the last version's schema. Versions with the same schema differ only in rules
-    /// (required, defaults, bounds), so the store is taken to be at the earliest of them: the
-    /// steps from there fill defaults and check rules, which a store already past them keeps. A
-    /// store at none of the versions is a `.modelMismatch` error with a failure per version.
+    /// Migrates the Core Data store on `db` (store `storeID`) from the version of `plan` it is at
+    /// through each later step, in one transaction (rolled back when `dryRun`); no steps at the
+    /// last version. Its version is the one Sift's metadata key names when the store has that
+    /// version's schema; else the version whose schema it has. Consecutive versions with one
+    /// schema differ only in rules (required, defaults, bounds): the store is taken to be at the
+    /// first, whose steps fill defaults and check rules a store past them keeps. A store at none of
+    /// the versions, or with the schema of versions apart, is a `.modelMismatch` error.
     static func migrate(_ db: SQLiteConnection, plan: MigrationPlan, storeID: String, dryRun: Bool)
         throws(StoreError) -> MigrationReport
     {
         let laid = try plan.laidOut(as: .coreData)
-        var mismatches: [Int: String] = [:]
-        for i in [laid.versions.count - 1] + Array(0..<(laid.versions.count - 1)) {
-            let version = laid.versions[i]
-            let differences: [String]
-            do { differences = try schemaDifferences(db, version, TableLayout.make(version)) } catch {
+        var differences: [[String]] = []
+        for version in laid.versions {
+            do { differences.append(try schemaDifferences(db, version, TableLayout.make(version))) } catch {
                 throw StoreError(.sqlite, "cannot read the store's schema: \(error.message)")
             }
-            if differences.isEmpty {
-                if i == laid.versions.count - 1 { return MigrationReport(changes: [], steps: [], failures: []) }
-                return try StoreMigration.run(db, plan: laid, from: i, storeID: storeID, dryRun: dryRun)
-            }
-            let name = "version \(MigrationPlan.name(version, i))"
-            mismatches[i] = "\(name) does not match the store: " + differences.joined(separator: "; ")
         }
-        throw StoreError(
-            .modelMismatch, "the store is at none of the migration plan's versions",
-            failures: mismatches.sorted { $0.key < $1.key }.map(\.value))
+        let marked = try readMetadata(db).plist[CoreDataNames.siftVersionKey] as? String
+        let matching = differences.indices.filter { differences[$0].isEmpty }
+        let at: Int
+        if let i = laid.versions.firstIndex(where: { $0.versionHash == marked }), differences[i].isEmpty {
+            at = i
+        } else if matching.last == laid.versions.count - 1 {
+            at = matching.last!
+        } else if let first = matching.first, matching.count == matching.last! - first + 1 {
+            at = first
+        } else {
+            throw unknownVersion(laid, differences, matching)
+        }
+        if at == laid.versions.count - 1 { return MigrationReport(changes: [], steps: [], failures: []) }
+        return try StoreMigration.run(db, plan: laid, from: at, storeID: storeID, dryRun: dryRun)
+    }
+
+    /// The error for a store at none of `plan`'s versions (a failure per version), or with the
+    /// schema of versions `matching` that are not consecutive.
+    private static func unknownVersion(_ plan: MigrationPlan, _ differences: [[String]], _ matching: [Int])
+        -> StoreError
+    {
+        if !matching.isEmpty {
+            let names = matching.map { MigrationPlan.name(plan.versions[$0], $0) }.joined(separator: ", ")
+            return StoreError(
+                .modelMismatch,
+                "the store has the schema of versions \(names) of the migration plan, which are not consecutive, and no version of Sift's: which it is at cannot be told (Apple's version hashes cannot be computed); migrate it with a plan that starts at its version"
+            )
+        }
+        let failures = differences.enumerated().map { i, d in
+            "version \(MigrationPlan.name(plan.versions[i], i)) does not match the store: " + d.joined(separator: "; ")
+        }
+        return StoreError(
+            .modelMismatch, "the store is at none of the migration plan's versions", failures: failures)
     }
 
     /// Reads what planning a migration of the Core Data store on `db` needs: each old table's
@@ -95,15 +118,19 @@ extension CoreDataFile {
                 if case .text(let name)? = $0.first { name } else { nil }
             }
         }
-        return try plistBytes(migratedMetadata(try readMetadata(db).plist))
+        return try plistBytes(migratedMetadata(try readMetadata(db).plist, to: planner.match.new))
     }
 
     /// The metadata a migrated store keeps: every key as stored (the UUID, the application's
     /// keys, `NSStoreModelVersionIdentifiers`…) but Apple's version hashes, which named the old
     /// version and cannot be computed for the new one: `NSStoreModelVersionHashes` becomes empty,
-    /// as in a store Sift lays out, and the digest and checksum of the hashes are removed.
-    static func migratedMetadata(_ plist: [String: any Sendable]) -> [String: any Sendable] {
+    /// as in a store Sift lays out, and the digest and checksum of the hashes are removed. Sift's
+    /// own key names `model`'s version hash.
+    static func migratedMetadata(_ plist: [String: any Sendable], to model: ManagedObjectModel) -> [String:
+        any Sendable]
+    {
         var out = plist
+        out[CoreDataNames.siftVersionKey] = model.versionHash
         out["NSStoreModelVersionHashes"] = [String: Data]()
         out["NSStoreModelVersionHashesDigest"] = nil
         out["NSStoreModelVersionChecksumKey"] = nil

@@ -88,13 +88,15 @@ enum CoreDataFile {
                     .sqlite,
                     "the file is an SQLite database but not a Core Data store (it has no Z_METADATA or Z_PRIMARYKEY)")
             }
-            let differences = try schemaDifferences(db, model, layouts)
             let uuid = try readMetadata(db).uuid
+            // A plan knows each version's schema, and the version Sift last wrote the store at.
+            if case .plan(let plan) = migration {
+                _ = try CoreDataFile.migrate(db, plan: plan, storeID: uuid, dryRun: false)
+                return uuid
+            }
+            let differences = try schemaDifferences(db, model, layouts)
             guard differences.isEmpty else {
-                if case .plan(let plan) = migration {
-                    _ = try CoreDataFile.migrate(db, plan: plan, storeID: uuid, dryRun: false)
-                    return uuid
-                }
+
                 let hint =
                     if case .inferred = migration {
                         " (a Core Data store keeps no model Sift can read: migrate it with migration: .plan(MigrationPlan(versionsOf: bundle)))"
@@ -126,7 +128,7 @@ enum CoreDataFile {
             }
             _ = try db.query(
                 "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
-                [.text(uuid), .blob(try plistBytes(newMetadata(uuid)))])
+                [.text(uuid), .blob(try plistBytes(newMetadata(uuid, model: model)))])
             try db.execute("COMMIT")
         } catch {
             try? db.execute("ROLLBACK")
@@ -138,8 +140,10 @@ enum CoreDataFile {
     /// The keys Core Data's own metadata has for a new store. Apple's version hashes cannot be
     /// made (their recipe is not documented): `NSStoreModelVersionHashes` is empty, so Core Data
     /// opening the store finds no model whose hashes match and treats it as needing a migration.
-    static func newMetadata(_ uuid: String) -> [String: any Sendable] {
+    /// Sift's own key names the model's ``ManagedObjectModel/versionHash``, for a migration plan.
+    static func newMetadata(_ uuid: String, model: ManagedObjectModel) -> [String: any Sendable] {
         [
+            CoreDataNames.siftVersionKey: model.versionHash,
             "NSStoreType": "SQLite", "NSStoreUUID": uuid, "NSStoreModelVersionHashes": [String: Data](),
             "NSStoreModelVersionHashesVersion": 3, "NSStoreModelVersionIdentifiers": [""],
             "_NSAutoVacuumLevel": "2",

@@ -166,6 +166,9 @@ enum CoreDataNames {
     static let keyTable = "Z_PRIMARYKEY"
     static let metadataTable = "Z_METADATA"
     static let modelCacheTable = "Z_MODELCACHE"
+    /// Sift's metadata key naming the ``ManagedObjectModel/versionHash`` of the model Sift last
+    /// laid the store out for (created or migrated), which tells apart versions with one schema.
+    static let siftVersionKey = "SiftModelVersionHash"
     /// Persistent history's tables (entity numbers 16001–16003): kept as they are; Sift records
     /// its own history elsewhere and appends nothing to them.
     static let historyTables = [HistoryTables.transaction, HistoryTables.change, HistoryTables.string]
