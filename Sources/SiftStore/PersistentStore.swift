@@ -187,7 +187,7 @@ public final class PersistentStore: @unchecked Sendable {
             identifier = try Self.prepare(connection, model: model, layouts: layouts, migration: migration)
             historyOn = try Self.prepareHistory(connection, wanted: historyTracking)
         case .coreData:
-            identifier = try CoreDataFile.prepare(connection, model: model, layouts: layouts)
+            identifier = try CoreDataFile.prepare(connection, model: model, layouts: layouts, migration: migration)
         }
         var storeNumber: UInt32 = 0
         for (name, info) in infos {
@@ -339,7 +339,7 @@ public final class PersistentStore: @unchecked Sendable {
     /// derived from names that may be any string, so they are made unique against every table and
     /// each other (`uniqueName`).
     static func tableNames(_ model: ManagedObjectModel, _ layouts: [String: TableLayout]) -> Set<String> {
-        var taken = Set(([Storage.metadataTable, Storage.keyTable] + layouts.keys).map { $0.lowercased() })
+        var taken = Set((model.layout.reservedTables + layouts.keys).map { $0.lowercased() })
         for r in model.resolved.values {
             for t in r.document?.tables ?? [] { taken.insert(t.table.lowercased()) }
             for a in r.attributes { if let t = a.valueTable ?? a.mixed?.valueTable { taken.insert(t.lowercased()) } }

@@ -3,6 +3,8 @@
 // one transaction. `--dry-run` runs the same steps and rolls them back, printing each step with its
 // SQL and every row that would break a new rule. Several `--model`, in order, are a migration plan
 // of inferred steps (`MigrationPlan`): the store steps from the one its model is through each later.
+// A Core Data store migrates through the versions of an `.xcdatamodeld` bundle, from the version
+// its schema is (`MigrationPlan(versionsOf:)`).
 
 import ArgumentParser
 import Foundation
@@ -32,13 +34,21 @@ struct StoreMigrateCommand: ParsableCommand {
             store steps from the version its model is (or, at none of them, from its own model to \
             the first) through each later one, each step inferred, all in the one transaction \
             (renaming identifiers name each element in the version before).
+
+            A Core Data store (Z_METADATA, Z_PRIMARYKEY) migrates through the versions of \
+            MODEL.xcdatamodeld, in the order of their names, to its current version: from the \
+            version whose layout the store has, each step inferred ('elementID' renames), all in \
+            one transaction; its UUID and metadata keys are kept, Apple's version hashes dropped.
             """
     )
 
     @Argument(help: "The store file.")
     var db: String
 
-    @Option(help: ArgumentHelp("The newer model, a JSON file; several, in order, for a plan.", valueName: "MODEL.json"))
+    @Option(
+        help: ArgumentHelp(
+            "The newer model, a JSON file (several, in order, for a plan), or for a Core Data store its .xcdatamodeld.",
+            valueName: "MODEL.json|MODEL.xcdatamodeld"))
     var model: [String]
 
     @Flag(help: "Print the steps and their SQL, and what would fail; change nothing.")
@@ -46,7 +56,10 @@ struct StoreMigrateCommand: ParsableCommand {
 
     func run() throws {
         try reportingStoreErrors {
-            let report = try Self.migrate(db, through: model.map(readModelFile), dryRun: dryRun)
+            let report =
+                PersistentStore.isCoreDataStore(atPath: db)
+                ? try Self.migrateCoreData(db, bundle: model, dryRun: dryRun)
+                : try Self.migrate(db, through: model.map(readModelFile), dryRun: dryRun)
             FileHandle.standardOutput.write(Data(Self.lines(report, dryRun: dryRun).utf8))
             if !report.failures.isEmpty { throw ExitCode.failure }
         }
@@ -59,6 +72,21 @@ struct StoreMigrateCommand: ParsableCommand {
         do throws(StoreError) { return try PersistentStore.migrate(path: db, through: models, dryRun: dryRun) } catch {
             throw StoreCommandError(error)
         }
+    }
+
+    /// `PersistentStore.migrate(coreDataStoreAt:plan:dryRun:)` through the versions of the one
+    /// `.xcdatamodeld` bundle in `models`, with the command's error.
+    static func migrateCoreData(_ db: String, bundle models: [String], dryRun: Bool) throws(StoreCommandError)
+        -> MigrationReport
+    {
+        guard models.count == 1, let bundle = models.first, bundle.hasSuffix(".xcdatamodeld") else {
+            throw StoreCommandError(
+                "error: \(db) is a Core Data store: give its model's versions as one --model MODEL.xcdatamodeld")
+        }
+        do throws(StoreError) {
+            let plan = try MigrationPlan(versionsOf: URL(fileURLWithPath: bundle))
+            return try PersistentStore.migrate(coreDataStoreAt: URL(fileURLWithPath: db), plan: plan, dryRun: dryRun)
+        } catch { throw StoreCommandError(error) }
     }
 
     /// What the command prints: each change, and on a dry run each step and each row that would fail.

@@ -10,7 +10,8 @@
 //
 // `sift-crash-child --migrate PATH` is the migration crash test's child: it opens the store at PATH
 // (made with the first of `migrationModels()`) with the second through a migration plan, saying
-// "R" before the open and "M" once it returned; `--migration-models` prints both models' JSON,
+// "R" before the open and "M" once it returned (`--migrate-coredata PATH`: the same on a store in
+// Core Data's layout); `--migration-models` prints both models' JSON,
 // separated by a line "---".
 //
 // `sift-crash-child --counters PATH AUTHOR ROUNDS` is the other test's writer (TwoProcessTests):
@@ -250,6 +251,17 @@ func migrate(path: String) throws -> Never {
     exit(0)
 }
 
+/// Opens the Core Data store at `path` (laid out for the first migration model) with the second,
+/// through a plan from the first.
+func migrateCoreData(path: String) throws -> Never {
+    let (v1, v2) = try migrationModels()
+    let plan = try MigrationPlan(from: v1, [.inferred(v2)])
+    say("R")
+    _ = try PersistentStore(coreDataStoreAt: URL(fileURLWithPath: path), model: v2, migration: .plan(plan))
+    say("M")
+    exit(0)
+}
+
 let arguments = CommandLine.arguments
 do {
     if arguments.count == 2, arguments[1] == "--migration-models" {
@@ -258,6 +270,7 @@ do {
         exit(0)
     }
     if arguments.count == 3, arguments[1] == "--migrate" { try migrate(path: arguments[2]) }
+    if arguments.count == 3, arguments[1] == "--migrate-coredata" { try migrateCoreData(path: arguments[2]) }
     if arguments.count == 2, arguments[1] == "--model" {
         say(try crashModel().jsonString)
         exit(0)
@@ -267,7 +280,7 @@ do {
     }
     guard arguments.count == 2 else {
         fail(
-            "usage: sift-crash-child STORE-PATH | --model | --counters STORE-PATH AUTHOR ROUNDS | --migrate STORE-PATH | --migration-models"
+            "usage: sift-crash-child STORE-PATH | --model | --counters STORE-PATH AUTHOR ROUNDS | --migrate[-coredata] STORE-PATH | --migration-models"
         )
     }
     try run(path: arguments[1])

@@ -5,8 +5,9 @@
 // `PRAGMA integrity_check`, keep exactly one of the two models' hashes, open with that model, and
 // hold every item whole in that model's form (its number, its name or title, its score, its flag,
 // its tag). The store is built once, with SQL (saving 100,000 objects in a debug build would take
-// longer than the whole test may). SIFT_MIGRATION_KILLS=n sets the number of kills (3 by default,
-// to keep `make test` within its time; `make crash-test` runs 40).
+// longer than the whole test may). The second test does the same on a store laid out as Core Data
+// lays it out, its model told by its schema. SIFT_MIGRATION_KILLS=n sets the number of kills (3 by default,
+// to keep `make test` within its time; `make crash-test` runs 40), for each.
 
 import Foundation
 import SiftSQL
@@ -27,7 +28,12 @@ import Testing
     static let items = 100_000
     static let tags = 100
 
-    @Test func killedMigrationLeavesOneWholeModel() throws {
+    @Test func killedMigrationLeavesOneWholeModel() throws { try killMigrations(coreData: false) }
+
+    /// The same on a store laid out as Core Data lays it out, told at which model by its schema.
+    @Test func killedCoreDataMigrationLeavesOneWholeModel() throws { try killMigrations(coreData: true) }
+
+    func killMigrations(coreData: Bool) throws {
         let kills = ProcessInfo.processInfo.environment["SIFT_MIGRATION_KILLS"].flatMap { Int($0) } ?? 3
         let executable = try #require(
             builtExecutable(named: "sift-crash-child")?.path, "no sift-crash-child executable next to the test bundle")
@@ -38,7 +44,7 @@ import Testing
         try #require(texts.count == 2)
         let models = try texts.map { try ManagedObjectModel(json: Data($0.utf8)) }
         let original = Fixtures.temporaryPath("items.sqlite")
-        try Self.build(original, models[0])
+        try Self.build(original, models[0], coreData: coreData)
         let directory = (original as NSString).deletingLastPathComponent
         let stderrPath = directory + "/child-stderr.txt"
 
@@ -46,9 +52,9 @@ import Testing
         let copy = directory + "/copy.sqlite"
         let clock = ContinuousClock()
         let start = clock.now
-        try Self.migrate(executable, original, copy, stderrPath, killAfter: nil)
+        try Self.migrate(executable, original, copy, stderrPath, killAfter: nil, coreData: coreData)
         let full = clock.now - start
-        #expect(try Self.check(copy, models) == 1)
+        #expect(try Self.check(copy, models, coreData: coreData) == 1)
         let microseconds = UInt32(
             max(1_000, full.components.seconds * 1_000_000 + full.components.attoseconds / 1_000_000_000_000))
 
@@ -56,8 +62,8 @@ import Testing
         for round in 1...kills {
             // Up to a third past the unkilled run's time, so some kills land at the commit or after.
             let delay = UInt32.random(in: 0...(microseconds + microseconds / 3))
-            try Self.migrate(executable, original, copy, stderrPath, killAfter: delay)
-            let at = try Self.check(copy, models)
+            try Self.migrate(executable, original, copy, stderrPath, killAfter: delay, coreData: coreData)
+            let at = try Self.check(copy, models, coreData: coreData)
             guard at >= 0 else {
                 Issue.record("kill \(round) after \(delay) µs: the store is broken (kept at \(copy))")
                 return
@@ -65,7 +71,7 @@ import Testing
             landed[at] += 1
         }
         print(
-            "MigrationCrashTests: one migration of \(Self.items) items took \(full); \(kills) kills: \(landed[0]) left the old model, \(landed[1]) the new"
+            "MigrationCrashTests\(coreData ? " (Core Data's layout)" : ""): one migration of \(Self.items) items took \(full); \(kills) kills: \(landed[0]) left the old model, \(landed[1]) the new"
         )
         try? FileManager.default.removeItem(atPath: directory)
     }
@@ -73,11 +79,13 @@ import Testing
     /// Copies `original` to `copy` (no -wal or -shm left over) and runs the migrating child on
     /// it, killing it `killAfter` µs after it said it is about to open the store (nil: never).
     static func migrate(
-        _ executable: String, _ original: String, _ copy: String, _ stderrPath: String, killAfter: UInt32?
+        _ executable: String, _ original: String, _ copy: String, _ stderrPath: String, killAfter: UInt32?,
+        coreData: Bool
     ) throws {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: copy + suffix) }
         try FileManager.default.copyItem(atPath: original, toPath: copy)
-        let child = try CrashChild(executable, ["--migrate", copy], stderr: stderrPath)
+        let child = try CrashChild(
+            executable, [coreData ? "--migrate-coredata" : "--migrate", copy], stderr: stderrPath)
         try #require(child.waitForReady(seconds: 30), "the child did not start: \(childErrors(stderrPath))")
         guard let killAfter else {
             child.readToEnd()
@@ -93,10 +101,13 @@ import Testing
 
     /// Makes the store at `path` with `model` and fills it with SQL: tags 1…100, items 101…
     /// (number i, name "item i", score (i % 8) / 4, tag 1 + i % 100); the key counter past them.
-    static func build(_ path: String, _ model: ManagedObjectModel) throws {
-        let store = try PersistentStore(model: model, path: path)
-        let item = model.resolved["Item"]!
-        let tag = model.resolved["Tag"]!
+    static func build(_ path: String, _ model: ManagedObjectModel, coreData: Bool) throws {
+        let store =
+            coreData
+            ? try PersistentStore(coreDataStoreAt: URL(fileURLWithPath: path), model: model, create: true)
+            : try PersistentStore(model: model, path: path)
+        let item = store.model.resolved["Item"]!
+        let tag = store.model.resolved["Tag"]!
         let q = PersistentStore.q
         guard case .foreignKey(let fk) = item.relationship("tag")!.storage else {
             Issue.record("Item.tag is not kept in a foreign key")
@@ -112,7 +123,11 @@ import Testing
                 try store.run(
                     "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ?) INSERT INTO \(q(item.table)) (\((head + [col("n"), col("name"), col("score"), q(fk)]).joined(separator: ", "))) SELECT ? + i, ?, 1, i, 'item ' || i, (i % 8) / 4.0, 1 + i % ? FROM c",
                     [.integer(Int64(items)), .integer(Int64(tags)), .integer(item.number), .integer(Int64(tags))])
-                try store.run(model.layout.keyCounterSQL.write, [.text("*"), .integer(Int64(tags + items))])
+                // One counter for the store (Sift's layout), or each root's (Core Data's).
+                let counters = coreData ? [SQLValue.integer(tag.number), .integer(item.number)] : [.text("*")]
+                for counter in counters {
+                    try store.run(store.model.layout.keyCounterSQL.write, [counter, .integer(Int64(tags + items))])
+                }
             } catch { throw StoreError(.sqlite, "\(error)") }
         }
         // Read back through the store: the rows are what saves would have written.
@@ -124,23 +139,36 @@ import Testing
         #expect(try c.count(for: FetchRequest("Tag", predicate: "items.@count == 1000")) == tags)
     }
 
+    /// Which of `models` the store on `db` is at: told by its stored model's hash, or in Core
+    /// Data's layout by its schema; nil, with an issue recorded, when neither.
+    static func storedModel(_ db: SQLiteConnection, _ models: [ManagedObjectModel], coreData: Bool) throws -> Int? {
+        if coreData {
+            let laid = try models.map { try $0.laidOut(as: .coreData) }
+            let at = try laid.firstIndex { try CoreDataFile.schemaDifferences(db, $0, TableLayout.make($0)).isEmpty }
+            if at == nil { Issue.record("the store's schema is neither model's") }
+            return at
+        }
+        let hash = try db.query(
+            "SELECT value FROM \(PersistentStore.q(Storage.metadataTable)) WHERE key = 'version_hash'")
+        let at = models.firstIndex { hash == [[.text($0.versionHash)]] }
+        if at == nil { Issue.record("the stored model hash \(hash) is neither model's") }
+        return at
+    }
+
     /// Which of the two models (0 or 1) the store at `path` holds, every item whole in its form;
     /// -1, with an issue recorded for each problem, when it holds neither or anything is off.
-    static func check(_ path: String, _ models: [ManagedObjectModel]) throws -> Int {
+    static func check(_ path: String, _ models: [ManagedObjectModel], coreData: Bool) throws -> Int {
         let db = try SQLiteConnection(path: path)
         guard try db.query("PRAGMA integrity_check") == [[.text("ok")]] else {
             Issue.record("integrity_check fails")
             return -1
         }
-        let hash = try db.query(
-            "SELECT value FROM \(PersistentStore.q(Storage.metadataTable)) WHERE key = 'version_hash'")
-        guard let at = models.firstIndex(where: { hash == [[.text($0.versionHash)]] }) else {
-            Issue.record("the stored model hash \(hash) is neither model's")
-            return -1
-        }
-        let model = models[at]
-        let store = try PersistentStore(model: model, path: path)
-        let item = model.resolved["Item"]!
+        guard let at = try storedModel(db, models, coreData: coreData) else { return -1 }
+        let store =
+            coreData
+            ? try PersistentStore(coreDataStoreAt: URL(fileURLWithPath: path), model: models[at])
+            : try PersistentStore(model: models[at], path: path)
+        let item = store.model.resolved["Item"]!
         let q = PersistentStore.q
         let col = { (name: String) in q(item.attribute(name)!.column) }
         let name = at == 0 ? "name" : "title"

@@ -115,4 +115,31 @@ import SiftStoreTestSupport
         #expect(try bo.get("email", as: String.self) == "unknown")
         #expect(try PersistentStore(path: path).model.version == "3")
     }
+
+    @Test func theCoreDataSampleRuns() throws {
+        let folder = try XcodeModelFolder()
+        defer { folder.remove() }
+        let directory = folder.root
+        let carXML = #"<entity name="Car" syncable="YES"><attribute name="make" optional="YES" attributeType="String"/></entity>"#
+        let bundleURL = try folder.bundle("Garage", [
+            "Garage": xcodeContents(carXML),
+            "Garage 2": xcodeContents(carXML.replacingOccurrences(of: #"name="make""#, with: #"name="brand" elementID="make""#)),
+        ], current: "Garage 2")
+        do {
+            let made = try PersistentStore(coreDataStoreAt: directory.appendingPathComponent("Garage.sqlite"), model: try ManagedObjectModel(contentsOf: bundleURL, version: "Garage"), create: true)
+            let c = ManagedObjectContext(store: made)
+            try c.insert("Car").setValue("VW", forKey: "make")
+            try c.save()
+        }
+
+        let plan = try MigrationPlan(versionsOf: directory.appendingPathComponent("Garage.xcdatamodeld"))
+        let garage = try PersistentStore(
+            coreDataStoreAt: directory.appendingPathComponent("Garage.sqlite"), model: plan.versions.last!,
+            migration: .plan(plan))
+        let car = try ManagedObjectContext(store: garage).fetch(FetchRequest("Car"))[0]
+        print(try car.get("brand", as: String.self)!)   // VW, its make in version 1
+
+        #expect(try car.get("brand", as: String.self) == "VW")
+        #expect(plan.versions.map(\.version) == ["Garage", "Garage 2"])
+    }
 }

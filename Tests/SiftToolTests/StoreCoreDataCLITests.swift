@@ -72,6 +72,7 @@ import Testing
               NSStoreModelVersionIdentifiers: [""]
               NSStoreType: "SQLite"
               NSStoreUUID: "\(f.uuid)"
+              SiftModelVersionHash: "\(try ManagedObjectModel(contentsOf: f.bundle, version: "Garage").versionHash)"
               Thumbnail: <3 bytes>
               _NSAutoVacuumLevel: "2"
 
@@ -193,5 +194,35 @@ import Testing
         let noModel = try runSift(["store", "query", f.store.path, "Car"])
         #expect(noModel.status == 1)
         #expect(noModel.stderr.contains("is a Core Data store: give its model with --model"), "\(noModel.stderr)")
+    }
+
+    @Test func migrateMovesACoreDataStoreToItsBundlesCurrentVersion() throws {
+        let f = try Self.fixture()
+        defer { f.folder.remove() }
+        let db = f.store.path
+        let sql = try SQLiteConnection(path: db)
+        let zcolor = "SELECT COUNT(*) FROM pragma_table_info('ZCAR') WHERE name = 'ZCOLOR'"
+        let dry = try runSift(["store", "migrate", db, "--model", f.bundle.path, "--dry-run"])
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(dry.stdout.contains("change: attribute 'Car.color' was added\n"), "\(dry.stdout)")
+        #expect(dry.stdout.contains("\"ZCOLOR\" VARCHAR"))
+        #expect(try sql.query(zcolor) == [[.integer(0)]])
+        let run = try runSift(["store", "migrate", db, "--model", f.bundle.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == "change: attribute 'Car.color' was added\n")
+        #expect(try sql.query(zcolor) == [[.integer(1)]])
+        #expect(
+            try sql.query("SELECT Z_ENT, ZMAKE, ZCOLOR FROM ZCAR ORDER BY Z_PK") == [
+                [.integer(1), .text("VW"), .null], [.integer(1), .text("Fiat"), .null],
+                [.integer(2), .text("Ferrari"), .null],
+            ])
+        #expect(try sql.query("SELECT Z_UUID FROM Z_METADATA") == [[.text(f.uuid)]])
+        let again = try runSift(["store", "migrate", db, "--model", f.bundle.path])
+        #expect(again.stdout == "the store already has this model\n")
+        let query = try runSift(["store", "query", db, "Car", "--model", f.bundle.path])
+        #expect(query.status == 0 && query.stdout.contains("Ferrari"), "\(query.stderr)")
+        let json = try runSift(["store", "migrate", db, "--model", f.bundle.path, "--model", f.bundle.path])
+        #expect(json.status == 1)
+        #expect(json.stderr.contains("give its model's versions as one --model MODEL.xcdatamodeld"), "\(json.stderr)")
     }
 }

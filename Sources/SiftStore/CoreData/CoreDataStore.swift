@@ -15,16 +15,20 @@ extension PersistentStore {
     /// Opens the Core Data SQLite store at `url` with `model` (read from the app's `.xcdatamodeld`,
     /// ``ManagedObjectModel/init(contentsOf:version:classes:)``), or with `create: true` lays out a new
     /// store for the model as Core Data would. A store whose tables, columns or entity numbers are
-    /// not the model's is a `.modelMismatch` error naming each difference.
+    /// not the model's is a `.modelMismatch` error naming each difference, unless `migration` is a
+    /// ``ModelMigration/plan(_:)`` (such as ``MigrationPlan/init(versionsOf:)`` makes of the app's
+    /// bundle) ending at `model`: the store, at whichever of its versions its schema is, is then
+    /// migrated in place, in one transaction (the Migrations article). A Core Data store keeps no
+    /// model Sift can read, so `.inferred` alone cannot migrate one.
     ///
     /// ```swift
     /// let model = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: "App.xcdatamodeld"))
     /// let store = try PersistentStore(coreDataStoreAt: URL(fileURLWithPath: "App.sqlite"), model: model)
     /// let cars = try ManagedObjectContext(store: store).fetch(FetchRequest("Car", predicate: "year > 2000"))
     /// ```
-    public convenience init(coreDataStoreAt url: URL, model: ManagedObjectModel, create: Bool = false)
-        throws(StoreError)
-    {
+    public convenience init(
+        coreDataStoreAt url: URL, model: ManagedObjectModel, create: Bool = false, migration: ModelMigration = .never
+    ) throws(StoreError) {
         let laidOut: ManagedObjectModel
         do { laidOut = try model.laidOut(as: .coreData) } catch { throw StoreError(error) }
         let path = url.path
@@ -37,7 +41,7 @@ extension PersistentStore {
             throw StoreError(.sqlite, "'\(path)' is not a Core Data store (create: true lays out a new store)")
         }
         try ExternalData.check(storeAt: url)
-        try self.init(model: laidOut, location: path, historyTracking: false)
+        try self.init(model: laidOut, location: path, historyTracking: false, migration: migration)
     }
 
     /// The store's Core Data metadata (`Z_METADATA`'s property list): `NSStoreType`,
@@ -73,10 +77,11 @@ extension PersistentStore {
 enum CoreDataFile {
     /// The store's UUID: a new store laid out (a file with no tables), or an existing one checked
     /// against the model.
-    static func prepare(_ db: SQLiteConnection, model: ManagedObjectModel, layouts: [String: TableLayout])
-        throws(StoreError) -> String
-    {
-        try PersistentStore.preparing { () throws -> String in
+    static func prepare(
+        _ db: SQLiteConnection, model: ManagedObjectModel, layouts: [String: TableLayout], migration: ModelMigration
+    ) throws(StoreError) -> String {
+        if case .plan(let plan) = migration { try plan.check(opening: model) }
+        return try PersistentStore.preparing { () throws -> String in
             let tables = try PersistentStore.tableNames(db)
             if tables.isEmpty { return try create(db, model, layouts) }
             guard hasCoreDataTables(tables) else {
@@ -84,14 +89,25 @@ enum CoreDataFile {
                     .sqlite,
                     "the file is an SQLite database but not a Core Data store (it has no Z_METADATA or Z_PRIMARYKEY)")
             }
+            let uuid = try readMetadata(db).uuid
+            // A plan knows each version's schema, and the version Sift last wrote the store at.
+            if case .plan(let plan) = migration {
+                _ = try CoreDataFile.migrate(db, plan: plan, storeID: uuid, dryRun: false)
+                return uuid
+            }
             let differences = try schemaDifferences(db, model, layouts)
             guard differences.isEmpty else {
+
+                let hint =
+                    if case .inferred = migration {
+                        " (a Core Data store keeps no model Sift can read: migrate it with migration: .plan(MigrationPlan(versionsOf: bundle)))"
+                    } else { "" }
                 throw StoreError(
                     .modelMismatch,
-                    "the store does not match the model: \(differences.joined(separator: "; "))",
+                    "the store does not match the model: \(differences.joined(separator: "; "))\(hint)",
                     failures: differences)
             }
-            return try readMetadata(db).uuid
+            return uuid
         }
     }
 
@@ -113,7 +129,7 @@ enum CoreDataFile {
             }
             _ = try db.query(
                 "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
-                [.text(uuid), .blob(try plistBytes(newMetadata(uuid)))])
+                [.text(uuid), .blob(try plistBytes(newMetadata(uuid, model: model)))])
             try db.execute("COMMIT")
         } catch {
             try? db.execute("ROLLBACK")
@@ -125,16 +141,22 @@ enum CoreDataFile {
     /// The keys Core Data's own metadata has for a new store. Apple's version hashes cannot be
     /// made (their recipe is not documented): `NSStoreModelVersionHashes` is empty, so Core Data
     /// opening the store finds no model whose hashes match and treats it as needing a migration.
-    static func newMetadata(_ uuid: String) -> [String: any Sendable] {
+    /// Sift's own key names the model's ``ManagedObjectModel/versionHash``, for a migration plan.
+    static func newMetadata(_ uuid: String, model: ManagedObjectModel) -> [String: any Sendable] {
         [
+            CoreDataNames.siftVersionKey: model.versionHash,
             "NSStoreType": "SQLite", "NSStoreUUID": uuid, "NSStoreModelVersionHashes": [String: Data](),
             "NSStoreModelVersionHashesVersion": 3, "NSStoreModelVersionIdentifiers": [""],
             "_NSAutoVacuumLevel": "2",
         ]
     }
 
-    /// The SQL of every table and index of a new store.
-    static func createScript(_ model: ManagedObjectModel, _ layouts: [String: TableLayout]) -> String {
+    /// The SQL of every table and index of a new store. A migration passes the columns each table
+    /// had (`kept`, table → column names in their order): those keep their places and the columns
+    /// it adds come last, as Core Data's migrations lay them out; columns are read by name.
+    static func createScript(
+        _ model: ManagedObjectModel, _ layouts: [String: TableLayout], kept: [String: [String]] = [:]
+    ) -> String {
         let q = PersistentStore.q
         var sql = [
             "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER);",
@@ -144,7 +166,10 @@ enum CoreDataFile {
             let cols = layout.columns.enumerated().map { i, c in
                 i == 0 ? "\(q(c)) INTEGER PRIMARY KEY" : i < 3 ? "\(q(c)) INTEGER" : "\(q(c)) \(layout.columnTypes[i])"
             }
-            sql.append("CREATE TABLE \(q(layout.table)) ( \(cols.joined(separator: ", ")) );")
+            let before = (kept[layout.table.uppercased()] ?? []).map { $0.uppercased() }
+            let place = { (i: Int) in i < 3 ? i : before.firstIndex(of: layout.columns[i].uppercased()) ?? Int.max }
+            let ordered = cols.indices.sorted { (place($0), $0) < (place($1), $1) }.map { cols[$0] }
+            sql.append("CREATE TABLE \(q(layout.table)) ( \(ordered.joined(separator: ", ")) );")
         }
         var joins = Set<String>()
         for e in model.entities {

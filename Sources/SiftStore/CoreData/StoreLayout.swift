@@ -170,6 +170,9 @@ enum CoreDataNames {
     /// they updated; registered inert on every store connection (Sift computes derived values at
     /// save itself), so that writes firing those triggers do not fail "no such function".
     static let derivedAttributeTriggerFunction = "NSCoreDataDATriggerUpdatedAffectedObjectValue"
+    /// Sift's metadata key naming the ``ManagedObjectModel/versionHash`` of the model Sift last
+    /// laid the store out for (created or migrated), which tells apart versions with one schema.
+    static let siftVersionKey = "SiftModelVersionHash"
     /// Persistent history's tables (entity numbers 16001–16003): kept as they are; Sift records
     /// its own history elsewhere and appends nothing to them.
     static let historyTables = [HistoryTables.transaction, HistoryTables.change, HistoryTables.string]

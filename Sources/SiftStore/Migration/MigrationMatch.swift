@@ -1,7 +1,9 @@
 // Which element of a store's model each element of a newer model continues (its name, or its
-// `renamingIdentifier`, names it in the older model), and whether the change between the two can
-// be inferred: the list of changes in words, and every change that cannot be, each on its own, so
-// an open with `migration: .inferred` refuses all of them at once before it touches the file.
+// `renamingIdentifier`, names it in the older model; or, as Xcode keeps an `elementID` from
+// version to version, the older element has the same renaming identifier), and whether the
+// change between the two can be inferred: the list of changes in words, and every change that
+// cannot be, each on its own, so an open with `migration: .inferred` refuses all of them at once
+// before it touches the file.
 
 import Foundation
 import SiftEvaluation
@@ -31,7 +33,12 @@ struct MigrationMatch {
         self.stage = stage
         for e in new.entities {
             let previous = e.renamingIdentifier ?? e.name
-            if old.resolved[previous] != nil { entities[e.name] = previous }
+            if old.resolved[previous] != nil {
+                entities[e.name] = previous
+            } else if let id = e.renamingIdentifier, let o = old.entities.first(where: { $0.renamingIdentifier == id })
+            {
+                entities[e.name] = o.name
+            }
         }
         compare()
     }
@@ -39,13 +46,17 @@ struct MigrationMatch {
     /// The old attribute new attribute `a` of new entity `entity` continues, if any.
     func attribute(_ a: ResolvedAttribute, of entity: String) -> ResolvedAttribute? {
         guard let o = entities[entity], let r = old.resolved[o] else { return nil }
-        return r.attribute(a.description.renamingIdentifier ?? a.name)
+        if let found = r.attribute(a.description.renamingIdentifier ?? a.name) { return found }
+        guard let id = a.description.renamingIdentifier else { return nil }
+        return r.attributes.first { $0.description.renamingIdentifier == id }
     }
 
     /// The old relationship new relationship `rel` of new entity `entity` continues, if any.
     func relationship(_ rel: ResolvedRelationship, of entity: String) -> ResolvedRelationship? {
         guard let o = entities[entity], let r = old.resolved[o] else { return nil }
-        return r.relationship(rel.description.renamingIdentifier ?? rel.name)
+        if let found = r.relationship(rel.description.renamingIdentifier ?? rel.name) { return found }
+        guard let id = rel.description.renamingIdentifier else { return nil }
+        return r.relationships.first { $0.description.renamingIdentifier == id }
     }
 
     /// How an old attribute's stored value becomes the new one's: kept, or written as a string.
@@ -94,6 +105,20 @@ struct MigrationMatch {
             }
             if o != e.name { changes.append("entity '\(o)' was renamed '\(e.name)'") }
             compareEntity(e, old.entity(named: o)!)
+        }
+        if new.layout == .coreData { refuseMergedHierarchies() }
+    }
+
+    /// Core Data's layout issues keys per hierarchy, so two old hierarchies' rows could share keys
+    /// in one new table: merging them is refused, as Core Data refuses it (coredata-formats.md §4).
+    private mutating func refuseMergedHierarchies() {
+        for e in new.entities where e.parent == nil {
+            let family = new.resolved[e.name]!.family
+            let roots = Set(family.compactMap { entities[$0].flatMap { old.resolved[$0]?.root } })
+            guard roots.count > 1 else { continue }
+            incompatible.append(
+                "entity '\(e.name)' merges the hierarchies of \(roots.sorted().map { "'\($0)'" }.joined(separator: " and ")), which Core Data's layout cannot (each issues its own keys)"
+            )
         }
     }
 

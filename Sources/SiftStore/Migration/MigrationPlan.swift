@@ -143,7 +143,14 @@ extension StoreMigration {
     static func run(
         _ db: SQLiteConnection, plan: MigrationPlan, storedHash: String, storeID: String, dryRun: Bool
     ) throws(StoreError) -> MigrationReport {
-        let start = try plan.version(hash: storedHash)
+        try run(db, plan: plan, from: plan.version(hash: storedHash), storeID: storeID, dryRun: dryRun)
+    }
+
+    /// Migrates the store on `db` (store `storeID`, at the plan's version `start`) through every
+    /// later step of `plan`, in one transaction (rolled back when `dryRun`).
+    static func run(
+        _ db: SQLiteConnection, plan: MigrationPlan, from start: Int, storeID: String, dryRun: Bool
+    ) throws(StoreError) -> MigrationReport {
         let steps = Array(plan.stages.enumerated().dropFirst(start))
         var matches: [MigrationMatch] = []
         for (i, stage) in steps {

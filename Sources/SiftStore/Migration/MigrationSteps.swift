@@ -55,12 +55,16 @@ struct MigrationPlanner {
     /// Whether the store records persistent history (its tables stay; their changes are renumbered).
     let hasHistory: Bool
     private(set) var steps: [MigrationStep] = []
+    /// In Core Data's layout, the columns each old table had (upper-cased table → its columns in
+    /// order): they keep their places in the new table, and added columns come last.
+    var keptColumns: [String: [String]] = [:]
 
     static let linksTable = "sift_migration_links"
 
     init(_ match: MigrationMatch, existingTables: Set<String>) {
         self.match = match
-        hasHistory = existingTables.contains(HistoryTables.change)
+        // Core Data's own persistent history (`ACHANGE`…) is left as it is (CoreDataStores.md).
+        hasHistory = match.new.layout == .sift && existingTables.contains(HistoryTables.change)
         let owned = PersistentStore.tableNames(match.old, TableLayout.make(match.old))
         setAside = existingTables.filter { owned.contains($0.lowercased()) }.sorted().enumerated().map {
             ($1, "sift_migration_old_\($0)")
@@ -77,15 +81,23 @@ struct MigrationPlanner {
         steps.append(MigrationStep(summary, sql, bindings, check: check))
     }
 
-    /// Every step, given the indexes and triggers (`type`, `name`) on the old tables.
-    mutating func plan(dropping objects: [(type: String, name: String)]) -> [MigrationStep] {
+    /// Every step, given the indexes and triggers (`type`, `name`) on the old tables and, for a
+    /// store in Core Data's layout, the metadata property list to write (`coreDataMetadata`).
+    mutating func plan(dropping objects: [(type: String, name: String)], coreDataMetadata: [UInt8]? = nil)
+        -> [MigrationStep]
+    {
         for o in objects { add("drop the old \(o.type) \(o.name)", "DROP \(o.type.uppercased()) \(q(o.name))") }
         for t in setAside {
             add("set aside the old table \(t.table)", "ALTER TABLE \(q(t.table)) RENAME TO \(q(t.aside))")
         }
         let new = match.new
-        add("create the new model's tables", PersistentStore.createScript(new, TableLayout.make(new)))
-        for table in [Storage.metadataTable, Storage.keyTable] {
+        let coreData = new.layout == .coreData
+        let script =
+            coreData
+            ? CoreDataFile.createScript(new, TableLayout.make(new), kept: keptColumns)
+            : PersistentStore.createScript(new, TableLayout.make(new))
+        add("create the new model's tables", script)
+        for table in coreData ? [CoreDataNames.metadataTable] : [Storage.metadataTable, Storage.keyTable] {
             add("keep the store's \(table)", "INSERT INTO \(q(table)) SELECT * FROM \(aside(table))")
         }
         add(
@@ -98,9 +110,13 @@ struct MigrationPlanner {
         for e in new.entities { checkRules(e.name) }
         if hasHistory { renumberHistory() }
         add("drop the scratch table", "DROP TABLE \(q(Self.linksTable))")
-        let meta = "UPDATE \(q(Storage.metadataTable)) SET value = ? WHERE key = ?"
-        add("store the new model", meta, [.text(new.jsonString), .text("model")])
-        add("store the new model's version hash", meta, [.text(new.versionHash), .text("version_hash")])
+        if coreData {
+            coreDataKeys(metadata: coreDataMetadata ?? [])
+        } else {
+            let meta = "UPDATE \(q(Storage.metadataTable)) SET value = ? WHERE key = ?"
+            add("store the new model", meta, [.text(new.jsonString), .text("model")])
+            add("store the new model's version hash", meta, [.text(new.versionHash), .text("version_hash")])
+        }
         for t in setAside { add("drop the old table \(t.table)", "DROP TABLE \(q(t.aside))") }
         return steps
     }
@@ -236,6 +252,41 @@ struct MigrationPlanner {
         }
     }
 
+    // MARK: Core Data's key and metadata tables
+
+    /// A store in Core Data's layout: a `Z_PRIMARYKEY` row per entity of the new model under its
+    /// new number, each root's `Z_MAX` the largest of the old roots' counters its hierarchy
+    /// continues and its table's largest key (so no key is issued twice), persistent history's
+    /// rows (16001…) kept; the metadata's new property list; the stale model cache (set aside
+    /// with the old tables) is not laid out again.
+    private mutating func coreDataKeys(metadata: [UInt8]) {
+        let keys = q(CoreDataNames.keyTable)
+        let insert = "INSERT INTO \(keys) (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)"
+        for e in match.new.entities {
+            let r = match.new.resolved[e.name]!
+            let parent = e.parent.flatMap { match.new.resolved[$0]?.number } ?? 0
+            add("number entity \(e.name)", insert, [.integer(r.number), .text(e.name), .integer(parent)])
+        }
+        add(
+            "keep persistent history's key counters",
+            "INSERT INTO \(keys) SELECT * FROM \(aside(CoreDataNames.keyTable)) WHERE Z_ENT >= 16000")
+        for e in match.new.entities where e.parent == nil {
+            let r = match.new.resolved[e.name]!
+            let oldRoots = Set(r.family.compactMap { match.entities[$0].flatMap { match.old.resolved[$0]?.root } })
+            let numbers = oldRoots.sorted().map { SQLValue.integer(match.old.resolved[$0]!.number) }
+            let marks = Array(repeating: "?", count: numbers.count).joined(separator: ", ")
+            let old = "(SELECT MAX(Z_MAX) FROM \(aside(CoreDataNames.keyTable)) WHERE Z_ENT IN (\(marks)))"
+            let pk = q(Storage.primaryKey)
+            add(
+                "keep the key counter of \(e.name)",
+                "UPDATE \(keys) SET Z_MAX = MAX(COALESCE(\(old), 0), COALESCE((SELECT MAX(\(pk)) FROM \(q(r.table))), 0)) WHERE Z_ENT = ?",
+                numbers + [.integer(r.number)])
+        }
+        add(
+            "write the metadata (UUID and keys kept, Apple's stale version hashes dropped)",
+            "UPDATE \(q(CoreDataNames.metadataTable)) SET Z_PLIST = ?", [.blob(metadata)])
+    }
+
     // MARK: Links
 
     /// The SELECT of old relationship `o`'s links as (src, dst, ord) seen from its own side.
@@ -305,6 +356,14 @@ struct MigrationPlanner {
                 "write the links of \(what)",
                 "UPDATE \(q(r.table)) SET \(q(c)) = (SELECT dst FROM \(links) WHERE src = \(q(r.table)).\(pk)) WHERE \(pk) IN (SELECT src FROM \(links))"
             )
+            // Core Data's companion column: the destination's (new) entity number.
+            if let ec = rel.entityColumn {
+                let dest = q(match.new.resolved[rel.destination]!.table)
+                add(
+                    "write the destinations' entity numbers of \(what)",
+                    "UPDATE \(q(r.table)) SET \(q(ec)) = (SELECT d.\(q(Storage.entityColumn)) FROM \(dest) AS d WHERE d.\(pk) = \(q(r.table)).\(q(c))) WHERE \(q(c)) IS NOT NULL"
+                )
+            }
         case .inverseForeignKey(let table, let c, let order):
             let ord = order.map { ", \(q($0)) = (SELECT ord FROM \(links) WHERE dst = \(q(table)).\(pk))" } ?? ""
             add(

@@ -112,7 +112,8 @@ enum StoreMigration {
             "SELECT type, name FROM sqlite_master WHERE type IN ('index', 'trigger') AND sql IS NOT NULL AND tbl_name IN (\(marks)) ORDER BY type DESC, name",
             asideNames
         ).map { (type: $0[0].text ?? "", name: $0[1].text ?? "") }
-        let steps = planner.plan(dropping: objects)
+        let metadata = match.new.layout == .coreData ? try CoreDataFile.prepareMigration(&planner, db) : nil
+        let steps = planner.plan(dropping: objects, coreDataMetadata: metadata)
         for step in steps { try perform(step, db, storeID: storeID, &failures) }
         return steps
     }
