@@ -410,14 +410,15 @@ extension JSONScanner {
     /// decides, having tested only elements `element` answers before it; but when keys are left
     /// to read in the elements, every element is still read through the path, as the general path
     /// maps the whole path before comparing, and a key it cannot read in any element is an error
-    /// there.
+    /// there. `element` may leave its scanner past the value it read (a string it scanned), which
+    /// saves reading the element again to pass it.
     @inline(__always)
-    func typedAnswer(_ leaf: DirectFilter.Leaf, _ element: (JSONScanner) -> Bool?) -> Bool? {
+    func typedAnswer(_ leaf: DirectFilter.Leaf, _ element: (inout JSONScanner) -> Bool?) -> Bool? {
         guard let quantifier = leaf.quantifier else {
             guard case .value(let at) = walk(leaf, from: 0) else { return nil }
             var t = self
             t.i = at
-            return element(t)
+            return element(&t)
         }
         let all = quantifier == .all
         var s = self
@@ -441,17 +442,24 @@ extension JSONScanner {
         while true {
             s.skipSpace()
             // An array of the values compared (no key left to read) needs no walk.
-            switch rest == leaf.rest.count ? .value(s.i) : s.walk(leaf, from: rest) {
+            // The element's own value, with no key left to read in it: `element` may pass it.
+            let direct = rest == leaf.rest.count
+            var passed = false
+            switch direct ? .value(s.i) : s.walk(leaf, from: rest) {
             case .value(let at):
                 if decided == nil {
                     var t = s
                     t.i = at
-                    guard let x = element(t) else { return nil }
+                    guard let x = element(&t) else { return nil }
                     if x != all {
                         // With no key to map over the elements left, nothing after this one
                         // can raise: the answer is final.
-                        if rest == leaf.rest.count { return !all }
+                        if direct { return !all }
                         decided = !all
+                    }
+                    if direct, t.i > at {
+                        s.i = t.i
+                        passed = true
                     }
                 }
             case .null:
@@ -459,7 +467,7 @@ extension JSONScanner {
             case .array, .other:
                 return nil
             }
-            guard (try? s.skipElement(depth: 0)) != nil else { return nil }
+            guard passed || (try? s.skipElement(depth: 0)) != nil else { return nil }
             s.skipSpace()
             guard s.i < s.count, s.base[s.i] == UInt8(ascii: ",") else { return decided ?? all }
             s.i += 1

@@ -213,14 +213,14 @@ extension DirectFilter {
 extension JSONScanner {
     /// The answer of `test` on the (already validated) value at `i`, or nil where the general
     /// comparison may answer otherwise or raise (an object, an array, a string operator on a
-    /// number).
-    func textValueAnswer(_ test: DirectFilter.TextTest) -> Bool? {
+    /// number). A string read leaves `i` just past it (an array's walk then goes on from there);
+    /// any other value leaves `i` where it was.
+    mutating func textValueAnswer(_ test: DirectFilter.TextTest) -> Bool? {
         switch base[i] {
         case UInt8(ascii: "\""):
-            var t = self
-            guard let escaped = try? t.scanString() else { return nil }
             let start = i + 1
-            let count = t.i - 1 - start
+            guard let escaped = try? scanString() else { return nil }
+            let count = i - 1 - start
             if !escaped {
                 if Self.isASCII(base + start, count) { return test(ascii: base + start, count) }
                 if let answer = test(latin: base + start, count) { return answer }

@@ -463,6 +463,31 @@ private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String:
         #expect(failures > 1000)
     }
 
+    /// ANY/ALL over arrays of strings pass each string they compared without reading it again:
+    /// a broken element after ones that did not decide still fails as the general reader fails.
+    @Test func brokenStringArraysFailAsTheGeneralReaderFails() throws {
+        var rng = SplitMix64(seed: 15)
+        let pieces = ["\"", "\\", "\\u", "\\ud800", "\u{01}", "é", ",", "]", "[", "x"]
+        var failures = 0
+        for text in ["ALL tags != 'zz'", "ANY tags ==[c] 'Q'", "NONE tags ENDSWITH 'q'"] {
+            let predicate = try SiftPredicate(format: text, arguments: [])
+            let filter = try #require(DirectFilter(predicate))
+            for _ in 0..<300 {
+                let tags = (0..<Int.random(in: 2...5, using: &rng)).map { i in "\"t\(i)\\\"x\"" }
+                var bytes =
+                    Array(#"{"a": 1, "tags": ["#.utf8) + Array(tags.joined(separator: ", ").utf8) + Array("]}".utf8)
+                let at = Int.random(in: 12..<bytes.count - 2, using: &rng)
+                bytes.insert(contentsOf: Array(pieces.randomElement(using: &rng)!.utf8), at: at)
+                let expected = general(predicate, bytes, variables: [:])
+                #expect(
+                    direct(filter, bytes, variables: [:]) == expected,
+                    "\(text) on \(String(decoding: bytes, as: UTF8.self))")
+                if expected.last?.hasPrefix("syntax") == true { failures += 1 }
+            }
+        }
+        #expect(failures > 200, "\(failures)")
+    }
+
     @Test func integersAndStringsAreComparedWhereTheyAreWritten() throws {
         func leaf(_ source: String) throws -> DirectFilter.Leaf {
             try #require(DirectFilter(try SiftPredicate(format: source, arguments: []))).leaves[0]
