@@ -380,13 +380,12 @@ extension JSONScanner {
         }
     }
 
-    /// The integer written at `i`, or nil for anything else.
+    /// The integer written at `i`, leaving `i` just past it, or nil for anything else.
     @inline(__always)
-    func integer() -> Int64? {
-        var s = self
-        let c = s.base[s.i]
-        guard c == UInt8(ascii: "-") || c &- 0x30 < 10, let (start, isInteger) = try? s.scanNumber(), isInteger,
-            case .integer(let n) = s.numberValue(start, isInteger: true)
+    mutating func integer() -> Int64? {
+        let c = base[i]
+        guard c == UInt8(ascii: "-") || c &- 0x30 < 10, let (start, isInteger) = try? scanNumber(), isInteger,
+            case .integer(let n) = numberValue(start, isInteger: true)
         else { return nil }
         return n
     }

@@ -463,9 +463,9 @@ private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String:
         #expect(failures > 1000)
     }
 
-    /// ANY/ALL over arrays of strings pass each string they compared without reading it again:
-    /// a broken element after ones that did not decide still fails as the general reader fails.
-    @Test func brokenStringArraysFailAsTheGeneralReaderFails() throws {
+    /// ANY/ALL over arrays of strings and integers pass each element they compared without reading
+    /// it again: a broken element after ones that did not decide still fails as the general reader fails.
+    @Test func brokenStringAndIntegerArraysFailAsTheGeneralReaderFails() throws {
         var rng = SplitMix64(seed: 15)
         let pieces = ["\"", "\\", "\\u", "\\ud800", "\u{01}", "é", ",", "]", "[", "x"]
         var failures = 0
@@ -485,7 +485,27 @@ private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String:
                 if expected.last?.hasPrefix("syntax") == true { failures += 1 }
             }
         }
-        #expect(failures > 200, "\(failures)")
+        // Integers too: each one compared is passed, not read again.
+        for text in ["ALL nums < 100", "ANY nums == 7", "NONE nums > 50"] {
+            let predicate = try SiftPredicate(format: text, arguments: [])
+            let filter = try #require(DirectFilter(predicate))
+            for _ in 0..<300 {
+                let nums = (0..<Int.random(in: 2...5, using: &rng)).map { _ in
+                    String(Int.random(in: -9...60, using: &rng))
+                }
+                var bytes = Array(#"{"nums": ["#.utf8) + Array(nums.joined(separator: ", ").utf8) + Array("]}".utf8)
+                let at = Int.random(in: 10..<bytes.count - 2, using: &rng)
+                bytes.insert(
+                    contentsOf: Array(
+                        [".", "e", "-", "x", ",", "]", "0", "1e3", "\""].randomElement(using: &rng)!.utf8), at: at)
+                let expected = general(predicate, bytes, variables: [:])
+                #expect(
+                    direct(filter, bytes, variables: [:]) == expected,
+                    "\(text) on \(String(decoding: bytes, as: UTF8.self))")
+                if expected.last?.hasPrefix("syntax") == true { failures += 1 }
+            }
+        }
+        #expect(failures > 400, "\(failures)")
     }
 
     @Test func integersAndStringsAreComparedWhereTheyAreWritten() throws {
