@@ -120,13 +120,7 @@ enum CoreDataFile {
         try db.execute("BEGIN IMMEDIATE")
         do {
             try db.execute(createScript(model, layouts))
-            let ordered = model.entities.map { model.resolved[$0.name]! }.sorted { $0.number < $1.number }
-            for r in ordered {
-                let parent = r.description.parent.flatMap { model.resolved[$0]?.number } ?? 0
-                _ = try db.query(
-                    "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
-                    [.integer(r.number), .text(r.name), .integer(parent)])
-            }
+            for row in keyRows(model) { _ = try db.query(insertKeyRow, row.bindings) }
             _ = try db.query(
                 "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
                 [.text(uuid), .blob(try plistBytes(newMetadata(uuid, model: model)))])
@@ -136,6 +130,18 @@ enum CoreDataFile {
             throw error
         }
         return uuid
+    }
+
+    /// The statement writing one entity's `Z_PRIMARYKEY` row, its key counter at 0.
+    static let insertKeyRow = "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)"
+
+    /// Every entity of `model` by entity number, with the bindings of `insertKeyRow` for it: its
+    /// number, its name and its parent's number (0 for a root).
+    static func keyRows(_ model: ManagedObjectModel) -> [(entity: String, bindings: [SQLValue])] {
+        model.entities.map { model.resolved[$0.name]! }.sorted { $0.number < $1.number }.map { r in
+            let parent = r.description.parent.flatMap { model.resolved[$0]?.number } ?? 0
+            return (r.name, [.integer(r.number), .text(r.name), .integer(parent)])
+        }
     }
 
     /// The keys Core Data's own metadata has for a new store. Apple's version hashes cannot be

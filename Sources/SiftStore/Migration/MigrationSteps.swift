@@ -261,11 +261,8 @@ struct MigrationPlanner {
     /// with the old tables) is not laid out again.
     private mutating func coreDataKeys(metadata: [UInt8]) {
         let keys = q(CoreDataNames.keyTable)
-        let insert = "INSERT INTO \(keys) (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)"
-        for e in match.new.entities {
-            let r = match.new.resolved[e.name]!
-            let parent = e.parent.flatMap { match.new.resolved[$0]?.number } ?? 0
-            add("number entity \(e.name)", insert, [.integer(r.number), .text(e.name), .integer(parent)])
+        for row in CoreDataFile.keyRows(match.new) {
+            add("number entity \(row.entity)", CoreDataFile.insertKeyRow, row.bindings)
         }
         add(
             "keep persistent history's key counters",
