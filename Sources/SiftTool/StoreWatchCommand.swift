@@ -201,7 +201,7 @@ final class StoreWatcher {
 
     private func currentToken() throws(StoreCommandError) -> HistoryToken? {
         do { return try store.currentHistoryToken() } catch  where error.kind == .invalidOperation {
-            if let path = store.path, PersistentStore.isCoreDataStore(atPath: path) {
+            if store.isCoreDataStore {
                 throw StoreCommandError(
                     "error: 'sift store watch' follows the history Sift records, and \(error.message)")
             }

@@ -50,6 +50,9 @@ extension ManagedObjectModel {
 }
 
 extension PersistentStore {
+    /// Whether this open store is laid out as Core Data lays out its stores.
+    package var isCoreDataStore: Bool { model.layout == .coreData }
+
     /// Whether the existing file at `path` is a Core Data store (false for a missing file, one
     /// SQLite cannot read, or a Sift store), as `sift store` tells a user who gave no model.
     package static func isCoreDataStore(atPath path: String) -> Bool {
