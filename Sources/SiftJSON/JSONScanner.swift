@@ -754,9 +754,7 @@ extension JSONScanner {
                 break
             }
             if ascii {
-                out.append(UInt8(ascii: "\""))
-                out.append(contentsOf: UnsafeBufferPointer(start: base + start, count: end - start))
-                out.append(UInt8(ascii: "\""))
+                Self.appendQuoted(UnsafeBufferPointer(start: base + start, count: end - start), into: &out)
                 return
             }
         }
@@ -766,7 +764,13 @@ extension JSONScanner {
     /// Appends `str` as `JSONValue.quote` prints it (the same escapes, other text as its UTF-8).
     package static func writeQuoted(_ str: String, into out: inout [UInt8]) {
         var str = str
-        str.withUTF8 { writeEscaped($0, into: &out) }
+        str.withUTF8 { utf8 in
+            for b in utf8 where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") {
+                writeEscaped(utf8, into: &out)
+                return
+            }
+            appendQuoted(utf8, into: &out)
+        }
     }
 
     /// Appends the string UTF-8 `bytes` decode to as `writeQuoted` prints it, without making a
@@ -779,11 +783,31 @@ extension JSONScanner {
     /// // out holds "tab\t", quoted and escaped as JSON
     /// ```
     package static func writeQuoted(utf8 bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
-        for b in bytes where b >= 0x80 {
-            writeQuoted(String(decoding: bytes, as: UTF8.self), into: &out)
-            return
+        var plain = true
+        for b in bytes where b >= 0x80 || b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") {
+            guard b < 0x80 else {
+                writeQuoted(String(decoding: bytes, as: UTF8.self), into: &out)
+                return
+            }
+            plain = false
         }
-        writeEscaped(bytes, into: &out)
+        if plain { appendQuoted(bytes, into: &out) } else { writeEscaped(bytes, into: &out) }
+    }
+
+    /// Appends `bytes` between quotes in one append: most strings printed are short and need no
+    /// escape, and each `append` call costs more than copying a short string.
+    private static func appendQuoted(_ bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
+        let n = bytes.count
+        out.append(addingCapacity: n + 2) { span in
+            span.withUnsafeMutableBufferPointer { buffer, count in
+                buffer[count] = UInt8(ascii: "\"")
+                if let from = bytes.baseAddress, let to = buffer.baseAddress {
+                    (to + count + 1).update(from: from, count: n)
+                }
+                buffer[count + n + 1] = UInt8(ascii: "\"")
+                count += n + 2
+            }
+        }
     }
 
     /// Appends valid UTF-8 `bytes` quoted, with `JSONValue.quote`'s escapes.
@@ -819,16 +843,24 @@ extension JSONScanner {
     }
 
     private static func writeDigits(_ m: UInt64, into out: inout [UInt8]) {
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        var n = 0
-        var m = m
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                buffer[23 - n] = UInt8(truncatingIfNeeded: m % 10) + 0x30
-                m /= 10
-                n += 1
-            } while m != 0
-            out.append(contentsOf: buffer[(24 - n)...])
+        var count = 1
+        var rest = m / 10
+        while rest != 0 {
+            count += 1
+            rest /= 10
+        }
+        // Written in place, last digit first, in one append.
+        out.append(addingCapacity: count) { span in
+            span.withUnsafeMutableBufferPointer { buffer, initialized in
+                var m = m
+                var at = initialized + count
+                repeat {
+                    at -= 1
+                    buffer[at] = UInt8(truncatingIfNeeded: m % 10) + 0x30
+                    m /= 10
+                } while m != 0
+                initialized += count
+            }
         }
     }
 
@@ -843,10 +875,74 @@ extension JSONScanner {
             if d.sign == .minus { out.append(UInt8(ascii: "-")) }
             writeDigits(UInt64(abs(d)), into: &out)
             out.append(contentsOf: ".0".utf8)
-        } else {
+        } else if !writeShortDecimal(d, into: &out) {
             // `description` (the interpolation's text) without the interpolation's buffer.
             var text = d.description
             text.withUTF8 { out.append(contentsOf: $0) }
+        }
+    }
+
+    /// Writes `d` (finite, not integral) as `description` prints it when that is a plain decimal
+    /// of at most 15 significant digits between 0.001 and 1e15 (most stored numbers), without
+    /// making a `String`; false, nothing written, otherwise. The digits: the fewest decimals `k`
+    /// for which `n / 10^k` (n the nearest integer to d·10^k, below 10^15) reads back as `d`
+    /// (division is correctly rounded, and 10^k and n are exact). No other decimal of at most
+    /// 15 significant digits reads back as the same Double (15 is Double's decimal precision), so
+    /// the shortest decimal `description` prints has this value: trailing zeros dropped, it is
+    /// the same text.
+    private static func writeShortDecimal(_ d: Double, into out: inout [UInt8]) -> Bool {
+        let a = d.magnitude
+        guard a >= 1e-3, a < 1e15 else { return false }
+        var scale = 1.0
+        for decimals in 1...18 {
+            scale *= 10
+            let m = (a * scale).rounded()
+            guard m < 1e15 else { return false }
+            guard m / scale == a else { continue }
+            var n = UInt64(m)
+            var k = decimals
+            while k > 0, n % 10 == 0 {
+                n /= 10
+                k -= 1
+            }
+            guard k > 0 else { return false }
+            writeDecimal(n, decimals: k, negative: d < 0, into: &out)
+            return true
+        }
+        return false
+    }
+
+    /// Appends `n / 10^decimals` with exactly `decimals` digits after the point (at least one
+    /// before it), `-` first when `negative`: at most 15 digits, so 18 bytes.
+    private static func writeDecimal(_ n: UInt64, decimals: Int, negative: Bool, into out: inout [UInt8]) {
+        var whole = 1
+        var rest = n
+        for _ in 0..<decimals { rest /= 10 }
+        while rest >= 10 {
+            whole += 1
+            rest /= 10
+        }
+        let count = (negative ? 1 : 0) + whole + 1 + decimals
+        // Written in place, last digit first, in one append.
+        out.append(addingCapacity: count) { span in
+            span.withUnsafeMutableBufferPointer { buffer, initialized in
+                var n = n
+                var at = initialized + count
+                for _ in 0..<decimals {
+                    at -= 1
+                    buffer[at] = UInt8(truncatingIfNeeded: n % 10) + 0x30
+                    n /= 10
+                }
+                at -= 1
+                buffer[at] = UInt8(ascii: ".")
+                repeat {
+                    at -= 1
+                    buffer[at] = UInt8(truncatingIfNeeded: n % 10) + 0x30
+                    n /= 10
+                } while n != 0
+                if negative { buffer[initialized] = UInt8(ascii: "-") }
+                initialized += count
+            }
         }
     }
 }

@@ -217,6 +217,37 @@ private func project(_ value: Value, _ projection: Projection) -> Value {
         }
     }
 
+    /// Doubles print as their interpolation (Swift's shortest decimal that reads back), the
+    /// short plain decimals most stored numbers are included, which are written without a
+    /// `String`: random decimals of 1 to 17 significant digits at every magnitude from 1e-6 to
+    /// 1e17, random bit patterns, and the neighbours of powers of ten and of the range's ends.
+    @Test func doublesWriteAsTheirInterpolation() {
+        var generator = SplitMix64(seed: 0x5EED_D0B1)
+        var values: [Double] = [0.001, 0.0009999999999999998, 0.0010000000000000002, 999_999_999_999_999.9, 1e15 - 0.5]
+        for e in -6...17 {
+            let p = pow(10.0, Double(e))
+            values += [p, p.nextUp, p.nextDown, -p.nextUp, p * 1.5, p / 3]
+        }
+        for _ in 0..<60_000 {
+            let digits = Int.random(in: 1...17, using: &generator)
+            let mantissa = Double(UInt64.random(in: 0..<UInt64(pow(10.0, Double(digits))), using: &generator))
+            let value = mantissa / pow(10.0, Double(Int.random(in: 0...20, using: &generator)))
+            values.append(Bool.random(using: &generator) ? value : -value)
+        }
+        for _ in 0..<20_000 {
+            values.append(
+                Double(bitPattern: UInt64.random(in: 0x3F40_0000_0000_0000...0x4340_0000_0000_0000, using: &generator)))
+        }
+        var mismatches: [Double] = []
+        for d in values {
+            var out: [UInt8] = []
+            JSONScanner.write(d, into: &out)
+            let expected = d == d.rounded() && abs(d) < 1e15 ? String(format: "%.1f", d) : "\(d)"
+            if String(decoding: out, as: UTF8.self) != expected { mismatches.append(d) }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(5).map { "\($0)" })")
+    }
+
     @Test func nestingLimitIsTheReferenceOne() {
         for depth in [510, 511, 512, 513] {
             for array in [false, true] {
