@@ -506,11 +506,17 @@ public final class SQLiteStatement {
     /// let length = s.withText(0) { $0.count }  // nil when column 0 is not text
     /// ```
     public func withText<R>(_ i: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+        textBytes(i).map(body)
+    }
+
+    /// Column `i`'s UTF-8 bytes when it holds text, nil otherwise: SQLite's own buffer, valid
+    /// only until the statement reads that column again, steps or resets (`withText` without a
+    /// closure, for a caller that copies the bytes at once).
+    package func textBytes(_ i: Int) -> UnsafeBufferPointer<UInt8>? {
         let index = Int32(i)
         guard sqlite3_column_type(pointer, index) == SQLITE_TEXT else { return nil }
         let bytes = sqlite3_column_text(pointer, index)
-        return body(
-            UnsafeBufferPointer(start: bytes, count: bytes == nil ? 0 : Int(sqlite3_column_bytes(pointer, index))))
+        return UnsafeBufferPointer(start: bytes, count: bytes == nil ? 0 : Int(sqlite3_column_bytes(pointer, index)))
     }
 
     /// Column `i` as text (SQLite's conversion when it is not text; "" for NULL).

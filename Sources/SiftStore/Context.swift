@@ -943,17 +943,15 @@ protocol RowSource {
     func key(_ i: Int) -> SQLValue
     /// Column `i` as a value of attribute type `type` (a non-decimal, non-collection attribute).
     func attribute(_ i: Int, _ type: AttributeType) -> Value
-    /// `body` of column `i`'s UTF-8 bytes when it holds text, nil otherwise.
-    func withText<R>(_ i: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R?
+    /// Column `i`'s UTF-8 bytes when it holds text and the row can lend them (valid until the
+    /// row is read again), nil otherwise (`attribute` then reads it).
+    func textBytes(_ i: Int) -> UnsafeBufferPointer<UInt8>?
 }
 
 extension RowSource {
     func key(_ i: Int) -> SQLValue { if case .integer(let k) = column(i) { .integer(k) } else { .null } }
     func attribute(_ i: Int, _ type: AttributeType) -> Value { ColumnCodec.decode(column(i), type) }
-    func withText<R>(_ i: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
-        guard case .text(var s) = column(i) else { return nil }
-        return s.withUTF8(body)
-    }
+    func textBytes(_ i: Int) -> UnsafeBufferPointer<UInt8>? { nil }
 }
 
 /// A row already read into values, from `offset` on.

@@ -647,6 +647,19 @@ extension ManagedObjectContext {
         return keyed ? select + " WHERE \(q(Storage.primaryKey)) IN (SELECT value FROM json_each(?))" : select
     }
 
+    /// `rowsSQL`'s keyed rows in the order of the keys in the JSON array bound to `?`, each key
+    /// one search of the table (no list of the keys built, no rows sorted): a key bound twice
+    /// reads its row twice.
+    static func rowsInKeyOrderSQL(_ layout: TableLayout) -> String {
+        let q = PersistentStore.q
+        return "SELECT \(layout.columns.map { "r.\(q($0))" }.joined(separator: ", ")) FROM \(keysBound) CROSS JOIN "
+            + "\(q(layout.table)) AS r ON r.\(q(Storage.primaryKey)) = k.value"
+    }
+
+    /// The keys of a JSON array bound to `?`, as the outer loop of a join (SQLite keeps the left
+    /// side of a CROSS JOIN outermost).
+    static let keysBound = "json_each(?) AS k"
+
     /// The destination rows of to-many `rel` (the owner's key, then `destination`'s columns) of the
     /// owners whose keys are in the JSON array bound to `?`, grouped by owner in the relationship's
     /// order; nil for a to-one. With `keyed` false, those of every owner in the table's order (no
@@ -670,6 +683,20 @@ extension ManagedObjectContext {
         case .foreignKey:
             return nil
         }
+    }
+
+    /// `toManySQL`'s keyed rows owner by owner in the order of the owner keys in the JSON array
+    /// bound to `?` (each owner one search of the owner index), each owner's in that index's
+    /// order, not sorted: the element's place last, for the reader to check that it rises
+    /// (`toManySQL`'s rows otherwise). Nil where `toManySQL(keyed: false)` is nil.
+    static func toManyInKeyOrderSQL(_ rel: ResolvedRelationship, _ destination: TableLayout) -> String? {
+        guard case .inverseForeignKey(let table, let column, let order) = rel.storage else { return nil }
+        let q = PersistentStore.q
+        let columns = destination.columns.map { "r.\(q($0))" }.joined(separator: ", ")
+        let owner = "r.\(q(column))"
+        let place = "r.\(q(order ?? Storage.primaryKey))"
+        return
+            "SELECT \(owner), \(columns), \(place) FROM \(keysBound) CROSS JOIN \(q(table)) AS r ON \(owner) = k.value"
     }
 
     /// Loads the relationships named by `keyPaths` for every object, one query per step.

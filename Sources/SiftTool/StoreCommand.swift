@@ -513,7 +513,7 @@ struct StoreQueryCommand: ParsableCommand {
             request.fetchLimit = limit
             request.fetchOffset = offset ?? 0
             // The stored rows' lines, in blocks (an error after the first says how many were printed).
-            let write = { (bytes: [UInt8]) in FileHandle.standardOutput.write(Data(bytes)) }
+            let write = { (bytes: [UInt8]) in OutputBuffer.write(bytes) }
             var out = ""
             do throws(StoreError) {
                 if explain {

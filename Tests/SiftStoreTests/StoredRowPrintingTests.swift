@@ -511,6 +511,37 @@ private func printedOwners(
         #expect(try printedOwners(try pets { _, _ in }) == .streamed(checked: false))
     }
 
+    /// A table read by key is read in the keys' order, each owner's rows in its index's order,
+    /// unsorted, checking as it goes that each owner's come in the relationship's order; where
+    /// they do not (owners' toys reversed), it is read again sorted. A to-one key asked twice (a
+    /// shared pet) is read once. Every way of reading prints the object path's bytes.
+    @Test func readsInKeyOrderCheckEachOwnersOrder() throws {
+        let reversed = try pets(toyCount: { _ in 3 }) { _, owners in
+            for at in [0, 30, 59] {
+                let toys = try #require(try owners[at].get("toys", as: [ManagedObject].self))
+                try owners[at].setValue(Array(toys.reversed()), forKey: "toys")
+            }
+        }
+        let shared = try pets { _, owners in
+            try owners[1].setValue(try owners[0].get("pet", as: ManagedObject.self), forKey: "pet")
+        }
+        for (store, visible) in [(reversed, #""toys":[{"name":"t0.2"},{"name":"t0.1"}"#), (shared, #""p0""#)] {
+            let renderer = nilsRenderer(store)
+            for request in [
+                try FetchRequest("Owner", predicate: "name BEGINSWITH 'o'"),
+                try FetchRequest("Owner", predicate: "ANY toys.name ENDSWITH '.1' OR pet != nil"),
+                FetchRequest("Owner", sortDescriptors: [try SiftSortDescriptor("name", ascending: false)]),
+            ] {
+                let objects = try objectPath(ManagedObjectContext(store: store), request, renderer)
+                #expect(objects.contains(visible), "\(objects.prefix(300))")
+                for reading in [StoredRowReading.keyed, .scanned, .automatic] {
+                    let rows = try rowPath(ManagedObjectContext(store: store), request, renderer, reading: reading)
+                    #expect(rows == objects, "\(request.predicate as Any), \(reading)")
+                }
+            }
+        }
+    }
+
     /// Past `holding` bytes the order checks run (once) and the blocks go out as they fill: in
     /// order, the lines stream; out of order (an owner's toys reversed after the first block), the
     /// checks find it and the tables are read whole, nothing printed before.

@@ -268,13 +268,15 @@ extension ManagedObjectContext {
             case .keyed: scans = false
             case .scanned: scans = true
             case .automatic:
-                let asked = child.index.asked
-                scans = try StoredRowReading.scans(
-                    asked: asked, of: rowCount(named, upTo: StoredRowReading.countLimit(asked)))
+                // Fewer rows than the count limit: `scans(asked:of:)` is true for each such count.
+                scans = try !hasRows(named, atLeast: StoredRowReading.countLimit(child.index.asked))
             }
             let done =
                 if let scanned, scans {
                     try read(child, sql: scanned, bindings: [], reading: reading)
+                } else if let driven = child.inKeyOrder {
+                    try read(
+                        child, sql: driven, bindings: [.text(Self.jsonArray(child.index.askedKeys))], reading: reading)
                 } else {
                     try read(child, sql: keyed, bindings: [.text(Self.jsonArray(child.keys))], reading: reading)
                 }
@@ -294,9 +296,9 @@ extension ManagedObjectContext {
         case outOfOrder
     }
 
-    /// Reads `table`'s own rows with `sql`. A scan by owner (its SQL not the keyed one) is in the
-    /// table's order, its last column the elements' order: the rows must come by owner, each
-    /// owner's in order, or the scan stops.
+    /// Reads `table`'s own rows with `sql`. A scan by owner, or a read in the keys' order (its SQL
+    /// not the keyed one), has the elements' order last: the rows must come by owner, each owner's
+    /// in order, or the read stops.
     private func readRows(_ table: PrintedTable, sql: String, bindings: [SQLValue]) throws(StoreError) -> RowsRead {
         let owners: Bool
         var checksOrder = false
@@ -334,15 +336,13 @@ extension ManagedObjectContext {
         try store.locked { () throws(StoreError) -> R in try storeErrors(body) }
     }
 
-    /// The rows `table` holds, counted up to `limit` (stored keys come from one counter for every
+    /// Whether `table` holds at least `count` rows (stored keys come from one counter for every
     /// table, so the largest key says nothing about one table's rows). Counting a whole table
     /// visits every page of it: a few rows asked of a big table would pay for a scan to decide
-    /// against one, so the count stops where the answer is known.
-    private func rowCount(_ table: String, upTo limit: Int64) throws(StoreError) -> Int64 {
-        let sql = "SELECT count(*) FROM (SELECT 1 FROM \(PersistentStore.q(table)) LIMIT ?)"
-        let rows = try locked { try store.rows(sql, [.integer(limit)]) }
-        if case .integer(let n) = rows.first?.first { return n }
-        return 0
+    /// against one, so the rows are passed only up to `count` (by OFFSET, without counting them).
+    private func hasRows(_ table: String, atLeast count: Int64) throws(StoreError) -> Bool {
+        let sql = "SELECT 1 FROM \(PersistentStore.q(table)) LIMIT 1 OFFSET ?"
+        return try !locked { try store.rows(sql, [.integer(max(count - 1, 0))]) }.isEmpty
     }
 
     /// `keys` as a JSON array, for `json_each`.
@@ -382,7 +382,7 @@ private struct ShiftedRow<Base: RowSource>: RowSource {
     func column(_ i: Int) -> SQLValue { base.column(i + by) }
     func key(_ i: Int) -> SQLValue { base.key(i + by) }
     func attribute(_ i: Int, _ type: AttributeType) -> Value { base.attribute(i + by, type) }
-    func withText<R>(_ i: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? { base.withText(i + by, body) }
+    func textBytes(_ i: Int) -> UnsafeBufferPointer<UInt8>? { base.textBytes(i + by) }
 }
 
 /// One table of the printed graph (an entity's rows, or a collection attribute's values): the JSON
@@ -437,6 +437,10 @@ private final class PrintedTable {
     /// together and their last rising when this table (reached from the one above) is stored in the
     /// order it prints in; nil when it cannot be (a join table).
     var orderCheck: String?
+    /// SQL reading this table's rows of the distinct keys bound (a rising JSON array) in their
+    /// order, a B-tree search each, unsorted (a by-owner read's place last, checked as it is read;
+    /// the keyed SQL reads them again when it does not rise); nil: the keyed SQL (a join table).
+    var inKeyOrder: String?
     // Unchecked: every row appends to these, and nothing reads one while another writes it (the
     // dynamic checks cost a tenth of the printing).
     /// The keys the table above asked for, while it is read.
@@ -512,6 +516,7 @@ private final class PrintedTable {
                 let reached = Reached.byOwner(
                     keyed: valuesSQL(table, keyed: true), scanned: valuesSQL(table, keyed: false))
                 let values = PrintedTable(reached: reached, info: nil, valueType: attribute.type, renderer: renderer)
+                values.inKeyOrder = valuesInKeyOrderSQL(table)
                 let q = PersistentStore.q
                 let (owner, order) = (q(Storage.owner), q(Storage.order))
                 values.orderCheck = "SELECT \(owner), \(order), rowid FROM \(q(table)) ORDER BY \(owner), \(order)"
@@ -552,6 +557,10 @@ private final class PrintedTable {
                         reached: reachedBy)
                 else { return nil }
                 child.orderCheck = check
+                child.inKeyOrder =
+                    r.isToMany
+                    ? ManagedObjectContext.toManyInKeyOrderSQL(rel, destination.layout)
+                    : ManagedObjectContext.rowsInKeyOrderSQL(destination.layout)
                 children.append(child)
             }
         }
@@ -586,6 +595,16 @@ private final class PrintedTable {
             "SELECT \(owner), \(value) FROM \(q(table)) WHERE \(owner) IN (SELECT value FROM json_each(?)) ORDER BY \(owner), \(order)"
     }
 
+    /// `valuesSQL`'s keyed values owner by owner in the order of the owner keys bound (each owner
+    /// one search of the owner index, whose order is the collection's), not sorted: each value's
+    /// place last, for the reader to check that it rises.
+    private static func valuesInKeyOrderSQL(_ table: String) -> String {
+        let q = PersistentStore.q
+        let (owner, value, order) = (q(Storage.owner), q(Storage.value), q(Storage.order))
+        return
+            "SELECT r.\(owner), r.\(value), r.\(order) FROM \(ManagedObjectContext.keysBound) CROSS JOIN \(q(table)) AS r ON r.\(owner) = k.value"
+    }
+
     // MARK: Reading
 
     /// Adds a row (of `owner`'s elements when the table is read by owner), or skips it when its
@@ -605,7 +624,7 @@ private final class PrintedTable {
             }
         }
         guard let info else {
-            renderer.write(row.attribute(0, valueType), into: &bytes)
+            writeElement(row, into: &bytes)
             return true
         }
         guard case .integer(let pk) = row.key(0) else { return false }
@@ -663,86 +682,120 @@ private final class PrintedTable {
         _ row: Row, pk: Int64, info: EntityInfo, into bytes: inout [UInt8], streaming: Bool
     ) throws(StoreError) -> Bool {
         bytes.append(UInt8(ascii: "{"))
+        // No nested functions capturing `first` or `bytes`: their boxes and closure contexts were
+        // three allocations a row.
         var first = true
-        // The comma, the name and `then` in one append, byte by byte (a few bytes:
-        // `append(contentsOf:)` costs about 90 instructions a call, an empty one too).
-        func member(_ name: Range<Int>, _ then: StaticString = "") {
-            let comma = !first
-            first = false
-            let tail = UnsafeBufferPointer(start: then.utf8Start, count: then.utf8CodeUnitCount)
-            names.withUnsafeBufferPointer { all in
-                bytes.append(addingCapacity: (comma ? 1 : 0) + name.count + tail.count) { span in
-                    if comma { span.append(UInt8(ascii: ",")) }
-                    for i in name { span.append(all[i]) }
-                    for b in tail { span.append(b) }
-                }
-            }
-        }
-        func hole(_ child: Int, _ key: Int64) throws(StoreError) -> Bool {
-            if streaming { return try children[child].stream(key, into: &bytes) }
-            holes.append(Hole(at: bytes.count, child: child, key: key))
-            children[child].keys.append(key)
-            return true
-        }
         let printsNils = renderer.printsNils
         for step in steps {
             switch step {
             case .attribute(let name, let i, let plain):
-                let v: Value
-                if let plain {
-                    // Text printed as a string straight from the column's bytes.
-                    if plain.type.printsTextAsString,
-                        row.withText(
-                            plain.column,
-                            { text -> Bool in
-                                member(name)
-                                JSONScanner.writeQuoted(utf8: text, into: &bytes)
-                                return true
-                            }) ?? false
-                    {
-                        continue
-                    }
-                    // Numbers and booleans written from the column, without a `Value` between.
-                    if let scalar = Scalar(row, plain.column, plain.type) {
-                        member(name)
-                        scalar.write(into: &bytes)
-                        continue
-                    }
-                    v = row.attribute(plain.column, plain.type)
-                } else {
-                    v = try ManagedObjectContext.storedValue(
-                        row, attribute: i, of: info, id: ObjectID(info.names, key: .permanent(pk)))
-                }
-                if v.isNull && !printsNils { continue }
-                member(name)
-                renderer.write(v, into: &bytes)
+                try writeAttribute(row, name, index: i, plain, pk: pk, info: info, first: &first, into: &bytes)
             case .collection(let name, let column, let child):
                 if case .null = row.column(column) {
-                    if printsNils { member(name, "null") }
+                    if printsNils { writeMember(name, "null", first: &first, into: &bytes) }
                     continue
                 }
-                member(name, "[")
-                guard try hole(child, pk) else { return false }
+                writeMember(name, "[", first: &first, into: &bytes)
+                guard try hole(child, pk, streaming: streaming, into: &bytes) else { return false }
                 bytes.append(UInt8(ascii: "]"))
             case .toOne(let name, let column, let child):
                 if case .integer(let key) = row.key(column) {
-                    member(name)
-                    guard try hole(child, key) else { return false }
+                    writeMember(name, first: &first, into: &bytes)
+                    guard try hole(child, key, streaming: streaming, into: &bytes) else { return false }
                 } else if printsNils {
-                    member(name, "null")
+                    writeMember(name, "null", first: &first, into: &bytes)
                 }
             case .toMany(let name, let countColumn, let child):
                 if let countColumn, case .null = row.key(countColumn) {
-                    if printsNils { member(name, "null") }
+                    if printsNils { writeMember(name, "null", first: &first, into: &bytes) }
                     continue
                 }
-                member(name, "[")
-                guard try hole(child, pk) else { return false }
+                writeMember(name, "[", first: &first, into: &bytes)
+                guard try hole(child, pk, streaming: streaming, into: &bytes) else { return false }
                 bytes.append(UInt8(ascii: "]"))
             }
         }
         bytes.append(UInt8(ascii: "}"))
         return true
+    }
+
+    /// Writes attribute `index`'s member (`name`) of `row` (key `pk`): a plain one's text and
+    /// numbers straight from the column, without a `Value` between; nothing for nil unless the
+    /// renderer prints nils.
+    private func writeAttribute<Row: RowSource>(
+        _ row: Row, _ name: Range<Int>, index: Int, _ plain: (column: Int, type: AttributeType)?, pk: Int64,
+        info: EntityInfo, first: inout Bool, into bytes: inout [UInt8]
+    ) throws(StoreError) {
+        let v: Value
+        if let plain {
+            if plain.type.printsTextAsString, let text = row.textBytes(plain.column) {
+                writeMember(name, first: &first, into: &bytes)
+                JSONScanner.writeQuoted(utf8: text, into: &bytes)
+                return
+            }
+            if let scalar = Scalar(row, plain.column, plain.type) {
+                writeMember(name, first: &first, into: &bytes)
+                scalar.write(into: &bytes)
+                return
+            }
+            v = row.attribute(plain.column, plain.type)
+        } else {
+            v = try ManagedObjectContext.storedValue(
+                row, attribute: index, of: info, id: ObjectID(info.names, key: .permanent(pk)))
+        }
+        if v.isNull && !renderer.printsNils { return }
+        writeMember(name, first: &first, into: &bytes)
+        renderer.write(v, into: &bytes)
+    }
+
+    /// A child's JSON for `key` where a row's member needs it: written from the child's scan
+    /// (`streaming`; false when it has no such row), or left as a hole, the key asked of the child.
+    private func hole(_ child: Int, _ key: Int64, streaming: Bool, into bytes: inout [UInt8]) throws(StoreError)
+        -> Bool
+    {
+        if streaming { return try children[child].stream(key, into: &bytes) }
+        holes.append(Hole(at: bytes.count, child: child, key: key))
+        children[child].keys.append(key)
+        return true
+    }
+
+    /// Writes a collection's value (column 0 of `row`) as `renderer` prints it: text and numbers
+    /// straight from the column, as `writeObject` writes a plain attribute's.
+    private func writeElement<Row: RowSource>(_ row: Row, into out: inout [UInt8]) {
+        if valueType.printsTextAsString, let text = row.textBytes(0) {
+            JSONScanner.writeQuoted(utf8: text, into: &out)
+        } else if let scalar = Scalar(row, 0, valueType) {
+            scalar.write(into: &out)
+        } else {
+            renderer.write(row.attribute(0, valueType), into: &out)
+        }
+    }
+
+    /// Appends a member's comma (unless it is the `first`, which it no longer is after), its
+    /// quoted name and colon, and `then`, in one append (a few bytes: `append(contentsOf:)` costs
+    /// about 90 instructions a call, an empty one too).
+    private func writeMember(
+        _ name: Range<Int>, _ then: StaticString = "", first: inout Bool, into bytes: inout [UInt8]
+    ) {
+        let comma = !first
+        first = false
+        let tail = UnsafeBufferPointer(start: then.utf8Start, count: then.utf8CodeUnitCount)
+        let count = (comma ? 1 : 0) + name.count + tail.count
+        names.withUnsafeBufferPointer { all in
+            bytes.append(addingCapacity: count) { span in
+                span.withUnsafeMutableBufferPointer { buffer, initialized in
+                    guard let to = buffer.baseAddress, let from = all.baseAddress else { return }
+                    var at = to + initialized
+                    if comma {
+                        at.initialize(to: UInt8(ascii: ","))
+                        at += 1
+                    }
+                    at.initialize(from: from + name.lowerBound, count: name.count)
+                    if let t = tail.baseAddress { (at + name.count).initialize(from: t, count: tail.count) }
+                    initialized += count
+                }
+            }
+        }
     }
 
     // MARK: Streaming
@@ -878,7 +931,7 @@ private final class PrintedTable {
                         try writeRow(row, pk: pk, info: info, into: &out, streaming: true)
                     else { return false }
                 } else {
-                    renderer.write(row.attribute(0, valueType), into: &out)
+                    writeElement(row, into: &out)
                 }
             }
             try advance(s)
@@ -919,7 +972,7 @@ private struct KeyIndex {
     init(asking keys: [Int64]) {
         guard let low = keys.min(), let high = keys.max() else { return }
         let (span, overflow) = high.subtractingReportingOverflow(low)
-        if !overflow, span < Int64(keys.count) * 4 + 1024 {
+        if !overflow, span < Int64(keys.count) * 32 + 65_536 {
             base = low
             flat = Array(repeating: Self.notAsked, count: Int(span) + 1)
             for k in keys where flat[Int(k - low)] == Self.notAsked {
@@ -934,6 +987,15 @@ private struct KeyIndex {
 
     /// Whether every key asked for was read.
     var allRead: Bool { readCount == asked }
+
+    /// The keys asked for, each once, rising.
+    var askedKeys: [Int64] {
+        guard isFlat else { return sparse.keys.sorted() }
+        var keys: [Int64] = []
+        keys.reserveCapacity(asked)
+        for (i, slot) in flat.enumerated() where slot != Self.notAsked { keys.append(base + Int64(i)) }
+        return keys
+    }
 
     private func slot(_ key: Int64) -> Int {
         if isFlat {
