@@ -63,6 +63,13 @@ public protocol SQLDialect: Sendable {
     /// A 64-bit integer literal the lowering writes itself (not a value from the predicate), such
     /// as the 1 of `~x + 1`: PostgreSQL types a bare `1` as a 32-bit integer, whose shifts differ.
     func integerLiteral(_ value: Int64) -> String
+    /// How the top-level AND's parts that run a subquery over the row (ANY/ALL over a to-many)
+    /// are written again after the others, bundled with them in one term the planner cannot split
+    /// (`a AND b AND +(a AND b AND EXISTS …)`), or nil to leave the AND as it is. SQLite tests each
+    /// term at the outermost join loop where its tables are read: a subquery over the root row
+    /// alone would run before the to-one joins' tests; bundled with them it runs after, on the
+    /// rows they keep. The same truth value in every case (AND is idempotent).
+    func bundledSubqueryTerm(_ conjunction: String) -> String?
 }
 
 /// What a database does exactly, as far as the lowering's exactness depends on it.
@@ -142,4 +149,6 @@ public struct SQLiteDialect: SQLDialect {
     public var nullsSortFirst: Bool { true }
     /// The digits: every SQLite integer is 64 bits.
     public func integerLiteral(_ value: Int64) -> String { String(value) }
+    /// `+(conjunction)`: SQLite's unary plus keeps the AND one term.
+    public func bundledSubqueryTerm(_ conjunction: String) -> String? { "+(\(conjunction))" }
 }

@@ -8,6 +8,9 @@ struct Fragment: Sendable {
     static let marker: Character = "\u{1}"
     var sql: String
     var bindings: [SQLValue]
+    /// Whether the SQL runs a subquery over the row (EXISTS over a to-many), which a top-level AND
+    /// writes after its other parts (`SQLDialect.bundledSubqueryTerm`).
+    var runsSubquery = false
 
     init(_ sql: String, _ bindings: [SQLValue] = []) {
         self.sql = sql
@@ -22,6 +25,7 @@ struct Fragment: Sendable {
     static func + (a: consuming Fragment, b: Fragment) -> Fragment {
         a.sql += b.sql
         if !b.bindings.isEmpty { a.bindings += b.bindings }
+        a.runsSubquery = a.runsSubquery || b.runsSubquery
         return a
     }
 
@@ -33,6 +37,7 @@ struct Fragment: Sendable {
             out.sql += sep
             out.sql += p.sql
             if !p.bindings.isEmpty { out.bindings += p.bindings }
+            out.runsSubquery = out.runsSubquery || p.runsSubquery
         }
         return out
     }
@@ -43,7 +48,9 @@ struct Fragment: Sendable {
         text.reserveCapacity(sql.utf8.count + 2)
         text += sql
         text += ")"
-        return Fragment(text, bindings)
+        var f = Fragment(text, bindings)
+        f.runsSubquery = runsSubquery
+        return f
     }
 
     /// The finished statement with the dialect's placeholders.

@@ -379,7 +379,20 @@ final class LoweringContext {
         }
         if parts.isEmpty { return .constant(isAnd) }
         if parts.count == 1 { return .sql(parts[0]) }
+        if recording, let bundled = bundlingSubqueries(parts) { return .sql(bundled) }
         return .sql(Fragment.join(parts, isAnd ? " AND " : " OR "))
+    }
+
+    /// The predicate's top-level AND of `parts` with the parts that run a subquery written after
+    /// the others, bundled with them in one term as the dialect says (`a AND +(a AND EXISTS …)`:
+    /// the subquery then runs only on rows the other parts keep, to-one joins' tests included);
+    /// nil when the dialect leaves the AND as it is, or no part (or every part) runs one.
+    private func bundlingSubqueries(_ parts: [Fragment]) -> Fragment? {
+        let plain = parts.filter { !$0.runsSubquery }
+        guard plain.count < parts.count, !plain.isEmpty else { return nil }
+        let all = Fragment.join(plain + parts.filter(\.runsSubquery), " AND ")
+        guard let bundled = dialect.bundledSubqueryTerm(all.sql) else { return nil }
+        return Fragment.join(plain + [Fragment(bundled, all.bindings)], " AND ")
     }
 
     // MARK: Operands
@@ -692,11 +705,14 @@ final class LoweringContext {
         var sql = "EXISTS (SELECT 1 FROM \(from)"
         for j in scope?.joins ?? [] { sql += " " + j }
         sql += " WHERE \(corr)"
+        var exists: Fragment
         switch cond {
         case .constant(false): return .constant(false)
-        case .constant(true): return .sql(Fragment(sql + ")"))
-        case .sql(let f): return .sql(Fragment(sql + " AND ") + f.parenthesized + Fragment(")"))
+        case .constant(true): exists = Fragment(sql + ")")
+        case .sql(let f): exists = Fragment(sql + " AND ") + f.parenthesized + Fragment(")")
         }
+        exists.runsSubquery = true
+        return .sql(exists)
     }
 
     /// `SUBQUERY(rel, $x, P).@count` (or `[SIZE]`): `(SELECT COUNT(*) … WHERE <correlation> AND P)`,

@@ -61,6 +61,8 @@ public struct PostgreSQLDialect: SQLDialect {
     public var nullsSortFirst: Bool { false }
     /// `CAST(n AS BIGINT)`: a bare literal is a 32-bit integer, and `1 >> 32` is 1 there.
     public func integerLiteral(_ value: Int64) -> String { "CAST(\(value) AS BIGINT)" }
+    /// Nil: PostgreSQL plans an EXISTS as a semi-join and places it by its cost.
+    public func bundledSubqueryTerm(_ conjunction: String) -> String? { nil }
 }
 
 /// The pieces of PostgreSQL regular expressions (ARE) the lowering builds text operators from.

@@ -30,6 +30,7 @@ private struct NumberedDialect: SQLDialect {
     var scalarOrderCollation: String? { nil }
     var nullsSortFirst: Bool { true }
     func integerLiteral(_ value: Int64) -> String { String(value) }
+    func bundledSubqueryTerm(_ conjunction: String) -> String? { nil }
 }
 
 @Suite struct DialectTests {
