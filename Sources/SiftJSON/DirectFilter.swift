@@ -168,8 +168,8 @@ final class DirectFilter: Sendable {
     /// the value of each member in `memberNames` starts (-1 when absent; the last of duplicates, as
     /// the general reader keeps). Answers false when the record is not a plain object, so that only
     /// the general path may read it. Fails as the general reader fails, at the same byte.
-    func locate(_ s: inout JSONScanner, depth: Int, offsets: inout [Int]) throws(JSONScanError) -> Bool {
-        for n in offsets.indices { offsets[n] = -1 }
+    func locate(_ s: inout JSONScanner, depth: Int, offsets: UnsafeMutablePointer<Int>) throws(JSONScanError) -> Bool {
+        offsets.update(repeating: -1, count: memberBytes.count)
         guard depth < JSONScanner.maximumDepth, s.i < s.count, s.base[s.i] == UInt8(ascii: "{") else {
             try s.skipValue(depth: depth)
             return false
@@ -190,18 +190,14 @@ final class DirectFilter: Sendable {
 
     // MARK: Evaluating
 
-    /// Stands in for an instant when nothing is timed.
-    private static let epoch = ContinuousClock.now
-
     /// Whether the record whose members `locate` found matches, or nil when the general path must
-    /// decide. `s` is any scanner over the input. When `timed` (for --stats), the time spent
-    /// reading key paths from the bytes is added to `pathTime`: it is reading, not evaluating.
-    /// (The clock is only read then; an optional clock cost more than the paths themselves.)
-    func evaluate(
-        _ s: JSONScanner, depth: Int, offsets: [Int], variables: [String: Value],
-        timed: Bool = false, pathTime: inout Duration
+    /// decide. `s` is any scanner over the input. `timing` times the reading of key paths from the
+    /// bytes (for --stats: it is reading, not evaluating), or nothing (`Untimed`, which compiles
+    /// away).
+    func evaluate<Timing: PathTiming>(
+        _ s: JSONScanner, depth: Int, offsets: UnsafeMutablePointer<Int>, variables: [String: Value],
+        timing: inout Timing
     ) -> Bool? {
-        let clock = ContinuousClock()
         func run(_ node: Node) -> Bool? {
             switch node {
             case .constant(let value): return value
@@ -222,8 +218,7 @@ final class DirectFilter: Sendable {
             case .leaf(let k):
                 let leaf = leaves[k]
                 let at = offsets[leaf.member]
-                var mark = Self.epoch
-                if timed { mark = clock.now }
+                timing.start()
                 if at >= 0, leaf.integer != nil || leaf.text != nil {
                     // The typed tests, where the value is written: an integer, or a string;
                     // nil leaves the leaf to the general test below.
@@ -235,11 +230,7 @@ final class DirectFilter: Sendable {
                         t.i = at
                         answer = t.textAnswer(text, leaf)
                     }
-                    if timed {
-                        let now = clock.now
-                        pathTime += now - mark
-                        mark = now
-                    }
+                    timing.lap()
                     if let answer { return answer }
                 }
                 let value: Value
@@ -252,13 +243,48 @@ final class DirectFilter: Sendable {
                     guard let v = t.resolve(leaf, from: 0, depth: depth + 1) else { return nil }
                     value = v
                 }
-                if timed { pathTime += clock.now - mark }
+                timing.lap()
                 do throws(EvaluationError) { return try leaf.test.evaluate(with: value, variables: variables) } catch {
                     return nil
                 }
             }
         }
         return run(tree)
+    }
+}
+
+/// How `DirectFilter.evaluate` times the reading of key paths: not at all (`Untimed`), or on the
+/// clock (`PathClock`, for --stats). A type parameter rather than a flag, so that the untimed
+/// evaluation holds no clock value at all (an instant is opaque to this module: each copy of one
+/// was a call).
+protocol PathTiming {
+    /// Starts timing the reading of one key path.
+    mutating func start()
+    /// Adds the time since the last `start` or `lap` to the reading time.
+    mutating func lap()
+}
+
+/// No timing.
+struct Untimed: PathTiming {
+    @inline(__always) func start() {}
+    @inline(__always) func lap() {}
+}
+
+/// The time spent reading key paths, on the continuous clock.
+struct PathClock: PathTiming {
+    private let clock = ContinuousClock()
+    private var mark: ContinuousClock.Instant
+    /// The time counted so far.
+    private(set) var spent = Duration.zero
+
+    init() { mark = clock.now }
+
+    mutating func start() { mark = clock.now }
+
+    mutating func lap() {
+        let now = clock.now
+        spent += now - mark
+        mark = now
     }
 }
 
