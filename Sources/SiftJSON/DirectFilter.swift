@@ -90,6 +90,8 @@ final class DirectFilter: Sendable {
 
     let tree: Node
     let leaves: [Leaf]
+    /// The same leaves, read per record without retaining them.
+    private let unretainedLeaves: [Unmanaged<Leaf>]
     /// The top-level members the leaves read, by name and as bytes.
     let memberNames: [String]
     let memberBytes: [[UInt8]]
@@ -158,6 +160,7 @@ final class DirectFilter: Sendable {
         guard let tree = node(predicate.syntax) else { return nil }
         self.tree = tree
         self.leaves = leaves
+        self.unretainedLeaves = leaves.map { Unmanaged.passUnretained($0) }
         self.memberNames = names
         self.memberBytes = names.map { Array($0.utf8) }
     }
@@ -198,58 +201,79 @@ final class DirectFilter: Sendable {
         _ s: JSONScanner, depth: Int, offsets: UnsafeMutablePointer<Int>, variables: [String: Value],
         timing: inout Timing
     ) -> Bool? {
-        func run(_ node: Node) -> Bool? {
-            switch node {
-            case .constant(let value): return value
-            case .and(let nodes):
-                for n in nodes {
-                    guard let r = run(n) else { return nil }
-                    if !r { return false }
-                }
-                return true
-            case .or(let nodes):
-                for n in nodes {
-                    guard let r = run(n) else { return nil }
-                    if r { return true }
-                }
-                return false
-            case .not(let n):
-                return run(n).map { !$0 }
-            case .leaf(let k):
-                let leaf = leaves[k]
-                let at = offsets[leaf.member]
-                timing.start()
-                if at >= 0, leaf.integer != nil || leaf.text != nil {
-                    // The typed tests, where the value is written: an integer, or a string;
-                    // nil leaves the leaf to the general test below.
-                    var t = s
-                    t.i = at
-                    var answer: Bool?
-                    if let integer = leaf.integer { answer = t.integerAnswer(integer, leaf) }
-                    if answer == nil, let text = leaf.text {
-                        t.i = at
-                        answer = t.textAnswer(text, leaf)
-                    }
-                    timing.lap()
-                    if let answer { return answer }
-                }
-                let value: Value
-                if at < 0 {
-                    // A key on a missing member, and any key below it, reads nil.
-                    value = .null
-                } else {
-                    var t = s
-                    t.i = at
-                    guard let v = t.resolve(leaf, from: 0, depth: depth + 1) else { return nil }
-                    value = v
-                }
-                timing.lap()
-                do throws(EvaluationError) { return try leaf.test.evaluate(with: value, variables: variables) } catch {
-                    return nil
-                }
+        answer(tree, Located(scanner: s, depth: depth, offsets: offsets), variables, &timing)
+    }
+
+    /// A record as `locate` left it: a scanner over the input, the record's depth, and the offsets
+    /// of its members.
+    struct Located {
+        let scanner: JSONScanner
+        let depth: Int
+        let offsets: UnsafeMutablePointer<Int>
+    }
+
+    /// The answer of `node` on `record` (a method, not a closure over the record: a closure's
+    /// captures were retained for each leaf).
+    private func answer<Timing: PathTiming>(
+        _ node: Node, _ record: Located, _ variables: [String: Value], _ timing: inout Timing
+    ) -> Bool? {
+        switch node {
+        case .constant(let value): return value
+        case .and(let nodes):
+            for n in nodes.indices {
+                guard let r = answer(nodes[n], record, variables, &timing) else { return nil }
+                if !r { return false }
             }
+            return true
+        case .or(let nodes):
+            for n in nodes.indices {
+                guard let r = answer(nodes[n], record, variables, &timing) else { return nil }
+                if r { return true }
+            }
+            return false
+        case .not(let n):
+            return answer(n, record, variables, &timing).map { !$0 }
+        case .leaf(let k):
+            // The leaf without a retain and a release: `leaves` holds it while self lives.
+            return unretainedLeaves[k]._withUnsafeGuaranteedRef { answer(leaf: $0, record, variables, &timing) }
         }
-        return run(tree)
+    }
+
+    /// The answer of one comparison on `record`: a typed test where the value is written when it
+    /// decides, else the comparison on the value its key path reads.
+    private func answer<Timing: PathTiming>(
+        leaf: Leaf, _ record: Located, _ variables: [String: Value], _ timing: inout Timing
+    ) -> Bool? {
+        let at = record.offsets[leaf.member]
+        timing.start()
+        if at >= 0, leaf.integer != nil || leaf.text != nil {
+            // The typed tests, where the value is written: an integer, or a string;
+            // nil leaves the leaf to the general test below.
+            var t = record.scanner
+            t.i = at
+            var answer: Bool?
+            if let integer = leaf.integer { answer = t.integerAnswer(integer, leaf) }
+            if answer == nil, let text = leaf.text {
+                t.i = at
+                answer = t.textAnswer(text, leaf)
+            }
+            timing.lap()
+            if let answer { return answer }
+        }
+        let value: Value
+        if at < 0 {
+            // A key on a missing member, and any key below it, reads nil.
+            value = .null
+        } else {
+            var t = record.scanner
+            t.i = at
+            guard let v = t.resolve(leaf, from: 0, depth: record.depth + 1) else { return nil }
+            value = v
+        }
+        timing.lap()
+        do throws(EvaluationError) { return try leaf.test.evaluate(with: value, variables: variables) } catch {
+            return nil
+        }
     }
 }
 
@@ -360,7 +384,13 @@ extension JSONScanner {
     }
 
     /// Follows `leaf`'s key path from key `k` on through objects, from the value at `i`.
+    @inline(__always)
     func walk(_ leaf: DirectFilter.Leaf, from k: Int) -> Walk {
+        k < leaf.rest.count ? walkKeys(leaf, from: k) : .value(i)
+    }
+
+    /// `walk` with at least one key left to read.
+    private func walkKeys(_ leaf: DirectFilter.Leaf, from k: Int) -> Walk {
         var s = self
         var k = k
         while k < leaf.rest.count {
@@ -410,7 +440,28 @@ extension JSONScanner {
     @inline(__always)
     mutating func integer() -> Int64? {
         let c = base[i]
-        guard c == UInt8(ascii: "-") || c &- 0x30 < 10, let (start, isInteger) = try? scanNumber(), isInteger,
+        guard c == UInt8(ascii: "-") || c &- 0x30 < 10 else { return nil }
+        // Most integers have a few digits: up to 18 (always in Int64's range) are read here, once;
+        // anything longer, or a fraction or an exponent after them, is read by the general path.
+        var j = c == UInt8(ascii: "-") ? i + 1 : i
+        let first = j
+        var n: Int64 = 0
+        while j < count, j - first < 18, base[j] &- 0x30 < 10 {
+            n = n &* 10 &+ Int64(base[j] &- 0x30)
+            j += 1
+        }
+        if j > first, j - first < 18,
+            j == count || (base[j] != UInt8(ascii: ".") && base[j] | 0x20 != UInt8(ascii: "e"))
+        {
+            i = j
+            return c == UInt8(ascii: "-") ? -n : n
+        }
+        return longInteger()
+    }
+
+    /// `integer` for a number of more than 18 digits or not written as an integer.
+    private mutating func longInteger() -> Int64? {
+        guard let (start, isInteger) = try? scanNumber(), isInteger,
             case .integer(let n) = numberValue(start, isInteger: true)
         else { return nil }
         return n

@@ -183,10 +183,8 @@ private struct RecordTest {
     let compiled: SiftPredicate
     let variables: [String: Value]
     let projection: Projection
-    /// The direct form of the predicate, when it has one: held by `directOwner`, and read per
-    /// record without retaining it (a retain and a release a record, otherwise).
-    private let directOwner: DirectFilter?
-    unowned(unsafe) let direct: DirectFilter?
+    /// The direct form of the predicate, when it has one.
+    let direct: DirectFilter?
     /// Where `locate` notes the offsets of the direct form's members in each record.
     let offsets: UnsafeMutablePointer<Int>
     /// The time each part took, when timed (for --stats).
@@ -196,9 +194,8 @@ private struct RecordTest {
         self.compiled = compiled
         self.variables = variables
         self.projection = projection
-        directOwner = DirectFilter(compiled)
-        direct = directOwner
-        offsets = .allocate(capacity: Swift.max(directOwner?.memberNames.count ?? 0, 1))
+        direct = DirectFilter(compiled)
+        offsets = .allocate(capacity: Swift.max(direct?.memberNames.count ?? 0, 1))
         times = timed ? RecordTimes() : nil
     }
 
