@@ -95,6 +95,10 @@ final class DirectFilter: Sendable {
     /// The top-level members the leaves read, by name and as bytes.
     let memberNames: [String]
     let memberBytes: [[UInt8]]
+    /// Their lengths, and their first eight bytes as a little-endian word (zeros after a shorter
+    /// name): a key of up to eight bytes is compared with each in one step, not a call to memcmp.
+    let memberLengths: [Int]
+    let memberWords: [UInt64]
 
     /// The direct form of `predicate`, or nil when it has a form this does not handle (the general
     /// path is then used for every record).
@@ -163,6 +167,10 @@ final class DirectFilter: Sendable {
         self.unretainedLeaves = leaves.map { Unmanaged.passUnretained($0) }
         self.memberNames = names
         self.memberBytes = names.map { Array($0.utf8) }
+        self.memberLengths = memberBytes.map(\.count)
+        self.memberWords = memberBytes.map { name in
+            name.prefix(8).enumerated().reduce(0) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) }
+        }
     }
 
     // MARK: Reading
@@ -185,13 +193,42 @@ final class DirectFilter: Sendable {
             // `{"$date": …}` may be a date; the general path decides.
             if first, s.isKey(key, "$date") { plain = false }
             first = false
-            if let n = s.index(of: key, in: memberBytes, names: memberNames) { offsets[n] = s.i }
+            if let n = s.index(of: key, in: self) { offsets[n] = s.i }
             try s.skipElement(depth: depth + 1)
         } while try s.separator(UInt8(ascii: "}"))
         return plain
     }
 
+    /// `locate` noting the offsets in an array of one slot per member (for a caller that reads
+    /// a few records; the pass keeps a buffer instead, cleared without a uniqueness check).
+    func locate(_ s: inout JSONScanner, depth: Int, offsets: inout [Int]) throws(JSONScanError) -> Bool {
+        precondition(offsets.count == memberNames.count, "one offset per member")
+        offsets.append(-1)  // never empty, so that the buffer has an address
+        defer { offsets.removeLast() }
+        return try offsets.withUnsafeMutableBufferPointer { buffer throws(JSONScanError) in
+            try locate(&s, depth: depth, offsets: buffer.baseAddress!)
+        }
+    }
+
     // MARK: Evaluating
+
+    /// `evaluate` on offsets held in an array; `timed` adds the time spent reading key paths to
+    /// `pathTime`.
+    func evaluate(
+        _ s: JSONScanner, depth: Int, offsets: [Int], variables: [String: Value], timed: Bool = false,
+        pathTime: inout Duration
+    ) -> Bool? {
+        var copy = offsets + [-1]  // never empty, so that the buffer has an address
+        return copy.withUnsafeMutableBufferPointer { buffer in
+            guard timed else {
+                var untimed = Untimed()
+                return evaluate(s, depth: depth, offsets: buffer.baseAddress!, variables: variables, timing: &untimed)
+            }
+            var timing = PathClock()
+            defer { pathTime += timing.spent }
+            return evaluate(s, depth: depth, offsets: buffer.baseAddress!, variables: variables, timing: &timing)
+        }
+    }
 
     /// Whether the record whose members `locate` found matches, or nil when the general path must
     /// decide. `s` is any scanner over the input. `timing` times the reading of key paths from the
@@ -321,14 +358,25 @@ extension JSONScanner {
             && memcmp(base + key.start, name.utf8Start, name.utf8CodeUnitCount) == 0
     }
 
-    /// The index of a member's key among `names` (given also as bytes), or nil.
+    /// The index of a member's key among the members `filter` reads, or nil.
     @inline(__always)
-    func index(of key: (start: Int, end: Int, escaped: Bool), in bytes: [[UInt8]], names: [String]) -> Int? {
+    func index(of key: (start: Int, end: Int, escaped: Bool), in filter: DirectFilter) -> Int? {
         if key.escaped {
             let name = stringContent(key.start, key.end, escaped: true)
-            return names.firstIndex(of: name)
+            return filter.memberNames.firstIndex(of: name)
         }
         let length = key.end - key.start
+        if length <= 8, key.start + 8 <= count {
+            // The key's bytes as a word, the bytes after it masked off.
+            let bytes = UInt64(littleEndian: UnsafeRawPointer(base + key.start).loadUnaligned(as: UInt64.self))
+            let word = length == 8 ? bytes : bytes & (1 << (8 * UInt64(length)) - 1)
+            for n in filter.memberWords.indices where filter.memberWords[n] == word && filter.memberLengths[n] == length
+            {
+                return n
+            }
+            return nil
+        }
+        let bytes = filter.memberBytes
         for n in bytes.indices where bytes[n].count == length {
             if bytes[n].withUnsafeBufferPointer({ memcmp(base + key.start, $0.baseAddress!, length) == 0 }) { return n }
         }
