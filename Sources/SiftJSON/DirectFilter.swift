@@ -90,9 +90,15 @@ final class DirectFilter: Sendable {
 
     let tree: Node
     let leaves: [Leaf]
+    /// The same leaves, read per record without retaining them.
+    private let unretainedLeaves: [Unmanaged<Leaf>]
     /// The top-level members the leaves read, by name and as bytes.
     let memberNames: [String]
     let memberBytes: [[UInt8]]
+    /// Their lengths, and their first eight bytes as a little-endian word (zeros after a shorter
+    /// name): a key of up to eight bytes is compared with each in one step, not a call to memcmp.
+    let memberLengths: [Int]
+    let memberWords: [UInt64]
 
     /// The direct form of `predicate`, or nil when it has a form this does not handle (the general
     /// path is then used for every record).
@@ -158,8 +164,13 @@ final class DirectFilter: Sendable {
         guard let tree = node(predicate.syntax) else { return nil }
         self.tree = tree
         self.leaves = leaves
+        self.unretainedLeaves = leaves.map { Unmanaged.passUnretained($0) }
         self.memberNames = names
         self.memberBytes = names.map { Array($0.utf8) }
+        self.memberLengths = memberBytes.map(\.count)
+        self.memberWords = memberBytes.map { name in
+            name.prefix(8).enumerated().reduce(0) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) }
+        }
     }
 
     // MARK: Reading
@@ -168,8 +179,8 @@ final class DirectFilter: Sendable {
     /// the value of each member in `memberNames` starts (-1 when absent; the last of duplicates, as
     /// the general reader keeps). Answers false when the record is not a plain object, so that only
     /// the general path may read it. Fails as the general reader fails, at the same byte.
-    func locate(_ s: inout JSONScanner, depth: Int, offsets: inout [Int]) throws(JSONScanError) -> Bool {
-        for n in offsets.indices { offsets[n] = -1 }
+    func locate(_ s: inout JSONScanner, depth: Int, offsets: UnsafeMutablePointer<Int>) throws(JSONScanError) -> Bool {
+        offsets.update(repeating: -1, count: memberBytes.count)
         guard depth < JSONScanner.maximumDepth, s.i < s.count, s.base[s.i] == UInt8(ascii: "{") else {
             try s.skipValue(depth: depth)
             return false
@@ -182,83 +193,159 @@ final class DirectFilter: Sendable {
             // `{"$date": …}` may be a date; the general path decides.
             if first, s.isKey(key, "$date") { plain = false }
             first = false
-            if let n = s.index(of: key, in: memberBytes, names: memberNames) { offsets[n] = s.i }
+            if let n = s.index(of: key, in: self) { offsets[n] = s.i }
             try s.skipElement(depth: depth + 1)
         } while try s.separator(UInt8(ascii: "}"))
         return plain
     }
 
+    /// `locate` noting the offsets in an array of one slot per member (for a caller that reads
+    /// a few records; the pass keeps a buffer instead, cleared without a uniqueness check).
+    func locate(_ s: inout JSONScanner, depth: Int, offsets: inout [Int]) throws(JSONScanError) -> Bool {
+        precondition(offsets.count == memberNames.count, "one offset per member")
+        offsets.append(-1)  // never empty, so that the buffer has an address
+        defer { offsets.removeLast() }
+        return try offsets.withUnsafeMutableBufferPointer { buffer throws(JSONScanError) in
+            try locate(&s, depth: depth, offsets: buffer.baseAddress!)
+        }
+    }
+
     // MARK: Evaluating
 
-    /// Stands in for an instant when nothing is timed.
-    private static let epoch = ContinuousClock.now
+    /// `evaluate` on offsets held in an array; `timed` adds the time spent reading key paths to
+    /// `pathTime`.
+    func evaluate(
+        _ s: JSONScanner, depth: Int, offsets: [Int], variables: [String: Value], timed: Bool = false,
+        pathTime: inout Duration
+    ) -> Bool? {
+        var copy = offsets + [-1]  // never empty, so that the buffer has an address
+        return copy.withUnsafeMutableBufferPointer { buffer in
+            guard timed else {
+                var untimed = Untimed()
+                return evaluate(s, depth: depth, offsets: buffer.baseAddress!, variables: variables, timing: &untimed)
+            }
+            var timing = PathClock()
+            defer { pathTime += timing.spent }
+            return evaluate(s, depth: depth, offsets: buffer.baseAddress!, variables: variables, timing: &timing)
+        }
+    }
 
     /// Whether the record whose members `locate` found matches, or nil when the general path must
-    /// decide. `s` is any scanner over the input. When `timed` (for --stats), the time spent
-    /// reading key paths from the bytes is added to `pathTime`: it is reading, not evaluating.
-    /// (The clock is only read then; an optional clock cost more than the paths themselves.)
-    func evaluate(
-        _ s: JSONScanner, depth: Int, offsets: [Int], variables: [String: Value],
-        timed: Bool = false, pathTime: inout Duration
+    /// decide. `s` is any scanner over the input. `timing` times the reading of key paths from the
+    /// bytes (for --stats: it is reading, not evaluating), or nothing (`Untimed`, which compiles
+    /// away).
+    func evaluate<Timing: PathTiming>(
+        _ s: JSONScanner, depth: Int, offsets: UnsafeMutablePointer<Int>, variables: [String: Value],
+        timing: inout Timing
     ) -> Bool? {
-        let clock = ContinuousClock()
-        func run(_ node: Node) -> Bool? {
-            switch node {
-            case .constant(let value): return value
-            case .and(let nodes):
-                for n in nodes {
-                    guard let r = run(n) else { return nil }
-                    if !r { return false }
-                }
-                return true
-            case .or(let nodes):
-                for n in nodes {
-                    guard let r = run(n) else { return nil }
-                    if r { return true }
-                }
-                return false
-            case .not(let n):
-                return run(n).map { !$0 }
-            case .leaf(let k):
-                let leaf = leaves[k]
-                let at = offsets[leaf.member]
-                var mark = Self.epoch
-                if timed { mark = clock.now }
-                if at >= 0, leaf.integer != nil || leaf.text != nil {
-                    // The typed tests, where the value is written: an integer, or a string;
-                    // nil leaves the leaf to the general test below.
-                    var t = s
-                    t.i = at
-                    var answer: Bool?
-                    if let integer = leaf.integer { answer = t.integerAnswer(integer, leaf) }
-                    if answer == nil, let text = leaf.text {
-                        t.i = at
-                        answer = t.textAnswer(text, leaf)
-                    }
-                    if timed {
-                        let now = clock.now
-                        pathTime += now - mark
-                        mark = now
-                    }
-                    if let answer { return answer }
-                }
-                let value: Value
-                if at < 0 {
-                    // A key on a missing member, and any key below it, reads nil.
-                    value = .null
-                } else {
-                    var t = s
-                    t.i = at
-                    guard let v = t.resolve(leaf, from: 0, depth: depth + 1) else { return nil }
-                    value = v
-                }
-                if timed { pathTime += clock.now - mark }
-                do throws(EvaluationError) { return try leaf.test.evaluate(with: value, variables: variables) } catch {
-                    return nil
-                }
+        answer(tree, Located(scanner: s, depth: depth, offsets: offsets), variables, &timing)
+    }
+
+    /// A record as `locate` left it: a scanner over the input, the record's depth, and the offsets
+    /// of its members.
+    struct Located {
+        let scanner: JSONScanner
+        let depth: Int
+        let offsets: UnsafeMutablePointer<Int>
+    }
+
+    /// The answer of `node` on `record` (a method, not a closure over the record: a closure's
+    /// captures were retained for each leaf).
+    private func answer<Timing: PathTiming>(
+        _ node: Node, _ record: Located, _ variables: [String: Value], _ timing: inout Timing
+    ) -> Bool? {
+        switch node {
+        case .constant(let value): return value
+        case .and(let nodes):
+            for n in nodes.indices {
+                guard let r = answer(nodes[n], record, variables, &timing) else { return nil }
+                if !r { return false }
             }
+            return true
+        case .or(let nodes):
+            for n in nodes.indices {
+                guard let r = answer(nodes[n], record, variables, &timing) else { return nil }
+                if r { return true }
+            }
+            return false
+        case .not(let n):
+            return answer(n, record, variables, &timing).map { !$0 }
+        case .leaf(let k):
+            // The leaf without a retain and a release: `leaves` holds it while self lives.
+            return unretainedLeaves[k]._withUnsafeGuaranteedRef { answer(leaf: $0, record, variables, &timing) }
         }
-        return run(tree)
+    }
+
+    /// The answer of one comparison on `record`: a typed test where the value is written when it
+    /// decides, else the comparison on the value its key path reads.
+    private func answer<Timing: PathTiming>(
+        leaf: Leaf, _ record: Located, _ variables: [String: Value], _ timing: inout Timing
+    ) -> Bool? {
+        let at = record.offsets[leaf.member]
+        timing.start()
+        if at >= 0, leaf.integer != nil || leaf.text != nil {
+            // The typed tests, where the value is written: an integer, or a string;
+            // nil leaves the leaf to the general test below.
+            var t = record.scanner
+            t.i = at
+            var answer: Bool?
+            if let integer = leaf.integer { answer = t.integerAnswer(integer, leaf) }
+            if answer == nil, let text = leaf.text {
+                t.i = at
+                answer = t.textAnswer(text, leaf)
+            }
+            timing.lap()
+            if let answer { return answer }
+        }
+        let value: Value
+        if at < 0 {
+            // A key on a missing member, and any key below it, reads nil.
+            value = .null
+        } else {
+            var t = record.scanner
+            t.i = at
+            guard let v = t.resolve(leaf, from: 0, depth: record.depth + 1) else { return nil }
+            value = v
+        }
+        timing.lap()
+        do throws(EvaluationError) { return try leaf.test.evaluate(with: value, variables: variables) } catch {
+            return nil
+        }
+    }
+}
+
+/// How `DirectFilter.evaluate` times the reading of key paths: not at all (`Untimed`), or on the
+/// clock (`PathClock`, for --stats). A type parameter rather than a flag, so that the untimed
+/// evaluation holds no clock value at all (an instant is opaque to this module: each copy of one
+/// was a call).
+protocol PathTiming {
+    /// Starts timing the reading of one key path.
+    mutating func start()
+    /// Adds the time since the last `start` or `lap` to the reading time.
+    mutating func lap()
+}
+
+/// No timing.
+struct Untimed: PathTiming {
+    @inline(__always) func start() {}
+    @inline(__always) func lap() {}
+}
+
+/// The time spent reading key paths, on the continuous clock.
+struct PathClock: PathTiming {
+    private let clock = ContinuousClock()
+    private var mark: ContinuousClock.Instant
+    /// The time counted so far.
+    private(set) var spent = Duration.zero
+
+    init() { mark = clock.now }
+
+    mutating func start() { mark = clock.now }
+
+    mutating func lap() {
+        let now = clock.now
+        spent += now - mark
+        mark = now
     }
 }
 
@@ -271,14 +358,25 @@ extension JSONScanner {
             && memcmp(base + key.start, name.utf8Start, name.utf8CodeUnitCount) == 0
     }
 
-    /// The index of a member's key among `names` (given also as bytes), or nil.
+    /// The index of a member's key among the members `filter` reads, or nil.
     @inline(__always)
-    func index(of key: (start: Int, end: Int, escaped: Bool), in bytes: [[UInt8]], names: [String]) -> Int? {
+    func index(of key: (start: Int, end: Int, escaped: Bool), in filter: DirectFilter) -> Int? {
         if key.escaped {
             let name = stringContent(key.start, key.end, escaped: true)
-            return names.firstIndex(of: name)
+            return filter.memberNames.firstIndex(of: name)
         }
         let length = key.end - key.start
+        if length <= 8, key.start + 8 <= count {
+            // The key's bytes as a word, the bytes after it masked off.
+            let bytes = UInt64(littleEndian: UnsafeRawPointer(base + key.start).loadUnaligned(as: UInt64.self))
+            let word = length == 8 ? bytes : bytes & (1 << (8 * UInt64(length)) - 1)
+            for n in filter.memberWords.indices where filter.memberWords[n] == word && filter.memberLengths[n] == length
+            {
+                return n
+            }
+            return nil
+        }
+        let bytes = filter.memberBytes
         for n in bytes.indices where bytes[n].count == length {
             if bytes[n].withUnsafeBufferPointer({ memcmp(base + key.start, $0.baseAddress!, length) == 0 }) { return n }
         }
@@ -334,7 +432,13 @@ extension JSONScanner {
     }
 
     /// Follows `leaf`'s key path from key `k` on through objects, from the value at `i`.
+    @inline(__always)
     func walk(_ leaf: DirectFilter.Leaf, from k: Int) -> Walk {
+        k < leaf.rest.count ? walkKeys(leaf, from: k) : .value(i)
+    }
+
+    /// `walk` with at least one key left to read.
+    private func walkKeys(_ leaf: DirectFilter.Leaf, from k: Int) -> Walk {
         var s = self
         var k = k
         while k < leaf.rest.count {
@@ -384,7 +488,28 @@ extension JSONScanner {
     @inline(__always)
     mutating func integer() -> Int64? {
         let c = base[i]
-        guard c == UInt8(ascii: "-") || c &- 0x30 < 10, let (start, isInteger) = try? scanNumber(), isInteger,
+        guard c == UInt8(ascii: "-") || c &- 0x30 < 10 else { return nil }
+        // Most integers have a few digits: up to 18 (always in Int64's range) are read here, once;
+        // anything longer, or a fraction or an exponent after them, is read by the general path.
+        var j = c == UInt8(ascii: "-") ? i + 1 : i
+        let first = j
+        var n: Int64 = 0
+        while j < count, j - first < 18, base[j] &- 0x30 < 10 {
+            n = n &* 10 &+ Int64(base[j] &- 0x30)
+            j += 1
+        }
+        if j > first, j - first < 18,
+            j == count || (base[j] != UInt8(ascii: ".") && base[j] | 0x20 != UInt8(ascii: "e"))
+        {
+            i = j
+            return c == UInt8(ascii: "-") ? -n : n
+        }
+        return longInteger()
+    }
+
+    /// `integer` for a number of more than 18 digits or not written as an integer.
+    private mutating func longInteger() -> Int64? {
+        guard let (start, isInteger) = try? scanNumber(), isInteger,
             case .integer(let n) = numberValue(start, isInteger: true)
         else { return nil }
         return n

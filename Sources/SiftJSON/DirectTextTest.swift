@@ -197,10 +197,12 @@ extension DirectFilter {
             }
         }
 
-        /// Whether the `m` subject bytes at `s`, lower-cased when `lowers`, are the needle's at `k`.
+        /// Whether the `m` (at least one) subject bytes at `s`, lower-cased when `lowers`, are the
+        /// needle's at `k`. The first bytes are compared before calling memcmp: CONTAINS tries every
+        /// position, and most differ there.
         @inline(__always)
         private func same(_ s: UnsafePointer<UInt8>, _ k: UnsafePointer<UInt8>, _ m: Int, _ lowers: Bool) -> Bool {
-            guard lowers else { return memcmp(s, k, m) == 0 }
+            guard lowers else { return s[0] == k[0] && memcmp(s, k, m) == 0 }
             for j in 0..<m {
                 let b = s[j]
                 if (b &- 0x41 < 26 ? b | 0x20 : b) != k[j] { return false }

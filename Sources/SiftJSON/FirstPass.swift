@@ -131,7 +131,7 @@ struct FirstPass {
         // Records seen, including those only checked after an evaluation error.
         var seen = pass.recordCount
         let isSecondHalf = shared != nil && stop == nil
-        var record = RecordTest(compiled: compiled, variables: variables, projection: projection, timed: timed)
+        let record = RecordTest(compiled: compiled, variables: variables, projection: projection, timed: timed)
         do throws(JSONScanError) {
             while let at = try cursor.next() {
                 if let stop, at >= stop {
@@ -176,83 +176,120 @@ struct FirstPass {
 }
 
 /// How the pass tests one record: the direct form of the predicate when it has one and decides,
-/// else the general path; and, for --stats, the time each part took.
+/// else the general path. Nothing in it changes per record but the offsets it points at, so the
+/// pass holds it as a constant and the loop retains nothing; the clock is only read for --stats
+/// (`RecordTimes`), in a path of its own.
 private struct RecordTest {
     let compiled: SiftPredicate
     let variables: [String: Value]
     let projection: Projection
-    let timed: Bool
-    /// The direct form of the predicate, when it has one, with room for its members' offsets.
+    /// The direct form of the predicate, when it has one.
     let direct: DirectFilter?
-    var offsets: [Int]
-    let clock = ContinuousClock()
-    /// The clock is only read per record for --stats; `began` stands in otherwise.
-    let began: ContinuousClock.Instant
-    var readTime = Duration.zero, evaluateTime = Duration.zero
-    /// The time the direct form spent after locating the members, split between reading and
-    /// evaluating as in the records where both were timed.
-    var directTime = Duration.zero, sampledPath = Duration.zero, sampledDirect = Duration.zero
+    /// Where `locate` notes the offsets of the direct form's members in each record.
+    let offsets: UnsafeMutablePointer<Int>
+    /// The time each part took, when timed (for --stats).
+    let times: RecordTimes?
 
     init(compiled: SiftPredicate, variables: [String: Value], projection: Projection, timed: Bool) {
         self.compiled = compiled
         self.variables = variables
         self.projection = projection
-        self.timed = timed
         direct = DirectFilter(compiled)
-        offsets = [Int](repeating: -1, count: direct?.memberNames.count ?? 0)
-        began = clock.now
+        offsets = .allocate(capacity: Swift.max(direct?.memberNames.count ?? 0, 1))
+        times = timed ? RecordTimes() : nil
     }
 
     /// Whether the record at `at` (where `scanner` is) matches, or the evaluation error it raises;
     /// the scanner is left after the record. `sampled`: whether reading a key path and testing it
     /// are timed apart in this record (for --stats; the clock costs as much as a short path).
     @inline(__always)
-    mutating func matches(
+    func matches(
         at: Int, _ scanner: inout JSONScanner, depth: Int, sampled: Bool
     ) throws(JSONScanError) -> Result<Bool, EvaluationError> {
-        var t0 = began
-        if timed { t0 = clock.now }
-        if let direct {
-            // Validated and located here; the key paths are read while evaluating (and that time
-            // counted as reading).
-            if try direct.locate(&scanner, depth: depth, offsets: &offsets) {
-                var located = t0
-                if timed { located = clock.now }
-                var pathTime = Duration.zero
-                let answer = direct.evaluate(
-                    scanner, depth: depth, offsets: offsets, variables: variables, timed: timed && sampled,
-                    pathTime: &pathTime)
-                if let answer {
-                    if timed { note(t0, located, pathTime, sampled: sampled) }
-                    return .success(answer)
-                }
+        if let times { return try timedMatches(times, at: at, &scanner, depth: depth, sampled: sampled) }
+        // Validated and located here; the key paths are read while evaluating.
+        if let direct, try direct.locate(&scanner, depth: depth, offsets: offsets) {
+            var untimed = Untimed()
+            if let answer = direct.evaluate(
+                scanner, depth: depth, offsets: offsets, variables: variables, timing: &untimed)
+            {
+                return .success(answer)
             }
         }
-        // The general path: the record built as projected and evaluated (again, when the direct
-        // form could not decide; it was validated then, so reading it again cannot fail).
+        return test(try read(at: at, &scanner, depth: depth))
+    }
+
+    /// `matches`, timing reading and evaluating apart into `times`.
+    @inline(never)
+    private func timedMatches(
+        _ times: RecordTimes, at: Int, _ scanner: inout JSONScanner, depth: Int, sampled: Bool
+    ) throws(JSONScanError) -> Result<Bool, EvaluationError> {
+        let t0 = times.clock.now
+        if let direct, try direct.locate(&scanner, depth: depth, offsets: offsets) {
+            let located = times.clock.now
+            var answer: Bool?
+            var paths = Duration.zero
+            if sampled {
+                var timing = PathClock()
+                answer = direct.evaluate(scanner, depth: depth, offsets: offsets, variables: variables, timing: &timing)
+                paths = timing.spent
+            } else {
+                var untimed = Untimed()
+                answer = direct.evaluate(
+                    scanner, depth: depth, offsets: offsets, variables: variables, timing: &untimed)
+            }
+            if let answer {
+                times.note(t0, located, paths, sampled: sampled)
+                return .success(answer)
+            }
+        }
+        let record = try read(at: at, &scanner, depth: depth)
+        let t1 = times.clock.now
+        times.readTime += t1 - t0
+        let result = test(record)
+        if case .success = result { times.evaluateTime += times.clock.now - t1 }
+        return result
+    }
+
+    /// The general path's record: built as projected (again, when the direct form could not
+    /// decide; it was validated then, so reading it again cannot fail). The scanner is left after it.
+    private func read(at: Int, _ scanner: inout JSONScanner, depth: Int) throws(JSONScanError) -> Value {
         var s = scanner
         s.i = at
         let record = try s.value(depth: depth, projection)
         scanner.i = s.i
-        var t1 = t0
-        if timed {
-            t1 = clock.now
-            readTime += t1 - t0
-        }
+        return record
+    }
+
+    /// The general path's answer on a record read whole or as projected.
+    private func test(_ record: Value) -> Result<Bool, EvaluationError> {
         do throws(EvaluationError) {
-            let matched = try compiled.evaluate(with: record, variables: variables)
-            if timed { evaluateTime += clock.now - t1 }
-            return .success(matched)
+            return .success(try compiled.evaluate(with: record, variables: variables))
         } catch {
             return .failure(error)
         }
     }
 
+    /// Adds the times to `pass` and frees the offsets: the last use of this test.
+    func finish(_ pass: inout FirstPass) {
+        offsets.deallocate()
+        times?.finish(&pass)
+    }
+}
+
+/// The time a `RecordTest` spent reading and evaluating, for --stats. A class of its own, so that
+/// the untimed loop holds no clock value (its instants are opaque to this module, and each copy of
+/// one was a call).
+private final class RecordTimes {
+    let clock = ContinuousClock()
+    var readTime = Duration.zero, evaluateTime = Duration.zero
+    /// The time the direct form spent after locating the members, split between reading and
+    /// evaluating as in the records where both were timed.
+    var directTime = Duration.zero, sampledPath = Duration.zero, sampledDirect = Duration.zero
+
     /// Notes the times of a record the direct form decided: located at `located` after starting
     /// at `t0`, `pathTime` of its evaluation spent reading key paths when `sampled`.
-    private mutating func note(
-        _ t0: ContinuousClock.Instant, _ located: ContinuousClock.Instant, _ pathTime: Duration, sampled: Bool
-    ) {
+    func note(_ t0: ContinuousClock.Instant, _ located: ContinuousClock.Instant, _ pathTime: Duration, sampled: Bool) {
         readTime += located - t0
         let spent = clock.now - located
         directTime += spent

@@ -175,21 +175,20 @@ package struct JSONScanner {
             guard !open(UInt8(ascii: "}")) else { return }
             repeat {
                 try memberKey()
-                try skipElement(depth: depth + 1)
+                // `skipElement`, spelled out: a call from here to it would put it in a cycle with
+                // this function, and the compiler then inlines it nowhere.
+                if depth + 1 < Self.maximumDepth, try skipScalar() { continue }
+                try skipValue(depth: depth + 1)
             } while try separator(UInt8(ascii: "}"))
         case UInt8(ascii: "["):
             guard !open(UInt8(ascii: "]")) else { return }
             repeat {
                 skipSpace()
-                try skipElement(depth: depth + 1)
+                if depth + 1 < Self.maximumDepth, try skipScalar() { continue }
+                try skipValue(depth: depth + 1)
             } while try separator(UInt8(ascii: "]"))
-        case UInt8(ascii: "\""):
-            _ = try scanString()
-        case UInt8(ascii: "t"): try word(0x74_72_75_65, 4)
-        case UInt8(ascii: "f"): try word(0x66_61_6C_73_65, 5)
-        case UInt8(ascii: "n"): try word(0x6E_75_6C_6C, 4)
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try scanNumber()
-        default: throw unexpected()
+        default:
+            guard try skipScalar() else { throw unexpected() }
         }
     }
 
@@ -224,22 +223,31 @@ package struct JSONScanner {
         throw expectedSeparator(Character(Unicode.Scalar(close)))
     }
 
-    /// Validates the member or element value at `i` and moves past it, as `skipValue` does; strings
-    /// and numbers, most of what is skipped, without the call.
-    @inline(__always)
+    /// Validates the member or element value at `i` and moves past it, as `skipValue` does; scalars,
+    /// most of what is skipped, without the call. Transparent: the optimizer declined to inline it
+    /// (as `@inline(__always)`) into the large loops that call it, a call per member.
+    @_transparent
     mutating func skipElement(depth: Int) throws(JSONScanError) {
-        if depth < Self.maximumDepth, i < count {
-            let c = base[i]
-            if c == UInt8(ascii: "\"") {
-                _ = try scanString()
-                return
-            }
-            if c &- 0x30 < 10 || c == UInt8(ascii: "-") {
-                _ = try scanNumber()
-                return
-            }
-        }
+        if depth < Self.maximumDepth, try skipScalar() { return }
         try skipValue(depth: depth)
+    }
+
+    /// Validates the string, number, `true`, `false` or `null` at `i` and moves past it, failing as
+    /// `skipValue` fails; answers false, having read nothing, for anything else (a container, the
+    /// end of the input, a byte no value starts with), which `skipValue` then reads. Transparent,
+    /// as `skipElement` is.
+    @_transparent
+    mutating func skipScalar() throws(JSONScanError) -> Bool {
+        guard i < count else { return false }
+        switch base[i] {
+        case UInt8(ascii: "\""): _ = try scanString()
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try scanNumber()
+        case UInt8(ascii: "t"): try word(0x74_72_75_65, 4)
+        case UInt8(ascii: "f"): try word(0x66_61_6C_73_65, 5)
+        case UInt8(ascii: "n"): try word(0x6E_75_6C_6C, 4)
+        default: return false
+        }
+        return true
     }
 
     /// Reads `, "key" :` up to the member's value (the opening brace or comma already read), and
@@ -278,13 +286,15 @@ package struct JSONScanner {
         return (start, end, escaped)
     }
 
-    /// `true`, `false` or `null`: `bytes` holds the word's letters, first letter highest.
+    /// `true`, `false` or `null` (`length` 4 or 5): `bytes` holds the word's letters, first letter
+    /// highest. Its last four letters are compared as one word.
     @inline(__always)
     mutating func word(_ bytes: UInt64, _ length: Int) throws(JSONScanError) {
-        guard i + length <= count else { throw unexpected() }
-        for k in 0..<length where base[i + k] != UInt8(truncatingIfNeeded: bytes >> (8 * UInt64(length - 1 - k))) {
-            throw unexpected()
-        }
+        guard i + length <= count,
+            UInt32(littleEndian: UnsafeRawPointer(base + i + length - 4).loadUnaligned(as: UInt32.self))
+                == UInt32(truncatingIfNeeded: bytes).byteSwapped,
+            length == 4 || base[i] == UInt8(truncatingIfNeeded: bytes >> 32)
+        else { throw unexpected() }
         i += length
     }
 
@@ -318,19 +328,26 @@ package struct JSONScanner {
                 continue
             }
             escaped = true
-            i += 1
-            guard i < count else { throw fail("unterminated string") }
-            let e = base[i]
-            i += 1
-            switch e {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
-                UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
-                continue
-            case UInt8(ascii: "u"):
-                _ = try escapedScalar()
-            default:
-                throw fail("invalid escape '\\\(char(i - 1))'")
-            }
+            try skipEscape()
+        }
+    }
+
+    /// Validates the escape whose backslash is at `i` and moves past it: out of line, so that the
+    /// strings most values are (without escapes) inline a small loop.
+    @inline(never)
+    private mutating func skipEscape() throws(JSONScanError) {
+        i += 1
+        guard i < count else { throw fail("unterminated string") }
+        let e = base[i]
+        i += 1
+        switch e {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+            UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+            return
+        case UInt8(ascii: "u"):
+            _ = try escapedScalar()
+        default:
+            throw fail("invalid escape '\\\(char(i - 1))'")
         }
     }
 

@@ -171,11 +171,17 @@ struct RecordCursor {
 
     /// Moves to the start of the next record and answers its offset, or nil after the last one
     /// (the rest of the input then checked). The caller reads the record before calling again.
+    @inline(__always)
     mutating func next() throws(JSONScanError) -> Int? {
         if !isArray {
             scanner.skipSpace()
             return scanner.atEnd ? nil : scanner.i
         }
+        return try nextElement()
+    }
+
+    /// `next` in a top-level array.
+    private mutating func nextElement() throws(JSONScanError) -> Int? {
         if !started {
             started = true
             scanner.i += 1

@@ -549,3 +549,91 @@ private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String:
         #expect(DirectFilter(lenient) == nil)
     }
 }
+
+/// What `RecordFilter` (the pass over a whole input, with its own buffer of offsets) answers on
+/// `bytes`: the indices of the matches, the syntax error, or the record of the first evaluation
+/// error, in the form `expectedSelection` gives from the general path's answers.
+private func selection(_ predicate: SiftPredicate, _ bytes: [UInt8]) -> [String] {
+    do throws(RecordFilterError) {
+        return try RecordFilter(predicate).select(from: MappedInput(copying: bytes)).indices.map { "\($0)" }
+    } catch {
+        switch error.kind {
+        case .syntax(let json): return ["syntax: \(json)"]
+        case .evaluation(let record, _): return ["error at \(record)"]
+        }
+    }
+}
+
+/// `selection`'s answer as the general path's answers per record (`general`) imply it.
+private func expectedSelection(_ answers: [String]) -> [String] {
+    if let last = answers.last, last.hasPrefix("syntax") { return [last] }
+    if let first = answers.firstIndex(where: { $0.hasPrefix("error") }) { return ["error at \(first)"] }
+    return answers.indices.filter { answers[$0] == "true" }.map { "\($0)" }
+}
+
+/// The readings the record loop makes in words: member keys (names of 1 to 9 bytes, prefixes of
+/// one another, escaped, duplicated where the last wins, at the very end of the input), `true`,
+/// `false` and `null` (whole, cut short, misspelt) and integers read in one pass (up to 18 digits
+/// and beyond, signs, fractions, exponents, in mixed arrays under ANY/ALL). The direct form, and the
+/// record filter that runs it, answer and fail as the general path does.
+extension DirectFilterTests {
+    private static let wordKeys = ["a", "ab", "abc", "abcdefg", "abcdefgh", "abcdefghi", "abcdefgz", "\\u0061b", "b"]
+    private static let wordValues = [
+        "1", "-0", "17", "-18", "123456789012345678", "-123456789012345678", "1234567890123456789",
+        "-9223372036854775808", "9223372036854775808", "18.0", "1e1", "2E0", "true", "false", "null", "\"x\"",
+        "[17, 19]", "[true, 20, null, \"y\"]", "[1.5, 30]", "{\"a\": 20}", "[]",
+    ]
+    private static let brokenValues = [
+        "tru", "fals", "nul", "trUe", "nulll", "falsey", "t", "f", "-", "1.", "1e", "01x", "\"ab", "[tru]",
+        "[1, fals]", "{\"a\": nul}", "{\"abcdefgh\" 1}",
+    ]
+    private static let wordPredicates = [
+        "a >= 18", "ab == 17", "abcdefgh < 0", "abcdefghi > 5", "abcdefgz == nil", "ANY b >= 18", "ALL b != 20",
+        "a == true", "abc == nil OR abcdefg != 1", "NONE abcdefgh == 'y'",
+    ]
+
+    @Test func keysLiteralsAndIntegersReadAsWordsAnswerAsTheGeneralPath() throws {
+        var rng = SplitMix64(seed: 2626)
+        let records = (0..<300).map { _ in
+            "{"
+                + (0..<Int.random(in: 0...4, using: &rng)).map { _ in
+                    "\"\(Self.wordKeys.randomElement(using: &rng)!)\":\(Self.wordValues.randomElement(using: &rng)!)"
+                }
+                .joined(separator: Bool.random(using: &rng) ? "," : " , ") + "}"
+        }
+        var counts = (direct: 0, general: 0)
+        try compare(records.joined(separator: "\n"), &counts, predicates: Self.wordPredicates)
+        #expect(counts.direct > 2000, "\(counts)")
+        let bytes = Array(records.joined(separator: "\n").utf8)
+        for source in Self.wordPredicates {
+            let predicate = try SiftPredicate(format: source, arguments: [])
+            #expect(
+                selection(predicate, bytes) == expectedSelection(general(predicate, bytes, variables: [:])), "\(source)"
+            )
+        }
+    }
+
+    @Test func brokenAndCutWordsFailAsTheGeneralPath() throws {
+        let predicates = try Self.wordPredicates.map { try SiftPredicate(format: $0, arguments: []) }
+        let filters = try predicates.map { try #require(DirectFilter($0)) }
+        var failures = 0
+        func check(_ text: String) {
+            let bytes = Array(text.utf8)
+            for (predicate, filter) in zip(predicates, filters) {
+                let expected = general(predicate, bytes, variables: [:])
+                let got = direct(filter, bytes, variables: [:])
+                #expect(expected.count == got.count, "\(text)")
+                for (e, g) in zip(expected, got) where g != "general" { #expect(e == g, "\(predicate) on \(text)") }
+                #expect(selection(predicate, bytes) == expectedSelection(expected), "\(predicate) on \(text)")
+                if expected.last?.hasPrefix("syntax") == true { failures += 1 }
+            }
+        }
+        for value in Self.brokenValues {
+            for key in Self.wordKeys { check("{\"\(key)\":\(value)}\n{\"a\":19}") }
+        }
+        // Cut at every byte: keys and words ending with the input, before the eight bytes a word read takes.
+        let record = "{\"abcdefgh\":true,\"ab\":null,\"a\":18,\"b\":[false,20]}"
+        for n in 1..<record.utf8.count { check(String(decoding: record.utf8.prefix(n), as: UTF8.self)) }
+        #expect(failures > 500, "\(failures)")
+    }
+}
