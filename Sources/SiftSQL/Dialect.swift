@@ -63,12 +63,13 @@ public protocol SQLDialect: Sendable {
     /// A 64-bit integer literal the lowering writes itself (not a value from the predicate), such
     /// as the 1 of `~x + 1`: PostgreSQL types a bare `1` as a 32-bit integer, whose shifts differ.
     func integerLiteral(_ value: Int64) -> String
-    /// How the top-level AND's parts that run a subquery over the row (ANY/ALL over a to-many)
-    /// are written again after the others, bundled with them in one term the planner cannot split
-    /// (`a AND b AND +(a AND b AND EXISTS …)`), or nil to leave the AND as it is. SQLite tests each
-    /// term at the outermost join loop where its tables are read: a subquery over the root row
-    /// alone would run before the to-one joins' tests; bundled with them it runs after, on the
-    /// rows they keep. The same truth value in every case (AND is idempotent).
+    /// How the top-level AND's parts that run a subquery over the row (ANY/ALL over a to-many),
+    /// with a test that is always true on each joined row the other parts read, are written as
+    /// one term the planner cannot split (`a AND +(EXISTS … AND t1."pk" IS t1."pk")`), or nil to
+    /// leave the AND as it is. SQLite tests each term at the outermost join loop where its tables
+    /// are read: a subquery over the root row alone would run before the to-one joins' tests;
+    /// reading the joined rows too, it runs after them, on the rows they keep. The same truth
+    /// value in every case.
     func bundledSubqueryTerm(_ conjunction: String) -> String?
 }
 

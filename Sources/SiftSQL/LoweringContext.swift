@@ -379,20 +379,29 @@ final class LoweringContext {
         }
         if parts.isEmpty { return .constant(isAnd) }
         if parts.count == 1 { return .sql(parts[0]) }
-        if recording, let bundled = bundlingSubqueries(parts) { return .sql(bundled) }
+        if recording, let deferred = deferringSubqueries(parts, scope) { return .sql(deferred) }
         return .sql(Fragment.join(parts, isAnd ? " AND " : " OR "))
     }
 
-    /// The predicate's top-level AND of `parts` with the parts that run a subquery written after
-    /// the others, bundled with them in one term as the dialect says (`a AND +(a AND EXISTS …)`:
-    /// the subquery then runs only on rows the other parts keep, to-one joins' tests included);
-    /// nil when the dialect leaves the AND as it is, or no part (or every part) runs one.
-    private func bundlingSubqueries(_ parts: [Fragment]) -> Fragment? {
+    /// The predicate's top-level AND of `parts` (of `scope`'s rows) with the parts that run a
+    /// subquery written last, in one term with a test that is always true on each joined row the
+    /// other parts read (`a AND +(EXISTS … AND t1."pk" IS t1."pk")`, as the dialect bundles it): the
+    /// subquery then runs only on rows the other parts keep, to-one joins' tests included. Nil when
+    /// the dialect leaves the AND as it is, or no part (or every part) runs a subquery, or the
+    /// others read no joined row (the subquery already runs after them).
+    private func deferringSubqueries(_ parts: [Fragment], _ scope: Scope) -> Fragment? {
         let plain = parts.filter { !$0.runsSubquery }
         guard plain.count < parts.count, !plain.isEmpty else { return nil }
-        let all = Fragment.join(plain + parts.filter(\.runsSubquery), " AND ")
-        guard let bundled = dialect.bundledSubqueryTerm(all.sql) else { return nil }
-        return Fragment.join(plain + [Fragment(bundled, all.bindings)], " AND ")
+        // Column references are always `alias."name"` (`column(_:_:)`).
+        let read = scope.joinAliases.values.filter { j in plain.contains { $0.sql.contains(j.alias + ".\"") } }
+        guard !read.isEmpty else { return nil }
+        let touches = read.sorted { $0.alias < $1.alias }.map { j in
+            let key = column(j.alias, j.entity.primaryKey)
+            return Fragment(dialect.isNotDistinct(key, key))
+        }
+        let deferred = Fragment.join(parts.filter(\.runsSubquery) + touches, " AND ")
+        guard let bundled = dialect.bundledSubqueryTerm(deferred.sql) else { return nil }
+        return Fragment.join(plain + [Fragment(bundled, deferred.bindings)], " AND ")
     }
 
     // MARK: Operands

@@ -513,10 +513,11 @@ public final class SQLiteStatement {
     /// only until the statement reads that column again, steps or resets (`withText` without a
     /// closure, for a caller that copies the bytes at once).
     package func textBytes(_ i: Int) -> UnsafeBufferPointer<UInt8>? {
-        let index = Int32(i)
-        guard sqlite3_column_type(pointer, index) == SQLITE_TEXT else { return nil }
-        let bytes = sqlite3_column_text(pointer, index)
-        return UnsafeBufferPointer(start: bytes, count: bytes == nil ? 0 : Int(sqlite3_column_bytes(pointer, index)))
+        // One column call (each costs a lock and an error check), then the value's own.
+        let v = sqlite3_column_value(pointer, Int32(i))
+        guard sqlite3_value_type(v) == SQLITE_TEXT else { return nil }
+        let bytes = sqlite3_value_text(v)
+        return UnsafeBufferPointer(start: bytes, count: bytes == nil ? 0 : Int(sqlite3_value_bytes(v)))
     }
 
     /// Column `i` as text (SQLite's conversion when it is not text; "" for NULL).

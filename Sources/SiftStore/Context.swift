@@ -946,12 +946,18 @@ protocol RowSource {
     /// Column `i`'s UTF-8 bytes when it holds text and the row can lend them (valid until the
     /// row is read again), nil otherwise (`attribute` then reads it).
     func textBytes(_ i: Int) -> UnsafeBufferPointer<UInt8>?
+    /// Column `i` when it holds a double, nil otherwise.
+    func double(_ i: Int) -> Double?
+    /// Whether column `i` is NULL.
+    func isNull(_ i: Int) -> Bool
 }
 
 extension RowSource {
     func key(_ i: Int) -> SQLValue { if case .integer(let k) = column(i) { .integer(k) } else { .null } }
     func attribute(_ i: Int, _ type: AttributeType) -> Value { ColumnCodec.decode(column(i), type) }
     func textBytes(_ i: Int) -> UnsafeBufferPointer<UInt8>? { nil }
+    func double(_ i: Int) -> Double? { if case .double(let d) = column(i) { d } else { nil } }
+    func isNull(_ i: Int) -> Bool { if case .null = column(i) { true } else { false } }
 }
 
 /// A row already read into values, from `offset` on.
@@ -969,6 +975,13 @@ extension SQLiteStatement: RowSource {
         let v = value(i)
         return v.storageClass == .integer ? .integer(v.int64) : .null
     }
+
+    func double(_ i: Int) -> Double? {
+        let v = value(i)
+        return v.storageClass == .double ? v.double : nil
+    }
+
+    func isNull(_ i: Int) -> Bool { value(i).storageClass == .null }
 
     func attribute(_ i: Int, _ type: AttributeType) -> Value {
         let v = value(i)

@@ -383,6 +383,8 @@ private struct ShiftedRow<Base: RowSource>: RowSource {
     func key(_ i: Int) -> SQLValue { base.key(i + by) }
     func attribute(_ i: Int, _ type: AttributeType) -> Value { base.attribute(i + by, type) }
     func textBytes(_ i: Int) -> UnsafeBufferPointer<UInt8>? { base.textBytes(i + by) }
+    func double(_ i: Int) -> Double? { base.double(i + by) }
+    func isNull(_ i: Int) -> Bool { base.isNull(i + by) }
 }
 
 /// One table of the printed graph (an entity's rows, or a collection attribute's values): the JSON
@@ -691,7 +693,7 @@ private final class PrintedTable {
             case .attribute(let name, let i, let plain):
                 try writeAttribute(row, name, index: i, plain, pk: pk, info: info, first: &first, into: &bytes)
             case .collection(let name, let column, let child):
-                if case .null = row.column(column) {
+                if row.isNull(column) {
                     if printsNils { writeMember(name, "null", first: &first, into: &bytes) }
                     continue
                 }
@@ -1046,7 +1048,7 @@ private enum Scalar {
             guard case .integer(let n) = row.key(column) else { return nil }
             self = type == .boolean ? .bool(n != 0) : .integer(n)
         case .double, .float:
-            guard case .double(let d) = row.column(column) else { return nil }
+            guard let d = row.double(column) else { return nil }
             self = .double(d)
         default: return nil
         }
