@@ -195,6 +195,26 @@ private func b(_ f: String, _ args: [Any?] = []) throws -> [SQLValue] { try Fixt
         )
     }
 
+    /// SQLite tests each WHERE term at the outermost loop where its tables are read: a top-level
+    /// AND's EXISTS parts go last, in one term that reads each joined row the other parts test,
+    /// so the subquery runs after those tests. Nothing moves when the other parts read no joined
+    /// row, under OR or NOT, or in PostgreSQL.
+    @Test func existsWaitsForTheJoinedRowsTheOtherPartsTest() throws {
+        let sub = #"SELECT 1 FROM "kid" AS t1 WHERE t1."parent_id" = t0."id" AND "#
+        #expect(
+            try w("ANY kids.age > 5 AND address.city == 'Oslo' AND age > 1")
+                == #"(t2."city" = ?) AND (t0."age" > ?) AND +((EXISTS ("# + sub
+                + #"(t1."age" > ?))) AND t2."id" IS t2."id")"#)
+        #expect(
+            try b("ANY kids.age > 5 AND address.city == 'Oslo' AND age > 1")
+                == [.text("Oslo"), .integer(1), .integer(5)])
+        #expect(try w("ANY kids.age > 5 AND age > 1") == "(EXISTS (\(sub)(t1.\"age\" > ?))) AND (t0.\"age\" > ?)")
+        #expect(try w("ANY kids.age > 5 OR address.city == 'Oslo'").hasPrefix("(EXISTS"))
+        #expect(try !w("NOT (ANY kids.age > 5 AND address.city == 'Oslo')").contains("+("))
+        let pg = try PostgreSQLDialectTests.lower("ANY kids.age > 5 AND address.city == 'Oslo'")
+        #expect(pg.sql.contains("EXISTS") && !pg.sql.contains("+("))
+    }
+
     @Test func quantifiers() throws {
         let sub = #"SELECT 1 FROM "kid" AS t1 WHERE t1."parent_id" = t0."id" AND "#
         #expect(try w("ANY kids.age > 5") == "EXISTS (\(sub)(t1.\"age\" > ?))")
