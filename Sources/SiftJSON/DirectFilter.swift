@@ -199,36 +199,7 @@ final class DirectFilter: Sendable {
         return plain
     }
 
-    /// `locate` noting the offsets in an array of one slot per member (for a caller that reads
-    /// a few records; the pass keeps a buffer instead, cleared without a uniqueness check).
-    func locate(_ s: inout JSONScanner, depth: Int, offsets: inout [Int]) throws(JSONScanError) -> Bool {
-        precondition(offsets.count == memberNames.count, "one offset per member")
-        offsets.append(-1)  // never empty, so that the buffer has an address
-        defer { offsets.removeLast() }
-        return try offsets.withUnsafeMutableBufferPointer { buffer throws(JSONScanError) in
-            try locate(&s, depth: depth, offsets: buffer.baseAddress!)
-        }
-    }
-
     // MARK: Evaluating
-
-    /// `evaluate` on offsets held in an array; `timed` adds the time spent reading key paths to
-    /// `pathTime`.
-    func evaluate(
-        _ s: JSONScanner, depth: Int, offsets: [Int], variables: [String: Value], timed: Bool = false,
-        pathTime: inout Duration
-    ) -> Bool? {
-        var copy = offsets + [-1]  // never empty, so that the buffer has an address
-        return copy.withUnsafeMutableBufferPointer { buffer in
-            guard timed else {
-                var untimed = Untimed()
-                return evaluate(s, depth: depth, offsets: buffer.baseAddress!, variables: variables, timing: &untimed)
-            }
-            var timing = PathClock()
-            defer { pathTime += timing.spent }
-            return evaluate(s, depth: depth, offsets: buffer.baseAddress!, variables: variables, timing: &timing)
-        }
-    }
 
     /// Whether the record whose members `locate` found matches, or nil when the general path must
     /// decide. `s` is any scanner over the input. `timing` times the reading of key paths from the

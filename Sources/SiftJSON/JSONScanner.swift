@@ -782,11 +782,11 @@ extension JSONScanner {
     package static func writeQuoted(_ str: String, into out: inout [UInt8]) {
         var str = str
         str.withUTF8 { utf8 in
-            for b in utf8 where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") {
+            if utf8.contains(where: needsEscape) {
                 writeEscaped(utf8, into: &out)
-                return
+            } else {
+                appendQuoted(utf8, into: &out)
             }
-            appendQuoted(utf8, into: &out)
         }
     }
 
@@ -801,7 +801,7 @@ extension JSONScanner {
     /// ```
     package static func writeQuoted(utf8 bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
         var plain = true
-        for b in bytes where b >= 0x80 || b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") {
+        for b in bytes where b >= 0x80 || needsEscape(b) {
             guard b < 0x80 else {
                 writeQuoted(String(decoding: bytes, as: UTF8.self), into: &out)
                 return
@@ -809,6 +809,12 @@ extension JSONScanner {
             plain = false
         }
         if plain { appendQuoted(bytes, into: &out) } else { writeEscaped(bytes, into: &out) }
+    }
+
+    /// Whether byte `b` of a string is written escaped: a control character, a quote, a backslash.
+    @inline(__always)
+    private static func needsEscape(_ b: UInt8) -> Bool {
+        b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\")
     }
 
     /// Appends `bytes` between quotes in one append: most strings printed are short and need no
@@ -832,7 +838,7 @@ extension JSONScanner {
         out.append(UInt8(ascii: "\""))
         do {
             var from = 0
-            for (j, b) in bytes.enumerated() where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") {
+            for (j, b) in bytes.enumerated() where needsEscape(b) {
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[from..<j]))
                 from = j + 1
                 switch b {
@@ -860,24 +866,36 @@ extension JSONScanner {
     }
 
     private static func writeDigits(_ m: UInt64, into out: inout [UInt8]) {
+        let count = digitCount(m)
+        out.append(addingCapacity: count) { span in
+            span.withUnsafeMutableBufferPointer { buffer, initialized in
+                putDigits(m, count: count, before: initialized + count, in: buffer)
+                initialized += count
+            }
+        }
+    }
+
+    /// How many decimal digits `m` has (one for 0).
+    private static func digitCount(_ m: UInt64) -> Int {
         var count = 1
         var rest = m / 10
         while rest != 0 {
             count += 1
             rest /= 10
         }
-        // Written in place, last digit first, in one append.
-        out.append(addingCapacity: count) { span in
-            span.withUnsafeMutableBufferPointer { buffer, initialized in
-                var m = m
-                var at = initialized + count
-                repeat {
-                    at -= 1
-                    buffer[at] = UInt8(truncatingIfNeeded: m % 10) + 0x30
-                    m /= 10
-                } while m != 0
-                initialized += count
-            }
+        return count
+    }
+
+    /// Writes the last `count` decimal digits of `m` (zeros where it has fewer) into `buffer`,
+    /// ending before `end`, last digit first: numbers are written in place, in one append.
+    @inline(__always)
+    private static func putDigits(
+        _ m: UInt64, count: Int, before end: Int, in buffer: UnsafeMutableBufferPointer<UInt8>
+    ) {
+        var m = m
+        for at in stride(from: end - 1, through: end - count, by: -1) {
+            buffer[at] = UInt8(truncatingIfNeeded: m % 10) + 0x30
+            m /= 10
         }
     }
 
@@ -932,31 +950,16 @@ extension JSONScanner {
     /// Appends `n / 10^decimals` with exactly `decimals` digits after the point (at least one
     /// before it), `-` first when `negative`: at most 15 digits, so 18 bytes.
     private static func writeDecimal(_ n: UInt64, decimals: Int, negative: Bool, into out: inout [UInt8]) {
-        var whole = 1
-        var rest = n
-        for _ in 0..<decimals { rest /= 10 }
-        while rest >= 10 {
-            whole += 1
-            rest /= 10
-        }
-        let count = (negative ? 1 : 0) + whole + 1 + decimals
-        // Written in place, last digit first, in one append.
+        var whole = n
+        for _ in 0..<decimals { whole /= 10 }
+        let wholeDigits = digitCount(whole)
+        let count = (negative ? 1 : 0) + wholeDigits + 1 + decimals
         out.append(addingCapacity: count) { span in
             span.withUnsafeMutableBufferPointer { buffer, initialized in
-                var n = n
-                var at = initialized + count
-                for _ in 0..<decimals {
-                    at -= 1
-                    buffer[at] = UInt8(truncatingIfNeeded: n % 10) + 0x30
-                    n /= 10
-                }
-                at -= 1
-                buffer[at] = UInt8(ascii: ".")
-                repeat {
-                    at -= 1
-                    buffer[at] = UInt8(truncatingIfNeeded: n % 10) + 0x30
-                    n /= 10
-                } while n != 0
+                let point = initialized + count - decimals - 1
+                putDigits(n, count: decimals, before: initialized + count, in: buffer)
+                buffer[point] = UInt8(ascii: ".")
+                putDigits(whole, count: wholeDigits, before: point, in: buffer)
                 if negative { buffer[initialized] = UInt8(ascii: "-") }
                 initialized += count
             }

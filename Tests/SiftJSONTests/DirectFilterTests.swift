@@ -16,6 +16,13 @@ import Testing
 
 @testable import SiftJSON
 
+/// The offsets `DirectFilter.locate` notes, one slot per member, as the record pass holds them.
+private final class Offsets {
+    let slots: UnsafeMutablePointer<Int>
+    init(_ filter: DirectFilter) { slots = .allocate(capacity: max(filter.memberNames.count, 1)) }
+    deinit { slots.deallocate() }
+}
+
 /// Predicates the direct form takes (plain key paths against constants or variables).
 private let directPredicates: [String] = [
     "a >= 18", "a < 10 OR a == 'x'", "NOT a > 1.5", "a == nil", "a != nil AND b.c BEGINSWITH 'O'",
@@ -196,15 +203,15 @@ private func general(_ predicate: SiftPredicate, _ text: [UInt8], variables: [St
 private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String: Value]) -> [String] {
     text.withUnsafeBufferPointer { bytes in
         var cursor = RecordCursor(bytes)
-        var offsets = [Int](repeating: -1, count: filter.memberNames.count)
-        var pathTime = Duration.zero
+        let offsets = Offsets(filter)
+        var untimed = Untimed()
         var out: [String] = []
         do throws(JSONScanError) {
             while try cursor.next() != nil {
-                guard try filter.locate(&cursor.scanner, depth: cursor.depth, offsets: &offsets),
+                guard try filter.locate(&cursor.scanner, depth: cursor.depth, offsets: offsets.slots),
                     let answer = filter.evaluate(
-                        cursor.scanner, depth: cursor.depth, offsets: offsets, variables: variables,
-                        pathTime: &pathTime)
+                        cursor.scanner, depth: cursor.depth, offsets: offsets.slots, variables: variables,
+                        timing: &untimed)
                 else {
                     out.append("general")
                     continue
@@ -293,21 +300,21 @@ private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String:
             let expected = general(predicate, bytes, variables: [:])
             let got = bytes.withUnsafeBufferPointer { buffer in
                 var cursor = RecordCursor(buffer)
-                var offsets = [Int](repeating: -1, count: filter.memberNames.count)
+                let offsets = Offsets(filter)
                 // Each record's answer, and whether the member compared holds a byte outside ASCII or an escape.
                 var answers: [(Bool?, unicode: Bool)] = []
                 while (try? cursor.next()) != nil {
-                    guard (try? filter.locate(&cursor.scanner, depth: cursor.depth, offsets: &offsets)) == true,
-                        offsets[leaf.member] >= 0
+                    guard (try? filter.locate(&cursor.scanner, depth: cursor.depth, offsets: offsets.slots)) == true,
+                        offsets.slots[leaf.member] >= 0
                     else {
                         answers.append((nil, false))
                         continue
                     }
                     var t = cursor.scanner
-                    t.i = offsets[leaf.member]
+                    t.i = offsets.slots[leaf.member]
                     let answer = t.textAnswer(text, leaf)
                     try? t.skipElement(depth: 0)
-                    let member = UnsafeBufferPointer(rebasing: buffer[offsets[leaf.member]..<t.i])
+                    let member = UnsafeBufferPointer(rebasing: buffer[offsets.slots[leaf.member]..<t.i])
                     answers.append((answer, member.contains { $0 >= 0x80 || $0 == UInt8(ascii: "\\") }))
                 }
                 return answers
@@ -411,7 +418,7 @@ private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String:
                     do throws(JSONScanError) { try read(&s) } catch { return error }
                     return nil
                 }
-                var offsets = [-1]
+                let offsets = Offsets(filter)
                 var out: [UInt8] = []
                 return [
                     failure { s throws(JSONScanError) in try s.skipValue(depth: 0) },
@@ -421,7 +428,7 @@ private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String:
                     },
                     failure { s throws(JSONScanError) in try s.writeValue(depth: 0, into: &out) },
                     failure { s throws(JSONScanError) in _ = try s.jsonValue(depth: 0) },
-                    failure { s throws(JSONScanError) in _ = try filter.locate(&s, depth: 0, offsets: &offsets) },
+                    failure { s throws(JSONScanError) in _ = try filter.locate(&s, depth: 0, offsets: offsets.slots) },
                 ]
             }
             for (n, error) in errors.enumerated() {
