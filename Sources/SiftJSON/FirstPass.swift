@@ -20,7 +20,10 @@ import SiftSyntax
 struct FirstPass {
     /// Records read and evaluated (up to the first evaluation failure, counted on after it).
     var recordCount = 0
-    /// The 0-based positions of the matching records, and the offsets where they start.
+    /// How many records matched.
+    var matchCount = 0
+    /// The 0-based positions of the matching records, and the offsets where they start (empty when
+    /// the pass only counts).
     var matchIndices: [Int] = []
     var matchStarts: [Int] = []
     /// The first evaluation error, by record position.
@@ -37,20 +40,22 @@ struct FirstPass {
     /// Inputs smaller than this are read on one thread: a thread costs more than it saves.
     static let parallelThreshold = 4 << 20
 
-    /// The first pass over all of `input`.
+    /// The first pass over all of `input`; `keepsMatches`: whether the matches' positions are kept
+    /// (else only counted).
     static func run(
         _ input: MappedInput, compiled: SiftPredicate, variables: [String: Value], projection: Projection,
-        timed: Bool, progress: inout some RecordFilterProgress
+        timed: Bool, keepsMatches: Bool, progress: inout some RecordFilterProgress
     ) -> FirstPass {
         let bytes = input.bytes
+        let test = RecordTest.Parts(
+            compiled: compiled, variables: variables, projection: projection, timed: timed, keepsMatches: keepsMatches)
         var cursor = RecordCursor(bytes)
         guard !cursor.isArray, bytes.count >= parallelThreshold, ProcessInfo.processInfo.activeProcessorCount >= 2,
             let boundary = lineBoundary(near: bytes.count / 2, in: bytes)
         else {
             var released = 0
             return scan(
-                &cursor, stopAt: nil, input: input, released: &released, compiled: compiled, variables: variables,
-                projection: projection, timed: timed, progress: &progress, shared: nil)
+                &cursor, stopAt: nil, input: input, released: &released, record: test, progress: &progress, shared: nil)
         }
 
         // The second half on a thread of its own, with the main thread's stack size: records nest
@@ -66,8 +71,8 @@ struct FirstPass {
             var released = boundary
             var quiet = NoProgress()
             second.result = scan(
-                &cursor, stopAt: nil, input: unsafeInput, released: &released, compiled: compiled,
-                variables: variables, projection: projection, timed: timed, progress: &quiet, shared: second)
+                &cursor, stopAt: nil, input: unsafeInput, released: &released, record: test,
+                progress: &quiet, shared: second)
             done.signal()
         }
         thread.stackSize = 8 << 20
@@ -75,8 +80,8 @@ struct FirstPass {
 
         var released = 0
         var first = scan(
-            &cursor, stopAt: boundary, input: input, released: &released, compiled: compiled,
-            variables: variables, projection: projection, timed: timed, progress: &progress, shared: second)
+            &cursor, stopAt: boundary, input: input, released: &released, record: test, progress: &progress,
+            shared: second)
         done.wait()
         guard let later = second.result else { preconditionFailure("the second half ended without a result") }
         if first.syntaxError != nil { return first }
@@ -85,8 +90,8 @@ struct FirstPass {
             // the first half stopped, alone.
             guard first.stoppedAt != nil else { return first }
             var rest = scan(
-                &cursor, stopAt: nil, input: input, released: &released, compiled: compiled, variables: variables,
-                projection: projection, timed: timed, progress: &progress, shared: nil, continuing: first)
+                &cursor, stopAt: nil, input: input, released: &released, record: test, progress: &progress,
+                shared: nil, continuing: first)
             rest.stoppedAt = nil
             return rest
         }
@@ -96,6 +101,7 @@ struct FirstPass {
             first.failure = (first.recordCount + failure.record, failure.error)
         }
         let offset = first.recordCount
+        first.matchCount += later.matchCount
         first.matchIndices.append(contentsOf: later.matchIndices.lazy.map { $0 + offset })
         first.matchStarts.append(contentsOf: later.matchStarts)
         first.recordCount += later.recordCount
@@ -121,7 +127,7 @@ struct FirstPass {
     /// pass this one continues.
     private static func scan(
         _ cursor: inout RecordCursor, stopAt stop: Int?, input: MappedInput, released: inout Int,
-        compiled: SiftPredicate, variables: [String: Value], projection: Projection, timed: Bool,
+        record parts: RecordTest.Parts,
         progress: inout some RecordFilterProgress, shared: SecondHalf?, continuing: FirstPass? = nil
     ) -> FirstPass {
         let origin = cursor.scanner.i
@@ -131,7 +137,11 @@ struct FirstPass {
         // Records seen, including those only checked after an evaluation error.
         var seen = pass.recordCount
         let isSecondHalf = shared != nil && stop == nil
-        let record = RecordTest(compiled: compiled, variables: variables, projection: projection, timed: timed)
+        // Where the input ends, for reserving room for the matches once the first records tell their
+        // size: a first half reserves for the whole input, as the second half's matches are joined
+        // to its own.
+        let end = input.bytes.count
+        let record = RecordTest(parts)
         do throws(JSONScanError) {
             while let at = try cursor.next() {
                 if let stop, at >= stop {
@@ -139,14 +149,17 @@ struct FirstPass {
                     break
                 }
                 seen += 1
+                if seen == 4096, record.keepsMatches {
+                    pass.reserveForMatches(seen: seen, read: at - origin, end: end - origin)
+                }
                 if seen & 1023 == 0 {
                     input.release(&released, before: at)
                     if isSecondHalf {
-                        shared?.publish(records: seen, matches: pass.matchIndices.count, bytes: at - origin)
+                        shared?.publish(records: seen, matches: pass.matchCount, bytes: at - origin)
                     } else {
                         let other = shared?.published ?? (records: 0, matches: 0)
                         progress.update(
-                            records: seen + other.records, matches: pass.matchIndices.count + other.matches,
+                            records: seen + other.records, matches: pass.matchCount + other.matches,
                             offset: at + (shared?.bytesRead ?? 0))
                     }
                 }
@@ -158,8 +171,11 @@ struct FirstPass {
                 }
                 switch try record.matches(at: at, &cursor.scanner, depth: depth, sampled: seen & 15 == 0) {
                 case .success(true):
-                    pass.matchIndices.append(pass.recordCount)
-                    pass.matchStarts.append(at)
+                    pass.matchCount += 1
+                    if record.keepsMatches {
+                        pass.matchIndices.append(pass.recordCount)
+                        pass.matchStarts.append(at)
+                    }
                 case .success(false): break
                 case .failure(let error):
                     pass.failure = (pass.recordCount, error)
@@ -172,6 +188,18 @@ struct FirstPass {
         }
         record.finish(&pass)
         return pass
+    }
+
+    /// Reserves room for the matches of the part of the input the pass reads (`end` bytes from its
+    /// start), as far as the first `seen` records (`read` bytes) foretell them, so that the arrays
+    /// are not copied as they grow; room never written to costs no memory.
+    private mutating func reserveForMatches(seen: Int, read: Int, end: Int) {
+        guard read > 0 else { return }
+        let records = Double(end) / Double(read) * Double(seen)
+        let share = Double(matchCount + 1) / Double(seen)
+        let expected = Int(Swift.min(records * share * 1.25, Double(end))) + 1024
+        matchIndices.reserveCapacity(expected)
+        matchStarts.reserveCapacity(expected)
     }
 }
 
@@ -190,13 +218,26 @@ private struct RecordTest {
     /// The time each part took, when timed (for --stats).
     let times: RecordTimes?
 
-    init(compiled: SiftPredicate, variables: [String: Value], projection: Projection, timed: Bool) {
-        self.compiled = compiled
-        self.variables = variables
-        self.projection = projection
+    /// Whether the pass keeps the matches' positions (else it only counts them).
+    let keepsMatches: Bool
+
+    /// What a pass's tests are made from (each thread makes its own `RecordTest`).
+    struct Parts: Sendable {
+        let compiled: SiftPredicate
+        let variables: [String: Value]
+        let projection: Projection
+        let timed: Bool
+        let keepsMatches: Bool
+    }
+
+    init(_ parts: Parts) {
+        compiled = parts.compiled
+        variables = parts.variables
+        projection = parts.projection
+        keepsMatches = parts.keepsMatches
         direct = DirectFilter(compiled)
         offsets = .allocate(capacity: Swift.max(direct?.memberNames.count ?? 0, 1))
-        times = timed ? RecordTimes() : nil
+        times = parts.timed ? RecordTimes() : nil
     }
 
     /// Whether the record at `at` (where `scanner` is) matches, or the evaluation error it raises;

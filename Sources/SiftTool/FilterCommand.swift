@@ -124,32 +124,43 @@ struct FilterCommand: ParsableCommand {
         var filter = RecordFilter(compiled, variables: variables)
         filter.timed = stats
         var progress = FilterProgress(enabled: !quiet)
-        var selection: RecordFilter.Selection
-        do throws(RecordFilterError) {
-            selection = try filter.select(from: input, progress: &progress)
-            progress.finish()
-        } catch {
+        func failed(_ error: RecordFilterError) -> ExitCode {
             progress.finish()
             switch error.kind {
             case .syntax(let located): writeError("\(name):\(located.description)")
             case .evaluation: writeError(error.description)
             }
-            throw ExitCode.failure
+            return ExitCode.failure
         }
+        if count {
+            let tally: RecordFilter.Count
+            do throws(RecordFilterError) { tally = try filter.count(in: input, progress: &progress) } catch {
+                throw failed(error)
+            }
+            progress.finish()
+            FileHandle.standardOutput.write(Data("\(tally.matches)\n".utf8))
+            if stats {
+                writeStats(
+                    records: tally.records, matched: tally.matches, read: openTime + tally.readTime,
+                    compile: compileTime, evaluate: tally.evaluateTime, sort: nil)
+            }
+            return
+        }
+        var selection: RecordFilter.Selection
+        do throws(RecordFilterError) { selection = try filter.select(from: input, progress: &progress) } catch {
+            throw failed(error)
+        }
+        progress.finish()
 
         start = clock.now
-        if !count {
-            do { try selection.sort(by: descriptors) } catch {
-                writeError("sort: \(error.annotated)")
-                throw ExitCode.failure
-            }
+        do { try selection.sort(by: descriptors) } catch {
+            writeError("sort: \(error.annotated)")
+            throw ExitCode.failure
         }
         let sortTime = clock.now - start
 
         let output = FileHandle.standardOutput
-        if count {
-            output.write(Data("\(selection.indices.count)\n".utf8))
-        } else if indices {
+        if indices {
             var out: [UInt8] = []
             out.reserveCapacity(1 << 20)
             for n in selection.indices {
@@ -169,7 +180,7 @@ struct FilterCommand: ParsableCommand {
             writeStats(
                 records: selection.recordCount, matched: selection.indices.count,
                 read: openTime + selection.readTime, compile: compileTime, evaluate: selection.evaluateTime,
-                sort: !descriptors.isEmpty && !count ? sortTime : nil)
+                sort: !descriptors.isEmpty ? sortTime : nil)
         }
     }
 

@@ -36,6 +36,8 @@ private let people = packageRoot.appendingPathComponent("Samples/people.json").p
         let selection = try RecordFilter(try SiftPredicate(format)).select(from: input)
         #expect(selection.recordCount == records.count)
         #expect(selection.indices == (try reference(format, records)))
+        let tally = try RecordFilter(try SiftPredicate(format)).count(in: input)
+        #expect(tally.records == records.count && tally.matches == selection.indices.count)
         #expect(selection.records() == selection.indices.map { records[$0] })
         var text: [UInt8] = []
         selection.write { text += $0 }
@@ -79,8 +81,40 @@ private let people = packageRoot.appendingPathComponent("Samples/people.json").p
             }
             return record == 1 && "\(error)".hasPrefix("record 1: ")
         }
+        #expect {
+            _ = try RecordFilter(try SiftPredicate("age > 30")).count(in: input)
+        } throws: { error in
+            guard let error = error as? RecordFilterError, case .evaluation(let record, _) = error.kind else {
+                return false
+            }
+            return record == 1 && "\(error)".hasPrefix("record 1: ")
+        }
         let lenient = try SiftPredicate(format: "age > 30", arguments: [], options: EvaluationOptions(lenient: true))
         #expect(try RecordFilter(lenient).select(from: input).indices == [0, 3])
+        let tally = try RecordFilter(lenient).count(in: input)
+        #expect(tally.records == 4 && tally.matches == 2)
+    }
+
+    /// Inputs large enough to be read on two threads, with room for the matches reserved after the
+    /// first records: counting and selecting agree with each other and with the reference, whether
+    /// few or most records match and whether the records' sizes change along the input.
+    @Test func largeInputsCountAsTheySelect() throws {
+        var text = ""
+        for n in 0..<60_000 {
+            // Short records first, then longer ones: the early estimate of the room is too small.
+            let pad = String(repeating: "x", count: n < 30_000 ? 4 : 120)
+            text += "{\"n\": \(n), \"pad\": \"\(pad)\"}\n"
+        }
+        let input = MappedInput(copying: Array(text.utf8))
+        for format in ["modulus:by:(n, 3) != 0", "modulus:by:(n, 997) == 5", "n < 5000", "n >= 5000", "FALSEPREDICATE"] {
+            let p = try SiftPredicate(format)
+            let selection = try RecordFilter(p).select(from: input)
+            var expected: [Int] = []
+            for n in 0..<60_000 where try p.evaluate(with: .dictionary(["n": .integer(Int64(n))])) { expected.append(n) }
+            #expect(selection.indices == expected, "\(format)")
+            let tally = try RecordFilter(p).count(in: input)
+            #expect(tally.records == 60_000 && tally.matches == expected.count, "\(format)")
+        }
     }
 
     @Test func aSyntaxErrorComesBeforeAnyEvaluationError() throws {

@@ -194,6 +194,8 @@ private let mixed = """
         // One line holding every record: no line boundary to cut at.
         let oneLine = Self.records(50_000).replacingOccurrences(of: "\n", with: " ")
         try expectSame("modulus:by:(n, 999) == 0", oneLine, indices: true)
+        try expectSame("modulus:by:(n, 999) == 0", pretty, count: true)
+        try expectSame("modulus:by:(n, 999) == 0", oneLine, count: true)
     }
 
     @Test func errorsAsOnOneThread() throws {
@@ -208,5 +210,10 @@ private let mixed = """
             "n > 2", Self.records(50_000) { $0 == early ? "{\"n\": \"x\"}" : $0 == late ? "{\"n\": }" : nil })
         // A syntax error in each half: the first.
         try expectSame("n > 2", Self.records(50_000) { $0 == early ? "[1," : $0 == late ? "{\"n\": }" : nil })
+        // Counting reports the same errors.
+        try expectSame("n > 2", Self.records(50_000) { $0 == late ? "{\"n\": \"x\"}" : nil }, count: true)
+        try expectSame(
+            "n > 2", Self.records(50_000) { $0 == early ? "{\"n\": \"x\"}" : $0 == late ? "{\"n\": }" : nil },
+            count: true)
     }
 }
