@@ -53,7 +53,7 @@ tsan: deps
 	SIFT_TEST_TARGETS=$(TSAN_TARGETS) $(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	SIFT_TEST_TARGETS=$(TSAN_TARGETS) TSAN_OPTIONS=halt_on_error=1 \
 		$(SWIFT) test --skip-build --disable-xctest --sanitize=thread \
-		--scratch-path .build-tsan --filter 'ThreadSafetyTests|ContextQueueTests|AutoMergeTests|MergePolicyPropertyTests|ParentContextTests'
+		--scratch-path .build-tsan --filter 'ThreadSafetyTests|ContextQueueTests|AutoMergeTests|MergePolicyPropertyTests|ParentContextTests|HalvedReadTests'
 
 # Use-after-return detection is off here, as it always was for these suites (StackGuard now measures
 # the real stack under it too, which the fuzzer, run with it on, relies on).

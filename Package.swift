@@ -100,7 +100,7 @@ let package = Package(
         // target of its own so that the ThreadSanitizer run of `make test` builds these suites only.
         .testTarget(
             name: "SiftStoreConcurrencyTests",
-            dependencies: ["SiftStore", "SiftEvaluation", "SiftSyntax", "SiftTestSupport", "SiftStoreTestSupport"]
+            dependencies: ["SiftStore", "SiftJSON", "SiftEvaluation", "SiftSyntax", "SiftTestSupport", "SiftStoreTestSupport"]
         ),
         // Runs against a real PostgreSQL server: `make test` or `bash scripts/with-postgres.sh swift test`.
         .testTarget(

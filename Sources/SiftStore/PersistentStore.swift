@@ -551,18 +551,20 @@ public final class PersistentStore: @unchecked Sendable {
 
 extension PersistentStore {
     /// A connection of its own on the store's file, beside the store's connection (a streamed
-    /// fetch's cursor, `sift store watch`'s poll of the data version, the tool's key-order table):
-    /// opened serialized, with the busy timeout the store's connection has. An in-memory store has
+    /// fetch's cursor, `sift store watch`'s poll of the data version, the tool's key-order table, a
+    /// read in halves): opened serialized unless asked otherwise, with the busy timeout the store's connection has. An in-memory store has
     /// no file to open (a `.cannotOpen` error).
     ///
     /// ```swift
     /// let db = try store.openSideConnection()
     /// let version = try db.query("PRAGMA data_version")
     /// ```
-    package func openSideConnection() throws(SQLiteError) -> SQLiteConnection {
+    /// `serialized: false` leaves out SQLite's mutex on every call, for a connection only one
+    /// thread uses at a time.
+    package func openSideConnection(serialized: Bool = true) throws(SQLiteError) -> SQLiteConnection {
         // 14 is SQLITE_CANTOPEN.
         guard let path else { throw SQLiteError(code: 14, message: "an in-memory store has no file to open again") }
-        return try Self.openConnection(path, serialized: true)
+        return try Self.openConnection(path, serialized: serialized)
     }
 
     /// A connection on a store's file (or ":memory:") with the busy timeout every connection on a

@@ -50,6 +50,9 @@ package enum StoredRowsPrinted: Equatable, Sendable {
     /// The tables read whole, then the lines printed; for a request that streams, the line at
     /// which the stream met a table out of order (nil: the order checks found it, or a join table).
     case readWhole(outOfOrderAt: Int?)
+    /// As `readWhole`, the root's rows read in two halves of its keys on two threads, each half's
+    /// tables below it after them (`HalvedRead`).
+    case readInHalves(outOfOrderAt: Int?)
 
     /// The bytes a streamed print holds before it checks the tables' order and lets lines out:
     /// a smaller output is never checked (its scans check it), a larger one pays for the checks.
@@ -98,7 +101,8 @@ extension ManagedObjectContext {
     /// printed nothing, when the request needs the object path (`fetch` then `render`).
     /// `reading` chooses how the tables below the root are read (the bytes are the same);
     /// `holding` is how many bytes a streamed print keeps before it checks the tables' order
-    /// and lets them out (see `stream`).
+    /// and lets them out (see `stream`); `halving`, the span of the root's keys from which a read
+    /// of every row in key order is halved on two threads (see `HalvedRead`).
     ///
     /// ```swift
     /// let printed = try context.printStoredRows(FetchRequest("Record"), renderer: renderer) {
@@ -108,7 +112,8 @@ extension ManagedObjectContext {
     /// ```
     package func printStoredRows(
         _ request: FetchRequest<ManagedObject>, renderer: StoreRenderer, reading: StoredRowReading = .automatic,
-        holding: Int = StoredRowsPrinted.holding, into sink: ([UInt8]) -> Void
+        holding: Int = StoredRowsPrinted.holding, halving: Int64 = HalvedRead.threshold,
+        into sink: ([UInt8]) -> Void
     ) throws(StoreError) -> StoredRowsPrinted {
         guard let (root, plan) = try printedRoot(request, renderer) else { return .declined }
         var metOutOfOrder: Int?
@@ -118,19 +123,50 @@ extension ManagedObjectContext {
             metOutOfOrder = at
         }
         let q = try query(plan, request, columns: plan.info.layout.columns, limited: true)
-        guard try read(root, sql: q.sql, bindings: q.bindings, reading: reading) else { return .declined }
+        guard let tables = try readWhole(root, request, plan, renderer, query: q, reading: reading, halving: halving)
+        else { return .declined }
         var out: [UInt8] = []
         out.reserveCapacity(1 << 20)
-        for entry in root.entries {
-            root.emit(entry, into: &out)
-            out.append(0x0A)
-            if out.count >= 1 << 20 {
-                sink(out)
-                out.removeAll(keepingCapacity: true)
+        for table in tables {
+            for entry in table.entries {
+                table.emit(entry, into: &out)
+                out.append(0x0A)
+                if out.count >= 1 << 20 {
+                    sink(out)
+                    out.removeAll(keepingCapacity: true)
+                }
             }
         }
         if !out.isEmpty { sink(out) }
-        return .readWhole(outOfOrderAt: metOutOfOrder)
+        return tables.count == 2 ? .readInHalves(outOfOrderAt: metOutOfOrder) : .readWhole(outOfOrderAt: metOutOfOrder)
+    }
+
+    /// `query`'s rows read whole into `root`, or into two tables whose lines follow each other when
+    /// the request is read in halves on two threads (`HalvedRead`: every row in key order, no
+    /// limit or offset, the root's keys spanning `halving` or more); nil when a row is not one this
+    /// path prints.
+    private func readWhole(
+        _ root: PrintedTable, _ request: FetchRequest<ManagedObject>, _ plan: FetchPlan, _ renderer: StoreRenderer,
+        query q: SQLQuery, reading: StoredRowReading, halving: Int64
+    ) throws(StoreError) -> [PrintedTable]? {
+        var root = root
+        let halves =
+            reading == .automatic && request.sortDescriptors.isEmpty && request.fetchLimit == nil
+            && request.fetchOffset == 0
+        if halves, let table = root.info?.layout.table, try HalvedRead.worthIt(table, halving: halving, store: store),
+            let second = try PrintedTable.entity(plan.info, renderer: renderer, skipping: nil, path: [], store: store)
+        {
+            if HalvedRead.read(root, second, sql: q, store: store) { return [root, second] }
+            // Read again from the start, on one thread: what the halves read is dropped.
+            guard
+                let fresh = try PrintedTable.entity(
+                    plan.info, renderer: renderer, skipping: nil, path: [], store: store)
+            else { return nil }
+            root = fresh
+        }
+        let reader = StoredRowReader(store: store, own: nil)
+        guard try reader.read(root, sql: q.sql, bindings: q.bindings, reading: reading) else { return nil }
+        return [root]
     }
 
     /// Whether `printStoredRows` (reading `.automatic`) prints `request`'s lines as it reads the
@@ -239,122 +275,11 @@ extension ManagedObjectContext {
         }
     }
 
-    /// Reads `table`'s rows with `sql`, then its children's with the keys its rows named. False
-    /// when a row is not one `table` prints (a sub-entity's) or a to-one names no row.
-    private func read(_ table: PrintedTable, sql: String, bindings: [SQLValue], reading: StoredRowReading)
-        throws(StoreError) -> Bool
-    {
-        var outcome = try readRows(table, sql: sql, bindings: bindings)
-        if outcome == .outOfOrder, case .byOwner(let keyed, _) = table.reached {
-            // The scan met the rows out of their owners' order: read them again by key, in order.
-            table.restart()
-            outcome = try readRows(table, sql: keyed, bindings: [.text(Self.jsonArray(table.keys))])
-        }
-        guard outcome == .read else { return false }
-        for child in table.children {
-            child.index = KeyIndex(asking: child.keys)
-            // Nothing asked for: nothing to read, here or below.
-            if child.index.asked == 0 { continue }
-            let keyed: String
-            let scanned: String?
-            let named: String
-            switch child.reached {
-            case .toOne(let k, let s, let t): (keyed, scanned, named) = (k, s, t)
-            case .byOwner(let k, let s): (keyed, scanned, named) = (k, s, table.info?.layout.table ?? "")
-            case .root: return false
-            }
-            let scans: Bool
-            switch reading {
-            case .keyed: scans = false
-            case .scanned: scans = true
-            case .automatic:
-                // Fewer rows than the count limit: `scans(asked:of:)` is true for each such count.
-                scans = try !hasRows(named, atLeast: StoredRowReading.countLimit(child.index.asked))
-            }
-            let done =
-                if let scanned, scans {
-                    try read(child, sql: scanned, bindings: [], reading: reading)
-                } else if let driven = child.inKeyOrder {
-                    try read(
-                        child, sql: driven, bindings: [.text(Self.jsonArray(child.index.askedKeys))], reading: reading)
-                } else {
-                    try read(child, sql: keyed, bindings: [.text(Self.jsonArray(child.keys))], reading: reading)
-                }
-            child.keys = []
-            guard done else { return false }
-            if case .toOne = child.reached, !child.index.allRead { return false }
-        }
-        return true
-    }
-
-    /// How reading a table's rows ended.
-    private enum RowsRead {
-        case read
-        /// A row this path does not print.
-        case notPrintable
-        /// A scan by owner met a row before one it comes after (read again by key).
-        case outOfOrder
-    }
-
-    /// Reads `table`'s own rows with `sql`. A scan by owner, or a read in the keys' order (its SQL
-    /// not the keyed one), has the elements' order last: the rows must come by owner, each owner's
-    /// in order, or the read stops.
-    private func readRows(_ table: PrintedTable, sql: String, bindings: [SQLValue]) throws(StoreError) -> RowsRead {
-        let owners: Bool
-        var checksOrder = false
-        if case .byOwner(let keyed, _) = table.reached {
-            owners = true
-            checksOrder = sql != keyed
-        } else {
-            owners = false
-        }
-        return try locked { () throws -> RowsRead in
-            let s = try store.statement(sql)
-            try s.bind(bindings)
-            defer { try? s.reset() }
-            let last = s.columnCount - 1
-            var previous: (owner: Int64, order: Int64)?
-            while try s.step() {
-                if checksOrder, case .integer(let owner) = s.key(0) {
-                    let order: Int64 = if case .integer(let o) = s.key(last) { o } else { .min }
-                    if let p = previous, owner < p.owner || (owner == p.owner && order <= p.order) {
-                        return .outOfOrder
-                    }
-                    previous = (owner, order)
-                }
-                guard try table.add(ShiftedRow(base: s, by: owners ? 1 : 0), owner: owners ? s.key(0) : nil) else {
-                    return .notPrintable
-                }
-            }
-            table.close()
-            return .read
-        }
-    }
-
     /// `body` under the store's lock, SQLite's errors as the store's.
     private func locked<R>(_ body: () throws -> R) throws(StoreError) -> R {
         try store.locked { () throws(StoreError) -> R in try storeErrors(body) }
     }
 
-    /// Whether `table` holds at least `count` rows (stored keys come from one counter for every
-    /// table, so the largest key says nothing about one table's rows). Counting a whole table
-    /// visits every page of it: a few rows asked of a big table would pay for a scan to decide
-    /// against one, so the rows are passed only up to `count` (by OFFSET, without counting them).
-    private func hasRows(_ table: String, atLeast count: Int64) throws(StoreError) -> Bool {
-        let sql = "SELECT 1 FROM \(PersistentStore.q(table)) LIMIT 1 OFFSET ?"
-        return try !locked { try store.rows(sql, [.integer(max(count - 1, 0))]) }.isEmpty
-    }
-
-    /// `keys` as a JSON array, for `json_each`.
-    private static func jsonArray(_ keys: [Int64]) -> String {
-        var text: [UInt8] = [UInt8(ascii: "[")]
-        for (n, key) in keys.enumerated() {
-            if n > 0 { text.append(UInt8(ascii: ",")) }
-            JSONScanner.write(key, into: &text)
-        }
-        text.append(UInt8(ascii: "]"))
-        return String(decoding: text, as: UTF8.self)
-    }
 }
 
 extension StoredRowReading {
@@ -376,7 +301,7 @@ extension StoredRowReading {
 }
 
 /// A row of a statement whose columns of interest start at `by`.
-private struct ShiftedRow<Base: RowSource>: RowSource {
+struct ShiftedRow<Base: RowSource>: RowSource {
     let base: Base
     let by: Int
     func column(_ i: Int) -> SQLValue { base.column(i + by) }
@@ -389,7 +314,7 @@ private struct ShiftedRow<Base: RowSource>: RowSource {
 
 /// One table of the printed graph (an entity's rows, or a collection attribute's values): the JSON
 /// of its rows, with holes where its children's JSON goes.
-private final class PrintedTable {
+final class PrintedTable {
     /// How the rows are reached from the table above.
     enum Reached {
         case root
@@ -959,7 +884,7 @@ private final class PrintedTable {
 
 /// The keys a child table was asked for, and the entry read for each: a flat array over the keys'
 /// range when they are dense (stored keys come from a counter), a dictionary otherwise.
-private struct KeyIndex {
+struct KeyIndex {
     /// Not asked for; asked for but not read; else the entry's place.
     private static let notAsked: Int = -2
     private static let unread: Int = -1
@@ -1065,7 +990,7 @@ private enum Scalar {
 
 /// `body`'s outcome, SQLite's errors as the store's (`SQLiteError.storeError`), the store's as they
 /// are, any other as an SQLite failure.
-private func storeErrors<R>(_ body: () throws -> R) throws(StoreError) -> R {
+func storeErrors<R>(_ body: () throws -> R) throws(StoreError) -> R {
     do { return try body() } catch let e as SQLiteError { throw e.storeError } catch let e as StoreError {
         throw e
     } catch { throw StoreError(.sqlite, "\(error)") }
