@@ -96,11 +96,14 @@ let package = Package(
                 "SiftStoreTestSupport",
             ]
         ),
-        // Contexts sharing a store between threads (queues, parents, merges, automatic merging): a
-        // target of its own so that the ThreadSanitizer run of `make test` builds these suites only.
+        // Contexts sharing a store between threads (queues, parents, merges, automatic merging) and
+        // the store query's read in halves on two threads: a target of its own so that the
+        // ThreadSanitizer run of `make test` builds these suites only.
         .testTarget(
             name: "SiftStoreConcurrencyTests",
-            dependencies: ["SiftStore", "SiftJSON", "SiftEvaluation", "SiftSyntax", "SiftTestSupport", "SiftStoreTestSupport"]
+            dependencies: [
+                "SiftStore", "SiftJSON", "SiftEvaluation", "SiftSyntax", "SiftTestSupport", "SiftStoreTestSupport",
+            ]
         ),
         // Runs against a real PostgreSQL server: `make test` or `bash scripts/with-postgres.sh swift test`.
         .testTarget(
