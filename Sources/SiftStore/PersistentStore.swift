@@ -52,7 +52,7 @@ public final class PersistentStore: @unchecked Sendable {
     /// exclude sub-entities).
     let ownEntitySchema: Schema
     let lock = NSRecursiveLock()
-    private var statements: [String: SQLiteStatement] = [:]
+    private var statements = StatementCache()
     /// Per document layout, its loader for the current write transaction (with the lock held).
     var documentLoaders: [ObjectIdentifier: DocumentLoader<Value>] = [:]
     /// Inside `bulkWrite` (BulkWrite.swift, with the lock held): saves write into its transaction.
@@ -433,13 +433,7 @@ public final class PersistentStore: @unchecked Sendable {
 
     /// A cached prepared statement, reset and ready to bind.
     func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
-        if let s = statements[sql] {
-            try s.reset()
-            return s
-        }
-        let s = try connection.prepare(sql)
-        statements[sql] = s
-        return s
+        try statements.statement(sql, on: connection)
     }
 
     /// The statement inserting rows of `info`'s entity (with the lock held).
@@ -576,6 +570,29 @@ extension PersistentStore {
         _ = try db.query("PRAGMA busy_timeout = 10000")
         try db.registerInertFunction(named: CoreDataNames.derivedAttributeTriggerFunction)
         return db
+    }
+}
+
+/// Prepared statements kept by their SQL text, for one connection (used by one thread at a time).
+struct StatementCache {
+    private var statements: [String: SQLiteStatement] = [:]
+
+    /// The statement for `sql` on `connection`, prepared the first time, reset and ready to bind.
+    mutating func statement(_ sql: String, on connection: SQLiteConnection) throws(SQLiteError) -> SQLiteStatement {
+        if let s = statements[sql] {
+            try s.reset()
+            return s
+        }
+        let s = try connection.prepare(sql)
+        statements[sql] = s
+        return s
+    }
+
+    /// Resets every statement kept (so none holds its connection's read transaction open) and
+    /// forgets them.
+    mutating func removeAll() {
+        for s in statements.values { try? s.reset() }
+        statements = [:]
     }
 }
 

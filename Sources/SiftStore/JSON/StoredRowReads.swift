@@ -15,25 +15,18 @@ import SiftSQLite
 /// A connection a read holds for itself, with its prepared statements (used by one thread at a time).
 final class OwnConnection: @unchecked Sendable {
     let connection: SQLiteConnection
-    private var statements: [String: SQLiteStatement] = [:]
+    private var statements = StatementCache()
 
     init(_ connection: SQLiteConnection) { self.connection = connection }
 
     /// A prepared statement for `sql`, reset and ready to bind.
     func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
-        if let s = statements[sql] {
-            try s.reset()
-            return s
-        }
-        let s = try connection.prepare(sql)
-        statements[sql] = s
-        return s
+        try statements.statement(sql, on: connection)
     }
 
     /// Ends the read transaction and drops the statements (the connection closes when released).
     func finish() {
-        for s in statements.values { try? s.reset() }
-        statements = [:]
+        statements.removeAll()
         try? connection.execute("COMMIT")
     }
 }
