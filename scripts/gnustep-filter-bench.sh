@@ -59,11 +59,15 @@ EOF
 "$work/filter_eval" "$work/records.ndjson" "$ROUNDS" < "$work/predicates.txt" > "$work/gnustep.txt"
 
 # Best wall-clock and CPU seconds of ROUNDS runs of `BINARY filter --count PREDICATE`, and its count.
+# bash's own `time` reads the child's user and system time to the millisecond (GNU time's
+# hundredths are several percent of a run of about 100 ms).
 best() {
   local best="" cpu="" start end t c count
+  local TIMEFORMAT='%3U %3S'
   for _ in $(seq "$ROUNDS"); do
     start=$(date +%s%N)
-    count=$(/usr/bin/time -f "%U %S" -o "$work/cpu" "$1" filter --count "$2" "$work/repeated.ndjson")
+    { time "$1" filter --count "$2" "$work/repeated.ndjson" > "$work/count"; } 2> "$work/cpu"
+    count=$(cat "$work/count")
     end=$(date +%s%N)
     t=$(( (end - start) / 1000 ))
     if [ -z "$best" ] || [ "$t" -lt "$best" ]; then best=$t; fi
