@@ -3,7 +3,8 @@
 # selecting the same records, on generated files of 100,000 records (one JSON array, and NDJSON),
 # for --count, --indices and printing the matches; every run's match count is checked against
 # jq's. Then `sift store import` and `sift store query` on the NDJSON file, as ratios against
-# `sift filter` printing the same rows (query output checked to be filter's bytes). Then a ~2 GB
+# `sift filter` printing the same rows (query output checked to be filter's bytes; their runs taken
+# in turn, so that the machine's changes of speed weigh on both). Then a ~2 GB
 # NDJSON file (generated in a temporary folder, deleted afterwards) is filtered to report the peak
 # resident size, from a file and from a pipe, and imported into a store for the import's. Speeds are ratios measured in this
 # run on the same files, so they do not depend on the machine. Installs jq and GNU time when
@@ -56,18 +57,42 @@ JQ_SELECT='select(.age >= 18 and (.address.city | startswith("O")) and any(.kids
 # CPU seconds (user + system) of those runs: on a machine shared with other work the CPU time is
 # the steadier measure, so both ratios are printed.
 best() {
-    local best=999999999999 cpu=999999 t0 t1 t c
-    # bash's own `time` reads the child's user and system time to the millisecond (GNU time
-    # prints hundredths, a fifth of a 50 ms run).
-    local TIMEFORMAT='%3U %3S'
+    local best=999999999999 cpu=999999 t c
     for _ in $(seq "$ROUNDS"); do
-        t0=$(date +%s%N); { time "$@" >/dev/null 2>&3; } 3>&2 2>"$DIR/cpu"; t1=$(date +%s%N)
-        t=$(( (t1 - t0) / 1000 ))
+        read -r t c <<< "$(once "$@")"
         [ "$t" -lt "$best" ] && best=$t
-        c=$(awk '{ printf "%d", ($1 + $2) * 1000 }' "$DIR/cpu")
         [ "$c" -lt "$cpu" ] && cpu=$c
     done
     awk -v us="$best" -v ms="$cpu" 'BEGIN { printf "%.4f %.3f", us / 1e6, ms / 1e3 }'
+}
+# One run of "$@": its wall-clock microseconds and CPU milliseconds. bash's own `time` reads the
+# child's user and system time to the millisecond (GNU time prints hundredths, a fifth of a 50 ms run).
+once() {
+    local TIMEFORMAT='%3U %3S' t0 t1
+    t0=$(date +%s%N); { time "$@" >/dev/null 2>&3; } 3>&2 2>"$DIR/cpu"; t1=$(date +%s%N)
+    echo "$(( (t1 - t0) / 1000 )) $(awk '{ printf "%d", ($1 + $2) * 1000 }' "$DIR/cpu")"
+}
+# `best` of `sift filter P FILE`, `sift store query DB Record P` and (with SIFT_BEFORE) the older
+# binary's query, their runs taken in turn round after round, so that a change in the machine's
+# speed during the run weighs on all of them alike: "filter-wall filter-cpu query-wall query-cpu
+# before-wall before-cpu" (seconds).
+best_in_turn() {
+    local -a w=(999999999999 999999999999 999999999999) c=(999999 999999 999999)
+    local t u k
+    for _ in $(seq "$ROUNDS"); do
+        for k in 0 1 2; do
+            case $k in
+                0) read -r t u <<< "$(once "$SIFT" filter "$3" "$1")" ;;
+                1) read -r t u <<< "$(once "$SIFT" store query "$2" Record "$3")" ;;
+                2) [ -n "${SIFT_BEFORE:-}" ] || continue
+                   read -r t u <<< "$(once "$SIFT_BEFORE" store query "$2" Record "$3")" ;;
+            esac
+            [ "$t" -lt "${w[$k]}" ] && w[$k]=$t
+            [ "$u" -lt "${c[$k]}" ] && c[$k]=$u
+        done
+    done
+    awk -v a="${w[*]}" -v b="${c[*]}" 'BEGIN { split(a, w, " "); split(b, c, " ")
+        for (k = 1; k <= 3; k++) printf "%.4f %.3f ", w[k] / 1e6, c[k] / 1e3 }'
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }'; }
 mb() { awk -v bytes="$(stat -c %s "$1")" 'BEGIN { printf "%.1f", bytes / 1e6 }'; }
@@ -129,13 +154,11 @@ for p in TRUEPREDICATE "$PREDICATE"; do
     "$SIFT" store query "$DIR/store.sqlite" Record "$p" > "$DIR/query.out"
     same=$(cmp -s "$DIR/filter.out" "$DIR/query.out" && echo "same bytes as filter" || echo "OUTPUT DIFFERS from filter")
     [ "$same" = "same bytes as filter" ] || fail=1
-    read -r t_f c_f <<< "$(best "$SIFT" filter "$p" "$ndjson")"
-    read -r t_q c_q <<< "$(best "$SIFT" store query "$DIR/store.sqlite" Record "$p")"
+    read -r t_f c_f t_q c_q t_b c_b <<< "$(best_in_turn "$ndjson" "$DIR/store.sqlite" "$p")"
     echo "  query '$p' ($(wc -l < "$DIR/query.out") rows, $same):"
     echo "    filter ${t_f} s wall, ${c_f} s CPU; store query ${t_q} s wall, ${c_q} s CPU: $(ratio "$t_q" "$t_f")x filter's time (wall), $(ratio "$c_q" "$c_f")x (CPU)"
     if [ -n "${SIFT_BEFORE:-}" ]; then
         "$SIFT_BEFORE" store query "$DIR/store.sqlite" Record "$p" | cmp -s - "$DIR/query.out" || { echo "    OUTPUT DIFFERS from before"; fail=1; }
-        read -r t_b c_b <<< "$(best "$SIFT_BEFORE" store query "$DIR/store.sqlite" Record "$p")"
         echo "    before: ${t_b} s wall, ${c_b} s CPU: $(ratio "$t_b" "$t_q")x faster now (wall), $(ratio "$c_b" "$c_q")x (CPU)"
     fi
 done

@@ -14,12 +14,14 @@ import Testing
 
 @testable import SiftStore
 
-/// `count` records: an address (none for every ninth), kids with a pet and toys, tags, and `opt`
-/// (nil only for the record `nilAt`).
-private func records(_ count: Int, nilAt: Int? = nil) -> String {
+/// `count` records: an address (none for every ninth), kids (with a pet and toys unless `flat`),
+/// tags, and `opt` (nil only for the record `nilAt`).
+private func records(_ count: Int, nilAt: Int? = nil, flat: Bool = false) -> String {
     (0..<count).map { i -> String in
         let kids = (0..<(i % 3)).map { k in
-            #"{"name":"k\#(k)","age":\#((k + i) % 12),"toys":["t\#(k)","u"],"pet":{"kind":"cat \#(i % 5)"}}"#
+            flat
+                ? #"{"name":"k\#(k)","age":\#((k + i) % 12)}"#
+                : #"{"name":"k\#(k)","age":\#((k + i) % 12),"toys":["t\#(k)","u"],"pet":{"kind":"cat \#(i % 5)"}}"#
         }
         let address = i % 9 == 8 ? "null" : #"{"city":"C\#(i % 7) ville","zip":"\#(10_000 + i)"}"#
         let opt = i == nilAt ? "null" : "\(i % 4)"
@@ -39,16 +41,15 @@ private func storeFile(_ text: String) throws -> PersistentStore {
     return store
 }
 
-/// What `printStoredRows` printed and said, halving from a key span of 100.
+/// What `printStoredRows` printed and said, halving from a key span of 100 (or `halving`).
 private func printed(
-    _ store: PersistentStore, _ request: FetchRequest<ManagedObject>, reading: StoredRowReading = .automatic
-)
-    throws -> (String, StoredRowsPrinted)
-{
+    _ store: PersistentStore, _ request: FetchRequest<ManagedObject>, reading: StoredRowReading = .automatic,
+    halving: Int64 = 100
+) throws -> (String, StoredRowsPrinted) {
     let renderer = StoreRenderer(model: store.model, keyOrder: [:], printsNils: false)
     var bytes: [UInt8] = []
     let outcome = try ManagedObjectContext(store: store).printStoredRows(
-        request, renderer: renderer, reading: reading, halving: 100, into: { bytes += $0 })
+        request, renderer: renderer, reading: reading, halving: halving, into: { bytes += $0 })
     return (String(decoding: bytes, as: UTF8.self), outcome)
 }
 
@@ -99,10 +100,99 @@ private func objectLines(_ store: PersistentStore, _ request: FetchRequest<Manag
         }
     }
 
+    /// Every row, no predicate: two streams over the halves of the keys, when the tables below the
+    /// root have none below them; the bytes of one stream and of the object path.
+    @Test func everyRowStreamsInHalves() throws {
+        let all = FetchRequest<ManagedObject>("Record")
+        // Sizes that put the middle key in different places: on a record, a kid, an address.
+        for count in [150, 377, 801, 1_500] {
+            let flat = try storeFile(records(count, flat: true))
+            let (halved, outcome) = try printed(flat, all)
+            #expect(outcome == .readInHalves(outOfOrderAt: nil), "\(count)")
+            let (oneStream, streamed) = try printed(flat, all, halving: .max)
+            #expect(streamed == .streamed(checked: false))
+            #expect(halved == oneStream, "\(count)")
+            #expect(halved == (try objectLines(flat, all)), "\(count)")
+            #expect(halved.split(separator: "\n").count == count)
+        }
+        // Kids with a pet and toys: tables below the tables below, one stream.
+        let nested = try storeFile(records(600))
+        let (deep, deepOutcome) = try printed(nested, all)
+        #expect(deepOutcome == .streamed(checked: false))
+        #expect(deep == (try objectLines(nested, all)))
+    }
+
+    /// The boundary itself: a store whose middle key (the first of the second half) is a record
+    /// with kids and tags, whose rows must be read by the second half and not the first.
+    @Test func theRecordAtTheMiddleKeyKeepsItsRows() throws {
+        let all = FetchRequest<ManagedObject>("Record")
+        var found = false
+        for count in 200..<260 where !found {
+            let store = try storeFile(records(count, flat: true))
+            let c = try store.openSideConnection()
+            let middle = #"(SELECT min("Z_PK") + (max("Z_PK") - min("Z_PK")) / 2 + 1 FROM "Record")"#
+            let rows = try c.query(
+                #"SELECT (SELECT count(*) FROM "Record_kids" WHERE "owner" = \#(middle)), (SELECT count(*) FROM "Z_Record_tags" WHERE "Z_OWNER" = \#(middle))"#
+            )
+            guard case .integer(let kids) = rows.first?[0], case .integer(let tags) = rows.first?[1], kids > 0, tags > 0
+            else { continue }
+            found = true
+            let (halved, outcome) = try printed(store, all)
+            #expect(outcome == .readInHalves(outOfOrderAt: nil))
+            #expect(halved == (try objectLines(store, all)), "\(count) records")
+        }
+        #expect(found, "no store size put a record with kids at the middle key")
+    }
+
+    /// Rows stored out of the order they print in, on either side of the middle: the halves give way
+    /// to one stream (which reads the tables whole), and the bytes are still the object path's.
+    @Test func outOfOrderRowsGiveWayToOneStream() throws {
+        let first = #"(SELECT min("Z_PK") FROM "Record")"#
+        let last = #"(SELECT max("Z_PK") FROM "Record")"#
+        let changes: [(String, String)] = [
+            // The last kid given to the first record: a first-half owner's row among the second half's.
+            (
+                "kid moved late",
+                #"UPDATE "Record_kids" SET "owner" = \#(first) WHERE "Z_PK" = (SELECT max("Z_PK") FROM "Record_kids")"#
+            ),
+            // The first kid given to the last record: the first half's part ends before its own rows.
+            (
+                "kid moved early",
+                #"UPDATE "Record_kids" SET "owner" = \#(last) WHERE "Z_PK" = (SELECT min("Z_PK") FROM "Record_kids")"#
+            ),
+            // The last record's last tag given to the first record.
+            (
+                "tag moved late",
+                #"UPDATE "Z_Record_tags" SET "Z_OWNER" = \#(first), "Z_ORD" = 99 WHERE rowid = (SELECT max(rowid) FROM "Z_Record_tags")"#
+            ),
+            // The first and the last record swap addresses: the keys asked no longer rise.
+            (
+                "addresses swapped",
+                #"UPDATE "Record" SET "address" = (SELECT r."address" FROM "Record" AS r WHERE r."Z_PK" = CASE "Record"."Z_PK" WHEN \#(first) THEN \#(last) ELSE \#(first) END) WHERE "Z_PK" IN (\#(first), \#(last))"#
+            ),
+        ]
+        let all = FetchRequest<ManagedObject>("Record")
+        for (label, sql) in changes {
+            let store = try storeFile(records(1_200, flat: true))
+            let writer = try store.openSideConnection()
+            try writer.execute(sql)
+            #expect(try writer.query("SELECT changes()").first?.first != .integer(0), "\(label)")
+            let expected = try objectLines(store, all)
+            let (lines, outcome) = try printed(store, all)
+            #expect(outcome != .readInHalves(outOfOrderAt: nil), "\(label)")
+            #expect(lines == expected, "\(label)")
+        }
+    }
+
     /// A writer raises every record's `opt` by one in each of its transactions: a read whose halves
     /// saw two snapshots would print two values.
     @Test func bothHalvesReadOneSnapshotWhileAWriterCommits() throws {
-        let store = try storeFile(records(1_200))
+        for (flat, predicate) in [(false, "id >= 0"), (true, nil)] {
+            try readsOneSnapshot(try storeFile(records(1_200, flat: flat)), predicate)
+        }
+    }
+
+    private func readsOneSnapshot(_ store: PersistentStore, _ predicate: String?) throws {
         let writer = try store.openSideConnection()
         try writer.execute("UPDATE \"Record\" SET \"opt\" = 0")
         let stop = Flag()
@@ -119,7 +209,7 @@ private func objectLines(_ store: PersistentStore, _ request: FetchRequest<Manag
             stop.set()
             done.wait()
         }
-        let request = try FetchRequest("Record", predicate: "id >= 0")
+        let request = try predicate.map { try FetchRequest("Record", predicate: $0) } ?? FetchRequest("Record")
         var halved = 0
         var seen = Set<String>()
         for _ in 0..<200 where halved < 20 || seen.count < 3 {
@@ -130,7 +220,7 @@ private func objectLines(_ store: PersistentStore, _ request: FetchRequest<Manag
             seen.formUnion(values)
         }
         // Not vacuous: reads were halved, and the writer committed between them.
-        #expect(halved >= 20 && seen.count >= 3, "\(halved) halved reads, \(seen.count) values")
+        #expect(halved >= 20 && seen.count >= 3, "\(predicate ?? "every row"): \(halved) halved, \(seen.count) values")
     }
 
     @Test func aHeldWriteLockOrAnOpenTransactionReadsOnOneThread() throws {

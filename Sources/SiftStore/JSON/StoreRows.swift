@@ -50,8 +50,9 @@ package enum StoredRowsPrinted: Equatable, Sendable {
     /// The tables read whole, then the lines printed; for a request that streams, the line at
     /// which the stream met a table out of order (nil: the order checks found it, or a join table).
     case readWhole(outOfOrderAt: Int?)
-    /// As `readWhole`, the root's rows read in two halves of its keys on two threads, each half's
-    /// tables below it after them (`HalvedRead`).
+    /// The root's rows read in two halves of its keys on two threads, each with the tables below
+    /// it, each half's lines held until both were read, then printed (`HalvedRead`); for a request
+    /// that streams, in two streams (`outOfOrderAt` nil), else as `readWhole`.
     case readInHalves(outOfOrderAt: Int?)
 
     /// The bytes a streamed print holds before it checks the tables' order and lets lines out:
@@ -115,9 +116,13 @@ extension ManagedObjectContext {
         holding: Int = StoredRowsPrinted.holding, halving: Int64 = HalvedRead.threshold,
         into sink: ([UInt8]) -> Void
     ) throws(StoreError) -> StoredRowsPrinted {
-        guard let (root, plan) = try printedRoot(request, renderer) else { return .declined }
+        guard let (printed, plan) = try printedRoot(request, renderer) else { return .declined }
+        var root = printed
         var metOutOfOrder: Int?
         if reading == .automatic, Self.streams(request, plan) {
+            if let halved = try streamInHalves(&root, plan, renderer, holding: holding, halving: halving, into: sink) {
+                return halved
+            }
             let streamed = try stream(root, holding: holding, into: sink)
             guard case .readWhole(let at) = streamed else { return streamed }
             metOutOfOrder = at
@@ -139,6 +144,26 @@ extension ManagedObjectContext {
         }
         if !out.isEmpty { sink(out) }
         return tables.count == 2 ? .readInHalves(outOfOrderAt: metOutOfOrder) : .readWhole(outOfOrderAt: metOutOfOrder)
+    }
+
+    /// Every row streamed in two halves on two threads (`HalvedRead.stream`) when the root's keys
+    /// span `halving` or more; nil when nothing was printed, `root` then a fresh table for the
+    /// one-thread stream.
+    private func streamInHalves(
+        _ root: inout PrintedTable, _ plan: FetchPlan, _ renderer: StoreRenderer, holding: Int, halving: Int64,
+        into sink: ([UInt8]) -> Void
+    ) throws(StoreError) -> StoredRowsPrinted? {
+        guard let table = root.info?.layout.table, try HalvedRead.worthIt(table, halving: halving, store: store),
+            let second = try PrintedTable.entity(plan.info, renderer: renderer, skipping: nil, path: [], store: store)
+        else { return nil }
+        if HalvedRead.stream(root, second, store: store, holding: holding, into: sink) {
+            return .readInHalves(outOfOrderAt: nil)
+        }
+        // Streamed again from the start, on one thread: what the halves read is dropped.
+        guard let fresh = try PrintedTable.entity(plan.info, renderer: renderer, skipping: nil, path: [], store: store)
+        else { return .declined }
+        root = fresh
+        return nil
     }
 
     /// `query`'s rows read whole into `root`, or into two tables whose lines follow each other when
@@ -394,6 +419,18 @@ final class PrintedTable {
     @exclusivity(unchecked) private var placeColumn = 0
     /// Streaming: whether the scan met a row out of the order this table prints in.
     @exclusivity(unchecked) private var outOfOrder = false
+    /// A scan of this table in parts, for a stream in halves (`HalvedRead.stream`): the scan's SQL
+    /// before its ORDER BY, whether that has a WHERE, the rowid it goes in the order of (the
+    /// ORDER BY term), the table and, read by owner, its owner column. Nil for the root and for a
+    /// table read by key only.
+    var scan: (head: String, filtered: Bool, rowid: String, table: String, owner: String?)?
+
+    /// Bounds on the scans `openCursors` starts, for a stream in halves: the rows from rowid
+    /// `lower` on and before rowid `upper`.
+    struct ScanBounds {
+        var lower: Int64?
+        var upper: Int64?
+    }
 
     private init(
         reached: Reached, info: EntityInfo?, valueType: AttributeType, renderer: StoreRenderer, steps: [Step] = [],
@@ -444,6 +481,7 @@ final class PrintedTable {
                     keyed: valuesSQL(table, keyed: true), scanned: valuesSQL(table, keyed: false))
                 let values = PrintedTable(reached: reached, info: nil, valueType: attribute.type, renderer: renderer)
                 values.inKeyOrder = valuesInKeyOrderSQL(table)
+                values.scan = (valuesSQL(table, keyed: false, ordered: false), false, "rowid", table, Storage.owner)
                 let q = PersistentStore.q
                 let (owner, order) = (q(Storage.owner), q(Storage.order))
                 values.orderCheck = "SELECT \(owner), \(order), rowid FROM \(q(table)) ORDER BY \(owner), \(order)"
@@ -454,12 +492,16 @@ final class PrintedTable {
                 let rel = info.entity.relationships[i]
                 let reachedBy: Reached
                 let check: String?
+                var scans: (head: String, filtered: Bool, rowid: String, table: String, owner: String?)?
                 if r.isToMany {
                     check = toManyOrderCheck(rel)
                     guard let keyed = ManagedObjectContext.toManySQL(rel, destination.layout) else { return nil }
                     // In the table's order (stated: an index on the owner could serve the filter).
-                    let scanned = ManagedObjectContext.toManySQL(rel, destination.layout, keyed: false).map {
-                        $0 + " ORDER BY r.\(PersistentStore.q(Storage.primaryKey))"
+                    let head = ManagedObjectContext.toManySQL(rel, destination.layout, keyed: false)
+                    let rowid = "r.\(PersistentStore.q(Storage.primaryKey))"
+                    let scanned = head.map { $0 + " ORDER BY " + rowid }
+                    if let head, case .inverseForeignKey(let table, let column, _) = rel.storage {
+                        scans = (head, true, rowid, table, column)
                     }
                     reachedBy = .byOwner(keyed: keyed, scanned: scanned)
                     steps.append(.toMany(name: name, countColumn: info.countColumns[i], child: children.count))
@@ -471,6 +513,8 @@ final class PrintedTable {
                     check =
                         "SELECT \(fk), 0, \(q(k)) FROM \(q(info.layout.table)) WHERE \(fk) IS NOT NULL ORDER BY \(fk), \(q(k))"
                     let layout = destination.layout
+                    let head = ManagedObjectContext.rowsSQL(layout, keyed: false)
+                    scans = (head, false, PersistentStore.q(Storage.primaryKey), layout.table, nil)
                     reachedBy = .toOne(
                         keyed: ManagedObjectContext.rowsSQL(layout),
                         scanned: ManagedObjectContext.rowsSQL(layout, keyed: false) + " ORDER BY "
@@ -484,6 +528,7 @@ final class PrintedTable {
                         reached: reachedBy)
                 else { return nil }
                 child.orderCheck = check
+                child.scan = scans
                 child.inKeyOrder =
                     r.isToMany
                     ? ManagedObjectContext.toManyInKeyOrderSQL(rel, destination.layout)
@@ -514,10 +559,12 @@ final class PrintedTable {
     /// The values of collection table `table` (the owner's key first) of the owners whose keys are
     /// in the JSON array bound to `?`, by owner in the collection's order (`keyed`); or every
     /// owner's in the table's order, each value's place in the collection last.
-    private static func valuesSQL(_ table: String, keyed: Bool) -> String {
+    private static func valuesSQL(_ table: String, keyed: Bool, ordered: Bool = true) -> String {
         let q = PersistentStore.q
         let (owner, value, order) = (q(Storage.owner), q(Storage.value), q(Storage.order))
-        guard keyed else { return "SELECT \(owner), \(value), \(order) FROM \(q(table)) ORDER BY rowid" }
+        guard keyed else {
+            return "SELECT \(owner), \(value), \(order) FROM \(q(table))" + (ordered ? " ORDER BY rowid" : "")
+        }
         return
             "SELECT \(owner), \(value) FROM \(q(table)) WHERE \(owner) IN (SELECT value FROM json_each(?)) ORDER BY \(owner), \(order)"
     }
@@ -760,24 +807,57 @@ final class PrintedTable {
 
     /// Starts a scan of every table below this one, each on a statement of its own. False when
     /// one cannot be scanned (a join table's).
-    func openCursors(_ connection: SQLiteConnection) throws(StoreError) -> Bool {
+    func openCursors(_ connection: SQLiteConnection, bounds: [ObjectIdentifier: ScanBounds] = [:])
+        throws(StoreError) -> Bool
+    {
         for child in children {
-            let sql: String
+            var sql: String
             switch child.reached {
             case .toOne(_, let scanned, _), .byOwner(_, let scanned?): sql = scanned
             case .root, .byOwner(_, nil): return false
             }
+            let bound = bounds[ObjectIdentifier(child)]
+            var values: [SQLValue] = []
+            if let bound {
+                guard let scan = child.scan else { return false }
+                var terms: [String] = []
+                if let lower = bound.lower {
+                    terms.append("\(scan.rowid) >= ?")
+                    values.append(.integer(lower))
+                }
+                if let upper = bound.upper {
+                    terms.append("\(scan.rowid) < ?")
+                    values.append(.integer(upper))
+                }
+                if !terms.isEmpty {
+                    sql =
+                        scan.head + (scan.filtered ? " AND " : " WHERE ") + terms.joined(separator: " AND ")
+                        + " ORDER BY " + scan.rowid
+                }
+            }
             let s: SQLiteStatement
-            do throws(SQLiteError) { s = try connection.prepare(sql) } catch { throw error.storeError }
+            do throws(SQLiteError) {
+                s = try connection.prepare(sql)
+                try s.bind(values)
+            } catch { throw error.storeError }
             child.cursor = s
             child.placeColumn = s.columnCount - 1
             child.passed = (.min, .min)
             child.outOfOrder = false
             if case .toOne = child.reached { child.scansToOne = true } else { child.scansToOne = false }
             try child.advance(s)
-            guard try child.openCursors(connection) else { return false }
+            guard try child.openCursors(connection, bounds: bounds) else { return false }
         }
         return true
+    }
+
+    /// The foreign-key column (in the table's columns) of the to-one read into child `child`; nil
+    /// for another kind of child.
+    func toOneColumn(child: Int) -> Int? {
+        for step in steps {
+            if case .toOne(_, let column, let c) = step, c == child { return column }
+        }
+        return nil
     }
 
     /// Ends the scans `openCursors` started.

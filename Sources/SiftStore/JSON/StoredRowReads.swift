@@ -1,11 +1,12 @@
 // How `printStoredRows` reads a printed table's rows and then its children's: on the store's own
 // connection under the store's lock, or on a connection a read holds for itself. A large request
-// for rows in key order is read in two halves of the root's keys on two threads, each half on a
-// connection of its own, both connections in one snapshot of the store: a third connection holds
-// the store's write lock (never waiting for it) while the two begin reading, so that no commit can
-// fall between them. The halves' lines, put one after the other, are the lines of one read; when
-// either half meets an error or a row it cannot print, the halves are dropped and the request is
-// read again on one thread, which gives the very error or the object path a one-thread read gives.
+// for rows in key order is read in two halves of the root's keys on two threads (`HalvedRead`):
+// a predicate's rows read whole, every row in two streams. Each half is on a connection of its
+// own, both connections in one snapshot of the store: a third connection holds the store's write
+// lock (never waiting for it) while the two begin reading, so that no commit can fall between
+// them. The halves' lines, put one after the other, are the lines of one read; when either half
+// meets an error or a row it cannot print, the halves are dropped and the request is read again on
+// one thread, which gives the very error or the object path a one-thread read gives.
 
 import Foundation
 import SiftJSON
@@ -210,33 +211,176 @@ package enum HalvedRead {
             other.finish()
         }
         let pk = PersistentStore.q(Storage.primaryKey)
-        guard
-            let bounds = try? first.connection.query(ends(table)),
-            let row = bounds.first, row.count == 2, case .integer(let low) = row[0], case .integer(let high) = row[1],
-            high > low
-        else { return false }
-        let middle = low + (high - low) / 2 + 1
+        guard let middle = middleKey(table, on: first) else { return false }
         // The query's own rows, those before the middle key and those from it on (the range joins
         // the query's WHERE when SQLite flattens the subquery, which the key order allows).
         let halves = [
             "SELECT * FROM (\(sql.sql)) WHERE \(pk) < ?", "SELECT * FROM (\(sql.sql)) WHERE \(pk) >= ?",
         ]
         let bindings = sql.bindings + [.integer(middle)]
-        let done = DispatchSemaphore(value: 0)
         nonisolated(unsafe) let unsafeSecond = second
-        nonisolated(unsafe) var secondRead = false
+        let (firstRead, secondRead) = bothHalves {
+            (try? StoredRowReader(store: store, own: first).read(
+                root, sql: halves[0], bindings: bindings, reading: .automatic)) == true
+        } second: {
+            (try? StoredRowReader(store: store, own: other).read(
+                unsafeSecond, sql: halves[1], bindings: bindings, reading: .automatic)) == true
+        }
+        return firstRead && secondRead
+    }
+
+    /// Every row's lines (a request that streams on one thread) in two halves of the root's keys on
+    /// two threads, each half streamed as the one-thread stream streams (each table below scanned
+    /// beside the root) over its own part of each table, on a connection of its own, its lines held;
+    /// then handed to `sink` in order. False (nothing handed; `root` and `second` to be dropped)
+    /// when the halves cannot be read here or either met anything that keeps it from printing, for
+    /// the one-thread stream to answer. Only for a root whose tables below have none below them,
+    /// and a store file of at most `2 * holding` bytes: each half holds at most `holding` bytes.
+    ///
+    /// The parts: the second half reads a to-one's table from the smallest key its rows name (a key
+    /// it then misses is not printable: the halves give way), and a by-owner table from the first
+    /// row (by rowid, the scan's order) of an owner in the second half, where the first half's scan
+    /// of it stops. Every row of a by-owner table is thus passed by one of the two scans, each run
+    /// to the end of its part checking the rows' order as the one-thread stream's scans do. A row of
+    /// a first-half owner in the second half's part comes after the row of a later owner that
+    /// starts that part, so its scan finds it out of order. When both halves pass, the table is
+    /// stored in the order it prints in, and each half met every row it prints.
+    static func stream(
+        _ root: PrintedTable, _ second: PrintedTable, store: PersistentStore, holding: Int,
+        into sink: ([UInt8]) -> Void
+    ) -> Bool {
+        guard ProcessInfo.processInfo.activeProcessorCount >= 2, let info = root.info,
+            root.children.allSatisfy({ $0.children.isEmpty && $0.scan != nil }),
+            let size = try? store.locked({ () throws(StoreError) -> [[SQLValue]] in
+                try storeErrors {
+                    try store.rows("SELECT page_count * page_size FROM pragma_page_count, pragma_page_size", [])
+                }
+            }),
+            case .integer(let bytes) = size.first?.first, bytes <= 2 * Int64(holding),
+            let (first, other) = snapshot(store, table: info.layout.table)
+        else { return false }
+        defer {
+            first.finish()
+            other.finish()
+        }
+        guard let middle = middleKey(info.layout.table, on: first),
+            let (earlierBounds, laterBounds) = try? bounds(root, second, info, middle: middle, on: first)
+        else { return false }
+        nonisolated(unsafe) let unsafeSecond = second
+        let (earlier, later) = bothHalves {
+            streamHalf(root, info, before: middle, bounds: earlierBounds, on: first, holding: holding)
+        } second: {
+            streamHalf(unsafeSecond, info, from: middle, bounds: laterBounds, on: other, holding: holding)
+        }
+        guard let earlier, let later else { return false }
+        for half in [earlier, later] {
+            var start = 0
+            while start < half.count {
+                let end = min(start + (1 << 20), half.count)
+                sink(Array(half[start..<end]))
+                start = end
+            }
+        }
+        return true
+    }
+
+    /// Each half's bounds on the scans of the tables below the root (`root`'s for the first half,
+    /// `second`'s for the second), read on `own` in its snapshot.
+    private static func bounds(
+        _ root: PrintedTable, _ second: PrintedTable, _ info: EntityInfo, middle: Int64, on own: OwnConnection
+    ) throws -> ([ObjectIdentifier: PrintedTable.ScanBounds], [ObjectIdentifier: PrintedTable.ScanBounds]) {
+        let q = PersistentStore.q
+        let pk = q(Storage.primaryKey)
+        var earlier: [ObjectIdentifier: PrintedTable.ScanBounds] = [:]
+        var later: [ObjectIdentifier: PrintedTable.ScanBounds] = [:]
+        func smallest(_ sql: String) throws -> Int64? {
+            let rows = try own.connection.query(sql, [.integer(middle)])
+            if case .integer(let n) = rows.first?.first { return n }
+            return nil
+        }
+        for (i, child) in root.children.enumerated() {
+            guard let scan = child.scan else { throw SQLiteError(code: 1, message: "no scan", sql: nil) }
+            let other = second.children[i]
+            if let owner = scan.owner {
+                // The first row of an owner from the middle on: where the first half stops.
+                let start =
+                    try smallest(
+                        "SELECT min(rowid) FROM \(q(scan.table)) WHERE \(q(owner)) >= ?") ?? Int64.max
+                earlier[ObjectIdentifier(child)] = .init(lower: nil, upper: start)
+                later[ObjectIdentifier(other)] = .init(lower: start, upper: nil)
+            } else {
+                // A to-one's: the smallest key the second half's rows name.
+                guard let column = root.toOneColumn(child: i) else {
+                    throw SQLiteError(code: 1, message: "no column", sql: nil)
+                }
+                let name = q(info.layout.columns[column])
+                let start =
+                    try smallest(
+                        "SELECT min(\(name)) FROM \(q(info.layout.table)) WHERE \(pk) >= ?") ?? Int64.max
+                later[ObjectIdentifier(other)] = .init(lower: start, upper: nil)
+            }
+        }
+        return (earlier, later)
+    }
+
+    /// The lines of every row of `info`'s entity with keys before `before` or from `from` on, in
+    /// key order, streamed as the one-thread stream streams them with the scans below bounded by
+    /// `bounds`, held whole; each scan run to the end of its part, checking the order. Nil when a
+    /// table is out of order, a row is not one this path prints, an error comes, or the lines pass
+    /// `holding` bytes.
+    private static func streamHalf(
+        _ root: PrintedTable, _ info: EntityInfo, before: Int64? = nil, from: Int64? = nil,
+        bounds: [ObjectIdentifier: PrintedTable.ScanBounds], on own: OwnConnection, holding: Int
+    ) -> [UInt8]? {
+        let pk = PersistentStore.q(Storage.primaryKey)
+        let range = before != nil ? " WHERE \(pk) < ?" : " WHERE \(pk) >= ?"
+        let sql = ManagedObjectContext.rowsSQL(info.layout, keyed: false) + range + " ORDER BY " + pk
+        defer { root.closeCursors() }
+        do {
+            guard try root.openCursors(own.connection, bounds: bounds) else { return nil }
+            let s = try storeErrors { try own.statement(sql) }
+            try storeErrors { try s.bind([.integer(before ?? from ?? 0)]) }
+            defer { try? s.reset() }
+            var out: [UInt8] = []
+            while try storeErrors({ try s.step() }) {
+                guard case .integer(let key) = s.key(0) else { return nil }
+                // Another entity's row, in a table the entity shares.
+                if case .integer(let ent) = s.key(1), ent != info.entity.number { continue }
+                guard try root.writeRow(s, pk: key, info: info, into: &out, streaming: true), out.count <= holding
+                else { return nil }
+                out.append(0x0A)
+            }
+            guard try root.scansEndInOrder(), !root.metOutOfOrder else { return nil }
+            return out
+        } catch {
+            return nil
+        }
+    }
+
+    /// `first` on this thread and `second` on a thread of its own (with the main thread's stack
+    /// size, as `FirstPass`'s second half has), both results once both are done.
+    private static func bothHalves<T>(_ first: () -> T, second: @escaping () -> T) -> (T, T) {
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var later: T?
+        nonisolated(unsafe) let body = second
         let thread = Thread {
-            let reader = StoredRowReader(store: store, own: other)
-            secondRead =
-                (try? reader.read(unsafeSecond, sql: halves[1], bindings: bindings, reading: .automatic)) == true
+            later = body()
             done.signal()
         }
         thread.stackSize = 8 << 20
         thread.start()
-        let reader = StoredRowReader(store: store, own: first)
-        let firstRead = (try? reader.read(root, sql: halves[0], bindings: bindings, reading: .automatic)) == true
+        let earlier = first()
         done.wait()
-        return firstRead && secondRead
+        guard let later else { preconditionFailure("the second half ended without a result") }
+        return (earlier, later)
+    }
+
+    /// The key halving `table`'s keys (on `own`, in its snapshot); nil when it has fewer than two.
+    private static func middleKey(_ table: String, on own: OwnConnection) -> Int64? {
+        guard let bounds = try? own.connection.query(ends(table)), let row = bounds.first, row.count == 2,
+            case .integer(let low) = row[0], case .integer(let high) = row[1], high > low
+        else { return nil }
+        return low + (high - low) / 2 + 1
     }
 
     /// Two connections of their own on `store`'s file, each in a read transaction on the same
