@@ -419,11 +419,20 @@ final class PrintedTable {
     @exclusivity(unchecked) private var placeColumn = 0
     /// Streaming: whether the scan met a row out of the order this table prints in.
     @exclusivity(unchecked) private var outOfOrder = false
-    /// A scan of this table in parts, for a stream in halves (`HalvedRead.stream`): the scan's SQL
-    /// before its ORDER BY, whether that has a WHERE, the rowid it goes in the order of (the
-    /// ORDER BY term), the table and, read by owner, its owner column. Nil for the root and for a
-    /// table read by key only.
-    var scan: (head: String, filtered: Bool, rowid: String, table: String, owner: String?)?
+    /// A scan of this table, in parts, for a stream in halves (`HalvedRead.stream`); nil for the
+    /// root and for a table read by key only.
+    var scan: Scan?
+
+    /// A table's scan in parts: its SQL before the ORDER BY (`filtered`: with a WHERE), the rowid
+    /// term it goes in the order of (the ORDER BY term), its table and, for a by-owner table, the
+    /// owner column.
+    struct Scan {
+        let head: String
+        let filtered: Bool
+        let rowid: String
+        let table: String
+        let owner: String?
+    }
 
     /// Bounds on the scans `openCursors` starts, for a stream in halves: the rows from rowid
     /// `lower` on and before rowid `upper`.
@@ -481,7 +490,9 @@ final class PrintedTable {
                     keyed: valuesSQL(table, keyed: true), scanned: valuesSQL(table, keyed: false))
                 let values = PrintedTable(reached: reached, info: nil, valueType: attribute.type, renderer: renderer)
                 values.inKeyOrder = valuesInKeyOrderSQL(table)
-                values.scan = (valuesSQL(table, keyed: false, ordered: false), false, "rowid", table, Storage.owner)
+                values.scan = Scan(
+                    head: valuesSQL(table, keyed: false, ordered: false), filtered: false, rowid: "rowid", table: table,
+                    owner: Storage.owner)
                 let q = PersistentStore.q
                 let (owner, order) = (q(Storage.owner), q(Storage.order))
                 values.orderCheck = "SELECT \(owner), \(order), rowid FROM \(q(table)) ORDER BY \(owner), \(order)"
@@ -492,7 +503,7 @@ final class PrintedTable {
                 let rel = info.entity.relationships[i]
                 let reachedBy: Reached
                 let check: String?
-                var scans: (head: String, filtered: Bool, rowid: String, table: String, owner: String?)?
+                var scan: Scan?
                 if r.isToMany {
                     check = toManyOrderCheck(rel)
                     guard let keyed = ManagedObjectContext.toManySQL(rel, destination.layout) else { return nil }
@@ -501,7 +512,7 @@ final class PrintedTable {
                     let rowid = "r.\(PersistentStore.q(Storage.primaryKey))"
                     let scanned = head.map { $0 + " ORDER BY " + rowid }
                     if let head, case .inverseForeignKey(let table, let column, _) = rel.storage {
-                        scans = (head, true, rowid, table, column)
+                        scan = Scan(head: head, filtered: true, rowid: rowid, table: table, owner: column)
                     }
                     reachedBy = .byOwner(keyed: keyed, scanned: scanned)
                     steps.append(.toMany(name: name, countColumn: info.countColumns[i], child: children.count))
@@ -514,7 +525,9 @@ final class PrintedTable {
                         "SELECT \(fk), 0, \(q(k)) FROM \(q(info.layout.table)) WHERE \(fk) IS NOT NULL ORDER BY \(fk), \(q(k))"
                     let layout = destination.layout
                     let head = ManagedObjectContext.rowsSQL(layout, keyed: false)
-                    scans = (head, false, PersistentStore.q(Storage.primaryKey), layout.table, nil)
+                    scan = Scan(
+                        head: head, filtered: false, rowid: PersistentStore.q(Storage.primaryKey), table: layout.table,
+                        owner: nil)
                     reachedBy = .toOne(
                         keyed: ManagedObjectContext.rowsSQL(layout),
                         scanned: ManagedObjectContext.rowsSQL(layout, keyed: false) + " ORDER BY "
@@ -528,7 +541,7 @@ final class PrintedTable {
                         reached: reachedBy)
                 else { return nil }
                 child.orderCheck = check
-                child.scan = scans
+                child.scan = scan
                 child.inKeyOrder =
                     r.isToMany
                     ? ManagedObjectContext.toManyInKeyOrderSQL(rel, destination.layout)
