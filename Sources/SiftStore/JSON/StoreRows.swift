@@ -65,7 +65,7 @@ package enum StoredRowsPrinted: Equatable, Sendable {
 
 /// The lines a streamed print has written and not let out yet: full blocks of about 1 MB, and
 /// the one filling (with room for a row past 1 MB, so that it is rarely copied to grow).
-private struct HeldBlocks {
+struct HeldBlocks {
     private var blocks: [[UInt8]] = []
     var out = HeldBlocks.block()
     /// The bytes of the full blocks.
@@ -153,15 +153,28 @@ extension ManagedObjectContext {
         _ root: inout PrintedTable, _ plan: FetchPlan, _ renderer: StoreRenderer, holding: Int, halving: Int64,
         into sink: ([UInt8]) -> Void
     ) throws(StoreError) -> StoredRowsPrinted? {
-        guard let table = root.info?.layout.table, try HalvedRead.worthIt(table, halving: halving, store: store),
-            let second = try PrintedTable.entity(plan.info, renderer: renderer, skipping: nil, path: [], store: store)
-        else { return nil }
-        if HalvedRead.stream(root, second, store: store, holding: holding, into: sink) {
-            return .readInHalves(outOfOrderAt: nil)
+        let halved = try inHalves(&root, plan, renderer, halving: halving) { first, second in
+            HalvedRead.stream(first, second, store: store, holding: holding, into: sink)
         }
-        // Streamed again from the start, on one thread: what the halves read is dropped.
-        guard let fresh = try PrintedTable.entity(plan.info, renderer: renderer, skipping: nil, path: [], store: store)
-        else { return .declined }
+        return halved == nil ? nil : .readInHalves(outOfOrderAt: nil)
+    }
+
+    /// The second half's table when `attempt` read `root` and it in halves (the root's keys
+    /// spanning `halving` or more); nil otherwise, `root` then a fresh table if the halves were
+    /// tried (what they read is dropped, for one thread to read again).
+    private func inHalves(
+        _ root: inout PrintedTable, _ plan: FetchPlan, _ renderer: StoreRenderer, halving: Int64,
+        _ attempt: (PrintedTable, PrintedTable) -> Bool
+    ) throws(StoreError) -> PrintedTable? {
+        func table() throws(StoreError) -> PrintedTable? {
+            try PrintedTable.entity(plan.info, renderer: renderer, skipping: nil, path: [], store: store)
+        }
+        guard let name = root.info?.layout.table, try HalvedRead.worthIt(name, halving: halving, store: store),
+            let second = try table()
+        else { return nil }
+        if attempt(root, second) { return second }
+        // Built as `root` was a moment ago, from the same model: it cannot fail now.
+        guard let fresh = try table() else { preconditionFailure("a printed table could not be built again") }
         root = fresh
         return nil
     }
@@ -175,19 +188,14 @@ extension ManagedObjectContext {
         query q: SQLQuery, reading: StoredRowReading, halving: Int64
     ) throws(StoreError) -> [PrintedTable]? {
         var root = root
-        let halves =
-            reading == .automatic && request.sortDescriptors.isEmpty && request.fetchLimit == nil
-            && request.fetchOffset == 0
-        if halves, let table = root.info?.layout.table, try HalvedRead.worthIt(table, halving: halving, store: store),
-            let second = try PrintedTable.entity(plan.info, renderer: renderer, skipping: nil, path: [], store: store)
+        if reading == .automatic, request.sortDescriptors.isEmpty, request.fetchLimit == nil, request.fetchOffset == 0,
+            let second = try inHalves(
+                &root, plan, renderer, halving: halving,
+                { first, second in
+                    HalvedRead.read(first, second, sql: q, store: store)
+                })
         {
-            if HalvedRead.read(root, second, sql: q, store: store) { return [root, second] }
-            // Read again from the start, on one thread: what the halves read is dropped.
-            guard
-                let fresh = try PrintedTable.entity(
-                    plan.info, renderer: renderer, skipping: nil, path: [], store: store)
-            else { return nil }
-            root = fresh
+            return [root, second]
         }
         let reader = StoredRowReader(store: store, own: nil)
         guard try reader.read(root, sql: q.sql, bindings: q.bindings, reading: reading) else { return nil }

@@ -203,15 +203,18 @@ package enum HalvedRead {
     static func read(
         _ root: PrintedTable, _ second: PrintedTable, sql: SQLQuery, store: PersistentStore
     ) -> Bool {
-        guard ProcessInfo.processInfo.activeProcessorCount >= 2, let table = root.info?.layout.table,
-            let (first, other) = snapshot(store, table: table)
-        else { return false }
-        defer {
-            first.finish()
-            other.finish()
+        guard let table = root.info?.layout.table else { return false }
+        return onTwoConnections(store, table: table) { first, other, middle in
+            read(root, second, sql: sql, store: store, first: first, other: other, middle: middle)
         }
+    }
+
+    /// `read`'s halves, on `first` and `other`, split at `middle`.
+    private static func read(
+        _ root: PrintedTable, _ second: PrintedTable, sql: SQLQuery, store: PersistentStore, first: OwnConnection,
+        other: OwnConnection, middle: Int64
+    ) -> Bool {
         let pk = PersistentStore.q(Storage.primaryKey)
-        guard let middle = middleKey(table, on: first) else { return false }
         // The query's own rows, those before the middle key and those from it on (the range joins
         // the query's WHERE when SQLite flattens the subquery, which the key order allows).
         let halves = [
@@ -249,39 +252,44 @@ package enum HalvedRead {
         _ root: PrintedTable, _ second: PrintedTable, store: PersistentStore, holding: Int,
         into sink: ([UInt8]) -> Void
     ) -> Bool {
-        guard ProcessInfo.processInfo.activeProcessorCount >= 2, let info = root.info,
-            root.children.allSatisfy({ $0.children.isEmpty && $0.scan != nil }),
+        guard let info = root.info, root.children.allSatisfy({ $0.children.isEmpty && $0.scan != nil }),
             let size = try? store.locked({ () throws(StoreError) -> [[SQLValue]] in
                 try storeErrors {
                     try store.rows("SELECT page_count * page_size FROM pragma_page_count, pragma_page_size", [])
                 }
             }),
-            case .integer(let bytes) = size.first?.first, bytes <= 2 * Int64(holding),
-            let (first, other) = snapshot(store, table: info.layout.table)
+            case .integer(let bytes) = size.first?.first, bytes <= 2 * Int64(holding)
+        else { return false }
+        return onTwoConnections(store, table: info.layout.table) { first, other, middle in
+            guard let (earlierBounds, laterBounds) = try? bounds(root, second, info, middle: middle, on: first)
+            else { return false }
+            nonisolated(unsafe) let unsafeSecond = second
+            let (earlier, later) = bothHalves {
+                streamHalf(root, info, before: middle, bounds: earlierBounds, on: first, holding: holding)
+            } second: {
+                streamHalf(unsafeSecond, info, from: middle, bounds: laterBounds, on: other, holding: holding)
+            }
+            guard var earlier, var later else { return false }
+            earlier.send(to: sink)
+            later.send(to: sink)
+            return true
+        }
+    }
+
+    /// `body`'s answer on two connections of their own in one snapshot (`snapshot`) and the key
+    /// halving `table`'s keys; false when there are not two processors, no snapshot to be had, or
+    /// fewer than two keys.
+    private static func onTwoConnections(
+        _ store: PersistentStore, table: String, _ body: (OwnConnection, OwnConnection, Int64) -> Bool
+    ) -> Bool {
+        guard ProcessInfo.processInfo.activeProcessorCount >= 2, let (first, other) = snapshot(store, table: table)
         else { return false }
         defer {
             first.finish()
             other.finish()
         }
-        guard let middle = middleKey(info.layout.table, on: first),
-            let (earlierBounds, laterBounds) = try? bounds(root, second, info, middle: middle, on: first)
-        else { return false }
-        nonisolated(unsafe) let unsafeSecond = second
-        let (earlier, later) = bothHalves {
-            streamHalf(root, info, before: middle, bounds: earlierBounds, on: first, holding: holding)
-        } second: {
-            streamHalf(unsafeSecond, info, from: middle, bounds: laterBounds, on: other, holding: holding)
-        }
-        guard let earlier, let later else { return false }
-        for half in [earlier, later] {
-            var start = 0
-            while start < half.count {
-                let end = min(start + (1 << 20), half.count)
-                sink(Array(half[start..<end]))
-                start = end
-            }
-        }
-        return true
+        guard let middle = middleKey(table, on: first) else { return false }
+        return body(first, other, middle)
     }
 
     /// Each half's bounds on the scans of the tables below the root (`root`'s for the first half,
@@ -331,7 +339,7 @@ package enum HalvedRead {
     private static func streamHalf(
         _ root: PrintedTable, _ info: EntityInfo, before: Int64? = nil, from: Int64? = nil,
         bounds: [ObjectIdentifier: PrintedTable.ScanBounds], on own: OwnConnection, holding: Int
-    ) -> [UInt8]? {
+    ) -> HeldBlocks? {
         let pk = PersistentStore.q(Storage.primaryKey)
         let range = before != nil ? " WHERE \(pk) < ?" : " WHERE \(pk) >= ?"
         let sql = ManagedObjectContext.rowsSQL(info.layout, keyed: false) + range + " ORDER BY " + pk
@@ -341,17 +349,21 @@ package enum HalvedRead {
             let s = try storeErrors { try own.statement(sql) }
             try storeErrors { try s.bind([.integer(before ?? from ?? 0)]) }
             defer { try? s.reset() }
-            var out: [UInt8] = []
+            var held = HeldBlocks()
             while try storeErrors({ try s.step() }) {
                 guard case .integer(let key) = s.key(0) else { return nil }
                 // Another entity's row, in a table the entity shares.
                 if case .integer(let ent) = s.key(1), ent != info.entity.number { continue }
-                guard try root.writeRow(s, pk: key, info: info, into: &out, streaming: true), out.count <= holding
-                else { return nil }
-                out.append(0x0A)
+                guard try root.writeRow(s, pk: key, info: info, into: &held.out, streaming: true) else { return nil }
+                held.out.append(0x0A)
+                if held.out.count >= 1 << 20 {
+                    held.keep()
+                    guard held.bytes <= holding else { return nil }
+                }
             }
             guard try root.scansEndInOrder(), !root.metOutOfOrder else { return nil }
-            return out
+            held.keep()
+            return held
         } catch {
             return nil
         }
