@@ -369,7 +369,10 @@ extension LoweringContext {
     /// at the first part that raises, so a part counts only before any part that may raise on
     /// every row, and with the conditions of the parts before it too (where one holds, an earlier
     /// part may raise first). Lenient, a raising part is false, so every such part counts as it
-    /// stands. nil when no part qualifies.
+    /// stands. A part the lowering folded to a constant keeps its conditions: folded true, it
+    /// discards nothing, but strict memory may still raise in it (`NOT (code LIKE "" AND
+    /// FALSEPREDICATE)` with a numeric `code`) before a later part is false; folded false, it
+    /// keeps only the rows its conditions hold for. nil when no part qualifies.
     func preFilter(lenient: Bool) -> Fragment? {
         var tests: [Fragment] = []
         var earlier: [Fragment] = []
@@ -377,13 +380,16 @@ extension LoweringContext {
             if risk.everyRow {
                 if lenient { continue } else { break }
             }
-            guard case .sql(let f) = lowered else { continue }
-            let conditions = lenient ? risk.conditions : earlier + risk.conditions
-            tests.append(
-                conditions.isEmpty
-                    ? f.parenthesized
-                    : Fragment.join([f.parenthesized] + conditions.map(\.parenthesized), " OR ").parenthesized)
+            let conditions = (lenient ? risk.conditions : earlier + risk.conditions).map(\.parenthesized)
             earlier += risk.conditions
+            let terms: [Fragment]
+            switch lowered {
+            case .constant(true): continue
+            case .constant(false): terms = conditions
+            case .sql(let f): terms = [f.parenthesized] + conditions
+            }
+            if terms.isEmpty { return Fragment(dialect.booleanLiteral(false)) }
+            tests.append(terms.count == 1 ? terms[0] : Fragment.join(terms, " OR ").parenthesized)
         }
         return tests.isEmpty ? nil : Fragment.join(tests, " AND ")
     }
