@@ -1013,28 +1013,14 @@ extension LoweringContext {
             return objectInList(fk, refs, negated: negated)
         }
         if case .object(_, let name) = value {
-            // An object is an element of no list of values (and nil of none).
-            if isLoweringOneShape, case .constant(.array(let list)) = collection, list.allSatisfy(\.isScalar) {
-                return .constant(negated)
-            }
-            var e = SQLLoweringError(
-                .typeMismatch, "the relationship '\(name)' can only be compared with nil", range: range)
-            e.readsDocument = true
-            throw e
+            return try object(name, in: collection, negated: negated, range)
         }
         switch (collection, value) {
         case (.constant(.null), _): return .constant(negated)
         case (.constant(.array(let list)), .scalar(let s)):
             return try scalar(s, inList: list, negated: negated, range)
         case (.constant(.array(let list)), .constant(let v)):
-            var found = false
-            for item in list where item != .null {
-                guard let eq = try foldConstant(item, .equal, [], v, range) else {
-                    throw unsupported("IN between constants", range)
-                }
-                if eq { found = true }
-            }
-            return .constant(found != negated)
+            return try constant(v, inList: list, negated: negated, range)
         case (.constant(.string), .scalar(let s)):
             try checkText(s.attribute, .in, range)
             let v = try encode(
@@ -1064,6 +1050,34 @@ extension LoweringContext {
         default:
             throw unsupported("this IN/CONTAINS", range)
         }
+    }
+
+    /// Relationship `name`'s object IN/CONTAINED in `collection`: an object is an element of no
+    /// list of values (and nil of none); any other collection is memory's error.
+    private func object(_ name: String, in collection: Operand, negated: Bool, _ range: SourceRange)
+        throws(SQLLoweringError) -> Lowered
+    {
+        if isLoweringOneShape, case .constant(.array(let list)) = collection, list.allSatisfy(\.isScalar) {
+            return .constant(negated)
+        }
+        var e = SQLLoweringError(
+            .typeMismatch, "the relationship '\(name)' can only be compared with nil", range: range)
+        e.readsDocument = true
+        throw e
+    }
+
+    /// `constant IN {list}` between constants, folded.
+    private func constant(_ v: LiteralValue, inList list: [LiteralValue], negated: Bool, _ range: SourceRange)
+        throws(SQLLoweringError) -> Lowered
+    {
+        var found = false
+        for item in list where item != .null {
+            guard let eq = try foldConstant(item, .equal, [], v, range) else {
+                throw unsupported("IN between constants", range)
+            }
+            if eq { found = true }
+        }
+        return .constant(found != negated)
     }
 
     /// `scalar IN {list}`: the list's values as parameters (nil and what the column cannot hold

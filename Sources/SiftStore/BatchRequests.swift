@@ -97,11 +97,49 @@ extension ManagedObjectContext {
                 "entity '\(info.name)' holds documents: a batch update sets attributes, and a document has none (change documents with setDocument and save)"
             )
         }
-        var setters:
-            [(
-                index: Int, attribute: ResolvedAttribute, value: BatchUpdateRequest.NewValue,
-                reader: SiftSortDescriptor?
-            )] = []
+        let setters = try batchSetters(request, info)
+        return try store.writeTransaction { () throws(StoreError) -> BatchResult in
+            let scratch = ManagedObjectContext(store: store)
+            var fetch = FetchRequest(request.entityName, predicate: request.predicate)
+            fetch.variables = request.variables
+            fetch.includesSubentities = request.includesSubentities
+            fetch.includesPendingChanges = false
+            let objects = try scratch.fetch(fetch)
+            var ids: [ObjectID] = []
+            var failures: [StoreError.Failure] = []
+            let writer = RowWriter(store: store)
+            for o in objects {
+                try set(setters, on: o, failures: &failures)
+                if failures.isEmpty {
+                    do throws(SQLiteError) { try writer.update(o) } catch { throw error.storeError }
+                    ids.append(o.objectID)
+                }
+            }
+            if !failures.isEmpty { throw StoreError(.validation, failures: failures) }
+            try writeDerivedValues(from: objects, in: scratch, writer)
+            try checkUniqueness(of: info)
+            if store.tracksHistory {
+                do throws(SQLiteError) { try recordHistory(inserted: [], updated: objects, deleted: []) } catch {
+                    throw error.storeError
+                }
+            }
+            return BatchResult(objectIDs: ids, deleted: false)
+        }
+    }
+
+    /// One attribute a batch update sets: its index, the attribute, the new value, and the reader
+    /// of the value's expression (nil for a constant).
+    private struct BatchSetter {
+        var index: Int
+        var attribute: ResolvedAttribute
+        var value: BatchUpdateRequest.NewValue
+        var reader: SiftSortDescriptor?
+    }
+
+    /// The setters of `request`'s properties, by key: each key an attribute of `info`'s entity that
+    /// is not derived, each expression one that reads the entity's keys.
+    private func batchSetters(_ request: BatchUpdateRequest, _ info: EntityInfo) throws(StoreError) -> [BatchSetter] {
+        var setters: [BatchSetter] = []
         for (key, v) in request.propertiesToUpdate.sorted(by: { $0.key < $1.key }) {
             guard let i = info.entity.attributeIndex[key] else {
                 throw StoreError(
@@ -124,59 +162,42 @@ extension ManagedObjectContext {
                 try KeyCheck.expression(text, of: info.name, in: store.model)
                 do { reader = try SiftSortDescriptor(text) } catch { throw StoreError(error) }
             }
-            setters.append((i, info.entity.attributes[i], v, reader))
+            setters.append(BatchSetter(index: i, attribute: info.entity.attributes[i], value: v, reader: reader))
         }
-        return try store.writeTransaction { () throws(StoreError) -> BatchResult in
-            let scratch = ManagedObjectContext(store: store)
-            var fetch = FetchRequest(request.entityName, predicate: request.predicate)
-            fetch.variables = request.variables
-            fetch.includesSubentities = request.includesSubentities
-            fetch.includesPendingChanges = false
-            let objects = try scratch.fetch(fetch)
-            var ids: [ObjectID] = []
-            var failures: [StoreError.Failure] = []
-            let writer = RowWriter(store: store)
-            for o in objects {
-                for s in setters {
-                    let raw: Value
-                    switch s.value {
-                    case .constant(let l): raw = Value(l)
-                    case .expression(let text):
-                        do throws(EvaluationError) { raw = try s.reader!.key(of: .object(o)) } catch {
-                            throw StoreError(error, object: o.objectID, in: text)
-                        }
-                    }
-                    let v: Value
-                    do throws(CoercionError) {
-                        v =
-                            s.attribute.description.isCollection
-                            ? try Value(collection: raw, of: s.attribute.type)
-                            : try Value(coercing: raw, for: s.attribute)
-                    } catch {
-                        failures.append(ManagedObjectContext.failure(o, s.attribute.name, raw, (error.message, .type)))
-                        continue
-                    }
-                    if let p = AttributeValidation.problem(v, s.attribute, regex: o.info.regexes[s.index]) {
-                        failures.append(ManagedObjectContext.failure(o, s.attribute.name, v, p))
-                        continue
-                    }
-                    if o.snapshot == nil { o.snapshot = Snapshot(attributes: o.attributes, links: o.links) }
-                    o.attributes[s.index] = v
-                }
-                if failures.isEmpty {
-                    do throws(SQLiteError) { try writer.update(o) } catch { throw error.storeError }
-                    ids.append(o.objectID)
+        return setters
+    }
+
+    /// Sets `setters`' values on `o` (its snapshot kept first), each coerced to its attribute and
+    /// validated; a value that fails is left unset and its failure added to `failures`. Throws
+    /// what an expression raises on `o`.
+    private func set(_ setters: [BatchSetter], on o: ManagedObject, failures: inout [StoreError.Failure])
+        throws(StoreError)
+    {
+        for s in setters {
+            let raw: Value
+            switch s.value {
+            case .constant(let l): raw = Value(l)
+            case .expression(let text):
+                do throws(EvaluationError) { raw = try s.reader!.key(of: .object(o)) } catch {
+                    throw StoreError(error, object: o.objectID, in: text)
                 }
             }
-            if !failures.isEmpty { throw StoreError(.validation, failures: failures) }
-            try writeDerivedValues(from: objects, in: scratch, writer)
-            try checkUniqueness(of: info)
-            if store.tracksHistory {
-                do throws(SQLiteError) { try recordHistory(inserted: [], updated: objects, deleted: []) } catch {
-                    throw error.storeError
-                }
+            let v: Value
+            do throws(CoercionError) {
+                v =
+                    s.attribute.description.isCollection
+                    ? try Value(collection: raw, of: s.attribute.type)
+                    : try Value(coercing: raw, for: s.attribute)
+            } catch {
+                failures.append(ManagedObjectContext.failure(o, s.attribute.name, raw, (error.message, .type)))
+                continue
             }
-            return BatchResult(objectIDs: ids, deleted: false)
+            if let p = AttributeValidation.problem(v, s.attribute, regex: o.info.regexes[s.index]) {
+                failures.append(ManagedObjectContext.failure(o, s.attribute.name, v, p))
+                continue
+            }
+            if o.snapshot == nil { o.snapshot = Snapshot(attributes: o.attributes, links: o.links) }
+            o.attributes[s.index] = v
         }
     }
 

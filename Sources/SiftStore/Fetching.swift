@@ -152,31 +152,6 @@ extension ManagedObjectContext {
             request.propertiesToFetch
             ?? info.entity.document.map { _ in info.entity.description.document?.shape.object?.keys.map(\.name) ?? [] }
             ?? info.entity.attributes.map(\.name)
-        func readers(_ paths: [String]) throws(StoreError) -> [(String, SiftSortDescriptor)] {
-            var out: [(String, SiftSortDescriptor)] = []
-            for p in paths {
-                do { out.append((p, try SiftSortDescriptor(p))) } catch { throw StoreError(error) }
-            }
-            return out
-        }
-        func read(_ d: SiftSortDescriptor, _ o: ManagedObject) throws(StoreError) -> Value {
-            do { return try d.key(of: o.evaluationRoot) } catch {
-                throw StoreError(error, object: o.objectID, in: d.keyPath)
-            }
-        }
-        /// The dictionary of one object, and its values as a hashable key (groups, distinct rows).
-        func readRow(_ keys: [(String, SiftSortDescriptor)], _ o: ManagedObject) throws(StoreError) -> (
-            [String: Value], [ValueKey]
-        ) {
-            var row: [String: Value] = [:]
-            var key: [ValueKey] = []
-            for (name, d) in keys {
-                let v = try read(d, o)
-                row[name] = v
-                key.append(ValueKey(v))
-            }
-            return (row, key)
-        }
         var rows: [[String: Value]] = []
         if request.propertiesToGroupBy == nil, !request.aggregates.isEmpty {
             // Aggregates without grouping: one row over every match (counts 0 when none match).
@@ -185,30 +160,12 @@ extension ManagedObjectContext {
             return [row]
         }
         if let groupBy = request.propertiesToGroupBy {
-            let keys = try readers(groupBy)
-            var order: [[ValueKey]] = []
-            var groups: [[ValueKey]: (values: [String: Value], members: [ManagedObject])] = [:]
-            for o in objects {
-                let (values, key) = try readRow(keys, o)
-                if groups[key] == nil {
-                    order.append(key)
-                    groups[key] = (values, [])
-                }
-                groups[key]!.members.append(o)
-            }
-            for key in order {
-                var row = groups[key]!.values
-                let members = groups[key]!.members
-                for a in request.aggregates {
-                    row[a.name] = try aggregate(a, members)
-                }
-                rows.append(row)
-            }
+            rows = try grouped(objects, by: Self.readers(groupBy), aggregates: request.aggregates)
         } else {
-            let keys = try readers(properties)
+            let keys = try Self.readers(properties)
             var seen = Set<[ValueKey]>()
             for o in objects {
-                let (row, key) = try readRow(keys, o)
+                let (row, key) = try Self.row(keys, o)
                 if request.returnsDistinctResults, !seen.insert(key).inserted { continue }
                 rows.append(row)
             }
@@ -219,6 +176,59 @@ extension ManagedObjectContext {
             rows = Array(rows[start..<end])
         }
         return rows
+    }
+
+    /// One row per distinct combination of `keys`' values over `objects`, in order of first
+    /// appearance, each with `aggregates` over its group's members.
+    private func grouped(
+        _ objects: [ManagedObject], by keys: [(String, SiftSortDescriptor)], aggregates: [FetchAggregate]
+    ) throws(StoreError) -> [[String: Value]] {
+        var order: [[ValueKey]] = []
+        var groups: [[ValueKey]: (values: [String: Value], members: [ManagedObject])] = [:]
+        for o in objects {
+            let (values, key) = try Self.row(keys, o)
+            if groups[key] == nil {
+                order.append(key)
+                groups[key] = (values, [])
+            }
+            groups[key]!.members.append(o)
+        }
+        var rows: [[String: Value]] = []
+        for key in order {
+            var row = groups[key]!.values
+            let members = groups[key]!.members
+            for a in aggregates {
+                row[a.name] = try aggregate(a, members)
+            }
+            rows.append(row)
+        }
+        return rows
+    }
+
+    /// A reader of each key path of `paths`, by its path.
+    private static func readers(_ paths: [String]) throws(StoreError) -> [(String, SiftSortDescriptor)] {
+        var out: [(String, SiftSortDescriptor)] = []
+        for p in paths {
+            do { out.append((p, try SiftSortDescriptor(p))) } catch { throw StoreError(error) }
+        }
+        return out
+    }
+
+    /// The dictionary of one object, and its values as a hashable key (groups, distinct rows).
+    private static func row(_ keys: [(String, SiftSortDescriptor)], _ o: ManagedObject) throws(StoreError) -> (
+        [String: Value], [ValueKey]
+    ) {
+        var row: [String: Value] = [:]
+        var key: [ValueKey] = []
+        for (name, d) in keys {
+            let v: Value
+            do { v = try d.key(of: o.evaluationRoot) } catch {
+                throw StoreError(error, object: o.objectID, in: d.keyPath)
+            }
+            row[name] = v
+            key.append(ValueKey(v))
+        }
+        return (row, key)
     }
 
     /// One aggregate over a group: `@count` alone counts the objects, `@count.key` the non-nil

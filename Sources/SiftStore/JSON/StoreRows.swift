@@ -491,63 +491,32 @@ final class PrintedTable {
                     steps.append(.attribute(name: name, index: i, plain: plain))
                     continue
                 }
-                let attribute = info.entity.attributes[i]
-                guard let table = attribute.valueTable else { return nil }
+                guard let table = info.entity.attributes[i].valueTable else { return nil }
                 steps.append(.collection(name: name, column: info.attributeColumns[i], child: children.count))
-                let reached = Reached.byOwner(
-                    keyed: valuesSQL(table, keyed: true), scanned: valuesSQL(table, keyed: false))
-                let values = PrintedTable(reached: reached, info: nil, valueType: attribute.type, renderer: renderer)
-                values.inKeyOrder = valuesInKeyOrderSQL(table)
-                values.scan = Scan(
-                    head: valuesSQL(table, keyed: false, ordered: false), filtered: false, rowid: "rowid", table: table,
-                    owner: Storage.owner)
-                let q = PersistentStore.q
-                let (owner, order) = (q(Storage.owner), q(Storage.order))
-                values.orderCheck = "SELECT \(owner), \(order), rowid FROM \(q(table)) ORDER BY \(owner), \(order)"
-                children.append(values)
+                children.append(values(of: info.entity.attributes[i], in: table, renderer: renderer))
             case .relationship(let r):
                 guard let i = info.entity.relationshipIndex[r.name], !path.contains(r.destination) else { return nil }
                 let destination = try store.info(r.destination)
                 let rel = info.entity.relationships[i]
+                let step: Step
                 let reachedBy: Reached
                 let check: String?
                 var scan: Scan?
                 if r.isToMany {
-                    check = toManyOrderCheck(rel)
-                    guard let keyed = ManagedObjectContext.toManySQL(rel, destination.layout) else { return nil }
-                    // In the table's order (stated: an index on the owner could serve the filter).
-                    let head = ManagedObjectContext.toManySQL(rel, destination.layout, keyed: false)
-                    let rowid = "r.\(PersistentStore.q(Storage.primaryKey))"
-                    let scanned = head.map { $0 + " ORDER BY " + rowid }
-                    if let head, case .inverseForeignKey(let table, let column, _) = rel.storage {
-                        scan = Scan(head: head, filtered: true, rowid: rowid, table: table, owner: column)
-                    }
-                    reachedBy = .byOwner(keyed: keyed, scanned: scanned)
-                    steps.append(.toMany(name: name, countColumn: info.countColumns[i], child: children.count))
+                    guard let read = toManyRead(rel, destination) else { return nil }
+                    (reachedBy, scan, check) = (read.reached, read.scan, toManyOrderCheck(rel))
+                    step = .toMany(name: name, countColumn: info.countColumns[i], child: children.count)
                 } else {
                     guard let column = info.foreignKeyColumns[i] else { return nil }
-                    let (q, fk, k) = (
-                        PersistentStore.q, PersistentStore.q(info.layout.columns[column]), Storage.primaryKey
-                    )
-                    check =
-                        "SELECT \(fk), 0, \(q(k)) FROM \(q(info.layout.table)) WHERE \(fk) IS NOT NULL ORDER BY \(fk), \(q(k))"
-                    let layout = destination.layout
-                    let head = ManagedObjectContext.rowsSQL(layout, keyed: false)
-                    scan = Scan(
-                        head: head, filtered: false, rowid: PersistentStore.q(Storage.primaryKey), table: layout.table,
-                        owner: nil)
-                    reachedBy = .toOne(
-                        keyed: ManagedObjectContext.rowsSQL(layout),
-                        scanned: ManagedObjectContext.rowsSQL(layout, keyed: false) + " ORDER BY "
-                            + PersistentStore.q(Storage.primaryKey),
-                        table: layout.table)
-                    steps.append(.toOne(name: name, column: column, child: children.count))
+                    (reachedBy, scan, check) = toOneRead(column: column, of: info, destination)
+                    step = .toOne(name: name, column: column, child: children.count)
                 }
                 guard
                     let child = try entity(
                         destination, renderer: renderer, skipping: r.inverse, path: path, store: store,
                         reached: reachedBy)
                 else { return nil }
+                steps.append(step)
                 child.orderCheck = check
                 child.scan = scan
                 child.inKeyOrder =
@@ -561,6 +530,57 @@ final class PrintedTable {
             reached: reached, info: info, valueType: .transformable, renderer: renderer, steps: steps, names: names)
         table.children = children
         return table
+    }
+
+    /// The table printing collection `attribute`'s values, stored in `table`.
+    private static func values(of attribute: ResolvedAttribute, in table: String, renderer: StoreRenderer)
+        -> PrintedTable
+    {
+        let reached = Reached.byOwner(
+            keyed: valuesSQL(table, keyed: true), scanned: valuesSQL(table, keyed: false))
+        let values = PrintedTable(reached: reached, info: nil, valueType: attribute.type, renderer: renderer)
+        values.inKeyOrder = valuesInKeyOrderSQL(table)
+        values.scan = Scan(
+            head: valuesSQL(table, keyed: false, ordered: false), filtered: false, rowid: "rowid", table: table,
+            owner: Storage.owner)
+        let q = PersistentStore.q
+        let (owner, order) = (q(Storage.owner), q(Storage.order))
+        values.orderCheck = "SELECT \(owner), \(order), rowid FROM \(q(table)) ORDER BY \(owner), \(order)"
+        return values
+    }
+
+    /// How to-many `rel`'s destination rows are read (by owner) and scanned; nil for a to-many the
+    /// keyed read cannot serve.
+    private static func toManyRead(_ rel: ResolvedRelationship, _ destination: EntityInfo)
+        -> (reached: Reached, scan: Scan?)?
+    {
+        guard let keyed = ManagedObjectContext.toManySQL(rel, destination.layout) else { return nil }
+        // In the table's order (stated: an index on the owner could serve the filter).
+        let head = ManagedObjectContext.toManySQL(rel, destination.layout, keyed: false)
+        let rowid = "r.\(PersistentStore.q(Storage.primaryKey))"
+        var scan: Scan?
+        if let head, case .inverseForeignKey(let table, let column, _) = rel.storage {
+            scan = Scan(head: head, filtered: true, rowid: rowid, table: table, owner: column)
+        }
+        return (.byOwner(keyed: keyed, scanned: head.map { $0 + " ORDER BY " + rowid }), scan)
+    }
+
+    /// How a to-one's destination rows are read (by the keys in foreign-key `column` of `info`'s
+    /// table), scanned, and checked to be stored in the order they print in.
+    private static func toOneRead(column: Int, of info: EntityInfo, _ destination: EntityInfo)
+        -> (reached: Reached, scan: Scan?, check: String?)
+    {
+        let (q, fk, k) = (PersistentStore.q, PersistentStore.q(info.layout.columns[column]), Storage.primaryKey)
+        let check =
+            "SELECT \(fk), 0, \(q(k)) FROM \(q(info.layout.table)) WHERE \(fk) IS NOT NULL ORDER BY \(fk), \(q(k))"
+        let layout = destination.layout
+        let scan = Scan(
+            head: ManagedObjectContext.rowsSQL(layout, keyed: false), filtered: false, rowid: q(k), table: layout.table,
+            owner: nil)
+        let reached = Reached.toOne(
+            keyed: ManagedObjectContext.rowsSQL(layout),
+            scanned: ManagedObjectContext.rowsSQL(layout, keyed: false) + " ORDER BY " + q(k), table: layout.table)
+        return (reached, scan, check)
     }
 
     /// The check that to-many `rel`'s destination table is stored in the order it prints in (see
