@@ -323,12 +323,10 @@ extension LoweringContext {
                         + "entity without documents (memory may raise on some rows, and no row alone tells)",
                     range)
             }
-            // Memory's calls next to a relationship stay unguarded (SQLBackEnd.md, the row guard).
-            if let range = risks.computed ?? (readsBeyondRow ? nil : risks.callsMemory),
-                scope.entity.documentColumn == nil
-            {
+            // A value memory computes (NULL where it raises) that no row alone can be evaluated for.
+            if let range = risks.computed ?? risks.callsMemory, scope.entity.documentColumn == nil {
                 throw unsupported(
-                    "a computed value (memory raises on nil there) in a predicate that also follows a relationship "
+                    "a computed value (memory may raise there) in a predicate that also follows a relationship "
                         + "or a key of several shapes of an entity without documents (no row alone tells)",
                     range)
             }

@@ -2,7 +2,8 @@
 // `abs:` and the like, where SQL computes NULL and would silently drop the row (or keep it, under
 // NOT or `== nil`). Every request gives memory's outcome: strict, memory's error for fetches,
 // counts, ID and dictionary fetches and batch requests, with nothing changed; lenient, lenient
-// memory's objects. With a relationship in the predicate the store judges the arithmetic in memory.
+// memory's objects. With a relationship in the predicate the store judges the arithmetic, and
+// memory's functions, in memory.
 
 import Foundation
 import Testing
@@ -53,6 +54,9 @@ import Testing
         "price != nil AND price * 2 > 5", "price == nil OR price + 1 > 5",
         "owner.name == 'o' AND price * 2 > 5", "price * 2 > 5 AND owner.name == 'o'",
         "owner.name == 'o' AND -price < 0",
+        // Memory's functions (nil raises in them) next to a relationship: judged in memory too.
+        "owner.name == 'o' AND log:(price) != 2", "log:(price) != 2 AND owner.name == 'o'",
+        "owner.name == nil OR sqrt:(price) > 1",
     ]
 
     @Test(arguments: predicates)
