@@ -6,7 +6,8 @@
 // decided on the bytes answer as the general path on strings chosen to make folding hard (ß,
 // Turkish i, combining marks, emoji), mixed arrays and nulls; accented Latin folded on the bytes
 // answers as memory's test on the decoded string; and on broken input both readers fail at the same
-// byte with the same message, every reading path alike at a bad separator.
+// byte with the same message, every reading path alike at a bad separator. The generated records
+// come from fixed seeds; SIFT_DIRECT_SEED=n (and SIFT_DIRECT_ROUNDS=k) runs them over others.
 
 import Foundation
 import SiftEvaluation
@@ -22,6 +23,17 @@ private final class Offsets {
     init(_ filter: DirectFilter) { slots = .allocate(capacity: max(filter.memberNames.count, 1)) }
     deinit { slots.deallocate() }
 }
+
+/// The seed of a generated test: `base`, or `base + n` with `SIFT_DIRECT_SEED=n` set, to run the
+/// generated tests over other records (`SIFT_DIRECT_ROUNDS=k` runs the generated-record test k times
+/// as long). A failure's message names the predicate and the record text.
+private func seed(_ base: UInt64) -> UInt64 {
+    guard let s = ProcessInfo.processInfo.environment["SIFT_DIRECT_SEED"], let n = UInt64(s) else { return base }
+    return base &+ n
+}
+
+/// `SIFT_DIRECT_ROUNDS` (1 unless set).
+private var rounds: Int { ProcessInfo.processInfo.environment["SIFT_DIRECT_ROUNDS"].flatMap { Int($0) } ?? 1 }
 
 /// Predicates the direct form takes (plain key paths against constants or variables).
 private let directPredicates: [String] = [
@@ -260,9 +272,9 @@ private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String:
     }
 
     @Test func answersAsTheGeneralPathOnGeneratedRecords() throws {
-        var rng = SplitMix64(seed: 1414)
+        var rng = SplitMix64(seed: seed(1414))
         var counts = (direct: 0, general: 0)
-        for _ in 0..<40 {
+        for _ in 0..<40 * rounds {
             let records = (0..<50).map { _ in randomRecord(&rng) }
             try compare(records.joined(separator: "\n"), &counts)
         }
@@ -270,7 +282,7 @@ private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String:
     }
 
     @Test func stringComparisonsAnswerAsTheGeneralPathOnUnicodeRecords() throws {
-        var rng = SplitMix64(seed: 26)
+        var rng = SplitMix64(seed: seed(26))
         var counts = (direct: 0, general: 0)
         let records = (0..<600).map { _ in randomTextRecord(&rng) }
         for chunk in stride(from: 0, to: records.count, by: 100) {
@@ -284,7 +296,7 @@ private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String:
     /// decides, strings that are not plain ASCII included, and leaves to the general comparison
     /// every record on which the general path raises.
     @Test func stringTestsDecideOnTheBytesAsTheGeneralPath() throws {
-        var rng = SplitMix64(seed: 2626)
+        var rng = SplitMix64(seed: seed(2626))
         let records = (0..<800).map { _ in randomTextRecord(&rng) }
         let bytes = Array(records.joined(separator: "\n").utf8)
         var decided = 0
@@ -341,7 +353,7 @@ private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String:
     /// string under every option set and operator; the scalars whose folds leave that range ("İ"
     /// under [c]) and longer sequences are left to it.
     @Test func latinStringsFoldedOnTheBytesAnswerAsMemory() throws {
-        var rng = SplitMix64(seed: 300)
+        var rng = SplitMix64(seed: seed(300))
         let latin = (UInt32(0x80)..<0x300).map { String(Unicode.Scalar($0)!) }
         let common = ["a", "A", "s", "S", "e", "E", "i", "I", "o", "O", "k", " ", "z", "İ"]
         let needles = ["", "a", "e", "ss", "é", "É", "ß", "oe", "strasse", "Łu", "ı", "i", "ǆ", "æ", "ŉ", "aé"]
@@ -440,7 +452,7 @@ private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String:
     }
 
     @Test func brokenRecordsFailAsTheGeneralReaderFails() throws {
-        var rng = SplitMix64(seed: 14)
+        var rng = SplitMix64(seed: seed(14))
         let predicate = try SiftPredicate(format: "a >= 18 AND b.c BEGINSWITH 'O' AND ANY kids.age < 10", arguments: [])
         let filter = try #require(DirectFilter(predicate))
         let pieces = [
@@ -473,7 +485,7 @@ private func direct(_ filter: DirectFilter, _ text: [UInt8], variables: [String:
     /// ANY/ALL over arrays of strings and integers pass each element they compared without reading
     /// it again: a broken element after ones that did not decide still fails as the general reader fails.
     @Test func brokenStringAndIntegerArraysFailAsTheGeneralReaderFails() throws {
-        var rng = SplitMix64(seed: 15)
+        var rng = SplitMix64(seed: seed(15))
         let pieces = ["\"", "\\", "\\u", "\\ud800", "\u{01}", "é", ",", "]", "[", "x"]
         var failures = 0
         for text in ["ALL tags != 'zz'", "ANY tags ==[c] 'Q'", "NONE tags ENDSWITH 'q'"] {
@@ -600,7 +612,7 @@ extension DirectFilterTests {
     ]
 
     @Test func keysLiteralsAndIntegersReadAsWordsAnswerAsTheGeneralPath() throws {
-        var rng = SplitMix64(seed: 2626)
+        var rng = SplitMix64(seed: seed(2626))
         let records = (0..<300).map { _ in
             "{"
                 + (0..<Int.random(in: 0...4, using: &rng)).map { _ in
