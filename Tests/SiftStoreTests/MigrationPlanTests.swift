@@ -1,5 +1,6 @@
 // Migration plans (issue 32): a model file's version name; renames chained across three versions
-// in one open; a store at any version of a plan reaching the last; custom stages' code before and
+// in one open; a store at any version of a plan reaching the last; every step run in turn (a
+// default filled by a middle version kept by the last); custom stages' code before and
 // after the schema change, in the same transaction; and every failure (a row breaking a rule, the
 // code throwing, a store at no version of the plan) leaving the store exactly as it was.
 
@@ -112,6 +113,47 @@ import Testing
         let c = ManagedObjectContext(store: direct)
         #expect(try c.count(for: FetchRequest("Person", predicate: "displayName == nil")) == 2)
         #expect(try c.count(for: FetchRequest("Creature")) == 0)
+    }
+
+    /// A plan runs every step in turn: `flag` optional in version 1, required with default YES
+    /// in version 2, optional again in version 3 (which adds `note`). The step to version 2 fills
+    /// the nil flag, and version 3 keeps it; a plan without version 2 has no step that fills it.
+    /// The same on a store laid out as Core Data lays it out.
+    @Test(arguments: [false, true]) func aDefaultFilledByAMiddleVersionIsKeptByTheLast(coreData: Bool) throws {
+        func item(_ attributes: String) -> String {
+            #"{"name": "Item", "attributes": [{"name": "name", "type": "string"}, "# + attributes + "]}"
+        }
+        let flag = #"{"name": "flag", "type": "boolean"}"#
+        let v1 = try Self.version("1", item(flag))
+        let v2 = try Self.version(
+            "2", item(#"{"name": "flag", "type": "boolean", "optional": false, "default": true}"#))
+        let v3 = try Self.version("3", item(flag + #", {"name": "note", "type": "string"}"#))
+        for (stages, filled) in [([v2, v3], true), ([v3], false)] {
+            let path = Fixtures.temporaryPath()
+            let url = URL(fileURLWithPath: path)
+            let first =
+                coreData
+                ? try PersistentStore(coreDataStoreAt: url, model: v1, create: true)
+                : try PersistentStore(model: v1, path: path)
+            let c = ManagedObjectContext(store: first)
+            for (name, value) in [("nil", nil), ("no", false), ("yes", true)] as [(String, Bool?)] {
+                let o = try c.insert("Item")
+                try o.setValue(name, forKey: "name")
+                try o.setValue(value, forKey: "flag")
+            }
+            try c.save()
+            let plan = try MigrationPlan(from: v1, stages.map { .inferred($0) })
+            let store =
+                coreData
+                ? try PersistentStore(coreDataStoreAt: url, model: v3, migration: .plan(plan))
+                : try PersistentStore(model: v3, path: path, migration: .plan(plan))
+            var flags: [String: Bool?] = [:]
+            for o in try ManagedObjectContext(store: store).fetch(FetchRequest("Item")) {
+                flags[try #require(try o.get("name", as: String.self))] = try o.get("flag", as: Bool.self)
+            }
+            let expected: [String: Bool?] = ["nil": filled ? true : nil, "no": false, "yes": true]
+            #expect(flags == expected, "through \(plan.versions.compactMap(\.version))")
+        }
     }
 
     @Test func aStoreAtAnyVersionReachesTheLast() throws {
