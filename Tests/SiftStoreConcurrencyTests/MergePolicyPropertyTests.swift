@@ -348,13 +348,63 @@ struct PolicyModel {
     func parentAndChildContextsMatchTheSerialModel(_ policy: MergePolicy) throws {
         for seed in Self.seeds { try PolicyRun(policy, seed: seed, parents: [nil, nil, 0, 2, 0]).run(steps: 400) }
     }
+
+    /// Seed 8008's schedule, cut down: a child's clean object leaves when the root deletes it,
+    /// the root takes the delete back, and a grandchild's edit of it goes up through the child
+    /// (which holds a fresh object for it, not the one that left) to the store.
+    @Test(arguments: MergePolicy.allCases)
+    func anObjectDeletedAboveAndTakenBackTakesAGrandchildsEdit(_ policy: MergePolicy) throws {
+        let (root, child, grandchild) = (0, 1, 2)
+        let script: [PolicyRun.Scripted] = [
+            .rename(child, 4, 61), .save(child), .delete(root, 4), .rollback(root),
+            .rename(grandchild, 4, 59), .save(grandchild), .save(child), .save(root),
+        ]
+        let run = try PolicyRun(policy, script: script, parents: [nil, root, child])
+        try run.run(steps: script.count)
+        #expect(run.model.stored[4]?.name == "v59")
+    }
 }
 
-/// One seeded run against the model; every disagreement is recorded with the seed and the step.
+/// Where a run's choices come from: the seeded generator, or a script of them (a scenario).
+struct Choices {
+    var rng: SplitMix64
+    /// The scripted choices still to come, in the order the run asks for them; nil: random.
+    var script: [Int]?
+
+    /// The next scripted choice (-1, recorded as an issue, when the script has run out).
+    private mutating func next() -> Int {
+        guard let n = script!.first else {
+            Issue.record("the script has no choice left")
+            return -1
+        }
+        script!.removeFirst()
+        return n
+    }
+
+    mutating func int(in range: Range<Int>) -> Int {
+        guard script != nil else { return Int.random(in: range, using: &rng) }
+        let n = next()
+        #expect(range.contains(n), "scripted choice \(n) is outside \(range)")
+        return range.contains(n) ? n : range.lowerBound
+    }
+
+    mutating func bool() -> Bool { script == nil ? Bool.random(using: &rng) : int(in: 0..<2) == 1 }
+
+    /// One of `candidates`; a script names it by value.
+    mutating func element(of candidates: [Int]) -> Int? {
+        guard script != nil else { return candidates.randomElement(using: &rng) }
+        let n = next()
+        #expect(candidates.contains(n), "scripted choice \(n) is not one of \(candidates)")
+        return candidates.contains(n) ? n : nil
+    }
+}
+
+/// One seeded (or scripted) run against the model; every disagreement is recorded with the seed
+/// and the step.
 final class PolicyRun {
     let policy: MergePolicy
     let seed: UInt64
-    var rng: SplitMix64
+    var choices: Choices
     let store: PersistentStore
     var model: PolicyModel
     /// Object numbers ↔ IDs: permanent ones, and temporary ones of objects not saved yet (an
@@ -374,7 +424,8 @@ final class PolicyRun {
         self.seed = seed
         // The sibling runs keep the seeds they always had; the stack's differ.
         let salt: UInt64 = parents.allSatisfy { $0 == nil } ? 0 : 104_729
-        rng = SplitMix64(seed: seed &* 7919 &+ UInt64(MergePolicy.allCases.firstIndex(of: policy)!) &+ salt)
+        let rng = SplitMix64(seed: seed &* 7919 &+ UInt64(MergePolicy.allCases.firstIndex(of: policy)!) &+ salt)
+        choices = Choices(rng: rng)
         store = try PersistentStore.inMemory(model: try Fixtures.itemsModel())
         model = PolicyModel(parents: parents, policy: policy)
         var made: [ManagedObjectContext] = []
@@ -399,27 +450,68 @@ final class PolicyRun {
         }
     }
 
+    /// A run of the steps `script` spells out (seed 0 in its messages).
+    convenience init(_ policy: MergePolicy, script: [Scripted], parents: [Int?]) throws {
+        try self.init(policy, seed: 0, parents: parents)
+        choices.script = script.flatMap(\.choices)
+    }
+
+    /// Each kind of step's share of the rolls (out of 100).
+    enum Roll {
+        static let edit = 0..<30
+        static let insert = 30..<38
+        static let delete = 38..<46
+        static let save = 46..<72
+        static let rollback = 72..<80
+        static let batchUpdate = 80..<90
+        static let batchDelete = 90..<100
+    }
+
+    /// A step of a scripted run, as the choices the run asks for.
+    enum Scripted {
+        /// Context, object, and the number of its new name ("v<number>").
+        case rename(Int, Int, Int)
+        case save(Int)
+        /// Context and object.
+        case delete(Int, Int)
+        case rollback(Int)
+
+        var choices: [Int] {
+            switch self {
+            case .rename(let c, let n, let value): [c, Roll.edit.lowerBound, n, 0, value]
+            case .save(let c): [c, Roll.save.lowerBound]
+            case .delete(let c, let n): [c, Roll.delete.lowerBound, n]
+            case .rollback(let c): [c, Roll.rollback.lowerBound, 0]
+            }
+        }
+    }
+
     func at(_ what: String) -> String { "seed \(seed), \(policy), step \(step): \(what)" }
 
     func run(steps: Int) throws {
         for step in 0..<steps {
             self.step = step
-            let c = Int.random(in: 0..<cs.count, using: &rng)
-            let roll = Int.random(in: 0..<100, using: &rng)
+            let c = choices.int(in: 0..<cs.count)
+            let roll = choices.int(in: 0..<100)
             switch roll {
-            case 0..<30: try edit(c)
-            case 30..<38: try insert(c)
-            case 38..<46: try delete(c)
-            case 46..<72: try save(c)
-            case 72..<80: rollback(c)
-            case 80..<90: try batchUpdate()
+            case Roll.edit: try edit(c)
+            case Roll.insert: try insert(c)
+            case Roll.delete: try delete(c)
+            case Roll.save: try save(c)
+            case Roll.rollback: rollback(c)
+            case Roll.batchUpdate: try batchUpdate()
             default: try batchDelete()
             }
             // Work a step left on the queues (a parent telling its children of a delete or of
-            // new IDs) runs before the next step, parents first: the model is serial.
-            for context in cs { context.performAndWait {} }
+            // new IDs) runs before the next step, parents first: the model is serial. Then each
+            // context's held objects are the model's copies: an object a context no longer holds
+            // (deleted above it, `forgetBelow`) is looked up again when next used, as a user would.
+            for (c, context) in cs.enumerated() {
+                let copies = Set(model.copies[c].keys)
+                context.performAndWait { held.keep(c, copies) }
+            }
             if trace { print(describe(c, roll)) }
-            if roll >= 46 && roll < 72 || roll >= 80 { try compareStore() }
+            if Roll.save.contains(roll) || roll >= Roll.batchUpdate.lowerBound { try compareStore() }
         }
     }
 
@@ -435,7 +527,7 @@ final class PolicyRun {
             visible.formUnion(model.copies[u].keys)
             up = model.parents[u]
         }
-        guard let n = visible.sorted().randomElement(using: &rng), let id = id(n) else { return }
+        guard let n = choices.element(of: visible.sorted()), let id = id(n) else { return }
         let context = cs[c]
         if model.copies[c][n] == nil {
             let readable = model.read(c, n)
@@ -451,8 +543,8 @@ final class PolicyRun {
             guard readable, failure == nil else { return }
         }
         guard !model.copies[c][n]!.deleted else { return }
-        let price = Bool.random(using: &rng)
-        let value = Int.random(in: 0..<100, using: &rng)
+        let price = choices.bool()
+        let value = choices.int(in: 0..<100)
         try context.performAndWait { () throws(StoreError) in
             let o = held.get(c, n)!
             if price {
@@ -472,7 +564,7 @@ final class PolicyRun {
     func insert(_ c: Int) throws {
         let n = model.nextNumber
         model.nextNumber += 1
-        let value = Int.random(in: 0..<100, using: &rng)
+        let value = choices.int(in: 0..<100)
         let context = cs[c]
         temporaryIDs[n] = try context.performAndWait { () throws(StoreError) in
             let o = try context.insert("Item")
@@ -488,8 +580,8 @@ final class PolicyRun {
     /// Deletes one of the context's saved copies (the children's copies follow).
     func delete(_ c: Int) throws {
         guard
-            let n = model.copies[c].filter({ !$0.value.deleted && !$0.value.inserted }).keys.sorted()
-                .randomElement(using: &rng)
+            let n = choices.element(
+                of: model.copies[c].filter { !$0.value.deleted && !$0.value.inserted }.keys.sorted())
         else { return }
         let context = cs[c]
         try context.performAndWait { () throws(StoreError) in try context.delete(held.get(c, n)!) }
@@ -538,15 +630,14 @@ final class PolicyRun {
     /// Rolls back or resets the context.
     func rollback(_ c: Int) {
         let context = cs[c]
-        let reset = Bool.random(using: &rng)
+        let reset = choices.bool()
         if reset { context.performAndWait { context.reset() } } else { context.performAndWait { context.rollback() } }
         model.rollback(c, reset: reset)
-        context.performAndWait { held.keep(c, Set(model.copies[c].keys)) }
     }
 
     func batchUpdate() throws {
-        let limit = Int.random(in: 0..<100, using: &rng)
-        let value = Int.random(in: 0..<100, using: &rng)
+        let limit = choices.int(in: 0..<100)
+        let value = choices.int(in: 0..<100)
         var request = try BatchUpdateRequest("Item", predicate: "price < %@", limit)
         request.propertiesToUpdate = ["price": .constant(.integer(Int64(value)))]
         let result = try setup.execute(request)
@@ -555,7 +646,7 @@ final class PolicyRun {
     }
 
     func batchDelete() throws {
-        let limit = Int.random(in: 50..<100, using: &rng)
+        let limit = choices.int(in: 50..<100)
         let result = try setup.execute(try BatchDeleteRequest("Item", predicate: "price > %@", limit))
         let hit = model.batchDelete(above: limit)
         #expect(result.count == hit.count, "\(at("batch delete count"))")
@@ -620,12 +711,12 @@ final class PolicyRun {
                 "\(at): context \(c) object \(n) holds \(name), \(price), deleted \(deleted); the model \(copy.current), deleted \(copy.deleted)"
             )
         }
-        context.performAndWait { held.keep(c, Set(model.copies[c].keys)) }
     }
 }
 
-/// Each context's objects by model number. Every access happens on the owning context's queue
-/// (inside `performAndWait`), or between steps when no work is in flight.
+/// Each context's objects by model number; after every step, those of the model's copies (`run`).
+/// Every access happens on the owning context's queue (inside `performAndWait`), or between
+/// steps when no work is in flight.
 final class Held: @unchecked Sendable {
     private var byContext: [[Int: ManagedObject]]
     init(_ n: Int) { byContext = Array(repeating: [:], count: n) }

@@ -419,6 +419,31 @@ import Testing
         #expect(try again !== cx && !again.isDeleted && again.get("name", as: String.self) == "x")
     }
 
+    /// After a delete above is taken back, a grandchild's edit goes up through the child, which
+    /// holds a new object for it (its old one stays deleted), and reaches the store.
+    @Test func aGrandchildsEditAfterADeleteAboveIsTakenBackReachesTheStore() throws {
+        let s = try PersistentStore.inMemory(model: try Self.model())
+        let root = ManagedObjectContext(store: s)
+        let x = try item(root, "x", 1)
+        try root.save()
+        let child = ManagedObjectContext(parent: root)
+        let grandchild = ManagedObjectContext(parent: child)
+        let cx = try child.existingObject(with: x.objectID)
+        try root.delete(x)
+        #expect(cx.isDeleted)
+        root.rollback()
+        let gx = try grandchild.existingObject(with: x.objectID)
+        try gx.setValue("edited", forKey: "name")
+        try grandchild.save()
+        let again = try child.object(with: x.objectID)
+        #expect(cx.isDeleted && cx.context == nil && again !== cx)
+        #expect(try !again.isDeleted && again.isUpdated && again.get("name", as: String.self) == "edited")
+        try child.save()
+        try root.save()
+        let stored = try ManagedObjectContext(store: s).existingObject(with: x.objectID)
+        #expect(try stored.get("name", as: String.self) == "edited")
+    }
+
     @Test func anInsertDroppedAboveIsDeletedBelow() throws {
         let s = try PersistentStore.inMemory(model: try Self.model())
         let root = ManagedObjectContext(store: s)
