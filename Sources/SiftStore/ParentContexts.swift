@@ -4,6 +4,8 @@
 // machinery of Fetching.swift: a child's objects for its ancestors' changes count as changed. A push
 // is decided and validated (as the parent's save would) before the parent changes; an object an
 // ancestor deleted is deleted in the descendants too, unless one of them has unsaved changes to it.
+// A context holds one object per ID: a child's insert of an object its parent already holds is
+// pushed as an update of the parent's object (`pushHere`, `planPush`).
 //
 // Every call from a child into an ancestor goes through `nearestAncestor`, `inheritedChanges`,
 // `push(into:)` and `childDidPush`; every call from a parent into its children through
@@ -212,9 +214,13 @@ extension ManagedObjectContext {
         guard let changes = try beginSave() else { return }
         let updated = updatedSet.sorted { Self.keyOrder($0) < Self.keyOrder($1) }
         let deleted = deletedSet.sorted { Self.keyOrder($0) < Self.keyOrder($1) }
+        // One object per ID: an insert whose ID the parent already holds (another child's push
+        // put the object back there) is an update of the parent's object, never a second one.
+        let held = insertedList.filter { parent.registry[$0.objectID] != nil }
+        let fresh = insertedList.filter { parent.registry[$0.objectID] == nil }
         // Everything is decided, and validated, before the parent changes: a conflict under
         // `.error` or a broken rule leaves both contexts as they were.
-        let decided = try planPush(updated + deleted, into: parent)
+        let decided = try planPush(updated + deleted + held, into: parent)
         let (plans, dropped, gone) = (decided.objects, decided.dropped, decided.gone)
         // An object put back after its row went gets a new ID, as a save writes a row deleted in
         // the store again under a new key: a stale copy of the old row still meets a deleted row.
@@ -223,7 +229,7 @@ extension ManagedObjectContext {
             renamed.append((o, o.objectID))
             rename(o, ObjectID(o.info.names, key: .temporary(Self.nextTemporaryNumber())))
         }
-        let inserted = insertedList + decided.reinserted
+        let inserted = fresh + decided.reinserted
         let made = makeInserts(inserted, in: parent)
         let applied = plans.filter { !deletedSet.contains($0.child) }
         let removed = plans.filter { deletedSet.contains($0.child) && !parent.deletedSet.contains($0.parent) }
@@ -245,8 +251,11 @@ extension ManagedObjectContext {
             throw error
         }
         for plan in removed { try parent.delete(plan.parent) }
-        finishPush(inserted: inserted, plans: plans, dropped: dropped, gone: gone)
+        finishPush(inserted: inserted + held, plans: plans, dropped: dropped, gone: gone)
         var saved = changes
+        let updates = held.map(\.objectID)
+        saved.inserted.removeAll { updates.contains($0) }
+        saved.updated += updates
         let unpushed = Set((dropped + gone).map(\.objectID) + renamed.map(\.1))
         saved.updated.removeAll { unpushed.contains($0) }
         saved.deleted.removeAll { unpushed.contains($0) }
@@ -305,7 +314,10 @@ extension ManagedObjectContext {
             made + standIns, others: pending.filter { !replaced.contains(ObjectIdentifier($0)) }, deleted: deleted)
     }
 
-    /// What goes into the parent for each updated or deleted object, by the merge policy.
+    /// What goes into the parent for each updated or deleted object, by the merge policy. An
+    /// insert of this context's whose ID the parent holds counts as an update that changed all
+    /// its properties (an insert's changes are all its values), read with its own values: every
+    /// property the parent's object holds otherwise is a change above.
     private func planPush(_ objects: [ManagedObject], into parent: ManagedObjectContext) throws(StoreError)
         -> PushPlan
     {
@@ -327,10 +339,7 @@ extension ManagedObjectContext {
                 }
                 continue
             }
-            let attributes = o.attributes.indices.filter {
-                !o.attributes[$0].isIdentical(to: o.snapshot!.attributes[$0])
-            }
-            let links = o.links.indices.filter { !Link.same(o.links[$0], o.snapshot!.links[$0]) }
+            let (attributes, links) = changedHere(o)
             var plan = PushedObject(child: o, parent: p, attributes: attributes, links: links)
             let deletedAbove = parent.deletedSet.contains(p)
             let theirs = deletedAbove ? nil : changedAbove(o, p)
@@ -370,9 +379,20 @@ extension ManagedObjectContext {
         return out
     }
 
-    /// The properties of the parent's object `p` that differ from the state `o` was read with.
+    /// The properties this context changed in `o`: those that differ from its snapshot; all of an
+    /// insert's (its loaded relationships).
+    private func changedHere(_ o: ManagedObject) -> (attributes: [Int], links: [Int]) {
+        guard let s = o.snapshot else {
+            return (Array(o.attributes.indices), o.links.indices.filter { o.links[$0] != nil })
+        }
+        let attributes = o.attributes.indices.filter { !o.attributes[$0].isIdentical(to: s.attributes[$0]) }
+        return (attributes, o.links.indices.filter { !Link.same(o.links[$0], s.links[$0]) })
+    }
+
+    /// The properties of the parent's object `p` that differ from the state `o` was read with
+    /// (an insert's own values).
     private func changedAbove(_ o: ManagedObject, _ p: ManagedObject) -> (attributes: [Int], links: [Int]) {
-        let s = o.snapshot!
+        let s = o.snapshot ?? Snapshot(attributes: o.attributes, links: o.links)
         let attributes = s.attributes.indices.filter { !p.attributes[$0].isIdentical(to: s.attributes[$0]) }
         let links = s.links.indices.filter { i in
             guard let mine = Self.linkKeys(s.links[i]), let theirs = Self.linkKeys(p.links[i]) else { return false }

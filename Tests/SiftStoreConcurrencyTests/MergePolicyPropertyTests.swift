@@ -5,9 +5,10 @@
 // a stack (two contexts on the store, a child and a grandchild, a sibling child), where a child's
 // save is a push into its parent. A plain serial model of Core Data's semantics — each context's
 // committed copy and version of every object it read, what a child sees through its ancestors,
-// the stored rows and their versions, and the policy's per-property rule — predicts every step:
-// whether a save or push throws `merge-conflict`, whether a child can read an object (not when an
-// ancestor deleted it), and after every save, push and batch request, the whole stored table
+// the stored rows and their versions, and the policy's per-property rule (a push of an insert the
+// parent holds a copy of is an update of that copy) — predicts every step: whether a save or push
+// throws `merge-conflict`, whether a child can read an object (not when an ancestor deleted it),
+// and after every save, push and batch request, the whole stored table
 // (values and versions), the saving context's values and, after a push, the parent's. A saved
 // change that vanished without a conflict error, or a conflict that was not reported, fails the
 // run with its seed and step (`SIFT_POLICY_SEED=n` replays one, `SIFT_POLICY_TRACE=1` prints it).
@@ -225,13 +226,15 @@ struct PolicyModel {
 
     /// Child `c` saves into its parent: nil when the push must throw `merge-conflict`. Every
     /// object the push looks at is read into the parent first (a copy there even when it throws).
+    /// An insert of an object the parent holds a copy of (another child's push put it back there)
+    /// is an update of that copy, one that changed every property and was read with its own values.
     mutating func push(_ c: Int) -> Bool {
         renumbered = []
         let p = parents[c]!
         var plans: [(Int, Pushed)] = []
         var conflict = false
         for (n, copy) in copies[c].sorted(by: { $0.key < $1.key })
-        where !copy.inserted && (copy.deleted || copy.touched) {
+        where copy.inserted ? copies[p][n] != nil : copy.deleted || copy.touched {
             if copies[p][n] == nil, let (values, version) = seen(p, n) {
                 copies[p][n] = Copy(base: values, version: version, current: values)
             }
@@ -247,8 +250,12 @@ struct PolicyModel {
                 }
                 continue
             }
-            let mine = (name: copy.current.name != copy.base.name, price: copy.current.price != copy.base.price)
-            let theirs = (name: parent.current.name != copy.base.name, price: parent.current.price != copy.base.price)
+            let base = copy.inserted ? copy.current : copy.base
+            let mine = (
+                name: copy.inserted || copy.current.name != base.name,
+                price: copy.inserted || copy.current.price != base.price
+            )
+            let theirs = (name: parent.current.name != base.name, price: parent.current.price != base.price)
             let clean = copy.deleted ? Pushed.delete : .apply(name: mine.name, price: mine.price, undelete: false)
             guard theirs.name || theirs.price else {
                 plans.append((n, clean))
@@ -266,7 +273,7 @@ struct PolicyModel {
             }
         }
         if conflict { return false }
-        for (n, copy) in copies[c] where copy.inserted {
+        for (n, copy) in copies[c] where copy.inserted && !plans.contains(where: { $0.0 == n }) {
             copies[p][n] = Copy(base: copy.current, version: 0, current: copy.current, inserted: true)
             copies[c][n] = Copy(base: copy.current, version: 0, current: copy.current)
         }

@@ -457,6 +457,46 @@ import Testing
         #expect(throws: StoreError.self) { try child.existingObject(with: w.objectID) }
     }
 
+    /// An insert the root dropped, put back by two children's pushes: the second push meets the
+    /// object the first put back, as an update under its policy (an insert's changes are all its
+    /// values), and the root saves one row (it used to hold two objects with one ID, two rows).
+    @Test(arguments: MergePolicy.allCases)
+    func anObjectTwoChildrenPutBackIsOneObject(_ policy: MergePolicy) throws {
+        let s = try PersistentStore.inMemory(model: try Self.model())
+        let root = ManagedObjectContext(store: s)
+        let w = try item(root, "w", 1)
+        let child = ManagedObjectContext(parent: root)
+        let grandchild = ManagedObjectContext(parent: child)
+        let sibling = ManagedObjectContext(parent: root)
+        (grandchild.mergePolicy, sibling.mergePolicy, child.mergePolicy) = (.overwrite, .overwrite, policy)
+        try grandchild.existingObject(with: w.objectID).setValue(5, forKey: "price")
+        try sibling.existingObject(with: w.objectID).setValue("s", forKey: "name")
+        root.rollback()
+        try grandchild.save()  // gone above: the child holds it again, as its insert ("w", 5)
+        let cw = try child.existingObject(with: w.objectID)
+        #expect(try cw.isInserted && cw.get("price", as: Int.self) == 5)
+        try sibling.save()  // the root holds it again, as its insert ("s", 1)
+        let childWins = policy == .overwrite || policy == .mergeByPropertyObjectTrump
+        if policy == .error {
+            #expect(conflicts(saving: child).map(\.objectID) == [w.objectID])
+        } else {
+            try child.save()
+        }
+        #expect(root.insertedObjects.count == 1)
+        let rw = try #require(root.insertedObjects.first)
+        let expected = childWins ? "w/5" : "s/1"
+        func values(_ o: ManagedObject) throws -> String {
+            "\(try o.get("name", as: String.self) ?? "")/\(try o.get("price", as: Int.self) ?? -1)"
+        }
+        #expect(try rw.objectID == w.objectID && values(rw) == expected)
+        // The child holds what the root holds, its insert pushed, unless the push threw.
+        #expect(cw.isInserted == (policy == .error) && child.hasChanges == (policy == .error))
+        if policy != .error { #expect(try values(cw) == expected) }
+        try root.save()
+        let rows = try ManagedObjectContext(store: s).fetch(FetchRequest("Item"))
+        #expect(try rows.map(values) == [expected])
+    }
+
     @Test func rollbackPolicyKeepsAChildsDeleteItTakesBack() throws {
         // The child deleted x, the parent changed it: under `.rollback` the child's delete is
         // undone and its object holds the parent's values (it used to leave the child).
