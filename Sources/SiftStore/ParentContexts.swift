@@ -216,8 +216,11 @@ extension ManagedObjectContext {
         let deleted = deletedSet.sorted { Self.keyOrder($0) < Self.keyOrder($1) }
         // One object per ID: an insert whose ID the parent already holds (another child's push
         // put the object back there) is an update of the parent's object, never a second one.
-        let held = insertedList.filter { parent.registry[$0.objectID] != nil }
-        let fresh = insertedList.filter { parent.registry[$0.objectID] == nil }
+        var held: [ManagedObject] = []
+        var fresh: [ManagedObject] = []
+        for o in insertedList {
+            if parent.registry[o.objectID] != nil { held.append(o) } else { fresh.append(o) }
+        }
         // Everything is decided, and validated, before the parent changes: a conflict under
         // `.error` or a broken rule leaves both contexts as they were.
         let decided = try planPush(updated + deleted + held, into: parent)

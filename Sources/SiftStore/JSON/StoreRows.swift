@@ -440,6 +440,28 @@ final class PrintedTable {
         let rowid: String
         let table: String
         let owner: String?
+
+        /// The whole scan, in its rowid order (a table's `scanned` SQL).
+        var ordered: String { head + " ORDER BY " + rowid }
+
+        /// The scan of the rows `bounds` keeps, in its rowid order, with the values to bind.
+        func bounded(_ bounds: ScanBounds) -> (sql: String, values: [SQLValue]) {
+            var terms: [String] = []
+            var values: [SQLValue] = []
+            if let lower = bounds.lower {
+                terms.append("\(rowid) >= ?")
+                values.append(.integer(lower))
+            }
+            if let upper = bounds.upper {
+                terms.append("\(rowid) < ?")
+                values.append(.integer(upper))
+            }
+            guard !terms.isEmpty else { return (ordered, []) }
+            return (
+                head + (filtered ? " AND " : " WHERE ") + terms.joined(separator: " AND ") + " ORDER BY " + rowid,
+                values
+            )
+        }
     }
 
     /// Bounds on the scans `openCursors` starts, for a stream in halves: the rows from rowid
@@ -536,13 +558,12 @@ final class PrintedTable {
     private static func values(of attribute: ResolvedAttribute, in table: String, renderer: StoreRenderer)
         -> PrintedTable
     {
-        let reached = Reached.byOwner(
-            keyed: valuesSQL(table, keyed: true), scanned: valuesSQL(table, keyed: false))
+        let scan = Scan(
+            head: valuesSQL(table, keyed: false), filtered: false, rowid: "rowid", table: table, owner: Storage.owner)
+        let reached = Reached.byOwner(keyed: valuesSQL(table, keyed: true), scanned: scan.ordered)
         let values = PrintedTable(reached: reached, info: nil, valueType: attribute.type, renderer: renderer)
         values.inKeyOrder = valuesInKeyOrderSQL(table)
-        values.scan = Scan(
-            head: valuesSQL(table, keyed: false, ordered: false), filtered: false, rowid: "rowid", table: table,
-            owner: Storage.owner)
+        values.scan = scan
         let q = PersistentStore.q
         let (owner, order) = (q(Storage.owner), q(Storage.order))
         values.orderCheck = "SELECT \(owner), \(order), rowid FROM \(q(table)) ORDER BY \(owner), \(order)"
@@ -578,8 +599,7 @@ final class PrintedTable {
             head: ManagedObjectContext.rowsSQL(layout, keyed: false), filtered: false, rowid: q(k), table: layout.table,
             owner: nil)
         let reached = Reached.toOne(
-            keyed: ManagedObjectContext.rowsSQL(layout),
-            scanned: ManagedObjectContext.rowsSQL(layout, keyed: false) + " ORDER BY " + q(k), table: layout.table)
+            keyed: ManagedObjectContext.rowsSQL(layout), scanned: scan.ordered, table: layout.table)
         return (reached, scan, check)
     }
 
@@ -600,12 +620,10 @@ final class PrintedTable {
     /// The values of collection table `table` (the owner's key first) of the owners whose keys are
     /// in the JSON array bound to `?`, by owner in the collection's order (`keyed`); or every
     /// owner's in the table's order, each value's place in the collection last.
-    private static func valuesSQL(_ table: String, keyed: Bool, ordered: Bool = true) -> String {
+    private static func valuesSQL(_ table: String, keyed: Bool) -> String {
         let q = PersistentStore.q
         let (owner, value, order) = (q(Storage.owner), q(Storage.value), q(Storage.order))
-        guard keyed else {
-            return "SELECT \(owner), \(value), \(order) FROM \(q(table))" + (ordered ? " ORDER BY rowid" : "")
-        }
+        guard keyed else { return "SELECT \(owner), \(value), \(order) FROM \(q(table))" }
         return
             "SELECT \(owner), \(value) FROM \(q(table)) WHERE \(owner) IN (SELECT value FROM json_each(?)) ORDER BY \(owner), \(order)"
     }
@@ -857,24 +875,10 @@ final class PrintedTable {
             case .toOne(_, let scanned, _), .byOwner(_, let scanned?): sql = scanned
             case .root, .byOwner(_, nil): return false
             }
-            let bound = bounds[ObjectIdentifier(child)]
             var values: [SQLValue] = []
-            if let bound {
+            if let bound = bounds[ObjectIdentifier(child)] {
                 guard let scan = child.scan else { return false }
-                var terms: [String] = []
-                if let lower = bound.lower {
-                    terms.append("\(scan.rowid) >= ?")
-                    values.append(.integer(lower))
-                }
-                if let upper = bound.upper {
-                    terms.append("\(scan.rowid) < ?")
-                    values.append(.integer(upper))
-                }
-                if !terms.isEmpty {
-                    sql =
-                        scan.head + (scan.filtered ? " AND " : " WHERE ") + terms.joined(separator: " AND ")
-                        + " ORDER BY " + scan.rowid
-                }
+                (sql, values) = scan.bounded(bound)
             }
             let s: SQLiteStatement
             do throws(SQLiteError) {
