@@ -289,6 +289,7 @@ public final class PersistentStore: @unchecked Sendable {
         var extra: [String] = []
         var made = Set<String>()
         var taken = tableNames(model, layouts)
+        let orders = model.joinTableOrders
         for layout in layouts.values.sorted(by: { $0.table < $1.table }) {
             sql += layoutScript(layout, &taken)
         }
@@ -298,7 +299,7 @@ public final class PersistentStore: @unchecked Sendable {
                 extra.append(layout.createScript + layout.indexScript)
                 continue
             }
-            extra += sideTablesScript(r, &made, &taken)
+            extra += sideTablesScript(r, orders: orders, &made, &taken)
             extra += countTriggers(r, e.name, &taken)
             for constraint in r.constraints
             where e.uniquenessConstraints.contains(constraint.map { r.attributes[$0].name }) {
@@ -370,9 +371,11 @@ public final class PersistentStore: @unchecked Sendable {
     }
 
     /// The value tables of an entity's array attributes and the join tables of its many-to-manys,
-    /// each made once (`made`), with their indexes.
+    /// each made once (`made`), with their indexes. A join table has `Z_SRC_ORD` (the order of
+    /// the side that names it, or of a to-many without inverse), and `Z_DST_ORD` when the other
+    /// side of a many-to-many is ordered (`orders`: each join table's order columns).
     private static func sideTablesScript(
-        _ r: ResolvedEntity, _ made: inout Set<String>, _ taken: inout Set<String>
+        _ r: ResolvedEntity, orders: [String: [String]], _ made: inout Set<String>, _ taken: inout Set<String>
     ) -> [String] {
         var extra: [String] = []
         for a in r.attributes {
@@ -390,8 +393,9 @@ public final class PersistentStore: @unchecked Sendable {
         }
         for rel in r.relationships {
             guard case .joinTable(let t, _, _, _) = rel.storage, made.insert(t).inserted else { continue }
+            let other = orders[t, default: []].contains("Z_DST_ORD") ? ", \(q("Z_DST_ORD")) INTEGER" : ""
             extra.append(
-                "CREATE TABLE \(q(t)) (\(q("Z_SRC")) INTEGER NOT NULL, \(q("Z_DST")) INTEGER NOT NULL, \(q("Z_SRC_ORD")) INTEGER);"
+                "CREATE TABLE \(q(t)) (\(q("Z_SRC")) INTEGER NOT NULL, \(q("Z_DST")) INTEGER NOT NULL, \(q("Z_SRC_ORD")) INTEGER\(other));"
             )
             extra.append("CREATE INDEX \(uniqueName(t + "_src", &taken)) ON \(q(t)) (\(q("Z_SRC")));")
             extra.append("CREATE INDEX \(uniqueName(t + "_dst", &taken)) ON \(q(t)) (\(q("Z_DST")));")

@@ -810,15 +810,12 @@ enum ModelResolver {
                         inverse.name)
                     : nil)
         }
-        if rel.isOrdered || inverse.isOrdered {
-            throw ModelError(
-                "\(what): an ordered many-to-many relationship is not supported (order one side whose inverse is to-one, or drop the inverse)"
-            )
-        }
         if names.layout == .coreData {
             let join = CoreDataNames.joinTable(
                 mine: (names.numbers[declaringEntity]!, rel.name), theirs: (names.numbers[invEntity]!, inverse.name))
-            return .joinTable(table: join.table, source: join.source, destination: join.destination, order: nil)
+            return .joinTable(
+                table: join.table, source: join.source, destination: join.destination,
+                order: rel.isOrdered ? CoreDataNames.orderColumn(destination: join.destination) : nil)
         }
         // Many-to-many: one join table for the pair, named after the side that sorts first.
         let mine = "\(declaringEntity).\(rel.name)"
@@ -1008,5 +1005,20 @@ extension ManagedObjectModel {
         case .dynamic: (.any, nil)
         case .transformable, .mixed: nil
         }
+    }
+}
+
+extension ManagedObjectModel {
+    /// The order columns of each join table: one for each ordered side (both sides of a
+    /// many-to-many may be ordered, each keeping its own order in the pair's row), sorted.
+    var joinTableOrders: [String: [String]] {
+        var out: [String: Set<String>] = [:]
+        for r in resolved.values {
+            for rel in r.relationships {
+                guard case .joinTable(let table, _, _, let order) = rel.storage else { continue }
+                out[table, default: []].formUnion(order.map { [$0] } ?? [])
+            }
+        }
+        return out.mapValues { $0.sorted() }
     }
 }

@@ -784,6 +784,21 @@ struct RowWriter {
                 if case .many(let m)? = s.links[i] { before = m }
             }
             switch rel.storage {
+            case .joinTable(let table, let source, let dest, let order?) where rel.inverse != nil:
+                // One ordered side of a many-to-many: the pairs as an unordered side writes them
+                // (the other side may write the same change), then this side's order in each
+                // pair's row; the other side keeps its own order column.
+                try writePairs(table, source, dest, pk, members, before)
+                let s = try store.statement(
+                    "UPDATE \(q(table)) SET \(q(order)) = ? WHERE \(q(source)) = ? AND \(q(dest)) = ?")
+                for (n, m) in members.enumerated() {
+                    guard let mk = key(m) else { continue }
+                    try s.bind(int64: Int64(n), at: 1)
+                    try s.bind(int64: pk, at: 2)
+                    try s.bind(int64: mk, at: 3)
+                    while try s.step() {}
+                    try s.reset()
+                }
             case .joinTable(let table, let source, let dest, let order?):
                 // Ordered (no inverse, so only this side writes): the whole list again.
                 try store.run("DELETE FROM \(q(table)) WHERE \(q(source)) = ?", [.integer(pk)])
@@ -794,18 +809,7 @@ struct RowWriter {
                         [.integer(pk), .integer(mk), .integer(Int64(n))])
                 }
             case .joinTable(let table, let source, let dest, nil):
-                for m in members where !before.contains(where: { $0 === m }) {
-                    guard let mk = key(m) else { continue }
-                    try store.run(
-                        "INSERT INTO \(q(table)) (\(q(source)), \(q(dest))) SELECT ?, ? WHERE NOT EXISTS (SELECT 1 FROM \(q(table)) WHERE \(q(source)) = ? AND \(q(dest)) = ?)",
-                        [.integer(pk), .integer(mk), .integer(pk), .integer(mk)])
-                }
-                for m in before where !members.contains(where: { $0 === m }) {
-                    guard let mk = key(m) else { continue }
-                    try store.run(
-                        "DELETE FROM \(q(table)) WHERE \(q(source)) = ? AND \(q(dest)) = ?",
-                        [.integer(pk), .integer(mk)])
-                }
+                try writePairs(table, source, dest, pk, members, before)
             case .inverseForeignKey(let table, _, let order?):
                 guard !members.isEmpty else { continue }
                 let s = try store.statement(
@@ -820,6 +824,27 @@ struct RowWriter {
             case .inverseForeignKey, .foreignKey:
                 break
             }
+        }
+    }
+}
+
+extension RowWriter {
+    /// The pairs of a many-to-many side whose members went from `before` to `members`: each new
+    /// pair inserted unless present, each gone one deleted (either side may write a change).
+    fileprivate func writePairs(
+        _ table: String, _ source: String, _ dest: String, _ pk: Int64, _ members: [ManagedObject],
+        _ before: [ManagedObject]
+    ) throws(SQLiteError) {
+        for m in members where !before.contains(where: { $0 === m }) {
+            guard let mk = key(m) else { continue }
+            try store.run(
+                "INSERT INTO \(q(table)) (\(q(source)), \(q(dest))) SELECT ?, ? WHERE NOT EXISTS (SELECT 1 FROM \(q(table)) WHERE \(q(source)) = ? AND \(q(dest)) = ?)",
+                [.integer(pk), .integer(mk), .integer(pk), .integer(mk)])
+        }
+        for m in before where !members.contains(where: { $0 === m }) {
+            guard let mk = key(m) else { continue }
+            try store.run(
+                "DELETE FROM \(q(table)) WHERE \(q(source)) = ? AND \(q(dest)) = ?", [.integer(pk), .integer(mk)])
         }
     }
 }

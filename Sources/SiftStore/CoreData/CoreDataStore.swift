@@ -178,6 +178,7 @@ enum CoreDataFile {
             sql.append("CREATE TABLE \(q(layout.table)) ( \(ordered.joined(separator: ", ")) );")
         }
         var joins = Set<String>()
+        let orders = model.joinTableOrders
         for e in model.entities {
             let r = model.resolved[e.name]!
             if r.root == e.name, r.family.count > 1 {
@@ -187,7 +188,9 @@ enum CoreDataFile {
             for rel in r.relationships where rel.declaringEntity == e.name {
                 guard case .joinTable(let t, let s, let d, _) = rel.storage, joins.insert(t).inserted else { continue }
                 let (a, b) = s < d ? (s, d) : (d, s)
-                sql.append("CREATE TABLE \(q(t)) ( \(q(a)) INTEGER, \(q(b)) INTEGER, PRIMARY KEY (\(q(a)), \(q(b))) );")
+                let fok = orders[t, default: []].map { ", \(q($0)) INTEGER" }.joined()
+                sql.append(
+                    "CREATE TABLE \(q(t)) ( \(q(a)) INTEGER, \(q(b)) INTEGER\(fok), PRIMARY KEY (\(q(a)), \(q(b))) );")
                 sql.append("CREATE INDEX \(q(t + "_" + b + "_INDEX")) ON \(q(t)) (\(q(b)), \(q(a)));")
             }
         }
@@ -256,9 +259,12 @@ enum CoreDataFile {
         for name in stored.keys.sorted() { out.append("the store has entity '\(name)', which the model has not") }
         var expected: [String: [String]] = [:]
         for layout in layouts.values { expected[layout.table] = layout.columns }
+        let orders = model.joinTableOrders
         for r in model.resolved.values {
             for rel in r.relationships {
-                if case .joinTable(let t, let s, let d, _) = rel.storage { expected[t] = [s, d] }
+                if case .joinTable(let t, let s, let d, _) = rel.storage {
+                    expected[t] = [s, d] + orders[t, default: []]
+                }
             }
         }
         for (table, columns) in expected.sorted(by: { $0.key < $1.key }) {

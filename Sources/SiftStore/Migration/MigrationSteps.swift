@@ -310,7 +310,9 @@ struct MigrationPlanner {
         let ent = q(Storage.entityColumn)
         for rel in r.relationships where rel.declaringEntity == name {
             guard let o = match.relationship(rel, of: name), let oldEntity = match.entities[name] else { continue }
-            if case .joinTable(let t, _, _, _) = rel.storage, madeJoins.contains(t) { continue }
+            // A many-to-many's pairs are written by its first side; the other reads its links
+            // again only to write its own order.
+            if case .joinTable(let t, _, _, let order) = rel.storage, madeJoins.contains(t), order == nil { continue }
             let dest = match.new.resolved[rel.destination]!
             let src = Self.family(name, in: match.new)
             let dst = Self.family(rel.destination, in: match.new)
@@ -366,6 +368,12 @@ struct MigrationPlanner {
             add(
                 "write the links of \(what)",
                 "UPDATE \(q(table)) SET \(q(c)) = (SELECT src FROM \(links) WHERE dst = \(q(table)).\(pk))\(ord) WHERE \(pk) IN (SELECT dst FROM \(links))"
+            )
+        case .joinTable(let table, let source, let dest, let order?) where madeJoins.contains(table):
+            let t = q(table)
+            add(
+                "write the order of \(what)",
+                "UPDATE \(t) SET \(q(order)) = (SELECT ord FROM \(links) WHERE src = \(t).\(q(source)) AND dst = \(t).\(q(dest)))"
             )
         case .joinTable(let table, let source, let dest, let order):
             madeJoins.insert(table)
