@@ -370,6 +370,7 @@ final class LoweringContext {
                 risks.dynamic = outer.dynamic ?? risks.dynamic
                 risks.computed = outer.computed ?? risks.computed
                 risks.callsMemory = outer.callsMemory ?? risks.callsMemory
+                risks.index = outer.index ?? risks.index
             }
             switch lowered {
             case .constant(let v):

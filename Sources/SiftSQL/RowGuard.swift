@@ -49,6 +49,9 @@ struct RowRisks {
     var computed: SourceRange?
     /// Where memory was first called to compute a value from the row (NULL where it raises).
     var callsMemory: SourceRange?
+    /// Where an index was first read (`kids[1]`, `name[0]`): memory raises past the last element
+    /// and on a value that is no collection.
+    var index: SourceRange?
 
     var isEmpty: Bool { conditions.isEmpty && !everyRow }
 }
@@ -71,6 +74,15 @@ extension LoweringContext {
         guard guardsRows else { return }
         risks.everyRow = true
         if callsMemory, risks.callsMemory == nil { risks.callsMemory = range }
+    }
+
+    /// Notes that memory raises reading an index (`kids[1]`, `name[0]`) where the collection has no
+    /// such element or the value is no collection: on the rows `tooShort` holds for (the collection
+    /// has too few elements), or on any row (nil).
+    func noteIndexRisk(_ tooShort: Fragment?, _ range: SourceRange) {
+        guard guardsRows else { return }
+        if risks.index == nil { risks.index = range }
+        if let tooShort { risks.conditions.append(tooShort) } else { risks.everyRow = true }
     }
 
     /// Notes that a comparison reading a dynamically typed value may raise on any row.
@@ -328,6 +340,14 @@ extension LoweringContext {
                 throw unsupported(
                     "a computed value (memory may raise there) in a predicate that also follows a relationship "
                         + "or a key of several shapes of an entity without documents (no row alone tells)",
+                    range)
+            }
+            // An index: SQL reads NULL past the last element or on a value that is no collection,
+            // where memory raises.
+            if let range = risks.index, scope.entity.documentColumn == nil {
+                throw unsupported(
+                    "an index (memory raises past the last element, and on a value that is no collection) in a "
+                        + "predicate that also follows a relationship of an entity without documents (no row alone tells)",
                     range)
             }
             return whereClause

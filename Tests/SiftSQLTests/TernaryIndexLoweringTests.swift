@@ -39,20 +39,26 @@ private let lowering: SQLLowering = {
     return try! SQLLowering(schema: schema, entity: "Person")
 }()
 
-private func lower(_ format: String) throws -> SQLQuery {
-    try lowering.select(try PredicateSyntax.parse(format), source: format)
+/// `format` lowered; `guarded` false leaves out the row guard (which refuses an element read by
+/// its number next to a relationship: no row alone tells where memory raises past the last one).
+private func lower(_ format: String, guarded: Bool = true) throws -> SQLQuery {
+    var l = lowering
+    l.guardsRows = guarded
+    return try l.select(try PredicateSyntax.parse(format), source: format)
 }
 
 /// The WHERE clause alone.
-private func w(_ format: String) throws -> String {
-    let sql = try lower(format).sql
+private func w(_ format: String, guarded: Bool = true) throws -> String {
+    let sql = try lower(format, guarded: guarded).sql
     guard let start = sql.range(of: " WHERE "), let end = sql.range(of: " ORDER BY ", options: .backwards) else {
         return ""
     }
     return String(sql[start.upperBound..<end.lowerBound])
 }
 
-private func b(_ format: String) throws -> [SQLValue] { try lower(format).bindings }
+private func b(_ format: String, guarded: Bool = true) throws -> [SQLValue] {
+    try lower(format, guarded: guarded).bindings
+}
 
 @Suite struct TernaryLoweringTests {
     @Test func caseOfTheLoweredCondition() throws {
@@ -97,10 +103,26 @@ private func b(_ format: String) throws -> [SQLValue] { try lower(format).bindin
         let first = Self.element("name", "kid", "parent_id", "ASC")
         #expect(try w("kids[FIRST].name == 'a'") == "\(first) = ?")
         #expect(try b("kids[FIRST].name == 'a'") == [.integer(0), .text("a")])
-        #expect(try w("kids[2].age == 1") == "\(Self.element("age", "kid", "parent_id", "ASC")) = ?")
-        #expect(try b("kids[2].age == 1") == [.integer(2), .integer(1)])
-        #expect(try w("tags[0] == 'x'") == "\(Self.element("value", "person_tag", "person_id", "ASC")) = ?")
+        #expect(try w("kids[2].age == 1", guarded: false) == "\(Self.element("age", "kid", "parent_id", "ASC")) = ?")
+        #expect(try b("kids[2].age == 1", guarded: false) == [.integer(2), .integer(1)])
+        #expect(
+            try w("tags[0] == 'x'", guarded: false) == "\(Self.element("value", "person_tag", "person_id", "ASC")) = ?")
         #expect(try w("tags[LAST] == 'x'") == "\(Self.element("value", "person_tag", "person_id", "DESC")) = ?")
+    }
+
+    /// Past the last element memory raises where the subquery reads NULL; FIRST and LAST of no
+    /// elements are nil in memory too. Without documents no row alone can be handed to memory, so
+    /// a numeric index (or an index of a value that is no collection) is refused, for the store
+    /// to judge in memory.
+    @Test func numericIndexNextToARelationshipIsRefused() throws {
+        for format in ["kids[2].age == 1", "tags[0] == 'x'", "kids[-1].age == 1", "name[0] == 'x' AND kids[SIZE] > 0"] {
+            let error = #expect(throws: SQLLoweringError.self, "\(format)") { try lower(format) }
+            #expect(error?.kind == .unsupported)
+            #expect(error?.message.contains("an index (memory raises past the last element") == true, "\(format)")
+        }
+        #expect(throws: Never.self) { try lower("kids[FIRST].name == 'a' AND tags[LAST] == 'x'") }
+        // The row alone: memory decides it.
+        #expect(try w("name[0] == 'x'").hasPrefix("sift_guard("))
     }
 
     /// A missing element (an empty collection) is NULL, which the negated comparison keeps.
