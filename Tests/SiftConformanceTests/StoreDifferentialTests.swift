@@ -18,8 +18,17 @@ import Testing
 @testable import SiftTool
 
 @Suite struct StoreDifferentialTests {
-    static func model() throws -> ManagedObjectModel {
-        try ManagedObjectModel(entities: [
+    /// The graphs' model; `joined`: a record's kids as an ordered many-to-many (`Kid.parents`,
+    /// ordered too) kept in a join table, instead of an ordered one-to-many.
+    static func model(joined: Bool = false) throws -> ManagedObjectModel {
+        let kids = RelationshipDescription(
+            "kids", to: "Kid", toMany: true, ordered: true, inverse: joined ? "parents" : "parent", deleteRule: .cascade
+        )
+        let parent =
+            joined
+            ? RelationshipDescription("parents", to: "Record", toMany: true, ordered: true, inverse: "kids")
+            : RelationshipDescription("parent", to: "Record", inverse: "kids")
+        return try ManagedObjectModel(entities: [
             EntityDescription(
                 "Record",
                 attributes: [
@@ -30,18 +39,11 @@ import Testing
                     AttributeDescription("qty", .integer64),
                     AttributeDescription("mix", .mixed, shapes: MixedShapes(scalar: true, date: true, array: .scalar)),
                 ],
-                relationships: [
-                    RelationshipDescription("address", to: "Address"),
-                    RelationshipDescription(
-                        "kids", to: "Kid", toMany: true, ordered: true, inverse: "parent", deleteRule: .cascade),
-                ]),
+                relationships: [RelationshipDescription("address", to: "Address"), kids]),
             EntityDescription(
                 "Kid",
                 attributes: [AttributeDescription("name", .dynamic), AttributeDescription("age", .dynamic)],
-                relationships: [
-                    RelationshipDescription("parent", to: "Record", inverse: "kids"),
-                    RelationshipDescription("address", to: "Address"),
-                ]),
+                relationships: [parent, RelationshipDescription("address", to: "Address")]),
             EntityDescription(
                 "Address",
                 attributes: [AttributeDescription("city", .dynamic), AttributeDescription("zip", .dynamic)],
@@ -115,7 +117,9 @@ import Testing
 
     /// Random changes left pending: attribute edits, inserts, deletes, and changes to related
     /// objects that stored records reach (a kid's address, a moved kid, a removed address).
-    static func mutate(_ live: inout [ManagedObject], _ c: ManagedObjectContext, _ g: inout DiffGenerator) throws {
+    static func mutate(
+        _ live: inout [ManagedObject], _ c: ManagedObjectContext, _ g: inout DiffGenerator, joined: Bool = false
+    ) throws {
         for _ in 0..<g.int(1...6) {
             guard !live.isEmpty else { return }
             let r = live[g.int(0...(live.count - 1))]
@@ -138,7 +142,13 @@ import Testing
             case 5:
                 let other = live[g.int(0...(live.count - 1))]
                 if let k = (try r.get("kids", as: [ManagedObject].self))?.last {
-                    try k.setValue(other, forKey: "parent")
+                    // Moved to another record; in a many-to-many, put first in another record's kids.
+                    if joined {
+                        let theirs = try other.get("kids", as: [ManagedObject].self) ?? []
+                        try other.setValue([k] + theirs.filter { $0 !== k }, forKey: "kids")
+                    } else {
+                        try k.setValue(other, forKey: "parent")
+                    }
                 }
             case 6: try r.setValue(nil, forKey: "address")
             default:
@@ -405,10 +415,20 @@ import Testing
     }
 
     @Test func fetchesAgreeWithMemory() throws {
-        let seed = ProcessInfo.processInfo.environment["SIFT_STORE_DIFF_SEED"].flatMap(UInt64.init) ?? 20_261_123
-        let rounds = ProcessInfo.processInfo.environment["SIFT_STORE_DIFF_ROUNDS"].flatMap(Int.init) ?? 60
+        try Self.fetchesAgree(defaultSeed: 20_261_123, defaultRounds: 60, joined: false)
+    }
+
+    /// The same over kids kept in a join table, both sides ordered (`kids[FIRST]` reads the
+    /// join table's order).
+    @Test func fetchesOverAnOrderedManyToManyAgreeWithMemory() throws {
+        try Self.fetchesAgree(defaultSeed: 20_261_128, defaultRounds: 25, joined: true)
+    }
+
+    static func fetchesAgree(defaultSeed: UInt64, defaultRounds: Int, joined: Bool) throws {
+        let seed = ProcessInfo.processInfo.environment["SIFT_STORE_DIFF_SEED"].flatMap(UInt64.init) ?? defaultSeed
+        let rounds = ProcessInfo.processInfo.environment["SIFT_STORE_DIFF_ROUNDS"].flatMap(Int.init) ?? defaultRounds
         var g = DiffGenerator(seed: seed)
-        let model = try Self.model()
+        let model = try Self.model(joined: joined)
         var (agreed, raised, sortRaised, unknownKey, raisedOnQty) = (0, 0, 0, 0, 0)
         for _ in 0..<rounds {
             let store = try PersistentStore.inMemory(model: model)
@@ -417,7 +437,7 @@ import Testing
             try c.save()
             for phase in 0..<3 {
                 // 0: clean; 1: pending changes; 2: the same changes saved.
-                if phase == 1 { try Self.mutate(&live, c, &g) }
+                if phase == 1 { try Self.mutate(&live, c, &g, joined: joined) }
                 if phase == 2 { try c.save() }
                 let order = Dictionary(
                     uniqueKeysWithValues: c.insertedObjects.enumerated().map { (ObjectIdentifier($1), $0) })
@@ -436,7 +456,7 @@ import Testing
             }
         }
         print(
-            "store differential: seed \(seed) (SIFT_STORE_DIFF_SEED), \(rounds) graphs, \(agreed) fetches compared, \(raised) raised as memory does (\(raisedOnQty) reading the typed qty), \(sortRaised) where memory's sort raised, \(unknownKey) unknown keys"
+            "store differential\(joined ? " (kids in a join table)" : ""): seed \(seed) (SIFT_STORE_DIFF_SEED), \(rounds) graphs, \(agreed) fetches compared, \(raised) raised as memory does (\(raisedOnQty) reading the typed qty), \(sortRaised) where memory's sort raised, \(unknownKey) unknown keys"
         )
         #expect(agreed > rounds * 30)
         #expect(raised > 0)
