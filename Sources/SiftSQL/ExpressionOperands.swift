@@ -552,7 +552,7 @@ extension LoweringContext {
             return try memoryCall("count:", [(b, base)], type: .integer, range)
         case .scalar(let s) where path.isEmpty:
             // A value that is not a collection: memory raises, or gives nil when it is nil.
-            noteIndexRisk(nil, range)
+            noteUnseenRisk(nil, range)
             return .scalar(
                 Scalar(
                     fragment: Fragment("NULL"),
@@ -640,14 +640,14 @@ extension LoweringContext {
         }
         if offset < 0 {
             // Out of range in memory (or not a number): it raises on every non-nil collection.
-            noteIndexRisk(nil, range)
+            noteUnseenRisk(nil, range)
             return .scalar(Scalar(fragment: Fragment("NULL"), attribute: element.attribute))
         }
         guard let order else { throw unsupported("an index of '\(c.relationship.name)'", range) }
         if case .expression = index {
             // Past the last element memory raises (FIRST and LAST of no elements are nil): where
             // the collection has no more elements than the index, memory decides the row.
-            noteIndexRisk(
+            noteUnseenRisk(
                 Fragment("(SELECT COUNT(*) FROM \(from) WHERE \(corr)) <= ") + .param(.integer(offset)), range)
         }
         func pick(_ value: Fragment) -> Fragment {

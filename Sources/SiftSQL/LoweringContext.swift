@@ -370,7 +370,7 @@ final class LoweringContext {
                 risks.dynamic = outer.dynamic ?? risks.dynamic
                 risks.computed = outer.computed ?? risks.computed
                 risks.callsMemory = outer.callsMemory ?? risks.callsMemory
-                risks.index = outer.index ?? risks.index
+                risks.unseen = outer.unseen ?? risks.unseen
             }
             switch lowered {
             case .constant(let v):
@@ -742,7 +742,7 @@ final class LoweringContext {
         }
         guard let c = try subqueryCollection(collection, scope) else {
             // Not a collection: memory raises on a value (see RowGuard.swift).
-            noteRiskOnEveryRow(range)
+            noteUnseenRisk(nil, range)
             return .scalar(
                 Scalar(fragment: Fragment("NULL"), attribute: Schema.Attribute(name: "SUBQUERY", type: .integer)))
         }

@@ -49,9 +49,11 @@ struct RowRisks {
     var computed: SourceRange?
     /// Where memory was first called to compute a value from the row (NULL where it raises).
     var callsMemory: SourceRange?
-    /// Where an index was first read (`kids[1]`, `name[0]`): memory raises past the last element
-    /// and on a value that is no collection.
-    var index: SourceRange?
+    /// Where SQL first read NULL, or decided a comparison without reading, where memory may raise
+    /// on rows only memory can tell: an index (`kids[1]`, `name[0]`: memory raises past the last
+    /// element and on a value that is no collection), a SUBQUERY compared whole or over a value
+    /// that is no collection (memory evaluates its predicate on each element).
+    var unseen: SourceRange?
 
     var isEmpty: Bool { conditions.isEmpty && !everyRow }
 }
@@ -76,13 +78,13 @@ extension LoweringContext {
         if callsMemory, risks.callsMemory == nil { risks.callsMemory = range }
     }
 
-    /// Notes that memory raises reading an index (`kids[1]`, `name[0]`) where the collection has no
-    /// such element or the value is no collection: on the rows `tooShort` holds for (the collection
-    /// has too few elements), or on any row (nil).
-    func noteIndexRisk(_ tooShort: Fragment?, _ range: SourceRange) {
+    /// Notes that memory may raise where SQL reads NULL or decides without reading (see
+    /// ``RowRisks/unseen``): on the rows `rows` holds for (an index: the collection has too few
+    /// elements), or on any row (nil).
+    func noteUnseenRisk(_ rows: Fragment?, _ range: SourceRange) {
         guard guardsRows else { return }
-        if risks.index == nil { risks.index = range }
-        if let tooShort { risks.conditions.append(tooShort) } else { risks.everyRow = true }
+        if risks.unseen == nil { risks.unseen = range }
+        if let rows { risks.conditions.append(rows) } else { risks.everyRow = true }
     }
 
     /// Notes that a comparison reading a dynamically typed value may raise on any row.
@@ -93,7 +95,9 @@ extension LoweringContext {
 
     /// Notes where `l op r` may raise in memory, from its operands' kinds.
     func noteRisk(_ l: Operand, _ op: ComparisonOperator, _ r: Operand, _ range: SourceRange) {
-        guard guardsRows, !risks.everyRow else { return }
+        // Noted even where every row already goes to memory (a key of several shapes before it):
+        // where no row alone can be handed to memory, the kind of risk decides the refusal.
+        guard guardsRows else { return }
         // One shape of a key of several (a shape on which memory raises may be lowered to
         // anything): memory decides every row, except, without documents, where the operator
         // never raises on kinds (`==`, `!=`, IN), whose SQL stays exact on every shape.
@@ -342,12 +346,12 @@ extension LoweringContext {
                         + "or a key of several shapes of an entity without documents (no row alone tells)",
                     range)
             }
-            // An index: SQL reads NULL past the last element or on a value that is no collection,
-            // where memory raises.
-            if let range = risks.index, scope.entity.documentColumn == nil {
+            // An index, a SUBQUERY compared whole: SQL reads NULL or decides where memory raises.
+            if let range = risks.unseen, scope.entity.documentColumn == nil {
                 throw unsupported(
-                    "an index (memory raises past the last element, and on a value that is no collection) in a "
-                        + "predicate that also follows a relationship of an entity without documents (no row alone tells)",
+                    "an index or a SUBQUERY compared whole (memory may raise there: past the last element, on a "
+                        + "value that is no collection, in the SUBQUERY's predicate) in a predicate that also "
+                        + "follows a relationship of an entity without documents (no row alone tells)",
                     range)
             }
             return whereClause

@@ -63,8 +63,15 @@ extension LoweringContext {
             }
             return try subqueryCondition(variable, body, es, value, scope)
         }
+        // Where the answer does not read the kept elements, memory still evaluates the predicate on
+        // every element: lowered all the same (and dropped), so that what memory refuses there is
+        // refused here too and its risks are noted (`$k.name > 1.5` over a string attribute).
+        func checkKept() throws(SQLLoweringError) {
+            _ = try exists(c) { (es, v) throws(SQLLoweringError) in try kept(es, v) }
+        }
         switch other {
         case .null:
+            try checkKept()
             return answer(collectionIsNil(c).map { .sql(Fragment($0)) } ?? .constant(false))
         case .array(let items) where items.isEmpty:
             let (empty, nonEmpty) = try collectionIsEmpty(c, kept)
@@ -73,6 +80,7 @@ extension LoweringContext {
             // Dictionaries equal no plain value (a nil in the list could match a null element,
             // which the store does not keep apart from an empty object).
             guard items.allSatisfy({ $0.isScalar && $0 != .null }) else { return nil }
+            try checkKept()
             return answer(.constant(false))
         case .array(let items):
             // The kept values in element order, compared with the list by memory.
@@ -91,6 +99,7 @@ extension LoweringContext {
             return nil
         default:
             // A string, number, date or data equals neither an array nor nil.
+            try checkKept()
             return answer(.constant(false))
         }
     }
