@@ -230,6 +230,63 @@ import Testing
             ])
     }
 
+    /// A Core Data store of an unordered album ⇄ asset many-to-many, migrated through its bundle to
+    /// a version that orders both sides: the pairs are kept, each side numbered by key in its
+    /// `Z_FOK_` column.
+    @Test func aCoreDataMigrationOrdersAManyToMany() throws {
+        let folder = try XcodeModelFolder()
+        defer { folder.remove() }
+        func contents(_ ordered: Bool) -> String {
+            let flag = ordered ? #" ordered="YES""# : ""
+            return xcodeContents(
+                """
+                    <entity name="Album" representedClassName="Album" syncable="YES">
+                        <attribute name="title" optional="YES" attributeType="String"/>
+                        <relationship name="assets" optional="YES" toMany="YES" deletionRule="Nullify"\(flag) destinationEntity="Asset" inverseName="albums" inverseEntity="Asset"/>
+                    </entity>
+                    <entity name="Asset" representedClassName="Asset" syncable="YES">
+                        <attribute name="file" optional="YES" attributeType="String"/>
+                        <relationship name="albums" optional="YES" toMany="YES" deletionRule="Nullify"\(flag) destinationEntity="Album" inverseName="assets" inverseEntity="Album"/>
+                    </entity>
+                """)
+        }
+        let bundle = try folder.bundle(
+            "Photos", ["Photos": contents(false), "Photos 2": contents(true)], current: "Photos 2")
+        let url = folder.root.appendingPathComponent("Photos.sqlite")
+        do {
+            let c = ManagedObjectContext(
+                store: try PersistentStore(
+                    coreDataStoreAt: url, model: try ManagedObjectModel(contentsOf: bundle, version: "Photos"),
+                    create: true))
+            let albums = try ["A", "B"].map { t -> ManagedObject in
+                let a = try c.insert("Album")
+                try a.setValue(t, forKey: "title")
+                return a
+            }
+            let assets = try ["x", "y", "z"].map { f -> ManagedObject in
+                let a = try c.insert("Asset")
+                try a.setValue(f, forKey: "file")
+                return a
+            }
+            try albums[0].setValue([assets[2], assets[0]], forKey: "assets")
+            try albums[1].setValue([assets[0], assets[1], assets[2]], forKey: "assets")
+            try c.save()
+        }
+        let plan = try MigrationPlan(versionsOf: bundle)
+        let store = try PersistentStore(coreDataStoreAt: url, model: plan.versions.last!, migration: .plan(plan))
+        let c = ManagedObjectContext(store: store)
+        #expect(try Self.members(c, "Album", "title", "A", "assets", "file") == ["x", "z"])
+        #expect(try Self.members(c, "Album", "title", "B", "assets", "file") == ["x", "y", "z"])
+        #expect(try Self.members(c, "Asset", "file", "x", "albums", "title") == ["A", "B"])
+        #expect(try Self.members(c, "Asset", "file", "z", "albums", "title") == ["A", "B"])
+        let db = try SQLiteConnection(path: url.path)
+        #expect(
+            try db.query("SELECT count(*), count(Z_FOK_1ALBUMS), count(Z_FOK_2ASSETS) FROM Z_1ASSETS") == [
+                [.integer(5), .integer(5), .integer(5)]
+            ])
+        #expect(try db.query("PRAGMA integrity_check") == [[.text("ok")]])
+    }
+
     /// A store Core Data wrote, laid out here by hand: order keys spaced as an application's may be,
     /// read back in their order.
     @Test func aCoreDataStoreWithSpacedOrderKeysReadsInOrder() throws {
