@@ -179,8 +179,10 @@ extension LoweringContext {
             guard let alias = plainColumnAlias(s.fragment) else {
                 if s.fragment.sql == "NULL" { return .constant(.null) }
                 // Without documents, a computed value raises on kinds only where it reads an `any`
-                // column, and otherwise only on nil, where SQL computes NULL.
-                if guardsDocuments || readsDynamicColumn(s) { return .opaque }
+                // column or is one itself (a TERNARY of a number and a string: SQLite orders text
+                // above numbers where memory does not), and otherwise only on nil, where SQL
+                // computes NULL.
+                if guardsDocuments || readsDynamicColumn(s) || s.attribute.type == .any { return .opaque }
                 return s.raisesOnNil ? .computed(s) : .declared
             }
             guard s.attribute.type == .any else { return .declared }

@@ -67,4 +67,25 @@ import Testing
             #expect(error?.range == memoryError.range, "\(form)")
         }
     }
+
+    /// A TERNARY of a number and a string is of no one kind: SQLite orders text above numbers,
+    /// where memory does not, so the comparison is memory's (here next to a relationship, so the
+    /// predicate is judged in memory). Found over kids in a join table with typed attributes.
+    @Test(arguments: [
+        "TERNARY(name == 'zz', kids.@avg.age, name) > FALSE", "TERNARY(name == 'zz', kids.@avg.age, name) > 2",
+    ])
+    func aTernaryOfTwoKindsIsMemorys(format: String) throws {
+        let c = try Self.context()
+        let p = try SiftPredicate(format: format, arguments: [])
+        let records = try c.fetch(FetchRequest("Record"))
+        let request = FetchRequest("Record", predicate: p)
+        do {
+            let expected = try records.filter { try p.evaluate(with: $0) }.map(\.objectID)
+            #expect(try c.fetch(request).map(\.objectID) == expected)
+            #expect(try c.count(for: request) == expected.count)
+        } catch let memoryError as EvaluationError {
+            let error = #expect(throws: StoreError.self) { _ = try c.fetch(request) }
+            #expect(error?.evaluationError?.id == memoryError.id, "\(String(describing: error))")
+        }
+    }
 }
