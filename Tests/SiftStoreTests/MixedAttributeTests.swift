@@ -199,3 +199,31 @@ import Testing
         }
     }
 }
+
+extension MixedAttributeTests {
+    /// A key of several shapes beside a comparison of a dynamically typed value that memory may
+    /// raise on (store differential seed 1795890777): the shapes already mark every row, and the
+    /// comparison must still be noted, so that the predicate (no row alone evaluated) goes to
+    /// memory, which raises, rather than to SQL, which answered no rows.
+    @Test(arguments: [#"v == 2 OR "Ann" IN city"#, #"(v == 2 OR "Ann" IN city) AND FALSEPREDICATE"#])
+    func aComparisonThatMayRaiseBesideAKeyOfSeveralShapesRaisesAsMemory(_ format: String) throws {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(
+                "R",
+                attributes: [
+                    AttributeDescription("v", .mixed, shapes: MixedShapes(scalar: true, date: true, array: .scalar)),
+                    AttributeDescription("city", .dynamic),
+                ])
+        ])
+        let c = ManagedObjectContext(store: try PersistentStore.inMemory(model: model))
+        let o = try c.insert("R")
+        try o.setValue("x", forKey: "v")
+        try o.setValue(-2, forKey: "city")
+        try c.save()
+        let predicate = try SiftPredicate(format: format, arguments: [])
+        let memory = #expect(throws: EvaluationError.self) { try predicate.evaluate(with: o) }
+        let error = #expect(throws: StoreError.self) { try c.fetch(FetchRequest("R", predicate: predicate)) }
+        #expect(
+            error?.kind == .evaluation && error?.message == memory?.message, "\(format): \(String(describing: error))")
+    }
+}
