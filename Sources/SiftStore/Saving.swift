@@ -789,16 +789,9 @@ struct RowWriter {
                 // (the other side may write the same change), then this side's order in each
                 // pair's row; the other side keeps its own order column.
                 try writePairs(table, source, dest, pk, members, before)
-                let s = try store.statement(
-                    "UPDATE \(q(table)) SET \(q(order)) = ? WHERE \(q(source)) = ? AND \(q(dest)) = ?")
-                for (n, m) in members.enumerated() {
-                    guard let mk = key(m) else { continue }
-                    try s.bind(int64: Int64(n), at: 1)
-                    try s.bind(int64: pk, at: 2)
-                    try s.bind(int64: mk, at: 3)
-                    while try s.step() {}
-                    try s.reset()
-                }
+                try writePositions(
+                    "UPDATE \(q(table)) SET \(q(order)) = ? WHERE \(q(source)) = ? AND \(q(dest)) = ?", owner: pk,
+                    members)
             case .joinTable(let table, let source, let dest, let order?):
                 // Ordered (no inverse, so only this side writes): the whole list again.
                 try store.run("DELETE FROM \(q(table)) WHERE \(q(source)) = ?", [.integer(pk)])
@@ -811,16 +804,8 @@ struct RowWriter {
             case .joinTable(let table, let source, let dest, nil):
                 try writePairs(table, source, dest, pk, members, before)
             case .inverseForeignKey(let table, _, let order?):
-                guard !members.isEmpty else { continue }
-                let s = try store.statement(
-                    "UPDATE \(q(table)) SET \(q(order)) = ? WHERE \(q(Storage.primaryKey)) = ?")
-                for (n, m) in members.enumerated() {
-                    guard let mk = key(m) else { continue }
-                    try s.bind(int64: Int64(n), at: 1)
-                    try s.bind(int64: mk, at: 2)
-                    while try s.step() {}
-                    try s.reset()
-                }
+                try writePositions(
+                    "UPDATE \(q(table)) SET \(q(order)) = ? WHERE \(q(Storage.primaryKey)) = ?", owner: nil, members)
             case .inverseForeignKey, .foreignKey:
                 break
             }
@@ -829,6 +814,21 @@ struct RowWriter {
 }
 
 extension RowWriter {
+    /// Each member's position in an ordered to-many, written by `sql` with one prepared statement:
+    /// `?` the position, then the owner's key (`owner`, when given), then the member's key.
+    fileprivate func writePositions(_ sql: String, owner: Int64?, _ members: [ManagedObject]) throws(SQLiteError) {
+        guard !members.isEmpty else { return }
+        let s = try store.statement(sql)
+        for (n, m) in members.enumerated() {
+            guard let mk = key(m) else { continue }
+            try s.bind(int64: Int64(n), at: 1)
+            if let owner { try s.bind(int64: owner, at: 2) }
+            try s.bind(int64: mk, at: owner == nil ? 2 : 3)
+            while try s.step() {}
+            try s.reset()
+        }
+    }
+
     /// The pairs of a many-to-many side whose members went from `before` to `members`: each new
     /// pair inserted unless present, each gone one deleted (either side may write a change).
     fileprivate func writePairs(
