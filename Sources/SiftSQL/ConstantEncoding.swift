@@ -148,7 +148,13 @@ extension LoweringContext {
     }
 
     func checkCompatible(_ a: Schema.Attribute, _ b: Schema.Attribute, _ range: SourceRange) throws(SQLLoweringError) {
-        if a.type == .any || b.type == .any { return }
+        if a.type == .any || b.type == .any {
+            // A dynamic number never equals the decimal's text, though memory compares the two as numbers.
+            if a.effectiveEncoding == .text || b.effectiveEncoding == .text, a.type == .decimal || b.type == .decimal {
+                throw unsupported("comparing a TEXT-encoded decimal with a dynamically typed value", range)
+            }
+            return
+        }
         if Self.numeric.contains(a.type) && Self.numeric.contains(b.type) {
             let integral: Set<Schema.ValueType> = [.integer, .boolean]
             if !dialect.traits.contains(.exactIntegerDoubleComparison),

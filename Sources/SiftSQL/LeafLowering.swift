@@ -664,8 +664,9 @@ extension LoweringContext {
         negated: Bool, range: SourceRange
     ) throws(SQLLoweringError) -> Lowered {
         try checkCompatible(a.attribute, b.attribute, range)
-        let (x, y) = (a.fragment, b.fragment)
+        let (x, y) = (withoutAffinity(a, against: b), withoutAffinity(b, against: a))
         let f = SQLValue.integer(Int64(options.rawValue))
+        if let datePair = dateAgainstDynamic(a, op, b, negated: negated) { return datePair }
         let textual =
             isAltering(options)
             && ([.string, .any].contains(a.attribute.type) || [.string, .any].contains(b.attribute.type))
@@ -712,6 +713,29 @@ extension LoweringContext {
         default:
             throw unsupported("\(op.symbol) between two key paths", range)
         }
+    }
+
+    /// A declared side compared with a dynamically typed one, without its column's affinity. SQLite
+    /// applies a declared column's affinity to the other side of a comparison: an INTEGER or REAL
+    /// column converts numeric-looking text (`3 IS '3'` is true), a TEXT one converts a number
+    /// computed by an expression. Memory never finds a number equal to a string, so beside an
+    /// `any` side the declared one is written `+(x)`: no affinity, still a column for its collation.
+    func withoutAffinity(_ a: Scalar, against b: Scalar) -> Fragment {
+        guard dialect.traits.contains(.dynamicTyping), a.attribute.type != .any, b.attribute.type == .any else {
+            return a.fragment
+        }
+        return Fragment("+(") + a.fragment + Fragment(")")
+    }
+
+    /// A date compared for equality with a dynamically typed value, which never holds a date: equal
+    /// only when both are nil. (Stored as seconds or as ISO text, a date would otherwise equal a
+    /// number or a string of the same content.) Nil when the comparison is not of that form.
+    private func dateAgainstDynamic(_ a: Scalar, _ op: ComparisonOperator, _ b: Scalar, negated: Bool) -> Lowered? {
+        guard op == .equal || op == .notEqual,
+            Set([a.attribute.type, b.attribute.type]) == [.date, .any]
+        else { return nil }
+        let bothNil = Fragment("(") + a.fragment + Fragment(" IS NULL AND ") + b.fragment + Fragment(" IS NULL)")
+        return pick(negated != (op == .notEqual), bothNil)
     }
 
     /// Case-sensitive BEGINSWITH as an index range on the NFC store. With p⁺ = p with its last

@@ -130,6 +130,19 @@ private func b(_ f: String, _ args: [Any?] = []) throws -> [SQLValue] { try Fixt
         )
     }
 
+    /// Beside a dynamically typed column a declared one loses its affinity: SQLite would convert
+    /// `'3'` to 3 for an INTEGER column (and a computed number to text for a TEXT one), where
+    /// memory never finds a number equal to a string. A date is never equal to a dynamic value.
+    @Test func aDeclaredColumnBesideADynamicOne() throws {
+        #expect(try w("age == misc") == #"+(t0."age") IS t0."misc""#)
+        #expect(try w("misc != score") == #"t0."misc" IS NOT +(t0."score")"#)
+        #expect(try w("name == misc") == #"+(t0."name") IS t0."misc""#)
+        #expect(try w("born == misc") == #"(t0."born" IS NULL AND t0."misc" IS NULL)"#)
+        #expect(try w("misc != bornISO") == #"((t0."misc" IS NULL AND t0."bornISO" IS NULL)) IS NOT 1"#)
+        #expect(try w("age == score") == #"t0."age" IS t0."score""#)
+        #expect(Fixture.error("price == misc")?.kind == .unsupported)
+    }
+
     @Test func variables() throws {
         #expect(try w("age == $x", variables: ["x": .integer(7)]) == #"t0."age" = ?"#)
         #expect(
