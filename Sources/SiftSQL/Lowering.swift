@@ -205,6 +205,7 @@ public struct SQLLowering: Sendable {
                     + Fragment(" OFFSET ") + Fragment.param(.integer(Int64(offset)))
             }
             var query = sql.query(dialect)
+            query.asksMemoryPerRow = ctx.asksMemoryPerRow
             if let memoryDecides {
                 // The rows the caller decides in memory (RowGuard.swift), with the same joins.
                 var rows = Fragment("SELECT " + ctx.column(scope.alias, entity.primaryKey))
@@ -242,6 +243,10 @@ public struct SQLQuery: Hashable, Sendable, CustomStringConvertible {
     public var memoryDecidesSQL: String?
     /// The values to bind to ``memoryDecidesSQL``.
     public var memoryDecidesBindings: [SQLValue] = []
+    /// Whether the statement's row guard asks memory about some rows in the database (SQLite),
+    /// and so raises memory's error when it reaches a row memory raises on. A LIMIT may stop the
+    /// statement before that row, where memory, judging every row, raises.
+    package var asksMemoryPerRow = false
     /// The rows (by primary key) whose answer the caller takes from memory instead of from this
     /// statement, strict or lenient as the predicate is (RowGuard.swift): memory may raise on
     /// them. Only in a dialect that cannot call memory (PostgreSQL); SQLite asks memory itself.

@@ -153,6 +153,8 @@ final class LoweringContext {
     var conjuncts: [(lowered: Lowered, risks: RowRisks)] = []
     /// The lowering's ``SQLLowering/guardsInDatabase``.
     var guardInDatabaseEnabled = true
+    /// Set when the WHERE clause got a guard that asks memory about some rows (`sift_guard`).
+    var asksMemoryPerRow = false
     /// The dynamically typed columns read (`t0."misc"`): a computed value reading one may raise on kinds.
     var dynamicColumns: Set<String> = []
     /// The selected row's own attributes read, in first-read order: the object `sift_guard`

@@ -358,6 +358,7 @@ extension LoweringContext {
             }
             return whereClause
         }
+        asksMemoryPerRow = true
         if risks.everyRow {
             guard let pre = preFilter(lenient: lenient) else { return .sql(call + Fragment(" = 1")) }
             return .sql(pre + Fragment(" AND ") + call + Fragment(" = 1"))

@@ -93,18 +93,7 @@ extension ManagedObjectContext {
         let request = request.untyped
         let plan = try makePlan(request)
         if plan.residual == nil, try dirtyObjects(request, plan) == nil {
-            let q: SQLQuery
-            do {
-                q = try plan.lowering.count(
-                    plan.pushed, variables: request.variables, lenient: plan.full.options.lenient)
-            } catch {
-                throw StoreError(error)
-            }
-            let rows = try store.locked { () throws(StoreError) in
-                do throws(SQLiteError) { return try store.rows(q.sql, q.bindings) } catch { throw error.storeError }
-            }
-            guard case .integer(let n)? = rows.first?.first else { return 0 }
-            return Self.limited(Int(n), request)
+            return Self.limited(try sqlCount(plan, request), request)
         }
         var unlimited = request
         unlimited.fetchLimit = nil
@@ -268,7 +257,7 @@ extension ManagedObjectContext {
     public func explain<Object>(_ request: FetchRequest<Object>) throws(StoreError) -> FetchExplanation {
         let request = request.untyped
         let plan = try makePlan(request)
-        let q = try query(plan, request, columns: [Storage.primaryKey], limited: plan.residual == nil)
+        let q = try query(plan, request, columns: [Storage.primaryKey], limited: plan.residual == nil, explaining: true)
         let lines = try store.locked { () throws(StoreError) in
             do throws(SQLiteError) { return try store.connection.queryPlan(q) } catch { throw error.storeError }
         }
@@ -352,13 +341,21 @@ extension ManagedObjectContext {
             variables: request.variables.mapValues { Value($0) })
     }
 
-    func query(_ plan: FetchPlan, _ request: FetchRequest<ManagedObject>, columns: [String], limited: Bool)
+    /// The statement for `plan`; `limited`: with the request's limit and offset where SQL orders
+    /// the rows, after judging every row (`sqlCount`) unless `explaining`.
+    func query(
+        _ plan: FetchPlan, _ request: FetchRequest<ManagedObject>, columns: [String], limited: Bool,
+        explaining: Bool = false
+    )
         throws(StoreError)
         -> SQLQuery
     {
+        let useLimit =
+            limited && (request.sortDescriptors.isEmpty || plan.sqlSort != nil)
+            && (request.fetchLimit != nil || request.fetchOffset > 0)
+        let q: SQLQuery
         do {
-            let useLimit = limited && (request.sortDescriptors.isEmpty || plan.sqlSort != nil)
-            return try plan.lowering.select(
+            q = try plan.lowering.select(
                 plan.pushed, variables: request.variables, sortedBy: plan.sqlSort ?? [],
                 tableColumns: columns,
                 limit: useLimit ? request.fetchLimit : nil, offset: useLimit ? request.fetchOffset : 0,
@@ -366,6 +363,26 @@ extension ManagedObjectContext {
         } catch {
             throw StoreError(.syntax, error.description)
         }
+        if useLimit, q.asksMemoryPerRow, !explaining { _ = try sqlCount(plan, request) }
+        return q
+    }
+
+    /// The number of rows SQL selects for `plan` over the whole table, no limit or offset. The
+    /// count reads every row, so a row guard meets every row memory raises on and raises its
+    /// error: a limited statement, which stops at its limit, runs it first, as memory judges
+    /// every object before a limit applies.
+    func sqlCount(_ plan: FetchPlan, _ request: FetchRequest<ManagedObject>) throws(StoreError) -> Int {
+        let q: SQLQuery
+        do {
+            q = try plan.lowering.count(plan.pushed, variables: request.variables, lenient: plan.full.options.lenient)
+        } catch {
+            throw StoreError(error)
+        }
+        let rows = try store.locked { () throws(StoreError) in
+            do throws(SQLiteError) { return try store.rows(q.sql, q.bindings) } catch { throw error.storeError }
+        }
+        guard case .integer(let n)? = rows.first?.first else { return 0 }
+        return Int(n)
     }
 
     // MARK: Matching

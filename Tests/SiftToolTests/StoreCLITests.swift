@@ -275,6 +275,26 @@ private let messy = """
     /// `infer-model --document`: records of any shape become one document entity; imported and
     /// queried, every predicate gives `sift filter`'s records, in SQL, and documents print back
     /// as they were read.
+    /// A page (`--limit`, `--offset`) of a query memory raises on past the page: the error,
+    /// as `sift filter` gives it, and nothing printed (LimitedFetchErrorTests for the library).
+    @Test func aPageRaisesWhereMemoryRaisesPastIt() throws {
+        let scratch = try Scratch()
+        let data = try scratch.write("r.ndjson", "{\"age\":1}\n{\"age\":2}\n{\"name\":\"x\"}\n{\"age\":5}\n")
+        let model = try runSift(["store", "infer-model", data])
+        let db = scratch.path("db.sqlite")
+        #expect(try runSift(["store", "create", db, "--model", try scratch.write("m.json", model.stdout)]).status == 0)
+        #expect(try runSift(["store", "import", db, "Record", data]).status == 0)
+        let filter = try runSift(["filter", "(age + 4) >= 6", data])
+        #expect(filter.status == 1 && filter.stderr.contains("+ needs numbers, got nil"), "\(filter.stderr)")
+        for page in [
+            ["--limit", "1"], ["--limit", "0"], ["--offset", "1", "--limit", "1"], ["--count", "--limit", "1"],
+        ] {
+            let r = try runSift(["store", "query", db, "Record", "(age + 4) >= 6"] + page)
+            #expect(r.status == 1 && r.stdout.isEmpty, "\(page): \(r.stdout)")
+            #expect(r.stderr.contains("Record 3: 1:1: error: + needs numbers, got nil"), "\(page): \(r.stderr)")
+        }
+    }
+
     @Test func documentModelsTakeAnyJSON() throws {
         let scratch = try Scratch()
         let data = try scratch.write(
