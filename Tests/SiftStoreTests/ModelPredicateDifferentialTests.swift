@@ -91,6 +91,22 @@ struct ModelPredicates {
         }
     }
 
+    /// One or two sort descriptors on the entity's attributes or its to-ones', with string options.
+    mutating func sortDescriptors(_ entity: String) -> [SiftSortDescriptor] {
+        var keys = Self.attributes(of: entity, in: model).filter { $0.type != .transformable }.map(\.name)
+        for r in Self.relationships(of: entity, in: model) where !r.isToMany {
+            keys += Self.attributes(of: r.destination, in: model).filter { $0.type != .transformable }.map {
+                r.name + "." + $0.name
+            }
+        }
+        guard !keys.isEmpty else { return [] }
+        return (0..<int(1...2)).compactMap { _ in
+            try? SiftSortDescriptor(
+                pick(keys), ascending: chance(0.5),
+                options: pick([[], [], .caseInsensitive, [.caseInsensitive, .diacriticInsensitive]]))
+        }
+    }
+
     /// One attribute compared with a constant of its kind (or nil).
     mutating func comparison(_ entity: String, prefix: String, scalarOnly: Bool = false) -> String {
         let attributes = Self.attributes(of: entity, in: model).filter { !$0.isCollection && $0.type != .transformable }
@@ -211,7 +227,9 @@ struct ModelPredicates {
 @Suite struct ModelPredicateDifferentialTests {
     /// Memory's outcome over `objects` and the store's for each request form, compared.
     static func compare(
-        _ format: String, _ arguments: [Any?], entity: String, _ c: ManagedObjectContext, tally: inout (Int, Int)
+        _ format: String, _ arguments: [Any?], entity: String, _ c: ManagedObjectContext,
+        sortedBy sorts: [SiftSortDescriptor],
+        tally: inout (Int, Int)
     ) throws {
         let p: SiftPredicate
         do { p = try SiftPredicate(format: format, arguments: arguments) } catch {
@@ -279,7 +297,30 @@ struct ModelPredicates {
                 #expect(error.kind == .evaluation && !raised.isEmpty, "\(form) for \(what): \(error)")
             }
         }
+        if !sorts.isEmpty, raised.isEmpty {
+            try compareOrder(objects.filter { kept.contains($0.objectID) }, request, sorts, c, what)
+        }
         if raised.isEmpty { tally.0 += 1 } else { tally.1 += 1 }
+    }
+
+    /// The matches sorted: memory's order (stable over the key order), or memory's error.
+    static func compareOrder(
+        _ matches: [ManagedObject], _ request: FetchRequest<ManagedObject>, _ sorts: [SiftSortDescriptor],
+        _ c: ManagedObjectContext, _ what: String
+    ) throws {
+        var sorted = request
+        sorted.sortDescriptors = sorts
+        let expected: [ObjectID]
+        do throws(EvaluationError) {
+            expected = try matches.sortedIndices(by: sorts).map { matches[$0].objectID }
+        } catch {
+            #expect(throws: StoreError.self, "sorted by \(sorts): \(what), memory's sort raises \(error)") {
+                _ = try c.fetch(sorted)
+            }
+            return
+        }
+        let got = try c.fetch(sorted).map(\.objectID)
+        #expect(got == expected, "sorted by \(sorts): \(what)")
     }
 
     /// Rounds of random predicates over every entity of `c`'s model; then pending changes (values
@@ -292,12 +333,13 @@ struct ModelPredicates {
             if phase == 1 { try mutate(c, seed: seed) }
             if phase == 2 { try c.save() }
             let objects = try entities.flatMap { try c.fetch(FetchRequest($0)) }
-            var g = ModelPredicates(model: model, objects: objects, seed: seed &+ UInt64(phase))
+            var g = ModelPredicates(model: model, objects: objects, seed: seed ^ (UInt64(phase + 1) << 40))
             for _ in 0..<rounds {
                 for entity in entities {
                     g.arguments = []
                     let format = g.predicate(entity, depth: 2)
-                    try compare(format, g.arguments, entity: entity, c, tally: &tally)
+                    let sorts = g.chance(0.4) ? g.sortDescriptors(entity) : []
+                    try compare(format, g.arguments, entity: entity, c, sortedBy: sorts, tally: &tally)
                 }
             }
         }
@@ -333,7 +375,8 @@ struct ModelPredicates {
         try Self.run(c, seed: Self.seed, rounds: Self.rounds, label: "Core Data fixture")
     }
 
-    /// Item (every type) —box→ Box, —parts→ Part (ordered, inverse item).
+    /// Item (every type) —box→ Box, —parts→ Part (ordered, inverse item), labels ⇄ Label.items
+    /// (many-to-many), next ⇄ previous (a to-one to its own entity).
     static func everyTypeModel() throws -> ManagedObjectModel {
         let types: [AttributeType] = [
             .integer16, .integer32, .integer64, .double, .float, .decimal, .string, .boolean, .date, .binary, .uuid,
@@ -345,7 +388,13 @@ struct ModelPredicates {
                 relationships: [
                     RelationshipDescription("box", to: "Box", inverse: "items"),
                     RelationshipDescription("parts", to: "Part", toMany: true, ordered: true, inverse: "item"),
+                    RelationshipDescription("labels", to: "Label", toMany: true, inverse: "items"),
+                    RelationshipDescription("next", to: "Item", inverse: "previous"),
+                    RelationshipDescription("previous", to: "Item", inverse: "next"),
                 ]),
+            EntityDescription(
+                "Label", attributes: [AttributeDescription("text", .string), AttributeDescription("rank", .integer16)],
+                relationships: [RelationshipDescription("items", to: "Item", toMany: true, inverse: "labels")]),
             EntityDescription(
                 "Box",
                 attributes: [AttributeDescription("name", .string), AttributeDescription("capacity", .integer32)],
@@ -367,8 +416,18 @@ struct ModelPredicates {
             try b.setValue(maybe(Int32(i)), forKey: "capacity")
             return b
         }
+        let labels = try (0..<4).map { i -> ManagedObject in
+            let l = try c.insert("Label")
+            try l.setValue(maybe(names[(i + 3) % names.count]), forKey: "text")
+            try l.setValue(maybe(Int16(i - 1)), forKey: "rank")
+            return l
+        }
+        var previous: ManagedObject?
         for i in 0..<9 {
             let o = try c.insert("Item")
+            for (k, l) in labels.enumerated() where (i + k) % 3 == 0 { try o.add(l, to: "labels") }
+            if i % 2 == 1 { try o.setValue(previous, forKey: "previous") }
+            previous = o
             let n = Int.random(in: -2...2, using: &rng)
             try o.setValue(maybe(Int16(n)), forKey: "integer16Value")
             try o.setValue(maybe(Int32(n * 1000)), forKey: "integer32Value")
