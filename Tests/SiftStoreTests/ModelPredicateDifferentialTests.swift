@@ -1,7 +1,8 @@
 // Random predicates drawn from a model instead of from the differential generator's fixed keys:
 // every attribute type Core Data has (16/32/64-bit integers, float, double, decimal, string,
 // boolean, date, binary, UUID, URI), to-one paths, ANY/ALL/NONE, `@count`, aggregates and
-// SUBQUERY over to-manys, nil, two attributes compared, under AND/OR/NOT, with constants taken
+// SUBQUERY over to-manys, nil, two attributes compared (across a to-one too), relationships
+// compared with objects (`box == %@`, `%@ IN labels`), under AND/OR/NOT, with constants taken
 // from the stored values (so that they match) or moved off them. Each fetch, count and ID fetch
 // must give memory's objects or memory's error: on Core Data's own fixture store (a hierarchy in
 // one table, a to-one into it, an ordered to-many, a many-to-many), and on a model of every type,
@@ -19,6 +20,8 @@ struct ModelPredicates {
     let model: ManagedObjectModel
     /// Per entity and attribute, the non-nil values the objects hold.
     let samples: [String: [String: [Value]]]
+    /// The objects by entity (sub-entities' under their own names), for object arguments.
+    let objects: [String: [ManagedObject]]
     var rng: SplitMix64
     var arguments: [Any?] = []
 
@@ -33,6 +36,7 @@ struct ModelPredicates {
             }
         }
         self.samples = samples
+        self.objects = Dictionary(grouping: objects) { $0.objectID.entityName }
         self.rng = SplitMix64(seed: seed)
     }
 
@@ -87,8 +91,20 @@ struct ModelPredicates {
             let a = pick(numeric)
             return "\(r.name).\(pick(["@max", "@min", "@sum", "@avg"])).\(a.name) \(pick(["<", ">", "==", "!="])) "
                 + constant(a, r.destination)
+        case 9 where !relationships.isEmpty && chance(0.5):
+            return objectComparison(pick(relationships))
         default: return twoKeys(entity) ?? comparison(entity, prefix: "")
         }
+    }
+
+    /// A relationship compared with an object of its destination (or nil): `box == %@`,
+    /// `ANY labels == %@`, `%@ IN labels`, `NONE parts == %@`.
+    mutating func objectComparison(_ r: RelationshipDescription) -> String {
+        let candidates = objects[r.destination] ?? []
+        let object: ManagedObject? = candidates.isEmpty || chance(0.1) ? nil : pick(candidates)
+        arguments.append(object)
+        if !r.isToMany { return "\(r.name) \(pick(["==", "!="])) %@" }
+        return pick(["ANY \(r.name) == %@", "%@ IN \(r.name)", "NONE \(r.name) == %@", "ALL \(r.name) != %@"])
     }
 
     /// One or two sort descriptors on the entity's attributes or its to-ones', with string options.
@@ -143,6 +159,15 @@ struct ModelPredicates {
         let strings = attributes.filter { $0.type == .string }
         if numeric.count >= 2, chance(0.6) {
             return "\(pick(numeric).name) \(pick(["==", "!=", "<", ">="])) \(pick(numeric).name)"
+        }
+        // Across a to-one: `box.capacity > integer16Value`.
+        if let r = Self.relationships(of: entity, in: model).filter({ !$0.isToMany }).randomElement(using: &rng),
+            !numeric.isEmpty, chance(0.5)
+        {
+            let theirs = Self.attributes(of: r.destination, in: model).filter(\.type.isNumeric)
+            if !theirs.isEmpty {
+                return "\(r.name).\(pick(theirs).name) \(pick(["==", "!=", "<", ">="])) \(pick(numeric).name)"
+            }
         }
         if !strings.isEmpty {
             return
