@@ -397,7 +397,8 @@ struct ModelPredicates {
         #expect(tally.0 > rounds * entities.count)
     }
 
-    /// Some attributes set to another object's value of the same key, or to nil (where optional).
+    /// Some attributes set to another object's value of the same key, or to nil (where optional);
+    /// some relationships moved, cleared, added to or taken from.
     static func mutate(_ c: ManagedObjectContext, seed: UInt64) throws {
         var rng = SplitMix64(seed: seed ^ 0xC0FFEE)
         let model = c.store.model
@@ -406,6 +407,27 @@ struct ModelPredicates {
         for _ in 0..<max(2, objects.count / 3) {
             let o = objects[Int.random(in: 0..<objects.count, using: &rng)]
             let other = objects[Int.random(in: 0..<objects.count, using: &rng)]
+            let relationships = ModelPredicates.relationships(of: o.objectID.entityName, in: model)
+            if let r = relationships.randomElement(using: &rng), Bool.random(using: &rng) {
+                // A relationship changed: a to-one moved or cleared, a member added or removed.
+                let targets = objects.filter {
+                    $0.objectID.entityName == r.destination
+                        || model.entity(named: $0.objectID.entityName)?.parent == r.destination
+                }
+                let target = targets.randomElement(using: &rng)
+                do {
+                    if !r.isToMany {
+                        try o.setValue(Bool.random(using: &rng) ? nil : target, forKey: r.name)
+                    } else if let members = try o.get(r.name, as: [ManagedObject].self), let m = members.first,
+                        Bool.random(using: &rng)
+                    {
+                        try o.remove(m, from: r.name)
+                    } else if let target {
+                        try o.add(target, to: r.name)
+                    }
+                } catch {}
+                continue
+            }
             let attributes = ModelPredicates.attributes(of: o.objectID.entityName, in: model)
             guard let a = attributes.randomElement(using: &rng) else { continue }
             let value = Bool.random(using: &rng) && a.isOptional ? nil : other[a.name]
