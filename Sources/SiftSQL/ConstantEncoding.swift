@@ -150,7 +150,7 @@ extension LoweringContext {
     func checkCompatible(_ a: Schema.Attribute, _ b: Schema.Attribute, _ range: SourceRange) throws(SQLLoweringError) {
         if a.type == .any || b.type == .any {
             // A dynamic number never equals the decimal's text, though memory compares the two as numbers.
-            if a.effectiveEncoding == .text || b.effectiveEncoding == .text, a.type == .decimal || b.type == .decimal {
+            if [a, b].contains(where: { $0.type == .decimal && $0.effectiveEncoding == .text }) {
                 throw unsupported("comparing a TEXT-encoded decimal with a dynamically typed value", range)
             }
             return

@@ -664,9 +664,9 @@ extension LoweringContext {
         negated: Bool, range: SourceRange
     ) throws(SQLLoweringError) -> Lowered {
         try checkCompatible(a.attribute, b.attribute, range)
+        if let datePair = dateAgainstDynamic(a, op, b, negated: negated) { return datePair }
         let (x, y) = (withoutAffinity(a, against: b), withoutAffinity(b, against: a))
         let f = SQLValue.integer(Int64(options.rawValue))
-        if let datePair = dateAgainstDynamic(a, op, b, negated: negated) { return datePair }
         let textual =
             isAltering(options)
             && ([.string, .any].contains(a.attribute.type) || [.string, .any].contains(b.attribute.type))
